@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The desired spec: xagent's ResolvedSandboxRuntimeSpec (contract §1).
+ *
+ * A spec is filled in raw by a parser (JSON, D-Bus), then sbx_spec_normalize()
+ * turns it into xagent's canonical form in place (contract §1.2 from_parts() and
+ * §1.1 validation, exactly), and sbx_spec_validate_strict() applies the stricter
+ * rules this service needs for untrusted input (DESIGN §3). Only a normalized
+ * spec may be fingerprinted or serialized. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define SBX_DEFAULT_WORKING_DIR "/home"
+#define SBX_DEFAULT_CPUS 1
+#define SBX_DEFAULT_MEMORY_MIB 512
+#define SBX_MIN_CPUS 1
+#define SBX_MIN_MEMORY_MIB 128
+
+/* Bounds for untrusted input (sbx_spec_validate_strict). Generous for real use,
+ * small enough that no caller can make the service allocate without limit. */
+#define SBX_MAX_CPUS 1024
+#define SBX_MAX_MEMORY_MIB (16 * 1024 * 1024)   /* 16 TiB */
+#define SBX_MAX_IMAGE_LEN 512
+#define SBX_MAX_PATH_LEN 4096
+#define SBX_MAX_ENV_KEY_LEN 256
+#define SBX_MAX_ENV_VALUE_LEN 8192
+#define SBX_MAX_ENV 256
+#define SBX_MAX_VOLUMES 64
+#define SBX_MAX_PORTS 64
+#define SBX_MAX_PORT 65535
+
+typedef enum SbxTemplateType {
+        SBX_TEMPLATE_IMAGE,
+        SBX_TEMPLATE_SNAPSHOT,
+        _SBX_TEMPLATE_TYPE_MAX,
+} SbxTemplateType;
+
+typedef struct SbxEnvVar {
+        char *key;
+        char *value;
+} SbxEnvVar;
+
+typedef struct SbxVolume {
+        char *host;
+        char *guest;
+        char *mode;             /* "ro" or "rw" once strictly validated; xagent keeps it as given */
+} SbxVolume;
+
+typedef struct SbxPort {
+        int64_t host;           /* 0 = ephemeral */
+        int64_t guest;
+} SbxPort;
+
+typedef struct SbxSpec {
+        SbxTemplateType template_type;
+        char *image;            /* NULL = Python None; "" is kept distinct, as xagent does */
+        char *snapshot_id;
+        char *working_dir;      /* NULL or "" = default */
+        int64_t cpus;           /* 0 = default */
+        int64_t memory;         /* MiB, 0 = default */
+        SbxEnvVar *env;
+        size_t n_env;
+        SbxVolume *volumes;
+        size_t n_volumes;
+        bool network_isolated;
+        SbxPort *ports;
+        size_t n_ports;
+} SbxSpec;
+
+const char *sbx_template_type_to_string(SbxTemplateType t) _pure_;
+
+SbxSpec *sbx_spec_new(void);
+SbxSpec *sbx_spec_free(SbxSpec *spec);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SbxSpec *, sbx_spec_free);
+int sbx_spec_copy(const SbxSpec *spec, SbxSpec **ret);
+
+/* Appenders for parsers: each copies its arguments. */
+int sbx_spec_add_env(SbxSpec *spec, const char *key, const char *value);
+int sbx_spec_add_volume(SbxSpec *spec, const char *host, const char *guest, const char *mode);
+int sbx_spec_add_port(SbxSpec *spec, int64_t host, int64_t guest);
+
+/* xagent's from_parts() + __post_init__ (contract §1.1, §1.2): defaults, canonical
+ * paths, env sorted (a later duplicate key wins, as in a Python dict), volumes
+ * and ports sorted and de-duplicated; then the template/cpus/memory checks with
+ * xagent's messages. InvalidArgs on failure. */
+int sbx_spec_normalize(SbxSpec *spec, SbxError *error);
+
+/* The stricter checks for untrusted input, on a normalized spec: valid UTF-8
+ * everywhere, non-empty image/snapshot id, absolute working_dir and volume paths,
+ * mode "ro"/"rw", ports in range with guest >= 1, env keys non-empty without '='
+ * or NUL, and the length/count bounds above. InvalidArgs naming the field. */
+int sbx_spec_validate_strict(const SbxSpec *spec, SbxError *error);
+
+/* Structural equality (xagent's dataclass ==) of two normalized specs. */
+bool sbx_spec_equal(const SbxSpec *a, const SbxSpec *b);
+
+/* Sandbox names and snapshot ids: non-empty, valid UTF-8, no control characters,
+ * at most SBX_MAX_NAME_LEN bytes. InvalidArgs naming the field. */
+#define SBX_MAX_NAME_LEN 200
+int sbx_name_validate(const char *field, const char *name, SbxError *error);

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Small helpers in the manner of systemd's src/basic/macro.h. */
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _cleanup_free_ _cleanup_(freep)
+#define _unused_ __attribute__((unused))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _pure_ __attribute__((pure))
+#define _warn_unused_result_ __attribute__((warn_unused_result))
+
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+
+static inline void freep(void *p) {
+        free(*(void **) p);
+}
+
+static inline bool streq(const char *a, const char *b) {
+        return strcmp(a, b) == 0;
+}
+
+static inline bool streq_ptr(const char *a, const char *b) {
+        if (!a || !b)
+                return a == b;
+        return streq(a, b);
+}
+
+static inline bool isempty(const char *s) {
+        return !s || !*s;
+}
+
+/* Hands ownership out of a _cleanup_ variable. */
+#define TAKE_PTR(p)                             \
+        ({                                      \
+                __typeof__(p) _ptr_ = (p);      \
+                (p) = NULL;                     \
+                _ptr_;                          \
+        })
+
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)         \
+        static inline void func##p(type *p) {           \
+                if (*p)                                 \
+                        func(*p);                       \
+        }
+
+#define DEFINE_CLEANUP_FUNC_BY_VALUE(type, func)        \
+        static inline void func##p(type *p) {           \
+                func(p);                                \
+        }
