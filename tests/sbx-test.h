@@ -4,7 +4,9 @@
 /* Shared boilerplate for the check-based test binaries. */
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Runs the suite built by make_suite() and exits non-zero on any failure. */
 #define SBX_TEST_MAIN(make_suite)                                       \

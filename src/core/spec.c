@@ -415,3 +415,17 @@ bool sbx_spec_equal(const SbxSpec *a, const SbxSpec *b) {
                         return false;
         return true;
 }
+
+int sbx_spec_finalize(SbxSpec *spec, const char *default_image, SbxError *error) {
+        int r;
+
+        if (spec->template_type == SBX_TEMPLATE_IMAGE && !spec->image) {
+                spec->image = strdup(default_image);
+                if (!spec->image)
+                        return -ENOMEM;
+        }
+        r = sbx_spec_normalize(spec, error);
+        if (r < 0)
+                return r;
+        return sbx_spec_validate_strict(spec, error);
+}

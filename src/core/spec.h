@@ -103,3 +103,8 @@ bool sbx_spec_equal(const SbxSpec *a, const SbxSpec *b);
  * at most SBX_MAX_NAME_LEN bytes. InvalidArgs naming the field. */
 #define SBX_MAX_NAME_LEN 200
 int sbx_name_validate(const char *field, const char *name, SbxError *error);
+
+/* Completes a raw spec from untrusted input: an image template without an image
+ * gets default_image (the host policy's), then sbx_spec_normalize() and
+ * sbx_spec_validate_strict(). */
+int sbx_spec_finalize(SbxSpec *spec, const char *default_image, SbxError *error);

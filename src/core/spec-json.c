@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <errno.h>
+#include <inttypes.h>
+
+#include "json-util.h"
+#include "spec-json.h"
+
+static int get_string(const char *key, json_object *v, const char **ret, SbxError *error) {
+        if (!json_object_is_type(v, json_type_string))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: expected a string", key);
+        /* A C string ends at the first NUL: refuse rather than silently truncate. */
+        if ((size_t) json_object_get_string_len(v) != strlen(json_object_get_string(v)))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: contains a NUL character", key);
+        *ret = json_object_get_string(v);
+        return 0;
+}
+
+static int get_int(const char *key, json_object *v, int64_t min, int64_t max, int64_t *ret, SbxError *error) {
+        int64_t i;
+
+        if (!json_object_is_type(v, json_type_int))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: expected an integer", key);
+        errno = 0;
+        i = json_object_get_int64(v);
+        if (errno != 0 || i < min || i > max)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "%s: %s is outside %" PRIi64 "–%" PRIi64, key,
+                                     json_object_to_json_string(v), min, max);
+        *ret = i;
+        return 0;
+}
+
+static int get_array(const char *key, json_object *v, size_t len, size_t max, SbxError *error) {
+        if (!json_object_is_type(v, json_type_array))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: expected an array", key);
+        if (len > 0 && json_object_array_length(v) != len)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: expected %zu elements", key, len);
+        if (json_object_array_length(v) > max)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: more than %zu entries", key, max);
+        return 0;
+}
+
+static int parse_env(SbxSpec *s, json_object *v, SbxError *error) {
+        if (!json_object_is_type(v, json_type_object))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "env: expected an object of strings");
+        if ((size_t) json_object_object_length(v) > SBX_MAX_ENV)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "env: more than %d variables", SBX_MAX_ENV);
+        json_object_object_foreach(v, key, val) {
+                const char *value;
+                int r;
+
+                if ((r = get_string("env", val, &value, error)) < 0)
+                        return r;
+                if ((r = sbx_spec_add_env(s, key, value)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int parse_volumes(SbxSpec *s, json_object *v, SbxError *error) {
+        int r;
+
+        if ((r = get_array("volumes", v, 0, SBX_MAX_VOLUMES, error)) < 0)
+                return r;
+        for (size_t i = 0; i < json_object_array_length(v); i++) {
+                json_object *t = json_object_array_get_idx(v, i);
+                const char *host, *guest, *mode;
+
+                if ((r = get_array("volumes", t, 3, 3, error)) < 0 ||
+                    (r = get_string("volumes", json_object_array_get_idx(t, 0), &host, error)) < 0 ||
+                    (r = get_string("volumes", json_object_array_get_idx(t, 1), &guest, error)) < 0 ||
+                    (r = get_string("volumes", json_object_array_get_idx(t, 2), &mode, error)) < 0)
+                        return r;
+                if ((r = sbx_spec_add_volume(s, host, guest, mode)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int parse_ports(SbxSpec *s, json_object *v, SbxError *error) {
+        int r;
+
+        if ((r = get_array("ports", v, 0, SBX_MAX_PORTS, error)) < 0)
+                return r;
+        for (size_t i = 0; i < json_object_array_length(v); i++) {
+                json_object *t = json_object_array_get_idx(v, i);
+                int64_t host, guest;
+
+                if ((r = get_array("ports", t, 2, 2, error)) < 0 ||
+                    (r = get_int("ports", json_object_array_get_idx(t, 0), 0, SBX_MAX_PORT, &host, error)) < 0 ||
+                    (r = get_int("ports", json_object_array_get_idx(t, 1), 0, SBX_MAX_PORT, &guest, error)) < 0)
+                        return r;
+                if ((r = sbx_spec_add_port(s, host, guest)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int set_string(const char *key, json_object *v, char **field, SbxError *error) {
+        const char *str;
+        int r = get_string(key, v, &str, error);
+
+        if (r < 0)
+                return r;
+        free(*field);
+        *field = strdup(str);
+        return *field ? 0 : -ENOMEM;
+}
+
+static int parse_key(SbxSpec *s, const char *key, json_object *v, SbxError *error) {
+        if (streq(key, "image"))
+                return set_string(key, v, &s->image, error);
+        if (streq(key, "snapshot")) {
+                s->template_type = SBX_TEMPLATE_SNAPSHOT;
+                return set_string(key, v, &s->snapshot_id, error);
+        }
+        if (streq(key, "working_dir"))
+                return set_string(key, v, &s->working_dir, error);
+        if (streq(key, "cpus"))
+                return get_int(key, v, 0, UINT32_MAX, &s->cpus, error);
+        if (streq(key, "memory"))
+                return get_int(key, v, 0, UINT32_MAX, &s->memory, error);
+        if (streq(key, "env"))
+                return parse_env(s, v, error);
+        if (streq(key, "volumes"))
+                return parse_volumes(s, v, error);
+        if (streq(key, "network_isolated")) {
+                if (!json_object_is_type(v, json_type_boolean))
+                        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "network_isolated: expected a boolean");
+                s->network_isolated = json_object_get_boolean(v);
+                return 0;
+        }
+        if (streq(key, "ports"))
+                return parse_ports(s, v, error);
+        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: unknown key", key);
+}
+
+int sbx_spec_from_json(json_object *obj, SbxSpec **ret, SbxError *error) {
+        _cleanup_(sbx_spec_freep) SbxSpec *s = NULL;
+        int r;
+
+        if (!json_object_is_type(obj, json_type_object))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "spec: expected a JSON object");
+        s = sbx_spec_new();
+        if (!s)
+                return -ENOMEM;
+        s->template_type = SBX_TEMPLATE_IMAGE;
+
+        json_object_object_foreach(obj, key, val)
+                if ((r = parse_key(s, key, val, error)) < 0)
+                        return r;
+
+        if (s->template_type == SBX_TEMPLATE_SNAPSHOT && s->image)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "image: \"image\" and \"snapshot\" are mutually exclusive");
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int sbx_spec_from_json_string(const char *text, SbxSpec **ret, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *obj = NULL;
+        enum json_tokener_error jerr;
+
+        obj = json_tokener_parse_verbose(text, &jerr);
+        if (!obj)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "spec: not valid JSON: %s",
+                                     json_tokener_error_desc(jerr));
+        return sbx_spec_from_json(obj, ret, error);
+}
+
+static int add(json_object *o, const char *key, json_object *v) {
+        if (!v)
+                return -ENOMEM;
+        if (json_object_object_add(o, key, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static int append(json_object *a, json_object *v) {
+        if (!v)
+                return -ENOMEM;
+        if (json_object_array_add(a, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int sbx_spec_to_json(const SbxSpec *s, json_object **ret) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object(), *env = json_object_new_object(),
+                                                *vols = json_object_new_array(), *ports = json_object_new_array();
+        int r;
+
+        if (!o || !env || !vols || !ports)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < s->n_env; i++)
+                if ((r = add(env, s->env[i].key, json_object_new_string(s->env[i].value))) < 0)
+                        return r;
+        for (size_t i = 0; i < s->n_volumes; i++) {
+                json_object *t = json_object_new_array_ext(3);
+                if (!t || append(vols, t) < 0)
+                        return -ENOMEM;
+                if ((r = append(t, json_object_new_string(s->volumes[i].host))) < 0 ||
+                    (r = append(t, json_object_new_string(s->volumes[i].guest))) < 0 ||
+                    (r = append(t, json_object_new_string(s->volumes[i].mode))) < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < s->n_ports; i++) {
+                json_object *t = json_object_new_array_ext(2);
+                if (!t || append(ports, t) < 0)
+                        return -ENOMEM;
+                if ((r = append(t, json_object_new_int64(s->ports[i].host))) < 0 ||
+                    (r = append(t, json_object_new_int64(s->ports[i].guest))) < 0)
+                        return r;
+        }
+
+        if (s->template_type == SBX_TEMPLATE_SNAPSHOT)
+                r = add(o, "snapshot", json_object_new_string(s->snapshot_id ?: ""));
+        else
+                r = add(o, "image", json_object_new_string(s->image ?: ""));
+        if (r < 0 ||
+            (r = add(o, "working_dir", json_object_new_string(s->working_dir))) < 0 ||
+            (r = add(o, "cpus", json_object_new_int64(s->cpus))) < 0 ||
+            (r = add(o, "memory", json_object_new_int64(s->memory))) < 0 ||
+            (r = add(o, "env", TAKE_PTR(env))) < 0 ||
+            (r = add(o, "volumes", TAKE_PTR(vols))) < 0 ||
+            (r = add(o, "network_isolated", json_object_new_boolean(s->network_isolated))) < 0 ||
+            (r = add(o, "ports", TAKE_PTR(ports))) < 0)
+                return r;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+int sbx_spec_to_json_string(const SbxSpec *spec, char **ret) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        const char *str;
+        int r;
+
+        if ((r = sbx_spec_to_json(spec, &o)) < 0)
+                return r;
+        str = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (!str)
+                return -ENOMEM;
+        *ret = strdup(str);
+        return *ret ? 0 : -ENOMEM;
+}

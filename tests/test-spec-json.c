@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include "sbx-test.h"
+#include "spec-json.h"
+
+static SbxSpec *parse_ok(const char *text) {
+        SbxSpec *s = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_msg(sbx_spec_from_json_string(text, &s, &e) == 0, "%s: %s", text, e.message);
+        ck_assert_msg(sbx_spec_finalize(s, "default:img", &e) == 0, "%s: %s", text, e.message);
+        return s;
+}
+
+static void parse_bad(const char *text, const char *needle) {
+        _cleanup_(sbx_spec_freep) SbxSpec *s = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        int r = sbx_spec_from_json_string(text, &s, &e);
+
+        if (r >= 0)
+                r = sbx_spec_finalize(s, "default:img", &e);
+        ck_assert_msg(r < 0, "%s parsed", text);
+        ck_assert_int_eq(e.kind, SBX_ERROR_INVALID_ARGS);
+        ck_assert_msg(strstr(e.message, needle), "%s: message \"%s\" lacks \"%s\"", text, e.message, needle);
+        sbx_error_free(&e);
+}
+
+static char *canonical(const SbxSpec *s) {
+        char *out = NULL;
+        ck_assert_int_eq(sbx_spec_to_json_string(s, &out), 0);
+        return out;
+}
+
+START_TEST(test_canonical_form) {
+        _cleanup_(sbx_spec_freep) SbxSpec *s = parse_ok(
+                "{\"ports\": [[8080, 80], [0, 81], [8080, 80]], \"image\": \"python:3.12-slim\","
+                " \"env\": {\"FOO\": \"bar\", \"BAZ\": \"qux\"},"
+                " \"volumes\": [[\"//host/x/../a/\", \"/guest/./a\", \"ro\"], [\"/host/a\", \"/guest/a\", \"ro\"]],"
+                " \"working_dir\": \"//work/\", \"cpus\": 2, \"memory\": 1024}");
+        _cleanup_free_ char *out = canonical(s);
+
+        ck_assert_str_eq(out,
+                         "{\"image\":\"python:3.12-slim\",\"working_dir\":\"/work\",\"cpus\":2,\"memory\":1024,"
+                         "\"env\":{\"BAZ\":\"qux\",\"FOO\":\"bar\"},\"volumes\":[[\"/host/a\",\"/guest/a\",\"ro\"]],"
+                         "\"network_isolated\":false,\"ports\":[[0,81],[8080,80]]}");
+}
+END_TEST
+
+START_TEST(test_defaults_and_snapshot) {
+        _cleanup_(sbx_spec_freep) SbxSpec *a = parse_ok("{}");
+        _cleanup_free_ char *out = canonical(a);
+
+        ck_assert_str_eq(out, "{\"image\":\"default:img\",\"working_dir\":\"/home\",\"cpus\":1,\"memory\":512,"
+                              "\"env\":{},\"volumes\":[],\"network_isolated\":false,\"ports\":[]}");
+
+        _cleanup_(sbx_spec_freep) SbxSpec *b = parse_ok("{\"snapshot\": \"snap-1\", \"network_isolated\": true}");
+        _cleanup_free_ char *out2 = canonical(b);
+        ck_assert_int_eq(b->template_type, SBX_TEMPLATE_SNAPSHOT);
+        ck_assert_ptr_null(b->image);
+        ck_assert_str_eq(out2, "{\"snapshot\":\"snap-1\",\"working_dir\":\"/home\",\"cpus\":1,\"memory\":512,"
+                               "\"env\":{},\"volumes\":[],\"network_isolated\":true,\"ports\":[]}");
+}
+END_TEST
+
+/* Canonical JSON parses back to an equal spec and re-serializes identically,
+ * including escapes and non-ASCII. */
+START_TEST(test_round_trip) {
+        static const char *inputs[] = {
+                "{}",
+                "{\"snapshot\": \"s\\\"n\\\\ap\"}",
+                "{\"image\": \"img:tag\", \"env\": {\"NL\": \"a\\nb\", \"U\": \"caf\\u00e9\", \"Q\": \"it's \\\"x\\\"\","
+                " \"C\": \"\\u0001\", \"Z\": \"\\u200b\"}, \"volumes\": [[\"/h/\\u00e9\", \"/g\", \"rw\"]],"
+                " \"ports\": [[65535, 65535]], \"network_isolated\": true, \"working_dir\": \"/a/b/../c\"}",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(inputs); i++) {
+                _cleanup_(sbx_spec_freep) SbxSpec *a = parse_ok(inputs[i]);
+                _cleanup_free_ char *out = canonical(a);
+                _cleanup_(sbx_spec_freep) SbxSpec *b = parse_ok(out);
+                _cleanup_free_ char *again = canonical(b);
+
+                ck_assert(sbx_spec_equal(a, b));
+                ck_assert_str_eq(out, again);
+        }
+}
+END_TEST
+
+START_TEST(test_errors) {
+        parse_bad("[]", "spec: expected a JSON object");
+        parse_bad("{", "spec: not valid JSON");
+        parse_bad("{\"imgae\": \"x\"}", "imgae: unknown key");
+        parse_bad("{\"image\": 5}", "image: expected a string");
+        parse_bad("{\"image\": \"a\", \"snapshot\": \"b\"}", "mutually exclusive");
+        parse_bad("{\"snapshot\": \"\"}", "requires 'snapshot_id'");
+        parse_bad("{\"cpus\": \"2\"}", "cpus: expected an integer");
+        parse_bad("{\"cpus\": 1.5}", "cpus: expected an integer");
+        parse_bad("{\"cpus\": -1}", "cpus: -1 is outside");
+        parse_bad("{\"memory\": 4294967296}", "memory: 4294967296 is outside");
+        parse_bad("{\"memory\": 64}", "memory must be >= 128");
+        parse_bad("{\"env\": []}", "env: expected an object");
+        parse_bad("{\"env\": {\"A\": 1}}", "env: expected a string");
+        parse_bad("{\"env\": {\"A\": \"x\\u0000y\"}}", "env: contains a NUL");
+        parse_bad("{\"volumes\": {}}", "volumes: expected an array");
+        parse_bad("{\"volumes\": [[\"/h\", \"/g\"]]}", "volumes: expected 3 elements");
+        parse_bad("{\"volumes\": [[\"/h\", \"/g\", 1]]}", "volumes: expected a string");
+        parse_bad("{\"volumes\": [[\"/h\", \"/g\", \"rx\"]]}", "must be \"ro\" or \"rw\"");
+        parse_bad("{\"ports\": [[80]]}", "ports: expected 2 elements");
+        parse_bad("{\"ports\": [[80, 70000]]}", "ports: 70000 is outside");
+        parse_bad("{\"ports\": [[80, 0]]}", "guest port 0");
+        parse_bad("{\"ports\": [\"80:80\"]}", "ports: expected an array");
+        parse_bad("{\"network_isolated\": 1}", "network_isolated: expected a boolean");
+        parse_bad("{\"working_dir\": \"rel\"}", "working_dir");
+}
+END_TEST
+
+/* Counts are bounded while parsing, before anything large is built. */
+START_TEST(test_bounds) {
+        _cleanup_free_ char *big = NULL;
+        FILE *f;
+        size_t size;
+
+        f = open_memstream(&big, &size);
+        fputs("{\"ports\": [", f);
+        for (int i = 0; i <= SBX_MAX_PORTS; i++)
+                fprintf(f, "%s[0, %d]", i ? "," : "", i + 1);
+        fputs("]}", f);
+        fclose(f);
+        parse_bad(big, "ports: more than 64 entries");
+}
+END_TEST
+
+static Suite *make_suite(void) {
+        Suite *s = suite_create("spec-json");
+        TCase *tc = tcase_create("spec-json");
+
+        tcase_add_test(tc, test_canonical_form);
+        tcase_add_test(tc, test_defaults_and_snapshot);
+        tcase_add_test(tc, test_round_trip);
+        tcase_add_test(tc, test_errors);
+        tcase_add_test(tc, test_bounds);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+SBX_TEST_MAIN(make_suite)
