@@ -1,0 +1,27 @@
+#!/bin/bash
+# Installs, from Debian 12's packages, everything needed to build xagent-sandboxd and
+# run its tests and demo. Idempotent: installs only what is missing. Run as root.
+set -euo pipefail
+
+packages=(
+        # build
+        gcc meson ninja-build pkg-config
+        libsystemd-dev libcurl4-openssl-dev libjson-c-dev libsqlite3-dev libgnutls28-dev
+        # tests
+        check valgrind python3
+        # the real things the service talks to
+        docker.io busybox-static
+        dbus dbus-daemon polkitd pkexec python3-dbus libglib2.0-bin systemd
+)
+
+missing=()
+for p in "${packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+        echo "install-deps: installing ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -q
+        apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi

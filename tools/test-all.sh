@@ -1,0 +1,34 @@
+#!/bin/bash
+# The one test command (README, .ci/run): installs what is needed, builds, and runs
+# every suite — unit natively, under ASan+UBSan and under valgrind, then the suites
+# that need the real Docker daemon, D-Bus and polkit. Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+tools/install-deps.sh
+
+build() {
+        local dir=$1; shift
+        if [ -d "$dir" ]; then
+                meson setup --reconfigure "$dir" "$@" >/dev/null
+        else
+                meson setup "$dir" "$@" >/dev/null
+        fi
+        ninja -C "$dir"
+}
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "build"
+build build
+step "unit tests"
+meson test -C build --suite unit --print-errorlogs
+
+step "unit tests under ASan+UBSan"
+build build-sanitize -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        meson test -C build-sanitize --suite unit --print-errorlogs
+
+step "unit tests under valgrind"
+meson test -C build --suite unit --no-suite oracle --print-errorlogs \
+        --wrap='valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite'
