@@ -328,11 +328,13 @@ static const struct {
         size_t offset;
         int64_t min, max;
 } int_keys[] = {
-        { "max_cpus",               offsetof(SbxPolicy, max_cpus),               SBX_MIN_CPUS,       SBX_MAX_CPUS },
-        { "max_memory_mib",         offsetof(SbxPolicy, max_memory_mib),         SBX_MIN_MEMORY_MIB, SBX_MAX_MEMORY_MIB },
-        { "max_sandboxes_per_user", offsetof(SbxPolicy, max_sandboxes_per_user), 1, SBX_POLICY_MAX_SANDBOXES_PER_USER_LIMIT },
-        { "pids_limit",             offsetof(SbxPolicy, pids_limit),             1, SBX_POLICY_PIDS_LIMIT_MAX },
-        { "host_port_min",          offsetof(SbxPolicy, host_port_min),          1, SBX_MAX_PORT },
+#define INT_KEY(k, lo, hi) { #k, offsetof(SbxPolicy, k), lo, hi }
+        INT_KEY(max_cpus,               SBX_MIN_CPUS,       SBX_MAX_CPUS),
+        INT_KEY(max_memory_mib,         SBX_MIN_MEMORY_MIB, SBX_MAX_MEMORY_MIB),
+        INT_KEY(max_sandboxes_per_user, 1,                  SBX_POLICY_MAX_SANDBOXES_PER_USER_LIMIT),
+        INT_KEY(pids_limit,             1,                  SBX_POLICY_PIDS_LIMIT_MAX),
+        INT_KEY(host_port_min,          1,                  SBX_MAX_PORT),
+#undef INT_KEY
 };
 
 static int parse_int_key(SbxPolicy *p, size_t i, json_object *v, SbxError *error) {
@@ -758,7 +760,8 @@ int sbx_policy_check_spec(const SbxPolicy *p, const SbxOwner *owner, const SbxSp
 int sbx_policy_check_count(const SbxPolicy *p, size_t current_count, SbxError *error) {
         if (current_count >= (uint64_t) p->max_sandboxes_per_user)
                 return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
-                                     "max_sandboxes_per_user: the owner already has %zu sandboxes, the limit is %" PRIi64,
+                                     "max_sandboxes_per_user: the owner already has %zu sandboxes, "
+                                     "the limit is %" PRIi64,
                                      current_count, p->max_sandboxes_per_user);
         return 0;
 }
