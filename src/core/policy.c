@@ -1,0 +1,767 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "path.h"
+#include "policy.h"
+#include "utf8.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_tokener *, json_tokener_free);
+
+static void strv_free_n(char **v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+static void roots_free_n(SbxVolumeRoot *r, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(r[i].path);
+        free(r);
+}
+
+SbxPolicy *sbx_policy_free(SbxPolicy *p) {
+        if (!p)
+                return NULL;
+        free(p->default_image);
+        strv_free_n(p->allowed_images, p->n_allowed_images);
+        roots_free_n(p->volume_roots, p->n_volume_roots);
+        free(p->publish_address);
+        free(p);
+        return NULL;
+}
+
+SbxPolicy *sbx_policy_new_default(void) {
+        _cleanup_(sbx_policy_freep) SbxPolicy *p = calloc(1, sizeof(SbxPolicy));
+        if (!p)
+                return NULL;
+
+        p->max_cpus = SBX_POLICY_DEFAULT_MAX_CPUS;
+        p->max_memory_mib = SBX_POLICY_DEFAULT_MAX_MEMORY_MIB;
+        p->max_sandboxes_per_user = SBX_POLICY_DEFAULT_MAX_SANDBOXES_PER_USER;
+        p->pids_limit = SBX_POLICY_DEFAULT_PIDS_LIMIT;
+        p->host_port_min = SBX_POLICY_DEFAULT_HOST_PORT_MIN;
+
+        p->default_image = strdup(SBX_POLICY_DEFAULT_IMAGE);
+        p->publish_address = strdup(SBX_POLICY_DEFAULT_PUBLISH_ADDRESS);
+        p->allowed_images = calloc(1, sizeof(char *));
+        p->volume_roots = calloc(1, sizeof(SbxVolumeRoot));
+        if (!p->default_image || !p->publish_address || !p->allowed_images || !p->volume_roots)
+                return NULL;
+
+        p->allowed_images[0] = strdup(SBX_POLICY_DEFAULT_ALLOWED_IMAGE);
+        if (!p->allowed_images[0])
+                return NULL;
+        p->n_allowed_images = 1;
+
+        p->volume_roots[0] = (SbxVolumeRoot) {
+                .path = strdup(SBX_POLICY_DEFAULT_VOLUME_ROOT),
+                .modes = SBX_VOLUME_MODE_RO | SBX_VOLUME_MODE_RW,
+        };
+        if (!p->volume_roots[0].path)
+                return NULL;
+        p->n_volume_roots = 1;
+
+        return TAKE_PTR(p);
+}
+
+/* ---- parsing ---------------------------------------------------------------- */
+
+static const char *strempty(const char *s) {
+        return s ?: "";
+}
+
+/* The rest of path after prefix, if path is prefix or lies below it; else NULL. */
+static const char *startswith_path(const char *path, const char *prefix) {
+        size_t l = strlen(prefix);
+
+        if (strncmp(path, prefix, l) != 0 || (path[l] != 0 && path[l] != '/'))
+                return NULL;
+        return path + l;
+}
+
+static char *strjoin2(const char *a, const char *b) {
+        char *s;
+
+        return asprintf(&s, "%s%s", a, b) < 0 ? NULL : s;
+}
+
+static bool has_control(const char *s) {
+        for (; *s; s++)
+                if ((unsigned char) *s < 0x20 || *s == 0x7f)
+                        return true;
+        return false;
+}
+
+static bool is_image_text(const char *s) {
+        for (; *s; s++)
+                if (*s <= 0x20 || *s >= 0x7f)
+                        return false;
+        return true;
+}
+
+static int get_string(const char *field, json_object *v, const char **ret, SbxError *error) {
+        const char *s;
+
+        if (!json_object_is_type(v, json_type_string))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: must be a string", field);
+        s = json_object_get_string(v);
+        if ((size_t) json_object_get_string_len(v) != strlen(s))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: contains a NUL character", field);
+        if (!sbx_utf8_is_valid(s))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: is not valid UTF-8", field);
+        *ret = s;
+        return 0;
+}
+
+/* An image reference or a glob over them: non-empty printable ASCII without spaces. */
+static int get_image_text(const char *field, json_object *v, const char **ret, SbxError *error) {
+        const char *s;
+        int r;
+
+        if ((r = get_string(field, v, &s, error)) < 0)
+                return r;
+        if (isempty(s))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: must not be empty", field);
+        if (strlen(s) > SBX_MAX_IMAGE_LEN)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: longer than %d bytes",
+                                     field, SBX_MAX_IMAGE_LEN);
+        if (!is_image_text(s))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "%s: '%s' is not printable ASCII without spaces", field, s);
+        *ret = s;
+        return 0;
+}
+
+static int replace_string(char **dst, const char *s) {
+        char *c = strdup(s);
+        if (!c)
+                return -ENOMEM;
+        free(*dst);
+        *dst = c;
+        return 0;
+}
+
+static int parse_default_image(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {
+        const char *s;
+        int r;
+
+        if ((r = get_image_text(key, v, &s, error)) < 0)
+                return r;
+        return replace_string(&p->default_image, s);
+}
+
+static int parse_allowed_images(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {
+        char **globs;
+        size_t n;
+        int r;
+
+        if (!json_object_is_type(v, json_type_array))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: must be an array of strings", key);
+
+        n = json_object_array_length(v);
+        globs = calloc(n + 1, sizeof(char *));
+        if (!globs)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                char field[64];
+                const char *s;
+
+                snprintf(field, sizeof field, "%s[%zu]", key, i);
+                r = get_image_text(field, json_object_array_get_idx(v, i), &s, error);
+                if (r >= 0 && !(globs[i] = strdup(s)))
+                        r = -ENOMEM;
+                if (r < 0) {
+                        strv_free_n(globs, i);
+                        return r;
+                }
+        }
+
+        strv_free_n(p->allowed_images, p->n_allowed_images);
+        p->allowed_images = globs;
+        p->n_allowed_images = n;
+        return 0;
+}
+
+/* A root pattern is absolute from the start ("/…") or starts with the owner's home
+ * ("%h" alone or "%h/…"); the only escapes are %h %u %U and %%. */
+static int check_root_pattern(const char *field, const char *s, SbxError *error) {
+        if (isempty(s))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: must not be empty", field);
+        if (strlen(s) > SBX_MAX_PATH_LEN)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: longer than %d bytes",
+                                     field, SBX_MAX_PATH_LEN);
+        if (has_control(s))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: contains control characters", field);
+        if (s[0] != '/' && !(s[0] == '%' && s[1] == 'h' && (s[2] == 0 || s[2] == '/')))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "%s: '%s' is not an absolute path (start with '/' or '%%h')", field, s);
+        for (const char *c = s; *c; c++) {
+                if (*c != '%')
+                        continue;
+                c++;
+                if (!*c)
+                        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                             "%s: '%s' ends in a lone '%%'", field, s);
+                if (!strchr("huU%", *c))
+                        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                             "%s: unknown escape '%%%c' in '%s' (known: %%h %%u %%U %%%%)",
+                                             field, *c, s);
+        }
+        return 0;
+}
+
+static int parse_modes(const char *field, json_object *v, unsigned *ret, SbxError *error) {
+        unsigned modes = 0;
+        size_t n;
+        int r;
+
+        if (!json_object_is_type(v, json_type_array))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: must be an array of \"ro\"/\"rw\"", field);
+        n = json_object_array_length(v);
+        if (n == 0)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "%s: must name at least one of \"ro\", \"rw\"", field);
+        for (size_t i = 0; i < n; i++) {
+                const char *s;
+
+                if ((r = get_string(field, json_object_array_get_idx(v, i), &s, error)) < 0)
+                        return r;
+                if (streq(s, "ro"))
+                        modes |= SBX_VOLUME_MODE_RO;
+                else if (streq(s, "rw"))
+                        modes |= SBX_VOLUME_MODE_RW;
+                else
+                        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                             "%s: unknown mode '%s' (known: \"ro\", \"rw\")", field, s);
+        }
+        *ret = modes;
+        return 0;
+}
+
+static int parse_root(const char *field, json_object *v, SbxVolumeRoot *ret, SbxError *error) {
+        json_object *path = NULL, *modes = NULL;
+        char sub[96];
+        const char *s;
+        int r;
+
+        if (!json_object_is_type(v, json_type_object))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "%s: must be an object { \"path\": …, \"modes\": […] }", field);
+        json_object_object_foreach(v, k, val) {
+                if (streq(k, "path"))
+                        path = val;
+                else if (streq(k, "modes"))
+                        modes = val;
+                else
+                        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: unknown key '%s'", field, k);
+        }
+        if (!json_object_object_get_ex(v, "path", NULL))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s.path: missing", field);
+        if (!json_object_object_get_ex(v, "modes", NULL))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s.modes: missing", field);
+
+        snprintf(sub, sizeof sub, "%s.path", field);
+        if ((r = get_string(sub, path, &s, error)) < 0 ||
+            (r = check_root_pattern(sub, s, error)) < 0)
+                return r;
+        snprintf(sub, sizeof sub, "%s.modes", field);
+        if ((r = parse_modes(sub, modes, &ret->modes, error)) < 0)
+                return r;
+
+        ret->path = strdup(s);
+        return ret->path ? 0 : -ENOMEM;
+}
+
+static int parse_volume_roots(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {
+        SbxVolumeRoot *roots;
+        size_t n;
+        int r;
+
+        if (!json_object_is_type(v, json_type_array))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: must be an array of objects", key);
+
+        n = json_object_array_length(v);
+        roots = calloc(n + 1, sizeof(SbxVolumeRoot));
+        if (!roots)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                char field[64];
+
+                snprintf(field, sizeof field, "%s[%zu]", key, i);
+                r = parse_root(field, json_object_array_get_idx(v, i), &roots[i], error);
+                if (r < 0) {
+                        roots_free_n(roots, i);
+                        return r;
+                }
+        }
+
+        roots_free_n(p->volume_roots, p->n_volume_roots);
+        p->volume_roots = roots;
+        p->n_volume_roots = n;
+        return 0;
+}
+
+static int parse_publish_address(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {
+        unsigned char buf[sizeof(struct in6_addr)];
+        const char *s;
+        int r;
+
+        if ((r = get_string(key, v, &s, error)) < 0)
+                return r;
+        if (inet_pton(AF_INET, s, buf) != 1 && inet_pton(AF_INET6, s, buf) != 1)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "%s: '%s' is not an IPv4 or IPv6 address literal", key, s);
+        return replace_string(&p->publish_address, s);
+}
+
+/* The numeric keys: whole JSON numbers within [min, max]. */
+static const struct {
+        const char *key;
+        size_t offset;
+        int64_t min, max;
+} int_keys[] = {
+#define INT_KEY(k, lo, hi) { #k, offsetof(SbxPolicy, k), lo, hi }
+        INT_KEY(max_cpus,               SBX_MIN_CPUS,       SBX_MAX_CPUS),
+        INT_KEY(max_memory_mib,         SBX_MIN_MEMORY_MIB, SBX_MAX_MEMORY_MIB),
+        INT_KEY(max_sandboxes_per_user, 1,                  SBX_POLICY_MAX_SANDBOXES_PER_USER_LIMIT),
+        INT_KEY(pids_limit,             1,                  SBX_POLICY_PIDS_LIMIT_MAX),
+        INT_KEY(host_port_min,          1,                  SBX_MAX_PORT),
+#undef INT_KEY
+};
+
+static int parse_int_key(SbxPolicy *p, size_t i, json_object *v, SbxError *error) {
+        int64_t x;
+
+        if (!json_object_is_type(v, json_type_int))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: must be a whole number", int_keys[i].key);
+        /* json-c saturates values beyond int64 to INT64_MIN/MAX: out of range either way. */
+        x = json_object_get_int64(v);
+        if (x < int_keys[i].min || x > int_keys[i].max)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "%s: %s is outside %" PRIi64 "–%" PRIi64, int_keys[i].key,
+                                     json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN),
+                                     int_keys[i].min, int_keys[i].max);
+        *(int64_t *) ((uint8_t *) p + int_keys[i].offset) = x;
+        return 0;
+}
+
+static const struct {
+        const char *key;
+        int (*parse)(SbxPolicy *p, const char *key, json_object *v, SbxError *error);
+} str_keys[] = {
+        { "default_image",   parse_default_image },
+        { "allowed_images",  parse_allowed_images },
+        { "volume_roots",    parse_volume_roots },
+        { "publish_address", parse_publish_address },
+};
+
+static int parse_key(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {
+        for (size_t i = 0; i < ELEMENTSOF(str_keys); i++)
+                if (streq(key, str_keys[i].key))
+                        return str_keys[i].parse(p, key, v, error);
+        for (size_t i = 0; i < ELEMENTSOF(int_keys); i++)
+                if (streq(key, int_keys[i].key))
+                        return parse_int_key(p, i, v, error);
+        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: unknown key", key);
+}
+
+static unsigned line_of(const char *s, size_t offset) {
+        unsigned line = 1;
+
+        for (size_t i = 0; i < offset && s[i]; i++)
+                if (s[i] == '\n')
+                        line++;
+        return line;
+}
+
+/* The document is parsed inside "[" … "\n]": json-c then reads comments anywhere,
+ * including after the object, and anything but exactly one value shows. */
+static int parse_document(const char *json, json_object **ret, SbxError *error) {
+        _cleanup_(json_tokener_freep) json_tokener *tok = NULL;
+        _cleanup_(json_object_putp) json_object *doc = NULL;
+        _cleanup_free_ char *wrapped = NULL;
+        enum json_tokener_error jerr;
+        size_t len, end;
+
+        if (asprintf(&wrapped, "[%s\n]", json) < 0)
+                return -ENOMEM;
+        len = strlen(wrapped);
+
+        tok = json_tokener_new();
+        if (!tok)
+                return -ENOMEM;
+        doc = json_tokener_parse_ex(tok, wrapped, (int) len);
+        jerr = json_tokener_get_error(tok);
+        end = json_tokener_get_parse_end(tok);
+        if (jerr == json_tokener_continue)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "policy: malformed JSON: unexpected end of input");
+        if (jerr != json_tokener_success || !doc)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "policy: malformed JSON at line %u: %s",
+                                     line_of(json, end > 0 ? end - 1 : 0), json_tokener_error_desc(jerr));
+        if (end != len || json_object_array_length(doc) != 1)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "policy: malformed JSON: the document must be exactly one JSON object");
+
+        *ret = json_object_get(json_object_array_get_idx(doc, 0));
+        return 0;
+}
+
+static bool image_allowed(const SbxPolicy *p, const char *image) {
+        for (size_t i = 0; i < p->n_allowed_images; i++)
+                if (fnmatch(p->allowed_images[i], image, 0) == 0)
+                        return true;
+        return false;
+}
+
+int sbx_policy_parse(const char *json, SbxPolicy **ret, SbxError *error) {
+        _cleanup_(sbx_policy_freep) SbxPolicy *p = NULL;
+        _cleanup_(json_object_putp) json_object *obj = NULL;
+        int r;
+
+        if ((r = parse_document(json, &obj, error)) < 0)
+                return r;
+        if (!json_object_is_type(obj, json_type_object))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "policy: the document must be a JSON object");
+
+        p = sbx_policy_new_default();
+        if (!p)
+                return -ENOMEM;
+
+        json_object_object_foreach(obj, key, val)
+                if ((r = parse_key(p, key, val, error)) < 0)
+                        return r;
+
+        /* A default image the policy itself forbids would make every plain create fail:
+         * refuse it where the administrator sees it, at start-up. */
+        if (!image_allowed(p, p->default_image))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "default_image: '%s' is not matched by allowed_images", p->default_image);
+
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+/* ---- decisions ---------------------------------------------------------------- */
+
+int sbx_policy_check_image(const SbxPolicy *p, const char *image, SbxError *error) {
+        if (isempty(image))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "image: must not be empty");
+        if (!image_allowed(p, image))
+                return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                     "image: '%s' is not matched by the host policy's allowed_images", image);
+        return 0;
+}
+
+int sbx_policy_check_limits(const SbxPolicy *p, const SbxSpec *spec, SbxError *error) {
+        if (spec->cpus > p->max_cpus)
+                return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                     "cpus: %" PRIi64 " is more than the host policy's max_cpus %" PRIi64,
+                                     spec->cpus, p->max_cpus);
+        if (spec->memory > p->max_memory_mib)
+                return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                     "memory: %" PRIi64 " MiB is more than the host policy's max_memory_mib %" PRIi64,
+                                     spec->memory, p->max_memory_mib);
+        return 0;
+}
+
+int sbx_policy_check_ports(const SbxPolicy *p, const SbxSpec *spec, SbxError *error) {
+        for (size_t i = 0; i < spec->n_ports; i++) {
+                int64_t h = spec->ports[i].host;
+
+                if (h == 0)
+                        continue;
+                if (h < p->host_port_min || h > SBX_MAX_PORT)
+                        return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                             "ports: host port %" PRIi64 " is outside the host policy's "
+                                             "host_port_min %" PRIi64 "–%d (0 asks for an ephemeral port)",
+                                             h, p->host_port_min, SBX_MAX_PORT);
+        }
+        return 0;
+}
+
+/* Absolute and already canonical: the checked path must be the one that is used. */
+static int check_canonical(const char *field, const char *what, const char *path, SbxError *error) {
+        _cleanup_free_ char *c = NULL;
+
+        if (!path || path[0] != '/')
+                return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION, "%s: %s '%s' is not an absolute path",
+                                     field, what, strempty(path));
+        c = sbx_canonical_path(path);
+        if (!c)
+                return -ENOMEM;
+        if (!streq(c, path))
+                return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                     "%s: %s '%s' is not canonical (it means '%s')", field, what, path, c);
+        return 0;
+}
+
+static const char *const guest_forbidden[] = { "/proc", "/sys", "/dev" };
+
+static int check_guest_path(const char *field, const char *what, const char *path, SbxError *error) {
+        int r;
+
+        if ((r = check_canonical(field, what, path, error)) < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(guest_forbidden); i++)
+                if (sbx_path_is_root_or_descendant(path, guest_forbidden[i]))
+                        return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                             "%s: %s '%s' is or lies below %s, which is the kernel's in the sandbox",
+                                             field, what, path, guest_forbidden[i]);
+        return 0;
+}
+
+int sbx_policy_check_guest_paths(const SbxSpec *spec, SbxError *error) {
+        int r;
+
+        if ((r = check_guest_path("working_dir", "the working directory", spec->working_dir, error)) < 0)
+                return r;
+        for (size_t i = 0; i < spec->n_volumes; i++) {
+                const char *g = spec->volumes[i].guest;
+
+                if ((r = check_guest_path("volumes", "guest path", g, error)) < 0)
+                        return r;
+                if (streq(g, "/"))
+                        return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                             "volumes: guest path '/' would cover the sandbox's root directory");
+        }
+        return 0;
+}
+
+/* Host paths never mounted, nor their ancestors, nor anything below them. /var/run
+ * is /run on every current distribution and /bin, /sbin, /lib* are /usr's on a
+ * merged-/usr system, so the aliases are listed too. */
+static const char *const host_protected[] = {
+        "/run/dbus", "/var/run/dbus",
+        "/run/docker.sock", "/var/run/docker.sock",
+        "/proc", "/sys", "/dev", "/etc", "/boot",
+        "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+        "/var/lib/docker",
+};
+
+static int check_protected(const char *path, const char *prot, SbxError *error) {
+        const char *how;
+
+        if (streq(path, prot))
+                how = "is";
+        else if (sbx_path_is_root_or_descendant(prot, path))
+                how = "is an ancestor of";
+        else if (sbx_path_is_root_or_descendant(path, prot))
+                how = "lies below";
+        else
+                return 0;
+        return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                             "volumes: host path '%s' %s %s, which is never mounted", path, how, prot);
+}
+
+/* The socket as given, and its twin across the /run ↔ /var/run symlink. */
+static int docker_socket_paths(const char *docker_socket, char *ret[static 2]) {
+        _cleanup_free_ char *c = NULL;
+        const char *rest;
+
+        ret[0] = ret[1] = NULL;
+        if (isempty(docker_socket) || docker_socket[0] != '/')
+                return 0;
+        c = sbx_canonical_path(docker_socket);
+        if (!c)
+                return -ENOMEM;
+        if ((rest = startswith_path(c, "/var/run")) && !(ret[1] = strjoin2("/run", rest)))
+                return -ENOMEM;
+        if ((rest = startswith_path(c, "/run")) && !(ret[1] = strjoin2("/var/run", rest)))
+                return -ENOMEM;
+        ret[0] = TAKE_PTR(c);
+        return 0;
+}
+
+int sbx_policy_check_host_path(const char *path, const char *docker_socket, SbxError *error) {
+        char *sockets[2];
+        int r;
+
+        if ((r = check_canonical("volumes", "host path", path, error)) < 0)
+                return r;
+        if (streq(path, "/"))
+                return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                     "volumes: host path '/' is the root directory, which is never mounted");
+
+        for (size_t i = 0; i < ELEMENTSOF(host_protected); i++)
+                if ((r = check_protected(path, host_protected[i], error)) < 0)
+                        return r;
+
+        if ((r = docker_socket_paths(docker_socket ?: SBX_DOCKER_SOCKET_DEFAULT, sockets)) < 0)
+                return r;
+        for (size_t i = 0; i < 2 && r >= 0; i++)
+                if (sockets[i])
+                        r = check_protected(path, sockets[i], error);
+        free(sockets[0]);
+        free(sockets[1]);
+        return r;
+}
+
+/* %h: an absolute home other than "/" (a home of "/" would make the root the whole
+ * file system); %u: a name that is a single path segment. */
+static bool home_usable(const char *home) {
+        _cleanup_free_ char *c = NULL;
+
+        if (isempty(home) || home[0] != '/')
+                return false;
+        c = sbx_canonical_path(home);
+        return c && !streq(c, "/");
+}
+
+static bool name_usable(const char *name) {
+        return !isempty(name) && !strchr(name, '/') && !streq(name, ".") && !streq(name, "..");
+}
+
+int sbx_policy_expand_root(const char *pattern, const SbxOwner *owner, char **ret) {
+        _cleanup_free_ char *buf = NULL, *c = NULL;
+        size_t size = 0;
+        FILE *f;
+        bool ok = true;
+
+        *ret = NULL;
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        for (const char *s = pattern; *s && ok; s++) {
+                if (*s != '%') {
+                        fputc(*s, f);
+                        continue;
+                }
+                switch (*++s) {
+                case 'h':
+                        if ((ok = home_usable(owner->home)))
+                                fputs(owner->home, f);
+                        break;
+                case 'u':
+                        if ((ok = name_usable(owner->name)))
+                                fputs(owner->name, f);
+                        break;
+                case 'U':
+                        fprintf(f, "%" PRIu32, (uint32_t) owner->uid);
+                        break;
+                case '%':
+                        fputc('%', f);
+                        break;
+                default:        /* refused by the parser; a lone trailing '%' included */
+                        ok = false;
+                        s--;
+                }
+        }
+        if (fclose(f) != 0 || !buf)
+                return -ENOMEM;
+        if (!ok || buf[0] != '/')
+                return 0;
+
+        c = sbx_canonical_path(buf);
+        if (!c)
+                return -ENOMEM;
+        *ret = TAKE_PTR(c);
+        return 1;
+}
+
+static int mode_from_string(const char *mode, unsigned *ret) {
+        if (streq_ptr(mode, "ro"))
+                *ret = SBX_VOLUME_MODE_RO;
+        else if (streq_ptr(mode, "rw"))
+                *ret = SBX_VOLUME_MODE_RW;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+static const char *modes_to_string(unsigned modes) {
+        return (modes & SBX_VOLUME_MODE_RW) ? ((modes & SBX_VOLUME_MODE_RO) ? "ro, rw" : "rw") : "ro";
+}
+
+int sbx_policy_find_root(const SbxPolicy *p, const SbxOwner *owner, const char *host_path, const char *mode,
+                         char **ret_root, SbxError *error) {
+        _cleanup_free_ char *best = NULL, *containing = NULL;
+        unsigned want, containing_modes = 0;
+        int r;
+
+        if (mode_from_string(mode, &want) < 0)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "volumes: mode of '%s' must be \"ro\" or \"rw\"", host_path);
+        if ((r = check_canonical("volumes", "host path", host_path, error)) < 0)
+                return r;
+
+        for (size_t i = 0; i < p->n_volume_roots; i++) {
+                _cleanup_free_ char *root = NULL;
+
+                r = sbx_policy_expand_root(p->volume_roots[i].path, owner, &root);
+                if (r < 0)
+                        return r;
+                if (r == 0 || !sbx_path_is_root_or_descendant(host_path, root))
+                        continue;
+                if (!(p->volume_roots[i].modes & want)) {
+                        if (!containing) {
+                                containing_modes = p->volume_roots[i].modes;
+                                containing = TAKE_PTR(root);
+                        }
+                        continue;
+                }
+                if (!best || strlen(root) > strlen(best)) {
+                        free(best);
+                        best = TAKE_PTR(root);
+                }
+        }
+
+        if (best) {
+                if (ret_root)
+                        *ret_root = TAKE_PTR(best);
+                return 0;
+        }
+        if (containing)
+                return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                     "volumes: host path '%s' may not be mounted %s: its volume root %s allows only %s "
+                                     "(volume_roots)", host_path, mode, containing, modes_to_string(containing_modes));
+        return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                             "volumes: host path '%s' is not inside any of the host policy's volume_roots",
+                             host_path);
+}
+
+int sbx_policy_check_volumes(const SbxPolicy *p, const SbxOwner *owner, const SbxSpec *spec,
+                             const char *docker_socket, SbxError *error) {
+        int r;
+
+        for (size_t i = 0; i < spec->n_volumes; i++) {
+                const SbxVolume *v = &spec->volumes[i];
+
+                if ((r = sbx_policy_check_host_path(v->host, docker_socket, error)) < 0 ||
+                    (r = sbx_policy_find_root(p, owner, v->host, v->mode, NULL, error)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int sbx_policy_check_spec(const SbxPolicy *p, const SbxOwner *owner, const SbxSpec *spec,
+                          const char *docker_socket, SbxError *error) {
+        int r;
+
+        if (spec->template_type == SBX_TEMPLATE_IMAGE &&
+            (r = sbx_policy_check_image(p, spec->image, error)) < 0)
+                return r;
+        if ((r = sbx_policy_check_limits(p, spec, error)) < 0 ||
+            (r = sbx_policy_check_ports(p, spec, error)) < 0 ||
+            (r = sbx_policy_check_guest_paths(spec, error)) < 0 ||
+            (r = sbx_policy_check_volumes(p, owner, spec, docker_socket, error)) < 0)
+                return r;
+        return 0;
+}
+
+int sbx_policy_check_count(const SbxPolicy *p, size_t current_count, SbxError *error) {
+        if (current_count >= (uint64_t) p->max_sandboxes_per_user)
+                return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                     "max_sandboxes_per_user: the owner already has %zu sandboxes, "
+                                     "the limit is %" PRIi64,
+                                     current_count, p->max_sandboxes_per_user);
+        return 0;
+}

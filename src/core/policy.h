@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The host policy (DESIGN §5): what an administrator allows sandboxes to be, parsed
+ * from the JSON of /etc/xagent/sandboxd.json (the daemon reads the file; the core
+ * only parses text), and the pure decisions made with it on a normalized spec.
+ *
+ * Every refusal of a spec is SBX_ERROR_POLICY_VIOLATION with a message naming the
+ * value and the policy key or rule that refused it. The file-system checks of a
+ * volume (exists, no symlink below its root, owner) are I/O and live elsewhere;
+ * sbx_policy_find_root() hands the daemon the root to walk down from. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "spec.h"
+
+/* xagent's default image (contract: SANDBOX_IMAGE's default). */
+#define SBX_POLICY_DEFAULT_IMAGE "xprobe/xagent-sandbox:latest"
+/* All images allowed: what a fresh install is expected to do; polkit decides who may
+ * create at all, and an administrator narrows this list. */
+#define SBX_POLICY_DEFAULT_ALLOWED_IMAGE "*"
+#define SBX_POLICY_DEFAULT_VOLUME_ROOT "%h"
+#define SBX_POLICY_DEFAULT_MAX_CPUS 4
+#define SBX_POLICY_DEFAULT_MAX_MEMORY_MIB 8192
+#define SBX_POLICY_DEFAULT_MAX_SANDBOXES_PER_USER 16
+#define SBX_POLICY_DEFAULT_PIDS_LIMIT 512
+#define SBX_POLICY_DEFAULT_HOST_PORT_MIN 1024
+#define SBX_POLICY_DEFAULT_PUBLISH_ADDRESS "127.0.0.1"
+
+/* Where the Docker socket lives when the daemon is given no other docker host. */
+#define SBX_DOCKER_SOCKET_DEFAULT "/var/run/docker.sock"
+
+/* Bounds a policy file must respect. */
+#define SBX_POLICY_MAX_SANDBOXES_PER_USER_LIMIT 65536
+#define SBX_POLICY_PIDS_LIMIT_MAX 4194304       /* the kernel's PID_MAX_LIMIT */
+
+typedef enum SbxVolumeModes {
+        SBX_VOLUME_MODE_RO = 1 << 0,
+        SBX_VOLUME_MODE_RW = 1 << 1,
+} SbxVolumeModes;
+
+typedef struct SbxVolumeRoot {
+        char *path;             /* as written: absolute, or starting with "%h"; may hold %h %u %U %% */
+        unsigned modes;         /* SbxVolumeModes, never 0 */
+} SbxVolumeRoot;
+
+typedef struct SbxPolicy {
+        char *default_image;
+        char **allowed_images;  /* fnmatch() globs without flags: '*' also matches '/' and ':' */
+        size_t n_allowed_images;
+        SbxVolumeRoot *volume_roots;
+        size_t n_volume_roots;
+        int64_t max_cpus;
+        int64_t max_memory_mib;
+        int64_t max_sandboxes_per_user;
+        int64_t pids_limit;
+        int64_t host_port_min;
+        char *publish_address;  /* an IPv4 or IPv6 literal */
+} SbxPolicy;
+
+/* Who a sandbox is for; name and home as the user database has them (may be NULL:
+ * then the roots using %u / %h apply to nothing). */
+typedef struct SbxOwner {
+        uid_t uid;
+        gid_t gid;
+        const char *name;
+        const char *home;
+} SbxOwner;
+
+/* The built-in defaults (the policy of a missing file). NULL on allocation failure. */
+SbxPolicy *sbx_policy_new_default(void);
+SbxPolicy *sbx_policy_free(SbxPolicy *p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SbxPolicy *, sbx_policy_free);
+
+/* Parses a policy document: one JSON object (json-c's syntax, so comments are
+ * allowed) whose keys override the defaults. Unknown keys, wrong types, values out
+ * of range and malformed JSON are SBX_ERROR_INVALID_ARGS naming the key
+ * ("volume_roots[1].modes: …"). */
+int sbx_policy_parse(const char *json, SbxPolicy **ret, SbxError *error);
+
+/* Expands %h, %u, %U and %% in a root pattern for owner and canonicalizes the result.
+ * Returns 1 and the path in *ret, 0 (and *ret = NULL) when the root does not apply to
+ * this owner (no usable home or name, or the result is not an absolute path), or a
+ * negative errno. */
+int sbx_policy_expand_root(const char *pattern, const SbxOwner *owner, char **ret);
+
+/* The image is matched by one of allowed_images. */
+int sbx_policy_check_image(const SbxPolicy *p, const char *image, SbxError *error);
+/* cpus <= max_cpus, memory <= max_memory_mib. */
+int sbx_policy_check_limits(const SbxPolicy *p, const SbxSpec *spec, SbxError *error);
+/* Each host port is 0 (ephemeral) or in host_port_min…65535. */
+int sbx_policy_check_ports(const SbxPolicy *p, const SbxSpec *spec, SbxError *error);
+/* Guest paths of the volumes and working_dir: absolute, not "/" (volumes), and not
+ * /proc, /sys, /dev or below. */
+int sbx_policy_check_guest_paths(const SbxSpec *spec, SbxError *error);
+
+/* A host path that is never mounted: "/", and any path that is, is an ancestor of, or
+ * lies below the Docker socket (docker_socket, NULL = the default; its /run ↔
+ * /var/run twin and the default sockets are always included), /run/dbus, /proc,
+ * /sys, /dev, /etc, /boot, /usr, /var/lib/docker. path must be canonical. Returns 0
+ * if allowed, else PolicyViolation naming the path and the protected path. */
+int sbx_policy_check_host_path(const char *path, const char *docker_socket, SbxError *error);
+
+/* The expanded root that admits host_path with mode ("ro"/"rw"): of the roots that
+ * contain it (segment boundary) and allow the mode, the deepest one, because the
+ * daemon then checks for symlinks from that root downward and an administrator's
+ * more specific root is the one that was meant. PolicyViolation when none does.
+ * Does not check the protected paths (sbx_policy_check_host_path does). */
+int sbx_policy_find_root(const SbxPolicy *p, const SbxOwner *owner, const char *host_path, const char *mode,
+                         char **ret_root, SbxError *error);
+
+/* Every volume: canonical absolute host path, not protected, admitted by a root. */
+int sbx_policy_check_volumes(const SbxPolicy *p, const SbxOwner *owner, const SbxSpec *spec,
+                             const char *docker_socket, SbxError *error);
+
+/* All of the above on a normalized, strictly validated spec (the image only for image
+ * templates; snapshot templates are checked against the owner's snapshots). */
+int sbx_policy_check_spec(const SbxPolicy *p, const SbxOwner *owner, const SbxSpec *spec,
+                          const char *docker_socket, SbxError *error);
+
+/* The owner has current_count sandboxes: may one more be created? PolicyViolation
+ * with the rule max_sandboxes_per_user if not (a host rule, not a transient queue
+ * limit, hence not LimitsExceeded). */
+int sbx_policy_check_count(const SbxPolicy *p, size_t current_count, SbxError *error);
