@@ -187,6 +187,53 @@ def test_root_may_own_the_service_name(stack):
     assert r == {"ok": True, "result": [1]}    # DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER
 
 
+# activation and the send policy, with a probe in place of the daemon ------------------------
+
+ALLOWED_INTERFACES = ("org.xagent.Sandbox1.Manager", "org.xagent.Sandbox1.Sandbox",
+                      "org.freedesktop.DBus.Properties", "org.freedesktop.DBus.Introspectable",
+                      "org.freedesktop.DBus.Peer", "org.freedesktop.DBus.ObjectManager")
+
+PROBE = """#!/bin/sh
+{ id -u; echo "$DBUS_STARTER_BUS_TYPE"; echo "$DBUS_STARTER_ADDRESS"; echo "$*"; } > "$0.out"
+exit 3
+"""
+
+
+@pytest.fixture
+def probe(stack):
+    """Replaces the activation Exec= by a script that records how it was started and
+    fails at once (exit 3), so that every activation attempt ends quickly."""
+    path = os.path.join(stack.tmp, "probe.sh")
+    with open(path, "w") as f:
+        f.write(PROBE)
+    os.chmod(path, 0o755)
+    stack.set_daemon_command([path, "--state-dir", "/a dir/with space"])
+    try:
+        yield path + ".out"
+    finally:
+        stack.set_daemon_command(stack.default_daemon_argv())
+        if os.path.exists(path + ".out"):
+            os.unlink(path + ".out")
+
+
+@pytest.mark.parametrize("interface", ALLOWED_INTERFACES)
+def test_allowed_interfaces_reach_activation_as_root(stack, probe, interface):
+    r = stack.client(OTHER, "call", e2e.BUS_NAME, "/org/xagent/Sandbox1",
+                     interface + ".Anything", "", "[]")
+    assert not r["ok"] and r["error"] == "org.freedesktop.DBus.Error.Spawn.ChildExited", r
+    with open(probe) as f:
+        uid, bus_type, address, args = f.read().splitlines()
+    assert (uid, bus_type, args) == ("0", "system", "--state-dir /a dir/with space")
+    assert address.startswith(stack.address)
+
+
+def test_other_interfaces_are_refused_by_the_bus_without_activation(stack, probe):
+    r = stack.client(OTHER, "call", e2e.BUS_NAME, "/org/xagent/Sandbox1",
+                     "org.example.Elsewhere.Anything", "", "[]")
+    assert not r["ok"] and r["error"] == "org.freedesktop.DBus.Error.AccessDenied", r
+    assert not os.path.exists(probe)
+
+
 # (d) the host is untouched -----------------------------------------------------------------
 
 def test_host_polkit_files_untouched_and_isolated(stack):
