@@ -9,6 +9,7 @@ packages=(
         libsystemd-dev libcurl4-openssl-dev libjson-c-dev libsqlite3-dev libgnutls28-dev
         # tests
         check valgrind python3
+        python3-pytest
         # the real things the service talks to
         docker.io busybox-static
         dbus dbus-daemon polkitd pkexec python3-dbus libglib2.0-bin systemd

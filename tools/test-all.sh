@@ -32,3 +32,6 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
 step "unit tests under valgrind"
 meson test -C build --suite unit --no-suite oracle --print-errorlogs \
         --wrap='valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite'
+
+step "end-to-end tests (private dbus-daemon, real polkitd, test users)"
+meson test -C build --suite e2e --print-errorlogs

@@ -1,0 +1,145 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""A python3-dbus client, run AS a test user (runuser) against $DBUS_SYSTEM_BUS_ADDRESS.
+
+Prints one JSON object on stdout; exit status 0 whenever it could talk to the bus (a
+D-Bus error reply is a result, not a failure).
+
+  client.py whoami
+      {"unique_name": ":1.7", "uid": 1001}
+  client.py hold
+      Prints whoami's JSON, then keeps the connection until stdin reaches EOF (a live
+      subject for a CheckAuthorization made by someone else).
+  client.py request-name NAME
+      {"ok": true, "result": [REPLY]} or the error (e.g. AccessDenied by bus policy).
+  client.py check-self ACTION [--interactive] [--detail KEY=VALUE]...
+      polkit CheckAuthorization with subject system-bus-name = this connection's own
+      unique name: {"unique_name", "authorized", "challenge", "details"} or an error.
+  client.py call DEST PATH INTERFACE.METHOD SIGNATURE JSON_ARGS [--interactive]
+                 [--timeout S]
+      A method call with typed arguments. JSON_ARGS is a JSON list, one element per
+      complete type of SIGNATURE. A variant ("v") is written as [SIGNATURE, VALUE],
+      e.g. the spec a{sv}: {"image": ["s", "busybox"], "cpus": ["u", 2]}.
+      {"ok": true, "result": [...]} or {"ok": false, "error": NAME, "message": TEXT}.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import dbus
+import dbus.lowlevel
+
+BASIC = {
+    "y": dbus.Byte, "b": dbus.Boolean, "n": dbus.Int16, "q": dbus.UInt16,
+    "i": dbus.Int32, "u": dbus.UInt32, "x": dbus.Int64, "t": dbus.UInt64,
+    "d": dbus.Double, "s": dbus.String, "o": dbus.ObjectPath, "g": dbus.Signature,
+}
+
+
+def typed(sig, value):
+    """JSON value → python-dbus value of the complete type sig."""
+    c = sig[0]
+    if c in BASIC:
+        return BASIC[c](value)
+    if c == "v":
+        inner_sig, inner = value
+        return typed(inner_sig, inner)
+    if sig.startswith("a{"):
+        k, v = list(dbus.Signature(sig[2:-1]))
+        return dbus.Dictionary({typed(k, a): typed(v, b) for a, b in value.items()},
+                               signature=sig[2:-1])
+    if c == "a":
+        return dbus.Array([typed(sig[1:], x) for x in value], signature=sig[1:])
+    if c == "(":
+        parts = list(dbus.Signature(sig[1:-1]))
+        if len(parts) != len(value):
+            raise ValueError(f"struct {sig} needs {len(parts)} members")
+        return dbus.Struct([typed(s, x) for s, x in zip(parts, value)],
+                           signature=sig[1:-1])
+    raise ValueError(f"unsupported type {sig}")
+
+
+def plain(v):
+    """python-dbus value → JSON-able value (variants unwrapped)."""
+    if isinstance(v, dbus.Boolean):
+        return bool(v)
+    if isinstance(v, (dbus.Dictionary, dict)):
+        return {str(plain(k)): plain(x) for k, x in v.items()}
+    if isinstance(v, (dbus.Array, dbus.Struct, list, tuple)):
+        return [plain(x) for x in v]
+    if isinstance(v, (dbus.String, dbus.ObjectPath, dbus.Signature, str)):
+        return str(v)
+    if isinstance(v, dbus.Double):
+        return float(v)
+    if isinstance(v, int):
+        return int(v)
+    return v
+
+
+def call(bus, dest, path, iface, method, sig, args, interactive=False, timeout=60):
+    msg = dbus.lowlevel.MethodCallMessage(dest, path, iface, method)
+    if sig:
+        msg.append(signature=sig, *[typed(s, a) for s, a in zip(dbus.Signature(sig), args)])
+    msg.set_allow_interactive_authorization(interactive)
+    try:
+        reply = bus.send_message_with_reply_and_block(msg, timeout)
+    except dbus.exceptions.DBusException as e:
+        return {"ok": False, "error": e.get_dbus_name(), "message": e.get_dbus_message()}
+    return {"ok": True, "result": plain(reply.get_args_list())}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("whoami")
+    sub.add_parser("hold")
+    sub.add_parser("request-name").add_argument("name")
+    p = sub.add_parser("check-self")
+    p.add_argument("action")
+    p.add_argument("--interactive", action="store_true")
+    p.add_argument("--detail", action="append", default=[])
+    p = sub.add_parser("call")
+    for a in ("dest", "path", "method", "signature", "args"):
+        p.add_argument(a)
+    p.add_argument("--interactive", action="store_true")
+    p.add_argument("--timeout", type=float, default=60)
+    a = ap.parse_args()
+
+    bus = dbus.SystemBus()
+    me = bus.get_unique_name()
+    if a.cmd in ("whoami", "hold"):
+        out = {"unique_name": me, "uid": os.getuid()}
+        if a.cmd == "hold":
+            print(json.dumps(out), flush=True)
+            sys.stdin.read()
+            return 0
+    elif a.cmd == "request-name":
+        # flags 4 = DBUS_NAME_FLAG_DO_NOT_QUEUE
+        out = call(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                   "org.freedesktop.DBus", "RequestName", "su", [a.name, 4])
+    elif a.cmd == "check-self":
+        details = dict(d.split("=", 1) for d in a.detail)
+        r = call(bus, "org.freedesktop.PolicyKit1", "/org/freedesktop/PolicyKit1/Authority",
+                 "org.freedesktop.PolicyKit1.Authority", "CheckAuthorization",
+                 "(sa{sv})sa{ss}us",
+                 [["system-bus-name", {"name": ["s", me]}], a.action, details,
+                  1 if a.interactive else 0, ""],
+                 interactive=a.interactive)
+        if r["ok"]:
+            authorized, challenge, rdetails = r["result"][0]
+            out = {"unique_name": me, "uid": os.getuid(), "authorized": authorized,
+                   "challenge": challenge, "details": rdetails}
+        else:
+            out = dict(r, unique_name=me, uid=os.getuid())
+    else:
+        iface, _, method = a.method.rpartition(".")
+        out = call(bus, a.dest, a.path, iface, method, a.signature, json.loads(a.args),
+                   interactive=a.interactive, timeout=a.timeout)
+    json.dump(out, sys.stdout)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
