@@ -504,15 +504,17 @@ int sbx_observed_from_string(const char *json, SbxObserved **ret, SbxError *erro
 
         if (!tok)
                 return -ENOMEM;
-        if (len > INT_MAX)
+        if (len >= INT_MAX)
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker inspect: JSON too large");
         /* Strict: no trailing data, comments or trailing commas. */
         json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-        attrs = json_tokener_parse_ex(tok, json, (int) len);
+        /* Including the NUL tells the tokener the input ends there; a bare
+         * top-level "null" then parses (to NULL) instead of waiting for more. */
+        attrs = json_tokener_parse_ex(tok, json, (int) len + 1);
         e = json_tokener_get_error(tok);
         if (e == json_tokener_continue)
                 e = json_tokener_error_parse_eof;
-        if (!attrs || e != json_tokener_success)
+        if (e != json_tokener_success)
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker inspect: malformed JSON: %s",
                                      json_tokener_error_desc(e));
         return sbx_observed_from_json(attrs, ret, error);
