@@ -3,7 +3,9 @@
 #include "sbx-test.h"
 #include <stdio.h>
 
+#include "docker-inspect-fixtures.h"
 #include "posture.h"
+#include "publish.h"
 
 #define MIB (INT64_C(1024) * 1024)
 
@@ -183,6 +185,58 @@ START_TEST(test_combined_and_names) {
 }
 END_TEST
 
+/* What Docker 20.10.24 really reports for a container created with the posture:
+ * NetworkMode "default" without a network, IpcMode "private", PidMode and
+ * UTSMode "", HostPort "0" echoed as "0". */
+START_TEST(test_real_docker) {
+        SbxPostureExpect e = {
+                .uid = 1000, .gid = 1000, .pids_limit = 256, .publish_address = "127.0.0.1",
+                .network_isolated = false, .memory_bytes = 512 * MIB,
+        };
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        _cleanup_(sbx_observed_freep) SbxObserved *iso = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *d = sbx_spec_new();
+
+        ck_assert_int_eq(sbx_observed_from_string(DOCKER_INSPECT_HARDENED, &o, NULL), 0);
+        ck_assert_str_eq(o->network_mode, "default");
+        ck_assert_str_eq(o->ipc_mode, "private");
+        ck_assert_str_eq(o->pid_mode, "");
+        ck_assert_str_eq(o->uts_mode, "");
+        ck_assert_uint_eq(sbx_posture_check(o, &e), 0);
+        ck_assert_int_eq(o->state, SBX_STATE_STOPPED);
+        ck_assert_str_eq(o->raw_status, "created");
+        ck_assert_str_eq(o->name, "sbx-observed-probe");
+        ck_assert_int_eq(o->n_ports, 1);                /* "0" kept, "" skipped */
+        ck_assert_int_eq(o->ports[0].host, 0);
+        ck_assert_int_eq(o->ports[0].guest, 80);
+        ck_assert_int_eq(o->n_bindings, 2);
+
+        d->template_type = SBX_TEMPLATE_IMAGE;
+        d->image = strdup("sbx-observed-probe:1");
+        ck_assert_int_eq(sbx_spec_add_port(d, 0, 80), 0);
+        ck_assert_int_eq(sbx_spec_normalize(d, NULL), 0);
+        /* created without a WorkingDir, so Docker reports "" */
+        ck_assert_uint_eq(sbx_find_publish_mismatches(d, "sbx-observed-probe:1", o), SBX_PUBLISH_WORKING_DIR);
+
+        e.publish_address = "0.0.0.0";
+        assert_items(sbx_posture_check(o, &e), "publish_address");
+        e.publish_address = "127.0.0.1";
+        e.uid = 1001;
+        e.pids_limit = 512;
+        assert_items(sbx_posture_check(o, &e), "user,pids_limit");
+
+        /* The isolated one was created with a bare HostConfig: NetworkMode "none". */
+        ck_assert_int_eq(sbx_observed_from_string(DOCKER_INSPECT_ISOLATED, &iso, NULL), 0);
+        ck_assert(iso->network_isolated);
+        ck_assert_str_eq(iso->network_mode, "none");
+        ck_assert_int_eq(iso->n_runtime_networks, 0);
+        e.network_isolated = true;
+        ck_assert_uint_eq(sbx_posture_check(iso, &e) & SBX_POSTURE_NETWORK_MODE, 0);
+        e.network_isolated = false;
+        ck_assert_uint_ne(sbx_posture_check(iso, &e) & SBX_POSTURE_NETWORK_MODE, 0);
+}
+END_TEST
+
 static Suite *make_suite(void) {
         Suite *s = suite_create("posture");
         TCase *tc = tcase_create("core");
@@ -194,6 +248,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_isolated);
         tcase_add_test(tc, test_empty_container);
         tcase_add_test(tc, test_combined_and_names);
+        tcase_add_test(tc, test_real_docker);
         suite_add_tcase(s, tc);
         return s;
 }
