@@ -25,7 +25,8 @@
 /* Builds the labels for a new container (the create body's Config.Labels):
  * managed "true", name, template type, snapshot_id (only for a snapshot template
  * with a non-empty id), fingerprint + version (the contract version) when
- * fingerprint is non-empty, else both "", and owner = decimal uid. */
+ * fingerprint is non-empty, else both "", and owner = decimal uid. -EINVAL for
+ * an unknown template type, -ENOMEM. */
 int sbx_labels_build(const char *name, const SbxSpec *spec, const char *fingerprint, uid_t owner,
                      json_object **ret);
 

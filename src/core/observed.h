@@ -59,8 +59,10 @@ typedef struct SbxObserved {
         const char *fingerprint_label;  /* points into labels; NULL if missing or blank */
         const char *version_label;      /* likewise */
 
-        /* Ownership: the xagent.sandbox.owner label. Missing or blank → uid 0;
-         * not a canonical decimal uid → owner_valid false: nobody owns it. */
+        /* Ownership: the xagent.sandbox.owner label. Missing or blank → uid 0
+         * (DESIGN §3); not a canonical decimal uid → owner_valid is false and the
+         * container is nobody's (only manage-others may touch it); owner is then 0
+         * and must not be used. */
         bool owner_valid;
         uid_t owner;
 

@@ -19,7 +19,7 @@ typedef struct SbxPostureExpect {
         uid_t uid;                      /* Config.User must be "<uid>:<gid>" */
         gid_t gid;
         int64_t pids_limit;             /* HostConfig.PidsLimit, from policy */
-        const char *publish_address;    /* every port binding's HostIp */
+        const char *publish_address;    /* every port binding's HostIp; required */
         bool network_isolated;          /* NetworkMode "none" if true, the default bridge otherwise */
         int64_t memory_bytes;           /* HostConfig.MemorySwap must equal this (no swap) */
 } SbxPostureExpect;
