@@ -8,11 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json-util.h"
 #include "path.h"
 #include "policy.h"
 #include "utf8.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_tokener *, json_tokener_free);
 
 static void strv_free_n(char **v, size_t n) {
