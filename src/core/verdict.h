@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* xagent's spec_matches_inspection() (contract §5), and which spec fields differ
+ * when it says mismatch. */
+
+#include "observed.h"
+#include "spec.h"
+
+typedef enum SbxVerdict {
+        SBX_VERDICT_MATCH,
+        SBX_VERDICT_MISMATCH,
+        SBX_VERDICT_UNVERIFIED,
+        _SBX_VERDICT_MAX,
+} SbxVerdict;
+
+const char *sbx_verdict_to_string(SbxVerdict v) _pure_;
+
+/* The verdict of a normalized desired spec (whose fingerprint is given) against a
+ * container, first rule that fires: a missing or blank fingerprint or version
+ * label, a version label Python's int() refuses, or a version other than
+ * current_version → unverified; a fingerprint label other than the desired one,
+ * or NanoCpus / Memory (missing = 0) other than the desired cpus and memory →
+ * mismatch; else match. */
+SbxVerdict sbx_verdict(const SbxSpec *desired, const char *desired_fingerprint, const SbxObserved *observed,
+                       int64_t current_version);
+
+/* The spec fields, in xagent's field order, as a bitmask. */
+typedef enum SbxSpecField {
+        SBX_SPEC_FIELD_TEMPLATE_TYPE    = 1u << 0,
+        SBX_SPEC_FIELD_IMAGE            = 1u << 1,
+        SBX_SPEC_FIELD_SNAPSHOT_ID      = 1u << 2,
+        SBX_SPEC_FIELD_WORKING_DIR      = 1u << 3,
+        SBX_SPEC_FIELD_CPUS             = 1u << 4,
+        SBX_SPEC_FIELD_MEMORY           = 1u << 5,
+        SBX_SPEC_FIELD_ENV              = 1u << 6,
+        SBX_SPEC_FIELD_VOLUMES          = 1u << 7,
+        SBX_SPEC_FIELD_NETWORK_ISOLATED = 1u << 8,
+        SBX_SPEC_FIELD_PORTS            = 1u << 9,
+} SbxSpecField;
+#define SBX_SPEC_FIELD_COUNT 10
+
+/* xagent's field name of a single bit. */
+const char *sbx_spec_field_to_string(SbxSpecField f) _pure_;
+/* Fills names (NULL-terminated, at most SBX_SPEC_FIELD_COUNT + 1 slots) in field order. */
+size_t sbx_spec_fields_to_names(unsigned mask, const char *names[static SBX_SPEC_FIELD_COUNT + 1]);
+
+/* The fields in which two normalized specs differ. */
+unsigned sbx_spec_diff(const SbxSpec *a, const SbxSpec *b) _pure_;
+
+/* For a mismatch: the fields that differ, as far as can be told. The container's
+ * attested spec is known only from the stored row (stored, nullable) and only when
+ * the row's fingerprint is the container's label (stored_fingerprint); then the
+ * fields where desired and stored differ are named. cpus and memory are also
+ * compared with what Docker reports now. */
+unsigned sbx_verify_mismatched_fields(const SbxSpec *desired, const SbxSpec *stored, const char *stored_fingerprint,
+                                      const SbxObserved *observed);
