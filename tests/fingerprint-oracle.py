@@ -6,7 +6,7 @@ fingerprint(), §5 rule 2 int()).
 
   fingerprint-oracle.py BATCH [--seed N] [--count N]
 
-BATCH is tests/fingerprint-batch. Three checks:
+BATCH is tests/fingerprint-batch (--wrap runs it under e.g. valgrind). Three checks:
   specs        --count random specs (default 10000) from a fixed seed: the
                canonical bytes and the fingerprint must be identical, and both
                sides must refuse the same specs.
@@ -22,6 +22,7 @@ import hashlib
 import json
 import posixpath
 import random
+import shlex
 import subprocess
 import sys
 import unicodedata
@@ -186,7 +187,7 @@ def random_spec(rng):
 
 
 def run_batch(batch, mode, lines):
-    out = subprocess.run([batch, mode], input="".join(lines).encode("utf-8"), stdout=subprocess.PIPE,
+    out = subprocess.run(batch + [mode], input="".join(lines).encode("utf-8"), stdout=subprocess.PIPE,
                          check=True).stdout
     return out.split(b"\n")[:-1]   # bytes: U+2028 in a repr is not a line break
 
@@ -222,7 +223,7 @@ def check_code_points(batch):
         ch = chr(c)
         decimal = unicodedata.decimal(ch) if ch.isdecimal() else -1
         expected.append(f"{ch!r}\t{decimal}\t{int(ch.isspace())}\t{int(ch.isprintable())}".encode("utf-8"))
-    got = subprocess.run([batch, "code-points"], stdout=subprocess.PIPE, check=True).stdout.split(b"\n")[:-1]
+    got = subprocess.run(batch + ["code-points"], stdout=subprocess.PIPE, check=True).stdout.split(b"\n")[:-1]
     return compare("code-points", expected, got, lambda i: "the code point on line %d" % (i + 1))
 
 
@@ -265,7 +266,9 @@ def main():
     p.add_argument("batch")
     p.add_argument("--seed", type=int, default=1007)
     p.add_argument("--count", type=int, default=10000)
+    p.add_argument("--wrap", default="", help="command to run BATCH under, e.g. valgrind")
     args = p.parse_args()
+    batch = shlex.split(args.wrap) + [args.batch]
 
     if unicodedata.unidata_version != "14.0.0":
         sys.exit(f"need Python 3.11 (Unicode 14.0.0), this is Unicode {unicodedata.unidata_version}")
@@ -273,9 +276,9 @@ def main():
     rng = random.Random(args.seed)
     print(f"seed {args.seed}")
     failed = 0
-    failed += check_specs(args.batch, rng, args.count)[1]
-    failed += check_code_points(args.batch)[1]
-    failed += check_ints(args.batch, rng, args.count)[1]
+    failed += check_specs(batch, rng, args.count)[1]
+    failed += check_code_points(batch)[1]
+    failed += check_ints(batch, rng, args.count)[1]
     sys.exit(1 if failed else 0)
 
 
