@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <errno.h>
+#include <gnutls/crypto.h>
+#include <gnutls/gnutls.h>
+#include <stdio.h>
+
+#include "fingerprint.h"
+#include "pyrepr.h"
+
+static int write_optional_str(FILE *f, const char *s) {
+        if (!s) {
+                sbx_pyrepr_none(f);
+                return 0;
+        }
+        return sbx_pyrepr_str(f, s);
+}
+
+static int write_env(FILE *f, const SbxSpec *spec) {
+        int r;
+
+        sbx_pyrepr_tuple_begin(f);
+        for (size_t i = 0; i < spec->n_env; i++) {
+                sbx_pyrepr_tuple_item(f, i);
+                sbx_pyrepr_tuple_begin(f);
+                if ((r = sbx_pyrepr_str(f, spec->env[i].key)) < 0)
+                        return r;
+                sbx_pyrepr_tuple_item(f, 1);
+                if ((r = sbx_pyrepr_str(f, spec->env[i].value)) < 0)
+                        return r;
+                sbx_pyrepr_tuple_end(f, 2);
+        }
+        sbx_pyrepr_tuple_end(f, spec->n_env);
+        return 0;
+}
+
+static int write_volumes(FILE *f, const SbxSpec *spec) {
+        int r;
+
+        sbx_pyrepr_tuple_begin(f);
+        for (size_t i = 0; i < spec->n_volumes; i++) {
+                const SbxVolume *v = &spec->volumes[i];
+
+                sbx_pyrepr_tuple_item(f, i);
+                sbx_pyrepr_tuple_begin(f);
+                if ((r = sbx_pyrepr_str(f, v->host)) < 0)
+                        return r;
+                sbx_pyrepr_tuple_item(f, 1);
+                if ((r = sbx_pyrepr_str(f, v->guest)) < 0)
+                        return r;
+                sbx_pyrepr_tuple_item(f, 2);
+                if ((r = sbx_pyrepr_str(f, v->mode)) < 0)
+                        return r;
+                sbx_pyrepr_tuple_end(f, 3);
+        }
+        sbx_pyrepr_tuple_end(f, spec->n_volumes);
+        return 0;
+}
+
+static void write_ports(FILE *f, const SbxSpec *spec) {
+        sbx_pyrepr_tuple_begin(f);
+        for (size_t i = 0; i < spec->n_ports; i++) {
+                sbx_pyrepr_tuple_item(f, i);
+                sbx_pyrepr_tuple_begin(f);
+                sbx_pyrepr_int(f, spec->ports[i].host);
+                sbx_pyrepr_tuple_item(f, 1);
+                sbx_pyrepr_int(f, spec->ports[i].guest);
+                sbx_pyrepr_tuple_end(f, 2);
+        }
+        sbx_pyrepr_tuple_end(f, spec->n_ports);
+}
+
+/* The 10-tuple, in xagent's field order (contract §1). */
+static int write_spec(FILE *f, const SbxSpec *spec) {
+        const char *template_type = sbx_template_type_to_string(spec->template_type);
+        size_t i = 0;
+        int r;
+
+        if (!template_type || !spec->working_dir)
+                return -EINVAL;
+
+        sbx_pyrepr_tuple_begin(f);
+        sbx_pyrepr_tuple_item(f, i++);
+        if ((r = sbx_pyrepr_str(f, template_type)) < 0)
+                return r;
+        sbx_pyrepr_tuple_item(f, i++);
+        if ((r = write_optional_str(f, spec->image)) < 0)
+                return r;
+        sbx_pyrepr_tuple_item(f, i++);
+        if ((r = write_optional_str(f, spec->snapshot_id)) < 0)
+                return r;
+        sbx_pyrepr_tuple_item(f, i++);
+        if ((r = sbx_pyrepr_str(f, spec->working_dir)) < 0)
+                return r;
+        sbx_pyrepr_tuple_item(f, i++);
+        sbx_pyrepr_int(f, spec->cpus);
+        sbx_pyrepr_tuple_item(f, i++);
+        sbx_pyrepr_int(f, spec->memory);
+        sbx_pyrepr_tuple_item(f, i++);
+        if ((r = write_env(f, spec)) < 0)
+                return r;
+        sbx_pyrepr_tuple_item(f, i++);
+        if ((r = write_volumes(f, spec)) < 0)
+                return r;
+        sbx_pyrepr_tuple_item(f, i++);
+        sbx_pyrepr_bool(f, spec->network_isolated);
+        sbx_pyrepr_tuple_item(f, i++);
+        write_ports(f, spec);
+        sbx_pyrepr_tuple_end(f, i);
+        return 0;
+}
+
+int sbx_spec_repr(const SbxSpec *spec, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+        int r;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        r = write_spec(f, spec);
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+int sbx_spec_fingerprint(const SbxSpec *spec, char ret[static SBX_FINGERPRINT_HEX_LEN + 1]) {
+        _cleanup_free_ char *canonical = NULL;
+        unsigned char digest[SBX_FINGERPRINT_HEX_LEN / 2];
+        gnutls_datum_t d = { .data = digest, .size = sizeof(digest) };
+        size_t hex_size = SBX_FINGERPRINT_HEX_LEN + 1;
+        int r;
+
+        r = sbx_spec_repr(spec, &canonical);
+        if (r < 0)
+                return r;
+        if (gnutls_hash_fast(GNUTLS_DIG_SHA256, canonical, strlen(canonical), digest) < 0)
+                return -EIO;
+        if (gnutls_hex_encode(&d, ret, &hex_size) < 0)
+                return -EIO;
+        return 0;
+}

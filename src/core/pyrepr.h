@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Python 3.11's repr() of the values in xagent's fingerprint tuple (contract
+ * §2), byte for byte. The writers append to a stdio stream (open_memstream);
+ * the caller checks the stream for errors once at the end. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* repr() of a str given as UTF-8: quoted with "…" only if it contains ' and no
+ * ", escapes as Python writes them. -EILSEQ (and nothing written) if s is not
+ * well-formed UTF-8. */
+int sbx_pyrepr_str(FILE *f, const char *s);
+
+/* The same into a new string. -EILSEQ or -ENOMEM. */
+int sbx_pyrepr_str_to_string(const char *s, char **ret);
+
+/* repr(None), repr(True/False), repr(int). */
+void sbx_pyrepr_none(FILE *f);
+void sbx_pyrepr_bool(FILE *f, bool b);
+void sbx_pyrepr_int(FILE *f, int64_t i);
+
+/* A tuple: begin writes "(", item(i) the ", " before every item but the first,
+ * end(n) closes a tuple of n items: "(x,)" for one item, "()" for none. */
+void sbx_pyrepr_tuple_begin(FILE *f);
+void sbx_pyrepr_tuple_item(FILE *f, size_t i);
+void sbx_pyrepr_tuple_end(FILE *f, size_t n);

@@ -1,0 +1,286 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Property test of the C fingerprint against a plain-Python restatement of the
+xagent contract (§1.2 from_parts(), §1.3 canonical_sandbox_path(), §2
+fingerprint(), §5 rule 2 int()).
+
+  fingerprint-oracle.py BATCH [--seed N] [--count N]
+
+BATCH is tests/fingerprint-batch (--wrap runs it under e.g. valgrind). Three checks:
+  specs        --count random specs (default 10000) from a fixed seed: the
+               canonical bytes and the fingerprint must be identical, and both
+               sides must refuse the same specs.
+  code-points  repr(), isdecimal()/decimal(), isspace(), isprintable() of every
+               code point U+0001…U+10FFFF except the surrogates.
+  ints         random strings through int() vs. sbx_py_int_parse().
+U+0000 is never generated: SbxSpec strings are C strings and cannot hold it.
+Must run under Python 3.11 (Unicode 14.0.0), the interpreter xagent uses.
+"""
+
+import argparse
+import hashlib
+import json
+import posixpath
+import random
+import shlex
+import subprocess
+import sys
+import unicodedata
+
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+MAX_CP = 0x10FFFF
+
+
+# ---- the contract, restated -------------------------------------------------
+
+def canonical_sandbox_path(path):
+    n = posixpath.normpath(path)
+    if n.startswith("//"):
+        n = "/" + n.lstrip("/")
+    return n
+
+
+def from_parts(*, template_type, image=None, snapshot_id=None, working_dir=None, cpus=None,
+               memory=None, env=None, volumes=None, network_isolated=False, ports=None):
+    """The normalized 10-tuple, or ValueError as __post_init__ raises it."""
+    env = tuple(sorted(dict(env or []).items()))   # a later duplicate key wins
+    volumes = tuple(sorted({(canonical_sandbox_path(h), canonical_sandbox_path(g), m)
+                            for h, g, m in volumes or []}))
+    ports = tuple(sorted({(h, g) for h, g in ports or []}))
+    working_dir = canonical_sandbox_path(working_dir) if working_dir else "/home"
+    cpus = cpus or 1
+    memory = memory or 512
+    if template_type == "image":
+        if not image or snapshot_id:
+            raise ValueError("template_type='image' requires 'image' and forbids 'snapshot_id'")
+    elif template_type == "snapshot":
+        if not snapshot_id or image:
+            raise ValueError("template_type='snapshot' requires 'snapshot_id' and forbids 'image'")
+    else:
+        raise ValueError(f"unknown template_type: {template_type!r}")
+    if cpus < 1:
+        raise ValueError(f"cpus must be >= 1 to be realizable, got {cpus!r}")
+    if memory < 128:
+        raise ValueError(f"memory must be >= 128 MB to be realizable, got {memory!r}")
+    return (template_type, image, snapshot_id, working_dir, cpus, memory, env, volumes,
+            network_isolated, ports)
+
+
+def expected_line(spec):
+    try:
+        t = from_parts(**spec)
+    except ValueError:
+        return "error"
+    canonical = repr(t).encode("utf-8")
+    return f"{canonical.hex()} {hashlib.sha256(canonical).hexdigest()}"
+
+
+# ---- known vectors (contract §2), so a wrong oracle cannot pass ------------
+
+VECTORS = [
+    (dict(template_type="image", image="xprobe/xagent-sandbox:latest"),
+     "74bdfffa02ebff2f8698c27f615c9f69afda69ded16442baa97112e494e6bbe3"),
+    (dict(template_type="image", image="python:3.12-slim", working_dir="/home", cpus=1, memory=512,
+          env=[("FOO", "bar"), ("BAZ", "qux")], volumes=[("/host/a", "/guest/a", "ro")],
+          ports=[(8080, 80)]),
+     "faa07e00685bf70d80690bfb465ad1958c65b19b41064f8bd0c22df011e1d62e"),
+    (dict(template_type="snapshot", snapshot_id="snap-1"),
+     "c6a5a8fb70a563eb4f108f4c867be81064eef4cab1ad36a9709f7db7396f2440"),
+    (dict(template_type="image", image="img", cpus=0, memory=0, working_dir=""),
+     "c6068b21e285d316b179636cc3dddcb8506cab51e118931cc468425b4c702afa"),
+]
+
+
+def check_vectors():
+    for spec, fp in VECTORS:
+        got = expected_line(spec).split()[1]
+        assert got == fp, (spec, got)
+
+
+# ---- random specs ------------------------------------------------------------
+
+SPECIAL_CHARS = [
+    "'", '"', "\\", "\t", "\n", "\r", "\x01", "\x1b", "\x1f", "\x7f", "\x80", "\x85", "\x9f",
+    "\xa0", "\xad", "\xe9", "\xff", "\u0378", "\u0600", "\u200b", "\u200d", "\u2028", "\u2029",
+    "\u3000", "\ue000", "\uf8ff", "\ufeff", "\ufffd", "\uffff", "\U0001f600", "\U000e0001",
+    "\U000e0080", "\U000f0000", "\U0010fffd", "\U0010ffff", "\u0301", "\u0661", " ", "/", ".",
+]
+
+
+def random_code_point(rng):
+    while True:
+        c = rng.choice([rng.randint(1, 0x7f), rng.randint(0x80, 0xffff), rng.randint(1, MAX_CP)])
+        if not 0xD800 <= c <= 0xDFFF:
+            return chr(c)
+
+
+def random_char(rng):
+    r = rng.random()
+    if r < 0.45:
+        return chr(rng.randint(0x20, 0x7e))
+    if r < 0.75:
+        return rng.choice(SPECIAL_CHARS)
+    return random_code_point(rng)
+
+
+def random_string(rng, max_len=10):
+    return "".join(random_char(rng) for _ in range(rng.randint(0, max_len)))
+
+
+def random_segment(rng):
+    return rng.choice(["", ".", "..", "a", "data", "home", "x y", "sub", random_string(rng, 6)]).replace("/", "_")
+
+
+def random_path(rng):
+    r = rng.random()
+    if r < 0.1:
+        return rng.choice(["", ".", "/", "//", "///", "..", "/..", "~/x"])
+    segs = [random_segment(rng) for _ in range(rng.randint(0, 5))]
+    lead = rng.choice(["", "/", "/", "/", "//", "///"])
+    return lead + "/".join(segs) + rng.choice(["", "", "/", "//"])
+
+
+def random_int(rng, choices):
+    c = rng.choice(choices)
+    return c(rng) if callable(c) else c
+
+
+def maybe_dup(rng, make):
+    out = []
+    for _ in range(rng.randint(0, 6)):
+        out.append(rng.choice(out) if out and rng.random() < 0.25 else make())
+    return out
+
+
+def random_optional_string(rng):
+    return rng.choice([None, "", random_string(rng, 12), random_string(rng, 12)])
+
+
+def random_spec(rng):
+    template_type = rng.choice(["image", "snapshot"])
+    image, snapshot_id = random_optional_string(rng), random_optional_string(rng)
+    if rng.random() < 0.9:      # mostly valid combinations
+        if template_type == "image":
+            image = image or "img:" + random_string(rng, 8)
+            snapshot_id = rng.choice([None, None, ""])
+        else:
+            snapshot_id = snapshot_id or "snap-" + random_string(rng, 8)
+            image = rng.choice([None, None, ""])
+    env_keys = ["A", "B", "PATH", "é", "", "a=b", random_string(rng, 4)]
+    return dict(
+        template_type=template_type,
+        image=image,
+        snapshot_id=snapshot_id,
+        working_dir=rng.choice([None, "", random_path(rng), random_path(rng)]),
+        cpus=random_int(rng, [0, 0, 1, 2, lambda r: r.randint(1, 1024), INT64_MAX]
+                        if rng.random() < 0.97 else [-1, INT64_MIN]),
+        memory=random_int(rng, [0, 0, 128, 512, lambda r: r.randint(128, 1 << 24), INT64_MAX]
+                          if rng.random() < 0.97 else [127, 1, -5]),
+        env=maybe_dup(rng, lambda: (rng.choice(env_keys + [random_string(rng)]), random_string(rng, 12))),
+        volumes=maybe_dup(rng, lambda: (random_path(rng), random_path(rng),
+                                              rng.choice(["ro", "rw", "RO", "", random_string(rng, 3)]))),
+        network_isolated=rng.random() < 0.5,
+        ports=maybe_dup(rng, lambda: tuple(random_int(rng, [0, 80, 8080, 65535, -1, INT64_MAX, INT64_MIN,
+                                                                 lambda r: r.randint(0, 70000)])
+                                                 for _ in range(2))),
+    )
+
+
+def run_batch(batch, mode, lines):
+    out = subprocess.run(batch + [mode], input="".join(lines).encode("utf-8"), stdout=subprocess.PIPE,
+                         check=True).stdout
+    return out.split(b"\n")[:-1]   # bytes: U+2028 in a repr is not a line break
+
+
+def compare(name, expected, got, describe):
+    failed = 0
+    if len(got) != len(expected):
+        print(f"{name}: C printed {len(got)} lines for {len(expected)} inputs")
+        return len(expected), len(expected)
+    for i, (e, g) in enumerate(zip(expected, got)):
+        if e != g:
+            failed += 1
+            if failed <= 5:
+                print(f"{name}: MISMATCH for {describe(i)}\n  python: {e!r}\n  C:      {g!r}")
+    print(f"{name}: {len(expected) - failed} passed, {failed} failed")
+    return len(expected) - failed, failed
+
+
+def check_specs(batch, rng, count):
+    specs = [random_spec(rng) for _ in range(count)]
+    lines = [json.dumps(s, ensure_ascii=False) + "\n" for s in specs]
+    expected = [expected_line(s).encode() for s in specs]
+    errors = sum(e == b"error" for e in expected)
+    print(f"specs: {count} generated, {errors} of them invalid per __post_init__")
+    return compare("specs", expected, run_batch(batch, "specs", lines), lambda i: lines[i].strip())
+
+
+def check_code_points(batch):
+    expected = []
+    for c in range(1, MAX_CP + 1):
+        if 0xD800 <= c <= 0xDFFF:
+            continue
+        ch = chr(c)
+        decimal = unicodedata.decimal(ch) if ch.isdecimal() else -1
+        expected.append(f"{ch!r}\t{decimal}\t{int(ch.isspace())}\t{int(ch.isprintable())}".encode("utf-8"))
+    got = subprocess.run(batch + ["code-points"], stdout=subprocess.PIPE, check=True).stdout.split(b"\n")[:-1]
+    return compare("code-points", expected, got, lambda i: "the code point on line %d" % (i + 1))
+
+
+INT_ALPHABET = list("0123456789_+- \t\n\v\f\r.xe") + [
+    "\x1c", "\x1f", "\x85", "\xa0", "\u2028", "\u3000", "\u0660", "\u0661", "\u0669", "\u06f5",
+    "\u0966", "\uff11", "\U0001d7ce", "\U0001d7ff", "\U0001fbf9", "\xb2", "\u2155", "\u00bd", "\x7f",
+]
+
+
+def random_int_string(rng):
+    r = rng.random()
+    if r < 0.15:
+        v = rng.choice([INT64_MAX, INT64_MIN, INT64_MAX + 1, INT64_MIN - 1, 0, 1, -1,
+                        rng.randint(-2 ** 70, 2 ** 70)])
+        return rng.choice(["", " ", "+", "0"]) + str(v) + rng.choice(["", "\n", " "])
+    if r < 0.2:
+        n = rng.choice([4299, 4300, 4301])
+        return rng.choice(["", "0" * (n - 1)]) + "1" * (1 if rng.random() < 0.5 else n)
+    return "".join(rng.choice(INT_ALPHABET) if rng.random() < 0.6 else rng.choice("0123456789")
+                   for _ in range(rng.randint(0, 8)))
+
+
+def expected_int(s):
+    try:
+        v = int(s)
+    except ValueError:
+        return b"EINVAL"
+    return b"ERANGE" if not INT64_MIN <= v <= INT64_MAX else f"ok {v}".encode()
+
+
+def check_ints(batch, rng, count):
+    strings = [random_int_string(rng) for _ in range(count)]
+    lines = [json.dumps(s, ensure_ascii=False) + "\n" for s in strings]
+    expected = [expected_int(s) for s in strings]
+    return compare("ints", expected, run_batch(batch, "ints", lines), lambda i: repr(strings[i][:60]))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("batch")
+    p.add_argument("--seed", type=int, default=1007)
+    p.add_argument("--count", type=int, default=10000)
+    p.add_argument("--wrap", default="", help="command to run BATCH under, e.g. valgrind")
+    args = p.parse_args()
+    batch = shlex.split(args.wrap) + [args.batch]
+
+    if unicodedata.unidata_version != "14.0.0":
+        sys.exit(f"need Python 3.11 (Unicode 14.0.0), this is Unicode {unicodedata.unidata_version}")
+    check_vectors()
+    rng = random.Random(args.seed)
+    print(f"seed {args.seed}")
+    failed = 0
+    failed += check_specs(batch, rng, args.count)[1]
+    failed += check_code_points(batch)[1]
+    failed += check_ints(batch, rng, args.count)[1]
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
