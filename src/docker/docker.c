@@ -241,12 +241,12 @@ static int perform(SbxDocker *d, const char *method, const char *url_path, const
         if (!h)
                 return -ENOMEM;
         headers = h;
-        if (body) {
-                h = curl_slist_append(headers, "Content-Type: application/json");
-                if (!h)
-                        return -ENOMEM;
-                headers = h;
-        }
+        /* Without a body, no Content-Type at all: curl would claim a form, which
+         * Docker refuses for endpoints that take optional JSON (commit). */
+        h = curl_slist_append(headers, body ? "Content-Type: application/json" : "Content-Type:");
+        if (!h)
+                return -ENOMEM;
+        headers = h;
 
         if (configure(d, method, url, body, timeout_s, headers, resp) < 0)
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "cannot set up a request to Docker");
