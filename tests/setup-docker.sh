@@ -62,7 +62,7 @@ else
                 sleep 0.5
         done
         pick_cli || { tail -n 30 "$LOG" >&2; die "dockerd did not answer within ${WAIT}s"; }
-        say "dockerd answers"
+        say "dockerd answers (pid $(cat /var/run/docker.pid 2>/dev/null), pid file /var/run/docker.pid)"
 fi
 say "using CLI $DOCKER (server API $("$DOCKER" version --format '{{.Server.APIVersion}}'))"
 
@@ -98,4 +98,4 @@ EOF
 tar -C "$ROOTFS" --numeric-owner -c . | \
         "$DOCKER" import -c 'CMD ["/bin/sh"]' - "$IMAGE" >/dev/null
 "$DOCKER" image inspect "$IMAGE" >/dev/null || die "import of $IMAGE failed"
-say "imported $IMAGE ($(ls "$ROOTFS/bin" | wc -l) entries in /bin)"
+say "imported $IMAGE ($(find "$ROOTFS" -type l | wc -l) applet links)"

@@ -266,6 +266,8 @@ START_TEST(test_persistent_versioned_escaped) {
         ck_assert_int_eq(sbx_docker_ping(d, &e), 0);
         ck_assert_str_eq(sbx_docker_api_version(d), "1.41");
         ck_assert_int_eq(sbx_docker_container_inspect(d, "a/b&c", &j, &e), 0);
+        ck_assert_str_eq(json_object_get_string(json_object_object_get(j, "Id")), "abc");
+        json_object_put(TAKE_PTR(j));
         ck_assert_int_eq(sbx_docker_container_list(d, labels, &j, &e), 0);
         ck_assert(json_object_is_type(j, json_type_array));
         ck_assert_int_eq(sbx_docker_container_start(d, "x", &e), 1);

@@ -322,7 +322,7 @@ static bool version_supported(const char *v) {
         unsigned long minor;
         char *end;
 
-        if (strncmp(v, "1.", 2) != 0 || !strchr("0123456789", v[2]) || v[2] == 0)
+        if (strncmp(v, "1.", 2) != 0 || v[2] < '0' || v[2] > '9')
                 return false;
         errno = 0;
         minor = strtoul(v + 2, &end, 10);
