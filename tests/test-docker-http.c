@@ -35,6 +35,7 @@ typedef struct Fake {
         pthread_t thread;
         const char *const *script;
         char requests[MAX_REQUESTS][512];
+        char content_types[MAX_REQUESTS][64];  /* "" when the request had none */
         size_t n_requests;
         unsigned accepts;
 } Fake;
@@ -45,8 +46,9 @@ static bool wait_readable(int fd) {
         return poll(&p, 1, 20000) == 1;
 }
 
-/* Reads one request (headers plus Content-Length body). Returns false on EOF. */
-static bool read_request(int fd, char *line, size_t line_size) {
+/* Reads one request (headers plus Content-Length body), keeping its request line
+ * and Content-Type. Returns false on EOF. */
+static bool read_request(int fd, char *line, size_t line_size, char *ct, size_t ct_size) {
         char buf[65536];
         size_t n = 0;
         char *end, *cl;
@@ -67,6 +69,11 @@ static bool read_request(int fd, char *line, size_t line_size) {
                 n += (size_t) k;
         }
         snprintf(line, line_size, "%.*s", (int) strcspn(buf, "\r\n"), buf);
+        cl = strcasestr(buf, "\r\nContent-Type:");
+        if (cl && cl < end)
+                snprintf(ct, ct_size, "%.*s", (int) strcspn(cl + 15, "\r\n"), cl + 15);
+        else
+                ct[0] = 0;
         cl = strcasestr(buf, "Content-Length:");
         want = (size_t) (end + 4 - buf) + (cl && cl < end ? strtoul(cl + 15, NULL, 10) : 0);
         while (n < want) {
@@ -126,7 +133,8 @@ static void *fake_run(void *userdata) {
                         f->accepts++;
                 }
                 if (f->n_requests >= MAX_REQUESTS ||
-                    !read_request(fd, f->requests[f->n_requests], sizeof(f->requests[0]))) {
+                    !read_request(fd, f->requests[f->n_requests], sizeof(f->requests[0]),
+                                  f->content_types[f->n_requests], sizeof(f->content_types[0]))) {
                         close(fd);
                         fd = -1;
                         continue;
@@ -370,6 +378,9 @@ START_TEST(test_status_mapping) {
         ck_assert_str_eq(f->requests[3], "DELETE /v1.41/containers/n?force=1&v=1 HTTP/1.1");
         ck_assert_str_eq(f->requests[4], "DELETE /v1.41/images/i HTTP/1.1");
         ck_assert_str_eq(f->requests[7], "POST /v1.41/commit?container=c&repo=r&tag=t HTTP/1.1");
+        /* a JSON body is labelled so; a bodyless POST carries no (form) Content-Type */
+        ck_assert_str_eq(f->content_types[2], " application/json");
+        ck_assert_str_eq(f->content_types[7], "");
         fake_finish(f);
 }
 END_TEST
