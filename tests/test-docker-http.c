@@ -7,6 +7,7 @@
 #include "sbx-test.h"
 
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -28,7 +29,6 @@
 #define MAX_REQUESTS 16
 
 typedef struct Fake {
-        char dir[64];
         char socket[128];
         char url[160];
         int listen_fd;
@@ -39,6 +39,8 @@ typedef struct Fake {
         size_t n_requests;
         unsigned accepts;
 } Fake;
+
+static char fake_dir[64];
 
 static bool wait_readable(int fd) {
         struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -175,9 +177,8 @@ static Fake *fake_start(const char *const *script) {
         Fake *f = calloc(1, sizeof(*f));
 
         ck_assert_ptr_nonnull(f);
-        strcpy(f->dir, "/tmp/sbx-test-fake.XXXXXX");
-        ck_assert_ptr_nonnull(mkdtemp(f->dir));
-        snprintf(f->socket, sizeof(f->socket), "%s/docker.sock", f->dir);
+        /* one socket per test process, in the directory the parent removes */
+        snprintf(f->socket, sizeof(f->socket), "%s/%d.sock", fake_dir, (int) getpid());
         snprintf(f->url, sizeof(f->url), "unix://%s", f->socket);
         strcpy(sa.sun_path, f->socket);
         f->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -193,7 +194,6 @@ static void fake_finish(Fake *f) {
         ck_assert_int_eq(pthread_join(f->thread, NULL), 0);
         close(f->listen_fd);
         unlink(f->socket);
-        rmdir(f->dir);
         free(f);
 }
 
@@ -423,6 +423,25 @@ START_TEST(test_body_cap) {
 }
 END_TEST
 
+/* Runs in the parent around all tests, also when one failed. */
+static void make_fake_dir(void) {
+        strcpy(fake_dir, "/tmp/sbx-test-fake.XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(fake_dir));
+}
+
+static void remove_fake_dir(void) {
+        DIR *dir = opendir(fake_dir);
+        struct dirent *de;
+
+        if (!dir)
+                return;
+        while ((de = readdir(dir)))
+                if (de->d_name[0] != '.')
+                        (void) unlinkat(dirfd(dir), de->d_name, 0);
+        closedir(dir);
+        (void) rmdir(fake_dir);
+}
+
 static void global_setup(void) {
         ck_assert_int_eq(curl_global_init(CURL_GLOBAL_DEFAULT), CURLE_OK);
 }
@@ -435,6 +454,7 @@ static Suite *make_suite(void) {
         Suite *s = suite_create("docker-http");
         TCase *tc = tcase_create("client");
 
+        tcase_add_unchecked_fixture(tc, make_fake_dir, remove_fake_dir);
         tcase_add_checked_fixture(tc, global_setup, global_teardown);
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_host_urls);
