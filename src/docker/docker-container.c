@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "docker-container.h"
+
+/* "/containers/<escaped container><suffix>" */
+static int container_path(SbxDocker *d, const char *container, const char *suffix, char **ret, SbxError *error) {
+        _cleanup_free_ char *e = NULL;
+        int r;
+
+        if (isempty(container))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "container: must not be empty");
+        r = sbx_docker_escape(d, container, &e);
+        if (r < 0)
+                return r;
+        if (asprintf(ret, "/containers/%s%s", e, suffix) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+int sbx_docker_container_create(
+                SbxDocker *d,
+                const char *name,
+                json_object *config,
+                char **ret_id,
+                SbxError *error) {
+
+        _cleanup_(json_object_putp) json_object *answer = NULL;
+        _cleanup_free_ char *e = NULL, *path = NULL;
+        int r;
+
+        if (!config || !ret_id)
+                return -EINVAL;
+        if (name) {
+                r = sbx_docker_escape(d, name, &e);
+                if (r < 0)
+                        return r;
+        }
+        if (asprintf(&path, "/containers/create%s%s", e ? "?name=" : "", e ?: "") < 0)
+                return -ENOMEM;
+
+        r = sbx_docker_request(d, "POST", path, config, 0, &answer, error);
+        if (r < 0)
+                return r;
+        return sbx_docker_json_string(answer, "Id", ret_id, error);
+}
+
+/* start and stop answer 204 when done, 304 when the container was already so. */
+static int post_state(SbxDocker *d, const char *container, const char *suffix, unsigned timeout_s, SbxError *error) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        r = container_path(d, container, suffix, &path, error);
+        if (r < 0)
+                return r;
+        r = sbx_docker_request(d, "POST", path, NULL, timeout_s, NULL, error);
+        if (r < 0)
+                return r;
+        return r == 304;
+}
+
+int sbx_docker_container_start(SbxDocker *d, const char *container, SbxError *error) {
+        return post_state(d, container, "/start", 0, error);
+}
+
+int sbx_docker_container_stop(SbxDocker *d, const char *container, unsigned timeout_s, SbxError *error) {
+        char suffix[32];
+
+        snprintf(suffix, sizeof(suffix), "/stop?t=%u", timeout_s);
+        return post_state(d, container, suffix, timeout_s + SBX_DOCKER_STOP_MARGIN_S, error);
+}
+
+int sbx_docker_container_remove(SbxDocker *d, const char *container, SbxError *error) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        r = container_path(d, container, "?force=1&v=1", &path, error);
+        if (r < 0)
+                return r;
+        r = sbx_docker_request(d, "DELETE", path, NULL, 0, NULL, error);
+        return r < 0 ? r : 0;
+}
+
+int sbx_docker_container_inspect(SbxDocker *d, const char *container, json_object **ret, SbxError *error) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        r = container_path(d, container, "/json", &path, error);
+        if (r < 0)
+                return r;
+        return sbx_docker_get_object(d, path, ret, error);
+}
+
+/* {"label":["k=v",…]}, JSON-encoded then URL-escaped, as Docker wants filters. */
+static int label_filters(SbxDocker *d, const char *const *labels, char **ret) {
+        _cleanup_(json_object_putp) json_object *filters = NULL;
+        json_object *list;
+        const char *text;
+
+        filters = json_object_new_object();
+        list = json_object_new_array();
+        if (!filters || !list || json_object_object_add(filters, "label", list) < 0) {
+                json_object_put(list);
+                return -ENOMEM;
+        }
+        for (const char *const *l = labels; *l; l++) {
+                json_object *s = json_object_new_string(*l);
+
+                if (!s || json_object_array_add(list, s) < 0) {
+                        json_object_put(s);
+                        return -ENOMEM;
+                }
+        }
+        text = json_object_to_json_string_ext(filters, JSON_C_TO_STRING_PLAIN);
+        if (!text)
+                return -ENOMEM;
+        return sbx_docker_escape(d, text, ret);
+}
+
+int sbx_docker_container_list(SbxDocker *d, const char *const *labels, json_object **ret, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *answer = NULL;
+        _cleanup_free_ char *filters = NULL, *path = NULL;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        if (labels && labels[0]) {
+                r = label_filters(d, labels, &filters);
+                if (r < 0)
+                        return r;
+        }
+        if (asprintf(&path, "/containers/json?all=1%s%s", filters ? "&filters=" : "", filters ?: "") < 0)
+                return -ENOMEM;
+
+        r = sbx_docker_request(d, "GET", path, NULL, 0, &answer, error);
+        if (r < 0)
+                return r;
+        if (!json_object_is_type(answer, json_type_array))
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
+                                     "Docker's container list is not a JSON array");
+        *ret = TAKE_PTR(answer);
+        return 0;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Typed wrappers for the container calls of the Engine API. Results and errors as
+ * described in docker.h; `container` is an id or a name. */
+
+#include <stdbool.h>
+
+#include "docker.h"
+
+/* POST /containers/create?name=: config is the full create body (Config fields
+ * plus "HostConfig"). Returns the new container's id in *ret_id. A taken name is
+ * -EBUSY; a missing image is -ENOENT. */
+int sbx_docker_container_create(
+                SbxDocker *d,
+                const char *name,
+                json_object *config,
+                char **ret_id,
+                SbxError *error);
+
+/* POST /containers/{id}/start. 0 when started, 1 when it was already running. */
+int sbx_docker_container_start(SbxDocker *d, const char *container, SbxError *error);
+
+/* POST /containers/{id}/stop?t=: SIGTERM, SIGKILL after timeout_s seconds. The
+ * request itself waits timeout_s + SBX_DOCKER_STOP_MARGIN_S. 0 when stopped, 1
+ * when it was not running. */
+int sbx_docker_container_stop(SbxDocker *d, const char *container, unsigned timeout_s, SbxError *error);
+
+/* DELETE /containers/{id}?force=1&v=1: kills it if running, removes anonymous
+ * volumes. */
+int sbx_docker_container_remove(SbxDocker *d, const char *container, SbxError *error);
+
+/* GET /containers/{id}/json. */
+int sbx_docker_container_inspect(SbxDocker *d, const char *container, json_object **ret, SbxError *error);
+
+/* GET /containers/json?all=1&filters={"label":[…]}: every container, running or
+ * not, carrying all of labels ("key" or "key=value"; NULL-terminated, NULL or
+ * empty for no filter). *ret is Docker's JSON array of summaries. */
+int sbx_docker_container_list(SbxDocker *d, const char *const *labels, json_object **ret, SbxError *error);

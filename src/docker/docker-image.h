@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Typed wrappers for the image calls of the Engine API. Results and errors as
+ * described in docker.h; `image` is an id or a reference ("repo:tag"). */
+
+#include <stdbool.h>
+
+#include "docker.h"
+
+/* POST /commit?container=&repo=&tag= with config (may be NULL) as the body.
+ * Docker merges config into the container's own: a key given in config's
+ * "Labels" replaces the container's value (set it to "" to blank it), labels
+ * not named keep theirs. The container is paused while committing. Returns the
+ * image id ("sha256:…") in *ret_image_id. A missing container is -ENOENT. */
+int sbx_docker_commit(
+                SbxDocker *d,
+                const char *container,
+                const char *repo,
+                const char *tag,
+                json_object *config,
+                char **ret_image_id,
+                SbxError *error);
+
+/* GET /images/{name}/json. */
+int sbx_docker_image_inspect(SbxDocker *d, const char *image, json_object **ret, SbxError *error);
+
+/* DELETE /images/{name}[?force=1]. An image used by a container is -EBUSY
+ * unless force. */
+int sbx_docker_image_remove(SbxDocker *d, const char *image, bool force, SbxError *error);

@@ -1,0 +1,447 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <strings.h>
+#include <sys/un.h>
+
+#include "docker.h"
+
+#define UNIX_PREFIX "unix://"
+/* Docker's error text is quoted into our messages; keep a runaway one short. */
+#define MESSAGE_MAX 1024U
+
+struct SbxDocker {
+        CURL *curl;
+        char *host;
+        char *socket_path;
+        char *api_version;
+        char errbuf[CURL_ERROR_SIZE];
+};
+
+typedef struct Response {
+        char *data;
+        size_t size;
+        size_t allocated;
+        bool too_large;
+        bool oom;
+        char *api_version;      /* the Api-Version header, if any */
+} Response;
+
+static void response_done(Response *r) {
+        free(r->data);
+        free(r->api_version);
+}
+
+int sbx_docker_new(const char *host_url, SbxDocker **ret, SbxError *error) {
+        _cleanup_(sbx_docker_freep) SbxDocker *d = NULL;
+        const char *path;
+
+        if (!ret)
+                return -EINVAL;
+        if (!host_url)
+                host_url = SBX_DOCKER_DEFAULT_HOST;
+        if (strncmp(host_url, UNIX_PREFIX, strlen(UNIX_PREFIX)) != 0)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "docker host: only unix:// endpoints are supported, got \"%s\"", host_url);
+        path = host_url + strlen(UNIX_PREFIX);
+        if (path[0] != '/')
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "docker host: \"%s\" does not name an absolute socket path", host_url);
+        if (strlen(path) >= sizeof(((struct sockaddr_un *) NULL)->sun_path))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "docker host: socket path of \"%s\" is too long", host_url);
+
+        d = calloc(1, sizeof(*d));
+        if (!d)
+                return -ENOMEM;
+        d->host = strdup(host_url);
+        d->socket_path = strdup(path);
+        if (!d->host || !d->socket_path)
+                return -ENOMEM;
+        d->curl = curl_easy_init();
+        if (!d->curl)
+                return -ENOMEM;
+
+        *ret = TAKE_PTR(d);
+        return 0;
+}
+
+SbxDocker *sbx_docker_free(SbxDocker *d) {
+        if (!d)
+                return NULL;
+        if (d->curl)
+                curl_easy_cleanup(d->curl);
+        free(d->host);
+        free(d->socket_path);
+        free(d->api_version);
+        free(d);
+        return NULL;
+}
+
+const char *sbx_docker_host(const SbxDocker *d) {
+        return d ? d->host : NULL;
+}
+
+const char *sbx_docker_api_version(const SbxDocker *d) {
+        return d ? d->api_version : NULL;
+}
+
+int sbx_docker_escape(SbxDocker *d, const char *s, char **ret) {
+        char *e, *copy;
+
+        if (!d || !s || !ret)
+                return -EINVAL;
+        e = curl_easy_escape(d->curl, s, 0);
+        if (!e)
+                return -ENOMEM;
+        copy = strdup(e);
+        curl_free(e);
+        if (!copy)
+                return -ENOMEM;
+        *ret = copy;
+        return 0;
+}
+
+static size_t write_cb(char *ptr, size_t size, size_t nmemb, void *userdata) {
+        Response *r = userdata;
+        size_t n = size * nmemb;
+
+        if (n > SBX_DOCKER_BODY_MAX - r->size) {
+                r->too_large = true;
+                return 0;
+        }
+        if (r->size + n + 1 > r->allocated) {
+                size_t a = r->allocated > 0 ? r->allocated * 2 : 16384;
+                char *p;
+
+                while (a < r->size + n + 1)
+                        a *= 2;
+                p = realloc(r->data, a);
+                if (!p) {
+                        r->oom = true;
+                        return 0;
+                }
+                r->data = p;
+                r->allocated = a;
+        }
+        memcpy(r->data + r->size, ptr, n);
+        r->size += n;
+        r->data[r->size] = 0;
+        return n;
+}
+
+static size_t header_cb(char *buf, size_t size, size_t nitems, void *userdata) {
+        static const char key[] = "Api-Version:";
+        Response *r = userdata;
+        size_t n = size * nitems, l;
+        const char *v;
+
+        if (n < strlen(key) || strncasecmp(buf, key, strlen(key)) != 0)
+                return n;
+        v = buf + strlen(key);
+        l = n - strlen(key);
+        while (l > 0 && (*v == ' ' || *v == '\t')) {
+                v++;
+                l--;
+        }
+        while (l > 0 && strchr(" \t\r\n", v[l - 1]))
+                l--;
+        free(r->api_version);
+        r->api_version = strndup(v, l);
+        if (!r->api_version) {
+                r->oom = true;
+                return 0;
+        }
+        return n;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct curl_slist *, curl_slist_free_all);
+
+static int configure(SbxDocker *d, const char *method, const char *url, const char *body,
+                     unsigned timeout_s, struct curl_slist *headers, Response *resp) {
+        CURL *c = d->curl;
+        CURLcode r = CURLE_OK;
+
+        /* Keeps the live connection; clears every option of the previous request. */
+        curl_easy_reset(c);
+
+#define SET(opt, val) do { if (r == CURLE_OK) r = curl_easy_setopt(c, opt, val); } while (0)
+        SET(CURLOPT_UNIX_SOCKET_PATH, d->socket_path);
+        SET(CURLOPT_URL, url);
+        SET(CURLOPT_NOSIGNAL, 1L);
+        SET(CURLOPT_CONNECTTIMEOUT, (long) SBX_DOCKER_CONNECT_TIMEOUT_S);
+        SET(CURLOPT_TIMEOUT, (long) timeout_s);
+        SET(CURLOPT_ERRORBUFFER, d->errbuf);
+        SET(CURLOPT_WRITEFUNCTION, write_cb);
+        SET(CURLOPT_WRITEDATA, resp);
+        SET(CURLOPT_HEADERFUNCTION, header_cb);
+        SET(CURLOPT_HEADERDATA, resp);
+        SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) SBX_DOCKER_BODY_MAX);
+        SET(CURLOPT_HTTPHEADER, headers);
+        if (streq(method, "GET"))
+                SET(CURLOPT_HTTPGET, 1L);
+        else if (streq(method, "POST")) {
+                SET(CURLOPT_POST, 1L);
+                SET(CURLOPT_POSTFIELDS, body ?: "");
+                SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) (body ? strlen(body) : 0));
+        } else
+                SET(CURLOPT_CUSTOMREQUEST, method);
+#undef SET
+
+        return r == CURLE_OK ? 0 : -EIO;
+}
+
+static int map_curl_error(SbxDocker *d, CURLcode c, unsigned timeout_s, const Response *resp, SbxError *error) {
+        const char *why = d->errbuf[0] ? d->errbuf : curl_easy_strerror(c);
+
+        if (resp->oom || c == CURLE_OUT_OF_MEMORY)
+                return -ENOMEM;
+        if (resp->too_large || c == CURLE_FILESIZE_EXCEEDED)
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
+                                     "Docker's answer exceeds %zu bytes", SBX_DOCKER_BODY_MAX);
+
+        switch (c) {
+        case CURLE_OPERATION_TIMEDOUT:
+                return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
+                                     "Docker at %s did not answer within %u s", d->host, timeout_s);
+        case CURLE_COULDNT_CONNECT:
+        case CURLE_COULDNT_RESOLVE_HOST:
+        case CURLE_SEND_ERROR:
+        case CURLE_RECV_ERROR:
+        case CURLE_GOT_NOTHING:
+        case CURLE_PARTIAL_FILE:
+                return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
+                                     "cannot reach Docker at %s: %s", d->host, why);
+        default:
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
+                                     "request to Docker at %s failed: %s", d->host, why);
+        }
+}
+
+/* One HTTP exchange on the persistent connection. url_path is absolute
+ * (versioned or not). Transport failures become typed errors; any HTTP status
+ * is returned in *ret_status for the caller to judge. */
+static int perform(SbxDocker *d, const char *method, const char *url_path, const char *body,
+                   unsigned timeout_s, Response *resp, long *ret_status, SbxError *error) {
+        _cleanup_(curl_slist_free_allp) struct curl_slist *headers = NULL;
+        _cleanup_free_ char *url = NULL;
+        struct curl_slist *h;
+        CURLcode c;
+        long status = 0;
+
+        if (timeout_s == 0)
+                timeout_s = SBX_DOCKER_TIMEOUT_DEFAULT_S;
+        if (asprintf(&url, "http://localhost%s", url_path) < 0)
+                return -ENOMEM;
+
+        /* No "Expect: 100-continue" round trip before larger bodies. */
+        h = curl_slist_append(NULL, "Expect:");
+        if (!h)
+                return -ENOMEM;
+        headers = h;
+        /* Without a body, no Content-Type at all: curl would claim a form, which
+         * Docker refuses for endpoints that take optional JSON (commit). */
+        h = curl_slist_append(headers, body ? "Content-Type: application/json" : "Content-Type:");
+        if (!h)
+                return -ENOMEM;
+        headers = h;
+
+        if (configure(d, method, url, body, timeout_s, headers, resp) < 0)
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "cannot set up a request to Docker");
+
+        d->errbuf[0] = 0;
+        c = curl_easy_perform(d->curl);
+        if (c != CURLE_OK)
+                return map_curl_error(d, c, timeout_s, resp, error);
+
+        if (curl_easy_getinfo(d->curl, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK)
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker's answer carries no HTTP status");
+        *ret_status = status;
+        return 0;
+}
+
+static int parse_json(const char *data, size_t size, json_object **ret) {
+        json_tokener *tok;
+        json_object *j;
+        size_t end;
+
+        tok = json_tokener_new();
+        if (!tok)
+                return -ENOMEM;
+        j = json_tokener_parse_ex(tok, data, (int) size);
+        end = json_tokener_get_parse_end(tok);
+        json_tokener_free(tok);
+        if (!j)
+                return -EBADMSG;
+        for (; end < size; end++)
+                if (!strchr(" \t\r\n", data[end])) {
+                        json_object_put(j);
+                        return -EBADMSG;
+                }
+        *ret = j;
+        return 0;
+}
+
+/* Docker's reason for a refusal: the "message" of its JSON body, else the body
+ * text itself, else NULL. */
+static char *docker_message(const Response *resp) {
+        json_object *j = NULL, *m;
+        char *s = NULL;
+
+        if (resp->size == 0)
+                return NULL;
+        if (parse_json(resp->data, resp->size, &j) >= 0 &&
+            json_object_object_get_ex(j, "message", &m) && json_object_is_type(m, json_type_string))
+                s = strndup(json_object_get_string(m), MESSAGE_MAX);
+        else
+                s = strndup(resp->data, MESSAGE_MAX);
+        json_object_put(j);
+        if (s)
+                s[strcspn(s, "\r\n")] = 0;
+        return s;
+}
+
+static int map_status(long status, const Response *resp, SbxError *error) {
+        _cleanup_free_ char *m = docker_message(resp);
+        int r;
+
+        if (m)
+                r = sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker: %s", m);
+        else
+                r = sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker answered HTTP %ld", status);
+        if (status == 404)
+                return -ENOENT;
+        if (status == 409)
+                return -EBUSY;
+        return r;
+}
+
+static bool version_supported(const char *v) {
+        unsigned long minor;
+        char *end;
+
+        if (strncmp(v, "1.", 2) != 0 || v[2] < '0' || v[2] > '9')
+                return false;
+        errno = 0;
+        minor = strtoul(v + 2, &end, 10);
+        return errno == 0 && *end == 0 && minor >= SBX_DOCKER_API_MIN_MINOR && minor < 1000;
+}
+
+int sbx_docker_ping(SbxDocker *d, SbxError *error) {
+        _cleanup_(response_done) Response resp = {};
+        long status = 0;
+        char *v;
+        int r;
+
+        if (!d)
+                return -EINVAL;
+        r = perform(d, "GET", "/_ping", NULL, 0, &resp, &status, error);
+        if (r < 0)
+                return r;
+        if (status != 200)
+                return map_status(status, &resp, error);
+        if (!resp.api_version)
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
+                                     "Docker at %s answered /_ping without an Api-Version header", d->host);
+        if (!version_supported(resp.api_version))
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
+                                     "Docker at %s speaks API \"%.32s\", this service needs 1.%u or newer",
+                                     d->host, resp.api_version, SBX_DOCKER_API_MIN_MINOR);
+
+        v = TAKE_PTR(resp.api_version);
+        free(d->api_version);
+        d->api_version = v;
+        return 0;
+}
+
+int sbx_docker_request(
+                SbxDocker *d,
+                const char *method,
+                const char *path,
+                json_object *body,
+                unsigned timeout_s,
+                json_object **ret,
+                SbxError *error) {
+
+        _cleanup_(response_done) Response resp = {};
+        _cleanup_free_ char *url_path = NULL;
+        const char *body_text = NULL;
+        json_object *j = NULL;
+        long status = 0;
+        int r;
+
+        if (!d || !method || !path || path[0] != '/')
+                return -EINVAL;
+        if (!d->api_version) {
+                r = sbx_docker_ping(d, error);
+                if (r < 0)
+                        return r;
+        }
+        if (asprintf(&url_path, "/v%s%s", d->api_version, path) < 0)
+                return -ENOMEM;
+        if (body) {
+                body_text = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
+                if (!body_text)
+                        return -ENOMEM;
+        }
+
+        r = perform(d, method, url_path, body_text, timeout_s, &resp, &status, error);
+        if (r < 0)
+                return r;
+        if (!((status >= 200 && status < 300) || status == 304))
+                return map_status(status, &resp, error);
+
+        if (ret && resp.size > 0) {
+                r = parse_json(resp.data, resp.size, &j);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
+                                             "Docker's answer to %s %s is not valid JSON", method, path);
+        }
+        if (ret)
+                *ret = j;
+        return (int) status;
+}
+
+int sbx_docker_json_string(json_object *j, const char *key, char **ret, SbxError *error) {
+        json_object *v;
+        char *s;
+
+        if (!json_object_object_get_ex(j, key, &v) || !json_object_is_type(v, json_type_string))
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
+                                     "Docker's answer lacks the string \"%s\"", key);
+        s = strdup(json_object_get_string(v));
+        if (!s)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}
+
+int sbx_docker_get_object(SbxDocker *d, const char *path, json_object **ret, SbxError *error) {
+        json_object *j = NULL;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        r = sbx_docker_request(d, "GET", path, NULL, 0, &j, error);
+        if (r < 0)
+                return r;
+        if (!json_object_is_type(j, json_type_object)) {
+                json_object_put(j);
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
+                                     "Docker's answer to GET %s is not a JSON object", path);
+        }
+        *ret = j;
+        return 0;
+}
+
+int sbx_docker_version(SbxDocker *d, json_object **ret, SbxError *error) {
+        return sbx_docker_get_object(d, "/version", ret, error);
+}
+
+int sbx_docker_info(SbxDocker *d, json_object **ret, SbxError *error) {
+        return sbx_docker_get_object(d, "/info", ret, error);
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* A Docker Engine API client over the daemon's unix socket (libcurl).
+ *
+ * One SbxDocker is one CURL easy handle whose connection is kept and reused
+ * between requests. It is not thread-safe: each worker owns its own. The daemon
+ * calls curl_global_init() once at start-up, before any thread exists.
+ *
+ * The API version is negotiated lazily: the first request pings /_ping and takes
+ * the daemon's Api-Version header (refusing one older than SBX_DOCKER_API_MIN);
+ * every path is then prefixed with /v<version>.
+ *
+ * Results. Every call returns a negative errno on failure and fills the optional
+ * SbxError (first error wins, see error.h):
+ *   -EHOSTDOWN  SBX_ERROR_BACKEND_UNAVAILABLE: cannot connect, connection lost,
+ *               or no answer within the timeout;
+ *   -ENOENT     HTTP 404, no such container or image;       } kind BACKEND_ERROR,
+ *   -EBUSY      HTTP 409, conflict (name in use, container   } message = Docker's
+ *               running, image in use, …);                    } own message
+ *   -EPROTO     SBX_ERROR_BACKEND_ERROR: any other refusal, carrying Docker's
+ *               message (the JSON body's "message"), or a malformed or oversized
+ *               answer;
+ *   -EINVAL     SBX_ERROR_INVALID_ARGS: a bad argument (e.g. a non-unix:// host).
+ * -ENOENT and -EBUSY are Docker-level results that only the caller can name
+ * (NoSuchSandbox, NoSuchSnapshot, SandboxExists, …, or success for an idempotent
+ * delete). They still record a BackendError, so that passing the error on
+ * unchanged says something true; a caller that maps them drops it with
+ * sbx_error_free() and records its own kind. Success is ≥ 0. */
+
+#include <json-c/json.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "macro.h"
+
+#define SBX_DOCKER_DEFAULT_HOST "unix:///var/run/docker.sock"
+/* The oldest Engine API this client is written for (Docker 19.03). */
+#define SBX_DOCKER_API_MIN_MINOR 40
+#define SBX_DOCKER_CONNECT_TIMEOUT_S 5U
+#define SBX_DOCKER_TIMEOUT_DEFAULT_S 60U
+/* A stop waits for the container's own timeout, then for the kill. */
+#define SBX_DOCKER_STOP_MARGIN_S 30U
+/* A commit copies the container's file system changes. */
+#define SBX_DOCKER_COMMIT_TIMEOUT_S 600U
+/* A broken daemon must not exhaust our memory. */
+#define SBX_DOCKER_BODY_MAX ((size_t) 16U * 1024U * 1024U)
+
+typedef struct SbxDocker SbxDocker;
+
+/* _cleanup_(json_object_putp) for the answers handed out below. */
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
+
+/* Creates a client for host_url ("unix:///path"; NULL = SBX_DOCKER_DEFAULT_HOST).
+ * No I/O happens here. Any other scheme is SBX_ERROR_INVALID_ARGS. */
+int sbx_docker_new(const char *host_url, SbxDocker **ret, SbxError *error);
+SbxDocker *sbx_docker_free(SbxDocker *d);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SbxDocker *, sbx_docker_free);
+
+/* The endpoint as given (normalized to the default when NULL was passed). */
+const char *sbx_docker_host(const SbxDocker *d);
+
+/* Pings /_ping and (re)negotiates the API version from its Api-Version header. */
+int sbx_docker_ping(SbxDocker *d, SbxError *error);
+
+/* The negotiated API version ("1.41"), or NULL before the first successful ping. */
+const char *sbx_docker_api_version(const SbxDocker *d);
+
+/* The one generic primitive. method is "GET", "POST" or "DELETE"; path is the
+ * versioned part after /v<version>, starting with '/', query included, with
+ * every inserted component already escaped (sbx_docker_escape()). body, if
+ * non-NULL, is sent as JSON. timeout_s = 0 means SBX_DOCKER_TIMEOUT_DEFAULT_S.
+ * On success returns the HTTP status (2xx, or 304 "not modified") and, if ret
+ * is non-NULL, the parsed JSON answer (NULL for an empty one). */
+int sbx_docker_request(
+                SbxDocker *d,
+                const char *method,
+                const char *path,
+                json_object *body,
+                unsigned timeout_s,
+                json_object **ret,
+                SbxError *error);
+
+/* GET path, whose answer must be a JSON object. */
+int sbx_docker_get_object(SbxDocker *d, const char *path, json_object **ret, SbxError *error);
+
+/* Copies the string member key of the JSON object j into *ret; a missing or
+ * non-string member is SBX_ERROR_BACKEND_ERROR naming key. */
+int sbx_docker_json_string(json_object *j, const char *key, char **ret, SbxError *error);
+
+/* URL-escapes s for a path component or query value (RFC 3986 unreserved kept). */
+int sbx_docker_escape(SbxDocker *d, const char *s, char **ret);
+
+/* GET /version and GET /info. */
+int sbx_docker_version(SbxDocker *d, json_object **ret, SbxError *error);
+int sbx_docker_info(SbxDocker *d, json_object **ret, SbxError *error);
