@@ -16,13 +16,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json-util.h"
 #include "fingerprint.h"
 #include "macro.h"
 #include "pyint.h"
 #include "pyrepr.h"
 #include "unicode.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 static int get_string(json_object *o, const char **ret) {
         if (json_object_is_type(o, json_type_null)) {

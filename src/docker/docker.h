@@ -32,6 +32,7 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "json-util.h"
 #include "macro.h"
 
 #define SBX_DOCKER_DEFAULT_HOST "unix:///var/run/docker.sock"
@@ -48,8 +49,6 @@
 
 typedef struct SbxDocker SbxDocker;
 
-/* _cleanup_(json_object_putp) for the answers handed out below. */
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 /* Creates a client for host_url ("unix:///path"; NULL = SBX_DOCKER_DEFAULT_HOST).
  * No I/O happens here. Any other scheme is SBX_ERROR_INVALID_ARGS. */
