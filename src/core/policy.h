@@ -18,6 +18,9 @@
 #include "error.h"
 #include "spec.h"
 
+/* Where the daemon reads the host policy unless told otherwise. */
+#define SBX_POLICY_PATH "/etc/xagent/sandboxd.json"
+
 /* xagent's default image (contract: SANDBOX_IMAGE's default). */
 #define SBX_POLICY_DEFAULT_IMAGE "xprobe/xagent-sandbox:latest"
 /* All images allowed: what a fresh install is expected to do; polkit decides who may

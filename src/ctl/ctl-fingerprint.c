@@ -11,18 +11,17 @@
 #include "spec-json.h"
 
 #define MAX_SPEC_FILE (1024 * 1024)
-#define POLICY_PATH "/etc/xagent/sandboxd.json"
 
 /* The default image is the host policy's, so the fingerprint printed here is the
  * one the daemon would stamp for the same spec on this host. */
-static int load_default_image(char **ret, SbxError *error) {
+static int load_default_image(const char *policy_path, char **ret, SbxError *error) {
         _cleanup_free_ char *text = NULL;
         _cleanup_(sbx_policy_freep) SbxPolicy *p = NULL;
         int r;
 
-        if (access(POLICY_PATH, F_OK) < 0)
+        if (access(policy_path, F_OK) < 0)
                 return (*ret = strdup(SBX_POLICY_DEFAULT_IMAGE)) ? 0 : -ENOMEM;
-        r = ctl_read_file(POLICY_PATH, MAX_SPEC_FILE, &text, error);
+        r = ctl_read_file(policy_path, MAX_SPEC_FILE, &text, error);
         if (r < 0)
                 return r;
         r = sbx_policy_parse(text, &p, error);
@@ -36,11 +35,21 @@ int verb_fingerprint(int argc, char **argv, const CtlOptions *o) {
         _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
         _cleanup_(sbx_error_free) SbxError error = SBX_ERROR_NULL;
         char fp[SBX_FINGERPRINT_HEX_LEN + 1];
-        const char *path = argc > 1 ? argv[1] : "-";
+        const char *path = "-", *policy_path = SBX_POLICY_PATH;
+        unsigned n_files = 0;
         int r;
 
+        for (int i = 1; i < argc; i++) {
+                if (streq(argv[i], "--config") && i + 1 < argc)
+                        policy_path = argv[++i];
+                else if ((argv[i][0] == '-' && argv[i][1]) || n_files++ > 0)
+                        return ctl_usage("fingerprint [--config PATH] [FILE|-]");
+                else
+                        path = argv[i];
+        }
+
         if ((r = ctl_read_file(path, MAX_SPEC_FILE, &text, &error)) < 0 ||
-            (r = load_default_image(&default_image, &error)) < 0 ||
+            (r = load_default_image(policy_path, &default_image, &error)) < 0 ||
             (r = sbx_spec_from_json_string(text, &spec, &error)) < 0 ||
             (r = sbx_spec_finalize(spec, default_image, &error)) < 0 ||
             (r = sbx_spec_fingerprint(spec, fp)) < 0)

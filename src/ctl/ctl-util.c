@@ -40,3 +40,8 @@ int ctl_fail(const char *what, int r, const SbxError *error) {
                 fprintf(stderr, "xagent-sandboxctl: %s: %s\n", what, strerror(-r));
         return 1;
 }
+
+int ctl_usage(const char *usage) {
+        fprintf(stderr, "xagent-sandboxctl: usage: xagent-sandboxctl %s\n", usage);
+        return 2;
+}

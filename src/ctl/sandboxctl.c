@@ -19,7 +19,7 @@ typedef struct Verb {
 } Verb;
 
 static const Verb verbs[] = {
-        { "fingerprint", 0, 1, verb_fingerprint, "fingerprint [FILE|-]",
+        { "fingerprint", 0, 3, verb_fingerprint, "fingerprint [--config PATH] [FILE|-]",
           "Print the fingerprint of a JSON spec (no daemon needed)" },
 };
 
@@ -92,9 +92,7 @@ int main(int argc, char **argv) {
                         printf("xagent-sandboxctl %s\n\n%s\n", v->usage, v->help);
                         return 0;
                 }
-        if (n_args < v->min_args || n_args > v->max_args) {
-                fprintf(stderr, "xagent-sandboxctl: usage: xagent-sandboxctl %s\n", v->usage);
-                return 2;
-        }
+        if (n_args < v->min_args || n_args > v->max_args)
+                return ctl_usage(v->usage);
         return v->run(argc - optind, argv + optind, &o);
 }
