@@ -29,9 +29,15 @@ build build-sanitize -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         meson test -C build-sanitize --suite unit --print-errorlogs
 
+VALGRIND='valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite'
 step "unit tests under valgrind"
 meson test -C build --suite unit --no-suite oracle --print-errorlogs \
-        --wrap='valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite'
+        --wrap="$VALGRIND"
+# The oracle's C side (the batch program) under valgrind too, on fewer specs.
+/usr/bin/python3 tests/fingerprint-oracle.py build/tests/fingerprint-batch --count 2000 --wrap "$VALGRIND"
+
+step "Docker suite (real dockerd; started if none answers)"
+meson test -C build --suite docker --print-errorlogs
 
 step "end-to-end tests (private dbus-daemon, real polkitd, test users)"
 meson test -C build --suite e2e --print-errorlogs
