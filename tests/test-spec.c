@@ -214,6 +214,10 @@ static const char *strict_case(SbxSpec *s, int i) {
                         sbx_spec_add_volume(s, "/h", k, "ro");
                 }
                 return "volumes:";
+        case 18:
+                s->network_isolated = true;
+                sbx_spec_add_port(s, 0, 80);
+                return "ports: a network_isolated sandbox cannot publish ports";
         default:
                 return NULL;
         }
@@ -281,7 +285,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_order_insensitive);
         tcase_add_test(tc, test_env_last_wins);
         tcase_add_test(tc, test_volume_mode_kept);
-        tcase_add_loop_test(tc, test_strict, 0, 18);
+        tcase_add_loop_test(tc, test_strict, 0, 19);
         tcase_add_test(tc, test_strict_ok);
         tcase_add_test(tc, test_names);
         tcase_add_test(tc, test_copy);

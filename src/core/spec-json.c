@@ -169,26 +169,6 @@ int sbx_spec_from_json_string(const char *text, SbxSpec **ret, SbxError *error) 
         return sbx_spec_from_json(obj, ret, error);
 }
 
-static int add(json_object *o, const char *key, json_object *v) {
-        if (!v)
-                return -ENOMEM;
-        if (json_object_object_add(o, key, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-static int append(json_object *a, json_object *v) {
-        if (!v)
-                return -ENOMEM;
-        if (json_object_array_add(a, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
 int sbx_spec_to_json(const SbxSpec *s, json_object **ret) {
         _cleanup_(json_object_putp) json_object *o = json_object_new_object(), *env = json_object_new_object(),
                                                 *vols = json_object_new_array(), *ports = json_object_new_array();
@@ -198,38 +178,38 @@ int sbx_spec_to_json(const SbxSpec *s, json_object **ret) {
                 return -ENOMEM;
 
         for (size_t i = 0; i < s->n_env; i++)
-                if ((r = add(env, s->env[i].key, json_object_new_string(s->env[i].value))) < 0)
+                if ((r = sbx_json_put(env, s->env[i].key, json_object_new_string(s->env[i].value))) < 0)
                         return r;
         for (size_t i = 0; i < s->n_volumes; i++) {
                 json_object *t = json_object_new_array_ext(3);
-                if (!t || append(vols, t) < 0)
+                if (!t || sbx_json_push(vols, t) < 0)
                         return -ENOMEM;
-                if ((r = append(t, json_object_new_string(s->volumes[i].host))) < 0 ||
-                    (r = append(t, json_object_new_string(s->volumes[i].guest))) < 0 ||
-                    (r = append(t, json_object_new_string(s->volumes[i].mode))) < 0)
+                if ((r = sbx_json_push(t, json_object_new_string(s->volumes[i].host))) < 0 ||
+                    (r = sbx_json_push(t, json_object_new_string(s->volumes[i].guest))) < 0 ||
+                    (r = sbx_json_push(t, json_object_new_string(s->volumes[i].mode))) < 0)
                         return r;
         }
         for (size_t i = 0; i < s->n_ports; i++) {
                 json_object *t = json_object_new_array_ext(2);
-                if (!t || append(ports, t) < 0)
+                if (!t || sbx_json_push(ports, t) < 0)
                         return -ENOMEM;
-                if ((r = append(t, json_object_new_int64(s->ports[i].host))) < 0 ||
-                    (r = append(t, json_object_new_int64(s->ports[i].guest))) < 0)
+                if ((r = sbx_json_push(t, json_object_new_int64(s->ports[i].host))) < 0 ||
+                    (r = sbx_json_push(t, json_object_new_int64(s->ports[i].guest))) < 0)
                         return r;
         }
 
         if (s->template_type == SBX_TEMPLATE_SNAPSHOT)
-                r = add(o, "snapshot", json_object_new_string(s->snapshot_id ?: ""));
+                r = sbx_json_put(o, "snapshot", json_object_new_string(s->snapshot_id ?: ""));
         else
-                r = add(o, "image", json_object_new_string(s->image ?: ""));
+                r = sbx_json_put(o, "image", json_object_new_string(s->image ?: ""));
         if (r < 0 ||
-            (r = add(o, "working_dir", json_object_new_string(s->working_dir))) < 0 ||
-            (r = add(o, "cpus", json_object_new_int64(s->cpus))) < 0 ||
-            (r = add(o, "memory", json_object_new_int64(s->memory))) < 0 ||
-            (r = add(o, "env", TAKE_PTR(env))) < 0 ||
-            (r = add(o, "volumes", TAKE_PTR(vols))) < 0 ||
-            (r = add(o, "network_isolated", json_object_new_boolean(s->network_isolated))) < 0 ||
-            (r = add(o, "ports", TAKE_PTR(ports))) < 0)
+            (r = sbx_json_put(o, "working_dir", json_object_new_string(s->working_dir))) < 0 ||
+            (r = sbx_json_put(o, "cpus", json_object_new_int64(s->cpus))) < 0 ||
+            (r = sbx_json_put(o, "memory", json_object_new_int64(s->memory))) < 0 ||
+            (r = sbx_json_put(o, "env", TAKE_PTR(env))) < 0 ||
+            (r = sbx_json_put(o, "volumes", TAKE_PTR(vols))) < 0 ||
+            (r = sbx_json_put(o, "network_isolated", json_object_new_boolean(s->network_isolated))) < 0 ||
+            (r = sbx_json_put(o, "ports", TAKE_PTR(ports))) < 0)
                 return r;
         *ret = TAKE_PTR(o);
         return 0;

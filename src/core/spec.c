@@ -376,6 +376,10 @@ int sbx_spec_validate_strict(const SbxSpec *spec, SbxError *error) {
                                              "volumes: mode of '%s' must be \"ro\" or \"rw\"", v->guest);
         }
 
+        /* Docker cannot publish the ports of a container without a network. */
+        if (spec->network_isolated && spec->n_ports > 0)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "ports: a network_isolated sandbox cannot publish ports");
         if (spec->n_ports > SBX_MAX_PORTS)
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "ports: %zu ports, the limit is %d",
                                      spec->n_ports, SBX_MAX_PORTS);
