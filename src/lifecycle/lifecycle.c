@@ -1,0 +1,599 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "config.h"
+#include "conflict.h"
+#include "container-body.h"
+#include "docker-container.h"
+#include "docker-image.h"
+#include "fingerprint.h"
+#include "json-util.h"
+#include "labels.h"
+#include "lifecycle.h"
+#include "naming.h"
+#include "posture.h"
+#include "publish.h"
+#include "spec-json.h"
+#include "timestamp.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(SbxKeyedLockHandle *, sbx_keyed_lock_handle_free);
+
+SbxSandbox *sbx_sandbox_free(SbxSandbox *s) {
+        if (!s)
+                return NULL;
+        free(s->name);
+        free(s->container_id);
+        free(s->status);
+        free(s->image);
+        free(s->fingerprint);
+        sbx_observed_free(s->observed);
+        free(s);
+        return NULL;
+}
+
+void sbx_sandbox_list_free(SbxSandbox **list, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                sbx_sandbox_free(list[i]);
+        free(list);
+}
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* Sandbox names and snapshot ids share one registry; the prefixes keep them apart. */
+static int lock_key(SbxLifecycle *l, const char *prefix, const char *key, SbxKeyedLockHandle **ret) {
+        _cleanup_free_ char *k = NULL;
+
+        if (asprintf(&k, "%s:%s", prefix, key) < 0)
+                return -ENOMEM;
+        return sbx_keyed_lock_acquire(l->locks, k, ret);
+}
+
+/* A Docker-level "not found" or "conflict" becomes the caller's own error kind. */
+static int remap(SbxError *error, SbxErrorKind kind, const char *fmt, const char *arg) {
+        sbx_error_free(error);
+        return sbx_error_set(error, kind, fmt, arg);
+}
+
+/* The managed container carrying this sandbox name (xagent's lookup: by labels,
+ * not by the derived container name). Returns 1 and its id, or 0 if none. */
+static int find_container(SbxLifecycle *l, const char *name, char **ret_id, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *list = NULL;
+        _cleanup_free_ char *filter = NULL;
+        const char *labels[3];
+        json_object *id;
+        int r;
+
+        if (asprintf(&filter, "%s=%s", SBX_LABEL_SANDBOX_NAME, name) < 0)
+                return -ENOMEM;
+        labels[0] = SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE;
+        labels[1] = filter;
+        labels[2] = NULL;
+        r = sbx_docker_container_list(l->docker, labels, &list, error);
+        if (r < 0)
+                return r;
+        if (json_object_array_length(list) == 0)
+                return 0;
+        if (!json_object_object_get_ex(json_object_array_get_idx(list, 0), "Id", &id) ||
+            !json_object_is_type(id, json_type_string))
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker: a listed container has no Id");
+        *ret_id = strdup(json_object_get_string(id));
+        return *ret_id ? 1 : -ENOMEM;
+}
+
+static int inspect_container(SbxLifecycle *l, const char *id, SbxObserved **ret, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *attrs = NULL;
+        int r = sbx_docker_container_inspect(l->docker, id, &attrs, error);
+
+        if (r < 0)
+                return r;
+        return sbx_observed_from_json(attrs, ret, error);
+}
+
+/* The stored row's spec, or NULL when there is no row or it cannot be read back. */
+static int load_row(SbxLifecycle *l, const char *name, SbxSandboxRow **ret_row, SbxSpec **ret_spec,
+                    SbxError *error) {
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        int r = sbx_store_get_sandbox(l->store, name, &row, error);
+
+        if (r <= 0)
+                return r;
+        if (ret_spec && sbx_spec_from_json_string(row->spec_json, ret_spec, NULL) >= 0 &&
+            sbx_spec_normalize(*ret_spec, NULL) < 0)
+                *ret_spec = sbx_spec_free(*ret_spec);
+        *ret_row = TAKE_PTR(row);
+        return 1;
+}
+
+/* The owner's primary group as the user database has it now. */
+static int owner_gid(uid_t uid, gid_t *ret) {
+        struct passwd pw, *result = NULL;
+        char buf[4096];
+
+        if (getpwuid_r(uid, &pw, buf, sizeof buf, &result) != 0 || !result)
+                return -ESRCH;
+        *ret = pw.pw_gid;
+        return 0;
+}
+
+static unsigned posture_of(SbxLifecycle *l, const SbxObserved *o, uid_t uid, gid_t gid, bool isolated,
+                           int64_t memory_bytes) {
+        return sbx_posture_check(o, &(SbxPostureExpect) {
+                .uid = uid,
+                .gid = gid,
+                .pids_limit = l->policy->pids_limit,
+                .publish_address = l->policy->publish_address,
+                .network_isolated = isolated,
+                .memory_bytes = memory_bytes,
+        });
+}
+
+static int make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const SbxSandboxRow *row,
+                        const SbxSpec *stored, SbxSandbox **ret) {
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *s = calloc(1, sizeof(SbxSandbox));
+        gid_t gid = 0;
+
+        if (!s)
+                return -ENOMEM;
+        s->name = strdup(name);
+        s->container_id = strdup(o->id ?: "");
+        s->status = strdup(o->raw_status);
+        s->image = strdup(o->image_ref ?: "");
+        s->fingerprint = strdup(o->fingerprint_label ?: "");
+        if (!s->name || !s->container_id || !s->status || !s->image || !s->fingerprint)
+                return -ENOMEM;
+        s->owner_valid = o->owner_valid;
+        s->owner = o->owner;
+        s->state = o->state;
+        s->has_row = row != NULL;
+        s->verdict = SBX_VERDICT_UNVERIFIED;
+        if (stored && row)
+                s->verdict = sbx_verdict(stored, row->fingerprint, o, SBX_CONTRACT_VERSION);
+        if (row && row->created_us > 0)
+                s->created_us = (uint64_t) row->created_us;
+        else if (o->created_at)
+                (void) sbx_parse_rfc3339_usec(o->created_at, &s->created_us);
+        /* The posture as created for this owner (the group recorded at create, or
+         * for a container without a row the owner's primary group). Network and
+         * memory values themselves are the verdict's business, not the posture's. */
+        if (row)
+                gid = row->owner_gid;
+        s->hardened = o->owner_valid && (row || owner_gid(o->owner, &gid) >= 0) &&
+                      posture_of(l, o, o->owner, gid, o->network_isolated,
+                                 o->has_raw_memory_bytes ? o->raw_memory_bytes : 0) == 0;
+        s->observed = o;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+static int describe(SbxLifecycle *l, const char *name, const char *id, SbxSandbox **ret, SbxError *error) {
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *stored = NULL;
+        int r;
+
+        if ((r = inspect_container(l, id, &o, error)) < 0)
+                return r == -ENOENT ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name) : r;
+        if ((r = load_row(l, name, &row, &stored, error)) < 0)
+                return r;
+        /* A row whose container is another one (recreated behind our back) says
+         * nothing about this container. */
+        if (row && !streq_ptr(row->container_id, o->id)) {
+                row = sbx_sandbox_row_free(row);
+                stored = sbx_spec_free(stored);
+        }
+        r = make_sandbox(l, name, o, row, stored, ret);
+        if (r >= 0)
+                TAKE_PTR(o);
+        return r;
+}
+
+int sbx_lifecycle_inspect(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error) {
+        _cleanup_free_ char *id = NULL;
+        int r = find_container(l, name, &id, error);
+
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
+        return describe(l, name, id, ret, error);
+}
+
+/* Removes a container a failed create made; the create's own error stays the one
+ * reported (first error wins), so a failing remove is only logged. */
+static void compensate(SbxLifecycle *l, const char *id) {
+        SbxError e = SBX_ERROR_NULL;
+
+        if (sbx_docker_container_remove(l->docker, id, &e) < 0)
+                fprintf(stderr, "xagent-sandboxd: could not remove container %s after a failed create: %s\n", id,
+                        e.message ?: "unknown error");
+        sbx_error_free(&e);
+}
+
+static int resolve_image(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, char **ret, SbxError *error) {
+        _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *snap = NULL;
+        int r;
+
+        if (spec->template_type == SBX_TEMPLATE_IMAGE)
+                return (*ret = strdup(spec->image)) ? 0 : -ENOMEM;
+
+        /* A snapshot is a template only for its owner; another's is as good as absent. */
+        r = sbx_store_get_snapshot(l->store, spec->snapshot_id, &snap, error);
+        if (r < 0)
+                return r;
+        if (r == 0 || snap->owner_uid != owner->uid)
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SNAPSHOT, "Snapshot not found: %s", spec->snapshot_id);
+        *ret = TAKE_PTR(snap->image_tag);
+        return 0;
+}
+
+static int check_admissible(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, SbxError *error) {
+        int r, n = sbx_store_count_sandboxes(l->store, owner->uid, error);
+
+        if (n < 0)
+                return n;
+        if ((r = sbx_policy_check_count(l->policy, (size_t) n, error)) < 0 ||
+            (r = sbx_policy_check_spec(l->policy, owner, spec, l->docker_socket, error)) < 0)
+                return r;
+        return sbx_check_spec_conflicts(spec, error);
+}
+
+/* Publish-before-verify (contract §6, DESIGN §6): the seven fields and the posture
+ * as Docker reports them, before anything is recorded or announced. */
+static int verify_published(SbxLifecycle *l, const char *name, const SbxSpec *spec, const char *image,
+                            const SbxOwner *owner, const SbxObserved *o, SbxError *error) {
+        const char *fields[SBX_PUBLISH_FIELD_COUNT + 1], *items[SBX_POSTURE_ITEM_COUNT + 1];
+        unsigned mismatches = sbx_find_publish_mismatches(spec, image, o);
+        unsigned posture = posture_of(l, o, owner->uid, owner->gid, spec->network_isolated, spec->memory * 1048576);
+        _cleanup_free_ char *list = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        if (mismatches == 0 && posture == 0)
+                return 0;
+        sbx_publish_fields_to_names(mismatches, fields);
+        sbx_posture_items_to_names(posture, items);
+        f = open_memstream(&list, &size);
+        if (!f)
+                return -ENOMEM;
+        for (const char **n = fields; *n; n++)
+                fprintf(f, "%s%s", n == fields ? "" : ", ", *n);
+        for (const char **n = items; *n; n++)
+                fprintf(f, "%sposture.%s", (n == items && !fields[0]) ? "" : ", ", *n);
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT,
+                             "Sandbox '%s' failed publish verification; mismatched fields: %s", name, list);
+}
+
+static int record(SbxLifecycle *l, const char *name, const SbxSpec *spec, const char *fp, const SbxOwner *owner,
+                  const SbxObserved *o, SbxError *error) {
+        _cleanup_free_ char *json = NULL;
+        int r = sbx_spec_to_json_string(spec, &json);
+
+        if (r < 0)
+                return r;
+        return sbx_store_put_sandbox(l->store, &(SbxSandboxRow) {
+                .name = (char *) name,
+                .owner_uid = owner->uid,
+                .owner_gid = owner->gid,
+                .container_id = o->id,
+                .spec_json = json,
+                .fingerprint = (char *) fp,
+                .contract_version = SBX_CONTRACT_VERSION,
+                .state = o->state == SBX_STATE_RUNNING ? SBX_SANDBOX_RUNNING : SBX_SANDBOX_STOPPED,
+                .created_us = (int64_t) now_usec(),
+        }, error);
+}
+
+/* Everything after the container exists: start, verify, record. On failure the
+ * caller removes the container. */
+static int start_verify_record(SbxLifecycle *l, const char *name, const SbxSpec *spec, const char *image,
+                               const char *fp, const SbxOwner *owner, const char *id, SbxObserved **ret,
+                               SbxError *error) {
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        int r;
+
+        if ((r = sbx_docker_container_start(l->docker, id, error)) < 0)
+                return r;
+#ifdef SBX_TEST_SEAMS
+        if (l->seam_after_start)
+                l->seam_after_start(l, id, l->seam_userdata);
+#endif
+        if ((r = inspect_container(l, id, &o, error)) < 0 ||
+            (r = verify_published(l, name, spec, image, owner, o, error)) < 0 ||
+            (r = record(l, name, spec, fp, owner, o, error)) < 0)
+                return r;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
+                         SbxSandbox **ret, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        _cleanup_free_ char *existing = NULL, *image = NULL, *cname = NULL, *id = NULL;
+        _cleanup_(json_object_putp) json_object *body = NULL;
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        char fp[SBX_FINGERPRINT_HEX_LEN + 1];
+        int r;
+
+        if ((r = lock_key(l, "sandbox", name, &lock)) < 0)
+                return r;
+
+        r = find_container(l, name, &existing, error);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                return sbx_error_set(error, SBX_ERROR_SANDBOX_EXISTS, "Sandbox already exists: '%s'", name);
+        /* A row without its container is stale (removed behind our back): drop it. */
+        if ((r = sbx_store_delete_sandbox(l->store, name, error)) < 0)
+                return r;
+
+        if ((r = resolve_image(l, spec, owner, &image, error)) < 0 ||
+            (r = check_admissible(l, spec, owner, error)) < 0 ||
+            (r = sbx_spec_fingerprint(spec, fp)) < 0 ||
+            (r = sbx_container_body(&(SbxContainerParams) {
+                    .name = name, .spec = spec, .image = image, .fingerprint = fp,
+                    .uid = owner->uid, .gid = owner->gid,
+                    .pids_limit = l->policy->pids_limit, .publish_address = l->policy->publish_address,
+            }, &body)) < 0 ||
+            (r = sbx_container_name(name, &cname)) < 0)
+                return r;
+
+        r = sbx_docker_container_create(l->docker, cname, body, &id, error);
+        if (r == -EBUSY)
+                return remap(error, SBX_ERROR_SANDBOX_EXISTS, "Sandbox already exists: '%s'", name);
+        if (r == -ENOENT)
+                return remap(error, SBX_ERROR_BACKEND_ERROR, "Image not present on this host: %s", image);
+        if (r < 0)
+                return r;
+
+        r = start_verify_record(l, name, spec, image, fp, owner, id, &o, error);
+        if (r < 0) {
+                compensate(l, id);
+                return r;
+        }
+
+        r = make_sandbox(l, name, o, &(SbxSandboxRow) { .owner_gid = owner->gid, .fingerprint = fp,
+                                                        .created_us = (int64_t) now_usec() }, spec, ret);
+        if (r >= 0)
+                TAKE_PTR(o);
+        return r;
+}
+
+int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desired, SbxVerdict *ret_verdict,
+                         unsigned *ret_fields, SbxError *error) {
+        _cleanup_free_ char *id = NULL;
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *stored = NULL;
+        char fp[SBX_FINGERPRINT_HEX_LEN + 1];
+        int r;
+
+        if ((r = sbx_spec_fingerprint(desired, fp)) < 0)
+                return r;
+        if ((r = find_container(l, name, &id, error)) < 0)
+                return r;
+        if (r == 0)
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
+        if ((r = inspect_container(l, id, &o, error)) < 0)
+                return r == -ENOENT ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name) : r;
+        if ((r = load_row(l, name, &row, &stored, error)) < 0)
+                return r;
+
+        *ret_verdict = sbx_verdict(desired, fp, o, SBX_CONTRACT_VERSION);
+        *ret_fields = *ret_verdict == SBX_VERDICT_MISMATCH
+                ? sbx_verify_mismatched_fields(desired, stored, row ? row->fingerprint : NULL, o)
+                : 0;
+        return 0;
+}
+
+/* Start and stop: under the lock, converge the container and the row's state. */
+static int set_running(SbxLifecycle *l, const char *name, bool running, unsigned timeout_s, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        _cleanup_free_ char *id = NULL;
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        int r, changed = 0;
+
+        if ((r = lock_key(l, "sandbox", name, &lock)) < 0)
+                return r;
+        if ((r = find_container(l, name, &id, error)) < 0)
+                return r;
+        if (r == 0)
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
+        if ((r = inspect_container(l, id, &o, error)) < 0)
+                return r == -ENOENT ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name) : r;
+
+        if ((o->state == SBX_STATE_RUNNING) != running) {
+                r = running ? sbx_docker_container_start(l->docker, id, error)
+                            : sbx_docker_container_stop(l->docker, id, timeout_s, error);
+                if (r == -ENOENT)
+                        return remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
+                if (r < 0)
+                        return r;
+                changed = r == 0;
+        }
+        r = sbx_store_update_sandbox_state(l->store, name, running ? SBX_SANDBOX_RUNNING : SBX_SANDBOX_STOPPED,
+                                           error);
+        return r < 0 ? r : changed;
+}
+
+int sbx_lifecycle_start(SbxLifecycle *l, const char *name, SbxError *error) {
+        return set_running(l, name, true, 0, error);
+}
+
+int sbx_lifecycle_stop(SbxLifecycle *l, const char *name, unsigned timeout_s, SbxError *error) {
+        return set_running(l, name, false, timeout_s, error);
+}
+
+int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        _cleanup_free_ char *id = NULL;
+        int r, removed = 0;
+
+        if ((r = lock_key(l, "sandbox", name, &lock)) < 0)
+                return r;
+        if ((r = find_container(l, name, &id, error)) < 0)
+                return r;
+        if (r > 0) {
+                r = sbx_docker_container_remove(l->docker, id, error);
+                if (r == -ENOENT)
+                        sbx_error_free(error);  /* gone meanwhile: that is what was asked */
+                else if (r < 0)
+                        return r;
+                else
+                        removed = 1;
+        }
+        r = sbx_store_delete_sandbox(l->store, name, error);
+        if (r < 0)
+                return r;
+        return removed || r > 0;
+}
+
+int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, const char *snapshot_id, uid_t owner,
+                           char **ret_image_id, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL, *snap_lock = NULL;
+        _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *existing = NULL;
+        _cleanup_(json_object_putp) json_object *config = NULL, *labels = NULL, *image = NULL;
+        _cleanup_free_ char *id = NULL, *tag = NULL, *ref = NULL, *image_id = NULL;
+        int r;
+
+        /* Lock order: the sandbox, then the snapshot id. */
+        if ((r = lock_key(l, "sandbox", name, &lock)) < 0 || (r = lock_key(l, "snapshot", snapshot_id, &snap_lock)) < 0)
+                return r;
+        if ((r = find_container(l, name, &id, error)) < 0)
+                return r;
+        if (r == 0)
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
+        if ((r = sbx_store_get_snapshot(l->store, snapshot_id, &existing, error)) < 0)
+                return r;
+        if (r > 0)
+                return sbx_error_set(error, SBX_ERROR_SNAPSHOT_EXISTS, "Snapshot already exists: %s", snapshot_id);
+
+        if ((r = sbx_snapshot_image_tag(snapshot_id, &tag)) < 0 || (r = sbx_snapshot_image_ref(snapshot_id, &ref)) < 0)
+                return r;
+        /* An image already tagged so (left by xagent, or by hand) is not overwritten. */
+        r = sbx_docker_image_inspect(l->docker, ref, &image, error);
+        if (r >= 0)
+                return sbx_error_set(error, SBX_ERROR_SNAPSHOT_EXISTS, "Snapshot image already exists: %s", ref);
+        if (r != -ENOENT)
+                return r;
+        sbx_error_free(error);
+
+        /* The committed image must never attest a spec: blank the attestation
+         * labels, so a container made from it is unverified unless we stamp it. */
+        config = json_object_new_object();
+        if (!config || (r = sbx_labels_build_commit_blank(&labels)) < 0 ||
+            (r = sbx_json_put(config, "Labels", TAKE_PTR(labels))) < 0)
+                return r < 0 ? r : -ENOMEM;
+        r = sbx_docker_commit(l->docker, id, SBX_SNAPSHOT_REPOSITORY, tag, config, &image_id, error);
+        if (r == -ENOENT)
+                return remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
+        if (r < 0)
+                return r;
+
+        r = sbx_store_add_snapshot(l->store, &(SbxSnapshotRow) {
+                .id = (char *) snapshot_id,
+                .owner_uid = owner,
+                .source_sandbox = (char *) name,
+                .image_id = image_id,
+                .image_tag = ref,
+                .created_us = (int64_t) now_usec(),
+        }, error);
+        if (r < 0) {
+                SbxError e = SBX_ERROR_NULL;
+                (void) sbx_docker_image_remove(l->docker, ref, false, &e);
+                sbx_error_free(&e);
+                return r;
+        }
+        if (ret_image_id)
+                *ret_image_id = TAKE_PTR(image_id);
+        return 0;
+}
+
+int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *row = NULL;
+        int r;
+
+        if ((r = lock_key(l, "snapshot", snapshot_id, &lock)) < 0)
+                return r;
+        if ((r = sbx_store_get_snapshot(l->store, snapshot_id, &row, error)) <= 0)
+                return r;
+        r = sbx_docker_image_remove(l->docker, row->image_tag, false, error);
+        if (r == -ENOENT)
+                sbx_error_free(error);
+        else if (r == -EBUSY)
+                return r;       /* in use by a container: Docker's message says which */
+        else if (r < 0)
+                return r;
+        if ((r = sbx_store_delete_snapshot(l->store, snapshot_id, error)) < 0)
+                return r;
+        return 1;
+}
+
+int sbx_lifecycle_list(SbxLifecycle *l, SbxSandbox ***ret, size_t *ret_n, SbxError *error) {
+        static const char *const managed[] = { SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE, NULL };
+        _cleanup_(json_object_putp) json_object *list = NULL;
+        SbxSandbox **out = NULL;
+        size_t n = 0, len;
+        int r;
+
+        r = sbx_docker_container_list(l->docker, managed, &list, error);
+        if (r < 0)
+                return r;
+        len = json_object_array_length(list);
+        out = calloc(len + 1, sizeof(SbxSandbox *));
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < len; i++) {
+                json_object *c = json_object_array_get_idx(list, i), *id, *labels, *name;
+
+                if (!json_object_object_get_ex(c, "Id", &id) || !json_object_object_get_ex(c, "Labels", &labels) ||
+                    !json_object_object_get_ex(labels, SBX_LABEL_SANDBOX_NAME, &name))
+                        continue;       /* not one of ours after all */
+                r = describe(l, json_object_get_string(name), json_object_get_string(id), &out[n], error);
+                if (r == -ENXIO) {      /* removed since the listing */
+                        sbx_error_free(error);
+                        continue;
+                }
+                if (r < 0) {
+                        sbx_sandbox_list_free(out, n);
+                        return r;
+                }
+                n++;
+        }
+        *ret = out;
+        *ret_n = n;
+        return 0;
+}
+
+int sbx_lifecycle_reconcile(SbxLifecycle *l, SbxError *error) {
+        _cleanup_(sbx_sandbox_row_list_freep) SbxSandboxRow **rows = NULL;
+        int r, dropped = 0;
+
+        if ((r = sbx_store_list_sandboxes(l->store, SBX_STORE_ANY_OWNER, &rows, error)) < 0)
+                return r;
+        for (SbxSandboxRow **row = rows; *row; row++) {
+                _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+                _cleanup_free_ char *id = NULL;
+
+                if ((r = lock_key(l, "sandbox", (*row)->name, &lock)) < 0)
+                        return r;
+                if ((r = find_container(l, (*row)->name, &id, error)) < 0)
+                        return r;
+                if (r > 0)
+                        continue;
+                if ((r = sbx_store_delete_sandbox(l->store, (*row)->name, error)) < 0)
+                        return r;
+                dropped++;
+        }
+        return dropped;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The sandbox operations (DESIGN §6), as plain sequential functions over one
+ * worker's Docker client and store connection. Every operation that changes a
+ * sandbox runs under that name's lock from the shared keyed lock registry;
+ * inspect and verify take no lock and change nothing. The owner is an explicit
+ * input wherever one is needed: authorization happened before (bus layer). */
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "docker.h"
+#include "keyed-lock.h"
+#include "observed.h"
+#include "policy.h"
+#include "spec.h"
+#include "store.h"
+#include "verdict.h"
+
+typedef struct SbxLifecycle SbxLifecycle;
+
+struct SbxLifecycle {
+        SbxDocker *docker;              /* this worker's */
+        SbxStore *store;                /* this worker's */
+        SbxKeyedLockRegistry *locks;    /* shared by all workers */
+        const SbxPolicy *policy;        /* shared, read-only */
+        const char *docker_socket;      /* the socket path, never mounted into a sandbox */
+#ifdef SBX_TEST_SEAMS
+        /* Tests only: runs between a create's start and its publish verification,
+         * to make a real daemon-side change that verification must catch. */
+        void (*seam_after_start)(SbxLifecycle *l, const char *container_id, void *userdata);
+        void *seam_userdata;
+#endif
+};
+
+/* What is known about one sandbox: its container as Docker reports it, and the
+ * verdict of its stored spec against that container. */
+typedef struct SbxSandbox {
+        char *name;
+        bool owner_valid;               /* false: the owner label is garbage; nobody owns it */
+        uid_t owner;
+        char *container_id;
+        SbxState state;
+        char *status;                   /* Docker's raw status */
+        char *image;                    /* Config.Image */
+        char *fingerprint;              /* the label, "" if absent */
+        SbxVerdict verdict;             /* stored spec vs the container now; unverified without a row */
+        bool has_row;
+        bool hardened;                  /* the container carries the posture of DESIGN §3 */
+        uint64_t created_us;
+        SbxObserved *observed;
+} SbxSandbox;
+
+SbxSandbox *sbx_sandbox_free(SbxSandbox *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SbxSandbox *, sbx_sandbox_free);
+void sbx_sandbox_list_free(SbxSandbox **list, size_t n);
+
+/* NoSuchSandbox when there is no managed container of that name. */
+int sbx_lifecycle_inspect(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error);
+
+/* Creates and starts a sandbox from a finalized spec (sbx_spec_finalize) for
+ * owner, verifying what Docker made before anything is recorded; on any failure
+ * after the container exists, the container is removed again. */
+int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
+                         SbxSandbox **ret, SbxError *error);
+
+/* xagent's verdict of desired against the live container; for a mismatch, the
+ * fields that differ as far as the stored row tells (see verdict.h). */
+int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desired, SbxVerdict *ret_verdict,
+                         unsigned *ret_fields, SbxError *error);
+
+/* Idempotent; NoSuchSandbox for a missing name. Return 1 if something changed. */
+int sbx_lifecycle_start(SbxLifecycle *l, const char *name, SbxError *error);
+int sbx_lifecycle_stop(SbxLifecycle *l, const char *name, unsigned timeout_s, SbxError *error);
+
+/* Idempotent: a missing name succeeds. Returns 1 if something was removed. */
+int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error);
+
+/* Commits the container to xagent-sandbox-snapshot:<safe id> with the attestation
+ * labels blanked, and records the snapshot for owner. SnapshotExists for a used id. */
+int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, const char *snapshot_id, uid_t owner,
+                           char **ret_image_id, SbxError *error);
+
+/* Idempotent: an unknown id succeeds. Returns 1 if something was removed. */
+int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, SbxError *error);
+
+/* Every managed container (xagent's own included), with its verdict. */
+int sbx_lifecycle_list(SbxLifecycle *l, SbxSandbox ***ret, size_t *ret_n, SbxError *error);
+
+/* Start-up: drops rows whose container is gone. Deletes no container. Returns
+ * the number of rows dropped. */
+int sbx_lifecycle_reconcile(SbxLifecycle *l, SbxError *error);
