@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Asynchronous polkit CheckAuthorization for a bus caller (DESIGN §5): subject
+ * system-bus-name = the caller's unique name; interactivity from the call's
+ * ALLOW_INTERACTIVE_AUTHORIZATION header flag. */
+
+#include <systemd/sd-bus.h>
+
+#include "error.h"
+
+#define SBX_POLKIT_ACTION_INSPECT       "org.xagent.sandbox1.inspect"
+#define SBX_POLKIT_ACTION_CREATE        "org.xagent.sandbox1.create"
+#define SBX_POLKIT_ACTION_MANAGE        "org.xagent.sandbox1.manage"
+#define SBX_POLKIT_ACTION_MANAGE_OTHERS "org.xagent.sandbox1.manage-others"
+
+/* The answer: 0 = authorized; else the error (AccessDenied,
+ * InteractiveAuthorizationRequired) is in *error. polkit unreachable = denied. */
+typedef void (*SbxPolkitCallback)(int r, SbxError *error, void *userdata);
+
+/* details: NULL-terminated key, value, key, value, … (may be NULL). When the
+ * caller did not allow interactive authorization, a challenge is answered with
+ * InteractiveAuthorizationRequired. The callback runs exactly once, unless
+ * *ret_slot is unreferenced first (then never). */
+int sbx_polkit_check_async(sd_bus *bus, sd_bus_message *call, const char *action, const char *const *details,
+                           SbxPolkitCallback callback, void *userdata, sd_bus_slot **ret_slot);

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <errno.h>
+
+#include "bus-spec.h"
+
+/* Errors from sd_bus_message_read*() on a malformed message are the caller's
+ * fault as well; say which key it was. */
+static int bad(SbxError *error, const char *key, int r) {
+        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: malformed value (%s)", key, strerror(-r));
+}
+
+/* Enters the variant of key, checking its signature. */
+static int enter_variant(sd_bus_message *m, const char *key, const char *want, SbxError *error) {
+        const char *contents;
+        char type;
+        int r;
+
+        r = sd_bus_message_peek_type(m, &type, &contents);
+        if (r < 0)
+                return bad(error, key, r);
+        if (!streq(contents, want))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: expected a value of type '%s', got '%s'",
+                                     key, want, contents);
+        r = sd_bus_message_enter_container(m, SD_BUS_TYPE_VARIANT, want);
+        return r < 0 ? bad(error, key, r) : 0;
+}
+
+static int exit_variant(sd_bus_message *m, const char *key, SbxError *error) {
+        int r = sd_bus_message_exit_container(m);
+        return r < 0 ? bad(error, key, r) : 0;
+}
+
+static int read_string(sd_bus_message *m, const char *key, char **field, SbxError *error) {
+        const char *s;
+        int r;
+
+        if ((r = enter_variant(m, key, "s", error)) < 0)
+                return r;
+        if ((r = sd_bus_message_read_basic(m, 's', &s)) < 0)
+                return bad(error, key, r);
+        free(*field);
+        *field = strdup(s);
+        if (!*field)
+                return -ENOMEM;
+        return exit_variant(m, key, error);
+}
+
+static int read_u32(sd_bus_message *m, const char *key, int64_t *field, SbxError *error) {
+        uint32_t u;
+        int r;
+
+        if ((r = enter_variant(m, key, "u", error)) < 0)
+                return r;
+        if ((r = sd_bus_message_read_basic(m, 'u', &u)) < 0)
+                return bad(error, key, r);
+        *field = u;
+        return exit_variant(m, key, error);
+}
+
+static int too_many(SbxError *error, const char *key, unsigned max) {
+        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: more than %u entries", key, max);
+}
+
+static int read_env(sd_bus_message *m, SbxSpec *s, SbxError *error) {
+        int r;
+
+        if ((r = enter_variant(m, "env", "a{ss}", error)) < 0)
+                return r;
+        if ((r = sd_bus_message_enter_container(m, 'a', "{ss}")) < 0)
+                return bad(error, "env", r);
+        for (;;) {
+                const char *k, *v;
+
+                r = sd_bus_message_read(m, "{ss}", &k, &v);
+                if (r < 0)
+                        return bad(error, "env", r);
+                if (r == 0)
+                        break;
+                if (s->n_env >= SBX_MAX_ENV)
+                        return too_many(error, "env", SBX_MAX_ENV);
+                for (size_t i = 0; i < s->n_env; i++)
+                        if (streq(s->env[i].key, k))
+                                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                                     "env: variable '%s' given twice", k);
+                if ((r = sbx_spec_add_env(s, k, v)) < 0)
+                        return r;
+        }
+        if ((r = sd_bus_message_exit_container(m)) < 0)
+                return bad(error, "env", r);
+        return exit_variant(m, "env", error);
+}
+
+static int read_volumes(sd_bus_message *m, SbxSpec *s, SbxError *error) {
+        int r;
+
+        if ((r = enter_variant(m, "volumes", "a(sss)", error)) < 0)
+                return r;
+        if ((r = sd_bus_message_enter_container(m, 'a', "(sss)")) < 0)
+                return bad(error, "volumes", r);
+        for (;;) {
+                const char *h, *g, *mode;
+
+                r = sd_bus_message_read(m, "(sss)", &h, &g, &mode);
+                if (r < 0)
+                        return bad(error, "volumes", r);
+                if (r == 0)
+                        break;
+                if (s->n_volumes >= SBX_MAX_VOLUMES)
+                        return too_many(error, "volumes", SBX_MAX_VOLUMES);
+                if ((r = sbx_spec_add_volume(s, h, g, mode)) < 0)
+                        return r;
+        }
+        if ((r = sd_bus_message_exit_container(m)) < 0)
+                return bad(error, "volumes", r);
+        return exit_variant(m, "volumes", error);
+}
+
+static int read_ports(sd_bus_message *m, SbxSpec *s, SbxError *error) {
+        int r;
+
+        if ((r = enter_variant(m, "ports", "a(qq)", error)) < 0)
+                return r;
+        if ((r = sd_bus_message_enter_container(m, 'a', "(qq)")) < 0)
+                return bad(error, "ports", r);
+        for (;;) {
+                uint16_t host, guest;
+
+                r = sd_bus_message_read(m, "(qq)", &host, &guest);
+                if (r < 0)
+                        return bad(error, "ports", r);
+                if (r == 0)
+                        break;
+                if (s->n_ports >= SBX_MAX_PORTS)
+                        return too_many(error, "ports", SBX_MAX_PORTS);
+                if ((r = sbx_spec_add_port(s, host, guest)) < 0)
+                        return r;
+        }
+        if ((r = sd_bus_message_exit_container(m)) < 0)
+                return bad(error, "ports", r);
+        return exit_variant(m, "ports", error);
+}
+
+static int read_bool(sd_bus_message *m, const char *key, bool *field, SbxError *error) {
+        int b, r;
+
+        if ((r = enter_variant(m, key, "b", error)) < 0)
+                return r;
+        if ((r = sd_bus_message_read_basic(m, 'b', &b)) < 0)
+                return bad(error, key, r);
+        *field = b;
+        return exit_variant(m, key, error);
+}
+
+static const char *const spec_keys[] = {
+        "image", "snapshot", "working_dir", "cpus", "memory", "env", "volumes", "network_isolated", "ports",
+};
+
+static int spec_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
+        SbxSpec *s = userdata;
+
+        if (streq(key, "image"))
+                return read_string(m, key, &s->image, error);
+        if (streq(key, "snapshot")) {
+                s->template_type = SBX_TEMPLATE_SNAPSHOT;
+                return read_string(m, key, &s->snapshot_id, error);
+        }
+        if (streq(key, "working_dir"))
+                return read_string(m, key, &s->working_dir, error);
+        if (streq(key, "cpus"))
+                return read_u32(m, key, &s->cpus, error);
+        if (streq(key, "memory"))
+                return read_u32(m, key, &s->memory, error);
+        if (streq(key, "env"))
+                return read_env(m, s, error);
+        if (streq(key, "volumes"))
+                return read_volumes(m, s, error);
+        if (streq(key, "network_isolated"))
+                return read_bool(m, key, &s->network_isolated, error);
+        if (streq(key, "ports"))
+                return read_ports(m, s, error);
+        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: unknown key", key);
+}
+
+/* Walks an a{sv}, calling read_entry for each key; a key seen twice is refused. */
+static int read_dict(sd_bus_message *m, const char *const *keys, size_t n_keys,
+                     int (*read_entry)(sd_bus_message *m, void *userdata, const char *key, SbxError *error),
+                     void *userdata, SbxError *error) {
+        unsigned seen = 0;
+        int r;
+
+        if ((r = sd_bus_message_enter_container(m, 'a', "{sv}")) < 0)
+                return bad(error, "a{sv}", r);
+        for (;;) {
+                const char *key;
+
+                r = sd_bus_message_enter_container(m, 'e', "sv");
+                if (r < 0)
+                        return bad(error, "a{sv}", r);
+                if (r == 0)
+                        break;
+                if ((r = sd_bus_message_read_basic(m, 's', &key)) < 0)
+                        return bad(error, "a{sv}", r);
+                for (size_t i = 0; i < n_keys; i++)
+                        if (streq(key, keys[i])) {
+                                if (seen & (1u << i))
+                                        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: given twice", key);
+                                seen |= 1u << i;
+                        }
+                if ((r = read_entry(m, userdata, key, error)) < 0)
+                        return r;
+                if ((r = sd_bus_message_exit_container(m)) < 0)
+                        return bad(error, key, r);
+        }
+        r = sd_bus_message_exit_container(m);
+        return r < 0 ? bad(error, "a{sv}", r) : 0;
+}
+
+int sbx_bus_read_spec(sd_bus_message *m, SbxSpec **ret, SbxError *error) {
+        _cleanup_(sbx_spec_freep) SbxSpec *s = sbx_spec_new();
+        int r;
+
+        if (!s)
+                return -ENOMEM;
+        s->template_type = SBX_TEMPLATE_IMAGE;
+        if ((r = read_dict(m, spec_keys, ELEMENTSOF(spec_keys), spec_entry, s, error)) < 0)
+                return r;
+        if (s->template_type == SBX_TEMPLATE_SNAPSHOT && s->image)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "image: \"image\" and \"snapshot\" are mutually exclusive");
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+static int no_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
+        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: unknown option", key);
+}
+
+int sbx_bus_read_create_options(sd_bus_message *m, SbxError *error) {
+        return read_dict(m, NULL, 0, no_entry, NULL, error);
+}
+
+static int stop_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
+        int64_t t;
+        int r;
+
+        if (!streq(key, "timeout"))
+                return no_entry(m, userdata, key, error);
+        if ((r = read_u32(m, key, &t, error)) < 0)
+                return r;
+        if (t > SBX_STOP_TIMEOUT_MAX)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "timeout: %lld s is more than %u s",
+                                     (long long) t, SBX_STOP_TIMEOUT_MAX);
+        *(unsigned *) userdata = (unsigned) t;
+        return 0;
+}
+
+int sbx_bus_read_stop_options(sd_bus_message *m, unsigned *ret_timeout, SbxError *error) {
+        static const char *const keys[] = { "timeout" };
+
+        *ret_timeout = SBX_STOP_TIMEOUT_DEFAULT;
+        return read_dict(m, keys, ELEMENTSOF(keys), stop_entry, ret_timeout, error);
+}
