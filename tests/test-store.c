@@ -476,9 +476,14 @@ static void *writer(void *arg) {
         intptr_t id = (intptr_t) arg;
         intptr_t failures = 0;
 
+        SbxError e = SBX_ERROR_NULL;
+
         pthread_barrier_wait(&writers_start);
-        if (sbx_store_open(dir, &s, NULL) < 0)
+        if (sbx_store_open(dir, &s, &e) < 0) {
+                fprintf(stderr, "open: %s\n", e.message);
+                sbx_error_free(&e);
                 return (void *) (intptr_t) -1;
+        }
         for (int i = 0; i < ROWS_PER_WRITER; i++) {
                 char name[32];
                 SbxSandboxRow row = sandbox(name, (uid_t) id, SBX_SANDBOX_RUNNING);

@@ -140,11 +140,9 @@ int sbx_keyed_lock_release(SbxKeyedLockHandle *h) {
         assert(e->waiters > 0);
         e->now_serving++;
         e->waiters--;
-        if (e->waiters > 0)
-                /* Every waiter of this entry wakes and checks its ticket; only the next one proceeds. */
-                pthread_cond_broadcast(&e->cond);
-        else
-                entry_drop_if_unused(reg, e);
+        /* Every waiter of this entry wakes and checks its ticket; only the next one proceeds. */
+        pthread_cond_broadcast(&e->cond);
+        entry_drop_if_unused(reg, e);
         pthread_mutex_unlock(&reg->mutex);
         return 1;
 }

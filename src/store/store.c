@@ -14,6 +14,7 @@
 #include "store.h"
 
 #define BUSY_TIMEOUT_MS 5000
+#define WAL_RETRY_MS 10
 
 /* Forward migrations: migrations[v] takes the schema from user_version v to v + 1.
  * Append only; never edit a step that has shipped. */
@@ -275,24 +276,41 @@ static int check_integrity(SbxStore *s, SbxError *error) {
         return r;
 }
 
-static int enable_wal(SbxStore *s, SbxError *error) {
+/* Steps "PRAGMA journal_mode=WAL" once: 1 on success, 0 if busy, < 0 on failure. */
+static int try_enable_wal(SbxStore *s, SbxError *error) {
         sqlite3_stmt *st = NULL;
         const char *mode;
-        int r;
+        int rc, r;
 
         if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) != SQLITE_OK)
                 return store_fail(s, error, "cannot set journal mode");
-        if (sqlite3_step(st) != SQLITE_ROW) {
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+                mode = (const char *) sqlite3_column_text(st, 0);
+                r = mode && strcasecmp(mode, "wal") == 0 ? 1 :
+                        sbx_error_set(error, SBX_ERROR_IO, "%s: cannot enable WAL journal mode (got '%s')",
+                                      s->path, mode ?: "");
+        } else if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
+                r = 0;
+        else
                 r = store_fail(s, error, "cannot set journal mode");
-                sqlite3_finalize(st);
-                return r;
-        }
-        mode = (const char *) sqlite3_column_text(st, 0);
-        r = mode && strcasecmp(mode, "wal") == 0 ? 0 :
-                sbx_error_set(error, SBX_ERROR_IO, "%s: cannot enable WAL journal mode (got '%s')",
-                              s->path, mode ?: "");
         sqlite3_finalize(st);
         return r;
+}
+
+/* Switching to WAL takes an exclusive lock without consulting the busy handler,
+ * so concurrent first opens of a fresh file (several workers) retry here. */
+static int enable_wal(SbxStore *s, SbxError *error) {
+        for (int waited = 0;; waited += WAL_RETRY_MS) {
+                int r = try_enable_wal(s, error);
+
+                if (r != 0)
+                        return r < 0 ? r : 0;
+                if (waited >= BUSY_TIMEOUT_MS)
+                        return sbx_error_set(error, SBX_ERROR_IO, "%s: cannot set journal mode: database is locked",
+                                             s->path);
+                sqlite3_sleep(WAL_RETRY_MS);
+        }
 }
 
 static int read_user_version(SbxStore *s, int64_t *ret, SbxError *error) {
