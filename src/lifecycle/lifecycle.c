@@ -20,8 +20,6 @@
 #include "spec-json.h"
 #include "timestamp.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(SbxKeyedLockHandle *, sbx_keyed_lock_handle_free);
-
 SbxSandbox *sbx_sandbox_free(SbxSandbox *s) {
         if (!s)
                 return NULL;
@@ -57,9 +55,15 @@ static int lock_key(SbxLifecycle *l, const char *prefix, const char *key, SbxKey
 }
 
 /* A Docker-level "not found" or "conflict" becomes the caller's own error kind. */
-static int remap(SbxError *error, SbxErrorKind kind, const char *fmt, const char *arg) {
+_printf_(3, 4) static int remap(SbxError *error, SbxErrorKind kind, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
         sbx_error_free(error);
-        return sbx_error_set(error, kind, fmt, arg);
+        va_start(ap, fmt);
+        r = sbx_error_setv(error, kind, fmt, ap);
+        va_end(ap);
+        return r;
 }
 
 /* The managed container carrying this sandbox name (xagent's lookup: by labels,

@@ -1,0 +1,796 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store.h"
+
+#define BUSY_TIMEOUT_MS 5000
+#define WAL_RETRY_MS 10
+
+/* Forward migrations: migrations[v] takes the schema from user_version v to v + 1.
+ * Append only; never edit a step that has shipped. */
+static const char *const migrations[] = {
+        /* 0 → 1: the initial schema */
+        "CREATE TABLE sandboxes ("
+        "        name TEXT PRIMARY KEY,"
+        "        owner_uid INTEGER NOT NULL,"
+        "        container_id TEXT NOT NULL,"
+        "        spec_json TEXT NOT NULL,"
+        "        fingerprint TEXT NOT NULL,"
+        "        contract_version INTEGER NOT NULL,"
+        "        state TEXT NOT NULL CHECK(state IN ('running','stopped','unknown')),"
+        "        created_us INTEGER,"
+        "        updated_us INTEGER,"
+        "        owner_gid INTEGER NOT NULL);"
+        "CREATE INDEX sandboxes_owner ON sandboxes(owner_uid);"
+        "CREATE TABLE snapshots ("
+        "        id TEXT PRIMARY KEY,"
+        "        owner_uid INTEGER NOT NULL,"
+        "        source_sandbox TEXT NOT NULL,"
+        "        image_id TEXT NOT NULL,"
+        "        image_tag TEXT NOT NULL,"
+        "        created_us INTEGER NOT NULL);"
+        "CREATE INDEX snapshots_owner ON snapshots(owner_uid);",
+};
+
+_Static_assert(ELEMENTSOF(migrations) == SBX_STORE_SCHEMA_VERSION,
+               "one migration step per schema version");
+
+typedef enum StoreStatement {
+        STMT_PUT_SANDBOX,
+        STMT_GET_SANDBOX,
+        STMT_UPDATE_SANDBOX_STATE,
+        STMT_DELETE_SANDBOX,
+        STMT_LIST_SANDBOXES,
+        STMT_COUNT_SANDBOXES,
+        STMT_ADD_SNAPSHOT,
+        STMT_GET_SNAPSHOT,
+        STMT_DELETE_SNAPSHOT,
+        STMT_LIST_SNAPSHOTS,
+        _STMT_MAX,
+} StoreStatement;
+
+#define SANDBOX_COLUMNS \
+        "name, owner_uid, container_id, spec_json, fingerprint, contract_version, state, created_us, updated_us, " \
+        "owner_gid"
+#define SNAPSHOT_COLUMNS \
+        "id, owner_uid, source_sandbox, image_id, image_tag, created_us"
+
+/* Owner filters bind -1 for "any owner". */
+static const char *const statement_sql[_STMT_MAX] = {
+        [STMT_PUT_SANDBOX] =
+                "INSERT INTO sandboxes(" SANDBOX_COLUMNS ") "
+                "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, COALESCE(?8, ?9), ?9, ?10) "
+                "ON CONFLICT(name) DO UPDATE SET "
+                "owner_uid = excluded.owner_uid, owner_gid = excluded.owner_gid, container_id = excluded.container_id, "
+                "spec_json = excluded.spec_json, fingerprint = excluded.fingerprint, "
+                "contract_version = excluded.contract_version, state = excluded.state, "
+                "created_us = COALESCE(?8, sandboxes.created_us), updated_us = excluded.updated_us",
+        [STMT_GET_SANDBOX] =
+                "SELECT " SANDBOX_COLUMNS " FROM sandboxes WHERE name = ?1",
+        [STMT_UPDATE_SANDBOX_STATE] =
+                "UPDATE sandboxes SET state = ?2, updated_us = ?3 WHERE name = ?1",
+        [STMT_DELETE_SANDBOX] =
+                "DELETE FROM sandboxes WHERE name = ?1",
+        [STMT_LIST_SANDBOXES] =
+                "SELECT " SANDBOX_COLUMNS " FROM sandboxes WHERE ?1 < 0 OR owner_uid = ?1 ORDER BY name",
+        [STMT_COUNT_SANDBOXES] =
+                "SELECT COUNT(*) FROM sandboxes WHERE ?1 < 0 OR owner_uid = ?1",
+        [STMT_ADD_SNAPSHOT] =
+                "INSERT INTO snapshots(" SNAPSHOT_COLUMNS ") VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+        [STMT_GET_SNAPSHOT] =
+                "SELECT " SNAPSHOT_COLUMNS " FROM snapshots WHERE id = ?1",
+        [STMT_DELETE_SNAPSHOT] =
+                "DELETE FROM snapshots WHERE id = ?1",
+        [STMT_LIST_SNAPSHOTS] =
+                "SELECT " SNAPSHOT_COLUMNS " FROM snapshots WHERE ?1 < 0 OR owner_uid = ?1 ORDER BY id",
+};
+
+struct SbxStore {
+        sqlite3 *db;
+        char *path;
+        sqlite3_stmt *statements[_STMT_MAX];
+};
+
+static const char *const state_names[_SBX_SANDBOX_STATE_MAX] = {
+        [SBX_SANDBOX_RUNNING] = "running",
+        [SBX_SANDBOX_STOPPED] = "stopped",
+        [SBX_SANDBOX_UNKNOWN] = "unknown",
+};
+
+const char *sbx_sandbox_state_to_string(SbxSandboxState s) {
+        if (s < 0 || s >= _SBX_SANDBOX_STATE_MAX)
+                return NULL;
+        return state_names[s];
+}
+
+SbxSandboxState sbx_sandbox_state_from_string(const char *s) {
+        if (!s)
+                return _SBX_SANDBOX_STATE_INVALID;
+        for (SbxSandboxState i = 0; i < _SBX_SANDBOX_STATE_MAX; i++)
+                if (streq(state_names[i], s))
+                        return i;
+        return _SBX_SANDBOX_STATE_INVALID;
+}
+
+SbxSandboxRow *sbx_sandbox_row_free(SbxSandboxRow *row) {
+        if (!row)
+                return NULL;
+        free(row->name);
+        free(row->container_id);
+        free(row->spec_json);
+        free(row->fingerprint);
+        free(row);
+        return NULL;
+}
+
+SbxSandboxRow **sbx_sandbox_row_list_free(SbxSandboxRow **rows) {
+        if (!rows)
+                return NULL;
+        for (SbxSandboxRow **r = rows; *r; r++)
+                sbx_sandbox_row_free(*r);
+        free(rows);
+        return NULL;
+}
+
+SbxSnapshotRow *sbx_snapshot_row_free(SbxSnapshotRow *row) {
+        if (!row)
+                return NULL;
+        free(row->id);
+        free(row->source_sandbox);
+        free(row->image_id);
+        free(row->image_tag);
+        free(row);
+        return NULL;
+}
+
+SbxSnapshotRow **sbx_snapshot_row_list_free(SbxSnapshotRow **rows) {
+        if (!rows)
+                return NULL;
+        for (SbxSnapshotRow **r = rows; *r; r++)
+                sbx_snapshot_row_free(*r);
+        free(rows);
+        return NULL;
+}
+
+static int64_t now_us(void) {
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
+                return 0;
+        return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Records sqlite's current error for the store's file: "PATH: what: message". */
+static int store_fail(SbxStore *s, SbxError *error, const char *what) {
+        if (sqlite3_errcode(s->db) == SQLITE_NOMEM)
+                return -ENOMEM;
+        return sbx_error_set(error, SBX_ERROR_IO, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+}
+
+static void statement_resetp(sqlite3_stmt **st) {
+        if (*st) {
+                sqlite3_reset(*st);
+                sqlite3_clear_bindings(*st);
+        }
+}
+
+/* The cached prepared statement id, prepared on first use. Release it with statement_resetp. */
+static int store_statement(SbxStore *s, StoreStatement id, sqlite3_stmt **ret, SbxError *error) {
+        if (!s->statements[id] &&
+            sqlite3_prepare_v3(s->db, statement_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
+                               &s->statements[id], NULL) != SQLITE_OK)
+                return store_fail(s, error, "cannot prepare statement");
+        *ret = s->statements[id];
+        return 0;
+}
+
+/* Steps a statement: 1 for a row, 0 when done. */
+static int store_step(SbxStore *s, sqlite3_stmt *st, SbxError *error) {
+        int rc = sqlite3_step(st);
+
+        if (rc == SQLITE_ROW)
+                return 1;
+        if (rc == SQLITE_DONE)
+                return 0;
+        return store_fail(s, error, "cannot access database");
+}
+
+static int bind_text(sqlite3_stmt *st, int i, const char *v) {
+        return sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+}
+
+static int bind_owner(sqlite3_stmt *st, int i, uid_t owner) {
+        return sqlite3_bind_int64(st, i, owner == SBX_STORE_ANY_OWNER ? -1 : (int64_t) owner);
+}
+
+/* Binds a timestamp, 0 (unset) as NULL. */
+static int bind_time(sqlite3_stmt *st, int i, int64_t us) {
+        return us > 0 ? sqlite3_bind_int64(st, i, us) : sqlite3_bind_null(st, i);
+}
+
+static int column_strdup(sqlite3_stmt *st, int i, char **ret) {
+        const unsigned char *t = sqlite3_column_text(st, i);
+
+        if (!t)
+                return sqlite3_column_type(st, i) == SQLITE_NULL ? -EBADMSG : -ENOMEM;
+        *ret = strdup((const char *) t);
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int store_exec(SbxStore *s, const char *sql, const char *what, SbxError *error) {
+        if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+                return store_fail(s, error, what);
+        return 0;
+}
+
+/* ---- opening ---------------------------------------------------------------------- */
+
+/* Creates the file with mode 0600 (sqlite would use 0644) and tightens an existing
+ * one: rows hold owners and specs, which may carry secrets in env values. SQLite
+ * gives the -wal and -shm files the database file's mode. */
+static int create_db_file(const char *path, SbxError *error) {
+        struct stat st;
+        int fd, r = 0;
+
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+        if (fd < 0)
+                return sbx_error_set(error, SBX_ERROR_IO, "%s: cannot open: %s", path, strerror(errno));
+        if (fstat(fd, &st) < 0)
+                r = sbx_error_set(error, SBX_ERROR_IO, "%s: cannot stat: %s", path, strerror(errno));
+        else if (!S_ISREG(st.st_mode))
+                r = sbx_error_set(error, SBX_ERROR_IO, "%s: not a regular file", path);
+        else if ((st.st_mode & 07777) != 0600 && fchmod(fd, 0600) < 0)
+                r = sbx_error_set(error, SBX_ERROR_IO, "%s: cannot set mode 0600: %s", path, strerror(errno));
+        close(fd);
+        return r;
+}
+
+static int check_integrity(SbxStore *s, SbxError *error) {
+        sqlite3_stmt *raw = NULL;
+        const char *result;
+        int r;
+
+        if (sqlite3_prepare_v2(s->db, "PRAGMA quick_check", -1, &raw, NULL) != SQLITE_OK)
+                return store_fail(s, error, "cannot read database");
+        r = sqlite3_step(raw);
+        if (r != SQLITE_ROW) {
+                r = store_fail(s, error, "cannot read database");
+                sqlite3_finalize(raw);
+                return r;
+        }
+        result = (const char *) sqlite3_column_text(raw, 0);
+        if (!result || !streq(result, "ok"))
+                r = sbx_error_set(error, SBX_ERROR_IO, "%s: database is corrupt: %s", s->path,
+                                  result ?: "quick_check gave no result");
+        else
+                r = 0;
+        sqlite3_finalize(raw);
+        return r;
+}
+
+/* Steps "PRAGMA journal_mode=WAL" once: 1 on success, 0 if busy, < 0 on failure. */
+static int try_enable_wal(SbxStore *s, SbxError *error) {
+        sqlite3_stmt *st = NULL;
+        const char *mode;
+        int rc, r;
+
+        if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) != SQLITE_OK)
+                return store_fail(s, error, "cannot set journal mode");
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+                mode = (const char *) sqlite3_column_text(st, 0);
+                r = mode && strcasecmp(mode, "wal") == 0 ? 1 :
+                        sbx_error_set(error, SBX_ERROR_IO, "%s: cannot enable WAL journal mode (got '%s')",
+                                      s->path, mode ?: "");
+        } else if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
+                r = 0;
+        else
+                r = store_fail(s, error, "cannot set journal mode");
+        sqlite3_finalize(st);
+        return r;
+}
+
+/* Switching to WAL takes an exclusive lock without consulting the busy handler,
+ * so concurrent first opens of a fresh file (several workers) retry here. */
+static int enable_wal(SbxStore *s, SbxError *error) {
+        for (int waited = 0;; waited += WAL_RETRY_MS) {
+                int r = try_enable_wal(s, error);
+
+                if (r != 0)
+                        return r < 0 ? r : 0;
+                if (waited >= BUSY_TIMEOUT_MS)
+                        return sbx_error_set(error, SBX_ERROR_IO, "%s: cannot set journal mode: database is locked",
+                                             s->path);
+                sqlite3_sleep(WAL_RETRY_MS);
+        }
+}
+
+static int read_user_version(SbxStore *s, int64_t *ret, SbxError *error) {
+        sqlite3_stmt *st = NULL;
+        int r = 0;
+
+        if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+                return store_fail(s, error, "cannot read schema version");
+        if (sqlite3_step(st) == SQLITE_ROW)
+                *ret = sqlite3_column_int64(st, 0);
+        else
+                r = store_fail(s, error, "cannot read schema version");
+        sqlite3_finalize(st);
+        return r;
+}
+
+static int check_not_newer(SbxStore *s, int64_t version, SbxError *error) {
+        if (version > SBX_STORE_SCHEMA_VERSION)
+                return sbx_error_set(error, SBX_ERROR_IO,
+                                     "%s: schema version %" PRId64 " is newer than this sandboxd supports (%d); "
+                                     "refusing to open it", s->path, version, SBX_STORE_SCHEMA_VERSION);
+        if (version < 0)
+                return sbx_error_set(error, SBX_ERROR_IO, "%s: invalid schema version %" PRId64,
+                                     s->path, version);
+        return 0;
+}
+
+/* Applies the steps from version up, in the same transaction. */
+static int apply_migrations(SbxStore *s, int64_t version, SbxError *error) {
+        char sql[64];
+        int r;
+
+        for (int64_t v = version; v < SBX_STORE_SCHEMA_VERSION; v++) {
+                r = store_exec(s, migrations[v], "cannot migrate schema", error);
+                if (r < 0)
+                        return r;
+        }
+        snprintf(sql, sizeof sql, "PRAGMA user_version = %d", SBX_STORE_SCHEMA_VERSION);
+        return store_exec(s, sql, "cannot record schema version", error);
+}
+
+static int migrate(SbxStore *s, SbxError *error) {
+        int64_t version;
+        int r;
+
+        r = read_user_version(s, &version, error);
+        if (r < 0)
+                return r;
+        r = check_not_newer(s, version, error);
+        if (r < 0 || version == SBX_STORE_SCHEMA_VERSION)
+                return r;
+
+        /* Another connection may migrate concurrently: re-read under the write lock. */
+        r = store_exec(s, "BEGIN IMMEDIATE", "cannot begin migration", error);
+        if (r < 0)
+                return r;
+        r = read_user_version(s, &version, error);
+        if (r >= 0)
+                r = check_not_newer(s, version, error);
+        if (r >= 0)
+                r = apply_migrations(s, version, error);
+        if (r >= 0)
+                r = store_exec(s, "COMMIT", "cannot commit migration", error);
+        if (r < 0)
+                sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return r;
+}
+
+static int store_connect(SbxStore *s, SbxError *error) {
+        int rc;
+
+        rc = sqlite3_open_v2(s->path, &s->db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW |
+                             SQLITE_OPEN_EXRESCODE, NULL);
+        if (rc != SQLITE_OK) {
+                if (!s->db)
+                        return -ENOMEM;
+                return store_fail(s, error, "cannot open database");
+        }
+        if (sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS) != SQLITE_OK)
+                return store_fail(s, error, "cannot set busy timeout");
+        return 0;
+}
+
+int sbx_store_open(const char *state_dir, SbxStore **ret, SbxError *error) {
+        _cleanup_(sbx_store_closep) SbxStore *s = NULL;
+        int r;
+
+        assert(state_dir);
+        assert(ret);
+
+        s = calloc(1, sizeof *s);
+        if (!s)
+                return -ENOMEM;
+        if (asprintf(&s->path, "%s/%s", state_dir, SBX_STORE_FILENAME) < 0) {
+                s->path = NULL;
+                return -ENOMEM;
+        }
+
+        r = create_db_file(s->path, error);
+        if (r < 0)
+                return r;
+        r = store_connect(s, error);
+        if (r < 0)
+                return r;
+        /* Before anything writes: a damaged file is reported, never papered over. */
+        r = check_integrity(s, error);
+        if (r < 0)
+                return r;
+        r = enable_wal(s, error);
+        if (r < 0)
+                return r;
+        r = store_exec(s, "PRAGMA foreign_keys=ON", "cannot enable foreign keys", error);
+        if (r < 0)
+                return r;
+        r = migrate(s, error);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+SbxStore *sbx_store_close(SbxStore *s) {
+        if (!s)
+                return NULL;
+        for (size_t i = 0; i < _STMT_MAX; i++)
+                sqlite3_finalize(s->statements[i]);
+        sqlite3_close_v2(s->db);
+        free(s->path);
+        free(s);
+        return NULL;
+}
+
+const char *sbx_store_path(const SbxStore *s) {
+        return s->path;
+}
+
+/* ---- sandboxes -------------------------------------------------------------------- */
+
+static int sandbox_row_check(const SbxSandboxRow *row, SbxError *error) {
+        if (isempty(row->name))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "name: missing");
+        if (!row->container_id)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "container_id: missing");
+        if (!row->spec_json)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "spec_json: missing");
+        if (!row->fingerprint)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "fingerprint: missing");
+        if (!sbx_sandbox_state_to_string(row->state))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "state: invalid value %d", row->state);
+        return 0;
+}
+
+int sbx_store_put_sandbox(SbxStore *s, const SbxSandboxRow *row, SbxError *error) {
+        _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
+        int r;
+
+        assert(s);
+        assert(row);
+
+        r = sandbox_row_check(row, error);
+        if (r < 0)
+                return r;
+        r = store_statement(s, STMT_PUT_SANDBOX, &st, error);
+        if (r < 0)
+                return r;
+        if (bind_text(st, 1, row->name) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 2, row->owner_uid) != SQLITE_OK ||
+            bind_text(st, 3, row->container_id) != SQLITE_OK ||
+            bind_text(st, 4, row->spec_json) != SQLITE_OK ||
+            bind_text(st, 5, row->fingerprint) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 6, row->contract_version) != SQLITE_OK ||
+            bind_text(st, 7, sbx_sandbox_state_to_string(row->state)) != SQLITE_OK ||
+            bind_time(st, 8, row->created_us) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 9, now_us()) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 10, row->owner_gid) != SQLITE_OK)
+                return store_fail(s, error, "cannot bind sandbox row");
+        r = store_step(s, st, error);
+        return r < 0 ? r : 0;
+}
+
+static int sandbox_row_read(SbxStore *s, sqlite3_stmt *st, SbxSandboxRow **ret, SbxError *error) {
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        _cleanup_free_ char *state = NULL;
+        int r;
+
+        row = calloc(1, sizeof *row);
+        if (!row)
+                return -ENOMEM;
+        r = column_strdup(st, 0, &row->name);
+        if (r >= 0)
+                r = column_strdup(st, 2, &row->container_id);
+        if (r >= 0)
+                r = column_strdup(st, 3, &row->spec_json);
+        if (r >= 0)
+                r = column_strdup(st, 4, &row->fingerprint);
+        if (r >= 0)
+                r = column_strdup(st, 6, &state);
+        if (r == -ENOMEM)
+                return r;
+        row->state = sbx_sandbox_state_from_string(state);
+        if (r < 0 || row->state < 0)
+                return sbx_error_set(error, SBX_ERROR_IO, "%s: malformed sandbox row", s->path);
+        row->owner_uid = (uid_t) sqlite3_column_int64(st, 1);
+        row->contract_version = sqlite3_column_int64(st, 5);
+        row->created_us = sqlite3_column_int64(st, 7);
+        row->updated_us = sqlite3_column_int64(st, 8);
+        row->owner_gid = (gid_t) sqlite3_column_int64(st, 9);
+        *ret = TAKE_PTR(row);
+        return 0;
+}
+
+int sbx_store_get_sandbox(SbxStore *s, const char *name, SbxSandboxRow **ret, SbxError *error) {
+        _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
+        int r;
+
+        assert(s);
+        assert(name);
+        assert(ret);
+
+        *ret = NULL;
+        r = store_statement(s, STMT_GET_SANDBOX, &st, error);
+        if (r < 0)
+                return r;
+        if (bind_text(st, 1, name) != SQLITE_OK)
+                return store_fail(s, error, "cannot bind name");
+        r = store_step(s, st, error);
+        if (r <= 0)
+                return r;
+        r = sandbox_row_read(s, st, ret, error);
+        return r < 0 ? r : 1;
+}
+
+int sbx_store_update_sandbox_state(SbxStore *s, const char *name, SbxSandboxState state, SbxError *error) {
+        _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
+        int r;
+
+        assert(s);
+        assert(name);
+
+        if (!sbx_sandbox_state_to_string(state))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "state: invalid value %d", state);
+        r = store_statement(s, STMT_UPDATE_SANDBOX_STATE, &st, error);
+        if (r < 0)
+                return r;
+        if (bind_text(st, 1, name) != SQLITE_OK ||
+            bind_text(st, 2, sbx_sandbox_state_to_string(state)) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 3, now_us()) != SQLITE_OK)
+                return store_fail(s, error, "cannot bind state");
+        r = store_step(s, st, error);
+        if (r < 0)
+                return r;
+        return sqlite3_changes(s->db) > 0;
+}
+
+/* Runs a one-parameter DELETE; 1 if a row went away. */
+static int store_delete(SbxStore *s, StoreStatement id, const char *key, SbxError *error) {
+        _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
+        int r;
+
+        r = store_statement(s, id, &st, error);
+        if (r < 0)
+                return r;
+        if (bind_text(st, 1, key) != SQLITE_OK)
+                return store_fail(s, error, "cannot bind key");
+        r = store_step(s, st, error);
+        if (r < 0)
+                return r;
+        return sqlite3_changes(s->db) > 0;
+}
+
+int sbx_store_delete_sandbox(SbxStore *s, const char *name, SbxError *error) {
+        assert(s);
+        assert(name);
+        return store_delete(s, STMT_DELETE_SANDBOX, name, error);
+}
+
+/* Appends item to the NULL-terminated array *list of *n items. */
+static int list_append(void ***list, size_t *n, void *item) {
+        void **l = reallocarray(*list, *n + 2, sizeof(void *));
+
+        if (!l)
+                return -ENOMEM;
+        l[(*n)++] = item;
+        l[*n] = NULL;
+        *list = l;
+        return 0;
+}
+
+typedef int (*RowReader)(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error);
+typedef void *(*RowFree)(void *row);
+
+/* Lists the rows of an owner-filtered SELECT through read; returns the count. The
+ * callers hand the void * array out as an array of their row pointer type. */
+static int store_list(SbxStore *s, StoreStatement id, uid_t owner, RowReader read, RowFree free_row,
+                      void ***ret, SbxError *error) {
+        _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
+        void **list = NULL;
+        size_t n = 0;
+        int r;
+
+        r = store_statement(s, id, &st, error);
+        if (r < 0)
+                return r;
+        if (bind_owner(st, 1, owner) != SQLITE_OK)
+                return store_fail(s, error, "cannot bind owner");
+        list = calloc(1, sizeof(void *));
+        if (!list)
+                return -ENOMEM;
+        while ((r = store_step(s, st, error)) > 0) {
+                void *row = NULL;
+
+                r = read(s, st, &row, error);
+                if (r >= 0) {
+                        r = list_append(&list, &n, row);
+                        if (r < 0)
+                                free_row(row);
+                }
+                if (r < 0)
+                        break;
+        }
+        if (r < 0) {
+                for (size_t i = 0; i < n; i++)
+                        free_row(list[i]);
+                free(list);
+                return r;
+        }
+        *ret = list;
+        return (int) n;
+}
+
+static int sandbox_row_read_any(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error) {
+        SbxSandboxRow *row = NULL;
+        int r = sandbox_row_read(s, st, &row, error);
+
+        *ret = row;
+        return r;
+}
+
+static void *sandbox_row_free_any(void *row) {
+        return sbx_sandbox_row_free(row);
+}
+
+int sbx_store_list_sandboxes(SbxStore *s, uid_t owner, SbxSandboxRow ***ret, SbxError *error) {
+        assert(s);
+        assert(ret);
+        return store_list(s, STMT_LIST_SANDBOXES, owner, sandbox_row_read_any, sandbox_row_free_any,
+                          (void ***) ret, error);
+}
+
+int sbx_store_count_sandboxes(SbxStore *s, uid_t owner, SbxError *error) {
+        _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
+        int r;
+
+        assert(s);
+
+        r = store_statement(s, STMT_COUNT_SANDBOXES, &st, error);
+        if (r < 0)
+                return r;
+        if (bind_owner(st, 1, owner) != SQLITE_OK)
+                return store_fail(s, error, "cannot bind owner");
+        r = store_step(s, st, error);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return store_fail(s, error, "cannot count sandboxes");
+        return sqlite3_column_int(st, 0);
+}
+
+/* ---- snapshots -------------------------------------------------------------------- */
+
+static int snapshot_row_check(const SbxSnapshotRow *row, SbxError *error) {
+        if (isempty(row->id))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "snapshot_id: missing");
+        if (!row->source_sandbox)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "source_sandbox: missing");
+        if (!row->image_id)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "image_id: missing");
+        if (!row->image_tag)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "image_tag: missing");
+        return 0;
+}
+
+int sbx_store_add_snapshot(SbxStore *s, const SbxSnapshotRow *row, SbxError *error) {
+        _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
+        int r;
+
+        assert(s);
+        assert(row);
+
+        r = snapshot_row_check(row, error);
+        if (r < 0)
+                return r;
+        r = store_statement(s, STMT_ADD_SNAPSHOT, &st, error);
+        if (r < 0)
+                return r;
+        if (bind_text(st, 1, row->id) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 2, row->owner_uid) != SQLITE_OK ||
+            bind_text(st, 3, row->source_sandbox) != SQLITE_OK ||
+            bind_text(st, 4, row->image_id) != SQLITE_OK ||
+            bind_text(st, 5, row->image_tag) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 6, row->created_us > 0 ? row->created_us : now_us()) != SQLITE_OK)
+                return store_fail(s, error, "cannot bind snapshot row");
+        if (sqlite3_step(st) == SQLITE_DONE)
+                return 0;
+        if (sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_PRIMARYKEY)
+                return sbx_error_set(error, SBX_ERROR_SNAPSHOT_EXISTS,
+                                     "snapshot_id: a snapshot '%s' already exists", row->id);
+        return store_fail(s, error, "cannot add snapshot");
+}
+
+static int snapshot_row_read(SbxStore *s, sqlite3_stmt *st, SbxSnapshotRow **ret, SbxError *error) {
+        _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *row = NULL;
+        int r;
+
+        row = calloc(1, sizeof *row);
+        if (!row)
+                return -ENOMEM;
+        r = column_strdup(st, 0, &row->id);
+        if (r >= 0)
+                r = column_strdup(st, 2, &row->source_sandbox);
+        if (r >= 0)
+                r = column_strdup(st, 3, &row->image_id);
+        if (r >= 0)
+                r = column_strdup(st, 4, &row->image_tag);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return sbx_error_set(error, SBX_ERROR_IO, "%s: malformed snapshot row", s->path);
+        row->owner_uid = (uid_t) sqlite3_column_int64(st, 1);
+        row->created_us = sqlite3_column_int64(st, 5);
+        *ret = TAKE_PTR(row);
+        return 0;
+}
+
+int sbx_store_get_snapshot(SbxStore *s, const char *id, SbxSnapshotRow **ret, SbxError *error) {
+        _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
+        int r;
+
+        assert(s);
+        assert(id);
+        assert(ret);
+
+        *ret = NULL;
+        r = store_statement(s, STMT_GET_SNAPSHOT, &st, error);
+        if (r < 0)
+                return r;
+        if (bind_text(st, 1, id) != SQLITE_OK)
+                return store_fail(s, error, "cannot bind snapshot id");
+        r = store_step(s, st, error);
+        if (r <= 0)
+                return r;
+        r = snapshot_row_read(s, st, ret, error);
+        return r < 0 ? r : 1;
+}
+
+int sbx_store_delete_snapshot(SbxStore *s, const char *id, SbxError *error) {
+        assert(s);
+        assert(id);
+        return store_delete(s, STMT_DELETE_SNAPSHOT, id, error);
+}
+
+static int snapshot_row_read_any(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error) {
+        SbxSnapshotRow *row = NULL;
+        int r = snapshot_row_read(s, st, &row, error);
+
+        *ret = row;
+        return r;
+}
+
+static void *snapshot_row_free_any(void *row) {
+        return sbx_snapshot_row_free(row);
+}
+
+int sbx_store_list_snapshots(SbxStore *s, uid_t owner, SbxSnapshotRow ***ret, SbxError *error) {
+        assert(s);
+        assert(ret);
+        return store_list(s, STMT_LIST_SNAPSHOTS, owner, snapshot_row_read_any, snapshot_row_free_any,
+                          (void ***) ret, error);
+}

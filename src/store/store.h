@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The daemon's persistent state: sandbox rows and snapshot rows in one SQLite
+ * database, <state-dir>/sandboxd.db (WAL, busy timeout, foreign keys on, schema
+ * versioned by PRAGMA user_version with forward migrations).
+ *
+ * Threads: an SbxStore wraps one sqlite3 connection, opened in SQLite's
+ * multi-thread mode. A connection is never shared between threads: each worker
+ * opens its own SbxStore (WAL lets the connections read concurrently; writers
+ * wait up to the busy timeout for each other).
+ *
+ * Results: functions return a negative errno on failure and fill the optional
+ * SbxError; lookups return 1 (found, *ret set) or 0 (absent, *ret = NULL). */
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "macro.h"
+
+#define SBX_STORE_FILENAME "sandboxd.db"
+/* The newest schema this code knows; a database with a larger user_version is refused. */
+#define SBX_STORE_SCHEMA_VERSION 1
+/* The owner filter that matches every row. */
+#define SBX_STORE_ANY_OWNER ((uid_t) -1)
+
+typedef struct SbxStore SbxStore;
+
+typedef enum SbxSandboxState {
+        SBX_SANDBOX_RUNNING,
+        SBX_SANDBOX_STOPPED,
+        SBX_SANDBOX_UNKNOWN,
+        _SBX_SANDBOX_STATE_MAX,
+        _SBX_SANDBOX_STATE_INVALID = -1,
+} SbxSandboxState;
+
+/* "running", "stopped", "unknown"; NULL for an invalid value. */
+const char *sbx_sandbox_state_to_string(SbxSandboxState s) _pure_;
+/* The state named by s, or _SBX_SANDBOX_STATE_INVALID. */
+SbxSandboxState sbx_sandbox_state_from_string(const char *s) _pure_;
+
+typedef struct SbxSandboxRow {
+        char *name;
+        uid_t owner_uid;
+        gid_t owner_gid;        /* the group the container runs as (Config.User) */
+        char *container_id;
+        char *spec_json;        /* canonical spec JSON; opaque to the store */
+        char *fingerprint;
+        int64_t contract_version;
+        SbxSandboxState state;
+        int64_t created_us;     /* µs since the epoch; 0 = unset */
+        int64_t updated_us;     /* set by the store on every write */
+} SbxSandboxRow;
+
+typedef struct SbxSnapshotRow {
+        char *id;
+        uid_t owner_uid;
+        char *source_sandbox;
+        char *image_id;
+        char *image_tag;
+        int64_t created_us;
+} SbxSnapshotRow;
+
+SbxSandboxRow *sbx_sandbox_row_free(SbxSandboxRow *row);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SbxSandboxRow *, sbx_sandbox_row_free);
+/* Frees a NULL-terminated array of rows and the rows in it. */
+SbxSandboxRow **sbx_sandbox_row_list_free(SbxSandboxRow **rows);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SbxSandboxRow **, sbx_sandbox_row_list_free);
+
+SbxSnapshotRow *sbx_snapshot_row_free(SbxSnapshotRow *row);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SbxSnapshotRow *, sbx_snapshot_row_free);
+SbxSnapshotRow **sbx_snapshot_row_list_free(SbxSnapshotRow **rows);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SbxSnapshotRow **, sbx_snapshot_row_list_free);
+
+/* Opens (creating it with mode 0600 if missing) state_dir/sandboxd.db. state_dir
+ * must exist. Checks integrity (PRAGMA quick_check) and migrates the schema to
+ * SBX_STORE_SCHEMA_VERSION; a corrupt, unreadable or too-new database fails with
+ * SBX_ERROR_IO naming the file and the reason. */
+int sbx_store_open(const char *state_dir, SbxStore **ret, SbxError *error);
+SbxStore *sbx_store_close(SbxStore *store);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SbxStore *, sbx_store_close);
+
+/* The database file's path (owned by the store). */
+const char *sbx_store_path(const SbxStore *store) _pure_;
+
+/* Inserts the row, or replaces every column of the row with that name (upsert).
+ * created_us 0 means "now" for a new row and "keep" for an existing one;
+ * updated_us is ignored and set to now. */
+int sbx_store_put_sandbox(SbxStore *store, const SbxSandboxRow *row, SbxError *error);
+/* 1 and *ret = the row, or 0 and *ret = NULL when there is no row of that name. */
+int sbx_store_get_sandbox(SbxStore *store, const char *name, SbxSandboxRow **ret, SbxError *error);
+/* Sets the state of an existing row; 1 if a row changed, 0 (no-op) if there is none. */
+int sbx_store_update_sandbox_state(SbxStore *store, const char *name, SbxSandboxState state, SbxError *error);
+/* Idempotent: 1 if a row was deleted, 0 if there was none. */
+int sbx_store_delete_sandbox(SbxStore *store, const char *name, SbxError *error);
+/* Rows of owner (or of everyone for SBX_STORE_ANY_OWNER), ordered by name, as a
+ * NULL-terminated array; returns the number of rows. */
+int sbx_store_list_sandboxes(SbxStore *store, uid_t owner, SbxSandboxRow ***ret, SbxError *error);
+/* The number of rows owned by owner. */
+int sbx_store_count_sandboxes(SbxStore *store, uid_t owner, SbxError *error);
+
+/* Adds a snapshot row; a duplicate id fails with SBX_ERROR_SNAPSHOT_EXISTS.
+ * created_us 0 means "now". */
+int sbx_store_add_snapshot(SbxStore *store, const SbxSnapshotRow *row, SbxError *error);
+int sbx_store_get_snapshot(SbxStore *store, const char *id, SbxSnapshotRow **ret, SbxError *error);
+/* Idempotent: 1 if a row was deleted, 0 if there was none. */
+int sbx_store_delete_snapshot(SbxStore *store, const char *id, SbxError *error);
+/* Like sbx_store_list_sandboxes(), ordered by id. */
+int sbx_store_list_snapshots(SbxStore *store, uid_t owner, SbxSnapshotRow ***ret, SbxError *error);

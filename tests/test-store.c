@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include "sbx-test.h"
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store.h"
+
+static const char dir_template[] = "/tmp/sbx-test-store-XXXXXX";
+static char dir[sizeof dir_template];
+static char db_path[sizeof dir + sizeof "/" SBX_STORE_FILENAME];
+
+static void setup(void) {
+        memcpy(dir, dir_template, sizeof dir);
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(db_path, sizeof db_path, "%s/%s", dir, SBX_STORE_FILENAME);
+}
+
+static void teardown(void) {
+        DIR *d = opendir(dir);
+        struct dirent *de;
+
+        ck_assert_ptr_nonnull(d);
+        while ((de = readdir(d)))
+                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                        ck_assert_int_eq(unlinkat(dirfd(d), de->d_name, 0), 0);
+        closedir(d);
+        ck_assert_int_eq(rmdir(dir), 0);
+}
+
+static SbxStore *open_ok(void) {
+        SbxError e = SBX_ERROR_NULL;
+        SbxStore *s = NULL;
+        int r = sbx_store_open(dir, &s, &e);
+
+        ck_assert_msg(r == 0, "open failed: %d %s", r, e.message);
+        ck_assert_ptr_nonnull(s);
+        return s;
+}
+
+/* Opening must fail with an IO error whose message holds the file name and needle. */
+static void assert_open_refused(const char *needle) {
+        SbxError e = SBX_ERROR_NULL;
+        SbxStore *s = NULL;
+
+        ck_assert_int_lt(sbx_store_open(dir, &s, &e), 0);
+        ck_assert_ptr_null(s);
+        ck_assert_int_eq(e.kind, SBX_ERROR_IO);
+        ck_assert_msg(strstr(e.message, db_path), "message \"%s\" lacks the path", e.message);
+        ck_assert_msg(strstr(e.message, needle), "message \"%s\" lacks \"%s\"", e.message, needle);
+        sbx_error_free(&e);
+}
+
+/* Runs a one-value query on a separate raw connection. */
+static char *raw_query(const char *sql) {
+        sqlite3 *db = NULL;
+        sqlite3_stmt *st = NULL;
+        char *v;
+
+        ck_assert_int_eq(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+        ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+        ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+        v = strdup((const char *) sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+        ck_assert_int_eq(sqlite3_close(db), SQLITE_OK);
+        return v;
+}
+
+static void raw_exec(const char *sql) {
+        sqlite3 *db = NULL;
+
+        ck_assert_int_eq(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL), SQLITE_OK);
+        ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+        ck_assert_int_eq(sqlite3_close(db), SQLITE_OK);
+}
+
+static void write_file(const char *path, const void *data, size_t size, mode_t mode) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, data, size), (ssize_t) size);
+        ck_assert_int_eq(close(fd), 0);
+}
+
+static SbxSandboxRow sandbox(const char *name, uid_t owner, SbxSandboxState state) {
+        return (SbxSandboxRow) {
+                .name = (char *) name,
+                .owner_uid = owner,
+                .owner_gid = owner + 100,
+                .container_id = (char *) "c0ffee",
+                .spec_json = (char *) "{\"image\":\"img\"}",
+                .fingerprint = (char *) "fp1",
+                .contract_version = 1,
+                .state = state,
+        };
+}
+
+static SbxSnapshotRow snapshot(const char *id, uid_t owner) {
+        return (SbxSnapshotRow) {
+                .id = (char *) id,
+                .owner_uid = owner,
+                .source_sandbox = (char *) "box",
+                .image_id = (char *) "sha256:abc",
+                .image_tag = (char *) "xagent-sandbox-snapshot:snap",
+        };
+}
+
+START_TEST(test_state_strings) {
+        ck_assert_str_eq(sbx_sandbox_state_to_string(SBX_SANDBOX_RUNNING), "running");
+        ck_assert_str_eq(sbx_sandbox_state_to_string(SBX_SANDBOX_STOPPED), "stopped");
+        ck_assert_str_eq(sbx_sandbox_state_to_string(SBX_SANDBOX_UNKNOWN), "unknown");
+        ck_assert_ptr_null(sbx_sandbox_state_to_string(_SBX_SANDBOX_STATE_MAX));
+        ck_assert_int_eq(sbx_sandbox_state_from_string("stopped"), SBX_SANDBOX_STOPPED);
+        ck_assert_int_eq(sbx_sandbox_state_from_string("paused"), _SBX_SANDBOX_STATE_INVALID);
+        ck_assert_int_eq(sbx_sandbox_state_from_string(NULL), _SBX_SANDBOX_STATE_INVALID);
+}
+END_TEST
+
+/* A fresh database: file 0600 whatever the umask, WAL, schema version 1. */
+START_TEST(test_open_fresh) {
+        _cleanup_free_ char *version = NULL, *mode = NULL, *tables = NULL;
+        SbxSandboxRow row = sandbox("box", 1000, SBX_SANDBOX_RUNNING);
+        char wal[sizeof db_path + 4];
+        struct stat st;
+
+        umask(0);
+        _cleanup_(sbx_store_closep) SbxStore *s = open_ok();
+        ck_assert_str_eq(sbx_store_path(s), db_path);
+        ck_assert_int_eq(stat(db_path, &st), 0);
+        ck_assert_int_eq(st.st_mode & 07777, 0600);
+
+        /* sqlite gives the WAL file the database's mode */
+        ck_assert_int_eq(sbx_store_put_sandbox(s, &row, NULL), 0);
+        snprintf(wal, sizeof wal, "%s-wal", db_path);
+        ck_assert_int_eq(stat(wal, &st), 0);
+        ck_assert_int_eq(st.st_mode & 07777, 0600);
+
+        version = raw_query("PRAGMA user_version");
+        ck_assert_str_eq(version, "1");
+        mode = raw_query("PRAGMA journal_mode");
+        ck_assert_str_eq(mode, "wal");
+        tables = raw_query("SELECT COUNT(*) FROM sqlite_master WHERE name IN ('sandboxes', 'snapshots')");
+        ck_assert_str_eq(tables, "2");
+}
+END_TEST
+
+START_TEST(test_existing_mode_tightened) {
+        struct stat st;
+
+        write_file(db_path, "", 0, 0644);
+        ck_assert_int_eq(chmod(db_path, 0644), 0);
+        _cleanup_(sbx_store_closep) SbxStore *s = open_ok();
+        ck_assert_int_eq(stat(db_path, &st), 0);
+        ck_assert_int_eq(st.st_mode & 07777, 0600);
+}
+END_TEST
+
+START_TEST(test_missing_dir) {
+        SbxError e = SBX_ERROR_NULL;
+        SbxStore *s = NULL;
+        char missing[sizeof dir + 16];
+
+        snprintf(missing, sizeof missing, "%s/nope", dir);
+        ck_assert_int_lt(sbx_store_open(missing, &s, &e), 0);
+        ck_assert_int_eq(e.kind, SBX_ERROR_IO);
+        ck_assert_ptr_nonnull(strstr(e.message, missing));
+        ck_assert_ptr_nonnull(strstr(e.message, "No such file"));
+        sbx_error_free(&e);
+}
+END_TEST
+
+START_TEST(test_reopen_keeps_rows) {
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *got = NULL;
+        SbxSandboxRow row = sandbox("box", 1000, SBX_SANDBOX_STOPPED);
+        SbxStore *s = open_ok();
+
+        ck_assert_int_eq(sbx_store_put_sandbox(s, &row, NULL), 0);
+        sbx_store_close(s);
+
+        s = open_ok();
+        ck_assert_int_eq(sbx_store_get_sandbox(s, "box", &got, NULL), 1);
+        ck_assert_int_eq(got->state, SBX_SANDBOX_STOPPED);
+        sbx_store_close(s);
+}
+END_TEST
+
+START_TEST(test_newer_version_refused) {
+        _cleanup_free_ char *version = NULL;
+
+        raw_exec("PRAGMA user_version = 99");
+        assert_open_refused("schema version 99 is newer");
+        version = raw_query("PRAGMA user_version");
+        ck_assert_str_eq(version, "99");
+}
+END_TEST
+
+/* Garbage is refused and left as it was: never silent loss. */
+START_TEST(test_garbage_refused) {
+        char garbage[8192], back[sizeof garbage];
+        int fd;
+
+        for (size_t i = 0; i < sizeof garbage; i++)
+                garbage[i] = (char) (i * 131 + 7);
+        write_file(db_path, garbage, sizeof garbage, 0600);
+        assert_open_refused("file is not a database");
+
+        fd = open(db_path, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(read(fd, back, sizeof back), (ssize_t) sizeof back);
+        ck_assert_int_eq(close(fd), 0);
+        ck_assert_int_eq(memcmp(garbage, back, sizeof garbage), 0);
+}
+END_TEST
+
+/* A valid header over damaged pages: quick_check reports it at open. */
+START_TEST(test_corrupt_pages_refused) {
+        SbxStore *s = open_ok();
+        char junk[4096];
+        struct stat st;
+        int fd;
+
+        for (int i = 0; i < 200; i++) {
+                char name[32];
+                SbxSandboxRow row = sandbox(name, 1000, SBX_SANDBOX_RUNNING);
+
+                snprintf(name, sizeof name, "box-%03d", i);
+                ck_assert_int_eq(sbx_store_put_sandbox(s, &row, NULL), 0);
+        }
+        sbx_store_close(s);     /* the last connection checkpoints the WAL into the file */
+
+        ck_assert_int_eq(stat(db_path, &st), 0);
+        ck_assert_int_ge(st.st_size, 4 * 4096);
+        memset(junk, 0xa5, sizeof junk);
+        fd = open(db_path, O_WRONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(pwrite(fd, junk, sizeof junk, 2 * 4096), (ssize_t) sizeof junk);
+        ck_assert_int_eq(close(fd), 0);
+
+        assert_open_refused("database is corrupt");
+}
+END_TEST
+
+START_TEST(test_sandbox_crud) {
+        _cleanup_(sbx_store_closep) SbxStore *s = open_ok();
+        SbxSandboxRow row = sandbox("box", 1000, SBX_SANDBOX_RUNNING);
+        SbxSandboxRow *got = NULL;
+        int64_t created;
+
+        ck_assert_int_eq(sbx_store_get_sandbox(s, "box", &got, NULL), 0);
+        ck_assert_ptr_null(got);
+
+        ck_assert_int_eq(sbx_store_put_sandbox(s, &row, NULL), 0);
+        ck_assert_int_eq(sbx_store_get_sandbox(s, "box", &got, NULL), 1);
+        ck_assert_str_eq(got->name, "box");
+        ck_assert_int_eq(got->owner_uid, 1000);
+        ck_assert_int_eq(got->owner_gid, 1100);
+        ck_assert_str_eq(got->container_id, "c0ffee");
+        ck_assert_str_eq(got->spec_json, "{\"image\":\"img\"}");
+        ck_assert_str_eq(got->fingerprint, "fp1");
+        ck_assert_int_eq(got->contract_version, 1);
+        ck_assert_int_eq(got->state, SBX_SANDBOX_RUNNING);
+        ck_assert_int_gt(got->created_us, 1600000000LL * 1000000);      /* 0 meant "now" */
+        ck_assert_int_ge(got->updated_us, got->created_us);
+        created = got->created_us;
+        got = sbx_sandbox_row_free(got);
+
+        /* upsert: every column replaced, created_us 0 keeps the original */
+        row.container_id = (char *) "deadbeef";
+        row.fingerprint = (char *) "fp2";
+        row.spec_json = (char *) "{}";
+        row.contract_version = 2;
+        row.state = SBX_SANDBOX_STOPPED;
+        row.owner_uid = 1001;
+        row.owner_gid = 1234;
+        ck_assert_int_eq(sbx_store_put_sandbox(s, &row, NULL), 0);
+        ck_assert_int_eq(sbx_store_count_sandboxes(s, SBX_STORE_ANY_OWNER, NULL), 1);
+        ck_assert_int_eq(sbx_store_get_sandbox(s, "box", &got, NULL), 1);
+        ck_assert_str_eq(got->container_id, "deadbeef");
+        ck_assert_str_eq(got->fingerprint, "fp2");
+        ck_assert_str_eq(got->spec_json, "{}");
+        ck_assert_int_eq(got->contract_version, 2);
+        ck_assert_int_eq(got->state, SBX_SANDBOX_STOPPED);
+        ck_assert_int_eq(got->owner_uid, 1001);
+        ck_assert_int_eq(got->owner_gid, 1234);
+        ck_assert_int_eq(got->created_us, created);
+        got = sbx_sandbox_row_free(got);
+
+        /* an explicit created_us is stored */
+        row.created_us = 1234567;
+        ck_assert_int_eq(sbx_store_put_sandbox(s, &row, NULL), 0);
+        ck_assert_int_eq(sbx_store_get_sandbox(s, "box", &got, NULL), 1);
+        ck_assert_int_eq(got->created_us, 1234567);
+        got = sbx_sandbox_row_free(got);
+
+        ck_assert_int_eq(sbx_store_update_sandbox_state(s, "box", SBX_SANDBOX_UNKNOWN, NULL), 1);
+        ck_assert_int_eq(sbx_store_get_sandbox(s, "box", &got, NULL), 1);
+        ck_assert_int_eq(got->state, SBX_SANDBOX_UNKNOWN);
+        got = sbx_sandbox_row_free(got);
+        /* no row: a no-op, as xagent's update_info_state */
+        ck_assert_int_eq(sbx_store_update_sandbox_state(s, "other", SBX_SANDBOX_RUNNING, NULL), 0);
+        ck_assert_int_eq(sbx_store_get_sandbox(s, "other", &got, NULL), 0);
+
+        ck_assert_int_eq(sbx_store_delete_sandbox(s, "box", NULL), 1);
+        ck_assert_int_eq(sbx_store_delete_sandbox(s, "box", NULL), 0);
+        ck_assert_int_eq(sbx_store_get_sandbox(s, "box", &got, NULL), 0);
+        ck_assert_ptr_null(got);
+}
+END_TEST
+
+/* Names are bound, never spliced into SQL. */
+START_TEST(test_sandbox_hostile_name) {
+        _cleanup_(sbx_store_closep) SbxStore *s = open_ok();
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *got = NULL;
+        const char *name = "x'); DROP TABLE sandboxes; --";
+        SbxSandboxRow row = sandbox(name, 1000, SBX_SANDBOX_RUNNING);
+
+        ck_assert_int_eq(sbx_store_put_sandbox(s, &row, NULL), 0);
+        ck_assert_int_eq(sbx_store_get_sandbox(s, name, &got, NULL), 1);
+        ck_assert_str_eq(got->name, name);
+        ck_assert_int_eq(sbx_store_count_sandboxes(s, 1000, NULL), 1);
+}
+END_TEST
+
+START_TEST(test_sandbox_invalid_rows) {
+        _cleanup_(sbx_store_closep) SbxStore *s = open_ok();
+        SbxSandboxRow row = sandbox("box", 1000, SBX_SANDBOX_RUNNING);
+        SbxError e = SBX_ERROR_NULL;
+
+        row.container_id = NULL;
+        ck_assert_int_lt(sbx_store_put_sandbox(s, &row, &e), 0);
+        ck_assert_int_eq(e.kind, SBX_ERROR_INVALID_ARGS);
+        ck_assert_str_eq(e.message, "container_id: missing");
+        sbx_error_free(&e);
+
+        row = sandbox("box", 1000, (SbxSandboxState) 7);
+        ck_assert_int_lt(sbx_store_put_sandbox(s, &row, &e), 0);
+        ck_assert_int_eq(e.kind, SBX_ERROR_INVALID_ARGS);
+        ck_assert_ptr_nonnull(strstr(e.message, "state"));
+        sbx_error_free(&e);
+
+        row = sandbox("", 1000, SBX_SANDBOX_RUNNING);
+        ck_assert_int_lt(sbx_store_put_sandbox(s, &row, &e), 0);
+        ck_assert_str_eq(e.message, "name: missing");
+        sbx_error_free(&e);
+
+        ck_assert_int_lt(sbx_store_update_sandbox_state(s, "box", _SBX_SANDBOX_STATE_INVALID, &e), 0);
+        ck_assert_int_eq(e.kind, SBX_ERROR_INVALID_ARGS);
+        sbx_error_free(&e);
+
+        ck_assert_int_eq(sbx_store_count_sandboxes(s, SBX_STORE_ANY_OWNER, NULL), 0);
+}
+END_TEST
+
+START_TEST(test_sandbox_list_count) {
+        _cleanup_(sbx_store_closep) SbxStore *s = open_ok();
+        _cleanup_(sbx_sandbox_row_list_freep) SbxSandboxRow **all = NULL, **mine = NULL, **none = NULL;
+        static const struct { const char *name; uid_t owner; } rows[] = {
+                { "c", 1000 }, { "a", 1001 }, { "b", 1000 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                SbxSandboxRow row = sandbox(rows[i].name, rows[i].owner, SBX_SANDBOX_RUNNING);
+                ck_assert_int_eq(sbx_store_put_sandbox(s, &row, NULL), 0);
+        }
+
+        ck_assert_int_eq(sbx_store_list_sandboxes(s, SBX_STORE_ANY_OWNER, &all, NULL), 3);
+        ck_assert_str_eq(all[0]->name, "a");
+        ck_assert_str_eq(all[1]->name, "b");
+        ck_assert_str_eq(all[2]->name, "c");
+        ck_assert_ptr_null(all[3]);
+
+        ck_assert_int_eq(sbx_store_list_sandboxes(s, 1000, &mine, NULL), 2);
+        ck_assert_str_eq(mine[0]->name, "b");
+        ck_assert_str_eq(mine[1]->name, "c");
+        ck_assert_int_eq(mine[1]->owner_uid, 1000);
+        ck_assert_ptr_null(mine[2]);
+
+        ck_assert_int_eq(sbx_store_list_sandboxes(s, 42, &none, NULL), 0);
+        ck_assert_ptr_nonnull(none);
+        ck_assert_ptr_null(none[0]);
+
+        ck_assert_int_eq(sbx_store_count_sandboxes(s, 1000, NULL), 2);
+        ck_assert_int_eq(sbx_store_count_sandboxes(s, 1001, NULL), 1);
+        ck_assert_int_eq(sbx_store_count_sandboxes(s, 42, NULL), 0);
+        ck_assert_int_eq(sbx_store_count_sandboxes(s, 0, NULL), 0);
+        ck_assert_int_eq(sbx_store_count_sandboxes(s, SBX_STORE_ANY_OWNER, NULL), 3);
+}
+END_TEST
+
+START_TEST(test_snapshot_crud) {
+        _cleanup_(sbx_store_closep) SbxStore *s = open_ok();
+        SbxSnapshotRow row = snapshot("snap", 1000);
+        SbxSnapshotRow *got = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_int_eq(sbx_store_get_snapshot(s, "snap", &got, NULL), 0);
+        ck_assert_ptr_null(got);
+
+        row.created_us = 42;
+        ck_assert_int_eq(sbx_store_add_snapshot(s, &row, NULL), 0);
+        ck_assert_int_eq(sbx_store_get_snapshot(s, "snap", &got, NULL), 1);
+        ck_assert_str_eq(got->id, "snap");
+        ck_assert_int_eq(got->owner_uid, 1000);
+        ck_assert_str_eq(got->source_sandbox, "box");
+        ck_assert_str_eq(got->image_id, "sha256:abc");
+        ck_assert_str_eq(got->image_tag, "xagent-sandbox-snapshot:snap");
+        ck_assert_int_eq(got->created_us, 42);
+        got = sbx_snapshot_row_free(got);
+
+        /* a reused id is SnapshotExists and leaves the first row alone */
+        row.owner_uid = 2000;
+        row.image_id = (char *) "sha256:other";
+        ck_assert_int_lt(sbx_store_add_snapshot(s, &row, &e), 0);
+        ck_assert_int_eq(e.kind, SBX_ERROR_SNAPSHOT_EXISTS);
+        ck_assert_ptr_nonnull(strstr(e.message, "snap"));
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_store_get_snapshot(s, "snap", &got, NULL), 1);
+        ck_assert_int_eq(got->owner_uid, 1000);
+        ck_assert_str_eq(got->image_id, "sha256:abc");
+        got = sbx_snapshot_row_free(got);
+
+        /* created_us 0 means now */
+        row = snapshot("snap2", 1000);
+        ck_assert_int_eq(sbx_store_add_snapshot(s, &row, NULL), 0);
+        ck_assert_int_eq(sbx_store_get_snapshot(s, "snap2", &got, NULL), 1);
+        ck_assert_int_gt(got->created_us, 1600000000LL * 1000000);
+        got = sbx_snapshot_row_free(got);
+
+        row.image_tag = NULL;
+        ck_assert_int_lt(sbx_store_add_snapshot(s, &row, &e), 0);
+        ck_assert_int_eq(e.kind, SBX_ERROR_INVALID_ARGS);
+        ck_assert_str_eq(e.message, "image_tag: missing");
+        sbx_error_free(&e);
+
+        ck_assert_int_eq(sbx_store_delete_snapshot(s, "snap", NULL), 1);
+        ck_assert_int_eq(sbx_store_delete_snapshot(s, "snap", NULL), 0);
+        ck_assert_int_eq(sbx_store_get_snapshot(s, "snap", &got, NULL), 0);
+        /* the id is free again */
+        row = snapshot("snap", 1000);
+        ck_assert_int_eq(sbx_store_add_snapshot(s, &row, NULL), 0);
+}
+END_TEST
+
+START_TEST(test_snapshot_list) {
+        _cleanup_(sbx_store_closep) SbxStore *s = open_ok();
+        _cleanup_(sbx_snapshot_row_list_freep) SbxSnapshotRow **all = NULL, **mine = NULL, **none = NULL;
+        static const struct { const char *id; uid_t owner; } rows[] = {
+                { "s3", 1000 }, { "s1", 1001 }, { "s2", 1000 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                SbxSnapshotRow row = snapshot(rows[i].id, rows[i].owner);
+                ck_assert_int_eq(sbx_store_add_snapshot(s, &row, NULL), 0);
+        }
+        ck_assert_int_eq(sbx_store_list_snapshots(s, SBX_STORE_ANY_OWNER, &all, NULL), 3);
+        ck_assert_str_eq(all[0]->id, "s1");
+        ck_assert_str_eq(all[2]->id, "s3");
+        ck_assert_ptr_null(all[3]);
+        ck_assert_int_eq(sbx_store_list_snapshots(s, 1000, &mine, NULL), 2);
+        ck_assert_str_eq(mine[0]->id, "s2");
+        ck_assert_str_eq(mine[1]->id, "s3");
+        ck_assert_int_eq(sbx_store_list_snapshots(s, 7, &none, NULL), 0);
+        ck_assert_ptr_null(none[0]);
+}
+END_TEST
+
+#define N_WRITERS 4
+#define ROWS_PER_WRITER 50
+
+static pthread_barrier_t writers_start;
+
+/* A worker: its own connection, its own rows. */
+static void *writer(void *arg) {
+        SbxStore *s = NULL;
+        intptr_t id = (intptr_t) arg;
+        intptr_t failures = 0;
+
+        SbxError e = SBX_ERROR_NULL;
+
+        pthread_barrier_wait(&writers_start);
+        if (sbx_store_open(dir, &s, &e) < 0) {
+                fprintf(stderr, "open: %s\n", e.message);
+                sbx_error_free(&e);
+                return (void *) (intptr_t) -1;
+        }
+        for (int i = 0; i < ROWS_PER_WRITER; i++) {
+                char name[32];
+                SbxSandboxRow row = sandbox(name, (uid_t) id, SBX_SANDBOX_RUNNING);
+
+                snprintf(name, sizeof name, "w%d-%02d", (int) id, i);
+                if (sbx_store_put_sandbox(s, &row, NULL) < 0 ||
+                    sbx_store_update_sandbox_state(s, name, SBX_SANDBOX_STOPPED, NULL) != 1)
+                        failures++;
+        }
+        sbx_store_close(s);
+        return (void *) failures;
+}
+
+/* Connections of concurrent workers, including their first open of a fresh file
+ * (concurrent migration), never lose a write. */
+START_TEST(test_concurrent_connections) {
+        pthread_t threads[N_WRITERS];
+
+        ck_assert_int_eq(pthread_barrier_init(&writers_start, NULL, N_WRITERS), 0);
+        for (intptr_t i = 0; i < N_WRITERS; i++)
+                ck_assert_int_eq(pthread_create(&threads[i], NULL, writer, (void *) i), 0);
+        for (int i = 0; i < N_WRITERS; i++) {
+                void *failures;
+
+                ck_assert_int_eq(pthread_join(threads[i], &failures), 0);
+                ck_assert_int_eq((intptr_t) failures, 0);
+        }
+        pthread_barrier_destroy(&writers_start);
+
+        _cleanup_(sbx_store_closep) SbxStore *s = open_ok();
+        ck_assert_int_eq(sbx_store_count_sandboxes(s, SBX_STORE_ANY_OWNER, NULL), N_WRITERS * ROWS_PER_WRITER);
+        for (int i = 0; i < N_WRITERS; i++)
+                ck_assert_int_eq(sbx_store_count_sandboxes(s, (uid_t) i, NULL), ROWS_PER_WRITER);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+        Suite *s = suite_create("store");
+        TCase *tc = tcase_create("store");
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, test_state_strings);
+        tcase_add_test(tc, test_open_fresh);
+        tcase_add_test(tc, test_existing_mode_tightened);
+        tcase_add_test(tc, test_missing_dir);
+        tcase_add_test(tc, test_reopen_keeps_rows);
+        tcase_add_test(tc, test_newer_version_refused);
+        tcase_add_test(tc, test_garbage_refused);
+        tcase_add_test(tc, test_corrupt_pages_refused);
+        tcase_add_test(tc, test_sandbox_crud);
+        tcase_add_test(tc, test_sandbox_hostile_name);
+        tcase_add_test(tc, test_sandbox_invalid_rows);
+        tcase_add_test(tc, test_sandbox_list_count);
+        tcase_add_test(tc, test_snapshot_crud);
+        tcase_add_test(tc, test_snapshot_list);
+        tcase_add_test(tc, test_concurrent_connections);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+SBX_TEST_MAIN(make_suite)
