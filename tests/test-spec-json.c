@@ -70,7 +70,7 @@ START_TEST(test_round_trip) {
                 "{\"snapshot\": \"s\\\"n\\\\ap\"}",
                 "{\"image\": \"img:tag\", \"env\": {\"NL\": \"a\\nb\", \"U\": \"caf\\u00e9\", \"Q\": \"it's \\\"x\\\"\","
                 " \"C\": \"\\u0001\", \"Z\": \"\\u200b\"}, \"volumes\": [[\"/h/\\u00e9\", \"/g\", \"rw\"]],"
-                " \"ports\": [[65535, 65535]], \"network_isolated\": true, \"working_dir\": \"/a/b/../c\"}",
+                " \"ports\": [[65535, 65535]], \"network_isolated\": false, \"working_dir\": \"/a/b/../c\"}",
         };
 
         for (size_t i = 0; i < ELEMENTSOF(inputs); i++) {
