@@ -67,12 +67,19 @@ _printf_(3, 4) static int remap(SbxError *error, SbxErrorKind kind, const char *
 }
 
 /* The managed container carrying this sandbox name (xagent's lookup: by labels,
- * not by the derived container name). Returns 1 and its id, or 0 if none. */
-static int find_container(SbxLifecycle *l, const char *name, char **ret_id, SbxError *error) {
+ * not by the derived container name). Returns 1 and its id, or 0 if none.
+ *
+ * With expected_owner other than SBX_ANY_OWNER, the container must belong to
+ * that uid: the caller was authorized for that owner's sandbox, and this runs
+ * under the name's lock, so a sandbox deleted and re-created by someone else
+ * since then is refused rather than acted on. */
+static int find_container(SbxLifecycle *l, const char *name, uid_t expected_owner, char **ret_id,
+                          SbxError *error) {
         _cleanup_(json_object_putp) json_object *list = NULL;
         _cleanup_free_ char *filter = NULL;
         const char *labels[3];
-        json_object *id;
+        json_object *c, *id, *owner_label;
+        uid_t owner = 0;
         int r;
 
         if (asprintf(&filter, "%s=%s", SBX_LABEL_SANDBOX_NAME, name) < 0)
@@ -85,9 +92,19 @@ static int find_container(SbxLifecycle *l, const char *name, char **ret_id, SbxE
                 return r;
         if (json_object_array_length(list) == 0)
                 return 0;
-        if (!json_object_object_get_ex(json_object_array_get_idx(list, 0), "Id", &id) ||
-            !json_object_is_type(id, json_type_string))
+        c = json_object_array_get_idx(list, 0);
+        if (!json_object_object_get_ex(c, "Id", &id) || !json_object_is_type(id, json_type_string))
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker: a listed container has no Id");
+
+        if (expected_owner != SBX_ANY_OWNER) {
+                json_object *all_labels = json_object_object_get(c, "Labels");
+                owner_label = all_labels ? json_object_object_get(all_labels, SBX_LABEL_OWNER) : NULL;
+                if (sbx_label_parse_owner(owner_label ? json_object_get_string(owner_label) : NULL, &owner) < 0 ||
+                    owner != expected_owner)
+                        return sbx_error_set(error, SBX_ERROR_ACCESS_DENIED,
+                                             "Sandbox '%s' is no longer the one that was authorized (its owner "
+                                             "changed); try again", name);
+        }
         *ret_id = strdup(json_object_get_string(id));
         return *ret_id ? 1 : -ENOMEM;
 }
@@ -201,7 +218,7 @@ static int describe(SbxLifecycle *l, const char *name, const char *id, SbxSandbo
 
 int sbx_lifecycle_inspect(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error) {
         _cleanup_free_ char *id = NULL;
-        int r = find_container(l, name, &id, error);
+        int r = find_container(l, name, SBX_ANY_OWNER, &id, error);
 
         if (r < 0)
                 return r;
@@ -331,7 +348,7 @@ int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec,
         if ((r = lock_key(l, "sandbox", name, &lock)) < 0)
                 return r;
 
-        r = find_container(l, name, &existing, error);
+        r = find_container(l, name, SBX_ANY_OWNER, &existing, error);
         if (r < 0)
                 return r;
         if (r > 0)
@@ -383,7 +400,7 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
 
         if ((r = sbx_spec_fingerprint(desired, fp)) < 0)
                 return r;
-        if ((r = find_container(l, name, &id, error)) < 0)
+        if ((r = find_container(l, name, SBX_ANY_OWNER, &id, error)) < 0)
                 return r;
         if (r == 0)
                 return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
@@ -400,7 +417,8 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
 }
 
 /* Start and stop: under the lock, converge the container and the row's state. */
-static int set_running(SbxLifecycle *l, const char *name, bool running, unsigned timeout_s, SbxError *error) {
+static int set_running(SbxLifecycle *l, const char *name, uid_t expected_owner, bool running, unsigned timeout_s,
+                       SbxError *error) {
         _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
         _cleanup_free_ char *id = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
@@ -408,7 +426,7 @@ static int set_running(SbxLifecycle *l, const char *name, bool running, unsigned
 
         if ((r = lock_key(l, "sandbox", name, &lock)) < 0)
                 return r;
-        if ((r = find_container(l, name, &id, error)) < 0)
+        if ((r = find_container(l, name, expected_owner, &id, error)) < 0)
                 return r;
         if (r == 0)
                 return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
@@ -429,22 +447,23 @@ static int set_running(SbxLifecycle *l, const char *name, bool running, unsigned
         return r < 0 ? r : changed;
 }
 
-int sbx_lifecycle_start(SbxLifecycle *l, const char *name, SbxError *error) {
-        return set_running(l, name, true, 0, error);
+int sbx_lifecycle_start(SbxLifecycle *l, const char *name, uid_t expected_owner, SbxError *error) {
+        return set_running(l, name, expected_owner, true, 0, error);
 }
 
-int sbx_lifecycle_stop(SbxLifecycle *l, const char *name, unsigned timeout_s, SbxError *error) {
-        return set_running(l, name, false, timeout_s, error);
+int sbx_lifecycle_stop(SbxLifecycle *l, const char *name, uid_t expected_owner, unsigned timeout_s,
+                       SbxError *error) {
+        return set_running(l, name, expected_owner, false, timeout_s, error);
 }
 
-int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error) {
+int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, uid_t expected_owner, SbxError *error) {
         _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
         _cleanup_free_ char *id = NULL;
         int r, removed = 0;
 
         if ((r = lock_key(l, "sandbox", name, &lock)) < 0)
                 return r;
-        if ((r = find_container(l, name, &id, error)) < 0)
+        if ((r = find_container(l, name, expected_owner, &id, error)) < 0)
                 return r;
         if (r > 0) {
                 r = sbx_docker_container_remove(l->docker, id, error);
@@ -461,8 +480,8 @@ int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error) {
         return removed || r > 0;
 }
 
-int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, const char *snapshot_id, uid_t owner,
-                           char **ret_image_id, SbxError *error) {
+int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, uid_t expected_owner, const char *snapshot_id,
+                           uid_t owner, char **ret_image_id, SbxError *error) {
         _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL, *snap_lock = NULL;
         _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *existing = NULL;
         _cleanup_(json_object_putp) json_object *config = NULL, *labels = NULL, *image = NULL;
@@ -472,7 +491,7 @@ int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, const char *snapsh
         /* Lock order: the sandbox, then the snapshot id. */
         if ((r = lock_key(l, "sandbox", name, &lock)) < 0 || (r = lock_key(l, "snapshot", snapshot_id, &snap_lock)) < 0)
                 return r;
-        if ((r = find_container(l, name, &id, error)) < 0)
+        if ((r = find_container(l, name, expected_owner, &id, error)) < 0)
                 return r;
         if (r == 0)
                 return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
@@ -522,7 +541,8 @@ int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, const char *snapsh
         return 0;
 }
 
-int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, SbxError *error) {
+int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, uid_t expected_owner,
+                                  SbxError *error) {
         _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
         _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *row = NULL;
         int r;
@@ -531,6 +551,9 @@ int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, SbxE
                 return r;
         if ((r = sbx_store_get_snapshot(l->store, snapshot_id, &row, error)) <= 0)
                 return r;
+        if (expected_owner != SBX_ANY_OWNER && row->owner_uid != expected_owner)
+                return sbx_error_set(error, SBX_ERROR_ACCESS_DENIED,
+                                     "Snapshot '%s' is no longer the one that was authorized; try again", snapshot_id);
         r = sbx_docker_image_remove(l->docker, row->image_tag, false, error);
         if (r == -ENOENT)
                 sbx_error_free(error);
@@ -591,7 +614,7 @@ int sbx_lifecycle_reconcile(SbxLifecycle *l, SbxError *error) {
 
                 if ((r = lock_key(l, "sandbox", (*row)->name, &lock)) < 0)
                         return r;
-                if ((r = find_container(l, (*row)->name, &id, error)) < 0)
+                if ((r = find_container(l, (*row)->name, SBX_ANY_OWNER, &id, error)) < 0)
                         return r;
                 if (r > 0)
                         continue;

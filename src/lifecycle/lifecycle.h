@@ -20,6 +20,11 @@
 
 typedef struct SbxLifecycle SbxLifecycle;
 
+/* For expected_owner: do not check whose the sandbox is. Otherwise an operation
+ * refuses (AccessDenied) a sandbox or snapshot that is not, under its lock,
+ * owned by expected_owner: the one the caller was authorized for. */
+#define SBX_ANY_OWNER ((uid_t) -1)
+
 struct SbxLifecycle {
         SbxDocker *docker;              /* this worker's */
         SbxStore *store;                /* this worker's */
@@ -71,19 +76,21 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
                          unsigned *ret_fields, SbxError *error);
 
 /* Idempotent; NoSuchSandbox for a missing name. Return 1 if something changed. */
-int sbx_lifecycle_start(SbxLifecycle *l, const char *name, SbxError *error);
-int sbx_lifecycle_stop(SbxLifecycle *l, const char *name, unsigned timeout_s, SbxError *error);
+int sbx_lifecycle_start(SbxLifecycle *l, const char *name, uid_t expected_owner, SbxError *error);
+int sbx_lifecycle_stop(SbxLifecycle *l, const char *name, uid_t expected_owner, unsigned timeout_s,
+                       SbxError *error);
 
 /* Idempotent: a missing name succeeds. Returns 1 if something was removed. */
-int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error);
+int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, uid_t expected_owner, SbxError *error);
 
 /* Commits the container to xagent-sandbox-snapshot:<safe id> with the attestation
  * labels blanked, and records the snapshot for owner. SnapshotExists for a used id. */
-int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, const char *snapshot_id, uid_t owner,
-                           char **ret_image_id, SbxError *error);
+int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, uid_t expected_owner, const char *snapshot_id,
+                           uid_t owner, char **ret_image_id, SbxError *error);
 
 /* Idempotent: an unknown id succeeds. Returns 1 if something was removed. */
-int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, SbxError *error);
+int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, uid_t expected_owner,
+                                  SbxError *error);
 
 /* Every managed container (xagent's own included), with its verdict. */
 int sbx_lifecycle_list(SbxLifecycle *l, SbxSandbox ***ret, size_t *ret_n, SbxError *error);
