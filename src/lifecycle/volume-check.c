@@ -104,8 +104,8 @@ static int open_root(const char *root, const char *host_path, SbxError *error) {
                 return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
                                      "volumes: '%s': the volume root '%s' is not a directory "
                                      "(rule: volume roots are directories)", host_path, root);
-        return sbx_error_set(error, SBX_ERROR_IO, "volumes: '%s': cannot open the volume root '%s': %s",
-                             host_path, root, strerror(errno));
+        return sbx_error_set(error, SBX_ERROR_IO, "volumes: '%s': cannot open the volume root '%s': %m",
+                             host_path, root);
 }
 
 /* Moves *fd from the root down to host_path, one component at a time, leaving *st
@@ -142,14 +142,14 @@ static int walk_below_root(int *fd, struct stat *st, const char *root, const cha
                                 return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
                                                      "volumes: '%s': '%.*s' does not exist (rule: the path must exist)",
                                                      host_path, len, host_path);
-                        return sbx_error_set(error, SBX_ERROR_IO, "volumes: '%s': cannot open '%.*s': %s",
-                                             host_path, len, host_path, strerror(errno));
+                        return sbx_error_set(error, SBX_ERROR_IO, "volumes: '%s': cannot open '%.*s': %m",
+                                             host_path, len, host_path);
                 }
                 (void) close(*fd);
                 *fd = nfd;
                 if (fstat(*fd, st) < 0)
-                        return sbx_error_set(error, SBX_ERROR_IO, "volumes: '%s': cannot stat '%.*s': %s",
-                                             host_path, len, host_path, strerror(errno));
+                        return sbx_error_set(error, SBX_ERROR_IO, "volumes: '%s': cannot stat '%.*s': %m",
+                                             host_path, len, host_path);
 
                 if (S_ISLNK(st->st_mode))
                         return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
@@ -214,8 +214,8 @@ int sbx_volume_check_fs(const char *root, const char *host_path, const char *mod
         if (fd < 0)
                 return fd;
         if (fstat(fd, &st) < 0)
-                return sbx_error_set(error, SBX_ERROR_IO, "volumes: '%s': cannot stat the volume root '%s': %s",
-                                     host_path, root, strerror(errno));
+                return sbx_error_set(error, SBX_ERROR_IO, "volumes: '%s': cannot stat the volume root '%s': %m",
+                                     host_path, root);
 
         if ((r = walk_below_root(&fd, &st, root, host_path, &c, error)) < 0)
                 return r;
