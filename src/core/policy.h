@@ -72,6 +72,8 @@ typedef struct SbxOwner {
         gid_t gid;
         const char *name;
         const char *home;
+        const gid_t *groups;    /* supplementary groups (for the file-system checks), may be NULL */
+        size_t n_groups;
 } SbxOwner;
 
 /* The built-in defaults (the policy of a missing file). NULL on allocation failure. */

@@ -19,6 +19,7 @@
 #include "publish.h"
 #include "spec-json.h"
 #include "timestamp.h"
+#include "volume-check.h"
 
 SbxSandbox *sbx_sandbox_free(SbxSandbox *s) {
         if (!s)
@@ -255,13 +256,29 @@ static int resolve_image(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *o
         return 0;
 }
 
+/* Each volume on the file system, from the root that admits it downward. */
+static int check_volumes_fs(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, SbxError *error) {
+        for (size_t i = 0; i < spec->n_volumes; i++) {
+                const SbxVolume *v = &spec->volumes[i];
+                _cleanup_free_ char *root = NULL;
+                int r;
+
+                if ((r = sbx_policy_find_root(l->policy, owner, v->host, v->mode, &root, error)) < 0 ||
+                    (r = sbx_volume_check_fs(root, v->host, v->mode, owner->uid, owner->gid, owner->groups,
+                                             owner->n_groups, error)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int check_admissible(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, SbxError *error) {
         int r, n = sbx_store_count_sandboxes(l->store, owner->uid, error);
 
         if (n < 0)
                 return n;
         if ((r = sbx_policy_check_count(l->policy, (size_t) n, error)) < 0 ||
-            (r = sbx_policy_check_spec(l->policy, owner, spec, l->docker_socket, error)) < 0)
+            (r = sbx_policy_check_spec(l->policy, owner, spec, l->docker_socket, error)) < 0 ||
+            (r = check_volumes_fs(l, spec, owner, error)) < 0)
                 return r;
         return sbx_check_spec_conflicts(spec, error);
 }

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define _cleanup_free_ _cleanup_(freep)
@@ -19,6 +20,12 @@
 static inline void freep(void *p) {
         free(*(void **) p);
 }
+
+static inline void closep(int *fd) {
+        if (*fd >= 0)
+                (void) close(*fd);
+}
+#define _cleanup_close_ _cleanup_(closep)
 
 static inline bool streq(const char *a, const char *b) {
         return strcmp(a, b) == 0;

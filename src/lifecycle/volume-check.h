@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The file-system half of the volume checks (DESIGN §5): the path exists, no
+ * component below its volume root is a symbolic link, it is a regular file or a
+ * directory, and the caller owns it (rw) or may read it (ro). The pure half
+ * (canonical, admitted by a root, not a protected path) is sbx_policy_*().
+ *
+ * This is a policy check, not a guarantee: Docker mounts the volume by path later,
+ * and between this check and that mount the caller may swap a component for a
+ * symlink (time of check to time of use). What holds regardless is the lexical
+ * refusal of the protected paths (sbx_policy_check_host_path(): "/", the Docker
+ * socket, /etc, /proc, …) and the roots the administrator chose; this check
+ * keeps honest callers from mounting what they could not read themselves and
+ * makes the common tricks (a symlink to someone else's files, a renamed socket)
+ * fail loudly. */
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* Checks host_path, mounted with mode ("ro" or "rw"), for the caller uid/gid with
+ * the supplementary groups (n_groups of them; groups may be NULL when 0).
+ *
+ * root and host_path are canonical absolute paths and host_path is root or lies
+ * below it on a segment boundary (root as sbx_policy_find_root() returned it);
+ * else, or for another mode, SBX_ERROR_INVALID_ARGS.
+ *
+ * The root is opened following symlinks (the administrator chose it; %h may well
+ * be a symlinked home) and must be a directory. Each component below it is opened
+ * relative to its parent without following symlinks. The rules, each refusal a
+ * SBX_ERROR_POLICY_VIOLATION naming the path, the offending component and the rule:
+ *   - the path must exist (every component, the root included);
+ *   - no component below the root is a symbolic link;
+ *   - only files and directories can be volumes (no sockets, FIFOs, devices);
+ *   - the caller (unless uid 0) can reach it: every directory strictly between
+ *     the root and the path grants the caller search (x) permission;
+ *   - rw: the path is owned by the caller (unless uid 0);
+ *   - ro: the caller (unless uid 0) may read it: read (r) permission, and for a
+ *     directory also search (x) permission.
+ * Permissions are decided as the kernel decides them from the mode bits: the owner
+ * class if uid owns it, else the group class if gid or one of groups is its group,
+ * else the other class; only that one class counts (a file of mode 0044 is not
+ * readable by its owner). POSIX ACLs are not consulted.
+ *
+ * Returns 0 when admissible, a negative errno otherwise (SBX_ERROR_IO when the file
+ * system fails in another way than these rules describe). */
+int sbx_volume_check_fs(const char *root, const char *host_path, const char *mode, uid_t uid, gid_t gid,
+                        const gid_t *groups, size_t n_groups, SbxError *error);
