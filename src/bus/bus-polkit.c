@@ -47,11 +47,10 @@ static int on_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_err
 }
 
 int sbx_polkit_check_async(sd_bus *bus, sd_bus_message *call, const char *action, const char *const *details,
-                           SbxPolkitCallback callback, void *userdata, sd_bus_slot **ret_slot) {
+                           bool interactive, SbxPolkitCallback callback, void *userdata, sd_bus_slot **ret_slot) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
         Check *c;
-        bool interactive = sd_bus_message_get_allow_interactive_authorization(call) > 0;
         int r;
 
         r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.PolicyKit1",

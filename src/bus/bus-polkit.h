@@ -18,9 +18,9 @@
  * InteractiveAuthorizationRequired) is in *error. polkit unreachable = denied. */
 typedef void (*SbxPolkitCallback)(int r, SbxError *error, void *userdata);
 
-/* details: NULL-terminated key, value, key, value, … (may be NULL). When the
- * caller did not allow interactive authorization, a challenge is answered with
- * InteractiveAuthorizationRequired. The callback runs exactly once, unless
- * *ret_slot is unreferenced first (then never). */
+/* details: NULL-terminated key, value, key, value, … (may be NULL). interactive:
+ * whether polkit may ask the user (normally the call's header flag); without it a
+ * challenge is answered with InteractiveAuthorizationRequired. The callback runs
+ * exactly once, unless *ret_slot is unreferenced first (then never). */
 int sbx_polkit_check_async(sd_bus *bus, sd_bus_message *call, const char *action, const char *const *details,
-                           SbxPolkitCallback callback, void *userdata, sd_bus_slot **ret_slot);
+                           bool interactive, SbxPolkitCallback callback, void *userdata, sd_bus_slot **ret_slot);

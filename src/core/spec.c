@@ -334,6 +334,9 @@ int sbx_spec_validate_strict(const SbxSpec *spec, SbxError *error) {
                         return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "snapshot: must not be empty");
                 if ((r = sbx_name_validate("snapshot", spec->snapshot_id, error)) < 0)
                         return r;
+                if (strlen(spec->snapshot_id) > SBX_MAX_SNAPSHOT_ID_LEN)
+                        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "snapshot: longer than %d bytes",
+                                             SBX_MAX_SNAPSHOT_ID_LEN);
         }
 
         if ((r = check_abs_path("working_dir", "the working directory", spec->working_dir, error)) < 0)

@@ -102,6 +102,8 @@ bool sbx_spec_equal(const SbxSpec *a, const SbxSpec *b);
 /* Sandbox names and snapshot ids: non-empty, valid UTF-8, no control characters,
  * at most SBX_MAX_NAME_LEN bytes. InvalidArgs naming the field. */
 #define SBX_MAX_NAME_LEN 200
+/* A snapshot's image tag is "<safe id>-<10 hex>" and Docker allows 128 characters. */
+#define SBX_MAX_SNAPSHOT_ID_LEN 100
 int sbx_name_validate(const char *field, const char *name, SbxError *error);
 
 /* Completes a raw spec from untrusted input: an image template without an image

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <errno.h>
+
+#include "bus-error.h"
+#include "bus-manager.h"
+#include "bus-spec.h"
+#include "config.h"
+#include "operation.h"
+
+/* Refuses a call before it becomes an operation: the reply's error, and for a
+ * state change the audit line. */
+static int refuse(sd_bus_message *msg, Verb verb, const char *target, const SbxError *e, int r,
+                  sd_bus_error *error) {
+        uid_t uid;
+
+        r = sbx_bus_error_from(error, e, r);
+        if (verb != VERB_GET && verb != VERB_INSPECT && verb != VERB_VERIFY && bus_caller_uid(msg, &uid) >= 0)
+                manager_audit(uid, "refused-call", target ?: "-", error->name);
+        return r;
+}
+
+static int read_name(sd_bus_message *msg, const char *field, const char **ret, SbxError *e) {
+        int r = sd_bus_message_read_basic(msg, 's', ret);
+
+        if (r < 0)
+                return sbx_error_set(e, SBX_ERROR_INVALID_ARGS, "%s: malformed", field);
+        return sbx_name_validate(field, *ret, e);
+}
+
+static int by_name(sd_bus_message *msg, Manager *m, Verb verb, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        const char *name;
+        int r;
+
+        if ((r = read_name(msg, "name", &name, &e)) < 0)
+                return refuse(msg, verb, NULL, &e, r, error);
+        return operation_start(m, msg, verb, &(OperationArgs) { .name = name }, error);
+}
+
+static int method_get(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return by_name(msg, userdata, VERB_GET, error);
+}
+
+static int method_inspect(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return by_name(msg, userdata, VERB_INSPECT, error);
+}
+
+static int method_start(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return by_name(msg, userdata, VERB_START, error);
+}
+
+static int method_delete(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return by_name(msg, userdata, VERB_DELETE, error);
+}
+
+/* The spec argument, finalized with the host's default image. */
+static int read_spec(sd_bus_message *msg, Manager *m, SbxSpec **ret, SbxError *e) {
+        _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
+        int r;
+
+        if ((r = sbx_bus_read_spec(msg, &spec, e)) < 0 ||
+            (r = sbx_spec_finalize(spec, m->policy->default_image, e)) < 0)
+                return r;
+        *ret = TAKE_PTR(spec);
+        return 0;
+}
+
+int bus_method_verify(sd_bus_message *msg, Manager *m, const char *name, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
+        int r;
+
+        if ((r = read_spec(msg, m, &spec, &e)) < 0)
+                return refuse(msg, VERB_VERIFY, name, &e, r, error);
+        return operation_start(m, msg, VERB_VERIFY, &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec) }, error);
+}
+
+static int method_verify(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        const char *name;
+        int r;
+
+        if ((r = read_name(msg, "name", &name, &e)) < 0)
+                return refuse(msg, VERB_VERIFY, NULL, &e, r, error);
+        return bus_method_verify(msg, userdata, name, error);
+}
+
+int bus_method_stop(sd_bus_message *msg, Manager *m, const char *name, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        unsigned timeout;
+        int r;
+
+        if ((r = sbx_bus_read_stop_options(msg, &timeout, &e)) < 0)
+                return refuse(msg, VERB_STOP, name, &e, r, error);
+        return operation_start(m, msg, VERB_STOP, &(OperationArgs) { .name = name, .timeout_s = timeout }, error);
+}
+
+static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        const char *name;
+        int r;
+
+        if ((r = read_name(msg, "name", &name, &e)) < 0)
+                return refuse(msg, VERB_STOP, NULL, &e, r, error);
+        return bus_method_stop(msg, userdata, name, error);
+}
+
+int bus_method_snapshot(sd_bus_message *msg, Manager *m, const char *name, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        const char *id;
+        int r;
+
+        if ((r = read_name(msg, "snapshot_id", &id, &e)) < 0)
+                return refuse(msg, VERB_SNAPSHOT, name, &e, r, error);
+        if (strlen(id) > SBX_MAX_SNAPSHOT_ID_LEN) {
+                r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "snapshot_id: longer than %d bytes",
+                                  SBX_MAX_SNAPSHOT_ID_LEN);
+                return refuse(msg, VERB_SNAPSHOT, name, &e, r, error);
+        }
+        return operation_start(m, msg, VERB_SNAPSHOT, &(OperationArgs) { .name = name, .snapshot_id = id }, error);
+}
+
+static int method_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        const char *name;
+        int r;
+
+        if ((r = read_name(msg, "name", &name, &e)) < 0)
+                return refuse(msg, VERB_SNAPSHOT, NULL, &e, r, error);
+        return bus_method_snapshot(msg, userdata, name, error);
+}
+
+static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
+        Manager *m = userdata;
+        const char *name = NULL;
+        int r;
+
+        if ((r = read_name(msg, "name", &name, &e)) < 0 || (r = read_spec(msg, m, &spec, &e)) < 0 ||
+            (r = sbx_bus_read_create_options(msg, &e)) < 0)
+                return refuse(msg, VERB_CREATE, name, &e, r, error);
+        return operation_start(m, msg, VERB_CREATE, &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec) }, error);
+}
+
+static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        const char *id;
+        int r;
+
+        if ((r = read_name(msg, "snapshot_id", &id, &e)) < 0)
+                return refuse(msg, VERB_DELETE_SNAPSHOT, NULL, &e, r, error);
+        return operation_start(userdata, msg, VERB_DELETE_SNAPSHOT, &(OperationArgs) { .snapshot_id = id }, error);
+}
+
+static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return operation_start(userdata, msg, VERB_LIST, &(OperationArgs) {}, error);
+}
+
+static int method_list_snapshots(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return operation_start(userdata, msg, VERB_LIST_SNAPSHOTS, &(OperationArgs) {}, error);
+}
+
+static int property_version(sd_bus *bus, const char *path, const char *interface, const char *property,
+                            sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", PACKAGE_VERSION);
+}
+
+static int property_docker_api_version(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                       sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        return sd_bus_message_append(reply, "s", m->docker_api_version ?: "");
+}
+
+static int property_contract_version(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                     sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "u", (uint32_t) SBX_CONTRACT_VERSION);
+}
+
+const sd_bus_vtable bus_manager_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("Version", "s", property_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("ContractVersion", "u", property_contract_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("DockerApiVersion", "s", property_docker_api_version, 0, 0),
+        SD_BUS_METHOD_WITH_ARGS("CreateSandbox",
+                                SD_BUS_ARGS("s", name, "a{sv}", spec, "a{sv}", options),
+                                SD_BUS_RESULT("o", sandbox, "s", fingerprint),
+                                method_create, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetSandbox", SD_BUS_ARGS("s", name), SD_BUS_RESULT("o", sandbox),
+                                method_get, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("InspectSandbox", SD_BUS_ARGS("s", name), SD_BUS_RESULT("a{sv}", inspection),
+                                method_inspect, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("VerifySandbox", SD_BUS_ARGS("s", name, "a{sv}", spec),
+                                SD_BUS_RESULT("s", verdict, "as", mismatched_fields),
+                                method_verify, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("StartSandbox", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
+                                method_start, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("StopSandbox", SD_BUS_ARGS("s", name, "a{sv}", options), SD_BUS_NO_RESULT,
+                                method_stop, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("DeleteSandbox", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
+                                method_delete, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SnapshotSandbox", SD_BUS_ARGS("s", name, "s", snapshot_id),
+                                SD_BUS_RESULT("s", image_id),
+                                method_snapshot, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("DeleteSnapshot", SD_BUS_ARGS("s", snapshot_id), SD_BUS_NO_RESULT,
+                                method_delete_snapshot, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListSandboxes", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ssuso)", sandboxes),
+                                method_list, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListSnapshots", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssut)", snapshots),
+                                method_list_snapshots, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_SIGNAL_WITH_ARGS("SandboxNew", SD_BUS_ARGS("s", name, "o", sandbox), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("SandboxRemoved", SD_BUS_ARGS("s", name, "o", sandbox), 0),
+        SD_BUS_VTABLE_END
+};
+
+int bus_manager_register(Manager *m) {
+        return sd_bus_add_object_vtable(m->bus, NULL, SBX_BUS_PATH, SBX_BUS_MANAGER_INTERFACE, bus_manager_vtable, m);
+}

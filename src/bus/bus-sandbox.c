@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <errno.h>
+#include <stdarg.h>
+
+#include "bus-manager.h"
+#include "bus-sandbox.h"
+#include "operation.h"
+
+int bus_sandbox_path(const char *name, char **ret) {
+        return sd_bus_path_encode(SBX_BUS_SANDBOX_PREFIX, name, ret);
+}
+
+/* Who may read an object's properties: its owner and root. Others go through
+ * InspectSandbox, where polkit is asked about manage-others. A property read
+ * with no call behind it is a broadcast (PropertiesChanged, InterfacesAdded):
+ * it carries no spec contents. */
+static int may_read(sd_bus *bus, const SandboxEntry *e, bool *ret_broadcast, sd_bus_error *error) {
+        sd_bus_message *call = sd_bus_get_current_message(bus);
+        uid_t uid;
+
+        *ret_broadcast = !call;
+        if (!call)
+                return 0;
+        if (bus_caller_uid(call, &uid) < 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell who is calling");
+        if (uid == 0 || (e->owner_valid && e->owner == uid))
+                return 0;
+        return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                 "Sandbox '%s' belongs to another user; InspectSandbox asks for manage-others", e->name);
+}
+
+static int property_get(sd_bus *bus, const char *path, const char *interface, const char *property,
+                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        SandboxEntry *e = userdata;
+        bool broadcast;
+        int r = may_read(bus, e, &broadcast, error);
+
+        if (r < 0)
+                return r;
+        if (streq(property, "Name"))
+                return sd_bus_message_append(reply, "s", e->name);
+        if (streq(property, "Owner"))
+                return sd_bus_message_append(reply, "u", (uint32_t) e->owner);
+        if (streq(property, "ContainerId"))
+                return sd_bus_message_append(reply, "s", e->container_id ?: "");
+        if (streq(property, "State"))
+                return sd_bus_message_append(reply, "s", sbx_state_to_string(e->state));
+        if (streq(property, "Status"))
+                return sd_bus_message_append(reply, "s", e->status ?: "");
+        if (streq(property, "Image"))
+                return sd_bus_message_append(reply, "s", broadcast ? "" : e->image ?: "");
+        if (streq(property, "Fingerprint"))
+                return sd_bus_message_append(reply, "s", broadcast ? "" : e->fingerprint ?: "");
+        if (streq(property, "Verdict"))
+                return sd_bus_message_append(reply, "s", sbx_verdict_to_string(e->verdict));
+        if (streq(property, "CreatedAt"))
+                return sd_bus_message_append(reply, "t", e->created_us);
+        return -ENOENT;
+}
+
+#define ENTRY_METHOD(fn, verb)                                                                  \
+        static int fn(sd_bus_message *msg, void *userdata, sd_bus_error *error) {              \
+                SandboxEntry *e = userdata;                                                     \
+                return operation_start(e->manager, msg, verb,                                   \
+                                       &(OperationArgs) { .name = e->name }, error);           \
+        }
+ENTRY_METHOD(method_start, VERB_START)
+ENTRY_METHOD(method_delete, VERB_DELETE)
+ENTRY_METHOD(method_inspect, VERB_INSPECT)
+#undef ENTRY_METHOD
+
+static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        SandboxEntry *e = userdata;
+        return bus_method_stop(msg, e->manager, e->name, error);
+}
+
+static int method_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        SandboxEntry *e = userdata;
+        return bus_method_snapshot(msg, e->manager, e->name, error);
+}
+
+static int method_verify(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        SandboxEntry *e = userdata;
+        return bus_method_verify(msg, e->manager, e->name, error);
+}
+
+#define PROP(name, sig, flags) SD_BUS_PROPERTY(name, sig, property_get, 0, flags)
+
+static const sd_bus_vtable sandbox_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        PROP("Name", "s", SD_BUS_VTABLE_PROPERTY_CONST),
+        PROP("Owner", "u", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        PROP("ContainerId", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        PROP("State", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        PROP("Status", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        /* spec contents: never in a broadcast */
+        PROP("Image", "s", SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
+        PROP("Fingerprint", "s", SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
+        PROP("Verdict", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        PROP("CreatedAt", "t", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_METHOD_WITH_ARGS("Start", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_start, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Stop", SD_BUS_ARGS("a{sv}", options), SD_BUS_NO_RESULT, method_stop,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Delete", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_delete, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Snapshot", SD_BUS_ARGS("s", snapshot_id), SD_BUS_RESULT("s", image_id),
+                                method_snapshot, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Verify", SD_BUS_ARGS("a{sv}", spec),
+                                SD_BUS_RESULT("s", verdict, "as", mismatched_fields), method_verify,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Inspect", SD_BUS_NO_ARGS, SD_BUS_RESULT("a{sv}", inspection), method_inspect,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_VTABLE_END
+};
+
+static int find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
+                sd_bus_error *error) {
+        _cleanup_free_ char *name = NULL;
+        SandboxEntry *e;
+
+        if (sd_bus_path_decode(path, SBX_BUS_SANDBOX_PREFIX, &name) <= 0)
+                return 0;
+        e = manager_get_sandbox(userdata, name);
+        if (!e)
+                return 0;
+        *found = e;
+        return 1;
+}
+
+typedef struct Enumeration {
+        char **paths;
+        size_t n;
+        bool all;
+        uid_t uid;
+        int r;
+} Enumeration;
+
+static void enumerate_one(SandboxEntry *e, void *userdata) {
+        Enumeration *en = userdata;
+
+        if (en->r < 0 || !(en->all || (e->owner_valid && e->owner == en->uid)))
+                return;
+        en->paths[en->n] = strdup(e->path);
+        if (!en->paths[en->n])
+                en->r = -ENOMEM;
+        else
+                en->n++;
+}
+
+static void count_one(SandboxEntry *e, void *userdata) {
+        (*(size_t *) userdata)++;
+}
+
+/* Introspection and the ObjectManager show a caller its own sandboxes (root:
+ * everyone's). polkit cannot be asked from here, so manage-others holders see
+ * the others through ListSandboxes. */
+static int enumerate(sd_bus *bus, const char *path, void *userdata, char ***ret_nodes, sd_bus_error *error) {
+        Manager *m = userdata;
+        sd_bus_message *call = sd_bus_get_current_message(bus);
+        Enumeration en = {};
+        size_t total = 0;
+
+        if (!call || bus_caller_uid(call, &en.uid) < 0) {
+                *ret_nodes = NULL;
+                return 0;
+        }
+        en.all = en.uid == 0;
+        manager_foreach_sandbox(m, count_one, &total);
+        en.paths = calloc(total + 1, sizeof(char *));
+        if (!en.paths)
+                return -ENOMEM;
+        manager_foreach_sandbox(m, enumerate_one, &en);
+        if (en.r < 0) {
+                for (size_t i = 0; i < en.n; i++)
+                        free(en.paths[i]);
+                free(en.paths);
+                return en.r;
+        }
+        *ret_nodes = en.paths;
+        return 0;
+}
+
+int bus_sandbox_register(Manager *m) {
+        int r = sd_bus_add_fallback_vtable(m->bus, NULL, SBX_BUS_SANDBOX_PREFIX, SBX_BUS_SANDBOX_INTERFACE,
+                                           sandbox_vtable, find, m);
+        if (r < 0)
+                return r;
+        return sd_bus_add_node_enumerator(m->bus, NULL, SBX_BUS_SANDBOX_PREFIX, enumerate, m);
+}
+
+/* Inspection ---------------------------------------------------------------- */
+
+static int append_entry(sd_bus_message *r, const char *key, const char *sig, ...) {
+        va_list ap;
+        int k;
+
+        if ((k = sd_bus_message_open_container(r, 'e', "sv")) < 0 ||
+            (k = sd_bus_message_append_basic(r, 's', key)) < 0 ||
+            (k = sd_bus_message_open_container(r, 'v', sig)) < 0)
+                return k;
+        va_start(ap, sig);
+        k = sd_bus_message_appendv(r, sig, ap);
+        va_end(ap);
+        if (k < 0 || (k = sd_bus_message_close_container(r)) < 0)
+                return k;
+        return sd_bus_message_close_container(r);
+}
+
+static int open_entry(sd_bus_message *r, const char *key, const char *sig) {
+        int k;
+
+        if ((k = sd_bus_message_open_container(r, 'e', "sv")) < 0 ||
+            (k = sd_bus_message_append_basic(r, 's', key)) < 0 ||
+            (k = sd_bus_message_open_container(r, 'v', sig)) < 0)
+                return k;
+        return sd_bus_message_open_container(r, 'a', sig + 1);
+}
+
+static int close_entry(sd_bus_message *r) {
+        int k;
+
+        if ((k = sd_bus_message_close_container(r)) < 0 || (k = sd_bus_message_close_container(r)) < 0)
+                return k;
+        return sd_bus_message_close_container(r);
+}
+
+static int append_pairs(sd_bus_message *r, const char *key, const SbxEnvVar *v, size_t n) {
+        int k = open_entry(r, key, "a{ss}");
+
+        for (size_t i = 0; k >= 0 && i < n; i++)
+                k = sd_bus_message_append(r, "{ss}", v[i].key, v[i].value);
+        return k < 0 ? k : close_entry(r);
+}
+
+int bus_append_inspection(sd_bus_message *r, const SbxSandbox *s) {
+        const SbxObserved *o = s->observed;
+        int k;
+
+        if ((k = sd_bus_message_open_container(r, 'a', "{sv}")) < 0 ||
+            (k = append_entry(r, "state", "s", sbx_state_to_string(s->state))) < 0 ||
+            (k = append_entry(r, "status", "s", s->status)) < 0 ||
+            (k = append_entry(r, "container_id", "s", s->container_id)) < 0 ||
+            (k = append_entry(r, "image_ref", "s", o->image_ref ?: "")) < 0 ||
+            (k = append_entry(r, "image_id", "s", o->image_digest ?: "")) < 0 ||
+            (k = append_entry(r, "nano_cpus", "t", (uint64_t) (o->has_raw_nano_cpus ? o->raw_nano_cpus : 0))) < 0 ||
+            (k = append_entry(r, "memory_bytes", "t",
+                              (uint64_t) (o->has_raw_memory_bytes ? o->raw_memory_bytes : 0))) < 0 ||
+            (k = append_pairs(r, "env", o->env, o->n_env)) < 0 ||
+            (k = open_entry(r, "volumes", "a(sss)")) < 0)
+                return k;
+        for (size_t i = 0; k >= 0 && i < o->n_volumes; i++)
+                k = sd_bus_message_append(r, "(sss)", o->volumes[i].host, o->volumes[i].guest, o->volumes[i].mode);
+        if (k < 0 || (k = close_entry(r)) < 0 || (k = open_entry(r, "ports", "a(qq)")) < 0)
+                return k;
+        for (size_t i = 0; k >= 0 && i < o->n_ports; i++)
+                k = sd_bus_message_append(r, "(qq)", (uint16_t) o->ports[i].host, (uint16_t) o->ports[i].guest);
+        if (k < 0 || (k = close_entry(r)) < 0 ||
+            (k = append_entry(r, "network_isolated", "b", (int) o->network_isolated)) < 0 ||
+            (k = open_entry(r, "networks", "as")) < 0)
+                return k;
+        for (size_t i = 0; k >= 0 && i < o->n_runtime_networks; i++)
+                k = sd_bus_message_append(r, "s", o->runtime_networks[i]);
+        if (k < 0 || (k = close_entry(r)) < 0 ||
+            (k = append_pairs(r, "labels", o->labels, o->n_labels)) < 0 ||
+            (k = append_entry(r, "created_at", "s", o->created_at ?: "")) < 0 ||
+            (k = append_entry(r, "working_dir", "s", o->working_dir ?: "")) < 0 ||
+            (k = append_entry(r, "fingerprint_label", "s", o->fingerprint_label ?: "")) < 0 ||
+            (k = append_entry(r, "version_label", "s", o->version_label ?: "")) < 0 ||
+            (k = append_entry(r, "owner", "u", (uint32_t) s->owner)) < 0 ||
+            (k = append_entry(r, "user", "s", o->user ?: "")) < 0 ||
+            (k = append_entry(r, "hardened", "b", (int) s->hardened)) < 0 ||
+            (k = append_entry(r, "verdict", "s", sbx_verdict_to_string(s->verdict))) < 0)
+                return k;
+        return sd_bus_message_close_container(r);
+}

@@ -1,0 +1,476 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <search.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+
+#include "bus-error.h"
+#include "bus-manager.h"
+#include "bus-sandbox.h"
+#include "manager.h"
+
+#define MAX_POLICY_FILE (1024 * 1024)
+
+/* The registry ------------------------------------------------------------ */
+
+static int entry_cmp(const void *a, const void *b) {
+        return strcmp(((const SandboxEntry *) a)->name, ((const SandboxEntry *) b)->name);
+}
+
+static void entry_free(void *p) {
+        SandboxEntry *e = p;
+
+        if (!e)
+                return;
+        free(e->name);
+        free(e->path);
+        free(e->container_id);
+        free(e->status);
+        free(e->image);
+        free(e->fingerprint);
+        free(e);
+}
+
+SandboxEntry *manager_get_sandbox(Manager *m, const char *name) {
+        SandboxEntry key = { .name = (char *) name };
+        SandboxEntry **found = tfind(&key, &m->sandboxes, entry_cmp);
+
+        return found ? *found : NULL;
+}
+
+/* Replaces *field with a copy of value; returns 1 if it changed. */
+static int set_string(char **field, const char *value) {
+        char *copy;
+
+        if (streq_ptr(*field, value))
+                return 0;
+        copy = strdup(value);
+        if (!copy)
+                return -ENOMEM;
+        free(*field);
+        *field = copy;
+        return 1;
+}
+
+int manager_put_sandbox(Manager *m, const SbxSandbox *s) {
+        SandboxEntry *e = manager_get_sandbox(m, s->name);
+        const char *changed[8];
+        size_t n = 0;
+        bool is_new = !e;
+        int r;
+
+        if (is_new) {
+                e = calloc(1, sizeof(SandboxEntry));
+                if (!e)
+                        return -ENOMEM;
+                e->manager = m;
+                e->name = strdup(s->name);
+                if (!e->name || bus_sandbox_path(s->name, &e->path) < 0) {
+                        entry_free(e);
+                        return -ENOMEM;
+                }
+                if (!tsearch(e, &m->sandboxes, entry_cmp)) {
+                        entry_free(e);
+                        return -ENOMEM;
+                }
+        }
+
+#define TRACK(expr, prop)                               \
+        do {                                            \
+                if ((r = (expr)) < 0)                   \
+                        return r;                       \
+                if (r > 0)                              \
+                        changed[n++] = prop;            \
+        } while (0)
+        TRACK(set_string(&e->container_id, s->container_id), "ContainerId");
+        TRACK(set_string(&e->status, s->status), "Status");
+        TRACK(set_string(&e->image, s->image), "Image");
+        TRACK(set_string(&e->fingerprint, s->fingerprint), "Fingerprint");
+#undef TRACK
+        if (e->owner != s->owner || e->owner_valid != s->owner_valid) {
+                e->owner = s->owner;
+                e->owner_valid = s->owner_valid;
+                changed[n++] = "Owner";
+        }
+        if (e->state != s->state) {
+                e->state = s->state;
+                changed[n++] = "State";
+        }
+        if (e->verdict != s->verdict) {
+                e->verdict = s->verdict;
+                changed[n++] = "Verdict";
+        }
+        if (e->created_us != s->created_us) {
+                e->created_us = s->created_us;
+                changed[n++] = "CreatedAt";
+        }
+        changed[n] = NULL;
+
+        if (is_new) {
+                (void) sd_bus_emit_signal(m->bus, SBX_BUS_PATH, SBX_BUS_MANAGER_INTERFACE, "SandboxNew", "so", e->name,
+                                          e->path);
+                (void) sd_bus_emit_object_added(m->bus, e->path);
+        } else if (n > 0)
+                (void) sd_bus_emit_properties_changed_strv(m->bus, e->path, SBX_BUS_SANDBOX_INTERFACE,
+                                                           (char **) changed);
+        return 0;
+}
+
+void manager_set_sandbox_state(Manager *m, const char *name, SbxState state, const char *status) {
+        SandboxEntry *e = manager_get_sandbox(m, name);
+
+        if (!e || (e->state == state && streq_ptr(e->status, status)))
+                return;
+        e->state = state;
+        if (set_string(&e->status, status) < 0)
+                return;
+        (void) sd_bus_emit_properties_changed(m->bus, e->path, SBX_BUS_SANDBOX_INTERFACE, "State", "Status", NULL);
+}
+
+void manager_drop_sandbox(Manager *m, const char *name) {
+        SandboxEntry *e = manager_get_sandbox(m, name);
+
+        if (!e)
+                return;
+        /* InterfacesRemoved is built from the live object: emit before removing. */
+        (void) sd_bus_emit_object_removed(m->bus, e->path);
+        (void) sd_bus_emit_signal(m->bus, SBX_BUS_PATH, SBX_BUS_MANAGER_INTERFACE, "SandboxRemoved", "so", e->name,
+                                  e->path);
+        tdelete(e, &m->sandboxes, entry_cmp);
+        entry_free(e);
+}
+
+static void (*walk_fn)(SandboxEntry *e, void *userdata);
+static void *walk_userdata;
+
+static void walk_action(const void *node, VISIT which, int depth) {
+        if (which == postorder || which == leaf)
+                walk_fn(*(SandboxEntry *const *) node, walk_userdata);
+}
+
+void manager_foreach_sandbox(Manager *m, void (*f)(SandboxEntry *e, void *userdata), void *userdata) {
+        /* twalk() has no userdata; this runs on the main thread only. */
+        walk_fn = f;
+        walk_userdata = userdata;
+        twalk(m->sandboxes, walk_action);
+        walk_fn = NULL;
+        walk_userdata = NULL;
+}
+
+/* Audit --------------------------------------------------------------------- */
+
+void manager_audit(uid_t uid, const char *verb, const char *target, const char *outcome) {
+        _cleanup_free_ char *quoted = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&quoted, &size);
+
+        if (!f)
+                return;
+        /* Names have no control characters (they are validated); quote the rest. */
+        for (const char *c = target; *c; c++)
+                fprintf(f, (*c == '"' || *c == '\\') ? "\\%c" : "%c", *c);
+        if (fclose(f) != 0)
+                return;
+        fprintf(stderr, "AUDIT uid=%u verb=%s sandbox=\"%s\" outcome=%s\n", (unsigned) uid, verb, quoted, outcome);
+}
+
+/* Idle exit ----------------------------------------------------------------- */
+
+static int on_name_owner_changed(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        const char *name, *old_owner, *new_owner;
+        const char *unique = NULL;
+
+        if (sd_bus_message_read(message, "sss", &name, &old_owner, &new_owner) < 0 || !streq(name, SBX_BUS_NAME))
+                return 0;
+        (void) sd_bus_get_unique_name(m->bus, &unique);
+        if (m->releasing && !streq_ptr(new_owner, unique)) {
+                /* Every call routed to us by the name came before this signal, so is
+                 * counted in n_busy; exit once they are answered. */
+                m->name_released = true;
+                if (m->n_busy == 0)
+                        sd_event_exit(m->event, 0);
+        }
+        return 0;
+}
+
+static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        if (m->n_busy > 0 || m->releasing)
+                return 0;
+        fprintf(stderr, "xagent-sandboxd: idle for %u s, exiting\n", m->idle_timeout_s);
+        m->releasing = true;
+        r = sd_bus_release_name_async(m->bus, NULL, SBX_BUS_NAME, NULL, NULL);
+        if (r < 0)
+                sd_event_exit(m->event, 0);
+        return 0;
+}
+
+static void arm_idle(Manager *m) {
+        if (m->idle_timeout_s == 0 || m->releasing)
+                return;
+        if (m->idle_source) {
+                (void) sd_event_source_set_time_relative(m->idle_source, (uint64_t) m->idle_timeout_s * 1000000);
+                (void) sd_event_source_set_enabled(m->idle_source, SD_EVENT_ONESHOT);
+        } else
+                (void) sd_event_add_time_relative(m->event, &m->idle_source, CLOCK_MONOTONIC,
+                                                  (uint64_t) m->idle_timeout_s * 1000000, 0, on_idle, m);
+}
+
+void manager_busy(Manager *m) {
+        m->n_busy++;
+        if (m->idle_source)
+                (void) sd_event_source_set_enabled(m->idle_source, SD_EVENT_OFF);
+}
+
+void manager_idle(Manager *m) {
+        if (--m->n_busy > 0)
+                return;
+        if (m->name_released)
+                sd_event_exit(m->event, 0);
+        else
+                arm_idle(m);
+}
+
+/* Workers ----------------------------------------------------------------- */
+
+static void *worker_init(void *userdata) {
+        Manager *m = userdata;
+        SbxLifecycle *l = calloc(1, sizeof(SbxLifecycle));
+        SbxError e = SBX_ERROR_NULL;
+
+        if (!l)
+                return NULL;
+        l->locks = m->locks;
+        l->policy = m->policy;
+        l->docker_socket = m->docker_socket;
+        if (sbx_docker_new(m->docker_host, &l->docker, &e) < 0 || sbx_store_open(m->state_dir, &l->store, &e) < 0) {
+                fprintf(stderr, "xagent-sandboxd: worker: %s\n", e.message ?: "out of memory");
+                sbx_error_free(&e);
+                sbx_docker_free(l->docker);
+                free(l);
+                return NULL;
+        }
+        return l;
+}
+
+static void worker_fini(void *ctx) {
+        SbxLifecycle *l = ctx;
+
+        if (!l)
+                return;
+        sbx_docker_free(l->docker);
+        sbx_store_close(l->store);
+        free(l);
+}
+
+/* Set-up ------------------------------------------------------------------ */
+
+static int load_policy(const char *path, SbxPolicy **ret) {
+        _cleanup_free_ char *text = NULL;
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        size_t size = 0;
+        FILE *f;
+        int r;
+
+        f = fopen(path, "re");
+        if (!f) {
+                if (errno != ENOENT) {
+                        fprintf(stderr, "xagent-sandboxd: %s: %m\n", path);
+                        return -errno;
+                }
+                *ret = sbx_policy_new_default();
+                return *ret ? 0 : -ENOMEM;
+        }
+        r = getdelim(&text, &size, '\0', f) < 0 && !feof(f) ? -errno : 0;
+        fclose(f);
+        if (r < 0 || size > MAX_POLICY_FILE || (text && strlen(text) > MAX_POLICY_FILE)) {
+                fprintf(stderr, "xagent-sandboxd: %s: cannot read it, or it is larger than 1 MiB\n", path);
+                return -EINVAL;
+        }
+        r = sbx_policy_parse(text ?: "", ret, &e);
+        if (r < 0)
+                fprintf(stderr, "xagent-sandboxd: %s: %s\n", path, e.message ?: "out of memory");
+        return r;
+}
+
+/* The socket path behind a unix:// host: never to be mounted into a sandbox. */
+static int docker_socket_of(const char *host, char **ret) {
+        const char *prefix = "unix://";
+
+        if (strncmp(host, prefix, strlen(prefix)) != 0) {
+                fprintf(stderr, "xagent-sandboxd: --docker-host %s: only unix:// endpoints are supported\n", host);
+                return -EINVAL;
+        }
+        *ret = strdup(host + strlen(prefix));
+        return *ret ? 0 : -ENOMEM;
+}
+
+int manager_new(const ManagerConfig *c, Manager **ret) {
+        _cleanup_(manager_freep) Manager *m = calloc(1, sizeof(Manager));
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        _cleanup_(sbx_store_closep) SbxStore *store = NULL;
+        int r;
+
+        if (!m)
+                return -ENOMEM;
+        m->idle_timeout_s = c->idle_timeout_s;
+        m->state_dir = strdup(c->state_dir);
+        m->docker_host = strdup(c->docker_host);
+        m->locks = sbx_keyed_lock_registry_new();
+        if (!m->state_dir || !m->docker_host || !m->locks)
+                return -ENOMEM;
+        if ((r = docker_socket_of(c->docker_host, &m->docker_socket)) < 0 ||
+            (r = load_policy(c->config_path, &m->policy)) < 0)
+                return r;
+
+        if (mkdir(c->state_dir, 0700) < 0 && errno != EEXIST) {
+                fprintf(stderr, "xagent-sandboxd: %s: %m\n", c->state_dir);
+                return -errno;
+        }
+        /* A corrupt or unreadable database stops the start, before anything else. */
+        r = sbx_store_open(c->state_dir, &store, &e);
+        if (r < 0) {
+                fprintf(stderr, "xagent-sandboxd: %s\n", e.message ?: "cannot open the store");
+                return r;
+        }
+
+        if ((r = sd_event_default(&m->event)) < 0)
+                return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+static void free_entry_node(void *p) {
+        entry_free(p);
+}
+
+Manager *manager_free(Manager *m) {
+        if (!m)
+                return NULL;
+        /* Running and queued jobs finish and are answered before the bus goes. */
+        sbx_worker_pool_free(m->pool);
+        if (m->bus) {
+                (void) sd_bus_flush(m->bus);
+                sd_bus_flush_close_unref(m->bus);
+        }
+        tdestroy(m->sandboxes, free_entry_node);
+        sd_event_source_unref(m->idle_source);
+        sd_event_unref(m->event);
+        sbx_keyed_lock_registry_free(m->locks);
+        sbx_policy_free(m->policy);
+        free(m->state_dir);
+        free(m->docker_host);
+        free(m->docker_socket);
+        free(m->docker_api_version);
+        free(m);
+        return NULL;
+}
+
+/* D-Bus activated: the starter bus; otherwise the system bus (which honours
+ * DBUS_SYSTEM_BUS_ADDRESS, so tests point it at a private bus). */
+static int connect_bus(Manager *m) {
+        const char *starter = getenv("DBUS_STARTER_ADDRESS");
+        int r;
+
+        if (starter) {
+                if ((r = sd_bus_new(&m->bus)) < 0 || (r = sd_bus_set_address(m->bus, starter)) < 0 ||
+                    (r = sd_bus_set_bus_client(m->bus, true)) < 0 || (r = sd_bus_start(m->bus)) < 0)
+                        return r;
+        } else if ((r = sd_bus_open_system(&m->bus)) < 0)
+                return r;
+        if ((r = sd_bus_error_add_map(sbx_bus_error_map)) < 0)
+                return r;
+        return sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+}
+
+/* Start-up reconciliation (DESIGN §6) and the initial objects. Docker being away
+ * is no reason not to start: calls will say BackendUnavailable. */
+static void reconcile(Manager *m) {
+        SbxLifecycle *l = worker_init(m);
+        SbxSandbox **list = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        size_t n = 0;
+        int r;
+
+        if (!l)
+                return;
+        r = sbx_lifecycle_reconcile(l, &e);
+        if (r > 0)
+                fprintf(stderr, "xagent-sandboxd: dropped %d stored sandbox(es) whose container is gone\n", r);
+        if (r >= 0)
+                r = sbx_lifecycle_list(l, &list, &n, &e);
+        if (r < 0)
+                fprintf(stderr, "xagent-sandboxd: start-up reconciliation failed: %s\n", e.message ?: "error");
+        for (size_t i = 0; i < n; i++)
+                (void) manager_put_sandbox(m, list[i]);
+        if (r >= 0 && sbx_docker_api_version(l->docker))
+                m->docker_api_version = strdup(sbx_docker_api_version(l->docker));
+        sbx_sandbox_list_free(list, n);
+        sbx_error_free(&e);
+        worker_fini(l);
+}
+
+static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+
+        fprintf(stderr, "xagent-sandboxd: %s, exiting\n", strsignal((int) si->ssi_signo));
+        sd_event_exit(m->event, 0);
+        return 0;
+}
+
+int manager_run(Manager *m) {
+        sigset_t mask;
+        int r;
+
+        /* Block the signals before any thread exists, so only sd-event sees them. */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return -errno;
+        if ((r = sd_event_add_signal(m->event, NULL, SIGTERM, on_signal, m)) < 0 ||
+            (r = sd_event_add_signal(m->event, NULL, SIGINT, on_signal, m)) < 0)
+                return r;
+
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+                return -EIO;
+        r = sbx_worker_pool_new(m->event, &(SbxWorkerPoolConfig) {
+                .n_workers = SBX_WORKERS, .max_queued = SBX_MAX_QUEUED,
+                .init = worker_init, .fini = worker_fini, .init_userdata = m,
+        }, &m->pool);
+        if (r < 0)
+                return r;
+
+        if ((r = connect_bus(m)) < 0) {
+                fprintf(stderr, "xagent-sandboxd: cannot connect to the bus: %s\n", strerror(-r));
+                return r;
+        }
+        if ((r = bus_manager_register(m)) < 0 || (r = bus_sandbox_register(m)) < 0 ||
+            (r = sd_bus_add_object_manager(m->bus, NULL, SBX_BUS_PATH)) < 0)
+                return r;
+        if ((r = sd_bus_match_signal_async(m->bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                           "org.freedesktop.DBus", "NameOwnerChanged", on_name_owner_changed, NULL,
+                                           m)) < 0)
+                return r;
+
+        reconcile(m);
+
+        r = sd_bus_request_name(m->bus, SBX_BUS_NAME, 0);
+        if (r < 0) {
+                fprintf(stderr, "xagent-sandboxd: cannot own %s: %s\n", SBX_BUS_NAME, strerror(-r));
+                return r;
+        }
+        arm_idle(m);
+        (void) sd_notify(false, "READY=1\nSTATUS=Serving " SBX_BUS_NAME);
+
+        r = sd_event_loop(m->event);
+        (void) sd_notify(false, "STOPPING=1");
+        return r;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The daemon's state on the main thread: the bus, the worker pool, the host
+ * policy, and the registry of known sandboxes behind the per-sandbox objects.
+ * sd-bus objects and this registry are touched only on the main thread. */
+
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "keyed-lock.h"
+#include "lifecycle.h"
+#include "policy.h"
+#include "worker-pool.h"
+
+#define SBX_BUS_NAME "org.xagent.Sandbox1"
+#define SBX_BUS_PATH "/org/xagent/Sandbox1"
+#define SBX_BUS_SANDBOX_PREFIX "/org/xagent/Sandbox1/sandbox"
+#define SBX_BUS_MANAGER_INTERFACE "org.xagent.Sandbox1.Manager"
+#define SBX_BUS_SANDBOX_INTERFACE "org.xagent.Sandbox1.Sandbox"
+
+#define SBX_WORKERS 16U
+#define SBX_MAX_QUEUED 128U
+
+typedef struct ManagerConfig {
+        const char *config_path;
+        const char *state_dir;
+        const char *docker_host;        /* unix:///… */
+        unsigned idle_timeout_s;        /* 0 = never */
+} ManagerConfig;
+
+/* A sandbox as the objects show it (DESIGN §4). */
+typedef struct SandboxEntry {
+        struct Manager *manager;
+        char *name;
+        char *path;
+        bool owner_valid;
+        uid_t owner;
+        char *container_id;
+        SbxState state;
+        char *status;
+        char *image;
+        char *fingerprint;
+        SbxVerdict verdict;
+        uint64_t created_us;
+} SandboxEntry;
+
+typedef struct Manager {
+        sd_event *event;
+        sd_bus *bus;
+        SbxWorkerPool *pool;
+        SbxKeyedLockRegistry *locks;
+        SbxPolicy *policy;
+        char *state_dir;
+        char *docker_host;
+        char *docker_socket;
+        char *docker_api_version;
+
+        void *sandboxes;                /* tsearch() tree of SandboxEntry, by name */
+
+        unsigned n_busy;                /* operations between their call and their reply */
+        unsigned idle_timeout_s;
+        sd_event_source *idle_source;
+        bool releasing;                 /* idle exit: the name is being given up */
+        bool name_released;             /* … and is gone: exit once nothing is busy */
+} Manager;
+
+int manager_new(const ManagerConfig *config, Manager **ret);
+Manager *manager_free(Manager *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
+
+/* Connects to the bus, registers the objects, reconciles store and Docker, takes
+ * the name, then runs until SIGTERM or the idle exit. */
+int manager_run(Manager *m);
+
+SandboxEntry *manager_get_sandbox(Manager *m, const char *name);
+/* Adds or refreshes the entry of a sandbox, emitting SandboxNew and
+ * InterfacesAdded for a new one, PropertiesChanged for a changed one. */
+int manager_put_sandbox(Manager *m, const SbxSandbox *s);
+/* Sets a known sandbox's state after start/stop, emitting PropertiesChanged. */
+void manager_set_sandbox_state(Manager *m, const char *name, SbxState state, const char *status);
+/* Removes an entry, emitting SandboxRemoved and InterfacesRemoved. */
+void manager_drop_sandbox(Manager *m, const char *name);
+/* Calls f for each entry. */
+void manager_foreach_sandbox(Manager *m, void (*f)(SandboxEntry *e, void *userdata), void *userdata);
+
+/* Operation bookkeeping, for the idle exit. */
+void manager_busy(Manager *m);
+void manager_idle(Manager *m);
+
+/* One structured audit line per authorized or refused state change. */
+void manager_audit(uid_t uid, const char *verb, const char *target, const char *outcome);

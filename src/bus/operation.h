@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* One method call from receipt to reply: who is calling (bus credentials), whose
+ * object it touches, polkit's answer, the lifecycle work on a worker thread, and
+ * the reply, signals and audit line back on the main thread. The Manager's
+ * by-name methods and the per-sandbox objects' methods both come here. */
+
+#include <systemd/sd-bus.h>
+
+#include "manager.h"
+#include "spec.h"
+
+typedef enum Verb {
+        VERB_CREATE,
+        VERB_GET,
+        VERB_INSPECT,
+        VERB_VERIFY,
+        VERB_START,
+        VERB_STOP,
+        VERB_DELETE,
+        VERB_SNAPSHOT,
+        VERB_DELETE_SNAPSHOT,
+        VERB_LIST,
+        VERB_LIST_SNAPSHOTS,
+        _VERB_MAX,
+} Verb;
+
+typedef struct OperationArgs {
+        const char *name;               /* the sandbox */
+        const char *snapshot_id;
+        SbxSpec *spec;                  /* taken over; finalized */
+        unsigned timeout_s;             /* stop */
+} OperationArgs;
+
+/* Starts the operation; the reply is sent later. Returns 1 (reply pending) or a
+ * negative errno with ret_error set, for the method handler to return. */
+int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *args, sd_bus_error *ret_error);
+
+/* The caller's uid from non-augmented bus credentials. */
+int bus_caller_uid(sd_bus_message *m, uid_t *ret);

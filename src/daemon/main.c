@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* xagent-sandboxd: the one process on the host that holds the Docker socket,
+ * offering verified sandbox operations on the system bus as org.xagent.Sandbox1. */
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "config.h"
+#include "manager.h"
+#include "policy.h"
+
+static void help(void) {
+        printf("xagent-sandboxd [OPTIONS...]\n\n"
+               "Verified sandbox lifecycle operations on the system bus (org.xagent.Sandbox1).\n\n"
+               "  -h --help                 Show this help\n"
+               "     --version              Show the version\n"
+               "     --config PATH          Host policy (default: %s)\n"
+               "     --state-dir DIR        State (default: $STATE_DIRECTORY, else /var/lib/xagent-sandbox)\n"
+               "     --docker-host URL      Docker endpoint (default: $DOCKER_HOST, else unix:///var/run/docker.sock)\n"
+               "     --idle-timeout SECONDS Exit after so long without calls (default: 30; 0 = never)\n",
+               SBX_POLICY_PATH);
+}
+
+static int parse_seconds(const char *s, unsigned *ret) {
+        char *end;
+        unsigned long v;
+
+        errno = 0;
+        v = strtoul(s, &end, 10);
+        if (errno != 0 || end == s || *end || s[0] == '-' || v > 86400UL * 365)
+                return -EINVAL;
+        *ret = (unsigned) v;
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        enum { ARG_VERSION = 0x100, ARG_CONFIG, ARG_STATE_DIR, ARG_DOCKER_HOST, ARG_IDLE_TIMEOUT };
+        static const struct option options[] = {
+                { "help",         no_argument,       NULL, 'h'              },
+                { "version",      no_argument,       NULL, ARG_VERSION      },
+                { "config",       required_argument, NULL, ARG_CONFIG       },
+                { "state-dir",    required_argument, NULL, ARG_STATE_DIR    },
+                { "docker-host",  required_argument, NULL, ARG_DOCKER_HOST  },
+                { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },
+                {}
+        };
+        ManagerConfig config = {
+                .config_path = SBX_POLICY_PATH,
+                .state_dir = getenv("STATE_DIRECTORY") ?: "/var/lib/xagent-sandbox",
+                .docker_host = getenv("DOCKER_HOST") ?: "unix:///var/run/docker.sock",
+                .idle_timeout_s = 30,
+        };
+        _cleanup_(manager_freep) Manager *m = NULL;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help();
+                        return EXIT_SUCCESS;
+                case ARG_VERSION:
+                        puts("xagent-sandboxd " PACKAGE_VERSION);
+                        return EXIT_SUCCESS;
+                case ARG_CONFIG:
+                        config.config_path = optarg;
+                        break;
+                case ARG_STATE_DIR:
+                        config.state_dir = optarg;
+                        break;
+                case ARG_DOCKER_HOST:
+                        config.docker_host = optarg;
+                        break;
+                case ARG_IDLE_TIMEOUT:
+                        if (parse_seconds(optarg, &config.idle_timeout_s) < 0) {
+                                fprintf(stderr, "xagent-sandboxd: --idle-timeout: not a number of seconds: %s\n",
+                                        optarg);
+                                return EXIT_FAILURE;
+                        }
+                        break;
+                default:
+                        return EXIT_FAILURE;
+                }
+        if (optind < argc) {
+                fprintf(stderr, "xagent-sandboxd: takes no arguments\n");
+                return EXIT_FAILURE;
+        }
+
+        /* STATE_DIRECTORY may list several; the first is ours. */
+        _cleanup_free_ char *state_dir = strndup(config.state_dir, strcspn(config.state_dir, ":"));
+        if (!state_dir)
+                return EXIT_FAILURE;
+        config.state_dir = state_dir;
+
+        r = manager_new(&config, &m);
+        if (r < 0)
+                return EXIT_FAILURE;
+        r = manager_run(m);
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
