@@ -261,3 +261,102 @@ int sbx_bus_read_stop_options(sd_bus_message *m, unsigned *ret_timeout, SbxError
         *ret_timeout = SBX_STOP_TIMEOUT_DEFAULT;
         return read_dict(m, keys, ELEMENTSOF(keys), stop_entry, ret_timeout, error);
 }
+
+static int append_u32(sd_bus_message *m, const char *key, int64_t v, SbxError *error) {
+        if (v == 0)
+                return 0;
+        if (v < 0 || v > UINT32_MAX)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: %lld is outside 0…%u",
+                                     key, (long long) v, UINT32_MAX);
+        return sd_bus_message_append(m, "{sv}", key, "u", (uint32_t) v);
+}
+
+static int append_env(sd_bus_message *m, const SbxSpec *s) {
+        int r;
+
+        if (s->n_env == 0)
+                return 0;
+        if ((r = sd_bus_message_open_container(m, 'e', "sv")) < 0 ||
+            (r = sd_bus_message_append_basic(m, 's', "env")) < 0 ||
+            (r = sd_bus_message_open_container(m, 'v', "a{ss}")) < 0 ||
+            (r = sd_bus_message_open_container(m, 'a', "{ss}")) < 0)
+                return r;
+        for (size_t i = 0; i < s->n_env; i++)
+                if ((r = sd_bus_message_append(m, "{ss}", s->env[i].key, s->env[i].value)) < 0)
+                        return r;
+        if ((r = sd_bus_message_close_container(m)) < 0 ||
+            (r = sd_bus_message_close_container(m)) < 0)
+                return r;
+        return sd_bus_message_close_container(m);
+}
+
+static int append_volumes(sd_bus_message *m, const SbxSpec *s) {
+        int r;
+
+        if (s->n_volumes == 0)
+                return 0;
+        if ((r = sd_bus_message_open_container(m, 'e', "sv")) < 0 ||
+            (r = sd_bus_message_append_basic(m, 's', "volumes")) < 0 ||
+            (r = sd_bus_message_open_container(m, 'v', "a(sss)")) < 0 ||
+            (r = sd_bus_message_open_container(m, 'a', "(sss)")) < 0)
+                return r;
+        for (size_t i = 0; i < s->n_volumes; i++)
+                if ((r = sd_bus_message_append(m, "(sss)", s->volumes[i].host, s->volumes[i].guest,
+                                               s->volumes[i].mode ?: "")) < 0)
+                        return r;
+        if ((r = sd_bus_message_close_container(m)) < 0 ||
+            (r = sd_bus_message_close_container(m)) < 0)
+                return r;
+        return sd_bus_message_close_container(m);
+}
+
+static int append_ports(sd_bus_message *m, const SbxSpec *s, SbxError *error) {
+        int r;
+
+        if (s->n_ports == 0)
+                return 0;
+        for (size_t i = 0; i < s->n_ports; i++)
+                if (s->ports[i].host < 0 || s->ports[i].host > UINT16_MAX ||
+                    s->ports[i].guest < 0 || s->ports[i].guest > UINT16_MAX)
+                        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "ports: %lld:%lld is outside 0…%u",
+                                             (long long) s->ports[i].host, (long long) s->ports[i].guest,
+                                             UINT16_MAX);
+        if ((r = sd_bus_message_open_container(m, 'e', "sv")) < 0 ||
+            (r = sd_bus_message_append_basic(m, 's', "ports")) < 0 ||
+            (r = sd_bus_message_open_container(m, 'v', "a(qq)")) < 0 ||
+            (r = sd_bus_message_open_container(m, 'a', "(qq)")) < 0)
+                return r;
+        for (size_t i = 0; i < s->n_ports; i++)
+                if ((r = sd_bus_message_append(m, "(qq)", (uint16_t) s->ports[i].host,
+                                               (uint16_t) s->ports[i].guest)) < 0)
+                        return r;
+        if ((r = sd_bus_message_close_container(m)) < 0 ||
+            (r = sd_bus_message_close_container(m)) < 0)
+                return r;
+        return sd_bus_message_close_container(m);
+}
+
+int sbx_bus_append_spec(sd_bus_message *m, const SbxSpec *s, SbxError *error) {
+        int r;
+
+        if ((r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0)
+                return r;
+        if (s->template_type == SBX_TEMPLATE_SNAPSHOT)
+                r = sd_bus_message_append(m, "{sv}", "snapshot", "s", s->snapshot_id ?: "");
+        else if (s->image)
+                r = sd_bus_message_append(m, "{sv}", "image", "s", s->image);
+        if (r < 0)
+                return r;
+        if (s->working_dir && (r = sd_bus_message_append(m, "{sv}", "working_dir", "s", s->working_dir)) < 0)
+                return r;
+        if ((r = append_u32(m, "cpus", s->cpus, error)) < 0 ||
+            (r = append_u32(m, "memory", s->memory, error)) < 0 ||
+            (r = append_env(m, s)) < 0 ||
+            (r = append_volumes(m, s)) < 0)
+                return r;
+        if (s->network_isolated && (r = sd_bus_message_append(m, "{sv}", "network_isolated", "b", 1)) < 0)
+                return r;
+        if ((r = append_ports(m, s, error)) < 0)
+                return r;
+        return sd_bus_message_close_container(m);
+}

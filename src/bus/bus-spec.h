@@ -11,6 +11,13 @@
 /* Reads an a{sv} spec into a raw spec (see spec-json.h for what "raw" means). */
 int sbx_bus_read_spec(sd_bus_message *m, SbxSpec **ret, SbxError *error);
 
+/* Writes a raw spec as the a{sv} that sbx_bus_read_spec() reads back (for clients).
+ * Only what is set goes out: no image for an image template without one, no
+ * working_dir when NULL, no cpus/memory when 0, no empty env/volumes/ports, no
+ * network_isolated when false — the daemon's defaults apply to what is missing.
+ * A number outside its D-Bus type is InvalidArgs naming the key. */
+int sbx_bus_append_spec(sd_bus_message *m, const SbxSpec *spec, SbxError *error);
+
 /* Create options: none are defined yet, so any key is refused. */
 int sbx_bus_read_create_options(sd_bus_message *m, SbxError *error);
 

@@ -30,23 +30,29 @@ static int load_default_image(const char *policy_path, char **ret, SbxError *err
         return (*ret = strdup(p->default_image)) ? 0 : -ENOMEM;
 }
 
-int verb_fingerprint(int argc, char **argv, const CtlOptions *o) {
-        _cleanup_free_ char *text = NULL, *default_image = NULL, *canonical = NULL;
+enum { ARG_CONFIG = 0x200 };
+
+static int fingerprint_option(int c, const char *arg, void *userdata) {
+        *(const char **) userdata = arg;        /* --config, the only one */
+        return CTL_PROCEED;
+}
+
+int verb_fingerprint(int argc, char **argv, CtlOptions *o) {
+        static const struct option options[] = {
+                CTL_COMMON_OPTIONS,
+                { "config", required_argument, NULL, ARG_CONFIG },
+                {}
+        };
+        _cleanup_free_ char *text = NULL, *default_image = NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
         _cleanup_(sbx_error_free) SbxError error = SBX_ERROR_NULL;
         char fp[SBX_FINGERPRINT_HEX_LEN + 1];
-        const char *path = "-", *policy_path = SBX_POLICY_PATH;
-        unsigned n_files = 0;
+        const char *path, *policy_path = SBX_POLICY_PATH;
         int r;
 
-        for (int i = 1; i < argc; i++) {
-                if (streq(argv[i], "--config") && i + 1 < argc)
-                        policy_path = argv[++i];
-                else if ((argv[i][0] == '-' && argv[i][1]) || n_files++ > 0)
-                        return ctl_usage("fingerprint [--config PATH] [FILE|-]");
-                else
-                        path = argv[i];
-        }
+        if ((r = ctl_parse_args(argc, argv, options, o, fingerprint_option, &policy_path, 0, 1)) != CTL_PROCEED)
+                return r;
+        path = optind < argc ? argv[optind] : "-";
 
         if ((r = ctl_read_file(path, MAX_SPEC_FILE, &text, &error)) < 0 ||
             (r = load_default_image(policy_path, &default_image, &error)) < 0 ||
@@ -64,6 +70,6 @@ int verb_fingerprint(int argc, char **argv, const CtlOptions *o) {
             json_object_object_add(out, "spec", TAKE_PTR(js)) < 0 ||
             json_object_object_add(out, "fingerprint", json_object_new_string(fp)) < 0)
                 return ctl_fail("fingerprint", -ENOMEM, NULL);
-        puts(json_object_to_json_string_ext(out, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+        ctl_print_json(out);
         return 0;
 }

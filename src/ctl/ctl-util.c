@@ -1,10 +1,90 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "bus-error.h"
+#include <json-c/json.h>
+
 #include "ctl-util.h"
+
+static int common_option(int c, const char *verb, CtlOptions *o) {
+        switch (c) {
+        case 'h':
+                ctl_verb_help(verb);
+                return 0;
+        case CTL_ARG_JSON:
+                o->json = true;
+                return CTL_PROCEED;
+        case CTL_ARG_NO_ASK_PASSWORD:
+                o->ask_password = false;
+                return CTL_PROCEED;
+        default:
+                return CTL_EXIT_USAGE;
+        }
+}
+
+/* getopt's complaint, in our words (its own would start with the command's name). */
+static int bad_option(int c, char **argv) {
+        const char *opt = argv[optind - 1];
+
+        if (c == ':')
+                return ctl_usage_error(argv[0], "option '%s' needs an argument", opt);
+        return ctl_usage_error(argv[0], "unknown option '%s'", opt);
+}
+
+int ctl_parse_args(int argc, char **argv, const struct option *options, CtlOptions *o,
+                   CtlOptionHandler handler, void *userdata, int min_args, int max_args) {
+        int c, r, n;
+
+        optind = 0;     /* a full reset: main() has used getopt on the whole argv */
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
+                if (c == '?' || c == ':')
+                        r = bad_option(c, argv);
+                else if (c >= 0x200 && handler)
+                        r = handler(c, optarg, userdata);
+                else
+                        r = common_option(c, argv[0], o);
+                if (r != CTL_PROCEED)
+                        return r;
+        }
+        n = argc - optind;
+        if (n < min_args)
+                return ctl_usage_error(argv[0], "too few arguments");
+        if (n > max_args)
+                return ctl_usage_error(argv[0], "too many arguments");
+        return CTL_PROCEED;
+}
+
+int ctl_usage_error(const char *verb, const char *fmt, ...) {
+        va_list ap;
+
+        fputs("xagent-sandboxctl: ", stderr);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "\nusage: xagent-sandboxctl %s\n", ctl_verb_usage(verb));
+        return CTL_EXIT_USAGE;
+}
+
+int ctl_parse_uint(const char *verb, const char *name, const char *s, uint64_t min, uint64_t max,
+                   uint64_t *ret) {
+        uint64_t v;
+        char *end;
+
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (s[0] < '0' || s[0] > '9' || *end || errno != 0 || v < min || v > max)
+                return ctl_usage_error(verb, "%s: '%s' is not a number from %" PRIu64 " to %" PRIu64,
+                                       name, s, min, max);
+        *ret = v;
+        return CTL_PROCEED;
+}
 
 int ctl_read_file(const char *path, size_t max, char **ret, SbxError *error) {
         bool is_stdin = !path || streq(path, "-");
@@ -33,15 +113,16 @@ int ctl_read_file(const char *path, size_t max, char **ret, SbxError *error) {
 }
 
 int ctl_fail(const char *what, int r, const SbxError *error) {
-        if (sbx_error_is_set(error))
-                fprintf(stderr, "xagent-sandboxctl: %s: %s\n", sbx_error_kind_name(error->kind),
+        if (sbx_error_is_set(error) && error->kind == SBX_ERROR_IO)
+                fprintf(stderr, "xagent-sandboxctl: %s\n", error->message ?: what);
+        else if (sbx_error_is_set(error))
+                fprintf(stderr, "xagent-sandboxctl: %s: %s\n", sbx_bus_error_name(error->kind),
                         error->message ?: what);
         else
                 fprintf(stderr, "xagent-sandboxctl: %s: %s\n", what, strerror(-r));
-        return 1;
+        return CTL_EXIT_FAILURE;
 }
 
-int ctl_usage(const char *usage) {
-        fprintf(stderr, "xagent-sandboxctl: usage: xagent-sandboxctl %s\n", usage);
-        return 2;
+void ctl_print_json(struct json_object *j) {
+        puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 }

@@ -3,5 +3,16 @@
 
 #include "ctl-util.h"
 
-/* Each verb gets argv[0] = the verb's name, then its arguments. Returns the exit status. */
-int verb_fingerprint(int argc, char **argv, const CtlOptions *o);
+/* Each command gets argv[0] = its name, then its own options and arguments, and parses
+ * them with ctl_parse_args(). Returns the exit status. */
+int verb_list(int argc, char **argv, CtlOptions *o);
+int verb_snapshots(int argc, char **argv, CtlOptions *o);
+int verb_create(int argc, char **argv, CtlOptions *o);
+int verb_verify(int argc, char **argv, CtlOptions *o);
+int verb_inspect(int argc, char **argv, CtlOptions *o);
+int verb_start(int argc, char **argv, CtlOptions *o);
+int verb_stop(int argc, char **argv, CtlOptions *o);
+int verb_delete(int argc, char **argv, CtlOptions *o);
+int verb_snapshot(int argc, char **argv, CtlOptions *o);
+int verb_delete_snapshot(int argc, char **argv, CtlOptions *o);
+int verb_fingerprint(int argc, char **argv, CtlOptions *o);

@@ -7,35 +7,41 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "ctl-spec.h"
 #include "ctl-util.h"
 #include "ctl-verbs.h"
 
 typedef struct Verb {
         const char *name;
-        unsigned min_args, max_args;    /* not counting the verb itself */
-        int (*run)(int argc, char **argv, const CtlOptions *o);
+        int (*run)(int argc, char **argv, CtlOptions *o);
         const char *usage;
-        const char *help;
+        const char *summary;
+        const char *options;    /* help lines of the command's own options */
 } Verb;
 
 static const Verb verbs[] = {
-        { "fingerprint", 0, 3, verb_fingerprint, "fingerprint [--config PATH] [FILE|-]",
-          "Print the fingerprint of a JSON spec (no daemon needed)" },
+        { "list", verb_list, "list", "List the sandboxes", "" },
+        { "snapshots", verb_snapshots, "snapshots", "List the snapshots", "" },
+        { "create", verb_create, "create NAME [SPEC OPTIONS...]",
+          "Create a sandbox from a spec and start it", CTL_SPEC_OPTIONS_HELP },
+        { "inspect", verb_inspect, "inspect NAME", "Show what a sandbox is, as Docker has it", "" },
+        { "verify", verb_verify, "verify NAME [SPEC OPTIONS...]",
+          "Compare a sandbox with a spec (exit status 0: match)", CTL_SPEC_OPTIONS_HELP },
+        { "start", verb_start, "start NAME", "Start a stopped sandbox", "" },
+        { "stop", verb_stop, "stop NAME [--timeout S]", "Stop a sandbox",
+          "     --timeout S              Seconds before SIGKILL (10)\n" },
+        { "delete", verb_delete, "delete NAME", "Remove a sandbox (nothing to do if none)", "" },
+        { "snapshot", verb_snapshot, "snapshot NAME ID", "Save a sandbox as snapshot ID", "" },
+        { "delete-snapshot", verb_delete_snapshot, "delete-snapshot ID", "Remove a snapshot", "" },
+        { "fingerprint", verb_fingerprint, "fingerprint [--config PATH] [FILE|-]",
+          "Print the fingerprint of a JSON spec (no daemon needed)",
+          "     --config PATH            Host policy for the default image\n" },
 };
 
-static void help(void) {
-        printf("xagent-sandboxctl [OPTIONS...] COMMAND ...\n\n"
-               "Manage verified sandboxes through xagent-sandboxd.\n\n"
-               "Commands:\n");
-        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                printf("  %-30s %s\n", verbs[i].usage, verbs[i].help);
-        printf("\nOptions:\n"
-               "  -h --help                      Show this help\n"
-               "     --version                  Show the version\n"
-               "     --json                     Print JSON for programs\n"
-               "     --no-ask-password          Never ask for a password (polkit)\n"
-               "\nRun 'xagent-sandboxctl COMMAND --help' for a command's own options.\n");
-}
+#define COMMON_OPTIONS_HELP                                                     \
+        "     --json                   Print JSON for programs\n"               \
+        "     --no-ask-password        Never ask for a password (polkit)\n"     \
+        "  -h --help                   Show this help\n"
 
 static const Verb *find_verb(const char *name) {
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
@@ -44,55 +50,73 @@ static const Verb *find_verb(const char *name) {
         return NULL;
 }
 
+const char *ctl_verb_usage(const char *name) {
+        const Verb *v = find_verb(name);
+        return v ? v->usage : "[OPTIONS...] COMMAND ...";
+}
+
+void ctl_verb_help(const char *name) {
+        const Verb *v = find_verb(name);
+
+        if (!v)
+                return;
+        printf("xagent-sandboxctl %s\n\n%s.\n\nOptions:\n%s" COMMON_OPTIONS_HELP,
+               v->usage, v->summary, v->options);
+}
+
+static void help(void) {
+        printf("xagent-sandboxctl [OPTIONS...] COMMAND ...\n\n"
+               "Manage verified sandboxes through xagent-sandboxd.\n\n"
+               "Commands:\n");
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                printf("  %-37s %s\n", verbs[i].usage, verbs[i].summary);
+        printf("\nOptions (also accepted after the command):\n"
+               COMMON_OPTIONS_HELP
+               "     --version                Show the version\n"
+               "\nExit status: 0 on success, 1 on failure (and for verify: a verdict other\n"
+               "than \"match\"), 2 on a usage error.\n"
+               "Run 'xagent-sandboxctl COMMAND --help' for a command's own options.\n");
+}
+
 int main(int argc, char **argv) {
-        enum { ARG_VERSION = 0x100, ARG_JSON, ARG_NO_ASK_PASSWORD };
         static const struct option options[] = {
-                { "help",            no_argument, NULL, 'h'                  },
-                { "version",         no_argument, NULL, ARG_VERSION          },
-                { "json",            no_argument, NULL, ARG_JSON             },
-                { "no-ask-password", no_argument, NULL, ARG_NO_ASK_PASSWORD  },
+                CTL_COMMON_OPTIONS,
+                { "version", no_argument, NULL, CTL_ARG_VERSION },
                 {}
         };
+        /* Ask only a person, and only one at a terminal, as systemctl does. */
         CtlOptions o = { .ask_password = isatty(STDIN_FILENO) };
         const Verb *v;
-        unsigned n_args;
         int c;
 
-        /* '+': stop at the verb; its own options are the verb's business. */
+        /* '+': stop at the command; what follows is the command's business. */
         while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         help();
                         return 0;
-                case ARG_VERSION:
+                case CTL_ARG_VERSION:
                         puts("xagent-sandboxctl " PACKAGE_VERSION);
                         return 0;
-                case ARG_JSON:
+                case CTL_ARG_JSON:
                         o.json = true;
                         break;
-                case ARG_NO_ASK_PASSWORD:
+                case CTL_ARG_NO_ASK_PASSWORD:
                         o.ask_password = false;
                         break;
                 default:
-                        return 2;
+                        fputs("See 'xagent-sandboxctl --help'.\n", stderr);
+                        return CTL_EXIT_USAGE;
                 }
 
         if (optind >= argc) {
                 fprintf(stderr, "xagent-sandboxctl: a command is needed; see --help\n");
-                return 2;
+                return CTL_EXIT_USAGE;
         }
         v = find_verb(argv[optind]);
         if (!v) {
                 fprintf(stderr, "xagent-sandboxctl: unknown command '%s'; see --help\n", argv[optind]);
-                return 2;
+                return CTL_EXIT_USAGE;
         }
-        n_args = (unsigned) (argc - optind - 1);
-        for (int i = optind + 1; i < argc; i++)
-                if (streq(argv[i], "--help") || streq(argv[i], "-h")) {
-                        printf("xagent-sandboxctl %s\n\n%s\n", v->usage, v->help);
-                        return 0;
-                }
-        if (n_args < v->min_args || n_args > v->max_args)
-                return ctl_usage(v->usage);
         return v->run(argc - optind, argv + optind, &o);
 }

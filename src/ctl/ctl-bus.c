@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bus-error.h"
+#include "ctl-agent.h"
+#include "ctl-bus.h"
+#include "json-util.h"
+
+int ctl_bus_connect(const CtlOptions *o, sd_bus **ret) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        int r;
+
+        r = sd_bus_error_add_map(sbx_bus_error_map);
+        if (r < 0)
+                return ctl_bus_fail("registering the error map", r), r;
+        r = sd_bus_open_system(&bus);
+        if (r < 0) {
+                fprintf(stderr, "xagent-sandboxctl: cannot connect to the system bus: %s\n", strerror(-r));
+                return r;
+        }
+        r = sd_bus_set_allow_interactive_authorization(bus, o->ask_password);
+        if (r < 0)
+                return ctl_bus_fail("setting interactive authorization", r), r;
+        *ret = TAKE_PTR(bus);
+        return 0;
+}
+
+int ctl_bus_new_call(sd_bus *bus, const char *method, sd_bus_message **ret) {
+        return sd_bus_message_new_method_call(bus, ret, CTL_BUS_SERVICE, CTL_BUS_MANAGER_PATH,
+                                              CTL_BUS_MANAGER_INTERFACE, method);
+}
+
+int ctl_bus_call(sd_bus *bus, sd_bus_message *m, uint64_t timeout_usec, const CtlOptions *o,
+                 sd_bus_message **ret) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        pid_t agent = 0;
+        int r;
+
+        if (o->ask_password)
+                (void) ctl_agent_open(&agent);  /* without an agent polkit just says no */
+        r = sd_bus_call(bus, m, timeout_usec ?: CTL_BUS_CALL_TIMEOUT_USEC, &error, ret);
+        ctl_agent_close(agent);
+        if (r >= 0)
+                return r;
+        if (sd_bus_error_is_set(&error))
+                fprintf(stderr, "xagent-sandboxctl: %s: %s\n", error.name,
+                        error.message ?: strerror(-r));
+        else
+                fprintf(stderr, "xagent-sandboxctl: %s: %s\n", sd_bus_message_get_member(m), strerror(-r));
+        return r;
+}
+
+int ctl_bus_fail(const char *what, int r) {
+        fprintf(stderr, "xagent-sandboxctl: %s: %s\n", what, strerror(-r));
+        return CTL_EXIT_FAILURE;
+}
+
+static int read_basic_json(sd_bus_message *m, char type, json_object **ret) {
+        union {
+                uint8_t y;
+                int b;
+                int16_t n;
+                uint16_t q;
+                int32_t i;
+                uint32_t u;
+                int64_t x;
+                uint64_t t;
+                double d;
+                const char *s;
+        } v;
+        json_object *j;
+        int r;
+
+        r = sd_bus_message_read_basic(m, type, &v);
+        if (r < 0)
+                return r;
+        switch (type) {
+        case 'y': j = json_object_new_int(v.y); break;
+        case 'b': j = json_object_new_boolean(v.b); break;
+        case 'n': j = json_object_new_int(v.n); break;
+        case 'q': j = json_object_new_int(v.q); break;
+        case 'i': j = json_object_new_int(v.i); break;
+        case 'u': j = json_object_new_int64(v.u); break;
+        case 'x': j = json_object_new_int64(v.x); break;
+        case 't': j = json_object_new_uint64(v.t); break;
+        case 'd': j = json_object_new_double(v.d); break;
+        case 'h': return -EBADMSG;      /* nothing here sends file descriptors */
+        default:  j = json_object_new_string(v.s); break;       /* s, o, g */
+        }
+        if (!j)
+                return -ENOMEM;
+        *ret = j;
+        return 0;
+}
+
+/* The members of the container m has entered, as an array or (for a{s…}) an object. */
+static int read_members_json(sd_bus_message *m, bool as_object, json_object **ret) {
+        _cleanup_(json_object_putp) json_object *out = as_object ? json_object_new_object()
+                                                                 : json_object_new_array();
+        int r;
+
+        if (!out)
+                return -ENOMEM;
+        for (;;) {
+                _cleanup_(json_object_putp) json_object *value = NULL;
+                const char *key;
+
+                r = sd_bus_message_at_end(m, false);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        break;
+                if (!as_object) {
+                        if ((r = ctl_bus_read_json(m, &value)) < 0 ||
+                            (r = sbx_json_push(out, TAKE_PTR(value))) < 0)
+                                return r;
+                        continue;
+                }
+                if ((r = sd_bus_message_enter_container(m, 'e', NULL)) < 0 ||
+                    (r = sd_bus_message_read_basic(m, 's', &key)) < 0 ||
+                    (r = ctl_bus_read_json(m, &value)) < 0 ||
+                    (r = sbx_json_put(out, key, TAKE_PTR(value))) < 0 ||
+                    (r = sd_bus_message_exit_container(m)) < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
+int ctl_bus_read_json(sd_bus_message *m, json_object **ret) {
+        const char *contents;
+        char type;
+        int r;
+
+        r = sd_bus_message_peek_type(m, &type, &contents);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -EBADMSG;
+        if (!strchr("arve", type))
+                return read_basic_json(m, type, ret);
+        if ((r = sd_bus_message_enter_container(m, type, contents)) < 0)
+                return r;
+        if (type == 'v')
+                r = ctl_bus_read_json(m, ret);
+        else
+                r = read_members_json(m, type == 'a' && contents[0] == '{' && contents[1] == 's', ret);
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(m);
+}

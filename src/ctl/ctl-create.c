@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* create and verify: the two commands that send a spec. */
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "bus-spec.h"
+#include "ctl-bus.h"
+#include "ctl-spec.h"
+#include "ctl-verbs.h"
+#include "json-util.h"
+
+static const struct option spec_verb_options[] = { CTL_COMMON_OPTIONS, CTL_SPEC_OPTIONS, {} };
+
+/* Parses NAME and the spec options, then starts the call with name and the spec. */
+static int spec_call(int argc, char **argv, CtlOptions *o, const char *method,
+                     sd_bus **ret_bus, sd_bus_message **ret_call) {
+        _cleanup_(ctl_spec_args_done) CtlSpecArgs a = CTL_SPEC_ARGS_INIT(argv[0]);
+        _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
+        _cleanup_(sbx_error_free) SbxError error = SBX_ERROR_NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        if ((r = ctl_parse_args(argc, argv, spec_verb_options, o, ctl_spec_option, &a, 1, 1)) != CTL_PROCEED ||
+            (r = ctl_spec_build(&a, &spec)) != CTL_PROCEED)
+                return r;
+        if (ctl_bus_connect(o, &bus) < 0)
+                return CTL_EXIT_FAILURE;
+        if ((r = ctl_bus_new_call(bus, method, &m)) < 0 ||
+            (r = sd_bus_message_append(m, "s", argv[optind])) < 0)
+                return ctl_bus_fail(method, r);
+        if ((r = sbx_bus_append_spec(m, spec, &error)) < 0)
+                return sbx_error_is_set(&error) ? ctl_fail(method, r, &error) : ctl_bus_fail(method, r);
+        *ret_bus = TAKE_PTR(bus);
+        *ret_call = TAKE_PTR(m);
+        return CTL_PROCEED;
+}
+
+int verb_create(int argc, char **argv, CtlOptions *o) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_(json_object_putp) json_object *out = NULL;
+        const char *path, *fingerprint;
+        int r;
+
+        if ((r = spec_call(argc, argv, o, "CreateSandbox", &bus, &m)) != CTL_PROCEED)
+                return r;
+        if ((r = sd_bus_message_append(m, "a{sv}", 0)) < 0)    /* no create options yet */
+                return ctl_bus_fail("CreateSandbox", r);
+        if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
+                return CTL_EXIT_FAILURE;
+        if ((r = sd_bus_message_read(reply, "os", &path, &fingerprint)) < 0)
+                return ctl_bus_fail("CreateSandbox reply", r);
+        if (!o->json) {
+                printf("object: %s\nfingerprint: %s\n", path, fingerprint);
+                return 0;
+        }
+        out = json_object_new_object();
+        if (!out ||
+            sbx_json_put(out, "object", json_object_new_string(path)) < 0 ||
+            sbx_json_put(out, "fingerprint", json_object_new_string(fingerprint)) < 0)
+                return ctl_bus_fail("create", -ENOMEM);
+        ctl_print_json(out);
+        return 0;
+}
+
+static int print_verdict(const CtlOptions *o, const char *verdict, json_object *fields) {
+        _cleanup_(json_object_putp) json_object *out = NULL;
+        size_t n = json_object_array_length(fields);
+
+        if (!o->json) {
+                printf("verdict: %s\n", verdict);
+                if (n > 0) {
+                        fputs("mismatched_fields:", stdout);
+                        for (size_t i = 0; i < n; i++)
+                                printf(" %s", json_object_get_string(json_object_array_get_idx(fields, i)));
+                        putchar('\n');
+                }
+                return 0;
+        }
+        out = json_object_new_object();
+        if (!out ||
+            sbx_json_put(out, "verdict", json_object_new_string(verdict)) < 0 ||
+            sbx_json_put(out, "mismatched_fields", json_object_get(fields)) < 0)
+                return -ENOMEM;
+        ctl_print_json(out);
+        return 0;
+}
+
+int verb_verify(int argc, char **argv, CtlOptions *o) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_(json_object_putp) json_object *fields = NULL;
+        const char *verdict;
+        int r;
+
+        if ((r = spec_call(argc, argv, o, "VerifySandbox", &bus, &m)) != CTL_PROCEED)
+                return r;
+        if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
+                return CTL_EXIT_FAILURE;
+        if ((r = sd_bus_message_read(reply, "s", &verdict)) < 0 ||
+            (r = ctl_bus_read_json(reply, &fields)) < 0)
+                return ctl_bus_fail("VerifySandbox reply", r);
+        if ((r = print_verdict(o, verdict, fields)) < 0)
+                return ctl_bus_fail("verify", r);
+        /* Only a match is a success: scripts can rely on the exit status alone. */
+        return streq(verdict, "match") ? 0 : CTL_EXIT_FAILURE;
+}

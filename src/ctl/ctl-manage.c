@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* inspect, start, stop, delete, snapshot, delete-snapshot: calls by name or id. */
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "ctl-bus.h"
+#include "ctl-verbs.h"
+#include "json-util.h"
+#include "bus-spec.h"
+
+static const struct option common_options[] = { CTL_COMMON_OPTIONS, {} };
+
+/* Connects and calls method with the arguments "s" (and, with extra, what it appends). */
+static int call_by_name(const CtlOptions *o, const char *method, const char *name, uint64_t timeout_usec,
+                        int (*extra)(sd_bus_message *m, void *userdata), void *userdata,
+                        sd_bus_message **ret) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        if (ctl_bus_connect(o, &bus) < 0)
+                return CTL_EXIT_FAILURE;
+        if ((r = ctl_bus_new_call(bus, method, &m)) < 0 ||
+            (r = sd_bus_message_append(m, "s", name)) < 0 ||
+            (extra && (r = extra(m, userdata)) < 0))
+                return ctl_bus_fail(method, r);
+        if (ctl_bus_call(bus, m, timeout_usec, o, ret) < 0)
+                return CTL_EXIT_FAILURE;
+        return CTL_PROCEED;
+}
+
+/* One inspection value for people: lists one item a line under the same key. */
+static void print_value(const char *key, json_object *v) {
+        switch (json_object_get_type(v)) {
+        case json_type_boolean:
+                printf("%s: %s\n", key, json_object_get_boolean(v) ? "yes" : "no");
+                break;
+        case json_type_object: {
+                bool any = false;
+                json_object_object_foreach(v, k, item) {
+                        printf("%s: %s=%s\n", key, k, json_object_get_string(item));
+                        any = true;
+                }
+                if (!any)
+                        printf("%s:\n", key);
+                break;
+        }
+        case json_type_array: {
+                size_t n = json_object_array_length(v);
+                if (n == 0)
+                        printf("%s:\n", key);
+                for (size_t i = 0; i < n; i++) {
+                        json_object *item = json_object_array_get_idx(v, i);
+
+                        printf("%s: ", key);
+                        if (json_object_is_type(item, json_type_array))     /* a struct: 8080:80, /h:/g:rw */
+                                for (size_t j = 0; j < json_object_array_length(item); j++)
+                                        printf("%s%s", j ? ":" : "",
+                                               json_object_get_string(json_object_array_get_idx(item, j)));
+                        else
+                                fputs(json_object_get_string(item), stdout);
+                        putchar('\n');
+                }
+                break;
+        }
+        default:
+                printf("%s:%s%s\n", key, *json_object_get_string(v) ? " " : "", json_object_get_string(v));
+        }
+}
+
+int verb_inspect(int argc, char **argv, CtlOptions *o) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(json_object_putp) json_object *inspection = NULL;
+        int r;
+
+        if ((r = ctl_parse_args(argc, argv, common_options, o, NULL, NULL, 1, 1)) != CTL_PROCEED ||
+            (r = call_by_name(o, "InspectSandbox", argv[optind], 0, NULL, NULL, &reply)) != CTL_PROCEED)
+                return r;
+        if ((r = ctl_bus_read_json(reply, &inspection)) < 0)
+                return ctl_bus_fail("InspectSandbox reply", r);
+        if (o->json) {
+                ctl_print_json(inspection);
+                return 0;
+        }
+        json_object_object_foreach(inspection, key, value)
+                print_value(key, value);
+        return 0;
+}
+
+/* start, delete and delete-snapshot: one argument, nothing to print. */
+static int simple_call(int argc, char **argv, CtlOptions *o, const char *method) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        if ((r = ctl_parse_args(argc, argv, common_options, o, NULL, NULL, 1, 1)) != CTL_PROCEED ||
+            (r = call_by_name(o, method, argv[optind], 0, NULL, NULL, &reply)) != CTL_PROCEED)
+                return r;
+        return 0;
+}
+
+int verb_start(int argc, char **argv, CtlOptions *o) {
+        return simple_call(argc, argv, o, "StartSandbox");
+}
+
+int verb_delete(int argc, char **argv, CtlOptions *o) {
+        return simple_call(argc, argv, o, "DeleteSandbox");
+}
+
+int verb_delete_snapshot(int argc, char **argv, CtlOptions *o) {
+        return simple_call(argc, argv, o, "DeleteSnapshot");
+}
+
+enum { ARG_TIMEOUT = 0x200 };
+
+typedef struct StopArgs {
+        const char *verb;
+        uint64_t timeout;
+        bool have_timeout;
+} StopArgs;
+
+static int stop_option(int c, const char *arg, void *userdata) {
+        StopArgs *a = userdata;
+        int r;
+
+        r = ctl_parse_uint(a->verb, "--timeout", arg, 0, SBX_STOP_TIMEOUT_MAX, &a->timeout);
+        a->have_timeout = r == CTL_PROCEED;
+        return r;
+}
+
+static int append_stop_options(sd_bus_message *m, void *userdata) {
+        const StopArgs *a = userdata;
+
+        if (!a->have_timeout)
+                return sd_bus_message_append(m, "a{sv}", 0);
+        return sd_bus_message_append(m, "a{sv}", 1, "timeout", "u", (uint32_t) a->timeout);
+}
+
+int verb_stop(int argc, char **argv, CtlOptions *o) {
+        static const struct option options[] = {
+                CTL_COMMON_OPTIONS,
+                { "timeout", required_argument, NULL, ARG_TIMEOUT },
+                {}
+        };
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        StopArgs a = { .verb = argv[0], .timeout = SBX_STOP_TIMEOUT_DEFAULT };
+        uint64_t call_timeout;
+        int r;
+
+        if ((r = ctl_parse_args(argc, argv, options, o, stop_option, &a, 1, 1)) != CTL_PROCEED)
+                return r;
+        /* Docker waits up to the timeout before SIGKILL; the call must outwait it. */
+        call_timeout = CTL_BUS_CALL_TIMEOUT_USEC + a.timeout * 1000 * 1000;
+        if ((r = call_by_name(o, "StopSandbox", argv[optind], call_timeout, append_stop_options, &a,
+                              &reply)) != CTL_PROCEED)
+                return r;
+        return 0;
+}
+
+static int append_snapshot_id(sd_bus_message *m, void *userdata) {
+        return sd_bus_message_append(m, "s", (const char *) userdata);
+}
+
+int verb_snapshot(int argc, char **argv, CtlOptions *o) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(json_object_putp) json_object *out = NULL;
+        const char *image_id;
+        int r;
+
+        if ((r = ctl_parse_args(argc, argv, common_options, o, NULL, NULL, 2, 2)) != CTL_PROCEED ||
+            (r = call_by_name(o, "SnapshotSandbox", argv[optind], 0, append_snapshot_id, argv[optind + 1],
+                              &reply)) != CTL_PROCEED)
+                return r;
+        if ((r = sd_bus_message_read(reply, "s", &image_id)) < 0)
+                return ctl_bus_fail("SnapshotSandbox reply", r);
+        if (!o->json) {
+                printf("image_id: %s\n", image_id);
+                return 0;
+        }
+        out = json_object_new_object();
+        if (!out || sbx_json_put(out, "image_id", json_object_new_string(image_id)) < 0)
+                return ctl_bus_fail("snapshot", -ENOMEM);
+        ctl_print_json(out);
+        return 0;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The spec options of create and verify: either --spec FILE (the JSON spec of DESIGN §3)
+ * or the single options, both into one raw SbxSpec that sbx_bus_append_spec() sends. */
+
+#include "ctl-util.h"
+#include "spec.h"
+
+enum {
+        CTL_ARG_SPEC = 0x300,
+        CTL_ARG_IMAGE,
+        CTL_ARG_SNAPSHOT,
+        CTL_ARG_WORKDIR,
+        CTL_ARG_CPUS,
+        CTL_ARG_MEMORY,
+        CTL_ARG_ENV,
+        CTL_ARG_VOLUME,
+        CTL_ARG_PORT,
+        CTL_ARG_ISOLATED,
+};
+
+#define CTL_SPEC_OPTIONS                                                \
+        { "spec",     required_argument, NULL, CTL_ARG_SPEC     },      \
+        { "image",    required_argument, NULL, CTL_ARG_IMAGE    },      \
+        { "snapshot", required_argument, NULL, CTL_ARG_SNAPSHOT },      \
+        { "workdir",  required_argument, NULL, CTL_ARG_WORKDIR  },      \
+        { "cpus",     required_argument, NULL, CTL_ARG_CPUS     },      \
+        { "memory",   required_argument, NULL, CTL_ARG_MEMORY   },      \
+        { "env",      required_argument, NULL, CTL_ARG_ENV      },      \
+        { "volume",   required_argument, NULL, CTL_ARG_VOLUME   },      \
+        { "port",     required_argument, NULL, CTL_ARG_PORT     },      \
+        { "isolated", no_argument,       NULL, CTL_ARG_ISOLATED }
+
+/* Help lines for the options above. */
+#define CTL_SPEC_OPTIONS_HELP                                                           \
+        "     --image REF              Image to start from (default: the host's)\n"     \
+        "     --snapshot ID            Snapshot to start from instead of an image\n"    \
+        "     --workdir PATH           Working directory in the sandbox (/home)\n"      \
+        "     --cpus N                 Whole CPUs (1)\n"                                \
+        "     --memory MIB             Memory in MiB (512)\n"                           \
+        "     --env KEY=VALUE          Environment variable (repeatable)\n"             \
+        "     --volume HOST:GUEST[:MODE]\n"                                             \
+        "                              Bind HOST at GUEST, MODE ro or rw (default rw;\n"\
+        "                              repeatable)\n"                                   \
+        "     --port HOST:GUEST        Publish TCP port GUEST on HOST, 0 = any\n"       \
+        "                              (repeatable)\n"                                  \
+        "     --isolated               No network at all\n"                             \
+        "     --spec FILE              The whole spec as JSON (- = standard input);\n"  \
+        "                              not together with the options above\n"
+
+typedef struct CtlSpecArgs {
+        const char *verb;
+        SbxSpec *spec;          /* what the single options built */
+        bool have_options;
+        const char *spec_file;
+} CtlSpecArgs;
+
+#define CTL_SPEC_ARGS_INIT(v) ((CtlSpecArgs) { .verb = (v) })
+void ctl_spec_args_done(CtlSpecArgs *a);
+
+/* A CtlOptionHandler for the options above (userdata: CtlSpecArgs). */
+int ctl_spec_option(int c, const char *arg, void *userdata);
+
+/* The raw spec the options or --spec FILE describe. Returns CTL_PROCEED or an exit
+ * status (after printing why). */
+int ctl_spec_build(CtlSpecArgs *a, SbxSpec **ret);
