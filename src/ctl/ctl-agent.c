@@ -17,7 +17,7 @@
 #define AGENT_REGISTER_TIMEOUT_MS (10 * 1000)
 
 static _Noreturn void exec_agent(int notify_fd, pid_t parent) {
-        char fd_str[16], pid_str[16];
+        char fd_str[16];
         int fd;
 
         /* The agent must not outlive us, nor miss that we died before the prctl. */
@@ -28,11 +28,8 @@ static _Noreturn void exec_agent(int notify_fd, pid_t parent) {
         if (fd < 0)
                 _exit(EXIT_FAILURE);
         snprintf(fd_str, sizeof fd_str, "%d", fd);
-        snprintf(pid_str, sizeof pid_str, "%d", (int) parent);
-        /* Registered for our process, not for a session: it answers for this call only
-         * and works without logind. --fallback leaves a session's own agent in charge. */
-        execl(CTL_PKTTYAGENT, CTL_PKTTYAGENT, "--notify-fd", fd_str, "--fallback",
-              "--process", pid_str, (char *) NULL);
+        /* As systemctl: for our session; --fallback leaves a graphical agent in charge. */
+        execl(CTL_PKTTYAGENT, CTL_PKTTYAGENT, "--notify-fd", fd_str, "--fallback", (char *) NULL);
         _exit(127);
 }
 

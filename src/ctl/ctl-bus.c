@@ -39,8 +39,9 @@ int ctl_bus_call(sd_bus *bus, sd_bus_message *m, uint64_t timeout_usec, const Ct
         pid_t agent = 0;
         int r;
 
+        /* Without an agent polkit just says no, so a failure to start one is no error. */
         if (o->ask_password)
-                (void) ctl_agent_open(&agent);  /* without an agent polkit just says no */
+                (void) ctl_agent_open(&agent);
         r = sd_bus_call(bus, m, timeout_usec ?: CTL_BUS_CALL_TIMEOUT_USEC, &error, ret);
         ctl_agent_close(agent);
         if (r >= 0)

@@ -39,11 +39,11 @@ static void format_image_id(const char *id, char *buf, size_t size) {
         snprintf(buf, size, "%.12s", hex);
 }
 
-static int print_legend(const CtlTable *t, const char *what) {
+static int print_legend(const CtlTable *t, const char *one, const char *many) {
         size_t n = ctl_table_rows(t);
 
         ctl_table_print(t, stdout);
-        printf("\n%zu %s%s listed.\n", n, what, n == 1 ? "" : "s");
+        printf("\n%zu %s listed.\n", n, n == 1 ? one : many);
         return 0;
 }
 
@@ -111,7 +111,7 @@ int verb_list(int argc, char **argv, CtlOptions *o) {
         if (o->json)
                 ctl_print_json(array);
         else
-                print_legend(t, "sandbox");
+                print_legend(t, "sandbox", "sandboxes");
         return 0;
 }
 
@@ -168,6 +168,6 @@ int verb_snapshots(int argc, char **argv, CtlOptions *o) {
         if (o->json)
                 ctl_print_json(array);
         else
-                print_legend(t, "snapshot");
+                print_legend(t, "snapshot", "snapshots");
         return 0;
 }
