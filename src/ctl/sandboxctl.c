@@ -90,6 +90,7 @@ int main(int argc, char **argv) {
         int c;
 
         /* '+': stop at the command; what follows is the command's business. */
+        opterr = 0;
         while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
@@ -105,7 +106,7 @@ int main(int argc, char **argv) {
                         o.ask_password = false;
                         break;
                 default:
-                        fputs("See 'xagent-sandboxctl --help'.\n", stderr);
+                        fprintf(stderr, "xagent-sandboxctl: unknown option '%s'; see --help\n", argv[optind - 1]);
                         return CTL_EXIT_USAGE;
                 }
 
