@@ -595,7 +595,8 @@ START_TEST(test_snapshot) {
 
         /* in use by b: Docker refuses, the row stays */
         ck_assert_int_eq(sbx_lifecycle_delete_snapshot(&F.l, snap, OWNER_UID, &e), -EBUSY);
-        assert_error(&e, SBX_ERROR_BACKEND_ERROR, NULL);
+        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "is using its referenced image");
+        fprintf(stderr, "delete_snapshot in use: %s\n", e.message);
         sbx_error_free(&e);
         json_object_put(TAKE_PTR(image));
         ck_assert_int_eq(sbx_docker_image_inspect(F.docker, ref, &image, &e), 0);
@@ -977,6 +978,30 @@ START_TEST(test_reconcile) {
 }
 END_TEST
 
+/* A name with spaces, '=', ',', quotes, '/' and non-ASCII: the label keeps it
+ * whole, the container name is xagent's safe form, lookups find it. */
+START_TEST(test_odd_name) {
+        _cleanup_free_ char *n = name("ünï côde=a,b \"q\"/x::1"), *cname = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *created = NULL, *sb = NULL;
+        _cleanup_(json_object_putp) json_object *info = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        created = create_ok(&F.l, n, s, &owner);
+        ck_assert_int_eq(sbx_container_name(n, &cname), 0);
+        info = inspect_raw(n);
+        ck_assert_str_eq(jstr(info, "Name") + 1, cname);
+        ck_assert_str_eq(jstr(info, "Config", "Labels", SBX_LABEL_SANDBOX_NAME), n);
+        sb = inspect_ok(&F.l, n);
+        ck_assert_str_eq(sb->name, n);
+        ck_assert_int_eq(sb->verdict, SBX_VERDICT_MATCH);
+        verify(&F.l, n, s, SBX_VERDICT_MATCH, 0);
+        ck_assert_int_eq(sbx_lifecycle_stop(&F.l, n, OWNER_UID, 0, &e), 1);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, OWNER_UID, &e), 1);
+        ck_assert_uint_eq(count_containers(n), 0);
+}
+END_TEST
+
 /* Runs in the parent, before the tests: the daemon, the image, the scratch tree. */
 static void require_docker(void) {
         _cleanup_(sbx_docker_freep) SbxDocker *d = NULL;
@@ -1075,6 +1100,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_missing_image);
         tcase_add_test(tc, test_unreachable);
         tcase_add_test(tc, test_reconcile);
+        tcase_add_test(tc, test_odd_name);
         suite_add_tcase(s, tc);
         return s;
 }
