@@ -5,6 +5,8 @@ by tests/setup-docker.sh)."""
 
 import contextlib
 import os
+import signal
+import time
 
 import dbus
 
@@ -13,6 +15,21 @@ MANAGER_PATH = "/org/xagent/Sandbox1"
 MANAGER_IFACE = "org.xagent.Sandbox1.Manager"
 SANDBOX_IFACE = "org.xagent.Sandbox1.Sandbox"
 TEST_IMAGE = "xagent-sandbox-test:latest"
+
+
+def stop_daemon(stack):
+    """Stops the activated daemon, if it runs, and waits until it is gone: a module
+    that activated it leaves the shared stack as it found it (test_stack.py expects
+    activation to happen on its next call)."""
+    if not stack.name_has_owner(BUS_NAME):
+        return
+    pid = stack.name_owner_pid(BUS_NAME)
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 20
+    while stack.name_has_owner(BUS_NAME) or os.path.exists(f"/proc/{pid}"):
+        if time.monotonic() > deadline:
+            raise TimeoutError("the daemon did not stop within 20 s")
+        time.sleep(0.05)
 
 
 def connect(stack):

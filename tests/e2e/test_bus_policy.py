@@ -37,6 +37,12 @@ def interface_methods(iface):
             for m in tree.getroot().find("interface").findall("method")}
 
 
+@pytest.fixture(scope="module", autouse=True)
+def daemon_stopped_afterwards(stack):
+    yield
+    rootbus.stop_daemon(stack)
+
+
 @pytest.fixture(scope="module")
 def served_interfaces(stack):
     """Every interface the daemon serves, on the manager and on a sandbox object."""

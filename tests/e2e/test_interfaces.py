@@ -57,6 +57,12 @@ def file_interface(name):
     return found[name]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def daemon_stopped_afterwards(stack):
+    yield
+    rootbus.stop_daemon(stack)
+
+
 @pytest.fixture(scope="module")
 def live(stack):
     conn = rootbus.connect(stack)
