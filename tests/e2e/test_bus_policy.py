@@ -46,13 +46,14 @@ def daemon_stopped_afterwards(stack):
 @pytest.fixture(scope="module")
 def served_interfaces(stack):
     """Every interface the daemon serves, on the manager and on a sandbox object."""
+    def names(conn, path):
+        return {i.get("name") for i in ET.fromstring(rootbus.introspect(conn, path)).findall("interface")}
+
     conn = rootbus.connect(stack)
     try:
-        found = set()
-        for path in [rootbus.MANAGER_PATH]:
-            found |= {i.get("name") for i in ET.fromstring(rootbus.introspect(conn, path)).findall("interface")}
+        found = names(conn, rootbus.MANAGER_PATH)
         with rootbus.root_sandbox(stack, "policy-iface") as (_, path):
-            found |= {i.get("name") for i in ET.fromstring(rootbus.introspect(conn, path)).findall("interface")}
+            found |= names(conn, path)
     finally:
         conn.close()
     return found
