@@ -185,7 +185,13 @@ static int on_name_owner_changed(sd_bus_message *message, void *userdata, sd_bus
         const char *name, *old_owner, *new_owner;
         const char *unique = NULL;
 
-        if (sd_bus_message_read(message, "sss", &name, &old_owner, &new_owner) < 0 || !streq(name, SBX_BUS_NAME))
+        if (sd_bus_message_read(message, "sss", &name, &old_owner, &new_owner) < 0)
+                return 0;
+        if (name[0] == ':' && isempty(new_owner)) {
+                auth_cache_forget(m->auth_cache, name);        /* that connection is gone */
+                return 0;
+        }
+        if (!streq(name, SBX_BUS_NAME))
                 return 0;
         (void) sd_bus_get_unique_name(m->bus, &unique);
         if (m->releasing && !streq_ptr(new_owner, unique)) {
@@ -324,7 +330,8 @@ int manager_new(const ManagerConfig *c, Manager **ret) {
         m->state_dir = strdup(c->state_dir);
         m->docker_host = strdup(c->docker_host);
         m->locks = sbx_keyed_lock_registry_new();
-        if (!m->state_dir || !m->docker_host || !m->locks)
+        m->auth_cache = auth_cache_new();
+        if (!m->state_dir || !m->docker_host || !m->locks || !m->auth_cache)
                 return -ENOMEM;
         if ((r = docker_socket_of(c->docker_host, &m->docker_socket)) < 0 ||
             (r = load_policy(c->config_path, &m->policy)) < 0)
@@ -364,6 +371,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_unref(m->idle_source);
         sd_event_unref(m->event);
         sbx_keyed_lock_registry_free(m->locks);
+        auth_cache_free(m->auth_cache);
         sbx_policy_free(m->policy);
         free(m->state_dir);
         free(m->docker_host);

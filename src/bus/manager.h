@@ -9,6 +9,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "auth-cache.h"
 #include "keyed-lock.h"
 #include "lifecycle.h"
 #include "policy.h"
@@ -58,6 +59,7 @@ typedef struct Manager {
         char *docker_api_version;
 
         void *sandboxes;                /* tsearch() tree of SandboxEntry, by name */
+        AuthCache *auth_cache;
 
         unsigned n_busy;                /* operations between their call and their reply */
         unsigned idle_timeout_s;

@@ -46,6 +46,7 @@ typedef struct Operation {
         uid_t target;
         bool all;                       /* lists: everyone's objects */
         bool lookup;                    /* the worker job is the look-up, not the operation */
+        const char *action;             /* the polkit action asked about */
         sd_bus_slot *polkit_slot;
 
         /* filled in by the worker */
@@ -389,6 +390,12 @@ static void on_others_checked(int r, SbxError *error, void *userdata) {
         authorized(o);
 }
 
+static uint64_t now_monotonic(Manager *m) {
+        uint64_t t = 0;
+        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &t);
+        return t;
+}
+
 static void on_polkit(int r, SbxError *error, void *userdata) {
         Operation *o = userdata;
 
@@ -397,6 +404,9 @@ static void on_polkit(int r, SbxError *error, void *userdata) {
                 reply_error(o, r, error);
                 return;
         }
+        if (streq(o->action, SBX_POLKIT_ACTION_INSPECT))
+                auth_cache_remember(o->m->auth_cache, sd_bus_message_get_sender(o->call), o->action,
+                                    now_monotonic(o->m));
         /* Lists: one's own objects, or everyone's for whoever holds
          * manage-others, asked without a prompt (it is no refusal to see less). */
         if (o->verb == VERB_LIST || o->verb == VERB_LIST_SNAPSHOTS) {
@@ -423,7 +433,14 @@ static void authorize(Operation *o) {
         }
 
         own = !o->target_known || (o->target_valid && o->target == o->uid);
-        action = own ? verbs[o->verb].own_action : SBX_POLKIT_ACTION_MANAGE_OTHERS;
+        action = o->action = own ? verbs[o->verb].own_action : SBX_POLKIT_ACTION_MANAGE_OTHERS;
+        /* Reads of one's own objects: polkit's recent "yes" for this connection
+         * stands (auth-cache.h). Lists still ask about manage-others below. */
+        if (streq(action, SBX_POLKIT_ACTION_INSPECT) && o->verb != VERB_LIST && o->verb != VERB_LIST_SNAPSHOTS &&
+            auth_cache_allowed(o->m->auth_cache, sd_bus_message_get_sender(o->call), action, now_monotonic(o->m))) {
+                authorized(o);
+                return;
+        }
         if (o->target_known && o->target_valid)
                 snprintf(owner, sizeof owner, "%u", (unsigned) o->target);
         else if (!o->target_known)

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <strings.h>
 
+#include "bitmask.h"
 #include "posture.h"
 
 static const char *const item_names[SBX_POSTURE_ITEM_COUNT] = {
@@ -23,20 +24,11 @@ static const char *const item_names[SBX_POSTURE_ITEM_COUNT] = {
 };
 
 const char *sbx_posture_item_to_string(SbxPostureItem item) {
-        for (unsigned i = 0; i < SBX_POSTURE_ITEM_COUNT; i++)
-                if ((unsigned) item == 1u << i)
-                        return item_names[i];
-        return NULL;
+        return sbx_bit_name(item_names, SBX_POSTURE_ITEM_COUNT, (unsigned) item);
 }
 
 size_t sbx_posture_items_to_names(unsigned mask, const char *names[static SBX_POSTURE_ITEM_COUNT + 1]) {
-        size_t n = 0;
-
-        for (unsigned i = 0; i < SBX_POSTURE_ITEM_COUNT; i++)
-                if (mask & (1u << i))
-                        names[n++] = item_names[i];
-        names[n] = NULL;
-        return n;
+        return sbx_bits_to_names(item_names, SBX_POSTURE_ITEM_COUNT, mask, names);
 }
 
 static bool user_ok(const SbxObserved *o, const SbxPostureExpect *e) {

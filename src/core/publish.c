@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include "bitmask.h"
 #include "publish.h"
 
 #define NANOS_PER_CPU INT64_C(1000000000)
@@ -16,20 +17,11 @@ static const char *const field_names[SBX_PUBLISH_FIELD_COUNT] = {
 };
 
 const char *sbx_publish_field_to_string(SbxPublishField f) {
-        for (unsigned i = 0; i < SBX_PUBLISH_FIELD_COUNT; i++)
-                if ((unsigned) f == 1u << i)
-                        return field_names[i];
-        return NULL;
+        return sbx_bit_name(field_names, SBX_PUBLISH_FIELD_COUNT, (unsigned) f);
 }
 
 size_t sbx_publish_fields_to_names(unsigned mask, const char *names[static SBX_PUBLISH_FIELD_COUNT + 1]) {
-        size_t n = 0;
-
-        for (unsigned i = 0; i < SBX_PUBLISH_FIELD_COUNT; i++)
-                if (mask & (1u << i))
-                        names[n++] = field_names[i];
-        names[n] = NULL;
-        return n;
+        return sbx_bits_to_names(field_names, SBX_PUBLISH_FIELD_COUNT, mask, names);
 }
 
 static bool volume_eq(const SbxVolume *a, const SbxVolume *b) {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include "bitmask.h"
 #include "pyint.h"
 #include "verdict.h"
 
@@ -47,25 +48,17 @@ SbxVerdict sbx_verdict(const SbxSpec *desired, const char *desired_fingerprint, 
         return SBX_VERDICT_MATCH;
 }
 
+static const char *const field_names[SBX_SPEC_FIELD_COUNT] = {
+        "template_type", "image", "snapshot_id", "working_dir", "cpus",
+        "memory", "env", "volumes", "network_isolated", "ports",
+};
+
 const char *sbx_spec_field_to_string(SbxSpecField f) {
-        static const char *const names[SBX_SPEC_FIELD_COUNT] = {
-                "template_type", "image", "snapshot_id", "working_dir", "cpus",
-                "memory", "env", "volumes", "network_isolated", "ports",
-        };
-        for (unsigned i = 0; i < SBX_SPEC_FIELD_COUNT; i++)
-                if (f == 1u << i)
-                        return names[i];
-        return NULL;
+        return sbx_bit_name(field_names, SBX_SPEC_FIELD_COUNT, f);
 }
 
 size_t sbx_spec_fields_to_names(unsigned mask, const char *names[static SBX_SPEC_FIELD_COUNT + 1]) {
-        size_t n = 0;
-
-        for (unsigned i = 0; i < SBX_SPEC_FIELD_COUNT; i++)
-                if (mask & (1u << i))
-                        names[n++] = sbx_spec_field_to_string(1u << i);
-        names[n] = NULL;
-        return n;
+        return sbx_bits_to_names(field_names, SBX_SPEC_FIELD_COUNT, mask, names);
 }
 
 unsigned sbx_spec_diff(const SbxSpec *a, const SbxSpec *b) {

@@ -119,15 +119,19 @@ static int inspect_container(SbxLifecycle *l, const char *id, SbxObserved **ret,
         return sbx_observed_from_json(attrs, ret, error);
 }
 
-/* The stored row's spec, or NULL when there is no row or it cannot be read back. */
-static int load_row(SbxLifecycle *l, const char *name, SbxSandboxRow **ret_row, SbxSpec **ret_spec,
-                    SbxError *error) {
+/* The stored row of this container and its spec (NULL when there is no row, or
+ * it cannot be read back). A row about another container (one re-created behind
+ * our back) says nothing about this one and counts as none. */
+static int load_row(SbxLifecycle *l, const char *name, const char *container_id, SbxSandboxRow **ret_row,
+                    SbxSpec **ret_spec, SbxError *error) {
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
         int r = sbx_store_get_sandbox(l->store, name, &row, error);
 
         if (r <= 0)
                 return r;
-        if (ret_spec && sbx_spec_from_json_string(row->spec_json, ret_spec, NULL) >= 0 &&
+        if (!streq_ptr(row->container_id, container_id))
+                return 0;
+        if (sbx_spec_from_json_string(row->spec_json, ret_spec, NULL) >= 0 &&
             sbx_spec_normalize(*ret_spec, NULL) < 0)
                 *ret_spec = sbx_spec_free(*ret_spec);
         *ret_row = TAKE_PTR(row);
@@ -203,14 +207,8 @@ static int describe(SbxLifecycle *l, const char *name, const char *id, SbxSandbo
 
         if ((r = inspect_container(l, id, &o, error)) < 0)
                 return r == -ENOENT ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name) : r;
-        if ((r = load_row(l, name, &row, &stored, error)) < 0)
+        if ((r = load_row(l, name, o->id, &row, &stored, error)) < 0)
                 return r;
-        /* A row whose container is another one (recreated behind our back) says
-         * nothing about this container. */
-        if (row && !streq_ptr(row->container_id, o->id)) {
-                row = sbx_sandbox_row_free(row);
-                stored = sbx_spec_free(stored);
-        }
         r = make_sandbox(l, name, o, row, stored, ret);
         if (r >= 0)
                 TAKE_PTR(o);
@@ -423,7 +421,7 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
                 return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
         if ((r = inspect_container(l, id, &o, error)) < 0)
                 return r == -ENOENT ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name) : r;
-        if ((r = load_row(l, name, &row, &stored, error)) < 0)
+        if ((r = load_row(l, name, o->id, &row, &stored, error)) < 0)
                 return r;
 
         *ret_verdict = sbx_verdict(desired, fp, o, SBX_CONTRACT_VERSION);

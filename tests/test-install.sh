@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# `meson install --destdir` puts every installed file where the system looks for it.
+# Usage: test-install.sh BUILD_ROOT PREFIX BINDIR LIBEXECDIR DATADIR UNITDIR
+# (absolute paths as meson configured them).
+
+set -euo pipefail
+
+build=$1 prefix=$2 bindir=$3 libexecdir=$4 datadir=$5 unitdir=$6
+dest=$(mktemp -d /tmp/sbx-install-test.XXXXXX)
+trap 'rm -rf "$dest"' EXIT
+
+meson install -C "$build" --destdir "$dest" --no-rebuild --quiet >/dev/null
+
+fail=0
+expect() {      # expect TEST PATH
+        if [ "$1" "$dest$2" ]; then
+                echo "ok   $2"
+        else
+                echo "FAIL $2 (test $1)"
+                fail=1
+        fi
+}
+
+expect -x "$libexecdir/xagent-sandboxd"
+expect -x "$bindir/xagent-sandboxctl"
+expect -f "$datadir/dbus-1/system.d/org.xagent.Sandbox1.conf"
+expect -f "$datadir/dbus-1/system-services/org.xagent.Sandbox1.service"
+expect -f "$datadir/dbus-1/interfaces/org.xagent.Sandbox1.Manager.xml"
+expect -f "$datadir/dbus-1/interfaces/org.xagent.Sandbox1.Sandbox.xml"
+expect -f "$datadir/polkit-1/actions/org.xagent.sandbox1.policy"
+expect -f "$datadir/polkit-1/rules.d/50-xagent-sandbox.rules"
+expect -f "$unitdir/xagent-sandboxd.service"
+expect -f "$datadir/doc/xagent-sandboxd/sandboxd.json.example"
+expect -f "$datadir/doc/xagent-sandboxd/README.md"
+
+# Nothing in /etc: a missing /etc/xagent/sandboxd.json means the built-in defaults.
+if [ -e "$dest/etc" ] || [ -e "$dest$prefix/etc" ]; then
+        echo "FAIL something was installed to etc:"; find "$dest" -path '*/etc/*'
+        fail=1
+fi
+
+# The activation file and the unit start the installed daemon, and name each other.
+service="$dest$datadir/dbus-1/system-services/org.xagent.Sandbox1.service"
+unit="$dest$unitdir/xagent-sandboxd.service"
+grep -qx "Exec=$libexecdir/xagent-sandboxd" "$service" || { echo "FAIL Exec= of $service"; fail=1; }
+grep -qx "SystemdService=xagent-sandboxd.service" "$service" || { echo "FAIL SystemdService= of $service"; fail=1; }
+grep -qx "ExecStart=$libexecdir/xagent-sandboxd" "$unit" || { echo "FAIL ExecStart= of $unit"; fail=1; }
+grep -qx "BusName=org.xagent.Sandbox1" "$unit" || { echo "FAIL BusName= of $unit"; fail=1; }
+grep -q "@[a-z]*@" "$service" "$unit" && { echo "FAIL unsubstituted @...@"; fail=1; }
+
+# Nothing unexpected: every installed file is one of the above.
+count=$(find "$dest" -type f | wc -l)
+[ "$count" -eq 11 ] || { echo "FAIL $count files installed, expected 11:"; find "$dest" -type f; fail=1; }
+
+exit $fail

@@ -1,0 +1,1108 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* The lifecycle operations against a real dockerd (tests/setup-docker.sh starts
+ * one and imports xagent-sandbox-test:latest), a real store in a scratch state
+ * directory, a real volume tree chowned to an unprivileged owner (nobody).
+ *
+ * Every sandbox name and snapshot id of a run starts with "lct-<pid>-"; the test
+ * case's teardown runs in the parent even when a test failed and removes every
+ * managed container whose name label, and every snapshot image whose tag, starts
+ * with it, then the run's scratch directory (state directories, volume tree). */
+
+#include "sbx-test.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "docker-container.h"
+#include "docker-image.h"
+#include "docker.h"
+#include "fingerprint.h"
+#include "labels.h"
+#include "lifecycle.h"
+#include "naming.h"
+#include "posture.h"
+#include "spec-json.h"
+
+#define TEST_IMAGE "xagent-sandbox-test:latest"
+#define OWNER_UID 65534         /* nobody */
+#define OWNER_GID 65534
+#define OTHER_UID 65533
+#define PIDS_LIMIT 256
+#define MIB 1048576LL
+
+static char run_id[64];                 /* lct-<pid>: prefix of every name of this run */
+static char run_dir[PATH_MAX];          /* scratch: state directories and the volume root */
+static char vol_root[PATH_MAX];         /* <run_dir>/vols, the policy's only volume root */
+
+static const SbxOwner owner = {
+        .uid = OWNER_UID,
+        .gid = OWNER_GID,
+        .name = "nobody",
+        .home = "/nonexistent",
+};
+
+static const SbxOwner other = {
+        .uid = OTHER_UID,
+        .gid = OTHER_UID,
+        .name = "other",
+        .home = "/nonexistent",
+};
+
+/* One test's lifecycle: its own client, store (fresh state directory), locks, policy. */
+typedef struct Fixture {
+        char state_dir[PATH_MAX];
+        SbxDocker *docker;
+        SbxStore *store;
+        SbxKeyedLockRegistry *locks;
+        SbxPolicy *policy;
+        SbxLifecycle l;
+} Fixture;
+
+static Fixture F;
+
+static void assert_error(const SbxError *e, SbxErrorKind kind, const char *needle) {
+        ck_assert_msg(e->kind == kind, "kind %s, expected %s (%s)",
+                      sbx_error_kind_name(e->kind), sbx_error_kind_name(kind), e->message);
+        ck_assert_msg(!needle || (e->message && strstr(e->message, needle)), "message \"%s\" lacks \"%s\"",
+                      e->message, needle);
+}
+
+static json_object *jget_v(json_object *j, va_list ap) {
+        const char *key;
+
+        while (j && (key = va_arg(ap, const char *)))
+                if (!json_object_object_get_ex(j, key, &j))
+                        return NULL;
+        return j;
+}
+
+/* The member at a path of keys (NULL-terminated), or NULL. */
+static json_object *jget_(json_object *j, ...) {
+        va_list ap;
+
+        va_start(ap, j);
+        j = jget_v(j, ap);
+        va_end(ap);
+        return j;
+}
+#define jget(j, ...) jget_(j, __VA_ARGS__, NULL)
+#define jstr(j, ...) json_object_get_string(jget(j, __VA_ARGS__))
+
+static SbxDocker *client(const char *host) {
+        SbxDocker *d = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_int_eq(sbx_docker_new(host, &d, &e), 0);
+        return d;
+}
+
+static char *name(const char *what) {
+        char *s;
+
+        ck_assert_int_ge(asprintf(&s, "%s-%s", run_id, what), 0);
+        return s;
+}
+
+static char *vol(const char *rel) {
+        char *s;
+
+        ck_assert_int_ge(asprintf(&s, "%s/%s", vol_root, rel), 0);
+        return s;
+}
+
+/* A directory below the volume root, owned by the test owner. */
+static char *mk_vol(const char *rel) {
+        char *p = vol(rel);
+
+        ck_assert_msg(mkdir(p, 0755) == 0 || errno == EEXIST, "mkdir %s: %m", p);
+        ck_assert_int_eq(chown(p, OWNER_UID, OWNER_GID), 0);
+        return p;
+}
+
+static SbxPolicy *policy(void) {
+        _cleanup_free_ char *text = NULL;
+        SbxPolicy *p = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_int_ge(asprintf(&text,
+                                  "{ \"default_image\": \"" TEST_IMAGE "\",\n"
+                                  "  \"allowed_images\": [\"xagent-sandbox-test:*\"],\n"
+                                  "  \"volume_roots\": [ { \"path\": \"%s\", \"modes\": [\"ro\", \"rw\"] } ],\n"
+                                  "  \"pids_limit\": %d }", vol_root, PIDS_LIMIT), 0);
+        ck_assert_msg(sbx_policy_parse(text, &p, &e) == 0, "policy: %s", e.message);
+        return p;
+}
+
+static SbxStore *store_open(const char *state_dir) {
+        SbxStore *s = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_msg(sbx_store_open(state_dir, &s, &e) == 0, "store: %s", e.message);
+        return s;
+}
+
+/* Runs in the child before each test. */
+static void fixture_setup(void) {
+        ck_assert_int_lt(snprintf(F.state_dir, sizeof F.state_dir, "%s/state-XXXXXX", run_dir),
+                         (int) sizeof F.state_dir);
+        ck_assert_ptr_nonnull(mkdtemp(F.state_dir));
+        F.docker = client(getenv("DOCKER_HOST"));
+        F.store = store_open(F.state_dir);
+        F.locks = sbx_keyed_lock_registry_new();
+        ck_assert_ptr_nonnull(F.locks);
+        F.policy = policy();
+        F.l = (SbxLifecycle) {
+                .docker = F.docker,
+                .store = F.store,
+                .locks = F.locks,
+                .policy = F.policy,
+                .docker_socket = "/var/run/docker.sock",
+        };
+}
+
+static void fixture_teardown(void) {
+        ck_assert_int_eq(sbx_keyed_lock_registry_size(F.locks), 0);    /* every lock released */
+        F.docker = sbx_docker_free(F.docker);
+        F.store = sbx_store_close(F.store);
+        F.locks = sbx_keyed_lock_registry_free(F.locks);
+        F.policy = sbx_policy_free(F.policy);
+}
+
+/* A finalized spec from JSON text. */
+static SbxSpec *spec(const char *fmt, ...) _printf_(1, 2);
+static SbxSpec *spec(const char *fmt, ...) {
+        _cleanup_free_ char *text = NULL;
+        SbxSpec *s = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        ck_assert_int_ge(vasprintf(&text, fmt, ap), 0);
+        va_end(ap);
+        ck_assert_msg(sbx_spec_from_json_string(text, &s, &e) == 0, "spec %s: %s", text, e.message);
+        ck_assert_msg(sbx_spec_finalize(s, TEST_IMAGE, &e) == 0, "finalize %s: %s", text, e.message);
+        return s;
+}
+
+static SbxSandbox *create_ok(SbxLifecycle *l, const char *n, const SbxSpec *s, const SbxOwner *o) {
+        SbxSandbox *sb = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_msg(sbx_lifecycle_create(l, n, s, o, &sb, &e) == 0, "create %s: %s", n, e.message);
+        ck_assert_ptr_nonnull(sb);
+        return sb;
+}
+
+/* Docker's summaries of the managed containers labelled with sandbox name n. */
+static json_object *containers_named(SbxDocker *d, const char *n) {
+        _cleanup_free_ char *filter = NULL;
+        const char *labels[3] = { SBX_LABEL_MANAGED "=true", NULL, NULL };
+        json_object *list = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_int_ge(asprintf(&filter, SBX_LABEL_SANDBOX_NAME "=%s", n), 0);
+        labels[1] = filter;
+        ck_assert_msg(sbx_docker_container_list(d, labels, &list, &e) == 0, "list: %s", e.message);
+        return list;
+}
+
+static size_t count_containers(const char *n) {
+        _cleanup_(json_object_putp) json_object *list = containers_named(F.docker, n);
+
+        return json_object_array_length(list);
+}
+
+/* Docker's inspect of the one container labelled n. */
+static json_object *inspect_raw(const char *n) {
+        _cleanup_(json_object_putp) json_object *list = containers_named(F.docker, n);
+        json_object *info = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_uint_eq(json_object_array_length(list), 1);
+        ck_assert_int_eq(sbx_docker_container_inspect(F.docker, jstr(json_object_array_get_idx(list, 0), "Id"),
+                                                      &info, &e), 0);
+        return info;
+}
+
+static bool has_row(const char *n) {
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        int r = sbx_store_get_sandbox(F.store, n, &row, NULL);
+
+        ck_assert_int_ge(r, 0);
+        return r > 0;
+}
+
+static SbxSandboxState row_state(const char *n) {
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+
+        ck_assert_int_eq(sbx_store_get_sandbox(F.store, n, &row, NULL), 1);
+        return row->state;
+}
+
+/* A managed container as xagent's legacy get_or_create makes it: no spec
+ * labels, no owner label; started. */
+static char *create_legacy(const char *n) {
+        _cleanup_free_ char *cname = NULL, *text = NULL;
+        _cleanup_(json_object_putp) json_object *body = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        char *id = NULL;
+
+        ck_assert_int_eq(sbx_container_name(n, &cname), 0);
+        ck_assert_int_ge(asprintf(&text, "{\"Image\":\"" TEST_IMAGE "\",\"Cmd\":[\"tail\",\"-f\",\"/dev/null\"],"
+                                  "\"Labels\":{\"" SBX_LABEL_MANAGED "\":\"true\",\"" SBX_LABEL_SANDBOX_NAME
+                                  "\":\"%s\"}}", n), 0);
+        body = json_tokener_parse(text);
+        ck_assert_ptr_nonnull(body);
+        ck_assert_msg(sbx_docker_container_create(F.docker, cname, body, &id, &e) == 0, "%s", e.message);
+        ck_assert_int_eq(sbx_docker_container_start(F.docker, id, &e), 0);
+        return id;
+}
+
+/* POST /containers/{id}/update with body (a JSON object text): a real change
+ * behind the service's back, as `docker update` makes it. */
+static int docker_update(SbxDocker *d, const char *id, const char *body_text) {
+        _cleanup_(json_object_putp) json_object *body = json_tokener_parse(body_text), *answer = NULL;
+        _cleanup_free_ char *path = NULL;
+
+        if (!body || asprintf(&path, "/containers/%s/update", id) < 0)
+                return -ENOMEM;
+        return sbx_docker_request(d, "POST", path, body, 0, &answer, NULL);
+}
+
+/* A TCP port on 127.0.0.1 that nothing listens on right now. */
+static unsigned free_port(void) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof sa;
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(bind(fd, (struct sockaddr *) &sa, sizeof sa), 0);
+        ck_assert_int_eq(getsockname(fd, (struct sockaddr *) &sa, &len), 0);
+        ck_assert_int_eq(close(fd), 0);
+        ck_assert_uint_ge(ntohs(sa.sin_port), 1024);
+        return ntohs(sa.sin_port);
+}
+
+static bool observed_has_port(const SbxObserved *o, int64_t host, int64_t guest) {
+        for (size_t i = 0; i < o->n_ports; i++)
+                if (o->ports[i].host == host && o->ports[i].guest == guest)
+                        return true;
+        return false;
+}
+
+static double now_s(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+static void verify(SbxLifecycle *l, const char *n, const SbxSpec *s, SbxVerdict expect, unsigned expect_fields) {
+        SbxVerdict v = _SBX_VERDICT_MAX;
+        unsigned fields = ~0u;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_msg(sbx_lifecycle_verify(l, n, s, &v, &fields, &e) == 0, "verify %s: %s", n, e.message);
+        ck_assert_msg(v == expect, "verdict %s, expected %s", sbx_verdict_to_string(v), sbx_verdict_to_string(expect));
+        ck_assert_uint_eq(fields, expect_fields);
+}
+
+static SbxSandbox *inspect_ok(SbxLifecycle *l, const char *n) {
+        SbxSandbox *sb = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_msg(sbx_lifecycle_inspect(l, n, &sb, &e) == 0, "inspect %s: %s", n, e.message);
+        return sb;
+}
+
+/* 1. The hardened body as Docker reports it, and the verdicts. */
+START_TEST(test_create_hardened) {
+        _cleanup_free_ char *n = name("hardened");
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{\"memory\": 256, \"env\": {\"A\": \"1\"}}");
+        _cleanup_(sbx_spec_freep) SbxSpec *more_memory = spec("{\"memory\": 512, \"env\": {\"A\": \"1\"}}");
+        _cleanup_(sbx_spec_freep) SbxSpec *other_image = spec("{\"image\": \"xagent-sandbox-test:other\","
+                                                              "\"memory\": 256, \"env\": {\"A\": \"1\"}}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *created = NULL, *sb = NULL, *second = NULL;
+        _cleanup_(json_object_putp) json_object *info = NULL;
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        _cleanup_free_ char *owner_label = NULL;
+        const char *names[SBX_SPEC_FIELD_COUNT + 1];
+        char fp[SBX_FINGERPRINT_HEX_LEN + 1];
+        SbxError e = SBX_ERROR_NULL;
+        json_object *hc, *sec;
+        bool nnp = false;
+
+        ck_assert_int_eq(sbx_spec_fingerprint(s, fp), 0);
+        created = create_ok(&F.l, n, s, &owner);
+        ck_assert_int_eq(created->verdict, SBX_VERDICT_MATCH);
+        ck_assert(created->hardened);
+        ck_assert_int_eq(created->state, SBX_STATE_RUNNING);
+        ck_assert_str_eq(created->fingerprint, fp);
+
+        info = inspect_raw(n);
+        ck_assert_str_eq(jstr(info, "Id"), created->container_id);
+        ck_assert_str_eq(jstr(info, "Config", "User"), "65534:65534");
+        ck_assert_str_eq(jstr(info, "Config", "Image"), TEST_IMAGE);
+        hc = jget(info, "HostConfig");
+        ck_assert_str_eq(json_object_to_json_string_ext(jget(hc, "CapDrop"), JSON_C_TO_STRING_PLAIN), "[\"ALL\"]");
+        ck_assert(!json_object_get_boolean(jget(hc, "Privileged")));
+        sec = jget(hc, "SecurityOpt");
+        for (size_t i = 0; i < json_object_array_length(sec); i++)
+                nnp = nnp || streq(json_object_get_string(json_object_array_get_idx(sec, i)), "no-new-privileges:true");
+        ck_assert(nnp);
+        ck_assert_int_eq(json_object_get_int64(jget(hc, "PidsLimit")), PIDS_LIMIT);
+        ck_assert_int_eq(json_object_get_int64(jget(hc, "Memory")), 256 * MIB);
+        ck_assert_int_eq(json_object_get_int64(jget(hc, "MemorySwap")), 256 * MIB);
+        ck_assert_int_eq(json_object_get_int64(jget(hc, "NanoCpus")), 1000000000);
+        ck_assert_str_eq(jstr(info, "Config", "Labels", SBX_LABEL_MANAGED), "true");
+        ck_assert_str_eq(jstr(info, "Config", "Labels", SBX_LABEL_SANDBOX_NAME), n);
+        ck_assert_int_ge(asprintf(&owner_label, "%d", OWNER_UID), 0);
+        ck_assert_str_eq(jstr(info, "Config", "Labels", SBX_LABEL_OWNER), owner_label);
+        ck_assert_str_eq(jstr(info, "Config", "Labels", SBX_LABEL_SPEC_FINGERPRINT), fp);
+        ck_assert_str_eq(jstr(info, "Config", "Labels", SBX_LABEL_SPEC_VERSION), "1");
+        ck_assert_str_eq(jstr(info, "Config", "Labels", SBX_LABEL_TEMPLATE_TYPE), "image");
+
+        ck_assert_int_eq(sbx_observed_from_json(info, &o, &e), 0);
+        ck_assert_uint_eq(sbx_posture_check(o, &(SbxPostureExpect) {
+                .uid = OWNER_UID, .gid = OWNER_GID, .pids_limit = PIDS_LIMIT,
+                .publish_address = "127.0.0.1", .network_isolated = false, .memory_bytes = 256 * MIB,
+        }), 0);
+        ck_assert_str_eq(sbx_observed_get_env(o, "A"), "1");
+
+        sb = inspect_ok(&F.l, n);
+        ck_assert_int_eq(sb->verdict, SBX_VERDICT_MATCH);
+        ck_assert(sb->hardened);
+        ck_assert(sb->has_row);
+        ck_assert(sb->owner_valid);
+        ck_assert_uint_eq(sb->owner, OWNER_UID);
+        ck_assert_str_eq(sb->image, TEST_IMAGE);
+        ck_assert_uint_gt(sb->created_us, 0);
+        ck_assert(has_row(n));
+        ck_assert_int_eq(row_state(n), SBX_SANDBOX_RUNNING);
+
+        verify(&F.l, n, s, SBX_VERDICT_MATCH, 0);
+        verify(&F.l, n, more_memory, SBX_VERDICT_MISMATCH, SBX_SPEC_FIELD_MEMORY);
+        verify(&F.l, n, other_image, SBX_VERDICT_MISMATCH, SBX_SPEC_FIELD_IMAGE);
+        sbx_spec_fields_to_names(SBX_SPEC_FIELD_IMAGE | SBX_SPEC_FIELD_MEMORY, names);
+        ck_assert_str_eq(names[0], "image");
+        ck_assert_str_eq(names[1], "memory");
+        ck_assert_ptr_null(names[2]);
+
+        /* a second create of the name, in any state */
+        ck_assert_int_eq(sbx_lifecycle_create(&F.l, n, s, &owner, &second, &e), -EEXIST);
+        assert_error(&e, SBX_ERROR_SANDBOX_EXISTS, n);
+        sbx_error_free(&e);
+        ck_assert_ptr_null(second);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, OWNER_UID, &e), 1);
+}
+END_TEST
+
+/* 2. `docker update --cpus` behind our back: verify names cpus. */
+START_TEST(test_mismatch_after_update) {
+        _cleanup_free_ char *n = name("update");
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *created = NULL, *sb = NULL;
+        _cleanup_(json_object_putp) json_object *info = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        created = create_ok(&F.l, n, s, &owner);
+        verify(&F.l, n, s, SBX_VERDICT_MATCH, 0);
+        ck_assert_int_eq(docker_update(F.docker, created->container_id, "{\"NanoCpus\": 500000000}"), 200);
+        info = inspect_raw(n);
+        ck_assert_int_eq(json_object_get_int64(jget(info, "HostConfig", "NanoCpus")), 500000000);
+
+        verify(&F.l, n, s, SBX_VERDICT_MISMATCH, SBX_SPEC_FIELD_CPUS);
+        sb = inspect_ok(&F.l, n);
+        ck_assert_int_eq(sb->verdict, SBX_VERDICT_MISMATCH);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, SBX_ANY_OWNER, &e), 1);
+}
+END_TEST
+
+/* 3. A legacy container (no spec labels, no owner label) is unverified, owned
+ * by uid 0, listed. */
+START_TEST(test_unverified_legacy) {
+        _cleanup_free_ char *n = name("legacy"), *id = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
+        SbxSandbox **list = NULL;
+        size_t n_list = 0;
+        bool found = false;
+        SbxError e = SBX_ERROR_NULL;
+
+        id = create_legacy(n);
+        sb = inspect_ok(&F.l, n);
+        ck_assert_int_eq(sb->verdict, SBX_VERDICT_UNVERIFIED);
+        ck_assert(sb->owner_valid);
+        ck_assert_uint_eq(sb->owner, 0);
+        ck_assert(!sb->has_row);
+        ck_assert(!sb->hardened);
+        ck_assert_str_eq(sb->container_id, id);
+        ck_assert_str_eq(sb->fingerprint, "");
+        ck_assert_int_eq(sb->state, SBX_STATE_RUNNING);
+        verify(&F.l, n, s, SBX_VERDICT_UNVERIFIED, 0);
+
+        ck_assert_msg(sbx_lifecycle_list(&F.l, &list, &n_list, &e) == 0, "list: %s", e.message);
+        for (size_t i = 0; i < n_list; i++)
+                if (streq(list[i]->name, n)) {
+                        ck_assert(!found);
+                        found = true;
+                        ck_assert_int_eq(list[i]->verdict, SBX_VERDICT_UNVERIFIED);
+                        ck_assert_uint_eq(list[i]->owner, 0);
+                        ck_assert_str_eq(list[i]->container_id, id);
+                }
+        sbx_sandbox_list_free(list, n_list);
+        ck_assert(found);
+
+        /* nobody but root (or SBX_ANY_OWNER) may touch it */
+        ck_assert_int_eq(sbx_lifecycle_stop(&F.l, n, OWNER_UID, 0, &e), -EACCES);
+        assert_error(&e, SBX_ERROR_ACCESS_DENIED, n);
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, 0, &e), 1);
+        ck_assert_uint_eq(count_containers(n), 0);
+}
+END_TEST
+
+/* 4. `//`, trailing slashes, `..` and a duplicate volume: one canonical mount, MATCH. */
+START_TEST(test_path_spellings) {
+        _cleanup_free_ char *n = name("paths"), *a = mk_vol("a");
+        _cleanup_(sbx_spec_freep) SbxSpec *s = NULL, *canonical = NULL;
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *created = NULL, *sb = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        s = spec("{\"working_dir\": \"/home/\", \"volumes\": [[\"/%s/\", \"/data/\", \"rw\"],"
+                 "[\"%s\", \"/nested/../data\", \"rw\"]]}", a, a);
+        canonical = spec("{\"volumes\": [[\"%s\", \"/data\", \"rw\"]]}", a);
+        ck_assert(sbx_spec_equal(s, canonical));
+
+        created = create_ok(&F.l, n, s, &owner);
+        ck_assert_int_eq(created->verdict, SBX_VERDICT_MATCH);
+        verify(&F.l, n, s, SBX_VERDICT_MATCH, 0);
+        verify(&F.l, n, canonical, SBX_VERDICT_MATCH, 0);
+
+        sb = inspect_ok(&F.l, n);
+        ck_assert_uint_eq(sb->observed->n_volumes, 1);
+        ck_assert_str_eq(sb->observed->volumes[0].host, a);
+        ck_assert_str_eq(sb->observed->volumes[0].guest, "/data");
+        ck_assert_str_eq(sb->observed->volumes[0].mode, "rw");
+        ck_assert_str_eq(sb->observed->working_dir, "/home");
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, OWNER_UID, &e), 1);
+}
+END_TEST
+
+/* 5. Host port 0 stays 0 (ephemeral); a fixed port ≥ 1024 is published on the
+ * policy's address. */
+START_TEST(test_ports) {
+        _cleanup_free_ char *n = name("port0"), *n2 = name("portfixed"), *hp = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{\"ports\": [[0, 8080]]}"), *fixed = NULL;
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *a = NULL, *b = NULL;
+        _cleanup_(json_object_putp) json_object *info = NULL;
+        unsigned port = free_port();
+        SbxError e = SBX_ERROR_NULL;
+        json_object *bound;
+
+        a = create_ok(&F.l, n, s, &owner);
+        ck_assert_uint_eq(a->observed->n_ports, 1);
+        ck_assert(observed_has_port(a->observed, 0, 8080));
+        verify(&F.l, n, s, SBX_VERDICT_MATCH, 0);
+        info = inspect_raw(n);
+        bound = json_object_array_get_idx(jget(info, "NetworkSettings", "Ports", "8080/tcp"), 0);
+        ck_assert_str_eq(jstr(bound, "HostIp"), "127.0.0.1");
+        ck_assert_int_gt(atoi(jstr(bound, "HostPort")), 0);  /* Docker chose one */
+        json_object_put(TAKE_PTR(info));
+
+        fixed = spec("{\"ports\": [[%u, 80]]}", port);
+        b = create_ok(&F.l, n2, fixed, &owner);
+        ck_assert(observed_has_port(b->observed, port, 80));
+        ck_assert_uint_eq(b->observed->n_ports, 1);
+        ck_assert(b->hardened);
+        verify(&F.l, n2, fixed, SBX_VERDICT_MATCH, 0);
+        info = inspect_raw(n2);
+        bound = json_object_array_get_idx(jget(info, "NetworkSettings", "Ports", "80/tcp"), 0);
+        ck_assert_int_ge(asprintf(&hp, "%u", port), 0);
+        ck_assert_str_eq(jstr(bound, "HostIp"), "127.0.0.1");
+        ck_assert_str_eq(jstr(bound, "HostPort"), hp);
+
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, OWNER_UID, &e), 1);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n2, OWNER_UID, &e), 1);
+}
+END_TEST
+
+/* 6. Snapshots: blanked attestation, a MATCHing create from one, ownership,
+ * SnapshotExists, delete idempotent and refused while in use. */
+START_TEST(test_snapshot) {
+        _cleanup_free_ char *a = name("snap-src"), *b = name("snap-user"), *c = name("snap-other");
+        _cleanup_free_ char *snap = name("snap"), *image_id = NULL, *again = NULL, *ref = NULL, *text = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}"), *from_snap = NULL;
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sa = NULL, *sb = NULL, *sc = NULL, *insp = NULL;
+        _cleanup_(json_object_putp) json_object *image = NULL;
+        char fp[SBX_FINGERPRINT_HEX_LEN + 1];
+        SbxError e = SBX_ERROR_NULL;
+
+        sa = create_ok(&F.l, a, s, &owner);
+        ck_assert_msg(sbx_lifecycle_snapshot(&F.l, a, OWNER_UID, snap, OWNER_UID, &image_id, &e) == 0,
+                      "snapshot: %s", e.message);
+        ck_assert(strncmp(image_id, "sha256:", 7) == 0);
+        ck_assert_int_eq(sbx_snapshot_image_ref(snap, &ref), 0);
+        ck_assert_int_eq(sbx_docker_image_inspect(F.docker, ref, &image, &e), 0);
+        ck_assert_str_eq(jstr(image, "Id"), image_id);
+        ck_assert_str_eq(jstr(image, "Config", "Labels", SBX_LABEL_SPEC_FINGERPRINT), "");
+        ck_assert_str_eq(jstr(image, "Config", "Labels", SBX_LABEL_SPEC_VERSION), "");
+        ck_assert_str_eq(jstr(image, "Config", "Labels", SBX_LABEL_OWNER), "");
+
+        /* a second snapshot of that id, from any sandbox */
+        ck_assert_int_eq(sbx_lifecycle_snapshot(&F.l, a, OWNER_UID, snap, OWNER_UID, &again, &e), -ENOTEMPTY);
+        assert_error(&e, SBX_ERROR_SNAPSHOT_EXISTS, snap);
+        sbx_error_free(&e);
+        ck_assert_ptr_null(again);
+
+        ck_assert_int_ge(asprintf(&text, "{\"snapshot\": \"%s\"}", snap), 0);
+        from_snap = spec("%s", text);
+        ck_assert_int_eq(sbx_spec_fingerprint(from_snap, fp), 0);
+        sb = create_ok(&F.l, b, from_snap, &owner);
+        ck_assert_int_eq(sb->verdict, SBX_VERDICT_MATCH);
+        ck_assert_str_eq(sb->image, ref);
+        ck_assert_str_eq(sb->fingerprint, fp);
+        ck_assert(sb->hardened);
+        insp = inspect_ok(&F.l, b);
+        ck_assert_int_eq(insp->verdict, SBX_VERDICT_MATCH);
+        ck_assert_str_eq(insp->observed->image_ref, ref);
+        ck_assert_str_eq(sbx_observed_get_label(insp->observed, SBX_LABEL_SNAPSHOT_ID), snap);
+        ck_assert_str_eq(sbx_observed_get_label(insp->observed, SBX_LABEL_TEMPLATE_TYPE), "snapshot");
+        verify(&F.l, b, from_snap, SBX_VERDICT_MATCH, 0);
+        verify(&F.l, b, s, SBX_VERDICT_MISMATCH,
+               SBX_SPEC_FIELD_TEMPLATE_TYPE | SBX_SPEC_FIELD_IMAGE | SBX_SPEC_FIELD_SNAPSHOT_ID);
+
+        /* another owner's snapshot is as good as absent */
+        ck_assert_int_eq(sbx_lifecycle_create(&F.l, c, from_snap, &other, &sc, &e), -ENOENT);
+        assert_error(&e, SBX_ERROR_NO_SUCH_SNAPSHOT, snap);
+        sbx_error_free(&e);
+        ck_assert_ptr_null(sc);
+        ck_assert_uint_eq(count_containers(c), 0);
+        ck_assert_int_eq(sbx_lifecycle_delete_snapshot(&F.l, snap, OTHER_UID, &e), -EACCES);
+        assert_error(&e, SBX_ERROR_ACCESS_DENIED, snap);
+        sbx_error_free(&e);
+
+        /* in use by b: Docker refuses, the row stays */
+        ck_assert_int_eq(sbx_lifecycle_delete_snapshot(&F.l, snap, OWNER_UID, &e), -EBUSY);
+        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "is using its referenced image");
+        fprintf(stderr, "delete_snapshot in use: %s\n", e.message);
+        sbx_error_free(&e);
+        json_object_put(TAKE_PTR(image));
+        ck_assert_int_eq(sbx_docker_image_inspect(F.docker, ref, &image, &e), 0);
+
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, b, OWNER_UID, &e), 1);
+        ck_assert_int_eq(sbx_lifecycle_delete_snapshot(&F.l, snap, OWNER_UID, &e), 1);
+        ck_assert_int_eq(sbx_lifecycle_delete_snapshot(&F.l, snap, OWNER_UID, &e), 0);
+        json_object_put(TAKE_PTR(image));
+        ck_assert_int_eq(sbx_docker_image_inspect(F.docker, ref, &image, &e), -ENOENT);
+        sbx_error_free(&e);
+
+        /* gone: a create from it is NoSuchSnapshot */
+        ck_assert_int_eq(sbx_lifecycle_create(&F.l, b, from_snap, &owner, &sc, &e), -ENOENT);
+        assert_error(&e, SBX_ERROR_NO_SUCH_SNAPSHOT, snap);
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, a, OWNER_UID, &e), 1);
+}
+END_TEST
+
+/* 7. A real start failure (the host port is taken): Docker's error, and nothing left. */
+START_TEST(test_start_failure) {
+        _cleanup_free_ char *n = name("startfail");
+        _cleanup_(sbx_spec_freep) SbxSpec *s = NULL;
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof sa;
+        SbxError e = SBX_ERROR_NULL;
+        _cleanup_(closep) int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(bind(fd, (struct sockaddr *) &sa, sizeof sa), 0);
+        ck_assert_int_eq(listen(fd, 1), 0);
+        ck_assert_int_eq(getsockname(fd, (struct sockaddr *) &sa, &len), 0);
+        ck_assert_uint_ge(ntohs(sa.sin_port), 1024);
+
+        s = spec("{\"ports\": [[%u, 80]]}", ntohs(sa.sin_port));
+        ck_assert_int_eq(sbx_lifecycle_create(&F.l, n, s, &owner, &sb, &e), -EPROTO);
+        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "address already in use");
+        fprintf(stderr, "start failure: %s\n", e.message);
+        sbx_error_free(&e);
+        ck_assert_ptr_null(sb);
+        ck_assert_uint_eq(count_containers(n), 0);
+        ck_assert(!has_row(n));
+}
+END_TEST
+
+/* The seam: a real daemon-side change between start and publish verification. */
+static void seam_update(SbxLifecycle *l, const char *container_id, void *userdata) {
+        int *status = userdata;
+
+        *status = docker_update(l->docker, container_id, "{\"NanoCpus\": 500000000}");
+}
+
+/* 8. Publish verification catches it: RuntimeConflict naming the field, nothing left. */
+START_TEST(test_publish_failure) {
+        _cleanup_free_ char *n = name("publishfail");
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        int status = 0;
+
+        F.l.seam_after_start = seam_update;
+        F.l.seam_userdata = &status;
+        ck_assert_int_eq(sbx_lifecycle_create(&F.l, n, s, &owner, &sb, &e), -EADDRINUSE);
+        ck_assert_int_eq(status, 200);
+        assert_error(&e, SBX_ERROR_RUNTIME_CONFLICT, "mismatched fields: cpus");
+        sbx_error_free(&e);
+        ck_assert_ptr_null(sb);
+        ck_assert_uint_eq(count_containers(n), 0);
+        ck_assert(!has_row(n));
+
+        /* without the seam the same create succeeds: the name is free again */
+        F.l.seam_after_start = NULL;
+        sb = create_ok(&F.l, n, s, &owner);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, OWNER_UID, &e), 1);
+}
+END_TEST
+
+#define N_RACERS 16
+
+typedef struct Racer {
+        pthread_barrier_t *barrier;
+        const char *name;
+        const SbxSpec *spec;
+        int r;
+        SbxErrorKind kind;
+        char *message;
+} Racer;
+
+static void *race(void *userdata) {
+        Racer *racer = userdata;
+        _cleanup_(sbx_docker_freep) SbxDocker *d = NULL;
+        _cleanup_(sbx_store_closep) SbxStore *store = NULL;
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        SbxLifecycle l;
+
+        racer->r = sbx_docker_new(getenv("DOCKER_HOST"), &d, &e);
+        if (racer->r >= 0)
+                racer->r = sbx_store_open(F.state_dir, &store, &e);
+        pthread_barrier_wait(racer->barrier);
+        if (racer->r >= 0) {
+                l = (SbxLifecycle) { .docker = d, .store = store, .locks = F.locks, .policy = F.policy,
+                                     .docker_socket = "/var/run/docker.sock" };
+                racer->r = sbx_lifecycle_create(&l, racer->name, racer->spec, &owner, &sb, &e);
+        }
+        racer->kind = e.kind;
+        racer->message = TAKE_PTR(e.message);
+        return NULL;
+}
+
+/* 9. 16 threads create one name at once: one wins, 15 get SandboxExists. */
+START_TEST(test_concurrent_create) {
+        _cleanup_free_ char *n = name("race");
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        pthread_barrier_t barrier;
+        pthread_t threads[N_RACERS];
+        Racer racers[N_RACERS];
+        unsigned ok = 0, exists = 0;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_int_eq(pthread_barrier_init(&barrier, NULL, N_RACERS), 0);
+        for (size_t i = 0; i < N_RACERS; i++) {
+                racers[i] = (Racer) { .barrier = &barrier, .name = n, .spec = s };
+                ck_assert_int_eq(pthread_create(&threads[i], NULL, race, &racers[i]), 0);
+        }
+        for (size_t i = 0; i < N_RACERS; i++)
+                ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+        pthread_barrier_destroy(&barrier);
+
+        for (size_t i = 0; i < N_RACERS; i++) {
+                if (racers[i].r == 0)
+                        ok++;
+                else if (racers[i].r == -EEXIST && racers[i].kind == SBX_ERROR_SANDBOX_EXISTS)
+                        exists++;
+                else
+                        fprintf(stderr, "racer %zu: %d %s: %s\n", i, racers[i].r,
+                                sbx_error_kind_name(racers[i].kind), racers[i].message);
+                free(racers[i].message);
+        }
+        ck_assert_uint_eq(ok, 1);
+        ck_assert_uint_eq(exists, N_RACERS - 1);
+        ck_assert_uint_eq(count_containers(n), 1);
+        ck_assert(has_row(n));
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, OWNER_UID, &e), 1);
+}
+END_TEST
+
+/* 10. Stop and start: idempotent, the timeout honoured, the row converges. */
+START_TEST(test_stop_start) {
+        _cleanup_free_ char *n = name("stopstart");
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *created = NULL, *sb = NULL;
+        _cleanup_(json_object_putp) json_object *info = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        double t0, dt;
+
+        created = create_ok(&F.l, n, s, &owner);
+
+        /* PID 1 ignores SIGTERM: the stop waits out the timeout, then kills */
+        t0 = now_s();
+        ck_assert_msg(sbx_lifecycle_stop(&F.l, n, OWNER_UID, 1, &e) == 1, "stop: %s", e.message);
+        dt = now_s() - t0;
+        ck_assert_msg(dt >= 0.9 && dt < 20, "stop with timeout 1 took %.2f s", dt);
+        ck_assert_int_eq(row_state(n), SBX_SANDBOX_STOPPED);
+        info = inspect_raw(n);
+        ck_assert_str_eq(jstr(info, "State", "Status"), "exited");
+        ck_assert_int_eq(sbx_lifecycle_stop(&F.l, n, OWNER_UID, 0, &e), 0);
+        ck_assert_int_eq(row_state(n), SBX_SANDBOX_STOPPED);
+        sb = inspect_ok(&F.l, n);
+        ck_assert_int_eq(sb->state, SBX_STATE_STOPPED);
+        ck_assert_int_eq(sb->verdict, SBX_VERDICT_MATCH);
+        sb = sbx_sandbox_free(sb);
+
+        ck_assert_msg(sbx_lifecycle_start(&F.l, n, OWNER_UID, &e) == 1, "start: %s", e.message);
+        ck_assert_int_eq(row_state(n), SBX_SANDBOX_RUNNING);
+        ck_assert_int_eq(sbx_lifecycle_start(&F.l, n, OWNER_UID, &e), 0);
+        ck_assert_int_eq(row_state(n), SBX_SANDBOX_RUNNING);
+        sb = inspect_ok(&F.l, n);
+        ck_assert_int_eq(sb->state, SBX_STATE_RUNNING);
+        sb = sbx_sandbox_free(sb);
+
+        /* timeout 0: killed at once */
+        t0 = now_s();
+        ck_assert_int_eq(sbx_lifecycle_stop(&F.l, n, SBX_ANY_OWNER, 0, &e), 1);
+        dt = now_s() - t0;
+        ck_assert_msg(dt < 5, "stop with timeout 0 took %.2f s", dt);
+        ck_assert_int_eq(row_state(n), SBX_SANDBOX_STOPPED);
+
+        /* a row changed behind our back converges on the next call */
+        ck_assert_int_eq(sbx_store_update_sandbox_state(F.store, n, SBX_SANDBOX_RUNNING, &e), 1);
+        ck_assert_int_eq(sbx_lifecycle_stop(&F.l, n, OWNER_UID, 0, &e), 0);
+        ck_assert_int_eq(row_state(n), SBX_SANDBOX_STOPPED);
+
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, OWNER_UID, &e), 1);
+}
+END_TEST
+
+static void assert_no_such_sandbox(int r, SbxError *e, const char *n) {
+        ck_assert_int_eq(r, -ENXIO);
+        assert_error(e, SBX_ERROR_NO_SUCH_SANDBOX, n);
+        sbx_error_free(e);
+}
+
+/* 11. Delete idempotent; a missing name; the wrong owner changes nothing. */
+START_TEST(test_delete_missing_owner) {
+        _cleanup_free_ char *n = name("del"), *missing = name("missing"), *snap_id = name("del-snap"), *img = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *created = NULL, *sb = NULL;
+        _cleanup_(json_object_putp) json_object *info = NULL;
+        _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *snap = NULL;
+        SbxVerdict v;
+        unsigned fields;
+        SbxError e = SBX_ERROR_NULL;
+
+        assert_no_such_sandbox(sbx_lifecycle_start(&F.l, missing, OWNER_UID, &e), &e, missing);
+        assert_no_such_sandbox(sbx_lifecycle_stop(&F.l, missing, OWNER_UID, 0, &e), &e, missing);
+        assert_no_such_sandbox(sbx_lifecycle_inspect(&F.l, missing, &sb, &e), &e, missing);
+        ck_assert_ptr_null(sb);
+        assert_no_such_sandbox(sbx_lifecycle_verify(&F.l, missing, s, &v, &fields, &e), &e, missing);
+        assert_no_such_sandbox(sbx_lifecycle_snapshot(&F.l, missing, OWNER_UID, snap_id, OWNER_UID, &img, &e),
+                               &e, missing);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, missing, OWNER_UID, &e), 0);
+        ck_assert_int_eq(sbx_lifecycle_delete_snapshot(&F.l, snap_id, OWNER_UID, &e), 0);
+
+        created = create_ok(&F.l, n, s, &owner);
+        ck_assert_int_eq(sbx_lifecycle_stop(&F.l, n, OTHER_UID, 0, &e), -EACCES);
+        assert_error(&e, SBX_ERROR_ACCESS_DENIED, n);
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, OTHER_UID, &e), -EACCES);
+        assert_error(&e, SBX_ERROR_ACCESS_DENIED, n);
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_lifecycle_snapshot(&F.l, n, OTHER_UID, snap_id, OTHER_UID, &img, &e), -EACCES);
+        assert_error(&e, SBX_ERROR_ACCESS_DENIED, n);
+        sbx_error_free(&e);
+        ck_assert_ptr_null(img);
+        ck_assert_int_eq(sbx_store_get_snapshot(F.store, snap_id, &snap, &e), 0);
+        info = inspect_raw(n);
+        ck_assert_str_eq(jstr(info, "State", "Status"), "running");
+        ck_assert_str_eq(jstr(info, "Id"), created->container_id);
+        ck_assert_int_eq(row_state(n), SBX_SANDBOX_RUNNING);
+
+        ck_assert_int_eq(sbx_lifecycle_stop(&F.l, n, OWNER_UID, 0, &e), 1);
+        ck_assert_int_eq(sbx_lifecycle_start(&F.l, n, OTHER_UID, &e), -EACCES);
+        assert_error(&e, SBX_ERROR_ACCESS_DENIED, n);
+        sbx_error_free(&e);
+        ck_assert_int_eq(row_state(n), SBX_SANDBOX_STOPPED);
+
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, OWNER_UID, &e), 1);
+        ck_assert_uint_eq(count_containers(n), 0);
+        ck_assert(!has_row(n));
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, OWNER_UID, &e), 0);
+        assert_no_such_sandbox(sbx_lifecycle_inspect(&F.l, n, &sb, &e), &e, n);
+
+        /* a row whose container is gone is still deleted (1) */
+        created = sbx_sandbox_free(created);
+        created = create_ok(&F.l, n, s, &owner);
+        ck_assert_int_eq(sbx_docker_container_remove(F.docker, created->container_id, &e), 0);
+        ck_assert(has_row(n));
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, OWNER_UID, &e), 1);
+        ck_assert(!has_row(n));
+}
+END_TEST
+
+static void assert_create_refused(const char *n, const SbxSpec *s, int r, SbxErrorKind kind, const char *needle) {
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_int_eq(sbx_lifecycle_create(&F.l, n, s, &owner, &sb, &e), r);
+        assert_error(&e, kind, needle);
+        sbx_error_free(&e);
+        ck_assert_ptr_null(sb);
+        ck_assert_uint_eq(count_containers(n), 0);
+        ck_assert(!has_row(n));
+}
+
+/* 12. Conflicts and policy refusals create nothing. */
+START_TEST(test_refusals) {
+        _cleanup_free_ char *n = name("refused"), *c = mk_vol("c"), *outside = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *vols = NULL, *ports = NULL, *out = NULL, *cpus = NULL, *mem = NULL;
+        unsigned p1 = free_port(), p2 = p1 == 65535 ? p1 - 1 : p1 + 1;
+        char tmpl[PATH_MAX];
+
+        vols = spec("{\"volumes\": [[\"%s\", \"/g1\", \"rw\"], [\"%s\", \"/g2\", \"rw\"]]}", c, c);
+        assert_create_refused(n, vols, -EADDRINUSE, SBX_ERROR_RUNTIME_CONFLICT, "host path");
+
+        ports = spec("{\"ports\": [[%u, 80], [%u, 80]]}", p1, p2);
+        assert_create_refused(n, ports, -EADDRINUSE, SBX_ERROR_RUNTIME_CONFLICT, "guest port 80");
+
+        /* a directory the owner owns, but outside the policy's roots */
+        ck_assert_int_lt(snprintf(tmpl, sizeof tmpl, "%s/outside-XXXXXX", run_dir), (int) sizeof tmpl);
+        ck_assert_ptr_nonnull(mkdtemp(tmpl));
+        ck_assert_int_eq(chown(tmpl, OWNER_UID, OWNER_GID), 0);
+        outside = strdup(tmpl);
+        out = spec("{\"volumes\": [[\"%s\", \"/data\", \"rw\"]]}", outside);
+        assert_create_refused(n, out, -EPERM, SBX_ERROR_POLICY_VIOLATION, outside);
+
+        cpus = spec("{\"cpus\": %d}", SBX_POLICY_DEFAULT_MAX_CPUS + 1);
+        assert_create_refused(n, cpus, -EPERM, SBX_ERROR_POLICY_VIOLATION, "max_cpus");
+        mem = spec("{\"memory\": %d}", SBX_POLICY_DEFAULT_MAX_MEMORY_MIB + 1);
+        assert_create_refused(n, mem, -EPERM, SBX_ERROR_POLICY_VIOLATION, "max_memory_mib");
+}
+END_TEST
+
+/* 13. An image that is not on this host: BackendError naming it. */
+START_TEST(test_missing_image) {
+        _cleanup_free_ char *n = name("noimage"), *image = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *s = NULL;
+
+        ck_assert_int_ge(asprintf(&image, "xagent-sandbox-test:absent-%s", run_id), 0);
+        s = spec("{\"image\": \"%s\"}", image);
+        assert_create_refused(n, s, -EPROTO, SBX_ERROR_BACKEND_ERROR, image);
+}
+END_TEST
+
+/* 14. Docker unreachable: BackendUnavailable, no crash. */
+START_TEST(test_unreachable) {
+        _cleanup_free_ char *n = name("unreachable");
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_docker_freep) SbxDocker *d = client("unix:///tmp/nonexistent.sock");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
+        SbxLifecycle l = F.l;
+        SbxSandbox **list = NULL;
+        size_t n_list = 0;
+        SbxVerdict v;
+        unsigned fields;
+        SbxError e = SBX_ERROR_NULL;
+
+        l.docker = d;
+        ck_assert_int_eq(sbx_lifecycle_create(&l, n, s, &owner, &sb, &e), -EHOSTDOWN);
+        assert_error(&e, SBX_ERROR_BACKEND_UNAVAILABLE, "nonexistent.sock");
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_lifecycle_inspect(&l, n, &sb, &e), -EHOSTDOWN);
+        assert_error(&e, SBX_ERROR_BACKEND_UNAVAILABLE, NULL);
+        sbx_error_free(&e);
+        ck_assert_ptr_null(sb);
+        ck_assert_int_eq(sbx_lifecycle_list(&l, &list, &n_list, &e), -EHOSTDOWN);
+        assert_error(&e, SBX_ERROR_BACKEND_UNAVAILABLE, NULL);
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_lifecycle_verify(&l, n, s, &v, &fields, &e), -EHOSTDOWN);
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_lifecycle_stop(&l, n, OWNER_UID, 0, &e), -EHOSTDOWN);
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_lifecycle_delete(&l, n, OWNER_UID, &e), -EHOSTDOWN);
+        sbx_error_free(&e);
+        ck_assert(!has_row(n));
+}
+END_TEST
+
+/* 15. Reconcile drops the row whose container is gone; a container without a
+ * row is left alone. */
+START_TEST(test_reconcile) {
+        _cleanup_free_ char *gone = name("rec-gone"), *kept = name("rec-kept"), *legacy = name("rec-legacy");
+        _cleanup_free_ char *legacy_id = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *a = NULL, *b = NULL, *sb = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        a = create_ok(&F.l, gone, s, &owner);
+        b = create_ok(&F.l, kept, s, &owner);
+        legacy_id = create_legacy(legacy);
+        ck_assert_int_eq(sbx_docker_container_remove(F.docker, a->container_id, &e), 0);
+        ck_assert(has_row(gone));
+
+        ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &e), 1);
+        ck_assert(!has_row(gone));
+        ck_assert(has_row(kept));
+        ck_assert(!has_row(legacy));
+        sb = inspect_ok(&F.l, legacy);
+        ck_assert_str_eq(sb->container_id, legacy_id);
+        ck_assert_int_eq(sb->state, SBX_STATE_RUNNING);
+        sb = sbx_sandbox_free(sb);
+        sb = inspect_ok(&F.l, kept);
+        ck_assert_int_eq(sb->verdict, SBX_VERDICT_MATCH);
+        ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &e), 0);
+
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, kept, OWNER_UID, &e), 1);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, legacy, SBX_ANY_OWNER, &e), 1);
+}
+END_TEST
+
+/* A name with spaces, '=', ',', quotes, '/' and non-ASCII: the label keeps it
+ * whole, the container name is xagent's safe form, lookups find it. */
+START_TEST(test_odd_name) {
+        _cleanup_free_ char *n = name("ünï côde=a,b \"q\"/x::1"), *cname = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *created = NULL, *sb = NULL;
+        _cleanup_(json_object_putp) json_object *info = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        created = create_ok(&F.l, n, s, &owner);
+        ck_assert_int_eq(sbx_container_name(n, &cname), 0);
+        info = inspect_raw(n);
+        ck_assert_str_eq(jstr(info, "Name") + 1, cname);
+        ck_assert_str_eq(jstr(info, "Config", "Labels", SBX_LABEL_SANDBOX_NAME), n);
+        sb = inspect_ok(&F.l, n);
+        ck_assert_str_eq(sb->name, n);
+        ck_assert_int_eq(sb->verdict, SBX_VERDICT_MATCH);
+        verify(&F.l, n, s, SBX_VERDICT_MATCH, 0);
+        ck_assert_int_eq(sbx_lifecycle_stop(&F.l, n, OWNER_UID, 0, &e), 1);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, OWNER_UID, &e), 1);
+        ck_assert_uint_eq(count_containers(n), 0);
+}
+END_TEST
+
+/* Runs in the parent, before the tests: the daemon, the image, the scratch tree. */
+static void require_docker(void) {
+        _cleanup_(sbx_docker_freep) SbxDocker *d = NULL;
+        _cleanup_(json_object_putp) json_object *image = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        char tmpl[] = "/tmp/sbx-lct-XXXXXX";
+
+        ck_assert_int_eq(geteuid(), 0);         /* chowns the volume tree */
+        ck_assert_int_eq(curl_global_init(CURL_GLOBAL_DEFAULT), CURLE_OK);
+        d = client(getenv("DOCKER_HOST"));
+        ck_assert_msg(sbx_docker_ping(d, &e) == 0, "%s — run tests/setup-docker.sh (as root) first", e.message);
+        ck_assert_msg(sbx_docker_image_inspect(d, TEST_IMAGE, &image, &e) == 0,
+                      "%s — run tests/setup-docker.sh (as root) to import " TEST_IMAGE, e.message);
+
+        ck_assert_ptr_nonnull(mkdtemp(tmpl));
+        ck_assert_ptr_nonnull(realpath(tmpl, run_dir));
+        ck_assert_int_eq(chmod(run_dir, 0755), 0);
+        ck_assert_int_lt(snprintf(vol_root, sizeof vol_root, "%s/vols", run_dir), (int) sizeof vol_root);
+        ck_assert_int_eq(mkdir(vol_root, 0755), 0);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        (void) remove(path);
+        return 0;
+}
+
+/* Every managed container whose name label starts with the run's prefix. */
+static void sweep_containers(SbxDocker *d) {
+        static const char *const managed[] = { SBX_LABEL_MANAGED "=true", NULL };
+        _cleanup_(json_object_putp) json_object *list = NULL;
+        size_t plen = strlen(run_id);
+
+        if (sbx_docker_container_list(d, managed, &list, NULL) < 0)
+                return;
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+                json_object *c = json_object_array_get_idx(list, i);
+                const char *label = jstr(c, "Labels", SBX_LABEL_SANDBOX_NAME);
+
+                if (label && strncmp(label, run_id, plen) == 0 && label[plen] == '-') {
+                        fprintf(stderr, "teardown: removing leftover container of %s\n", label);
+                        (void) sbx_docker_container_remove(d, jstr(c, "Id"), NULL);
+                }
+        }
+}
+
+/* Every snapshot image tagged with the run's prefix. */
+static void sweep_images(SbxDocker *d) {
+        _cleanup_(json_object_putp) json_object *list = NULL;
+        _cleanup_free_ char *filters = NULL, *esc = NULL, *path = NULL;
+
+        if (asprintf(&filters, "{\"reference\":[\"" SBX_SNAPSHOT_REPOSITORY ":%s-*\"]}", run_id) < 0 ||
+            sbx_docker_escape(d, filters, &esc) < 0 || asprintf(&path, "/images/json?filters=%s", esc) < 0)
+                return;
+        if (sbx_docker_request(d, "GET", path, NULL, 0, &list, NULL) < 0 || !list)
+                return;
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+                const char *id = jstr(json_object_array_get_idx(list, i), "Id");
+
+                fprintf(stderr, "teardown: removing leftover image %s\n", id);
+                (void) sbx_docker_image_remove(d, id, true, NULL);
+        }
+}
+
+/* Runs in the parent after the tests, also when one failed. */
+static void sweep(void) {
+        _cleanup_(sbx_docker_freep) SbxDocker *d = client(getenv("DOCKER_HOST"));
+
+        sweep_containers(d);
+        sweep_images(d);
+        if (run_dir[0])
+                (void) nftw(run_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        d = sbx_docker_free(d);
+        curl_global_cleanup();
+}
+
+static Suite *make_suite(void) {
+        Suite *s = suite_create("lifecycle");
+        TCase *tc = tcase_create("real-daemon");
+
+        snprintf(run_id, sizeof(run_id), "lct-%d", (int) getpid());
+        tcase_add_unchecked_fixture(tc, require_docker, sweep);
+        tcase_add_checked_fixture(tc, fixture_setup, fixture_teardown);
+        tcase_set_timeout(tc, 300);
+        tcase_add_test(tc, test_create_hardened);
+        tcase_add_test(tc, test_mismatch_after_update);
+        tcase_add_test(tc, test_unverified_legacy);
+        tcase_add_test(tc, test_path_spellings);
+        tcase_add_test(tc, test_ports);
+        tcase_add_test(tc, test_snapshot);
+        tcase_add_test(tc, test_start_failure);
+        tcase_add_test(tc, test_publish_failure);
+        tcase_add_test(tc, test_concurrent_create);
+        tcase_add_test(tc, test_stop_start);
+        tcase_add_test(tc, test_delete_missing_owner);
+        tcase_add_test(tc, test_refusals);
+        tcase_add_test(tc, test_missing_image);
+        tcase_add_test(tc, test_unreachable);
+        tcase_add_test(tc, test_reconcile);
+        tcase_add_test(tc, test_odd_name);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+SBX_TEST_MAIN(make_suite)
