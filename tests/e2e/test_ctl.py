@@ -16,6 +16,7 @@ import uuid
 
 import pytest
 
+import rootbus
 import stack as e2e
 
 IMAGE = "xagent-sandbox-test:latest"
@@ -28,6 +29,12 @@ INSPECTION_KEYS = {
     "env", "volumes", "ports", "network_isolated", "networks", "labels", "created_at",
     "working_dir", "fingerprint_label", "version_label", "owner", "user", "hardened", "verdict",
 }
+
+
+@pytest.fixture(scope="module", autouse=True)
+def daemon_stopped_afterwards(stack):
+    yield
+    rootbus.stop_daemon(stack)
 
 
 @pytest.fixture(scope="module", autouse=True)
