@@ -39,12 +39,11 @@ static void format_image_id(const char *id, char *buf, size_t size) {
         snprintf(buf, size, "%.12s", hex);
 }
 
-static int print_legend(const CtlTable *t, const char *one, const char *many) {
+static void print_legend(const CtlTable *t, const char *one, const char *many) {
         size_t n = ctl_table_rows(t);
 
         ctl_table_print(t, stdout);
         printf("\n%zu %s listed.\n", n, n == 1 ? one : many);
-        return 0;
 }
 
 static int call_list(const char *method, const CtlOptions *o, sd_bus_message **ret) {
