@@ -24,8 +24,9 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 from stack import MEMBER, Stack  # noqa: E402
 
 IMAGE = "xagent-sandbox-test:latest"
-NAME = "demo"
-SNAPSHOT = "demo-snapshot"
+# Unique per run: Docker is shared with whatever else runs on the machine.
+NAME = f"demo-{os.getpid()}"
+SNAPSHOT = f"{NAME}-snapshot"
 
 
 def main():
@@ -50,7 +51,7 @@ def main():
 
     try:
         print(f"A private system bus at {stack.address}, polkitd and the build-tree daemon;")
-        print(f"the calls below run as the unprivileged user {MEMBER}.")
+        print(f"the calls below run as the unprivileged user {MEMBER}. The sandbox: {NAME}")
         os.makedirs(workspace, exist_ok=True)
         with open(os.path.join(workspace, "hello.txt"), "w") as f:
             f.write("hello from the host\n")
@@ -72,7 +73,7 @@ def main():
         step("Stop it", "stop", NAME, "--timeout", "1")
         step("Delete it", "delete", NAME)
         step("Delete the snapshot", "delete-snapshot", SNAPSHOT)
-        step("Nothing left", "list")
+        step("None of it is left", "list")
     finally:
         # Whatever happened above: no sandbox, snapshot or workspace stays behind.
         for args in (["delete", NAME], ["delete-snapshot", SNAPSHOT]):
