@@ -314,8 +314,11 @@ static void finish(Operation *o) {
         int r;
 
         if (o->r < 0) {
-                /* A sandbox found missing is gone from the objects too. */
-                if (o->error.kind == SBX_ERROR_NO_SUCH_SANDBOX && o->name)
+                /* A sandbox found missing is gone from the objects too; one found
+                 * with another owner than the registry said (deleted and re-created
+                 * meanwhile) is forgotten, to be looked up afresh by the next call. */
+                if (o->name && (o->error.kind == SBX_ERROR_NO_SUCH_SANDBOX ||
+                                (o->error.kind == SBX_ERROR_ACCESS_DENIED && verbs[o->verb].by_name)))
                         manager_drop_sandbox(o->m, o->name);
                 reply_error(o, o->r, &o->error);
                 return;
