@@ -20,6 +20,11 @@ D-Bus error reply is a result, not a failure).
       complete type of SIGNATURE. A variant ("v") is written as [SIGNATURE, VALUE],
       e.g. the spec a{sv}: {"image": ["s", "busybox"], "cpus": ["u", 2]}.
       {"ok": true, "result": [...]} or {"ok": false, "error": NAME, "message": TEXT}.
+      JSON_ARGS "-" reads them from stdin (for inputs larger than one argv string).
+  client.py listen SENDER
+      Subscribes to every signal from the bus name SENDER, prints {"ready": true} once
+      the match is in place, then one {"member", "interface", "path", "args"} line per
+      signal, until stdin reaches EOF.
 """
 
 import argparse
@@ -89,6 +94,36 @@ def call(bus, dest, path, iface, method, sig, args, interactive=False, timeout=6
     return {"ok": True, "result": plain(reply.get_args_list())}
 
 
+def listen(sender):
+    """Prints the signals sent by sender's owner (whoever owns it at the time)."""
+    import dbus.mainloop.glib
+    from gi.repository import GLib
+
+    dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+    bus = dbus.SystemBus()
+    loop = GLib.MainLoop()
+
+    def on_signal(*args, **kw):
+        json.dump({"member": kw["member"], "interface": kw["interface"], "path": kw["path"],
+                   "args": plain(list(args))}, sys.stdout)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+
+    # sender_keyword etc. ask python-dbus to pass the header fields along.
+    bus.add_signal_receiver(on_signal, sender_keyword="sender", member_keyword="member",
+                            interface_keyword="interface", path_keyword="path",
+                            bus_name=sender)
+    # A round trip to the bus after AddMatch: once answered, the match is in force.
+    bus.get_unique_name()
+    bus.call_blocking("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                      "GetId", "", [])
+    print(json.dumps({"ready": True}), flush=True)
+    GLib.io_add_watch(sys.stdin.fileno(), GLib.IO_IN | GLib.IO_HUP,
+                      lambda *_: (loop.quit(), False)[1])
+    loop.run()
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -104,7 +139,11 @@ def main():
         p.add_argument(a)
     p.add_argument("--interactive", action="store_true")
     p.add_argument("--timeout", type=float, default=60)
+    sub.add_parser("listen").add_argument("sender")
     a = ap.parse_args()
+
+    if a.cmd == "listen":
+        return listen(a.sender)
 
     bus = dbus.SystemBus()
     me = bus.get_unique_name()
@@ -134,7 +173,8 @@ def main():
             out = dict(r, unique_name=me, uid=os.getuid())
     else:
         iface, _, method = a.method.rpartition(".")
-        out = call(bus, a.dest, a.path, iface, method, a.signature, json.loads(a.args),
+        args = json.loads(sys.stdin.read() if a.args == "-" else a.args)
+        out = call(bus, a.dest, a.path, iface, method, a.signature, args,
                    interactive=a.interactive, timeout=a.timeout)
     json.dump(out, sys.stdout)
     sys.stdout.write("\n")

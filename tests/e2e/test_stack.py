@@ -203,6 +203,8 @@ exit 3
 def probe(stack):
     """Replaces the activation Exec= by a script that records how it was started and
     fails at once (exit 3), so that every activation attempt ends quickly."""
+    # A running daemon of ours would answer instead of the probe being activated.
+    stack.stop_daemon()
     path = os.path.join(stack.tmp, "probe.sh")
     with open(path, "w") as f:
         f.write(PROBE)
