@@ -21,6 +21,11 @@ D-Bus error reply is a result, not a failure).
       e.g. the spec a{sv}: {"image": ["s", "busybox"], "cpus": ["u", 2]}.
       {"ok": true, "result": [...]} or {"ok": false, "error": NAME, "message": TEXT}.
       JSON_ARGS "-" reads them from stdin (for inputs larger than one argv string).
+  client.py flood DEST PATH INTERFACE [--connections N] < PHASES
+      Sends many calls without waiting for their replies. stdin is a JSON list of
+      phases {"delay": SECONDS, "calls": [[METHOD, SIGNATURE, ARGS], ...]}: each phase's
+      calls go out round-robin over N connections after its delay; prints the list of
+      every call's reply (as `call` prints them), in the order the calls were given.
   client.py listen SENDER
       Subscribes to every signal from the bus name SENDER, prints {"ready": true} once
       the match is in place, then one {"member", "interface", "path", "args"} line per
@@ -124,6 +129,58 @@ def listen(sender):
     return 0
 
 
+def flood(dest, path, iface, n_connections, phases):
+    import dbus.mainloop.glib
+    from gi.repository import GLib
+
+    dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+    address = os.environ["DBUS_SYSTEM_BUS_ADDRESS"]
+    # Several connections: dbus-daemon caps the replies one connection may await.
+    conns = [dbus.bus.BusConnection(address) for _ in range(n_connections)]
+    loop = GLib.MainLoop()
+    total = sum(len(p["calls"]) for p in phases)
+    results = [None] * total
+    pending = [total]
+
+    def done(i, out):
+        results[i] = out
+        pending[0] -= 1
+        if pending[0] == 0:
+            loop.quit()
+
+    def on_reply(i):
+        def handler(reply):
+            if reply.get_type() == dbus.lowlevel.MESSAGE_TYPE_ERROR:
+                args = reply.get_args_list()
+                done(i, {"ok": False, "error": reply.get_error_name(),
+                         "message": str(args[0]) if args else ""})
+            else:
+                done(i, {"ok": True, "result": plain(reply.get_args_list())})
+        return handler
+
+    keep = []
+
+    def send(first, calls):
+        for k, (method, sig, args) in enumerate(calls):
+            msg = dbus.lowlevel.MethodCallMessage(dest, path, iface, method)
+            if sig:
+                msg.append(signature=sig,
+                           *[typed(s, x) for s, x in zip(dbus.Signature(sig), args)])
+            conn = conns[(first + k) % len(conns)]
+            keep.append(conn.send_message_with_reply(msg, on_reply(first + k), 120))
+        return False
+
+    first = 0
+    for phase in phases:
+        GLib.timeout_add(int(phase.get("delay", 0) * 1000), send, first, phase["calls"])
+        first += len(phase["calls"])
+    if total:
+        loop.run()
+    json.dump(results, sys.stdout)
+    sys.stdout.write("\n")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -140,10 +197,16 @@ def main():
     p.add_argument("--interactive", action="store_true")
     p.add_argument("--timeout", type=float, default=60)
     sub.add_parser("listen").add_argument("sender")
+    p = sub.add_parser("flood")
+    for a in ("dest", "path", "interface"):
+        p.add_argument(a)
+    p.add_argument("--connections", type=int, default=4)
     a = ap.parse_args()
 
     if a.cmd == "listen":
         return listen(a.sender)
+    if a.cmd == "flood":
+        return flood(a.dest, a.path, a.interface, a.connections, json.load(sys.stdin))
 
     bus = dbus.SystemBus()
     me = bus.get_unique_name()

@@ -493,3 +493,23 @@ class Listener:
                 self.proc.wait()
         self._thread.join(timeout=5)
         return list(self.signals)
+
+
+def flood(stack, user, phases, connections=4, timeout=180):
+    """client.py flood as user against the Manager: [reply, ...] in call order."""
+    r = stack.run_as(user, stack.client_argv("flood", BUS_NAME, MANAGER_PATH, MANAGER,
+                                             "--connections", str(connections)),
+                     input=json.dumps(phases), timeout=timeout)
+    assert r.returncode == 0, r.stderr
+    return [Reply(x) for x in json.loads(r.stdout)]
+
+
+class LogMark:
+    """What dbus-daemon.log (the bus, and the daemon's stderr) gained since creation."""
+
+    def __init__(self, stack, what="dbus-daemon"):
+        self.stack, self.what = stack, what
+        self.start = len(stack.log(what, tail=None))
+
+    def new(self):
+        return self.stack.log(self.what, tail=None)[self.start:]

@@ -332,10 +332,12 @@ class Stack:
         self._write_service()
         self._bus_call("ReloadConfig")
 
-    def log(self, what):
+    def log(self, what, tail=4000):
+        """The end of TMP/WHAT.log (all of it with tail=None)."""
         try:
             with open(self._path(what + ".log"), errors="replace") as f:
-                return f.read()[-4000:]
+                text = f.read()
+                return text[-tail:] if tail else text
         except (OSError, TypeError):
             return ""
 

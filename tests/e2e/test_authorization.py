@@ -168,6 +168,9 @@ def test_snapshot_ownership(sandboxd, cleanup):
                     interactive=False).error(h.INTERACTIVE)
     sandboxd.create(OTHER, thief, h.spec(image=None, snapshot=sid),
                     interactive=True).error(h.ACCESS_DENIED)
+    # Root may create anything, but a snapshot is a template for its owner only.
+    sandboxd.create(ROOT, cleanup.sandbox(h.unique("rootthief")),
+                    h.spec(image=None, snapshot=sid)).error(h.NO_SUCH_SNAPSHOT)
     # ... nor delete it.
     sandboxd.delete_snapshot(OTHER, sid, interactive=False).error(h.INTERACTIVE)
     sandboxd.delete_snapshot(OTHER, sid, interactive=True).error(h.ACCESS_DENIED)

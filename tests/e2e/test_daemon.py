@@ -21,6 +21,7 @@ from sandbox_helpers import MEMBER, OTHER, ROOT
 def test_an_unprivileged_call_activates_the_daemon_as_root(stack, sandboxd):
     stack.stop_daemon()
     assert sandboxd.pid() is None
+    mark = h.LogMark(stack)
     code, data, err = sandboxd.busctl(OTHER, "ListSandboxes", interactive=False)
     assert code == 0, err
     assert isinstance(data[0], list)
@@ -29,7 +30,9 @@ def test_an_unprivileged_call_activates_the_daemon_as_root(stack, sandboxd):
     assert os.stat(f"/proc/{pid}").st_uid == 0
     with open(f"/proc/{pid}/cmdline", "rb") as f:
         assert f.read().split(b"\0")[0].decode() == stack.daemon_binary
-    assert "Activating service name='org.xagent.Sandbox1'" in stack.log("dbus-daemon")
+    log = mark.new()
+    assert "Activating service name='org.xagent.Sandbox1'" in log
+    assert "(uid=%d " % h.uid_of(OTHER) in log
 
 
 def test_manager_properties(stack, sandboxd):
@@ -345,9 +348,10 @@ def test_restart_keeps_state(stack, sandboxd, cleanup):
     sid = cleanup.snapshot(h.unique("snap"))
     sandboxd.snapshot(MEMBER, name, sid).result
 
+    mark = h.LogMark(stack)
     pid = stack.stop_daemon(signal.SIGTERM)
     assert pid is not None and sandboxd.pid() is None
-    assert "Terminated, exiting" in stack.log("dbus-daemon")
+    assert "Terminated, exiting" in mark.new()
 
     # The next call re-activates it; the sandbox, its row and the snapshot are there.
     assert sandboxd.list(MEMBER)[name] == ("running", h.uid_of(MEMBER), "match", path)
@@ -365,13 +369,14 @@ def test_idle_exit_and_reactivation(stack, sandboxd, cleanup):
     argv[argv.index("--idle-timeout") + 1] = "2"
     with h.daemon_argv(stack, argv):
         name = cleanup.sandbox(h.unique("idle"))
+        mark = h.LogMark(stack)
         sandboxd.create(MEMBER, name, h.spec()).result
         pid = sandboxd.pid()
         assert pid is not None
         # Idle for 2 s → it releases the name and exits on its own.
         h.wait_until(lambda: not stack.name_has_owner(h.BUS_NAME), 15, what="idle exit")
         h.wait_until(lambda: not os.path.exists(f"/proc/{pid}"), 5, what="process exit")
-        assert "idle for 2 s, exiting" in stack.log("dbus-daemon")
+        assert "idle for 2 s, exiting" in mark.new()
 
         # A call re-activates it, state intact.
         ins = sandboxd.inspect(MEMBER, name).result[0]
@@ -379,6 +384,41 @@ def test_idle_exit_and_reactivation(stack, sandboxd, cleanup):
         assert ins["verdict"] == "match" and ins["state"] == "running"
         assert sandboxd.verify(MEMBER, name, h.spec()).result == ["match", []]
         sandboxd.delete(MEMBER, name).result
+
+
+RACE_SCRIPT = """
+import json, random, sys, time
+import dbus
+fails, n, exits = [], 0, 0
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    bus = dbus.bus.BusConnection(dbus.bus.BUS_SYSTEM)
+    try:
+        bus.call_blocking("org.xagent.Sandbox1", "/org/xagent/Sandbox1",
+                          "org.xagent.Sandbox1.Manager", "ListSandboxes", "", [], timeout=30)
+    except dbus.exceptions.DBusException as e:
+        fails.append(e.get_dbus_name() + ": " + str(e.get_dbus_message()))
+    bus.close()
+    n += 1
+    time.sleep(random.uniform(0.95, 1.15))
+print(json.dumps({"calls": n, "fails": fails}))
+"""
+
+
+def test_calls_racing_the_idle_exit_are_all_answered(stack, sandboxd):
+    """Idle timeout 1 s, calls ~1 s apart: many land while the daemon is releasing its
+    name (a polkit query in flight, too: the caller is sbx-member). Every one is
+    answered, by the leaving daemon or by a newly activated one."""
+    argv = stack.default_daemon_argv()
+    argv[argv.index("--idle-timeout") + 1] = "1"
+    mark = h.LogMark(stack)
+    with h.daemon_argv(stack, argv):
+        r = stack.run_as(MEMBER, ["/usr/bin/python3", "-c", RACE_SCRIPT, "12"], timeout=120)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+    assert out["fails"] == [] and out["calls"] >= 8, out
+    # The window was really exercised: the daemon left and came back several times.
+    assert mark.new().count("idle for 1 s, exiting") >= 3
 
 
 def test_inspect_answers_while_another_stop_waits(stack, sandboxd, cleanup):
@@ -439,4 +479,33 @@ def test_parallel_creates_of_one_name(sandboxd, cleanup):
         if not r.ok:
             r.error(h.SANDBOX_EXISTS)
     assert len(h.docker_containers_labelled(name)) == 1
+    sandboxd.delete(MEMBER, name).result
+
+
+def test_a_full_queue_is_limits_exceeded(stack, sandboxd, cleanup):
+    """16 workers, 128 queued jobs. Sixteen stops of one sandbox (timeout 8; the image's
+    PID 1 ignores SIGTERM) hold every worker for 8 s: one in Docker's stop, fifteen on
+    the name's lock. 160 inspects sent meanwhile: 128 wait their turn, the rest are told
+    LimitsExceeded at once. The daemon answers everything and keeps running."""
+    name = cleanup.sandbox(h.unique("busy"))
+    sandboxd.create(MEMBER, name, h.spec()).result
+    pid = sandboxd.pid()
+    stops = [["StopSandbox", "sa{sv}", [name, {"timeout": ["u", 8]}]]] * 16
+    inspects = [["InspectSandbox", "s", [name]]] * 160
+    t0 = time.monotonic()
+    replies = h.flood(stack, ROOT, [{"delay": 0, "calls": stops},
+                                    {"delay": 1, "calls": inspects}], connections=8)
+    elapsed = time.monotonic() - t0
+    for r in replies[:16]:
+        r.result
+    limited = [r for r in replies[16:] if not r.ok]
+    for r in limited:
+        assert "Too many operations" in r.error(h.LIMITS_EXCEEDED)
+    answered = [r for r in replies[16:] if r.ok]
+    assert len(limited) == 160 - 128, (len(limited), elapsed)
+    assert len(answered) == 128
+    assert all(r.result[0]["state"] in ("running", "stopped") for r in answered)
+    assert elapsed >= 7
+    assert sandboxd.pid() == pid
+    assert sandboxd.inspect(MEMBER, name).result[0]["state"] == "stopped"
     sandboxd.delete(MEMBER, name).result
