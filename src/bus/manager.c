@@ -58,7 +58,7 @@ static int set_string(char **field, const char *value) {
 
 int manager_put_sandbox(Manager *m, const SbxSandbox *s) {
         SandboxEntry *e = manager_get_sandbox(m, s->name);
-        const char *changed[8];
+        const char *changed[8 + 1];     /* the eight tracked properties, and NULL */
         size_t n = 0;
         bool is_new = !e;
         int r;
