@@ -183,8 +183,11 @@ class Stack:
         return os.path.join(self.build_root, "src", "daemon", "xagent-sandboxd")
 
     def default_daemon_argv(self):
-        return [self.daemon_binary, "--state-dir", self.state_dir,
-                "--config", self.config_path, "--idle-timeout", "0"]
+        """The daemon's command line; $SBX_E2E_DAEMON_WRAPPER (e.g. "valgrind
+        --log-file=/tmp/vg.%p") is put in front of it."""
+        wrapper = shlex.split(os.environ.get("SBX_E2E_DAEMON_WRAPPER", ""))
+        return wrapper + [self.daemon_binary, "--state-dir", self.state_dir,
+                          "--config", self.config_path, "--idle-timeout", "0"]
 
     def _mkdir(self, *parts, mode=0o755):
         p = self._path(*parts)

@@ -29,7 +29,7 @@ def test_an_unprivileged_call_activates_the_daemon_as_root(stack, sandboxd):
     assert pid is not None
     assert os.stat(f"/proc/{pid}").st_uid == 0
     with open(f"/proc/{pid}/cmdline", "rb") as f:
-        assert f.read().split(b"\0")[0].decode() == stack.daemon_binary
+        assert stack.daemon_binary in f.read().decode().split("\0")
     log = mark.new()
     assert "Activating service name='org.xagent.Sandbox1'" in log
     assert "(uid=%d " % h.uid_of(OTHER) in log
@@ -168,6 +168,11 @@ def test_lifecycle_with_match_through_three_clients(stack, sandboxd, cleanup):
     assert props["Name"] == name and props["Owner"] == h.uid_of(MEMBER)
     assert props.get("Image", "") == "" and props.get("Fingerprint", "") == "", props
     assert any(s["member"] == "InterfacesRemoved" and s["args"][0] == path for s in signals)
+    # Stop and start announced the object's new State (and Docker's raw Status).
+    states = [s["args"][1]["State"] for s in signals
+              if s["member"] == "PropertiesChanged" and s["path"] == path
+              and s["args"][0] == h.SANDBOX and "State" in s["args"][1]]
+    assert states == ["stopped", "running"], signals
     for s in signals:
         assert h.TEST_IMAGE not in json.dumps(s) and fp not in json.dumps(s), s
 
@@ -416,7 +421,7 @@ def test_calls_racing_the_idle_exit_are_all_answered(stack, sandboxd):
         r = stack.run_as(MEMBER, ["/usr/bin/python3", "-c", RACE_SCRIPT, "12"], timeout=120)
         assert r.returncode == 0, r.stderr
         out = json.loads(r.stdout)
-    assert out["fails"] == [] and out["calls"] >= 8, out
+    assert out["fails"] == [] and out["calls"] >= 4, out
     # The window was really exercised: the daemon left and came back several times.
     assert mark.new().count("idle for 1 s, exiting") >= 3
 
