@@ -28,6 +28,18 @@ static int read_name(sd_bus_message *msg, const char *field, const char **ret, S
         return sbx_name_validate(field, *ret, e);
 }
 
+/* Snapshot ids: a name, and no longer than an image tag can carry. */
+static int read_snapshot_id(sd_bus_message *msg, const char **ret, SbxError *e) {
+        int r = read_name(msg, "snapshot_id", ret, e);
+
+        if (r < 0)
+                return r;
+        if (strlen(*ret) > SBX_MAX_SNAPSHOT_ID_LEN)
+                return sbx_error_set(e, SBX_ERROR_INVALID_ARGS, "snapshot_id: longer than %d bytes",
+                                     SBX_MAX_SNAPSHOT_ID_LEN);
+        return 0;
+}
+
 static int by_name(sd_bus_message *msg, Manager *m, Verb verb, sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         const char *name;
@@ -111,13 +123,8 @@ int bus_method_snapshot(sd_bus_message *msg, Manager *m, const char *name, sd_bu
         const char *id;
         int r;
 
-        if ((r = read_name(msg, "snapshot_id", &id, &e)) < 0)
+        if ((r = read_snapshot_id(msg, &id, &e)) < 0)
                 return refuse(msg, VERB_SNAPSHOT, name, &e, r, error);
-        if (strlen(id) > SBX_MAX_SNAPSHOT_ID_LEN) {
-                r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "snapshot_id: longer than %d bytes",
-                                  SBX_MAX_SNAPSHOT_ID_LEN);
-                return refuse(msg, VERB_SNAPSHOT, name, &e, r, error);
-        }
         return operation_start(m, msg, VERB_SNAPSHOT, &(OperationArgs) { .name = name, .snapshot_id = id }, error);
 }
 
@@ -149,7 +156,7 @@ static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_er
         const char *id;
         int r;
 
-        if ((r = read_name(msg, "snapshot_id", &id, &e)) < 0)
+        if ((r = read_snapshot_id(msg, &id, &e)) < 0)
                 return refuse(msg, VERB_DELETE_SNAPSHOT, NULL, &e, r, error);
         return operation_start(userdata, msg, VERB_DELETE_SNAPSHOT, &(OperationArgs) { .snapshot_id = id }, error);
 }

@@ -20,6 +20,16 @@ D-Bus error reply is a result, not a failure).
       complete type of SIGNATURE. A variant ("v") is written as [SIGNATURE, VALUE],
       e.g. the spec a{sv}: {"image": ["s", "busybox"], "cpus": ["u", 2]}.
       {"ok": true, "result": [...]} or {"ok": false, "error": NAME, "message": TEXT}.
+      JSON_ARGS "-" reads them from stdin (for inputs larger than one argv string).
+  client.py flood DEST PATH INTERFACE [--connections N] < PHASES
+      Sends many calls without waiting for their replies. stdin is a JSON list of
+      phases {"delay": SECONDS, "calls": [[METHOD, SIGNATURE, ARGS], ...]}: each phase's
+      calls go out round-robin over N connections after its delay; prints the list of
+      every call's reply (as `call` prints them), in the order the calls were given.
+  client.py listen SENDER
+      Subscribes to every signal from the bus name SENDER, prints {"ready": true} once
+      the match is in place, then one {"member", "interface", "path", "args"} line per
+      signal, until stdin reaches EOF.
 """
 
 import argparse
@@ -89,6 +99,88 @@ def call(bus, dest, path, iface, method, sig, args, interactive=False, timeout=6
     return {"ok": True, "result": plain(reply.get_args_list())}
 
 
+def listen(sender):
+    """Prints the signals sent by sender's owner (whoever owns it at the time)."""
+    import dbus.mainloop.glib
+    from gi.repository import GLib
+
+    dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+    bus = dbus.SystemBus()
+    loop = GLib.MainLoop()
+
+    def on_signal(*args, **kw):
+        json.dump({"member": kw["member"], "interface": kw["interface"], "path": kw["path"],
+                   "args": plain(list(args))}, sys.stdout)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+
+    # sender_keyword etc. ask python-dbus to pass the header fields along.
+    bus.add_signal_receiver(on_signal, sender_keyword="sender", member_keyword="member",
+                            interface_keyword="interface", path_keyword="path",
+                            bus_name=sender)
+    # A round trip to the bus after AddMatch: once answered, the match is in force.
+    bus.get_unique_name()
+    bus.call_blocking("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                      "GetId", "", [])
+    print(json.dumps({"ready": True}), flush=True)
+    GLib.io_add_watch(sys.stdin.fileno(), GLib.IO_IN | GLib.IO_HUP,
+                      lambda *_: (loop.quit(), False)[1])
+    loop.run()
+    return 0
+
+
+def flood(dest, path, iface, n_connections, phases):
+    import dbus.mainloop.glib
+    from gi.repository import GLib
+
+    dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+    address = os.environ["DBUS_SYSTEM_BUS_ADDRESS"]
+    # Several connections: dbus-daemon caps the replies one connection may await.
+    conns = [dbus.bus.BusConnection(address) for _ in range(n_connections)]
+    loop = GLib.MainLoop()
+    total = sum(len(p["calls"]) for p in phases)
+    results = [None] * total
+    pending = [total]
+
+    def done(i, out):
+        results[i] = out
+        pending[0] -= 1
+        if pending[0] == 0:
+            loop.quit()
+
+    def on_reply(i):
+        def handler(reply):
+            if reply.get_type() == dbus.lowlevel.MESSAGE_TYPE_ERROR:
+                args = reply.get_args_list()
+                done(i, {"ok": False, "error": reply.get_error_name(),
+                         "message": str(args[0]) if args else ""})
+            else:
+                done(i, {"ok": True, "result": plain(reply.get_args_list())})
+        return handler
+
+    keep = []
+
+    def send(first, calls):
+        for k, (method, sig, args) in enumerate(calls):
+            msg = dbus.lowlevel.MethodCallMessage(dest, path, iface, method)
+            if sig:
+                msg.append(signature=sig,
+                           *[typed(s, x) for s, x in zip(dbus.Signature(sig), args)])
+            conn = conns[(first + k) % len(conns)]
+            keep.append(conn.send_message_with_reply(msg, on_reply(first + k), 120))
+        return False
+
+    first = 0
+    for phase in phases:
+        GLib.timeout_add(int(phase.get("delay", 0) * 1000), send, first, phase["calls"])
+        first += len(phase["calls"])
+    if total:
+        loop.run()
+    json.dump(results, sys.stdout)
+    sys.stdout.write("\n")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -104,7 +196,17 @@ def main():
         p.add_argument(a)
     p.add_argument("--interactive", action="store_true")
     p.add_argument("--timeout", type=float, default=60)
+    sub.add_parser("listen").add_argument("sender")
+    p = sub.add_parser("flood")
+    for a in ("dest", "path", "interface"):
+        p.add_argument(a)
+    p.add_argument("--connections", type=int, default=4)
     a = ap.parse_args()
+
+    if a.cmd == "listen":
+        return listen(a.sender)
+    if a.cmd == "flood":
+        return flood(a.dest, a.path, a.interface, a.connections, json.load(sys.stdin))
 
     bus = dbus.SystemBus()
     me = bus.get_unique_name()
@@ -134,7 +236,8 @@ def main():
             out = dict(r, unique_name=me, uid=os.getuid())
     else:
         iface, _, method = a.method.rpartition(".")
-        out = call(bus, a.dest, a.path, iface, method, a.signature, json.loads(a.args),
+        args = json.loads(sys.stdin.read() if a.args == "-" else a.args)
+        out = call(bus, a.dest, a.path, iface, method, a.signature, args,
                    interactive=a.interactive, timeout=a.timeout)
     json.dump(out, sys.stdout)
     sys.stdout.write("\n")

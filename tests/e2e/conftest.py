@@ -26,3 +26,45 @@ def stack():
     finally:
         s.stop()
     assert s.host_untouched(), "the host's polkit directories changed during the run"
+
+
+IMAGE_SETUP = os.path.join(SOURCE_ROOT, "tests", "setup-docker.sh")
+
+
+@pytest.fixture(scope="session")
+def docker_image():
+    """The test image (and a dockerd answering): tests/setup-docker.sh when missing."""
+    import subprocess
+    import sandbox_helpers as h
+    try:
+        present = h.docker_image_exists(h.TEST_IMAGE)
+    except OSError:
+        present = False
+    if not present:
+        subprocess.run(["/bin/bash", IMAGE_SETUP], check=True)
+    assert h.docker_image_exists(h.TEST_IMAGE)
+    return h.TEST_IMAGE
+
+
+@pytest.fixture(scope="session")
+def sandboxd(stack, docker_image):
+    """Calls to org.xagent.Sandbox1 as a user. Teardown: nothing this run made is left in
+    Docker (every name starts with the run's PREFIX)."""
+    import sandbox_helpers as h
+    yield h.Sandboxd(stack)
+    status, containers = h.docker("GET", "/containers/json?all=1")
+    left = [c["Names"] for c in containers
+            if c.get("Labels", {}).get("xagent.sandbox.name", "").startswith(h.PREFIX)]
+    status, images = h.docker("GET", "/images/json")
+    left += [t for i in images for t in (i.get("RepoTags") or [])
+             if t.startswith(h.SNAPSHOT_REPOSITORY + ":" + h.PREFIX)]
+    assert not left, f"left behind: {left}"
+
+
+@pytest.fixture
+def cleanup(sandboxd):
+    """Registers what a test creates; removes it afterwards (see sandbox_helpers.Cleanup)."""
+    import sandbox_helpers as h
+    c = h.Cleanup(sandboxd)
+    yield c
+    c.run()

@@ -60,6 +60,20 @@ def _run(argv, **kw):
                           stderr=subprocess.PIPE, text=True, **kw)
 
 
+def _wait_gone(pid, timeout):
+    """True once pid has exited (a zombie counts as gone) within timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def ensure_users():
     """Creates the group and both users if missing; fixes group membership if wrong."""
     _run(["groupadd", "-f", GROUP])
@@ -169,8 +183,11 @@ class Stack:
         return os.path.join(self.build_root, "src", "daemon", "xagent-sandboxd")
 
     def default_daemon_argv(self):
-        return [self.daemon_binary, "--state-dir", self.state_dir,
-                "--config", self.config_path, "--idle-timeout", "0"]
+        """The daemon's command line; $SBX_E2E_DAEMON_WRAPPER (e.g. "valgrind
+        --log-file=/tmp/vg.%p") is put in front of it."""
+        wrapper = shlex.split(os.environ.get("SBX_E2E_DAEMON_WRAPPER", ""))
+        return wrapper + [self.daemon_binary, "--state-dir", self.state_dir,
+                          "--config", self.config_path, "--idle-timeout", "0"]
 
     def _mkdir(self, *parts, mode=0o755):
         p = self._path(*parts)
@@ -318,10 +335,12 @@ class Stack:
         self._write_service()
         self._bus_call("ReloadConfig")
 
-    def log(self, what):
+    def log(self, what, tail=4000):
+        """The end of TMP/WHAT.log (all of it with tail=None)."""
         try:
             with open(self._path(what + ".log"), errors="replace") as f:
-                return f.read()[-4000:]
+                text = f.read()
+                return text[-tail:] if tail else text
         except (OSError, TypeError):
             return ""
 
@@ -335,19 +354,51 @@ class Stack:
             proc.kill()
             proc.wait()
 
+    def daemon_pid(self):
+        """The pid of whoever owns org.xagent.Sandbox1 now, or None."""
+        try:
+            return self.name_owner_pid(BUS_NAME)
+        except Exception:   # NameHasNoOwner
+            return None
+
+    def stop_daemon(self, sig=signal.SIGTERM, timeout=10):
+        """Stops the running daemon, if any, by its pid on the bus (it is dbus-daemon's
+        child, not ours); waits until the process is gone and the name has no owner,
+        SIGKILL after timeout. Returns the pid it stopped, or None. The next call to
+        the name activates a fresh one."""
+        pid = self.daemon_pid()
+        if pid is None:
+            return None
+        os.kill(pid, sig)
+        if not _wait_gone(pid, timeout):
+            os.kill(pid, signal.SIGKILL)
+            _wait_gone(pid, 5)
+        self.wait_for_no_owner(BUS_NAME, timeout=5)
+        return pid
+
+    def wait_for_no_owner(self, name, timeout=10):
+        deadline = time.monotonic() + timeout
+        while self.name_has_owner(name):
+            if time.monotonic() > deadline:
+                raise StackError(f"{name} still has an owner after {timeout}s")
+            time.sleep(0.05)
+
+    def stop_polkit(self):
+        """Stops polkitd (and with it its mount namespace); the name disappears."""
+        self._kill(self.polkit_proc)
+        self.polkit_proc = None
+        self.wait_for_no_owner(POLKIT_NAME)
+
+    def start_polkit(self):
+        """Starts polkitd again after stop_polkit() (no-op when it is running)."""
+        if self.polkit_proc is None or self.polkit_proc.poll() is not None:
+            self._start_polkitd()
+
     def stop(self):
         # An activated daemon is our child's child: stop it by its pid on the bus first.
         if self.bus_proc is not None and self.bus_proc.poll() is None:
             try:
-                if self.name_has_owner(BUS_NAME):
-                    pid = self.name_owner_pid(BUS_NAME)
-                    os.kill(pid, signal.SIGTERM)
-                    for _ in range(100):
-                        if not os.path.exists(f"/proc/{pid}"):
-                            break
-                        time.sleep(0.05)
-                    else:
-                        os.kill(pid, signal.SIGKILL)
+                self.stop_daemon()
             except Exception:
                 pass
         self._kill(self.polkit_proc)

@@ -1,0 +1,515 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Shared helpers of the daemon's end-to-end tests: calls to org.xagent.Sandbox1 as a
+test user through the three clients, unique names, the Docker API as root, clean-up
+of everything a test made, and daemon restarts with another configuration.
+
+Every name a test makes starts with PREFIX (unique per run), so parallel runs on the
+same dockerd never collide and leftovers are easy to find."""
+
+import contextlib
+import hashlib
+import http.client
+import importlib.util
+import itertools
+import json
+import os
+import pwd
+import re
+import shutil
+import socket
+import subprocess
+import time
+
+import stack as e2e
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE_ROOT = os.path.dirname(os.path.dirname(HERE))
+
+BUS_NAME = e2e.BUS_NAME
+MANAGER_PATH = "/org/xagent/Sandbox1"
+MANAGER = "org.xagent.Sandbox1.Manager"
+SANDBOX = "org.xagent.Sandbox1.Sandbox"
+PROPERTIES = "org.freedesktop.DBus.Properties"
+OBJECT_MANAGER = "org.freedesktop.DBus.ObjectManager"
+SANDBOX_PREFIX = MANAGER_PATH + "/sandbox/"
+
+ERR = "org.xagent.Sandbox1.Error."
+NO_SUCH_SANDBOX = ERR + "NoSuchSandbox"
+SANDBOX_EXISTS = ERR + "SandboxExists"
+RUNTIME_CONFLICT = ERR + "RuntimeConflict"
+NO_SUCH_SNAPSHOT = ERR + "NoSuchSnapshot"
+SNAPSHOT_EXISTS = ERR + "SnapshotExists"
+POLICY_VIOLATION = ERR + "PolicyViolation"
+INVALID_ARGS = "org.freedesktop.DBus.Error.InvalidArgs"
+ACCESS_DENIED = "org.freedesktop.DBus.Error.AccessDenied"
+INTERACTIVE = "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired"
+LIMITS_EXCEEDED = "org.freedesktop.DBus.Error.LimitsExceeded"
+DENIED = (ACCESS_DENIED, INTERACTIVE)
+
+TEST_IMAGE = "xagent-sandbox-test:latest"
+SNAPSHOT_REPOSITORY = "xagent-sandbox-snapshot"
+DOCKER_SOCKET = "/var/run/docker.sock"
+
+MEMBER, OTHER, ROOT = e2e.MEMBER, e2e.OTHER, "root"
+
+PREFIX = "e2e-%x-%x" % (os.getpid(), int(time.time()) & 0xffffff)
+_counter = itertools.count(1)
+
+
+def unique(tag):
+    """A sandbox name / snapshot id no other test and no other run uses."""
+    return f"{PREFIX}-{tag}-{next(_counter)}"
+
+
+def uid_of(user):
+    return pwd.getpwnam(user).pw_uid
+
+
+def gid_of(user):
+    return pwd.getpwnam(user).pw_gid
+
+
+def home_of(user):
+    return pwd.getpwnam(user).pw_dir
+
+
+def object_path(name):
+    """sd_bus_path_encode(): every byte but [A-Za-z0-9] as _xx; "" is "_"."""
+    if not name:
+        return SANDBOX_PREFIX + "_"
+    return SANDBOX_PREFIX + "".join(
+        chr(b) if chr(b).isascii() and chr(b).isalnum() else "_%02x" % b
+        for b in name.encode())
+
+
+def safe_name(name):
+    """xagent's _make_safe_name (contract §3)."""
+    base = re.sub(r"[^a-zA-Z0-9_.-]+", "-", name).strip("-.") or "sandbox"
+    return f"{base.lower()}-{hashlib.sha1(name.encode()).hexdigest()[:10]}"
+
+
+def container_name(name):
+    return "xagent_sandbox_" + safe_name(name)
+
+
+def snapshot_ref(snapshot_id):
+    return f"{SNAPSHOT_REPOSITORY}:{safe_name(snapshot_id)}"
+
+
+# ---- the spec as client.py's typed JSON -------------------------------------------------
+
+def spec(image=TEST_IMAGE, *, snapshot=None, working_dir=None, cpus=None, memory=None,
+         env=None, volumes=None, network_isolated=None, ports=None, **raw):
+    """An a{sv} spec for client.py; image=None leaves the key out (the default image).
+    raw adds entries as given ({"key": [SIG, VALUE]}) for malformed inputs."""
+    out = {}
+    if image is not None:
+        out["image"] = ["s", image]
+    if snapshot is not None:
+        out["snapshot"] = ["s", snapshot]
+    if working_dir is not None:
+        out["working_dir"] = ["s", working_dir]
+    if cpus is not None:
+        out["cpus"] = ["u", cpus]
+    if memory is not None:
+        out["memory"] = ["u", memory]
+    if env is not None:
+        out["env"] = ["a{ss}", env]
+    if volumes is not None:
+        out["volumes"] = ["a(sss)", [list(v) for v in volumes]]
+    if network_isolated is not None:
+        out["network_isolated"] = ["b", network_isolated]
+    if ports is not None:
+        out["ports"] = ["a(qq)", [list(p) for p in ports]]
+    out.update(raw)
+    return out
+
+
+def spec_json(image=TEST_IMAGE, **kw):
+    """The same spec in the CLI's JSON form (xagent-sandboxctl fingerprint)."""
+    out = {"image": image} if image is not None else {}
+    for k, v in kw.items():
+        if v is not None:
+            out[k] = [list(x) for x in v] if k in ("volumes", "ports") else v
+    return out
+
+
+def ctl_fingerprint(stack, spec_dict):
+    """The fingerprint xagent-sandboxctl computes for a JSON spec."""
+    ctl = os.path.join(stack.build_root, "src", "ctl", "xagent-sandboxctl")
+    r = subprocess.run([ctl, "fingerprint", "-"], input=json.dumps(spec_dict), text=True,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True)
+    return r.stdout.strip()
+
+
+def oracle():
+    """tests/fingerprint-oracle.py as a module (its from_parts/expected_line restate
+    xagent's contract in plain Python)."""
+    path = os.path.join(SOURCE_ROOT, "tests", "fingerprint-oracle.py")
+    s = importlib.util.spec_from_file_location("fingerprint_oracle", path)
+    mod = importlib.util.module_from_spec(s)
+    s.loader.exec_module(mod)
+    return mod
+
+
+def oracle_fingerprint(**parts):
+    return oracle().expected_line(parts).split()[1]
+
+
+# ---- calls --------------------------------------------------------------------------------
+
+class Reply(dict):
+    """client.py's JSON: {"ok": True, "result": [...]} or {"ok": False, "error", "message"}."""
+
+    @property
+    def ok(self):
+        return self["ok"]
+
+    @property
+    def result(self):
+        assert self["ok"], f"call failed: {self.get('error')}: {self.get('message')}"
+        return self["result"]
+
+    def error(self, *names):
+        """Asserts the call failed with one of names; returns the message."""
+        assert not self["ok"], f"expected {names}, the call succeeded: {self.get('result')}"
+        assert self["error"] in names, f"expected {names}, got {self['error']}: {self['message']}"
+        return self["message"]
+
+
+class Sandboxd:
+    """Calls to the daemon as a given user (python3-dbus by default, busctl, gdbus)."""
+
+    def __init__(self, stack):
+        self.stack = stack
+
+    # python3-dbus (client.py, run as the user) --------------------------------------------
+
+    def call(self, user, method, sig="", args=(), interactive=False, path=MANAGER_PATH,
+             iface=MANAGER, timeout=60, dest=BUS_NAME):
+        argv = ["call", dest, path, f"{iface}.{method}", sig]
+        payload = json.dumps(list(args))
+        extra = ["--timeout", str(timeout)] + (["--interactive"] if interactive else [])
+        # Large inputs go through stdin: one argv string may not exceed 128 KiB.
+        if len(payload) > 32 * 1024:
+            r = self.stack.run_as(user, self.stack.client_argv(*argv, "-", *extra),
+                                  timeout=timeout + 30, input=payload)
+        else:
+            r = self.stack.run_as(user, self.stack.client_argv(*argv, payload, *extra),
+                                  timeout=timeout + 30)
+        assert r.returncode == 0, f"client.py as {user} failed ({r.returncode}): {r.stderr}"
+        return Reply(json.loads(r.stdout))
+
+    def create(self, user, name, sp, options=None, **kw):
+        return self.call(user, "CreateSandbox", "sa{sv}a{sv}", [name, sp, options or {}], **kw)
+
+    def get(self, user, name, **kw):
+        return self.call(user, "GetSandbox", "s", [name], **kw)
+
+    def inspect(self, user, name, **kw):
+        return self.call(user, "InspectSandbox", "s", [name], **kw)
+
+    def verify(self, user, name, sp, **kw):
+        return self.call(user, "VerifySandbox", "sa{sv}", [name, sp], **kw)
+
+    def start(self, user, name, **kw):
+        return self.call(user, "StartSandbox", "s", [name], **kw)
+
+    def stop(self, user, name, timeout=None, options=None, **kw):
+        opts = dict(options or {})
+        if timeout is not None:
+            opts["timeout"] = ["u", timeout]
+        return self.call(user, "StopSandbox", "sa{sv}", [name, opts], **kw)
+
+    def delete(self, user, name, **kw):
+        return self.call(user, "DeleteSandbox", "s", [name], **kw)
+
+    def snapshot(self, user, name, snapshot_id, **kw):
+        return self.call(user, "SnapshotSandbox", "ss", [name, snapshot_id], **kw)
+
+    def delete_snapshot(self, user, snapshot_id, **kw):
+        return self.call(user, "DeleteSnapshot", "s", [snapshot_id], **kw)
+
+    def list(self, user, **kw):
+        """{name: (state, owner, verdict, path)} of ListSandboxes."""
+        r = self.call(user, "ListSandboxes", **kw).result[0]
+        return {n: (st, o, v, p) for n, st, o, v, p in r}
+
+    def list_snapshots(self, user, **kw):
+        """{id: (source, image id, owner, created µs)} of ListSnapshots."""
+        r = self.call(user, "ListSnapshots", **kw).result[0]
+        return {i: (src, img, o, t) for i, src, img, o, t in r}
+
+    def managed_objects(self, user):
+        r = self.call(user, "GetManagedObjects", iface=OBJECT_MANAGER)
+        return r.result[0]
+
+    def properties(self, user, name, **kw):
+        return self.call(user, "GetAll", "s", [SANDBOX], path=object_path(name),
+                         iface=PROPERTIES, **kw)
+
+    def create_ok(self, user, name, sp, cleanup, **kw):
+        """Creates and registers the name for clean-up; returns (path, fingerprint)."""
+        cleanup.sandbox(name)
+        return tuple(self.create(user, name, sp, **kw).result)
+
+    # busctl and gdbus --------------------------------------------------------------------
+
+    def busctl(self, user, method, sig="", *args, interactive=True, path=MANAGER_PATH,
+               iface=MANAGER):
+        """busctl call --json=short; (returncode, parsed data or None, stderr)."""
+        argv = ["call", "--json=short",
+                "--allow-interactive-authorization=" + ("yes" if interactive else "no"),
+                BUS_NAME, path, iface, method]
+        if sig:
+            argv += [sig] + [str(a) for a in args]
+        r = self.stack.busctl(user, *argv)
+        data = json.loads(r.stdout)["data"] if r.returncode == 0 and r.stdout.strip() else None
+        return r.returncode, data, r.stderr
+
+    def gdbus(self, user, method, *args, interactive=False, path=MANAGER_PATH, iface=MANAGER):
+        """gdbus call; (returncode, stdout, stderr). gdbus names the error in stderr as
+        GDBus.Error:NAME: message."""
+        argv = ["call", "--system", "--dest", BUS_NAME, "--object-path", path,
+                "--method", f"{iface}.{method}"] + (["--interactive"] if interactive else [])
+        r = self.stack.gdbus(user, *argv, *args)
+        return r.returncode, r.stdout, r.stderr
+
+    # the daemon itself --------------------------------------------------------------------
+
+    def pid(self):
+        return self.stack.daemon_pid()
+
+    def ensure_running(self):
+        """Activates the daemon (as an unprivileged caller would) and returns its pid."""
+        self.call(OTHER, "Get", "ss", [MANAGER, "Version"], iface=PROPERTIES).result
+        return self.pid()
+
+
+def gdbus_error(stderr):
+    """The D-Bus error name in gdbus's message, or None."""
+    m = re.search(r"GDBus\.Error:([A-Za-z0-9_.]+):", stderr)
+    return m.group(1) if m else None
+
+
+# ---- Docker, as root, over the unix socket -----------------------------------------------
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path, timeout=120):
+        super().__init__("localhost", timeout=timeout)
+        self._path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self._path)
+
+
+def docker(method, path, body=None, timeout=120):
+    """One Docker Engine API request; returns (status, parsed JSON or text or None)."""
+    conn = _UnixConnection(DOCKER_SOCKET, timeout)
+    try:
+        headers = {"Content-Type": "application/json"} if body is not None else {}
+        conn.request(method, path, json.dumps(body) if body is not None else None, headers)
+        resp = conn.getresponse()
+        data = resp.read()
+    finally:
+        conn.close()
+    try:
+        return resp.status, json.loads(data) if data else None
+    except ValueError:
+        return resp.status, data.decode(errors="replace")
+
+
+def docker_containers_labelled(name):
+    """Ids of the containers (any state) whose xagent.sandbox.name label is name."""
+    filters = json.dumps({"label": [f"xagent.sandbox.name={name}"]})
+    from urllib.parse import quote
+    status, data = docker("GET", "/containers/json?all=1&filters=" + quote(filters))
+    assert status == 200, data
+    return [c["Id"] for c in data]
+
+
+def docker_remove_container(cid):
+    docker("DELETE", f"/containers/{cid}?force=1&v=1")
+
+
+def docker_image_exists(ref):
+    from urllib.parse import quote
+    status, _ = docker("GET", f"/images/{quote(ref, safe='')}/json")
+    return status == 200
+
+
+def docker_remove_image(ref):
+    from urllib.parse import quote
+    docker("DELETE", f"/images/{quote(ref, safe='')}?force=1")
+
+
+def docker_inspect(cid):
+    status, data = docker("GET", f"/containers/{cid}/json")
+    assert status == 200, data
+    return data
+
+
+# ---- clean-up ----------------------------------------------------------------------------
+
+class Cleanup:
+    """What a test made; removed at teardown through the daemon as root, then directly
+    with Docker in case the daemon could not (so no test leaves anything behind)."""
+
+    def __init__(self, bus):
+        self.bus = bus
+        self.sandboxes = []
+        self.snapshots = []
+        self.paths = []
+        self.containers = []
+
+    def sandbox(self, name):
+        self.sandboxes.append(name)
+        return name
+
+    def snapshot(self, snapshot_id):
+        self.snapshots.append(snapshot_id)
+        return snapshot_id
+
+    def path(self, p):
+        self.paths.append(p)
+        return p
+
+    def container(self, cid):
+        self.containers.append(cid)
+        return cid
+
+    def run(self):
+        problems = []
+        for name in self.sandboxes:
+            try:
+                self.bus.delete(ROOT, name)
+            except Exception as e:      # the daemon may be down: Docker below
+                problems.append(f"DeleteSandbox {name}: {e}")
+            for cid in docker_containers_labelled(name):
+                docker_remove_container(cid)
+        for cid in self.containers:
+            docker_remove_container(cid)
+        for sid in self.snapshots:
+            try:
+                self.bus.delete_snapshot(ROOT, sid)
+            except Exception as e:
+                problems.append(f"DeleteSnapshot {sid}: {e}")
+            if docker_image_exists(snapshot_ref(sid)):
+                docker_remove_image(snapshot_ref(sid))
+        for p in self.paths:
+            if os.path.islink(p) or os.path.isfile(p):
+                os.unlink(p)
+            elif os.path.isdir(p):
+                shutil.rmtree(p)
+        return problems
+
+    def workspace(self, user, tag, mode=0o755, owner=None):
+        """A fresh directory in user's home (owned by owner, default user)."""
+        p = self.path(os.path.join(home_of(user), unique(tag)))
+        os.mkdir(p)
+        os.chmod(p, mode)
+        owner = owner or user
+        os.chown(p, uid_of(owner), gid_of(owner))
+        return p
+
+
+# ---- the daemon's life -------------------------------------------------------------------
+
+def write_config(stack, config):
+    with open(stack.config_path, "w") as f:
+        json.dump(config, f)
+    os.chmod(stack.config_path, 0o644)
+
+
+@contextlib.contextmanager
+def daemon_config(stack, config):
+    """Runs the body with the daemon started on config (sandboxd.json): the running
+    daemon is stopped so that the next call activates one that reads the file; after,
+    the file is removed and the daemon stopped again (built-in defaults next time)."""
+    stack.stop_daemon()
+    write_config(stack, config)
+    try:
+        yield
+    finally:
+        stack.stop_daemon()
+        if os.path.exists(stack.config_path):
+            os.unlink(stack.config_path)
+
+
+@contextlib.contextmanager
+def daemon_argv(stack, argv):
+    """Runs the body with another activation command line; restores the default."""
+    stack.stop_daemon()
+    stack.set_daemon_command(argv)
+    try:
+        yield
+    finally:
+        stack.stop_daemon()
+        stack.set_daemon_command(stack.default_daemon_argv())
+
+
+def wait_until(predicate, timeout, step=0.1, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(step)
+    raise AssertionError(f"{what} not reached within {timeout}s")
+
+
+class Listener:
+    """client.py listen as a user: the signals org.xagent.Sandbox1 sends, collected by
+    a reader thread."""
+
+    def __init__(self, stack, user):
+        import threading
+        self.proc = stack.spawn_as(user, stack.client_argv("listen", BUS_NAME))
+        line = self.proc.stdout.readline()
+        assert line and json.loads(line) == {"ready": True}, line + self.proc.stderr.read()
+        self.signals = []
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            if line.strip():
+                self.signals.append(json.loads(line))
+
+    def wait_for(self, predicate, timeout=10):
+        """Waits until predicate(signals) holds; returns the signals."""
+        wait_until(lambda: predicate(list(self.signals)), timeout, what="signals")
+        return list(self.signals)
+
+    def close(self):
+        """Ends the listener; returns every signal it saw, in order."""
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=10)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        self._thread.join(timeout=5)
+        return list(self.signals)
+
+
+def flood(stack, user, phases, connections=4, timeout=180):
+    """client.py flood as user against the Manager: [reply, ...] in call order."""
+    r = stack.run_as(user, stack.client_argv("flood", BUS_NAME, MANAGER_PATH, MANAGER,
+                                             "--connections", str(connections)),
+                     input=json.dumps(phases), timeout=timeout)
+    assert r.returncode == 0, r.stderr
+    return [Reply(x) for x in json.loads(r.stdout)]
+
+
+class LogMark:
+    """What dbus-daemon.log (the bus, and the daemon's stderr) gained since creation."""
+
+    def __init__(self, stack, what="dbus-daemon"):
+        self.stack, self.what = stack, what
+        self.start = len(stack.log(what, tail=None))
+
+    def new(self):
+        return self.stack.log(self.what, tail=None)[self.start:]
