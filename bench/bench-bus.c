@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-util.h"
 #include "container-body.h"
 #include "docker-container.h"
 #include "fingerprint.h"
@@ -25,22 +26,6 @@
 #include "spec.h"
 
 #define INSPECTS 20
-
-static double now_ms(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-        return x < y ? -1 : x > y;
-}
-
-static double median(double *v, size_t n) {
-        qsort(v, n, sizeof(double), cmp_double);
-        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static void die(const char *what, int r, const SbxError *e) {
         fprintf(stderr, "bench-bus: %s: %s\n", what, e && e->message ? e->message : strerror(-r));

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-util.h"
 #include "container-body.h"
 #include "docker-container.h"
 #include "docker-image.h"
@@ -55,24 +56,6 @@ typedef struct Bench {
         char prefix[64];
         unsigned counter;
 } Bench;
-
-static double now_ms(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-
-        return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n) {
-        qsort(v, n, sizeof *v, cmp_double);
-        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static int fail(const char *what, const SbxError *e, int r) {
         fprintf(stderr, "bench-lifecycle: %s: %s\n", what, e && e->message ? e->message : strerror(-r));

@@ -71,7 +71,8 @@ static void write_ports(FILE *f, const SbxSpec *spec) {
 }
 
 /* The 10-tuple, in xagent's field order (contract §1). */
-static int write_spec(FILE *f, const SbxSpec *spec) {
+static int write_spec(FILE *f, const void *value) {
+        const SbxSpec *spec = value;
         const char *template_type = sbx_template_type_to_string(spec->template_type);
         size_t i = 0;
         int r;
@@ -111,21 +112,7 @@ static int write_spec(FILE *f, const SbxSpec *spec) {
 }
 
 int sbx_spec_repr(const SbxSpec *spec, char **ret) {
-        _cleanup_free_ char *buf = NULL;
-        size_t size = 0;
-        FILE *f;
-        int r;
-
-        f = open_memstream(&buf, &size);
-        if (!f)
-                return -ENOMEM;
-        r = write_spec(f, spec);
-        if (fclose(f) != 0)
-                return -ENOMEM;
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(buf);
-        return 0;
+        return sbx_pyrepr_to_string(write_spec, spec, ret);
 }
 
 int sbx_spec_fingerprint(const SbxSpec *spec, char ret[static SBX_FINGERPRINT_HEX_LEN + 1]) {

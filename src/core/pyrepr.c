@@ -62,7 +62,7 @@ int sbx_pyrepr_str(FILE *f, const char *s) {
         return 0;
 }
 
-int sbx_pyrepr_str_to_string(const char *s, char **ret) {
+int sbx_pyrepr_to_string(SbxPyreprWriter write, const void *value, char **ret) {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0;
         FILE *f;
@@ -71,13 +71,21 @@ int sbx_pyrepr_str_to_string(const char *s, char **ret) {
         f = open_memstream(&buf, &size);
         if (!f)
                 return -ENOMEM;
-        r = sbx_pyrepr_str(f, s);
+        r = write(f, value);
         if (fclose(f) != 0)
                 return -ENOMEM;
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(buf);
         return 0;
+}
+
+static int write_str(FILE *f, const void *s) {
+        return sbx_pyrepr_str(f, s);
+}
+
+int sbx_pyrepr_str_to_string(const char *s, char **ret) {
+        return sbx_pyrepr_to_string(write_str, s, ret);
 }
 
 void sbx_pyrepr_none(FILE *f) {

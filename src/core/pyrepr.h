@@ -15,6 +15,10 @@
  * well-formed UTF-8. */
 int sbx_pyrepr_str(FILE *f, const char *s);
 
+/* Runs write(f, value) on a memory stream and hands out what it wrote. */
+typedef int (*SbxPyreprWriter)(FILE *f, const void *value);
+int sbx_pyrepr_to_string(SbxPyreprWriter write, const void *value, char **ret);
+
 /* The same into a new string. -EILSEQ or -ENOMEM. */
 int sbx_pyrepr_str_to_string(const char *s, char **ret);
 
