@@ -4,6 +4,7 @@
 # that need the real Docker daemon, D-Bus and polkit. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+rm -f build/meson-logs/*.json build-sanitize/meson-logs/*.json
 
 tools/install-deps.sh
 
@@ -22,22 +23,25 @@ step() { printf '\n=== %s\n' "$*"; }
 step "build"
 build build
 step "unit tests"
-meson test -C build --suite unit --print-errorlogs
+meson test -C build --suite unit --print-errorlogs --logbase unit
 
 step "unit tests under ASan+UBSan"
 build build-sanitize -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        meson test -C build-sanitize --suite unit --print-errorlogs
+        meson test -C build-sanitize --suite unit --print-errorlogs --logbase unit-sanitize
 
 VALGRIND='valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite'
 step "unit tests under valgrind"
-meson test -C build --suite unit --no-suite oracle --print-errorlogs \
+meson test -C build --suite unit --no-suite oracle --print-errorlogs --logbase unit-valgrind \
         --wrap="$VALGRIND"
 # The oracle's C side (the batch program) under valgrind too, on fewer specs.
 /usr/bin/python3 tests/fingerprint-oracle.py build/tests/fingerprint-batch --count 2000 --wrap "$VALGRIND"
 
 step "Docker suite (real dockerd; started if none answers)"
-meson test -C build --suite docker --print-errorlogs
+meson test -C build --suite docker --print-errorlogs --logbase docker
 
 step "end-to-end tests (private dbus-daemon, real polkitd, test users)"
-meson test -C build --suite e2e --print-errorlogs
+meson test -C build --suite e2e --print-errorlogs --logbase e2e
+
+step "summary"
+/usr/bin/python3 tools/test-summary.py build/meson-logs/*.json build-sanitize/meson-logs/*.json
