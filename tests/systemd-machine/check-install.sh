@@ -1,0 +1,380 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Follows the README's "Installing on a systemd machine" literally, on a machine where
+# systemd is PID 1: a Debian 12 container booted with systemd-nspawn. Run as root.
+#
+#   1. A minimal bookworm root file system with systemd, dbus, polkitd and the build
+#      dependencies, made once by debootstrap and kept in $SBX_ROOTFS_CACHE (rebuilt
+#      only when missing, incomplete or made for another package list).
+#   2. The machine boots from an overlay on that cache (the cache stays clean), with
+#      the host's Docker socket at /run/docker.sock and a copy of this source tree in
+#      /usr/src/xagent-sandboxd. The test user's home is the same directory on the
+#      host and in the machine, so that the host's dockerd finds the volume.
+#   3. Inside, as root: the README's build, install and setup commands; then, as the
+#      ordinary user: ListSandboxes (which activates the service through systemd),
+#      CreateSandbox with an rw volume below the 0700 home, VerifySandbox, DeleteSandbox.
+#      In between, the running service is checked for the unit's hardening, and at the
+#      end for its idle exit.
+#
+# Prints every step and its output; exits non-zero on the first failure. Cleans up
+# the machine, its overlay, the test home and the containers it made.
+# Environment: SBX_ROOTFS_CACHE (default /var/cache/xagent-sandboxd/bookworm-rootfs),
+# SBX_DEBIAN_MIRROR (default: debootstrap's), SBX_BOOT_TIMEOUT (s, default 120).
+
+set -euo pipefail
+
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+CACHE=${SBX_ROOTFS_CACHE:-/var/cache/xagent-sandboxd/bookworm-rootfs}
+MIRROR=${SBX_DEBIAN_MIRROR:-}
+BOOT_TIMEOUT=${SBX_BOOT_TIMEOUT:-120}
+MACHINE=xagent-sysd-check
+STATE=/run/xagent-sysd-check.pid          # the nspawn of a run, for a later run to end
+USER_NAME=sbxcheck
+USER_HOME=/home/$USER_NAME                # the same path on the host and in the machine
+HOME_MARK=.xagent-sysd-check              # marks a host $USER_HOME as ours to remove
+SANDBOX=xagent-systemd-check
+IMAGE=xagent-sandbox-test:latest
+DEST=org.xagent.Sandbox1
+OBJ=/org/xagent/Sandbox1
+IFACE=org.xagent.Sandbox1.Manager
+
+# What the machine needs: systemd as init, the bus, polkit, and the README's build
+# dependencies (check and python3 too, so that the tree could also run its tests).
+PACKAGES=(systemd systemd-sysv dbus polkitd pkexec
+          meson ninja-build gcc libc6-dev pkg-config
+          libsystemd-dev libcurl4-openssl-dev libjson-c-dev libsqlite3-dev libgnutls28-dev
+          check python3)
+COMPLETE=.xagent-rootfs-complete          # in the cache: the package list, written last
+
+START=$SECONDS
+say() { printf '[%4ds] %s\n' $((SECONDS - START)) "$*"; }
+die() { say "FAIL: $*" >&2; exit 1; }
+step() { printf '\n[%4ds] === %s\n' $((SECONDS - START)) "$*"; }
+
+[ "$(id -u)" -eq 0 ] || die "must run as root"
+
+# ---------------------------------------------------------------- host tools, Docker
+step "host: debootstrap, systemd-nspawn, dockerd and $IMAGE"
+missing=()
+command -v debootstrap >/dev/null || missing+=(debootstrap)
+command -v systemd-nspawn >/dev/null || missing+=(systemd-container)
+if [ ${#missing[@]} -gt 0 ]; then
+        say "installing ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get install -y -q --no-install-recommends "${missing[@]}" ||
+                { apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"; }
+fi
+"$SRC/tests/setup-docker.sh"
+DOCKER=docker
+docker version >/dev/null 2>&1 || DOCKER=/usr/bin/docker
+DOCKER_SOCK=$(readlink -f /var/run/docker.sock)
+[ -S "$DOCKER_SOCK" ] || die "no Docker socket at /var/run/docker.sock"
+
+remove_containers() {
+        local ids
+        ids=$("$DOCKER" ps -aq --filter "label=xagent.sandbox.name=$SANDBOX")
+        if [ -n "$ids" ]; then
+                say "removing container(s) $(echo $ids)"
+                "$DOCKER" rm -f $ids >/dev/null
+        fi
+}
+
+# ---------------------------------------------------------------- leftovers of a run
+# A run that was killed may have left its machine, overlay, home and container.
+stop_nspawn() {         # stop_nspawn PID: orderly poweroff (SIGTERM), then SIGKILL
+        local pid=$1 i
+        kill -TERM "$pid" 2>/dev/null || return 0
+        for ((i = 0; i < 60; i++)); do
+                kill -0 "$pid" 2>/dev/null || return 0
+                sleep 0.5
+        done
+        say "machine did not power off within 30 s; killing nspawn $pid"
+        kill -KILL "$pid" 2>/dev/null || true
+        sleep 1
+}
+
+cleanup_stale() {
+        local pid dir
+        if [ -s "$STATE" ]; then
+                read -r pid dir <"$STATE" || true
+                if [ -n "${pid:-}" ] && grep -qa -- "-M.$MACHINE" "/proc/$pid/cmdline" 2>/dev/null; then
+                        say "stopping the machine of an earlier run (nspawn $pid)"
+                        stop_nspawn "$pid"
+                fi
+                if [ -n "${dir:-}" ] && [ -d "$dir" ]; then
+                        mountpoint -q "$dir/root" && umount "$dir/root"
+                        rm -rf "$dir"
+                fi
+                rm -f "$STATE"
+        fi
+        if [ -e "$USER_HOME" ]; then
+                [ -e "$USER_HOME/$HOME_MARK" ] ||
+                        die "$USER_HOME exists on the host and is not this test's: remove it or rename the test user"
+                rm -rf "$USER_HOME"
+        fi
+        remove_containers
+}
+
+step "host: leftovers of an earlier run"
+cleanup_stale
+
+# ---------------------------------------------------------------- the root file system
+nspawn_chroot() {       # nspawn_chroot DIR CMD...: a command in DIR, not booted
+        systemd-nspawn --quiet --register=no --keep-unit --pipe -D "$@"
+}
+
+rootfs_complete() {
+        [ -f "$CACHE/$COMPLETE" ] && [ "$(cat "$CACHE/$COMPLETE")" = "${PACKAGES[*]}" ]
+}
+
+build_rootfs() {
+        local new=$CACHE.new
+        rm -rf "$new"
+        mkdir -p "$(dirname "$CACHE")"
+        say "debootstrap bookworm into $new"
+        debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus \
+                bookworm "$new" ${MIRROR:+"$MIRROR"} >"$new.log" 2>&1 ||
+                { tail -n 30 "$new.log"; die "debootstrap failed (log: $new.log)"; }
+        say "installing ${PACKAGES[*]}"
+        nspawn_chroot "$new" /usr/bin/env DEBIAN_FRONTEND=noninteractive \
+                apt-get install -y -q --no-install-recommends "${PACKAGES[@]}" >>"$new.log" 2>&1 ||
+                { tail -n 30 "$new.log"; die "apt-get install in the root file system failed (log: $new.log)"; }
+        nspawn_chroot "$new" apt-get clean
+        echo "${PACKAGES[*]}" >"$new/$COMPLETE"
+        rm -rf "$CACHE" "$new.log"
+        mv "$new" "$CACHE"
+}
+
+step "root file system: $CACHE"
+exec 9>"$CACHE.lock" 2>/dev/null || { mkdir -p "$(dirname "$CACHE")"; exec 9>"$CACHE.lock"; }
+flock 9
+if rootfs_complete; then
+        say "cached and complete ($(du -sh "$CACHE" | cut -f1))"
+else
+        t0=$SECONDS
+        build_rootfs
+        say "built in $((SECONDS - t0)) s ($(du -sh "$CACHE" | cut -f1))"
+fi
+flock -u 9
+
+# ---------------------------------------------------------------- the machine
+WORK=$(mktemp -d /var/tmp/xagent-sysd-check.XXXXXX)
+ROOT=$WORK/root
+NSPAWN=
+LEADER=
+
+cleanup() {
+        local rc=$?
+        trap - EXIT
+        step "cleanup"
+        remove_containers || true
+        if [ -n "$NSPAWN" ]; then
+                say "powering off the machine (nspawn $NSPAWN)"
+                stop_nspawn "$NSPAWN"
+                wait "$NSPAWN" 2>/dev/null || true
+        fi
+        mountpoint -q "$ROOT" && umount "$ROOT"
+        rm -rf "$WORK" "$STATE"
+        [ -e "$USER_HOME/$HOME_MARK" ] && rm -rf "$USER_HOME"
+        if [ $rc -eq 0 ]; then
+                say "PASS: the README's installation works on a systemd machine ($((SECONDS - START)) s)"
+        else
+                say "FAIL (exit $rc)"
+        fi
+        exit $rc
+}
+trap cleanup EXIT
+
+step "machine: overlay on the cache, source tree, test home, boot"
+mkdir -p "$WORK"/{upper,work,root}
+mount -t overlay overlay -o "lowerdir=$CACHE,upperdir=$WORK/upper,workdir=$WORK/work" "$ROOT"
+# A copy of the tree, without Git's data and without build directories.
+excludes=(--exclude=./.git)
+for d in "$SRC"/*/; do
+        [ -d "$d/meson-private" ] && excludes+=("--exclude=./$(basename "$d")")
+done
+mkdir -p "$ROOT/usr/src/xagent-sandboxd"
+tar -C "$SRC" "${excludes[@]}" --exclude=__pycache__ -c . | tar -C "$ROOT/usr/src/xagent-sandboxd" -x
+say "source tree copied to /usr/src/xagent-sandboxd ($(du -sh "$ROOT/usr/src/xagent-sandboxd" | cut -f1))"
+mkdir -m 0700 "$USER_HOME"
+touch "$USER_HOME/$HOME_MARK"
+echo "$$ $WORK" >"$STATE.tmp"
+
+systemd-nspawn --boot --register=no --keep-unit --private-network -M "$MACHINE" -D "$ROOT" \
+        --bind="$DOCKER_SOCK:/run/docker.sock" --bind="$USER_HOME" \
+        >"$WORK/console.log" 2>&1 </dev/null &
+NSPAWN=$!
+echo "$NSPAWN $WORK" >"$STATE"
+rm -f "$STATE.tmp"
+
+for ((i = 0; i < 100; i++)); do
+        LEADER=$(cat /proc/"$NSPAWN"/task/*/children 2>/dev/null | awk '{print $1}')
+        [ -n "$LEADER" ] && [ "$(cat /proc/"$LEADER"/comm 2>/dev/null)" = systemd ] && break
+        LEADER=
+        kill -0 "$NSPAWN" 2>/dev/null || break
+        sleep 0.1
+done
+[ -n "$LEADER" ] || { cat "$WORK/console.log"; die "the machine did not start systemd"; }
+say "nspawn $NSPAWN, the machine's PID 1 is host PID $LEADER"
+
+in_ns() {               # a command in the machine's namespaces (not in a unit)
+        nsenter -t "$LEADER" -a -- "$@"
+}
+
+# Until PID 1 listens on its private socket, systemctl cannot even ask it.
+for ((i = 0; i < BOOT_TIMEOUT * 10; i++)); do
+        in_ns test -S /run/systemd/private && break
+        kill -0 "$NSPAWN" 2>/dev/null || break
+        sleep 0.1
+done
+booted=$(in_ns timeout "$BOOT_TIMEOUT" systemctl is-system-running --wait 2>&1) || true
+say "systemctl is-system-running: $booted"
+case "$booted" in
+running) ;;
+*)      in_ns systemctl --failed --no-pager || true
+        tail -n 40 "$WORK/console.log"
+        die "the machine did not boot to 'running'" ;;
+esac
+say "PID 1 in the machine: $(in_ns cat /proc/1/comm), $(in_ns systemctl --version | head -n 1)"
+
+# ---------------------------------------------------------------- steps in the machine
+# Each command runs as a transient unit of the machine's systemd (systemd-run --pipe),
+# as root in the source tree, or as the test user.
+show() {                # show ARG...: the command line, quoted where needed
+        local a out=
+        for a in "$@"; do
+                [[ $a =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]] || a="'${a//\'/\'\\\'\'}'"
+                out+=" $a"
+        done
+        echo "${out# }"
+}
+as_root() {
+        echo "# $(show "$@")"
+        in_ns systemd-run --quiet --wait --pipe --collect --service-type=exec \
+                -p WorkingDirectory=/usr/src/xagent-sandboxd -- "$@"
+}
+as_user() {
+        echo "$USER_NAME\$ $(show "$@")"
+        in_ns systemd-run --quiet --wait --pipe --collect --service-type=exec \
+                -p User="$USER_NAME" -p WorkingDirectory="$USER_HOME" -- "$@"
+}
+expect_output() {       # expect_output REGEX OUTPUT WHAT
+        grep -Eq -- "$1" <<<"$2" || die "$3: expected /$1/, got: $2"
+}
+
+step "README: build and install (as root, in the source tree)"
+as_root meson setup build --prefix=/usr -Dtests=false | tail -n 15
+as_root ninja -C build | tail -n 3
+as_root meson install -C build
+as_root systemctl daemon-reload
+as_root systemctl reload dbus
+as_root groupadd --system xagent-sandbox
+as_root useradd --no-create-home --home-dir "$USER_HOME" --shell /bin/bash "$USER_NAME"
+as_root usermod -aG xagent-sandbox "$USER_NAME"
+# The home is the host's directory (bound at the same path): make it the user's, 0700.
+as_root chown "$USER_NAME:" "$USER_HOME"
+as_root chmod 0700 "$USER_HOME"
+as_root id "$USER_NAME"
+as_root stat -c '%A %U:%G %n' "$USER_HOME"
+as_root systemctl is-active xagent-sandboxd.service || true
+
+step "as $USER_NAME: ListSandboxes (activates the service)"
+out=$(as_user busctl call $DEST $OBJ $IFACE ListSandboxes)
+echo "$out"
+expect_output '^a\(ssuso\) 0$' "$out" "ListSandboxes"
+
+step "the service was started by systemd, through bus activation"
+as_root systemctl status --no-pager xagent-sandboxd.service || die "xagent-sandboxd.service is not active"
+out=$(in_ns systemctl show -p ActiveState -p SubState -p Type -p MainPID -p ControlGroup xagent-sandboxd.service)
+echo "$out"
+expect_output '^ActiveState=active$' "$out" "service state"
+MAINPID=$(sed -n 's/^MainPID=//p' <<<"$out")
+out=$(in_ns journalctl -b --no-pager -o cat -u dbus.service | grep "Activating via systemd: service name='$DEST'" || true)
+echo "$out"
+expect_output "unit='xagent-sandboxd\.service' requested by '[^']*' \(uid=[1-9]" "$out" "bus activation"
+
+step "the unit's hardening, as the running service has it (machine PID $MAINPID)"
+status=$(in_ns grep -E '^(Uid|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' "/proc/$MAINPID/status")
+echo "$status"
+expect_output '^CapBnd:[[:space:]]+0000000000000004$' "$status" "bounding set (CAP_DAC_READ_SEARCH only)"
+expect_output '^CapEff:[[:space:]]+0000000000000004$' "$status" "effective capabilities"
+expect_output '^NoNewPrivs:[[:space:]]+1$' "$status" "NoNewPrivileges="
+expect_output '^Seccomp:[[:space:]]+2$' "$status" "SystemCallFilter="
+netns=$(in_ns readlink "/proc/$MAINPID/ns/net") pid1netns=$(in_ns readlink /proc/1/ns/net)
+say "network namespace: service $netns, PID 1 $pid1netns"
+[ "$netns" != "$pid1netns" ] || die "PrivateNetwork=: the service shares PID 1's network namespace"
+mounts=$(in_ns nsenter -t "$MAINPID" -m -- sh -c \
+        "for p in /home $USER_HOME /usr /var/lib/xagent-sandbox; do findmnt -n -o TARGET,OPTIONS -T \$p; done")
+echo "$mounts"
+expect_output "^$USER_HOME[[:space:]]+ro," "$mounts" "ProtectHome=read-only (the home as the service sees it)"
+expect_output '^/usr[[:space:]]+ro,|^/[[:space:]]+ro,' "$mounts" "ProtectSystem=strict"
+expect_output '^/var/lib/xagent-sandbox[[:space:]]+rw,' "$mounts" "StateDirectory="
+in_ns systemd-analyze security --no-pager xagent-sandboxd.service | tail -n 1
+
+step "as $USER_NAME: CreateSandbox with an rw volume below the 0700 home"
+as_user mkdir -p "$USER_HOME/project"
+as_user sh -c "echo hello >$USER_HOME/project/README"
+SPEC=(2 image s "$IMAGE" volumes 'a(sss)' 1 "$USER_HOME/project" /work rw)
+out=$(as_user busctl call $DEST $OBJ $IFACE CreateSandbox 'sa{sv}a{sv}' "$SANDBOX" "${SPEC[@]}" 0) ||
+        { in_ns journalctl -b --no-pager -u xagent-sandboxd.service | tail -n 20; die "CreateSandbox failed"; }
+echo "$out"
+expect_output '^os "/org/xagent/Sandbox1/' "$out" "CreateSandbox"
+
+step "host: the container dockerd made"
+"$DOCKER" ps -a --filter "label=xagent.sandbox.name=$SANDBOX" \
+        --format '{{.ID}} {{.Names}} {{.Image}} {{.Status}} owner={{.Label "xagent.sandbox.owner"}}'
+mounts=$("$DOCKER" inspect --format '{{range .Mounts}}{{.Type}} {{.Source}} {{.Destination}} rw={{.RW}}{{"\n"}}{{end}}' \
+        $("$DOCKER" ps -aq --filter "label=xagent.sandbox.name=$SANDBOX"))
+echo "$mounts"
+expect_output "^bind $USER_HOME/project /work rw=true$" "$mounts" "the container's volume"
+
+step "as $USER_NAME: VerifySandbox, ListSandboxes"
+out=$(as_user busctl call $DEST $OBJ $IFACE VerifySandbox 'sa{sv}' "$SANDBOX" "${SPEC[@]}")
+echo "$out"
+expect_output '^sas "match" 0$' "$out" "VerifySandbox"
+out=$(as_user busctl call $DEST $OBJ $IFACE ListSandboxes)
+echo "$out"
+expect_output "^a\(ssuso\) 1 \"$SANDBOX\" \"[a-z]+\" [0-9]+ \"match\" \"/org/xagent/Sandbox1/" "$out" "ListSandboxes"
+
+step "as $USER_NAME: DeleteSandbox"
+as_user busctl call $DEST $OBJ $IFACE DeleteSandbox s "$SANDBOX"
+out=$(as_user busctl call $DEST $OBJ $IFACE ListSandboxes)
+echo "$out"
+expect_output '^a\(ssuso\) 0$' "$out" "ListSandboxes after the delete"
+left=$("$DOCKER" ps -aq --filter "label=xagent.sandbox.name=$SANDBOX")
+[ -z "$left" ] || die "the container is still there after DeleteSandbox: $left"
+say "host: no container left"
+
+step "the service's log (journalctl -u xagent-sandboxd)"
+log=$(in_ns journalctl -b --no-pager -o short-monotonic -u xagent-sandboxd.service)
+echo "$log"
+expect_output 'AUDIT .*verb=create .*outcome=' "$log" "an AUDIT line for the create"
+expect_output 'AUDIT .*verb=delete .*outcome=' "$log" "an AUDIT line for the delete"
+
+step "idle exit: the service stops by itself after 30 s without calls"
+for ((i = 0; i < 60; i++)); do
+        state=$(in_ns systemctl is-active xagent-sandboxd.service 2>/dev/null || true)
+        [ "$state" = active ] || break
+        sleep 1
+done
+out=$(in_ns systemctl show -p ActiveState -p Result -p ExecMainStatus xagent-sandboxd.service)
+echo "$out"
+expect_output '^ActiveState=inactive$' "$out" "state after the idle time"
+expect_output '^Result=success$' "$out" "result of the idle exit"
+
+step "control: without CAP_DAC_READ_SEARCH the same create fails (the capability is what reaches the 0700 home)"
+as_root mkdir -p /run/systemd/system/xagent-sandboxd.service.d
+as_root sh -c 'printf "[Service]\nCapabilityBoundingSet=\n" >/run/systemd/system/xagent-sandboxd.service.d/50-no-caps.conf'
+as_root systemctl daemon-reload
+out=$(as_user busctl call $DEST $OBJ $IFACE CreateSandbox 'sa{sv}a{sv}' "$SANDBOX" "${SPEC[@]}" 0 2>&1) &&
+        die "CreateSandbox succeeded without the capability: $out"
+echo "$out"
+expect_output 'Permission denied' "$out" "the refusal without the capability"
+status=$(in_ns systemctl show -p MainPID --value xagent-sandboxd.service)
+in_ns grep -E '^CapBnd:' "/proc/$status/status"
+as_root systemctl stop xagent-sandboxd.service
+as_root rm -r /run/systemd/system/xagent-sandboxd.service.d
+as_root systemctl daemon-reload
+left=$("$DOCKER" ps -aq --filter "label=xagent.sandbox.name=$SANDBOX")
+[ -z "$left" ] || die "the refused create left a container: $left"
