@@ -13,6 +13,8 @@ packages=(
         # the real things the service talks to
         docker.io busybox-static
         dbus dbus-daemon polkitd pkexec python3-dbus libglib2.0-bin systemd
+        # the installation check on a booted systemd machine
+        debootstrap systemd-container
 )
 
 missing=()

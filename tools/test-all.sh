@@ -43,5 +43,8 @@ meson test -C build --suite docker --print-errorlogs --logbase docker
 step "end-to-end tests (private dbus-daemon, real polkitd, test users)"
 meson test -C build --suite e2e --print-errorlogs --logbase e2e
 
+step "the README's installation on a booted systemd machine (Debian 12 in systemd-nspawn)"
+meson test -C build --suite systemd --print-errorlogs --logbase systemd
+
 step "summary"
 /usr/bin/python3 tools/test-summary.py build/meson-logs/*.json build-sanitize/meson-logs/*.json
