@@ -5,6 +5,7 @@
  * label sbx-test.run=<run id>; the test case's teardown, which runs in the
  * parent even when a test failed, removes all of it. */
 
+#include "json-path.h"
 #include "sbx-test.h"
 
 #include <curl/curl.h>
@@ -27,27 +28,6 @@ static void assert_error(const SbxError *e, SbxErrorKind kind, const char *needl
                       sbx_error_kind_name(e->kind), sbx_error_kind_name(kind), e->message);
         ck_assert_msg(e->message && strstr(e->message, needle), "message \"%s\" lacks \"%s\"", e->message, needle);
 }
-
-static json_object *jget_v(json_object *j, va_list ap) {
-        const char *key;
-
-        while (j && (key = va_arg(ap, const char *)))
-                if (!json_object_object_get_ex(j, key, &j))
-                        return NULL;
-        return j;
-}
-
-/* The member at a path of keys (NULL-terminated), or NULL. */
-static json_object *jget_(json_object *j, ...) {
-        va_list ap;
-
-        va_start(ap, j);
-        j = jget_v(j, ap);
-        va_end(ap);
-        return j;
-}
-#define jget(j, ...) jget_(j, __VA_ARGS__, NULL)
-#define jstr(j, ...) json_object_get_string(jget(j, __VA_ARGS__))
 
 static SbxDocker *client(void) {
         SbxDocker *d = NULL;

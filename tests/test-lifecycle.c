@@ -9,6 +9,7 @@
  * managed container whose name label, and every snapshot image whose tag, starts
  * with it, then the run's scratch directory (state directories, volume tree). */
 
+#include "json-path.h"
 #include "sbx-test.h"
 
 #include <arpa/inet.h>
@@ -77,27 +78,6 @@ static void assert_error(const SbxError *e, SbxErrorKind kind, const char *needl
         ck_assert_msg(!needle || (e->message && strstr(e->message, needle)), "message \"%s\" lacks \"%s\"",
                       e->message, needle);
 }
-
-static json_object *jget_v(json_object *j, va_list ap) {
-        const char *key;
-
-        while (j && (key = va_arg(ap, const char *)))
-                if (!json_object_object_get_ex(j, key, &j))
-                        return NULL;
-        return j;
-}
-
-/* The member at a path of keys (NULL-terminated), or NULL. */
-static json_object *jget_(json_object *j, ...) {
-        va_list ap;
-
-        va_start(ap, j);
-        j = jget_v(j, ap);
-        va_end(ap);
-        return j;
-}
-#define jget(j, ...) jget_(j, __VA_ARGS__, NULL)
-#define jstr(j, ...) json_object_get_string(jget(j, __VA_ARGS__))
 
 static SbxDocker *client(const char *host) {
         SbxDocker *d = NULL;
