@@ -261,20 +261,6 @@ START_TEST(test_names) {
 }
 END_TEST
 
-START_TEST(test_copy) {
-        _cleanup_(sbx_spec_freep) SbxSpec *a = image_spec("img"), *b = NULL;
-
-        sbx_spec_add_env(a, "A", "1");
-        sbx_spec_add_volume(a, "/h", "/g", "rw");
-        sbx_spec_add_port(a, 0, 80);
-        ck_assert_int_eq(sbx_spec_normalize(a, NULL), 0);
-        ck_assert_int_eq(sbx_spec_copy(a, &b), 0);
-        ck_assert(sbx_spec_equal(a, b));
-        b->network_isolated = true;
-        ck_assert(!sbx_spec_equal(a, b));
-}
-END_TEST
-
 static Suite *make_suite(void) {
         Suite *s = suite_create("spec");
         TCase *tc = tcase_create("spec");
@@ -288,7 +274,6 @@ static Suite *make_suite(void) {
         tcase_add_loop_test(tc, test_strict, 0, 19);
         tcase_add_test(tc, test_strict_ok);
         tcase_add_test(tc, test_names);
-        tcase_add_test(tc, test_copy);
         suite_add_tcase(s, tc);
 
         return s;

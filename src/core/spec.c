@@ -51,15 +51,6 @@ SbxSpec *sbx_spec_free(SbxSpec *spec) {
         return NULL;
 }
 
-static int strdup_nullable(const char *s, char **ret) {
-        if (!s) {
-                *ret = NULL;
-                return 0;
-        }
-        *ret = strdup(s);
-        return *ret ? 0 : -ENOMEM;
-}
-
 int sbx_spec_add_env(SbxSpec *spec, const char *key, const char *value) {
         SbxEnvVar *n = reallocarray(spec->env, spec->n_env + 1, sizeof(SbxEnvVar));
         if (!n)
@@ -99,35 +90,6 @@ int sbx_spec_add_port(SbxSpec *spec, int64_t host, int64_t guest) {
                 return -ENOMEM;
         spec->ports = n;
         spec->ports[spec->n_ports++] = (SbxPort) { .host = host, .guest = guest };
-        return 0;
-}
-
-int sbx_spec_copy(const SbxSpec *spec, SbxSpec **ret) {
-        _cleanup_(sbx_spec_freep) SbxSpec *c = sbx_spec_new();
-        int r;
-
-        if (!c)
-                return -ENOMEM;
-        c->template_type = spec->template_type;
-        c->cpus = spec->cpus;
-        c->memory = spec->memory;
-        c->network_isolated = spec->network_isolated;
-        if (strdup_nullable(spec->image, &c->image) < 0 ||
-            strdup_nullable(spec->snapshot_id, &c->snapshot_id) < 0 ||
-            strdup_nullable(spec->working_dir, &c->working_dir) < 0)
-                return -ENOMEM;
-        for (size_t i = 0; i < spec->n_env; i++)
-                if ((r = sbx_spec_add_env(c, spec->env[i].key, spec->env[i].value)) < 0)
-                        return r;
-        for (size_t i = 0; i < spec->n_volumes; i++) {
-                const SbxVolume *v = &spec->volumes[i];
-                if ((r = sbx_spec_add_volume(c, v->host, v->guest, v->mode)) < 0)
-                        return r;
-        }
-        for (size_t i = 0; i < spec->n_ports; i++)
-                if ((r = sbx_spec_add_port(c, spec->ports[i].host, spec->ports[i].guest)) < 0)
-                        return r;
-        *ret = TAKE_PTR(c);
         return 0;
 }
 

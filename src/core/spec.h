@@ -77,7 +77,6 @@ const char *sbx_template_type_to_string(SbxTemplateType t) _pure_;
 SbxSpec *sbx_spec_new(void);
 SbxSpec *sbx_spec_free(SbxSpec *spec);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SbxSpec *, sbx_spec_free);
-int sbx_spec_copy(const SbxSpec *spec, SbxSpec **ret);
 
 /* Appenders for parsers: each copies its arguments. */
 int sbx_spec_add_env(SbxSpec *spec, const char *key, const char *value);
