@@ -8,18 +8,6 @@
 #include "config.h"
 #include "operation.h"
 
-/* Refuses a call before it becomes an operation: the reply's error, and for a
- * state change the audit line. */
-static int refuse(sd_bus_message *msg, Verb verb, const char *target, const SbxError *e, int r,
-                  sd_bus_error *error) {
-        uid_t uid;
-
-        r = sbx_bus_error_from(error, e, r);
-        if (verb != VERB_GET && verb != VERB_INSPECT && verb != VERB_VERIFY && bus_caller_uid(msg, &uid) >= 0)
-                manager_audit(uid, "refused-call", target ?: "-", error->name);
-        return r;
-}
-
 static int read_name(sd_bus_message *msg, const char *field, const char **ret, SbxError *e) {
         int r = sd_bus_message_read_basic(msg, 's', ret);
 
@@ -46,7 +34,7 @@ static int by_name(sd_bus_message *msg, Manager *m, Verb verb, sd_bus_error *err
         int r;
 
         if ((r = read_name(msg, "name", &name, &e)) < 0)
-                return refuse(msg, verb, NULL, &e, r, error);
+                return operation_refuse(msg, verb, NULL, &e, r, error);
         return operation_start(m, msg, verb, &(OperationArgs) { .name = name }, error);
 }
 
@@ -84,7 +72,7 @@ int bus_method_verify(sd_bus_message *msg, Manager *m, const char *name, sd_bus_
         int r;
 
         if ((r = read_spec(msg, m, &spec, &e)) < 0)
-                return refuse(msg, VERB_VERIFY, name, &e, r, error);
+                return operation_refuse(msg, VERB_VERIFY, name, &e, r, error);
         return operation_start(m, msg, VERB_VERIFY, &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec) }, error);
 }
 
@@ -94,7 +82,7 @@ static int method_verify(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         int r;
 
         if ((r = read_name(msg, "name", &name, &e)) < 0)
-                return refuse(msg, VERB_VERIFY, NULL, &e, r, error);
+                return operation_refuse(msg, VERB_VERIFY, NULL, &e, r, error);
         return bus_method_verify(msg, userdata, name, error);
 }
 
@@ -104,7 +92,7 @@ int bus_method_stop(sd_bus_message *msg, Manager *m, const char *name, sd_bus_er
         int r;
 
         if ((r = sbx_bus_read_stop_options(msg, &timeout, &e)) < 0)
-                return refuse(msg, VERB_STOP, name, &e, r, error);
+                return operation_refuse(msg, VERB_STOP, name, &e, r, error);
         return operation_start(m, msg, VERB_STOP, &(OperationArgs) { .name = name, .timeout_s = timeout }, error);
 }
 
@@ -114,7 +102,7 @@ static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         int r;
 
         if ((r = read_name(msg, "name", &name, &e)) < 0)
-                return refuse(msg, VERB_STOP, NULL, &e, r, error);
+                return operation_refuse(msg, VERB_STOP, NULL, &e, r, error);
         return bus_method_stop(msg, userdata, name, error);
 }
 
@@ -124,7 +112,7 @@ int bus_method_snapshot(sd_bus_message *msg, Manager *m, const char *name, sd_bu
         int r;
 
         if ((r = read_snapshot_id(msg, &id, &e)) < 0)
-                return refuse(msg, VERB_SNAPSHOT, name, &e, r, error);
+                return operation_refuse(msg, VERB_SNAPSHOT, name, &e, r, error);
         return operation_start(m, msg, VERB_SNAPSHOT, &(OperationArgs) { .name = name, .snapshot_id = id }, error);
 }
 
@@ -134,7 +122,7 @@ static int method_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *er
         int r;
 
         if ((r = read_name(msg, "name", &name, &e)) < 0)
-                return refuse(msg, VERB_SNAPSHOT, NULL, &e, r, error);
+                return operation_refuse(msg, VERB_SNAPSHOT, NULL, &e, r, error);
         return bus_method_snapshot(msg, userdata, name, error);
 }
 
@@ -147,7 +135,7 @@ static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 
         if ((r = read_name(msg, "name", &name, &e)) < 0 || (r = read_spec(msg, m, &spec, &e)) < 0 ||
             (r = sbx_bus_read_create_options(msg, &e)) < 0)
-                return refuse(msg, VERB_CREATE, name, &e, r, error);
+                return operation_refuse(msg, VERB_CREATE, name, &e, r, error);
         return operation_start(m, msg, VERB_CREATE, &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec) }, error);
 }
 
@@ -157,7 +145,7 @@ static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_er
         int r;
 
         if ((r = read_snapshot_id(msg, &id, &e)) < 0)
-                return refuse(msg, VERB_DELETE_SNAPSHOT, NULL, &e, r, error);
+                return operation_refuse(msg, VERB_DELETE_SNAPSHOT, NULL, &e, r, error);
         return operation_start(userdata, msg, VERB_DELETE_SNAPSHOT, &(OperationArgs) { .snapshot_id = id }, error);
 }
 

@@ -110,6 +110,16 @@ static void reply_error(Operation *o, int r, const SbxError *e) {
         operation_free(o);
 }
 
+int operation_refuse(sd_bus_message *msg, Verb verb, const char *target, const SbxError *e, int r,
+                     sd_bus_error *ret_error) {
+        uid_t uid;
+
+        r = sbx_bus_error_from(ret_error, e, r);
+        if (verbs[verb].changes && bus_caller_uid(msg, &uid) >= 0)
+                manager_audit(uid, verbs[verb].name, target ?: "-", ret_error->name);
+        return r;
+}
+
 /* Worker side ------------------------------------------------------------- */
 
 /* The caller as an owner, for create: names, home and groups from the user

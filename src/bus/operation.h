@@ -37,5 +37,10 @@ typedef struct OperationArgs {
  * negative errno with ret_error set, for the method handler to return. */
 int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *args, sd_bus_error *ret_error);
 
+/* Refuses a call before it becomes an operation (bad arguments): fills ret_error
+ * from e (or r), writes the audit line for a state change, returns the errno. */
+int operation_refuse(sd_bus_message *msg, Verb verb, const char *target, const SbxError *e, int r,
+                     sd_bus_error *ret_error);
+
 /* The caller's uid from non-augmented bus credentials. */
 int bus_caller_uid(sd_bus_message *m, uid_t *ret);

@@ -26,6 +26,17 @@ def bad_create(sandboxd, cleanup, sp, options=None, user=MEMBER, error=h.INVALID
 
 # ---- the spec's a{sv} ---------------------------------------------------------------------
 
+def test_refused_create_is_audited(stack, sandboxd, cleanup, same_daemon):
+    """A create refused for its arguments still writes its audit line, naming the verb."""
+    mark = h.LogMark(stack)
+    name = h.unique("audit")
+    bad_create(sandboxd, cleanup, h.spec(bogus=["s", "x"]))
+    sandboxd.create(MEMBER, name, h.spec(memory=64)).error(h.INVALID_ARGS)
+    line = f'AUDIT uid={h.uid_of(MEMBER)} verb=create sandbox="{name}" ' \
+           'outcome=org.freedesktop.DBus.Error.InvalidArgs'
+    assert line in mark.new(), mark.new()
+
+
 def test_unknown_key(sandboxd, cleanup, same_daemon):
     msg = bad_create(sandboxd, cleanup, h.spec(bogus=["s", "x"]))
     assert "bogus" in msg and "unknown" in msg
