@@ -11,6 +11,10 @@ sys.path.insert(0, HERE)
 
 import stack as e2e  # noqa: E402
 
+# Test modules read the users' homes at import (collection) time: on a fresh machine
+# they must exist before pytest imports them, not only once the stack starts.
+e2e.ensure_users()
+
 SOURCE_ROOT = os.path.dirname(os.path.dirname(HERE))
 BUILD_ROOT = os.environ.get("SBX_BUILD_ROOT", os.path.join(SOURCE_ROOT, "build"))
 
