@@ -7,6 +7,7 @@
 #include "macro.h"
 #include "mountinfo.h"
 #include "path.h"
+#include "timestamp.h"
 
 /* The kernel escapes space, tab, newline and backslash as \ooo. */
 static char *unescape(const char *s, size_t len) {
@@ -143,4 +144,59 @@ int sbx_mountinfo_fs_path(const SbxMountInfo *m, const char *path, char **ret) {
         if (asprintf(ret, "%s%s%s", m->root, streq(m->root, "/") ? "" : "/", rest) < 0)
                 return -ENOMEM;
         return 0;
+}
+
+#define INIT_MARKER "xagent-sandbox-init: mounts "
+
+int sbx_mountinfo_from_init_log(const char *log, uint64_t since_us, char **ret) {
+        _cleanup_free_ char *table = NULL;
+        FILE *f = NULL;
+        size_t size = 0;
+        bool inside = false;
+        int found = 0;
+
+        for (const char *line = log; *line;) {
+                size_t len = strcspn(line, "\n");
+                const char *space = memchr(line, ' ', len), *text;
+                _cleanup_free_ char *ts = NULL;
+                uint64_t t;
+
+                if (!space || !(ts = strndup(line, (size_t) (space - line))) || sbx_parse_rfc3339_usec(ts, &t) < 0) {
+                        if (f)
+                                fclose(f);
+                        return ts || !space ? -EBADMSG : -ENOMEM;
+                }
+                text = space + 1;
+                len -= (size_t) (text - line);
+                if (t >= since_us) {
+                        if (len == strlen(INIT_MARKER "begin") && startswith(text, INIT_MARKER "begin")) {
+                                if (f)
+                                        fclose(f);
+                                free(table);
+                                table = NULL;
+                                f = open_memstream(&table, &size);
+                                if (!f)
+                                        return -ENOMEM;
+                                inside = true;
+                                found = 0;
+                        } else if (len == strlen(INIT_MARKER "end") && startswith(text, INIT_MARKER "end")) {
+                                inside = false;
+                                found = f != NULL;
+                        } else if (startswith(text, INIT_MARKER)) {
+                                if (f)
+                                        fclose(f);
+                                return -EBADMSG;
+                        } else if (inside)
+                                fprintf(f, "%.*s\n", (int) len, text);
+                }
+                line = text + len + (text[len] == '\n');
+        }
+        if (!f)
+                return 0;
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        if (!found)
+                return 0;
+        *ret = TAKE_PTR(table);
+        return 1;
 }

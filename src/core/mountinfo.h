@@ -7,6 +7,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "macro.h"
 
 typedef struct SbxMountInfo {
         int mount_id;
@@ -28,3 +31,11 @@ const SbxMountInfo *sbx_mountinfo_by_id(const SbxMountInfo *m, size_t n, int mou
  * mount point): m's root joined with the rest of path. -EINVAL if path is not
  * at or below the mount point. */
 int sbx_mountinfo_fs_path(const SbxMountInfo *m, const char *path, char **ret);
+
+/* The sandbox init's report (src/init): in a container log tail as Docker returns it
+ * with timestamps ("<RFC 3339> <line>" per line), the mount table between the last
+ * "xagent-sandbox-init: mounts begin" and "… end" marker lines, all of them logged at
+ * or after since_us (µs since the epoch; earlier lines are an earlier start's).
+ * Returns 1 and the table's text, 0 if no complete report of this start is there
+ * (yet), -EBADMSG if the init reported an error or a line is malformed. */
+int sbx_mountinfo_from_init_log(const char *log, uint64_t since_us, char **ret);

@@ -83,6 +83,7 @@ SbxObserved *sbx_observed_free(SbxObserved *o) {
         }
         free(o->bindings);
         strv_free(o->entrypoint);
+        free(o->started_at);
         free(o->init_volume);
         free(o->log_type);
         free(o->log_max_size);
@@ -498,6 +499,7 @@ static int parse_posture(json_object *config, json_object *hc, json_object *stat
             (r = get_string(hc, p, "UTSMode", &o->uts_mode, error)) < 0 ||
             (r = get_strv(config, "Config", "Entrypoint", &o->entrypoint, &o->n_entrypoint, error)) < 0 ||
             (r = get_int(state, "State", "Pid", &has_pid, &o->pid, error)) < 0 ||
+            (r = get_string(state, "State", "StartedAt", &o->started_at, error)) < 0 ||
             (r = parse_log_config(hc, o, error)) < 0)
                 return r;
         return 0;

@@ -94,6 +94,7 @@ typedef struct SbxObserved {
         /* What makes a start safe (DESIGN §10): the first process, its volume, the
          * other mounts and the log's bounds. */
         int64_t pid;                    /* State.Pid: the first process on the host, 0 if none */
+        char *started_at;               /* State.StartedAt (nullable) */
         char **entrypoint;              /* Config.Entrypoint */
         size_t n_entrypoint;
         char *init_volume;              /* Name of the volume mounted at SBX_INIT_GUEST_DIR (nullable) */

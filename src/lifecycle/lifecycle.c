@@ -141,6 +141,10 @@ static int load_row(SbxLifecycle *l, const char *name, const char *container_id,
         return 1;
 }
 
+/* Docker records StartedAt once the process runs; the init may have reported its
+ * mounts a little earlier. */
+#define MOUNT_REPORT_SLACK_US (2U * 1000000U)
+
 static unsigned posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int64_t memory_bytes) {
         return sbx_posture_check(o, &(SbxPostureExpect) {
                 .pids_limit = l->policy->pids_limit,
@@ -151,15 +155,30 @@ static unsigned posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated,
 }
 
 /* A running container's bind mounts, judged by what is mounted rather than by what
- * was asked (DESIGN §10): each must show the directory its source names now. */
-static bool mounts_truthful(const SbxObserved *o) {
-        return o->state != SBX_STATE_RUNNING || sbx_mounts_truthful((pid_t) o->pid, o->volumes, o->n_volumes) > 0;
+ * was asked (DESIGN §10): each must show the directory its source names now. Only
+ * a container whose first process is this service's init reports its mounts; for
+ * others (xagent's own) there is nothing to judge by. The report is the last one
+ * logged since shortly before the container's start. */
+static bool mounts_truthful(SbxLifecycle *l, const SbxObserved *o) {
+        _cleanup_(sbx_mount_table_done) SbxMountTable t = {};
+        SbxError e = SBX_ERROR_NULL;
+        uint64_t started = 0;
+        int r;
+
+        if (o->state != SBX_STATE_RUNNING || o->n_volumes == 0 || !o->init_volume || !o->id)
+                return true;
+        if (!o->started_at || sbx_parse_rfc3339_usec(o->started_at, &started) < 0)
+                return false;
+        r = sbx_container_mounts(l->docker, o->id, started > MOUNT_REPORT_SLACK_US ? started - MOUNT_REPORT_SLACK_US : 0,
+                                 0, &t, &e);
+        sbx_error_free(&e);
+        return r >= 0 && sbx_mounts_truthful(&t, o->volumes, o->n_volumes);
 }
 
 static int make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const SbxSandboxRow *row,
                         const SbxSpec *stored, SbxSandbox **ret) {
         _cleanup_(sbx_sandbox_freep) SbxSandbox *s = calloc(1, sizeof(SbxSandbox));
-        bool truthful = mounts_truthful(o);
+        bool truthful = mounts_truthful(l, o);
 
         if (!s)
                 return -ENOMEM;
@@ -252,17 +271,13 @@ static int resolve_image(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *o
 typedef struct Pins {
         size_t n;
         int *fds;
-        SbxMountIdentity *ids;
 } Pins;
 
 static void pins_done(Pins *p) {
-        for (size_t i = 0; i < p->n; i++) {
+        for (size_t i = 0; i < p->n; i++)
                 if (p->fds[i] >= 0)
                         (void) close(p->fds[i]);
-                sbx_mount_identity_done(&p->ids[i]);
-        }
         free(p->fds);
-        free(p->ids);
         *p = (Pins) {};
 }
 
@@ -274,8 +289,7 @@ static int pin_volumes(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *own
         int r;
 
         p->fds = calloc(spec->n_volumes + 1, sizeof(int));
-        p->ids = calloc(spec->n_volumes + 1, sizeof(SbxMountIdentity));
-        if (!p->fds || !p->ids)
+        if (!p->fds)
                 return -ENOMEM;
         for (size_t i = 0; i < spec->n_volumes; i++) {
                 const SbxVolume *v = &spec->volumes[i];
@@ -289,8 +303,6 @@ static int pin_volumes(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *own
                                                     owner->n_groups, error);
                 if (p->fds[i] < 0)
                         return p->fds[i];
-                if ((r = sbx_mount_identity_of_fd(p->fds[i], &p->ids[i], error)) < 0)
-                        return r;
         }
         wd = sbx_spec_working_dir_volume(spec, &rest);
         if (wd >= 0)
@@ -366,16 +378,23 @@ static int start_verify_record(SbxLifecycle *l, const char *name, const SbxSpec 
                                const char *fp, const SbxOwner *owner, const Pins *pins, const char *id,
                                SbxObserved **ret, SbxError *error) {
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        _cleanup_(sbx_mount_table_done) SbxMountTable mounts = {};
+        uint64_t t0 = now_usec();
         int r;
 
+#ifdef SBX_TEST_SEAMS
+        if (l->seam_before_start)
+                l->seam_before_start(l, id, l->seam_userdata);
+#endif
         if ((r = sbx_docker_container_start(l->docker, id, error)) < 0)
                 return r;
 #ifdef SBX_TEST_SEAMS
         if (l->seam_after_start)
                 l->seam_after_start(l, id, l->seam_userdata);
 #endif
-        if ((r = inspect_container(l, id, &o, error)) < 0 ||
-            (r = sbx_mounts_verify((pid_t) o->pid, spec->volumes, pins->ids, spec->n_volumes, error)) < 0 ||
+        if ((r = sbx_container_mounts(l->docker, id, t0, SBX_MOUNT_REPORT_TIMEOUT_MS, &mounts, error)) < 0 ||
+            (r = sbx_mounts_verify(&mounts, spec->volumes, pins->fds, spec->n_volumes, error)) < 0 ||
+            (r = inspect_container(l, id, &o, error)) < 0 ||
             (r = verify_published(l, name, spec, image, owner, o, error)) < 0 ||
             (r = record(l, name, spec, fp, owner, o, error)) < 0)
                 return r;
@@ -488,15 +507,15 @@ static int check_startable(SbxLifecycle *l, const char *name, const SbxObserved 
 
 /* After a start, or for one found running: what the container has mounted must be
  * what its sources name now, as checked; else it is stopped at once. */
-static int verify_mounts_or_stop(SbxLifecycle *l, const char *id, const SbxSpec *view, const Pins *pins,
-                                 SbxError *error) {
-        _cleanup_(sbx_observed_freep) SbxObserved *now = NULL;
+static int verify_mounts_or_stop(SbxLifecycle *l, const char *id, uint64_t since_us, const SbxSpec *view,
+                                 const Pins *pins, SbxError *error) {
+        _cleanup_(sbx_mount_table_done) SbxMountTable mounts = {};
         SbxError e = SBX_ERROR_NULL;
         int r;
 
-        if ((r = inspect_container(l, id, &now, error)) < 0)
-                return r;
-        r = sbx_mounts_verify((pid_t) now->pid, view->volumes, pins->ids, view->n_volumes, error);
+        r = sbx_container_mounts(l->docker, id, since_us, SBX_MOUNT_REPORT_TIMEOUT_MS, &mounts, error);
+        if (r >= 0)
+                r = sbx_mounts_verify(&mounts, view->volumes, pins->fds, view->n_volumes, error);
         if (r >= 0)
                 return 0;
         if (sbx_docker_container_stop(l->docker, id, 0, &e) < 0)
@@ -517,6 +536,7 @@ static int start_checked(SbxLifecycle *l, const char *name, const char *id, cons
                 .n_volumes = o->n_volumes,
                 .working_dir = o->working_dir ?: (char *) "/",
         };
+        uint64_t since = now_usec();
         int r, started = 0;
 
         if ((r = check_startable(l, name, o, error)) < 0 ||
@@ -525,7 +545,12 @@ static int start_checked(SbxLifecycle *l, const char *name, const char *id, cons
             (r = sbx_policy_check_volumes(l->policy, &info.owner, &view, l->docker_socket, error)) < 0 ||
             (r = pin_volumes(l, &view, &info.owner, &pins, error)) < 0)
                 return r;
-        if (o->state != SBX_STATE_RUNNING) {
+        if (o->state == SBX_STATE_RUNNING) {
+                /* Found running: judged by the report of the start it runs from. */
+                if (!o->started_at || sbx_parse_rfc3339_usec(o->started_at, &since) < 0)
+                        since = 0;
+                since = since > MOUNT_REPORT_SLACK_US ? since - MOUNT_REPORT_SLACK_US : 0;
+        } else {
                 r = sbx_docker_container_start(l->docker, id, error);
                 if (r == -ENOENT)
                         return remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
@@ -533,7 +558,11 @@ static int start_checked(SbxLifecycle *l, const char *name, const char *id, cons
                         return r;
                 started = r == 0;
         }
-        r = verify_mounts_or_stop(l, id, &view, &pins, error);
+        /* Only this service's init reports the mounts; check_startable() lets a
+         * container without it start only for root (xagent's own, say). */
+        if (!o->init_volume)
+                return started;
+        r = verify_mounts_or_stop(l, id, since, &view, &pins, error);
         return r < 0 ? r : started;
 }
 

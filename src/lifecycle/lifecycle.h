@@ -36,6 +36,9 @@ struct SbxLifecycle {
         /* Tests only: runs between a create's start and its publish verification,
          * to make a real daemon-side change that verification must catch. */
         void (*seam_after_start)(SbxLifecycle *l, const char *container_id, void *userdata);
+        /* Tests only: runs between a create's volume checks and its start, to change
+         * what the checked paths name before dockerd mounts them. */
+        void (*seam_before_start)(SbxLifecycle *l, const char *container_id, void *userdata);
         void *seam_userdata;
 #endif
 };

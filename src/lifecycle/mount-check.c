@@ -5,15 +5,28 @@
 #include <limits.h>
 #include <stdio.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "docker-container.h"
 #include "mount-check.h"
-#include "mountinfo.h"
 
-void sbx_mount_identity_done(SbxMountIdentity *id) {
+/* One entry of a mount table per mount: a container has Docker's few plus its
+ * volumes (at most 64); the tail is bounded well above that. */
+#define LOG_TAIL_LINES 1024U
+
+typedef struct MountIdentity {
+        unsigned major, minor;  /* the device of its file system */
+        char *fs_path;          /* its path within that file system */
+} MountIdentity;
+
+static void mount_identity_done(MountIdentity *id) {
         free(id->fs_path);
-        id->fs_path = NULL;
+}
+
+void sbx_mount_table_done(SbxMountTable *t) {
+        sbx_mountinfo_free(t->m, t->n);
+        *t = (SbxMountTable) {};
 }
 
 static int read_file(const char *path, char **ret) {
@@ -27,13 +40,15 @@ static int read_file(const char *path, char **ret) {
                 ssize_t n;
 
                 if (allocated - size < 4096) {
-                        char *grown = realloc(buf, allocated + 65536);
+                        char *grown;
+
+                        if (allocated >= 64U * 1024U * 1024U)
+                                return -EFBIG;
+                        grown = realloc(buf, allocated + 65536);
                         if (!grown)
                                 return -ENOMEM;
                         buf = grown;
                         allocated += 65536;
-                        if (allocated > 64U * 1024U * 1024U)
-                                return -EFBIG;
                 }
                 n = read(fd, buf + size, allocated - size - 1);
                 if (n < 0 && errno == EINTR)
@@ -49,28 +64,11 @@ static int read_file(const char *path, char **ret) {
         return 0;
 }
 
-typedef struct MountTable {
-        SbxMountInfo *m;
-        size_t n;
-} MountTable;
-
-static void mount_table_done(MountTable *t) {
-        sbx_mountinfo_free(t->m, t->n);
-}
-
-static int read_mountinfo(const char *pid, MountTable *ret) {
-        _cleanup_free_ char *path = NULL, *text = NULL;
-        int r;
-
-        if (asprintf(&path, "/proc/%s/mountinfo", pid) < 0)
-                return -ENOMEM;
-        if ((r = read_file(path, &text)) < 0)
-                return r;
-        return sbx_mountinfo_parse(text, &ret->m, &ret->n);
-}
-
-int sbx_mount_identity_of_fd(int fd, SbxMountIdentity *ret, SbxError *error) {
-        _cleanup_(mount_table_done) MountTable self = {};
+/* The identity of what fd (an O_PATH descriptor) refers to, in this process's mount
+ * namespace: its mount (statx) and that mount's entry in our own mountinfo. */
+static int identity_of_fd(int fd, MountIdentity *ret, SbxError *error) {
+        _cleanup_(sbx_mount_table_done) SbxMountTable self = {};
+        _cleanup_free_ char *text = NULL;
         char link[64], path[PATH_MAX];
         const SbxMountInfo *mount;
         struct statx stx;
@@ -86,74 +84,96 @@ int sbx_mount_identity_of_fd(int fd, SbxMountIdentity *ret, SbxError *error) {
         if (n < 0)
                 return sbx_error_set(error, SBX_ERROR_IO, "volumes: cannot resolve a checked path: %m");
         path[n] = 0;
-        if ((r = read_mountinfo("self", &self)) < 0)
+        if ((r = read_file("/proc/self/mountinfo", &text)) < 0 ||
+            (r = sbx_mountinfo_parse(text, &self.m, &self.n)) < 0)
                 return sbx_error_set(error, SBX_ERROR_IO, "volumes: cannot read this process's mounts: %s",
                                      strerror(-r));
         mount = sbx_mountinfo_by_id(self.m, self.n, (int) stx.stx_mnt_id);
         if (!mount || path[0] != '/')
                 return sbx_error_set(error, SBX_ERROR_IO, "volumes: '%s' lies on no mount of this process", path);
-        *ret = (SbxMountIdentity) { .major = stx.stx_dev_major, .minor = stx.stx_dev_minor };
-        r = sbx_mountinfo_fs_path(mount, path, &ret->fs_path);
-        if (r < 0)
+        *ret = (MountIdentity) { .major = stx.stx_dev_major, .minor = stx.stx_dev_minor };
+        if ((r = sbx_mountinfo_fs_path(mount, path, &ret->fs_path)) < 0)
                 return sbx_error_set(error, SBX_ERROR_IO, "volumes: '%s' is not below its mount point '%s'", path,
                                      mount->mount_point);
         return 0;
 }
 
-static bool same(const SbxMountInfo *mount, const SbxMountIdentity *id, const char *mode) {
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+int sbx_container_mounts(SbxDocker *d, const char *id, uint64_t since_us, unsigned timeout_ms, SbxMountTable *ret,
+                         SbxError *error) {
+        uint64_t deadline = now_usec() + timeout_ms * 1000ULL;
+        long delay_ms = 2;
+        int r;
+
+        for (;;) {
+                _cleanup_free_ char *log = NULL, *table = NULL;
+
+                if ((r = sbx_docker_container_log_tail(d, id, LOG_TAIL_LINES, &log, error)) < 0)
+                        return r;
+                r = sbx_mountinfo_from_init_log(log, since_us, &table);
+                if (r > 0)
+                        r = sbx_mountinfo_parse(table, &ret->m, &ret->n) ?: 1;
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT,
+                                             "volumes: the sandbox's first process reported no readable mount table");
+                if (r > 0)
+                        return 0;
+                if (now_usec() >= deadline)
+                        return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT,
+                                             "volumes: the sandbox's first process did not report its mounts "
+                                             "within %u ms", timeout_ms);
+                (void) nanosleep(&(struct timespec) { .tv_nsec = delay_ms * 1000000L }, NULL);
+                if (delay_ms < 50)
+                        delay_ms *= 2;
+        }
+}
+
+static bool same(const SbxMountInfo *mount, const MountIdentity *id, const char *mode) {
         return mount && mount->major == id->major && mount->minor == id->minor && streq(mount->root, id->fs_path) &&
                 mount->read_only == streq(mode, "ro");
 }
 
-int sbx_mounts_verify(pid_t pid, const SbxVolume *volumes, const SbxMountIdentity *ids, size_t n,
+int sbx_mounts_verify(const SbxMountTable *t, const SbxVolume *volumes, const int *fds, size_t n,
                       SbxError *error) {
-        _cleanup_(mount_table_done) MountTable t = {};
-        char p[32];
         int r;
 
-        if (n == 0)
-                return 0;
-        snprintf(p, sizeof p, "%d", (int) pid);
-        if (pid <= 0 || (r = read_mountinfo(p, &t)) < 0)
-                return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT,
-                                     "volumes: cannot see the mounts of the sandbox's first process (pid %d): %s; "
-                                     "the service must run in dockerd's PID namespace", (int) pid,
-                                     pid <= 0 ? "it is not running" : strerror(-r));
         for (size_t i = 0; i < n; i++) {
-                const SbxMountInfo *mount = sbx_mountinfo_at(t.m, t.n, volumes[i].guest);
+                _cleanup_(mount_identity_done) MountIdentity id = {};
+                const SbxMountInfo *mount = sbx_mountinfo_at(t->m, t->n, volumes[i].guest);
 
-                if (same(mount, &ids[i], volumes[i].mode))
+                if ((r = identity_of_fd(fds[i], &id, error)) < 0)
+                        return r;
+                if (same(mount, &id, volumes[i].mode))
                         continue;
                 if (!mount)
                         return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT,
                                              "volumes: nothing is mounted at '%s' in the sandbox", volumes[i].guest);
                 return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT,
                                      "volumes: '%s' in the sandbox is not the checked '%s' (mounted: device %u:%u "
-                                     "path '%s'%s; checked: device %u:%u path '%s' %s)",
+                                     "path '%s' %s; checked: device %u:%u path '%s' %s)",
                                      volumes[i].guest, volumes[i].host, mount->major, mount->minor, mount->root,
-                                     mount->read_only ? " ro" : " rw", ids[i].major, ids[i].minor, ids[i].fs_path,
+                                     mount->read_only ? "ro" : "rw", id.major, id.minor, id.fs_path,
                                      volumes[i].mode);
         }
         return 0;
 }
 
-int sbx_mounts_truthful(pid_t pid, const SbxVolume *volumes, size_t n) {
-        _cleanup_(mount_table_done) MountTable t = {};
-        char p[32];
-        int r;
-
-        if (n == 0)
-                return 1;
-        snprintf(p, sizeof p, "%d", (int) pid);
-        if (pid <= 0 || (r = read_mountinfo(p, &t)) < 0)
-                return pid <= 0 ? -ESRCH : r;
+bool sbx_mounts_truthful(const SbxMountTable *t, const SbxVolume *volumes, size_t n) {
         for (size_t i = 0; i < n; i++) {
-                _cleanup_(sbx_mount_identity_done) SbxMountIdentity id = {};
+                _cleanup_(mount_identity_done) MountIdentity id = {};
                 _cleanup_close_ int fd = open(volumes[i].host, O_PATH | O_CLOEXEC);
 
-                if (fd < 0 || sbx_mount_identity_of_fd(fd, &id, NULL) < 0 ||
-                    !same(sbx_mountinfo_at(t.m, t.n, volumes[i].guest), &id, volumes[i].mode))
-                        return 0;
+                if (fd < 0 || identity_of_fd(fd, &id, NULL) < 0 ||
+                    !same(sbx_mountinfo_at(t->m, t->n, volumes[i].guest), &id, volumes[i].mode))
+                        return false;
         }
-        return 1;
+        return true;
 }
