@@ -711,7 +711,9 @@ START_TEST(test_swap_between_check_and_mount) {
         ck_assert(!sb->hardened);
         ck_assert_int_eq(sb->verdict, SBX_VERDICT_MISMATCH);
         sb = sbx_sandbox_free(sb);
+        verify(&F.l, n, s, SBX_VERDICT_MISMATCH, SBX_SPEC_FIELD_VOLUMES);
         unswap(&w);
+        verify(&F.l, n, s, SBX_VERDICT_MATCH, 0);
         sb = inspect_ok(&F.l, n);
         ck_assert(sb->hardened);
         ck_assert_int_eq(sb->verdict, SBX_VERDICT_MATCH);

@@ -481,6 +481,11 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
         *ret_fields = *ret_verdict == SBX_VERDICT_MISMATCH
                 ? sbx_verify_mismatched_fields(desired, stored, row ? row->fingerprint : NULL, o)
                 : 0;
+        /* Judged by what is mounted, not by what was asked (DESIGN §10). */
+        if (*ret_verdict == SBX_VERDICT_MATCH && !mounts_truthful(l, o)) {
+                *ret_verdict = SBX_VERDICT_MISMATCH;
+                *ret_fields = SBX_SPEC_FIELD_VOLUMES;
+        }
         return 0;
 }
 

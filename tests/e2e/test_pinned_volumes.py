@@ -150,7 +150,10 @@ def test_race_creates_with_a_swap_loop(sandboxd, cleanup, stack, victim):
     alt = cleanup.path(os.path.join(HOME, h.unique("race-link")))
     as_member(stack, "ln", "-s", victim, alt)
     names = [cleanup.sandbox(h.unique("race")) for _ in range(trials)]
-    swapper = stack.spawn_as(MEMBER, ["/usr/bin/python3", "-c", SWAPPER, ws, alt])
+    # Started directly as the member (no runuser in between), so killing it stops it.
+    swapper = subprocess.Popen(["/usr/bin/python3", "-c", SWAPPER, ws, alt], user=h.uid_of(MEMBER),
+                               group=h.gid_of(MEMBER), extra_groups=[], stdout=subprocess.PIPE,
+                               text=True, cwd="/", env={"PATH": "/usr/bin:/bin"})
     try:
         assert swapper.stdout.readline().strip() == "ready"
         outcomes = {"created": 0, h.POLICY_VIOLATION: 0, h.RUNTIME_CONFLICT: 0}
