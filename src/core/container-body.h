@@ -14,7 +14,7 @@
 
 typedef struct SbxContainerParams {
         const char *name;               /* the sandbox name (label) */
-        const SbxSpec *spec;            /* normalized, strictly validated */
+        const SbxSpec *spec;            /* normalized, admissible */
         const char *image;              /* resolved image reference (a snapshot's tag) */
         const char *fingerprint;        /* "" = nothing to attest */
         uid_t uid;                      /* the owner: Config.User and the owner label */
