@@ -25,6 +25,7 @@ expect() {      # expect TEST PATH
 
 expect -x "$libexecdir/xagent-sandboxd"
 expect -x "$bindir/xagent-sandboxctl"
+expect -x "$libexecdir/xagent-sandbox-init/xagent-sandbox-init"
 expect -f "$datadir/dbus-1/system.d/org.xagent.Sandbox1.conf"
 expect -f "$datadir/dbus-1/system-services/org.xagent.Sandbox1.service"
 expect -f "$datadir/dbus-1/interfaces/org.xagent.Sandbox1.Manager.xml"
@@ -50,8 +51,15 @@ grep -qx "ExecStart=$libexecdir/xagent-sandboxd" "$unit" || { echo "FAIL ExecSta
 grep -qx "BusName=org.xagent.Sandbox1" "$unit" || { echo "FAIL BusName= of $unit"; fail=1; }
 grep -q "@[a-z]*@" "$service" "$unit" && { echo "FAIL unsubstituted @...@"; fail=1; }
 
+# The sandboxes' first process is alone in its directory (dockerd mounts all of it
+# into every sandbox) and static (it runs in any image).
+[ "$(ls -A "$dest$libexecdir/xagent-sandbox-init")" = xagent-sandbox-init ] ||
+        { echo "FAIL $libexecdir/xagent-sandbox-init holds more than the init"; fail=1; }
+file -L "$dest$libexecdir/xagent-sandbox-init/xagent-sandbox-init" | grep -q 'statically linked' ||
+        { echo "FAIL xagent-sandbox-init is not statically linked"; fail=1; }
+
 # Nothing unexpected: every installed file is one of the above.
 count=$(find "$dest" -type f | wc -l)
-[ "$count" -eq 11 ] || { echo "FAIL $count files installed, expected 11:"; find "$dest" -type f; fail=1; }
+[ "$count" -eq 12 ] || { echo "FAIL $count files installed, expected 12:"; find "$dest" -type f; fail=1; }
 
 exit $fail

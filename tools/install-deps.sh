@@ -8,7 +8,7 @@ packages=(
         gcc meson ninja-build pkg-config
         libsystemd-dev libcurl4-openssl-dev libjson-c-dev libsqlite3-dev libgnutls28-dev
         # tests
-        check valgrind python3
+        check valgrind python3 file
         python3-pytest
         # the real things the service talks to
         docker.io busybox-static

@@ -103,9 +103,15 @@ int sbx_policy_check_image(const SbxPolicy *p, const char *image, SbxError *erro
 int sbx_policy_check_limits(const SbxPolicy *p, const SbxSpec *spec, SbxError *error);
 /* Each host port is 0 (ephemeral) or in host_port_min…65535. */
 int sbx_policy_check_ports(const SbxPolicy *p, const SbxSpec *spec, SbxError *error);
-/* Guest paths of the volumes and working_dir: absolute, not "/" (volumes), and not
- * /proc, /sys, /dev or below. */
+/* Guest paths of the volumes and working_dir: absolute, not "/" (volumes), not
+ * /proc, /sys, /dev or below, not in the reserved SBX_INIT_GUEST_DIR, and no volume
+ * inside another's guest path. */
 int sbx_policy_check_guest_paths(const SbxSpec *spec, SbxError *error);
+
+/* The volume whose guest path strictly contains the working directory (which must
+ * then exist in it: the file-system half of the check), with *ret_rest the path
+ * below that guest path; -1 if none. */
+ssize_t sbx_spec_working_dir_volume(const SbxSpec *spec, const char **ret_rest);
 
 /* A host path that is never mounted: "/", and any path that is, is an ancestor of, or
  * lies below the Docker socket (docker_socket, NULL = the default; its /run ↔
