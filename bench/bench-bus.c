@@ -49,7 +49,7 @@ static char *direct_create(SbxDocker *d, const char *image, const char *name) {
                 die("init volume", r, &e);
         spec->template_type = SBX_TEMPLATE_IMAGE;
         spec->image = strdup(image);
-        if ((r = sbx_spec_normalize(spec, &e)) < 0 || (r = sbx_spec_fingerprint(spec, fp)) < 0 ||
+        if ((r = sbx_spec_normalize(spec, &e)) < 0 || (r = sbx_spec_fingerprint(spec, SBX_PYTHON_DEFAULT, fp)) < 0 ||
             (r = sbx_container_body(&(SbxContainerParams) {
                     .name = name, .spec = spec, .image = image, .fingerprint = fp, .uid = 0, .init_volume = init_volume,
                     .pids_limit = 512, .publish_address = "127.0.0.1" }, &body)) < 0 ||

@@ -342,7 +342,7 @@ int main(int argc, char **argv) {
                                   "\"] }", &policy, &e)) < 0 ||
             (r = sbx_spec_from_json_string("{}", &spec, &e)) < 0 ||
             (r = sbx_spec_finalize(spec, TEST_IMAGE, &e)) < 0 ||
-            (r = sbx_spec_fingerprint(spec, b.fp)) < 0 ||
+            (r = sbx_spec_fingerprint(spec, SBX_PYTHON_DEFAULT, b.fp)) < 0 ||
             (r = sbx_init_volume_ensure(d, SBX_BUILD_INIT_DIR, &b.init_volume, &e)) < 0 ||
             !(locks = sbx_keyed_lock_registry_new())) {
                 fail("setup", &e, r < 0 ? r : -ENOMEM);

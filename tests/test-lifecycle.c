@@ -325,7 +325,7 @@ START_TEST(test_create_hardened) {
         json_object *hc, *sec;
         bool nnp = false;
 
-        ck_assert_int_eq(sbx_spec_fingerprint(s, fp), 0);
+        ck_assert_int_eq(sbx_spec_fingerprint(s, SBX_PYTHON_DEFAULT, fp), 0);
         created = create_ok(&F.l, n, s, &owner);
         ck_assert_int_eq(created->verdict, SBX_VERDICT_MATCH);
         ck_assert(created->hardened);
@@ -550,7 +550,7 @@ START_TEST(test_snapshot) {
 
         ck_assert_int_ge(asprintf(&text, "{\"snapshot\": \"%s\"}", snap), 0);
         from_snap = spec("%s", text);
-        ck_assert_int_eq(sbx_spec_fingerprint(from_snap, fp), 0);
+        ck_assert_int_eq(sbx_spec_fingerprint(from_snap, SBX_PYTHON_DEFAULT, fp), 0);
         sb = create_ok(&F.l, b, from_snap, &owner);
         ck_assert_int_eq(sb->verdict, SBX_VERDICT_MATCH);
         ck_assert_str_eq(sb->image, ref);

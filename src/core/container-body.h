@@ -29,7 +29,7 @@
 
 typedef struct SbxContainerParams {
         const char *name;               /* the sandbox name (label) */
-        const SbxSpec *spec;            /* normalized, strictly validated */
+        const SbxSpec *spec;            /* normalized, admissible */
         const char *image;              /* resolved image reference (a snapshot's tag) */
         const char *fingerprint;        /* "" = nothing to attest */
         uid_t uid;                      /* the owner (label); processes it starts run as uid:gid */

@@ -49,6 +49,7 @@ SbxPolicy *sbx_policy_new_default(void) {
         p->max_sandboxes_per_user = SBX_POLICY_DEFAULT_MAX_SANDBOXES_PER_USER;
         p->pids_limit = SBX_POLICY_DEFAULT_PIDS_LIMIT;
         p->host_port_min = SBX_POLICY_DEFAULT_HOST_PORT_MIN;
+        p->python_version = SBX_PYTHON_DEFAULT;
 
         p->default_image = strdup(SBX_POLICY_DEFAULT_IMAGE);
         p->publish_address = strdup(SBX_POLICY_DEFAULT_PUBLISH_ADDRESS);
@@ -354,6 +355,18 @@ static int parse_int_key(SbxPolicy *p, size_t i, json_object *v, SbxError *error
         return 0;
 }
 
+static int parse_python_version(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {
+        const char *s;
+        int r;
+
+        if ((r = get_string(key, v, &s, error)) < 0)
+                return r;
+        if (sbx_python_version_from_string(s, &p->python_version) < 0)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "%s: '%s' is not one of \"3.11\", \"3.12\", \"3.13\", \"3.14\"", key, s);
+        return 0;
+}
+
 static const struct {
         const char *key;
         int (*parse)(SbxPolicy *p, const char *key, json_object *v, SbxError *error);
@@ -362,6 +375,7 @@ static const struct {
         { "allowed_images",  parse_allowed_images },
         { "volume_roots",    parse_volume_roots },
         { "publish_address", parse_publish_address },
+        { "python_version",  parse_python_version },
 };
 
 static int parse_key(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {

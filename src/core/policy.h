@@ -17,6 +17,7 @@
 
 #include "error.h"
 #include "spec.h"
+#include "unicode.h"
 
 /* Where the daemon reads the host policy unless told otherwise. */
 #define SBX_POLICY_PATH "/etc/xagent/sandboxd.json"
@@ -63,6 +64,9 @@ typedef struct SbxPolicy {
         int64_t pids_limit;
         int64_t host_port_min;
         char *publish_address;  /* an IPv4 or IPv6 literal */
+        /* The Python whose repr() the fingerprint stamped on created sandboxes
+         * follows ("3.11"…"3.14"); verification accepts every version's. */
+        SbxPythonVersion python_version;
 } SbxPolicy;
 
 /* Who a sandbox is for; name and home as the user database has them (may be NULL:
@@ -128,7 +132,7 @@ int sbx_policy_find_root(const SbxPolicy *p, const SbxOwner *owner, const char *
 int sbx_policy_check_volumes(const SbxPolicy *p, const SbxOwner *owner, const SbxSpec *spec,
                              const char *docker_socket, SbxError *error);
 
-/* All of the above on a normalized, strictly validated spec (the image only for image
+/* All of the above on a normalized, admissible spec (the image only for image
  * templates; snapshot templates are checked against the owner's snapshots). */
 int sbx_policy_check_spec(const SbxPolicy *p, const SbxOwner *owner, const SbxSpec *spec,
                           const char *docker_socket, SbxError *error);

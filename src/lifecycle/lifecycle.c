@@ -179,6 +179,7 @@ static int make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const
                         const SbxSpec *stored, SbxSandbox **ret) {
         _cleanup_(sbx_sandbox_freep) SbxSandbox *s = calloc(1, sizeof(SbxSandbox));
         bool truthful = mounts_truthful(l, o);
+        SbxFingerprints fps;
 
         if (!s)
                 return -ENOMEM;
@@ -194,8 +195,8 @@ static int make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const
         s->state = o->state;
         s->has_row = row != NULL;
         s->verdict = SBX_VERDICT_UNVERIFIED;
-        if (stored && row)
-                s->verdict = sbx_verdict(stored, row->fingerprint, o, SBX_CONTRACT_VERSION);
+        if (stored && row && sbx_spec_fingerprints(stored, &fps) >= 0)
+                s->verdict = sbx_verdict(stored, &fps, o, SBX_CONTRACT_VERSION);
         if (!truthful && s->verdict == SBX_VERDICT_MATCH)
                 s->verdict = SBX_VERDICT_MISMATCH;
         if (row && row->created_us > 0)
@@ -427,7 +428,7 @@ int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec,
         if ((r = resolve_image(l, spec, owner, &image, error)) < 0 ||
             (r = check_admissible(l, spec, owner, &pins, error)) < 0 ||
             (r = sbx_init_volume_ensure(l->docker, l->init_dir, &init_volume, error)) < 0 ||
-            (r = sbx_spec_fingerprint(spec, fp)) < 0 ||
+            (r = sbx_spec_fingerprint(spec, l->policy->python_version, fp)) < 0 ||
             (r = sbx_container_body(&(SbxContainerParams) {
                     .name = name, .spec = spec, .image = image, .fingerprint = fp,
                     .uid = owner->uid, .init_volume = init_volume,
@@ -463,10 +464,10 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *stored = NULL;
-        char fp[SBX_FINGERPRINT_HEX_LEN + 1];
+        SbxFingerprints fps;
         int r;
 
-        if ((r = sbx_spec_fingerprint(desired, fp)) < 0)
+        if ((r = sbx_spec_fingerprints(desired, &fps)) < 0)
                 return r;
         if ((r = find_container(l, name, SBX_ANY_OWNER, &id, error)) < 0)
                 return r;
@@ -477,7 +478,7 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
         if ((r = load_row(l, name, o->id, &row, &stored, error)) < 0)
                 return r;
 
-        *ret_verdict = sbx_verdict(desired, fp, o, SBX_CONTRACT_VERSION);
+        *ret_verdict = sbx_verdict(desired, &fps, o, SBX_CONTRACT_VERSION);
         *ret_fields = *ret_verdict == SBX_VERDICT_MISMATCH
                 ? sbx_verify_mismatched_fields(desired, stored, row ? row->fingerprint : NULL, o)
                 : 0;
