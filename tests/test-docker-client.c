@@ -219,17 +219,17 @@ START_TEST(test_lifecycle) {
         json_object_put(TAKE_PTR(image));
 
         ck_assert_int_eq(sbx_docker_image_remove(d, ref, false, &e), 0);
-        ck_assert_int_eq(sbx_docker_image_inspect(d, ref, &image, &e), -ENOENT);
+        ck_assert_int_eq(sbx_docker_image_inspect(d, ref, &image, &e), -ENODATA);
         ck_assert_ptr_null(image);
-        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "No such image");
+        assert_error(&e, SBX_ERROR_DOCKER_NOT_FOUND, "No such image");
         sbx_error_free(&e);
 
         ck_assert_int_eq(sbx_docker_container_remove(d, id, &e), 0);
         json_object_put(TAKE_PTR(info));
-        ck_assert_int_eq(sbx_docker_container_inspect(d, id, &info, &e), -ENOENT);
-        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "No such container");
+        ck_assert_int_eq(sbx_docker_container_inspect(d, id, &info, &e), -ENODATA);
+        assert_error(&e, SBX_ERROR_DOCKER_NOT_FOUND, "No such container");
         sbx_error_free(&e);
-        ck_assert_int_eq(sbx_docker_container_remove(d, n, &e), -ENOENT);
+        ck_assert_int_eq(sbx_docker_container_remove(d, n, &e), -ENODATA);
         sbx_error_free(&e);
         rmdir(src_ro);
         rmdir(src_rw);
@@ -297,30 +297,30 @@ START_TEST(test_not_found) {
         json_object *j = NULL;
         SbxError e = SBX_ERROR_NULL;
 
-        ck_assert_int_eq(sbx_docker_container_inspect(d, n, &j, &e), -ENOENT);
-        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "No such container");
+        ck_assert_int_eq(sbx_docker_container_inspect(d, n, &j, &e), -ENODATA);
+        assert_error(&e, SBX_ERROR_DOCKER_NOT_FOUND, "No such container");
         sbx_error_free(&e);
-        ck_assert_int_eq(sbx_docker_container_start(d, n, &e), -ENOENT);
+        ck_assert_int_eq(sbx_docker_container_start(d, n, &e), -ENODATA);
         sbx_error_free(&e);
-        ck_assert_int_eq(sbx_docker_container_stop(d, n, 1, &e), -ENOENT);
+        ck_assert_int_eq(sbx_docker_container_stop(d, n, 1, &e), -ENODATA);
         sbx_error_free(&e);
-        ck_assert_int_eq(sbx_docker_container_remove(d, n, &e), -ENOENT);
-        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "No such container");
+        ck_assert_int_eq(sbx_docker_container_remove(d, n, &e), -ENODATA);
+        assert_error(&e, SBX_ERROR_DOCKER_NOT_FOUND, "No such container");
         sbx_error_free(&e);
-        ck_assert_int_eq(sbx_docker_commit(d, n, n, "x", NULL, &image, &e), -ENOENT);
+        ck_assert_int_eq(sbx_docker_commit(d, n, n, "x", NULL, &image, &e), -ENODATA);
         sbx_error_free(&e);
 
-        ck_assert_int_eq(sbx_docker_image_inspect(d, n, &j, &e), -ENOENT);
-        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "No such image");
+        ck_assert_int_eq(sbx_docker_image_inspect(d, n, &j, &e), -ENODATA);
+        assert_error(&e, SBX_ERROR_DOCKER_NOT_FOUND, "No such image");
         sbx_error_free(&e);
-        ck_assert_int_eq(sbx_docker_image_remove(d, n, true, &e), -ENOENT);
-        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "No such image");
+        ck_assert_int_eq(sbx_docker_image_remove(d, n, true, &e), -ENODATA);
+        assert_error(&e, SBX_ERROR_DOCKER_NOT_FOUND, "No such image");
         sbx_error_free(&e);
 
         /* create from a missing image is a 404 as well: the caller tells it apart by the call */
         body = parse("{\"Image\":\"%s:latest\",\"Labels\":{\"sbx-test.run\":\"%s\"}}", n, run_id);
-        ck_assert_int_eq(sbx_docker_container_create(d, n, body, &id, &e), -ENOENT);
-        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "No such image");
+        ck_assert_int_eq(sbx_docker_container_create(d, n, body, &id, &e), -ENODATA);
+        assert_error(&e, SBX_ERROR_DOCKER_NOT_FOUND, "No such image");
         sbx_error_free(&e);
         ck_assert_ptr_null(j);
         ck_assert_ptr_null(id);
@@ -338,7 +338,7 @@ START_TEST(test_conflict) {
         id = create(d, n, "{}");
         body = parse("{\"Image\":\"" TEST_IMAGE "\",\"Labels\":{\"sbx-test.run\":\"%s\"}}", run_id);
         ck_assert_int_eq(sbx_docker_container_create(d, n, body, &dup, &e), -EBUSY);
-        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "is already in use");
+        assert_error(&e, SBX_ERROR_DOCKER_CONFLICT, "is already in use");
         sbx_error_free(&e);
         ck_assert_ptr_null(dup);
 
@@ -349,7 +349,7 @@ START_TEST(test_conflict) {
         body = parse("{\"Image\":\"%s\",\"Labels\":{\"sbx-test.run\":\"%s\"}}", ref, run_id);
         ck_assert_int_eq(sbx_docker_container_create(d, n2, body, &id2, &e), 0);
         ck_assert_int_eq(sbx_docker_image_remove(d, image_id, false, &e), -EBUSY);
-        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "conflict");
+        assert_error(&e, SBX_ERROR_DOCKER_CONFLICT, "conflict");
         sbx_error_free(&e);
 
         ck_assert_int_eq(sbx_docker_container_remove(d, id2, &e), 0);

@@ -349,13 +349,13 @@ START_TEST(test_status_mapping) {
         char *id = NULL;
         SbxError e = SBX_ERROR_NULL;
 
-        ck_assert_int_eq(sbx_docker_container_inspect(d, "nope", &j, &e), -ENOENT);
+        ck_assert_int_eq(sbx_docker_container_inspect(d, "nope", &j, &e), -ENODATA);
         ck_assert_ptr_null(j);
-        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "Docker: No such container: nope");
+        assert_error(&e, SBX_ERROR_DOCKER_NOT_FOUND, "Docker: No such container: nope");
         sbx_error_free(&e);
         ck_assert_int_eq(sbx_docker_container_create(d, "n", body, &id, &e), -EBUSY);
         ck_assert_ptr_null(id);
-        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "Docker: name taken");
+        assert_error(&e, SBX_ERROR_DOCKER_CONFLICT, "Docker: name taken");
         sbx_error_free(&e);
         ck_assert_int_eq(sbx_docker_container_remove(d, "n", &e), -EPROTO);
         assert_error(&e, SBX_ERROR_BACKEND_ERROR, "Docker: nope!");

@@ -576,7 +576,7 @@ START_TEST(test_snapshot) {
         sbx_error_free(&e);
 
         /* in use by b: Docker refuses, the row stays */
-        ck_assert_int_eq(sbx_lifecycle_delete_snapshot(&F.l, snap, OWNER_UID, &e), -EBUSY);
+        ck_assert_int_eq(sbx_lifecycle_delete_snapshot(&F.l, snap, OWNER_UID, &e), -EPROTO);
         assert_error(&e, SBX_ERROR_BACKEND_ERROR, "is using its referenced image");
         fprintf(stderr, "delete_snapshot in use: %s\n", e.message);
         sbx_error_free(&e);
@@ -587,7 +587,7 @@ START_TEST(test_snapshot) {
         ck_assert_int_eq(sbx_lifecycle_delete_snapshot(&F.l, snap, OWNER_UID, &e), 1);
         ck_assert_int_eq(sbx_lifecycle_delete_snapshot(&F.l, snap, OWNER_UID, &e), 0);
         json_object_put(TAKE_PTR(image));
-        ck_assert_int_eq(sbx_docker_image_inspect(F.docker, ref, &image, &e), -ENOENT);
+        ck_assert_int_eq(sbx_docker_image_inspect(F.docker, ref, &image, &e), -ENODATA);
         sbx_error_free(&e);
 
         /* gone: a create from it is NoSuchSnapshot */

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The service's D-Bus errors (DESIGN §4) and their mapping from SbxError kinds. */
+/* The service's D-Bus errors (docs/api.md), made from the one list of kinds in
+ * error.h. */
 
 #include <systemd/sd-bus.h>
 
 #include "error.h"
 
-#define SBX_BUS_ERROR_PREFIX            "org.xagent.Sandbox1.Error."
 #define SBX_BUS_ERROR_NO_SUCH_SANDBOX   SBX_BUS_ERROR_PREFIX "NoSuchSandbox"
 #define SBX_BUS_ERROR_SANDBOX_EXISTS    SBX_BUS_ERROR_PREFIX "SandboxExists"
 #define SBX_BUS_ERROR_RUNTIME_CONFLICT  SBX_BUS_ERROR_PREFIX "RuntimeConflict"

@@ -8,28 +8,24 @@
 static const struct {
         const char *name;
         int errnum;
+        const char *bus_name;
 } kinds[_SBX_ERROR_KIND_MAX] = {
-        [SBX_ERROR_NONE]                      = { "None",                             0             },
-        [SBX_ERROR_INVALID_ARGS]              = { "InvalidArgs",                      EINVAL        },
-        [SBX_ERROR_ACCESS_DENIED]             = { "AccessDenied",                     EACCES        },
-        [SBX_ERROR_INTERACTIVE_AUTH_REQUIRED] = { "InteractiveAuthorizationRequired", EBADR         },
-        [SBX_ERROR_LIMITS_EXCEEDED]           = { "LimitsExceeded",                   ENOBUFS       },
-        [SBX_ERROR_NO_SUCH_SANDBOX]           = { "NoSuchSandbox",                    ENXIO         },
-        [SBX_ERROR_SANDBOX_EXISTS]            = { "SandboxExists",                    EEXIST        },
-        [SBX_ERROR_RUNTIME_CONFLICT]          = { "RuntimeConflict",                  EADDRINUSE    },
-        [SBX_ERROR_RECOVERY_REQUIRED]         = { "RecoveryRequired",                 ENOTRECOVERABLE },
-        [SBX_ERROR_NO_SUCH_SNAPSHOT]          = { "NoSuchSnapshot",                   ENOENT        },
-        [SBX_ERROR_SNAPSHOT_EXISTS]           = { "SnapshotExists",                   ENOTEMPTY     },
-        [SBX_ERROR_POLICY_VIOLATION]          = { "PolicyViolation",                  EPERM         },
-        [SBX_ERROR_BACKEND_UNAVAILABLE]       = { "BackendUnavailable",               EHOSTDOWN     },
-        [SBX_ERROR_BACKEND_ERROR]             = { "BackendError",                     EPROTO        },
-        [SBX_ERROR_IO]                        = { "IOError",                          EIO           },
+        [SBX_ERROR_NONE] = { "None", 0, NULL },
+#define SBX_ERROR_ENTRY(kind, n, e, b, be) [SBX_ERROR_##kind] = { n, e, b },
+        SBX_ERROR_KINDS(SBX_ERROR_ENTRY)
+#undef SBX_ERROR_ENTRY
 };
 
 int sbx_error_errno(SbxErrorKind kind) {
         if (kind <= SBX_ERROR_NONE || kind >= _SBX_ERROR_KIND_MAX)
                 return EIO;
         return kinds[kind].errnum;
+}
+
+const char *sbx_error_bus_name(SbxErrorKind kind) {
+        if (kind <= SBX_ERROR_NONE || kind >= _SBX_ERROR_KIND_MAX)
+                return "org.freedesktop.DBus.Error.Failed";
+        return kinds[kind].bus_name;
 }
 
 const char *sbx_error_kind_name(SbxErrorKind kind) {

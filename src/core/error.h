@@ -6,26 +6,45 @@
  * negative errno and, when given a non-NULL SbxError, fill it in. Pure C: no
  * libsystemd here, so the core stays free of I/O dependencies. */
 
+#include <errno.h>
 #include <stdarg.h>
 
 #include "macro.h"
 
+#define SBX_BUS_ERROR_PREFIX "org.xagent.Sandbox1.Error."
+#define SBX_BUS_DBUS_PREFIX "org.freedesktop.DBus.Error."
+
+/* Every kind, once: its name, the errno that goes with it, the D-Bus error the bus
+ * front end sends for it, and the errno sd-bus clients get back for that D-Bus
+ * name (sd_bus_error_map). The enum, the names, the errnos and the
+ * D-Bus map are all made from this one list, so they cannot disagree.
+ *
+ * DockerNotFound and DockerConflict are Docker's 404 and 409: results that only
+ * the caller can name (NoSuchSandbox, NoSuchSnapshot, SandboxExists, success for
+ * an idempotent delete…). Passed on unnamed they are sent as BackendError. */
+#define SBX_ERROR_KINDS(X)                                                                                     \
+        X(INVALID_ARGS,              "InvalidArgs",                      EINVAL,          SBX_BUS_DBUS_PREFIX "InvalidArgs", EINVAL) \
+        X(ACCESS_DENIED,             "AccessDenied",                     EACCES,          SBX_BUS_DBUS_PREFIX "AccessDenied", EACCES) \
+        X(INTERACTIVE_AUTH_REQUIRED, "InteractiveAuthorizationRequired", EBADR,           SBX_BUS_DBUS_PREFIX "InteractiveAuthorizationRequired", EBADR) \
+        X(LIMITS_EXCEEDED,           "LimitsExceeded",                   ENOBUFS,         SBX_BUS_DBUS_PREFIX "LimitsExceeded", ENOBUFS) \
+        X(NO_SUCH_SANDBOX,           "NoSuchSandbox",                    ENXIO,           SBX_BUS_ERROR_PREFIX "NoSuchSandbox", ENXIO) \
+        X(SANDBOX_EXISTS,            "SandboxExists",                    EEXIST,          SBX_BUS_ERROR_PREFIX "SandboxExists", EEXIST) \
+        X(RUNTIME_CONFLICT,          "RuntimeConflict",                  EADDRINUSE,      SBX_BUS_ERROR_PREFIX "RuntimeConflict", EADDRINUSE) \
+        X(RECOVERY_REQUIRED,         "RecoveryRequired",                 ENOTRECOVERABLE, SBX_BUS_ERROR_PREFIX "RecoveryRequired", ENOTRECOVERABLE) \
+        X(NO_SUCH_SNAPSHOT,          "NoSuchSnapshot",                   ENOENT,          SBX_BUS_ERROR_PREFIX "NoSuchSnapshot", ENOENT) \
+        X(SNAPSHOT_EXISTS,           "SnapshotExists",                   ENOTEMPTY,       SBX_BUS_ERROR_PREFIX "SnapshotExists", ENOTEMPTY) \
+        X(POLICY_VIOLATION,          "PolicyViolation",                  EPERM,           SBX_BUS_ERROR_PREFIX "PolicyViolation", EPERM) \
+        X(BACKEND_UNAVAILABLE,       "BackendUnavailable",               EHOSTDOWN,       SBX_BUS_ERROR_PREFIX "BackendUnavailable", EHOSTDOWN) \
+        X(BACKEND_ERROR,             "BackendError",                     EPROTO,          SBX_BUS_ERROR_PREFIX "BackendError", EPROTO) \
+        X(DOCKER_NOT_FOUND,          "DockerNotFound",                   ENODATA,         SBX_BUS_ERROR_PREFIX "BackendError", EPROTO) \
+        X(DOCKER_CONFLICT,           "DockerConflict",                   EBUSY,           SBX_BUS_ERROR_PREFIX "BackendError", EPROTO) \
+        X(IO,                        "IOError",                          EIO,             SBX_BUS_DBUS_PREFIX "IOError", EIO)
+
 typedef enum SbxErrorKind {
         SBX_ERROR_NONE = 0,
-        SBX_ERROR_INVALID_ARGS,         /* org.freedesktop.DBus.Error.InvalidArgs */
-        SBX_ERROR_ACCESS_DENIED,        /* org.freedesktop.DBus.Error.AccessDenied */
-        SBX_ERROR_INTERACTIVE_AUTH_REQUIRED,
-        SBX_ERROR_LIMITS_EXCEEDED,      /* org.freedesktop.DBus.Error.LimitsExceeded */
-        SBX_ERROR_NO_SUCH_SANDBOX,
-        SBX_ERROR_SANDBOX_EXISTS,
-        SBX_ERROR_RUNTIME_CONFLICT,
-        SBX_ERROR_RECOVERY_REQUIRED,
-        SBX_ERROR_NO_SUCH_SNAPSHOT,
-        SBX_ERROR_SNAPSHOT_EXISTS,
-        SBX_ERROR_POLICY_VIOLATION,
-        SBX_ERROR_BACKEND_UNAVAILABLE,
-        SBX_ERROR_BACKEND_ERROR,
-        SBX_ERROR_IO,                   /* local I/O: files, the store */
+#define SBX_ERROR_ENUM(kind, name, errnum, bus_name, bus_errnum) SBX_ERROR_##kind,
+        SBX_ERROR_KINDS(SBX_ERROR_ENUM)
+#undef SBX_ERROR_ENUM
         _SBX_ERROR_KIND_MAX,
 } SbxErrorKind;
 
@@ -44,9 +63,16 @@ int sbx_error_setv(SbxError *e, SbxErrorKind kind, const char *fmt, va_list ap) 
 int sbx_error_errno(SbxErrorKind kind) _pure_;
 /* The short name of a kind ("InvalidArgs", "NoSuchSandbox", …). */
 const char *sbx_error_kind_name(SbxErrorKind kind) _pure_;
+/* The D-Bus error name sent for a kind. */
+const char *sbx_error_bus_name(SbxErrorKind kind) _pure_;
 
 static inline bool sbx_error_is_set(const SbxError *e) {
         return e && e->kind != SBX_ERROR_NONE;
+}
+
+/* The error recorded is of this kind: how callers branch on a result. */
+static inline bool sbx_error_is(const SbxError *e, SbxErrorKind kind) {
+        return e && e->kind == kind;
 }
 
 void sbx_error_free(SbxError *e);

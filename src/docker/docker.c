@@ -305,17 +305,12 @@ static char *docker_message(const Response *resp) {
 
 static int map_status(long status, const Response *resp, SbxError *error) {
         _cleanup_free_ char *m = docker_message(resp);
-        int r;
+        SbxErrorKind kind = status == 404 ? SBX_ERROR_DOCKER_NOT_FOUND :
+                            status == 409 ? SBX_ERROR_DOCKER_CONFLICT : SBX_ERROR_BACKEND_ERROR;
 
         if (m)
-                r = sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker: %s", m);
-        else
-                r = sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker answered HTTP %ld", status);
-        if (status == 404)
-                return -ENOENT;
-        if (status == 409)
-                return -EBUSY;
-        return r;
+                return sbx_error_set(error, kind, "Docker: %s", m);
+        return sbx_error_set(error, kind, "Docker answered HTTP %ld", status);
 }
 
 static bool version_supported(const char *v) {

@@ -12,21 +12,20 @@
  * every path is then prefixed with /v<version>.
  *
  * Results. Every call returns a negative errno on failure and fills the optional
- * SbxError (first error wins, see error.h):
- *   -EHOSTDOWN  SBX_ERROR_BACKEND_UNAVAILABLE: cannot connect, connection lost,
- *               or no answer within the timeout;
- *   -ENOENT     HTTP 404, no such container or image;       } kind BACKEND_ERROR,
- *   -EBUSY      HTTP 409, conflict (name in use, container   } message = Docker's
- *               running, image in use, …);                    } own message
- *   -EPROTO     SBX_ERROR_BACKEND_ERROR: any other refusal, carrying Docker's
- *               message (the JSON body's "message"), or a malformed or oversized
- *               answer;
- *   -EINVAL     SBX_ERROR_INVALID_ARGS: a bad argument (e.g. a non-unix:// host).
- * -ENOENT and -EBUSY are Docker-level results that only the caller can name
- * (NoSuchSandbox, NoSuchSnapshot, SandboxExists, …, or success for an idempotent
- * delete). They still record a BackendError, so that passing the error on
- * unchanged says something true; a caller that maps them drops it with
- * sbx_error_free() and records its own kind. Success is ≥ 0. */
+ * SbxError (first error wins, see error.h); callers branch on the kind, never on
+ * the errno:
+ *   SBX_ERROR_BACKEND_UNAVAILABLE  cannot connect, connection lost, or no answer
+ *                                  within the timeout;
+ *   SBX_ERROR_DOCKER_NOT_FOUND     HTTP 404: no such container, image or volume;
+ *   SBX_ERROR_DOCKER_CONFLICT      HTTP 409: name in use, image in use, …;
+ *   SBX_ERROR_BACKEND_ERROR        any other refusal, or a malformed or oversized
+ *                                  answer;
+ *   SBX_ERROR_INVALID_ARGS         a bad argument (e.g. a non-unix:// host).
+ * The message is Docker's own where it gave one. DockerNotFound and
+ * DockerConflict are results only the caller can name (NoSuchSandbox,
+ * SandboxExists, success for an idempotent delete, …): it replaces them with
+ * sbx_error_free() and its own kind; passed on unnamed they are sent as
+ * BackendError. Success is ≥ 0. */
 
 #include <json-c/json.h>
 #include <stddef.h>

@@ -62,7 +62,7 @@ int sbx_init_volume_ensure(SbxDocker *d, const char *init_dir, char **ret_name, 
                 return r;
 
         r = sbx_docker_volume_inspect(d, name, &volume, error);
-        if (r == -ENOENT) {
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {
                 sbx_error_free(error);
                 r = sbx_docker_volume_create_local(d, name, options, error);
         } else if (r >= 0 && !same_options(volume, options))

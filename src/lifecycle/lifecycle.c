@@ -219,7 +219,8 @@ static int describe(SbxLifecycle *l, const char *name, const char *id, SbxSandbo
         int r;
 
         if ((r = inspect_container(l, id, &o, error)) < 0)
-                return r == -ENOENT ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name) : r;
+                return sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)
+                        ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name) : r;
         if ((r = load_row(l, name, o->id, &row, &stored, error)) < 0)
                 return r;
         r = make_sandbox(l, name, o, row, stored, ret);
@@ -438,9 +439,9 @@ int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec,
                 return r;
 
         r = sbx_docker_container_create(l->docker, cname, body, &id, error);
-        if (r == -EBUSY)
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT))
                 return remap(error, SBX_ERROR_SANDBOX_EXISTS, "Sandbox already exists: '%s'", name);
-        if (r == -ENOENT)
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
                 return remap(error, SBX_ERROR_BACKEND_ERROR, "Image not present on this host: %s", image);
         if (r < 0)
                 return r;
@@ -474,7 +475,8 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
         if (r == 0)
                 return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
         if ((r = inspect_container(l, id, &o, error)) < 0)
-                return r == -ENOENT ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name) : r;
+                return sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)
+                        ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name) : r;
         if ((r = load_row(l, name, o->id, &row, &stored, error)) < 0)
                 return r;
 
@@ -558,7 +560,7 @@ static int start_checked(SbxLifecycle *l, const char *name, const char *id, cons
                 since = since > MOUNT_REPORT_SLACK_US ? since - MOUNT_REPORT_SLACK_US : 0;
         } else {
                 r = sbx_docker_container_start(l->docker, id, error);
-                if (r == -ENOENT)
+                if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
                         return remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
                 if (r < 0)
                         return r;
@@ -587,7 +589,8 @@ static int set_running(SbxLifecycle *l, const char *name, uid_t expected_owner, 
         if (r == 0)
                 return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
         if ((r = inspect_container(l, id, &o, error)) < 0)
-                return r == -ENOENT ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name) : r;
+                return sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)
+                        ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name) : r;
 
         if (running)
                 r = start_checked(l, name, id, o, error);
@@ -595,7 +598,7 @@ static int set_running(SbxLifecycle *l, const char *name, uid_t expected_owner, 
                 r = sbx_docker_container_stop(l->docker, id, timeout_s, error);
         else
                 r = 1;
-        if (r == -ENOENT)
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
                 return remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
         if (r < 0)
                 return r;
@@ -625,7 +628,7 @@ int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, uid_t expected_owner
                 return r;
         if (r > 0) {
                 r = sbx_docker_container_remove(l->docker, id, error);
-                if (r == -ENOENT)
+                if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
                         sbx_error_free(error);  /* gone meanwhile: that is what was asked */
                 else if (r < 0)
                         return r;
@@ -664,7 +667,7 @@ int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, uid_t expected_own
         r = sbx_docker_image_inspect(l->docker, ref, &image, error);
         if (r >= 0)
                 return sbx_error_set(error, SBX_ERROR_SNAPSHOT_EXISTS, "Snapshot image already exists: %s", ref);
-        if (r != -ENOENT)
+        if (!sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
                 return r;
         sbx_error_free(error);
 
@@ -675,7 +678,7 @@ int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, uid_t expected_own
             (r = sbx_json_put(config, "Labels", TAKE_PTR(labels))) < 0)
                 return r < 0 ? r : -ENOMEM;
         r = sbx_docker_commit(l->docker, id, SBX_SNAPSHOT_REPOSITORY, tag, config, &image_id, error);
-        if (r == -ENOENT)
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
                 return remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
         if (r < 0)
                 return r;
@@ -713,11 +716,13 @@ int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, uid_
                 return sbx_error_set(error, SBX_ERROR_ACCESS_DENIED,
                                      "Snapshot '%s' is no longer the one that was authorized; try again", snapshot_id);
         r = sbx_docker_image_remove(l->docker, row->image_tag, false, error);
-        if (r == -ENOENT)
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
                 sbx_error_free(error);
-        else if (r == -EBUSY)
-                return r;       /* in use by a container: Docker's message says which */
-        else if (r < 0)
+        else if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT)) {
+                /* in use by a container: Docker's message says which */
+                _cleanup_free_ char *why = TAKE_PTR(error->message);
+                return remap(error, SBX_ERROR_BACKEND_ERROR, "Snapshot '%s' is in use: %s", snapshot_id, why ?: "");
+        } else if (r < 0)
                 return r;
         if ((r = sbx_store_delete_snapshot(l->store, snapshot_id, error)) < 0)
                 return r;
@@ -745,7 +750,7 @@ int sbx_lifecycle_list(SbxLifecycle *l, SbxSandbox ***ret, size_t *ret_n, SbxErr
                     !json_object_object_get_ex(labels, SBX_LABEL_SANDBOX_NAME, &name))
                         continue;       /* not one of ours after all */
                 r = describe(l, json_object_get_string(name), json_object_get_string(id), &out[n], error);
-                if (r == -ENXIO) {      /* removed since the listing */
+                if (sbx_error_is(error, SBX_ERROR_NO_SUCH_SANDBOX)) {   /* removed since the listing */
                         sbx_error_free(error);
                         continue;
                 }
