@@ -15,6 +15,7 @@
 #include "json-util.h"
 #include "labels.h"
 #include "lifecycle.h"
+#include "log.h"
 #include "mount-check.h"
 #include "naming.h"
 #include "owner-info.h"
@@ -246,8 +247,8 @@ static void compensate(SbxLifecycle *l, const char *id) {
         SbxError e = SBX_ERROR_NULL;
 
         if (sbx_docker_container_remove(l->docker, id, &e) < 0)
-                fprintf(stderr, "xagent-sandboxd: could not remove container %s after a failed create: %s\n", id,
-                        e.message ?: "unknown error");
+                log_error("Could not remove container %s after a failed create: %s", id,
+                          e.message ?: "unknown error");
         sbx_error_free(&e);
 }
 
@@ -527,8 +528,8 @@ static int verify_mounts_or_stop(SbxLifecycle *l, const char *id, uint64_t since
         if (r >= 0)
                 return 0;
         if (sbx_docker_container_stop(l->docker, id, 0, &e) < 0)
-                fprintf(stderr, "xagent-sandboxd: could not stop container %s after a failed mount check: %s\n", id,
-                        e.message ?: "unknown error");
+                log_error("Could not stop container %s after a failed mount check: %s", id,
+                          e.message ?: "unknown error");
         sbx_error_free(&e);
         return r;
 }
