@@ -377,7 +377,7 @@ static int connect_bus(Manager *m) {
         return sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
 }
 
-/* Start-up reconciliation (DESIGN §6) and the initial objects. Docker being away
+/* Start-up reconciliation (docs/lifecycle.md) and the initial objects. Docker being away
  * is no reason not to start: calls will say BackendUnavailable. */
 static void reconcile(Manager *m) {
         SbxLifecycle *l = worker_init(m);

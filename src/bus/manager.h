@@ -32,7 +32,7 @@ typedef struct ManagerConfig {
         unsigned idle_timeout_s;        /* 0 = never */
 } ManagerConfig;
 
-/* A sandbox as the objects show it (DESIGN §4). */
+/* A sandbox as the objects show it (docs/api.md). */
 typedef struct SandboxEntry {
         struct Manager *manager;
         char *name;

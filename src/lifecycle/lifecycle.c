@@ -156,7 +156,7 @@ static unsigned posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated,
 }
 
 /* A running container's bind mounts, judged by what is mounted rather than by what
- * was asked (DESIGN §10): each must show the directory its source names now. Only
+ * was asked (docs/security.md): each must show the directory its source names now. Only
  * a container whose first process is this service's init reports its mounts; for
  * others (xagent's own) there is nothing to judge by. The report is the last one
  * logged since shortly before the container's start. */
@@ -327,7 +327,7 @@ static int check_admissible(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner
         return pin_volumes(l, spec, owner, pins, error);
 }
 
-/* Publish-before-verify (contract §6, DESIGN §6): the seven fields and the posture
+/* Publish-before-verify (contract §6, docs/lifecycle.md): the seven fields and the posture
  * as Docker reports them, before anything is recorded or announced. */
 static int verify_published(SbxLifecycle *l, const char *name, const SbxSpec *spec, const char *image,
                             const SbxOwner *owner, const SbxObserved *o, SbxError *error) {
@@ -485,7 +485,7 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
         *ret_fields = *ret_verdict == SBX_VERDICT_MISMATCH
                 ? sbx_verify_mismatched_fields(desired, stored, row ? row->fingerprint : NULL, o)
                 : 0;
-        /* Judged by what is mounted, not by what was asked (DESIGN §10). */
+        /* Judged by what is mounted, not by what was asked (docs/security.md). */
         if (*ret_verdict == SBX_VERDICT_MATCH && !mounts_truthful(l, o)) {
                 *ret_verdict = SBX_VERDICT_MISMATCH;
                 *ret_fields = SBX_SPEC_FIELD_VOLUMES;
@@ -494,7 +494,7 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
 }
 
 /* A start is safe only for a container whose first process is this service's init
- * running as another uid (DESIGN §10). root's containers (xagent's own among them)
+ * running as another uid (docs/security.md). root's containers (xagent's own among them)
  * are exempt: nothing can give root more than it has. */
 static int check_startable(SbxLifecycle *l, const char *name, const SbxObserved *o, SbxError *error) {
         const char *items[SBX_POSTURE_ITEM_COUNT + 1];
