@@ -197,7 +197,7 @@ static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
 
         if (m->n_busy > 0 || m->releasing)
                 return 0;
-        log_info("Idle for %u s, exiting.", m->idle_timeout_s);
+        log_info("idle for %u s, exiting", m->idle_timeout_s);
         m->releasing = true;
         r = sd_bus_release_name_async(m->bus, NULL, SBX_BUS_NAME, NULL, NULL);
         if (r < 0)
