@@ -1,0 +1,72 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Builds the Debian package from this tree, as `dpkg-buildpackage -us -uc -b` in a
+# clean copy of it (without Git's data and build directories; dpkg-buildpackage
+# writes its results next to the tree it builds), and puts the .deb, .buildinfo and
+# .changes into OUTDIR. With --lintian, lintian checks them and any error fails.
+# Prints the path of the .deb on its last line.
+#
+# Usage: tools/build-deb.sh [--lintian] OUTDIR
+# Needs the Build-Depends of debian/control (tools/install-deps.sh installs them).
+
+set -euo pipefail
+
+lintian=0
+if [ "${1:-}" = --lintian ]; then
+        lintian=1
+        shift
+fi
+[ $# -eq 1 ] || { echo "usage: $0 [--lintian] OUTDIR" >&2; exit 2; }
+mkdir -p "$1"
+out=$(cd "$1" && pwd)
+src=$(cd "$(dirname "$0")/.." && pwd)
+
+# The package's version is the project's.
+version=$(sed -n "s/^ *version : '\([^']*\)',$/\1/p" "$src/meson.build")
+deb_version=$(dpkg-parsechangelog -l "$src/debian/changelog" -S Version)
+if [ "$version" != "$deb_version" ]; then
+        echo "build-deb: debian/changelog is at $deb_version, meson.build at $version: add a changelog entry" >&2
+        exit 1
+fi
+
+work=$(mktemp -d /var/tmp/xagent-build-deb.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+tree=$work/xagent-sandboxd-$version
+mkdir "$tree"
+excludes=(--exclude=./.git --exclude=__pycache__)
+for d in "$src"/*/; do
+        [ -d "$d/meson-private" ] && excludes+=("--exclude=./$(basename "$d")")
+done
+tar -C "$src" "${excludes[@]}" -c . | tar -C "$tree" -x
+
+echo "build-deb: dpkg-buildpackage -us -uc -b in $tree"
+(cd "$tree" && DEB_BUILD_OPTIONS="parallel=$(nproc) ${DEB_BUILD_OPTIONS:-}" \
+        dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1 ||
+        { tail -n 40 "$work/build.log"; echo "build-deb: dpkg-buildpackage failed" >&2; exit 1; }
+grep -E '^dpkg-deb: building package' "$work/build.log"
+
+arch=$(dpkg-architecture -qDEB_HOST_ARCH)
+changes=xagent-sandboxd_${version}_${arch}.changes
+deb=xagent-sandboxd_${version}_${arch}.deb
+# Everything the .changes lists (the package, its -dbgsym, the .buildinfo), and it.
+for f in $(sed -n '/^Files:/,/^[^ ]/s/^ [0-9a-f]\{32\} .* \([^ ]*\)$/\1/p' "$work/$changes") "$changes"; do
+        mv "$work/$f" "$out/"
+done
+
+if [ $lintian -eq 1 ]; then
+        echo "build-deb: lintian $changes"
+        # Errors fail; warnings and the rest are printed (the overrides say why each
+        # expected one is there: debian/xagent-sandboxd.lintian-overrides).
+        rc=0
+        # As root lintian complains about root; it needs nothing but to read the files.
+        runuser -u nobody -- env HOME=/nonexistent \
+                lintian --fail-on error --display-info --show-overrides "$out/$changes" >"$work/lintian.log" 2>&1 || rc=$?
+        cat "$work/lintian.log"
+        for t in E W I O; do
+                printf '%s=%s ' "$t" "$(grep -c "^$t: " "$work/lintian.log" || true)"
+        done | sed 's/ $//; s/^/build-deb: lintian tags: /'
+        echo
+        [ $rc -eq 0 ] || { echo "build-deb: lintian found errors" >&2; exit 1; }
+fi
+echo "$out/$deb"
