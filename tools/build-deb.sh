@@ -56,17 +56,25 @@ done
 
 if [ $lintian -eq 1 ]; then
         echo "build-deb: lintian $changes"
-        # Errors fail; warnings and the rest are printed (the overrides say why each
-        # expected one is there: debian/xagent-sandboxd.lintian-overrides).
+        # As root lintian complains about root; as nobody it needs the files readable,
+        # wherever OUTDIR is: a world-readable copy.
+        check=$work/lintian
+        mkdir -m 0755 "$check"
+        chmod 0755 "$work"
+        for f in $(sed -n '/^Files:/,/^[^ ]/s/^ [0-9a-f]\{32\} .* \([^ ]*\)$/\1/p' "$out/$changes") "$changes"; do
+                install -m 0644 "$out/$f" "$check/"
+        done
+        # Errors fail; everything else is printed. The overrides say why each expected
+        # tag is there (debian/xagent-sandboxd.lintian-overrides).
         rc=0
-        # As root lintian complains about root; it needs nothing but to read the files.
         runuser -u nobody -- env HOME=/nonexistent \
-                lintian --fail-on error --display-info --show-overrides "$out/$changes" >"$work/lintian.log" 2>&1 || rc=$?
+                lintian --fail-on error --display-info --show-overrides "$check/$changes" >"$work/lintian.log" 2>&1 || rc=$?
         cat "$work/lintian.log"
+        summary=
         for t in E W I O; do
-                printf '%s=%s ' "$t" "$(grep -c "^$t: " "$work/lintian.log" || true)"
-        done | sed 's/ $//; s/^/build-deb: lintian tags: /'
-        echo
+                summary+=" $t=$(grep -c "^$t: " "$work/lintian.log" || true)"
+        done
+        echo "build-deb: lintian tags (E error, W warning, I info, O overridden):$summary"
         [ $rc -eq 0 ] || { echo "build-deb: lintian found errors" >&2; exit 1; }
 fi
 echo "$out/$deb"
