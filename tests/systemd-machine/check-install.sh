@@ -309,7 +309,7 @@ expect_output() {       # expect_output REGEX OUTPUT WHAT
 
 step "README: install the package (as root)"
 # --no-install-recommends: the recommended docker.io is the host's dockerd here.
-as_root apt-get install -y -q --no-install-recommends "$DEB_IN"
+as_root apt-get install -y -q -o Dpkg::Use-Pty=0 --no-install-recommends "$DEB_IN"
 out=$(in_ns dpkg-query -W -f='${Status} ${Version}' xagent-sandboxd)
 echo "$out"
 expect_output '^install ok installed ' "$out" "the package's state"
@@ -416,7 +416,7 @@ echo "$out"
 expect_output '^ +xagent-sandboxctl - manage verified Docker sandboxes' "$out" "man xagent-sandboxctl"
 for page in "8 xagent-sandboxd" "5 sandboxd.json" "7 org.xagent.Sandbox1"; do
         out=$(as_user man -w $page)
-        echo "man -w $page: $out"
+        echo "$out"
         expect_output "^/usr/share/man/man${page%% *}/${page#* }\.${page%% *}\.gz$" "$out" "man $page"
 done
 out=$(as_user bash --norc /usr/src/complete.sh xagent-sandboxctl de)
@@ -453,8 +453,10 @@ left=$("$DOCKER" ps -aq --filter "label=xagent.sandbox.name=$SANDBOX")
 step "the package purged: its service stopped with it, its files gone, the group kept"
 out=$(as_user busctl call $DEST $OBJ $IFACE ListSandboxes)
 echo "$out"
-as_root systemctl is-active xagent-sandboxd.service
-as_root apt-get purge -y -q xagent-sandboxd
+state=$(in_ns systemctl is-active xagent-sandboxd.service || true)
+say "xagent-sandboxd.service before the purge: $state"
+[ "$state" = active ] || die "the service did not start for the purge to stop it"
+as_root apt-get purge -y -q -o Dpkg::Use-Pty=0 xagent-sandboxd
 state=$(in_ns systemctl is-active xagent-sandboxd.service || true)
 say "xagent-sandboxd.service after the purge: $state"
 [ "$state" = inactive ] || die "the purge left the service $state"
@@ -478,7 +480,7 @@ out=$(in_ns systemctl show -p ActiveState xagent-sandboxd.service)
 echo "$out"
 expect_output '^ActiveState=active$' "$out" "the source-installed service, activated"
 out=$(as_user man -w xagent-sandboxctl)
-echo "man -w xagent-sandboxctl: $out"
+echo "$out"
 expect_output '^/usr/share/man/man1/xagent-sandboxctl\.1$' "$out" "the source installation's manual page"
 as_root systemctl stop xagent-sandboxd.service
 as_root ninja -C build uninstall | tail -n 1
