@@ -18,9 +18,11 @@
 #include <unistd.h>
 
 #include "bench-util.h"
+#include "config.h"
 #include "container-body.h"
 #include "docker-container.h"
 #include "fingerprint.h"
+#include "init-volume.h"
 #include "labels.h"
 #include "naming.h"
 #include "spec.h"
@@ -38,15 +40,18 @@ static char *direct_create(SbxDocker *d, const char *image, const char *name) {
         _cleanup_(sbx_spec_freep) SbxSpec *spec = sbx_spec_new();
         _cleanup_(json_object_putp) json_object *body = NULL;
         _cleanup_free_ char *cname = NULL;
+        _cleanup_free_ char *init_volume = NULL;
         char fp[SBX_FINGERPRINT_HEX_LEN + 1], *id = NULL;
         SbxError e = SBX_ERROR_NULL;
         int r;
 
+        if ((r = sbx_init_volume_ensure(d, SBX_BUILD_INIT_DIR, &init_volume, &e)) < 0)
+                die("init volume", r, &e);
         spec->template_type = SBX_TEMPLATE_IMAGE;
         spec->image = strdup(image);
-        if ((r = sbx_spec_normalize(spec, &e)) < 0 || (r = sbx_spec_fingerprint(spec, fp)) < 0 ||
+        if ((r = sbx_spec_normalize(spec, &e)) < 0 || (r = sbx_spec_fingerprint(spec, SBX_PYTHON_DEFAULT, fp)) < 0 ||
             (r = sbx_container_body(&(SbxContainerParams) {
-                    .name = name, .spec = spec, .image = image, .fingerprint = fp, .uid = 0, .gid = 0,
+                    .name = name, .spec = spec, .image = image, .fingerprint = fp, .uid = 0, .init_volume = init_volume,
                     .pids_limit = 512, .publish_address = "127.0.0.1" }, &body)) < 0 ||
             (r = sbx_container_name(name, &cname)) < 0 ||
             (r = sbx_docker_container_create(d, cname, body, &id, &e)) < 0 ||

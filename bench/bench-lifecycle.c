@@ -25,11 +25,13 @@
 #include <unistd.h>
 
 #include "bench-util.h"
+#include "config.h"
 #include "container-body.h"
 #include "docker-container.h"
 #include "docker-image.h"
 #include "docker.h"
 #include "fingerprint.h"
+#include "init-volume.h"
 #include "labels.h"
 #include "lifecycle.h"
 #include "naming.h"
@@ -51,6 +53,7 @@ static const SbxOwner owner = { .uid = 65534, .gid = 65534, .name = "nobody", .h
 
 typedef struct Bench {
         SbxLifecycle l;
+        char *init_volume;
         const SbxSpec *spec;
         char fp[SBX_FINGERPRINT_HEX_LEN + 1];
         char prefix[64];
@@ -84,7 +87,7 @@ static int cycle_direct(Bench *b, double t[_PH_MAX]) {
         t0 = now_ms();
         if ((r = sbx_container_body(&(SbxContainerParams) {
                     .name = n, .spec = b->spec, .image = TEST_IMAGE, .fingerprint = b->fp,
-                    .uid = owner.uid, .gid = owner.gid, .pids_limit = b->l.policy->pids_limit,
+                    .uid = owner.uid, .init_volume = b->init_volume, .pids_limit = b->l.policy->pids_limit,
                     .publish_address = b->l.policy->publish_address,
             }, &body)) < 0 || (r = sbx_container_name(n, &cname)) < 0)
                 return fail("body", NULL, r);
@@ -339,13 +342,14 @@ int main(int argc, char **argv) {
                                   "\"] }", &policy, &e)) < 0 ||
             (r = sbx_spec_from_json_string("{}", &spec, &e)) < 0 ||
             (r = sbx_spec_finalize(spec, TEST_IMAGE, &e)) < 0 ||
-            (r = sbx_spec_fingerprint(spec, b.fp)) < 0 ||
+            (r = sbx_spec_fingerprint(spec, SBX_PYTHON_DEFAULT, b.fp)) < 0 ||
+            (r = sbx_init_volume_ensure(d, SBX_BUILD_INIT_DIR, &b.init_volume, &e)) < 0 ||
             !(locks = sbx_keyed_lock_registry_new())) {
                 fail("setup", &e, r < 0 ? r : -ENOMEM);
                 goto finish;
         }
         b.l = (SbxLifecycle) { .docker = d, .store = store, .locks = locks, .policy = policy,
-                               .docker_socket = SBX_DOCKER_SOCKET_DEFAULT };
+                               .docker_socket = SBX_DOCKER_SOCKET_DEFAULT, .init_dir = SBX_BUILD_INIT_DIR };
         b.spec = spec;
         snprintf(b.prefix, sizeof b.prefix, "bench-%d-", (int) getpid());
 
@@ -353,6 +357,7 @@ int main(int argc, char **argv) {
         sweep(&b);
 finish:
         sbx_error_free(&e);
+        free(b.init_volume);
         store = sbx_store_close(store);
         (void) nftw(state_dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
         d = sbx_docker_free(d);

@@ -6,8 +6,8 @@
 # answer within a few seconds there is quietly nothing to offer.
 
 # One line per command: its name, the kinds of its arguments in order (comma-separated,
-# "-" for none), and its own options. Kinds: sandbox, snapshot, file, word (anything;
-# nothing offered). An option taking a value is written --option=KIND; @spec stands
+# "-" for none), and its own options. Kinds: sandbox, snapshot, file, python (a Python
+# version of the fingerprint), word (anything; nothing offered). An option taking a value is written --option=KIND; @spec stands
 # for the spec options of create and verify. A new command is one more line here
 # (tests/test_completion.py holds this table equal to `xagent-sandboxctl --help`).
 _xagent_sandboxctl_commands=(
@@ -21,7 +21,7 @@ _xagent_sandboxctl_commands=(
         'delete           sandbox           '
         'snapshot         sandbox,word      '
         'delete-snapshot  snapshot          '
-        'fingerprint      file              --config=file'
+        'fingerprint      file              --config=file --python=python'
 )
 _xagent_sandboxctl_spec_options='--image=word --snapshot=snapshot --workdir=word --cpus=word
         --memory=word --env=word --volume=word --port=word --isolated --spec=file'
@@ -62,6 +62,9 @@ __xagent_sandboxctl_complete_kind() {
                 ;;
         file)
                 _filedir
+                ;;
+        python)
+                COMPREPLY=($(compgen -W '3.11 3.12 3.13 3.14' -- "$cur"))
                 ;;
         esac
 }

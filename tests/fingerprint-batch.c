@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* The C side of tests/fingerprint-oracle.py. Modes:
- *   specs        stdin: one JSON spec per line (xagent from_parts() arguments;
+/* The C side of tests/fingerprint-oracle.py. Modes (X.Y: a Python version):
+ *   specs X.Y    stdin: one JSON spec per line (xagent from_parts() arguments;
  *                env as a list of pairs, a later key wins); stdout per line:
- *                "<hex of the canonical bytes> <fingerprint>", or "error" when
- *                sbx_spec_normalize() refuses the spec.
+ *                "<hex of the canonical bytes> <fingerprint>" under Python X.Y,
+ *                or "error" when sbx_spec_normalize() refuses the spec.
+ *   json X.Y     the same for specs in this service's JSON format, through
+ *                sbx_spec_from_json_string() and sbx_spec_complete() (the
+ *                contract level; default image "img:default").
  *   ints         stdin: one JSON string per line; stdout: "ok <value>",
  *                "EINVAL" or "ERANGE" from sbx_py_int_parse().
- *   code-points  stdout for every code point U+0001…U+10FFFF but surrogates:
+ *   strings X.Y  stdin: one JSON string per line; stdout: its repr().
+ *   ranges X.Y   stdout: the non-printable ranges of X.Y's table, "<first> <last>"
+ *                in hex, one per line.
+ *   code-points X.Y
+ *                stdout for every code point U+0001…U+10FFFF but surrogates:
  *                "<repr>\t<decimal value or -1>\t<space 0/1>\t<printable 0/1>". */
 
 #include <errno.h>
@@ -21,7 +28,11 @@
 #include "macro.h"
 #include "pyint.h"
 #include "pyrepr.h"
+#include "spec-json.h"
+#include "unicode-tables.h"
 #include "unicode.h"
+
+static SbxPythonVersion version = SBX_PYTHON_DEFAULT;
 
 
 static int get_string(json_object *o, const char **ret) {
@@ -137,11 +148,21 @@ static void print_hex(const char *s) {
                 printf("%02x", (unsigned char) *s);
 }
 
+static int print_spec(const SbxSpec *spec) {
+        _cleanup_free_ char *canonical = NULL;
+        char fp[SBX_FINGERPRINT_HEX_LEN + 1];
+        int r;
+
+        if ((r = sbx_spec_repr(spec, version, &canonical)) < 0 || (r = sbx_spec_fingerprint(spec, version, fp)) < 0)
+                return r;
+        print_hex(canonical);
+        printf(" %s\n", fp);
+        return 0;
+}
+
 static int run_spec(const char *line) {
         _cleanup_(json_object_putp) json_object *obj = json_tokener_parse(line);
         _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
-        _cleanup_free_ char *canonical = NULL;
-        char fp[SBX_FINGERPRINT_HEX_LEN + 1];
         int r;
 
         if (!obj)
@@ -152,11 +173,17 @@ static int run_spec(const char *line) {
                 puts("error");
                 return 0;
         }
-        if ((r = sbx_spec_repr(spec, &canonical)) < 0 || (r = sbx_spec_fingerprint(spec, fp)) < 0)
-                return r;
-        print_hex(canonical);
-        printf(" %s\n", fp);
-        return 0;
+        return print_spec(spec);
+}
+
+static int run_json(const char *line) {
+        _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
+
+        if (sbx_spec_from_json_string(line, &spec, NULL) < 0 || sbx_spec_complete(spec, "img:default", NULL) < 0) {
+                puts("error");
+                return 0;
+        }
+        return print_spec(spec);
 }
 
 static int run_int(const char *line) {
@@ -177,6 +204,27 @@ static int run_int(const char *line) {
         else
                 printf("ok %" PRIi64 "\n", v);
         return 0;
+}
+
+static int run_string(const char *line) {
+        _cleanup_(json_object_putp) json_object *obj = json_tokener_parse(line);
+        _cleanup_free_ char *repr = NULL;
+        const char *s;
+        int r;
+
+        if (!obj || get_string(obj, &s) < 0 || !s)
+                return -EBADMSG;
+        if ((r = sbx_pyrepr_str_to_string(version, s, &repr)) < 0)
+                return r;
+        puts(repr);
+        return 0;
+}
+
+static void print_ranges(void) {
+        const SbxUnicodeNonprintable *t = &sbx_unicode_nonprintable[version];
+
+        for (size_t i = 0; i < t->n_ranges; i++)
+                printf("%" PRIx32 " %" PRIx32 "\n", t->ranges[i].first, t->ranges[i].last);
 }
 
 static int run_code_points(void) {
@@ -202,10 +250,10 @@ static int run_code_points(void) {
                         utf8[2] = (char) (0x80 | ((cp >> 6) & 0x3f));
                         utf8[3] = (char) (0x80 | (cp & 0x3f));
                 }
-                if ((r = sbx_pyrepr_str_to_string(utf8, &repr)) < 0)
+                if ((r = sbx_pyrepr_str_to_string(version, utf8, &repr)) < 0)
                         return r;
                 printf("%s\t%d\t%d\t%d\n", repr, sbx_unicode_decimal_value(cp), sbx_unicode_is_space(cp),
-                       sbx_unicode_is_printable(cp));
+                       sbx_unicode_is_printable(version, cp));
         }
         return 0;
 }
@@ -216,12 +264,20 @@ int main(int argc, char *argv[]) {
         size_t size = 0;
         ssize_t n;
 
-        if (argc != 2)
+        if (argc < 2 || argc > 3 || (argc == 3 && sbx_python_version_from_string(argv[2], &version) < 0))
                 goto usage;
         if (streq(argv[1], "code-points"))
                 return run_code_points() < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        if (streq(argv[1], "ranges")) {
+                print_ranges();
+                return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        }
         if (streq(argv[1], "specs"))
                 run = run_spec;
+        else if (streq(argv[1], "json"))
+                run = run_json;
+        else if (streq(argv[1], "strings"))
+                run = run_string;
         else if (streq(argv[1], "ints"))
                 run = run_int;
         else
@@ -237,6 +293,6 @@ int main(int argc, char *argv[]) {
         }
         return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 usage:
-        fprintf(stderr, "usage: fingerprint-batch specs|ints|code-points\n");
+        fprintf(stderr, "usage: fingerprint-batch specs|json|ints|strings|ranges|code-points [3.11|3.12|3.13|3.14]\n");
         return EXIT_FAILURE;
 }

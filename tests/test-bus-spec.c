@@ -4,6 +4,7 @@
  * reader): what one writes the other reads back, and only what is set is written. */
 
 #include "sbx-test.h"
+#include <stdarg.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -132,29 +133,108 @@ START_TEST(test_empty_image_is_written) {
 }
 END_TEST
 
-static void assert_refused(SbxSpec *spec, const char *needle) {
-        SbxError e = SBX_ERROR_NULL;
-        sd_bus_message *m = NULL;
-        int fds[2];
-        sd_bus *bus = test_bus(fds);
+/* Numbers beyond 'u' / (qq) are contract-valid (xagent takes any int): they go
+ * out as 'x' / a(xx) and come back unchanged. */
+START_TEST(test_wide_numbers) {
+        _cleanup_(sbx_spec_freep) SbxSpec *spec = from_json("{\"cpus\": -1, \"memory\": 4294967296,"
+                                                            " \"ports\": [[70000, 80], [-5, 0]]}"), *back = NULL;
 
-        ck_assert_int_lt(write_spec(bus, spec, &m, &e), 0);
+        back = round_trip(spec, NULL);
+        ck_assert_int_eq(back->cpus, -1);
+        ck_assert_int_eq(back->memory, INT64_C(4294967296));
+        ck_assert_uint_eq(back->n_ports, 2);
+        ck_assert_int_eq(back->ports[0].host, 70000);
+        ck_assert_int_eq(back->ports[1].host, -5);
+}
+END_TEST
+
+/* A message whose body is one a{sv} appended with sd_bus_message_appendv(), rewound. */
+static sd_bus_message *dict(sd_bus *bus, const char *types, ...) {
+        sd_bus_message *m = NULL;
+        va_list ap;
+
+        ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, "org.xagent.Sandbox1", "/org/xagent/Sandbox1",
+                                                        "org.xagent.Sandbox1.Manager", "VerifySandbox"), 0);
+        va_start(ap, types);
+        ck_assert_int_ge(sd_bus_message_appendv(m, types, ap), 0);
+        va_end(ap);
+        ck_assert_int_ge(sd_bus_message_seal(m, 1, 0), 0);
+        ck_assert_int_ge(sd_bus_message_rewind(m, true), 0);
+        return m;
+}
+
+typedef struct Bus {
+        sd_bus *bus;
+        int fds[2];
+} Bus;
+
+static void bus_done(Bus *b) {
+        sd_bus_close_unref(b->bus);
+        close(b->fds[1]);
+}
+
+/* python3-dbus and GLib send a plain int as 'i' or 'x': every integer type reads. */
+START_TEST(test_integer_types) {
+        _cleanup_(bus_done) Bus b = {};
+        static const char types[] = "ynqiuxt";
+
+        b.bus = test_bus(b.fds);
+        for (const char *t = types; *t; t++) {
+                char sig[2] = { *t, 0 }, ports_sig[] = { 'a', '(', *t, 'i', ')', 0 };
+                _cleanup_(sbx_spec_freep) SbxSpec *s = NULL;
+                sd_bus_message *m;
+                unsigned timeout;
+
+                /* every type carries 2, 200 and 80; the varargs are promoted alike */
+                if (*t == 'x' || *t == 't')
+                        m = dict(b.bus, "a{sv}", 3, "cpus", sig, (int64_t) 2, "memory", sig, (int64_t) 200,
+                                 "ports", ports_sig, 1, (int64_t) 80, 8080);
+                else
+                        m = dict(b.bus, "a{sv}", 3, "cpus", sig, 2, "memory", sig, 200, "ports", ports_sig, 1, 80, 8080);
+                ck_assert_msg(sbx_bus_read_spec(m, &s, NULL) == 0, "type %c", *t);
+                ck_assert_int_eq(s->cpus, 2);
+                ck_assert_int_eq(s->memory, 200);
+                ck_assert_int_eq(s->ports[0].host, 80);
+                ck_assert_int_eq(s->ports[0].guest, 8080);
+                sd_bus_message_unref(m);
+
+                if (*t == 'x' || *t == 't')
+                        m = dict(b.bus, "a{sv}", 1, "timeout", sig, (int64_t) 30);
+                else
+                        m = dict(b.bus, "a{sv}", 1, "timeout", sig, 30);
+                ck_assert_int_eq(sbx_bus_read_stop_options(m, &timeout, NULL), 0);
+                ck_assert_uint_eq(timeout, 30);
+                sd_bus_message_unref(m);
+        }
+}
+END_TEST
+
+static void assert_read_refused(sd_bus_message *m, bool stop, const char *needle) {
+        _cleanup_(sbx_spec_freep) SbxSpec *s = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        unsigned timeout;
+
+        ck_assert_int_lt(stop ? sbx_bus_read_stop_options(m, &timeout, &e) : sbx_bus_read_spec(m, &s, &e), 0);
         ck_assert_int_eq(e.kind, SBX_ERROR_INVALID_ARGS);
         ck_assert_msg(strstr(e.message, needle), "message \"%s\" lacks \"%s\"", e.message, needle);
         sbx_error_free(&e);
-        sd_bus_close_unref(bus);     /* no flush: nobody reads the other end */
-        close(fds[1]);
+        sd_bus_message_unref(m);
 }
 
-START_TEST(test_out_of_range) {
-        _cleanup_(sbx_spec_freep) SbxSpec *cpus = from_json("{}"), *memory = from_json("{}"), *ports = from_json("{}");
+/* Range checks name the key; a value that is no integer is a wrong type. */
+START_TEST(test_integer_ranges) {
+        _cleanup_(bus_done) Bus b = {};
 
-        cpus->cpus = -1;
-        assert_refused(cpus, "cpus");
-        memory->memory = (int64_t) UINT32_MAX + 1;
-        assert_refused(memory, "memory");
-        ck_assert_int_eq(sbx_spec_add_port(ports, 70000, 80), 0);
-        assert_refused(ports, "ports");
+        b.bus = test_bus(b.fds);
+        assert_read_refused(dict(b.bus, "a{sv}", 1, "timeout", "i", -1), true, "timeout: the value is outside 0–3600");
+        assert_read_refused(dict(b.bus, "a{sv}", 1, "timeout", "t", (uint64_t) 3601), true, "timeout: the value");
+        assert_read_refused(dict(b.bus, "a{sv}", 1, "timeout", "d", 1.0), true, "timeout: expected an integer");
+        assert_read_refused(dict(b.bus, "a{sv}", 1, "cpus", "t", UINT64_MAX), false, "cpus: the value is outside");
+        assert_read_refused(dict(b.bus, "a{sv}", 1, "memory", "s", "512"), false, "memory: expected an integer");
+        assert_read_refused(dict(b.bus, "a{sv}", 1, "ports", "a(tq)", 1, UINT64_MAX, 80), false,
+                            "ports: a port is outside");
+        assert_read_refused(dict(b.bus, "a{sv}", 1, "ports", "a(qqq)", 1, 1, 2, 3), false, "ports: expected");
+        assert_read_refused(dict(b.bus, "a{sv}", 1, "ports", "a(sq)", 1, "80", 80), false, "ports: expected");
 }
 END_TEST
 
@@ -166,7 +246,9 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_snapshot_template);
         tcase_add_test(tc, test_empty_spec_writes_no_key);
         tcase_add_test(tc, test_empty_image_is_written);
-        tcase_add_test(tc, test_out_of_range);
+        tcase_add_test(tc, test_wide_numbers);
+        tcase_add_test(tc, test_integer_types);
+        tcase_add_test(tc, test_integer_ranges);
         suite_add_tcase(s, tc);
         return s;
 }

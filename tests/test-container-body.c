@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <errno.h>
+
 #include "container-body.h"
 #include "json-util.h"
 #include "sbx-test.h"
@@ -40,12 +42,16 @@ START_TEST(test_body) {
 
         ck_assert_int_eq(sbx_container_body(&(SbxContainerParams) {
                 .name = "user::7", .spec = s, .image = "img:tag", .fingerprint = "abc",
-                .uid = 1001, .gid = 1002, .pids_limit = 512, .publish_address = "127.0.0.1",
+                .uid = 1001, .init_volume = "xagent-sandbox-init-0123456789ab", .pids_limit = 512,
+                .publish_address = "127.0.0.1",
         }, &b), 0);
 
         ck_assert_str_eq(str_at(b, "Image"), "\"img:tag\"");
-        ck_assert_str_eq(str_at(b, "Cmd"), "[\"tail\",\"-f\",\"/dev/null\"]");
-        ck_assert_str_eq(str_at(b, "User"), "\"1001:1002\"");
+        /* the first process is the service's init, as another uid than the owner's;
+         * the image's entrypoint and command are not used */
+        ck_assert_str_eq(str_at(b, "Entrypoint"), "[\"/.xagent-sandbox/xagent-sandbox-init\"]");
+        ck_assert(!json_object_object_get_ex(b, "Cmd", NULL));
+        ck_assert_str_eq(str_at(b, "User"), "\"65534:65534\"");
         ck_assert_str_eq(str_at(b, "WorkingDir"), "\"/home\"");
         ck_assert_str_eq(str_at(b, "Env"), "[\"A=1\",\"B=2=two\"]");
         ck_assert_str_eq(str_at(b, "NetworkDisabled"), "false");
@@ -66,13 +72,17 @@ START_TEST(test_body) {
         ck_assert_str_eq(str_at(b, "HostConfig.IpcMode"), "\"private\"");
         ck_assert_str_eq(str_at(b, "HostConfig.NetworkMode"), "\"bridge\"");
         ck_assert_str_eq(str_at(b, "HostConfig.Mounts"),
-                         "[{\"Type\":\"bind\",\"Source\":\"/h/ro\",\"Target\":\"/g/ro\",\"ReadOnly\":true},"
+                         "[{\"Type\":\"volume\",\"Source\":\"xagent-sandbox-init-0123456789ab\","
+                         "\"Target\":\"/.xagent-sandbox\",\"ReadOnly\":true,\"VolumeOptions\":{\"NoCopy\":true}},"
+                         "{\"Type\":\"bind\",\"Source\":\"/h/ro\",\"Target\":\"/g/ro\",\"ReadOnly\":true},"
                          "{\"Type\":\"bind\",\"Source\":\"/h/rw\",\"Target\":\"/g/rw\",\"ReadOnly\":false}]");
         ck_assert_str_eq(str_at(b, "HostConfig.PortBindings"),
                          "{\"80/tcp\":[{\"HostIp\":\"127.0.0.1\",\"HostPort\":\"0\"}],"
                          "\"81/tcp\":[{\"HostIp\":\"127.0.0.1\",\"HostPort\":\"18080\"},"
                          "{\"HostIp\":\"127.0.0.1\",\"HostPort\":\"18081\"}]}");
         ck_assert_str_eq(str_at(b, "ExposedPorts"), "{\"80/tcp\":{},\"81/tcp\":{}}");
+        ck_assert_str_eq(str_at(b, "HostConfig.LogConfig"),
+                         "{\"Type\":\"json-file\",\"Config\":{\"max-size\":\"1m\",\"max-file\":\"2\"}}");
         /* nothing the posture forbids is ever asked for */
         ck_assert(!json_object_object_get_ex(json_object_object_get(b, "HostConfig"), "CapAdd", NULL));
         ck_assert(!json_object_object_get_ex(json_object_object_get(b, "HostConfig"), "Binds", NULL));
@@ -87,12 +97,18 @@ START_TEST(test_isolated) {
 
         ck_assert_int_eq(sbx_container_body(&(SbxContainerParams) {
                 .name = "n", .spec = s, .image = "img:tag", .fingerprint = "",
-                .uid = 0, .gid = 0, .pids_limit = 64, .publish_address = "::1",
+                .uid = 0, .init_volume = "xagent-sandbox-init-x", .pids_limit = 64, .publish_address = "::1",
         }, &b), 0);
         ck_assert_str_eq(str_at(b, "NetworkDisabled"), "true");
         ck_assert_str_eq(str_at(b, "HostConfig.NetworkMode"), "\"none\"");
         ck_assert_str_eq(str_at(b, "HostConfig.PortBindings"), "{}");
-        ck_assert_str_eq(str_at(b, "User"), "\"0:0\"");
+        ck_assert_str_eq(str_at(b, "User"), "\"65534:65534\"");
+        /* a body without the init's volume is never made */
+        json_object_put(TAKE_PTR(b));
+        ck_assert_int_eq(sbx_container_body(&(SbxContainerParams) {
+                .name = "n", .spec = s, .image = "img:tag", .fingerprint = "", .pids_limit = 64,
+                .publish_address = "::1",
+        }, &b), -EINVAL);
 }
 END_TEST
 

@@ -37,9 +37,9 @@ static void assert_fingerprint(SbxSpec *s, const char *canonical, const char *fp
         char f[SBX_FINGERPRINT_HEX_LEN + 1];
 
         normalize(s);
-        ck_assert_int_eq(sbx_spec_repr(s, &c), 0);
+        ck_assert_int_eq(sbx_spec_repr(s, SBX_PYTHON_DEFAULT, &c), 0);
         ck_assert_str_eq(c, canonical);
-        ck_assert_int_eq(sbx_spec_fingerprint(s, f), 0);
+        ck_assert_int_eq(sbx_spec_fingerprint(s, SBX_PYTHON_DEFAULT, f), 0);
         ck_assert_str_eq(f, fp);
 }
 
@@ -63,7 +63,7 @@ static SbxSpec *make_v2(void) {
 
 static void fingerprint_of(SbxSpec *s, char fp[static SBX_FINGERPRINT_HEX_LEN + 1]) {
         normalize(s);
-        ck_assert_int_eq(sbx_spec_fingerprint(s, fp), 0);
+        ck_assert_int_eq(sbx_spec_fingerprint(s, SBX_PYTHON_DEFAULT, fp), 0);
 }
 
 START_TEST(test_v1_default_image) {
@@ -77,7 +77,7 @@ START_TEST(test_v1_default_image) {
                            "74bdfffa02ebff2f8698c27f615c9f69afda69ded16442baa97112e494e6bbe3");
 
         /* the canonical bytes, exactly */
-        ck_assert_int_eq(sbx_spec_repr(s, &c), 0);
+        ck_assert_int_eq(sbx_spec_repr(s, SBX_PYTHON_DEFAULT, &c), 0);
         ck_assert_uint_eq(strlen(c) * 2, strlen(hex));
         for (size_t i = 0; c[i]; i++) {
                 snprintf(bytes, sizeof(bytes), "%02x", (unsigned char) c[i]);
@@ -198,7 +198,7 @@ START_TEST(test_none_vs_empty) {
         char a[SBX_FINGERPRINT_HEX_LEN + 1], b[SBX_FINGERPRINT_HEX_LEN + 1];
 
         normalize(s);
-        ck_assert_int_eq(sbx_spec_repr(s, &c), 0);
+        ck_assert_int_eq(sbx_spec_repr(s, SBX_PYTHON_DEFAULT, &c), 0);
         ck_assert_str_eq(c, "('snapshot', '', 'snap-1', '/home', 1, 512, (), (), False, ())");
         fingerprint_of(s, a);
         fingerprint_of(t, b);
@@ -214,7 +214,7 @@ START_TEST(test_int_repr) {
         s->cpus = INT64_MAX;
         ck_assert_int_eq(sbx_spec_add_port(s, -1, INT64_MIN), 0);
         normalize(s);
-        ck_assert_int_eq(sbx_spec_repr(s, &c), 0);
+        ck_assert_int_eq(sbx_spec_repr(s, SBX_PYTHON_DEFAULT, &c), 0);
         ck_assert_str_eq(c, "('image', 'i', None, '/home', 9223372036854775807, 512, (), (), False, "
                             "((-1, -9223372036854775808),))");
 }
@@ -223,7 +223,7 @@ END_TEST
 static void assert_str_repr(const char *s, const char *expected) {
         _cleanup_free_ char *r = NULL;
 
-        ck_assert_int_eq(sbx_pyrepr_str_to_string(s, &r), 0);
+        ck_assert_int_eq(sbx_pyrepr_str_to_string(SBX_PYTHON_DEFAULT, s, &r), 0);
         ck_assert_str_eq(r, expected);
 }
 
@@ -265,17 +265,17 @@ START_TEST(test_invalid_utf8) {
         char fp[SBX_FINGERPRINT_HEX_LEN + 1];
         char *r = NULL;
 
-        ck_assert_int_eq(sbx_pyrepr_str_to_string("\xc2", &r), -EILSEQ);              /* truncated */
-        ck_assert_int_eq(sbx_pyrepr_str_to_string("\xc0\xaf", &r), -EILSEQ);          /* overlong */
-        ck_assert_int_eq(sbx_pyrepr_str_to_string("\xed\xa0\x80", &r), -EILSEQ);      /* surrogate */
-        ck_assert_int_eq(sbx_pyrepr_str_to_string("\xf4\x90\x80\x80", &r), -EILSEQ);  /* > U+10FFFF */
+        ck_assert_int_eq(sbx_pyrepr_str_to_string(SBX_PYTHON_DEFAULT, "\xc2", &r), -EILSEQ);              /* truncated */
+        ck_assert_int_eq(sbx_pyrepr_str_to_string(SBX_PYTHON_DEFAULT, "\xc0\xaf", &r), -EILSEQ);          /* overlong */
+        ck_assert_int_eq(sbx_pyrepr_str_to_string(SBX_PYTHON_DEFAULT, "\xed\xa0\x80", &r), -EILSEQ);      /* surrogate */
+        ck_assert_int_eq(sbx_pyrepr_str_to_string(SBX_PYTHON_DEFAULT, "\xf4\x90\x80\x80", &r), -EILSEQ);  /* > U+10FFFF */
         ck_assert_ptr_null(r);
 
         ck_assert_int_eq(sbx_spec_add_env(s, "K", "ok\xff"), 0);
         normalize(s);
-        ck_assert_int_eq(sbx_spec_repr(s, &c), -EILSEQ);
+        ck_assert_int_eq(sbx_spec_repr(s, SBX_PYTHON_DEFAULT, &c), -EILSEQ);
         ck_assert_ptr_null(c);
-        ck_assert_int_eq(sbx_spec_fingerprint(s, fp), -EILSEQ);
+        ck_assert_int_eq(sbx_spec_fingerprint(s, SBX_PYTHON_DEFAULT, fp), -EILSEQ);
 }
 END_TEST
 
@@ -284,10 +284,10 @@ START_TEST(test_not_normalized) {
         char fp[SBX_FINGERPRINT_HEX_LEN + 1];
         char *c = NULL;
 
-        ck_assert_int_eq(sbx_spec_repr(s, &c), -EINVAL);        /* no working_dir yet */
+        ck_assert_int_eq(sbx_spec_repr(s, SBX_PYTHON_DEFAULT, &c), -EINVAL);        /* no working_dir yet */
         s->template_type = _SBX_TEMPLATE_TYPE_MAX;
         set_working_dir(s, "/home");
-        ck_assert_int_eq(sbx_spec_fingerprint(s, fp), -EINVAL);
+        ck_assert_int_eq(sbx_spec_fingerprint(s, SBX_PYTHON_DEFAULT, fp), -EINVAL);
         ck_assert_ptr_null(c);
 }
 END_TEST
@@ -375,8 +375,8 @@ START_TEST(test_field_sensitivity) {
         _cleanup_(sbx_spec_freep) SbxSpec *base = changed_v2(CHANGE_NONE), *same = changed_v2(CHANGE_NONE);
         char fb[SBX_FINGERPRINT_HEX_LEN + 1], fs[SBX_FINGERPRINT_HEX_LEN + 1];
 
-        ck_assert_int_eq(sbx_spec_fingerprint(base, fb), 0);
-        ck_assert_int_eq(sbx_spec_fingerprint(same, fs), 0);
+        ck_assert_int_eq(sbx_spec_fingerprint(base, SBX_PYTHON_DEFAULT, fb), 0);
+        ck_assert_int_eq(sbx_spec_fingerprint(same, SBX_PYTHON_DEFAULT, fs), 0);
         ck_assert(sbx_spec_equal(base, same));
         ck_assert_str_eq(fb, fs);
 
@@ -384,7 +384,7 @@ START_TEST(test_field_sensitivity) {
                 _cleanup_(sbx_spec_freep) SbxSpec *s = changed_v2(c);
                 char f[SBX_FINGERPRINT_HEX_LEN + 1];
 
-                ck_assert_int_eq(sbx_spec_fingerprint(s, f), 0);
+                ck_assert_int_eq(sbx_spec_fingerprint(s, SBX_PYTHON_DEFAULT, f), 0);
                 ck_assert_msg(!sbx_spec_equal(base, s), "change %d kept the specs equal", c);
                 ck_assert_msg(!streq(fb, f), "change %d kept the fingerprint", c);
         }

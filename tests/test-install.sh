@@ -27,6 +27,7 @@ expect() {      # expect TEST PATH
 
 expect -x "$libexecdir/xagent-sandboxd"
 expect -x "$bindir/xagent-sandboxctl"
+expect -x "$libexecdir/xagent-sandbox-init/xagent-sandbox-init"
 expect -f "$datadir/dbus-1/system.d/org.xagent.Sandbox1.conf"
 expect -f "$datadir/dbus-1/system-services/org.xagent.Sandbox1.service"
 expect -f "$datadir/dbus-1/interfaces/org.xagent.Sandbox1.Manager.xml"
@@ -37,7 +38,7 @@ expect -f "$unitdir/xagent-sandboxd.service"
 expect -f "$datadir/doc/xagent-sandboxd/sandboxd.json.example"
 expect -f "$datadir/doc/xagent-sandboxd/README.md"
 expect -f "$sysusersdir/xagent-sandboxd.conf"
-expected=12
+expected=13
 if [ "$completiondir" != no ]; then
         expect -f "$completiondir/xagent-sandboxctl"
         expected=$((expected + 1))
@@ -63,6 +64,13 @@ grep -qx "SystemdService=xagent-sandboxd.service" "$service" || { echo "FAIL Sys
 grep -qx "ExecStart=$libexecdir/xagent-sandboxd" "$unit" || { echo "FAIL ExecStart= of $unit"; fail=1; }
 grep -qx "BusName=org.xagent.Sandbox1" "$unit" || { echo "FAIL BusName= of $unit"; fail=1; }
 grep -q "@[a-z]*@" "$service" "$unit" && { echo "FAIL unsubstituted @...@"; fail=1; }
+
+# The sandboxes' first process is alone in its directory (dockerd mounts all of it
+# into every sandbox) and static (it runs in any image).
+[ "$(ls -A "$dest$libexecdir/xagent-sandbox-init")" = xagent-sandbox-init ] ||
+        { echo "FAIL $libexecdir/xagent-sandbox-init holds more than the init"; fail=1; }
+file -L "$dest$libexecdir/xagent-sandbox-init/xagent-sandbox-init" | grep -q 'statically linked' ||
+        { echo "FAIL xagent-sandbox-init is not statically linked"; fail=1; }
 
 # The sysusers.d file makes the group that the polkit rule trusts.
 mkdir -p "$dest/sysusers-root/etc"

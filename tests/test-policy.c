@@ -42,7 +42,7 @@ static void spec_finish(SbxSpec *s) {
         SbxError e = SBX_ERROR_NULL;
 
         ck_assert_int_eq(sbx_spec_normalize(s, &e), 0);
-        ck_assert_int_eq(sbx_spec_validate_strict(s, &e), 0);
+        ck_assert_int_eq(sbx_spec_check_admissible(s, &e), 0);
 }
 
 static void assert_policy_equal(const SbxPolicy *a, const SbxPolicy *b) {
@@ -61,6 +61,7 @@ static void assert_policy_equal(const SbxPolicy *a, const SbxPolicy *b) {
         ck_assert_int_eq(a->pids_limit, b->pids_limit);
         ck_assert_int_eq(a->host_port_min, b->host_port_min);
         ck_assert_str_eq(a->publish_address, b->publish_address);
+        ck_assert_int_eq(a->python_version, b->python_version);
 }
 
 START_TEST(test_defaults) {
@@ -80,6 +81,7 @@ START_TEST(test_defaults) {
         ck_assert_int_eq(d->pids_limit, 512);
         ck_assert_int_eq(d->host_port_min, 1024);
         ck_assert_str_eq(d->publish_address, "127.0.0.1");
+        ck_assert_int_eq(d->python_version, SBX_PYTHON_3_11);
 
         static const char *const empties[] = {
                 "{}", "  {}  ", "\n{\n}\n", "/* comment */ {}", "{} // trailing comment",
@@ -122,7 +124,8 @@ START_TEST(test_parse_all_keys) {
                 "  \"volume_roots\": [ { \"path\": \"%h/work\", \"modes\": [\"rw\"] },\n"
                 "                    { \"modes\": [\"ro\", \"ro\"], \"path\": \"/srv/%u/%U/100%%\" } ],\n"
                 "  \"max_cpus\": 1024, \"max_memory_mib\": 128, \"max_sandboxes_per_user\": 1,\n"
-                "  \"pids_limit\": 4194304, \"host_port_min\": 65535, \"publish_address\": \"::1\" }");
+                "  \"pids_limit\": 4194304, \"host_port_min\": 65535, \"publish_address\": \"::1\",\n"
+                "  \"python_version\": \"3.14\" }");
 
         ck_assert_str_eq(p->default_image, "xprobe/other:1");
         ck_assert_int_eq(p->n_allowed_images, 2);
@@ -138,6 +141,7 @@ START_TEST(test_parse_all_keys) {
         ck_assert_int_eq(p->pids_limit, 4194304);
         ck_assert_int_eq(p->host_port_min, 65535);
         ck_assert_str_eq(p->publish_address, "::1");
+        ck_assert_int_eq(p->python_version, SBX_PYTHON_3_14);
 
         /* empty lists are meaningful: no volumes at all */
         _cleanup_(sbx_policy_freep) SbxPolicy *q = parse_ok("{ \"volume_roots\": [] }");
@@ -225,6 +229,8 @@ static const struct {
         { "{\"volume_roots\": [{\"path\": \"/x\", \"modes\": [\"RW\"]}]}", "volume_roots[0].modes: unknown mode 'RW'" },
         { "{\"volume_roots\": [{\"path\": \"/x\", \"modes\": \"ro\"}]}", "volume_roots[0].modes: must be an array" },
         { "{\"volume_roots\": [{\"path\": \"/x\", \"modes\": [1]}]}", "volume_roots[0].modes: must be a string" },
+        { "{\"python_version\": \"3.10\"}", "python_version: '3.10' is not one of" },
+        { "{\"python_version\": 3.12}", "python_version" },
 };
 
 START_TEST(test_parse_errors) {

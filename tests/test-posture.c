@@ -10,30 +10,40 @@
 #define MIB (INT64_C(1024) * 1024)
 
 static const SbxPostureExpect expect_bridge = {
-        .uid = 1000, .gid = 1001, .pids_limit = 512, .publish_address = "127.0.0.1",
+        .pids_limit = 512, .publish_address = "127.0.0.1",
         .network_isolated = false, .memory_bytes = 512 * MIB,
 };
 
+#define INIT_MOUNT \
+        "{\"Type\": \"volume\", \"Name\": \"xagent-sandbox-init-0123456789ab\", \"Destination\": \"/.xagent-sandbox\"," \
+        " \"RW\": false}"
+
 /* A container as this service creates it; "%s" slots let a test replace one
- * HostConfig member or Config.User. */
-static SbxObserved *make(const char *user, const char *extra_host_config) {
+ * HostConfig member, Config.User, or a top-level member. */
+static SbxObserved *make_top(const char *user, const char *extra_host_config, const char *extra_top) {
         _cleanup_free_ char *json = NULL;
         SbxObserved *o = NULL;
         SbxError e = SBX_ERROR_NULL;
 
         ck_assert_int_ge(asprintf(&json,
-                "{\"Config\": {\"User\": \"%s\"},"
+                "{\"Config\": {\"User\": \"%s\", \"Entrypoint\": [\"/.xagent-sandbox/xagent-sandbox-init\"]},"
+                " \"Mounts\": [" INIT_MOUNT ", {\"Type\": \"bind\", \"Source\": \"/h\", \"Destination\": \"/g\"}],"
                 " \"HostConfig\": {"
+                "  \"LogConfig\": {\"Type\": \"json-file\", \"Config\": {\"max-file\": \"2\", \"max-size\": \"1m\"}},"
                 "  \"Privileged\": false, \"CapDrop\": [\"ALL\"], \"CapAdd\": null,"
                 "  \"SecurityOpt\": [\"no-new-privileges:true\"], \"PidsLimit\": 512,"
                 "  \"Memory\": 536870912, \"MemorySwap\": 536870912, \"NetworkMode\": \"bridge\","
                 "  \"IpcMode\": \"private\", \"PidMode\": \"\", \"UTSMode\": \"\", \"Devices\": [],"
                 "  \"DeviceCgroupRules\": null, \"DeviceRequests\": null, \"VolumesFrom\": null,"
                 "  \"PortBindings\": {\"80/tcp\": [{\"HostIp\": \"127.0.0.1\", \"HostPort\": \"18080\"}]}"
-                "  %s}}",
-                user, extra_host_config ? extra_host_config : ""), 0);
+                "  %s}%s}",
+                user, extra_host_config ? extra_host_config : "", extra_top ? extra_top : ""), 0);
         ck_assert_msg(sbx_observed_from_string(json, &o, &e) == 0, "%s: %s", json, e.message);
         return o;
+}
+
+static SbxObserved *make(const char *user, const char *extra_host_config) {
+        return make_top(user, extra_host_config, NULL);
 }
 
 static void assert_items(unsigned mask, const char *expected) {
@@ -51,7 +61,7 @@ static void assert_items(unsigned mask, const char *expected) {
 
 /* One HostConfig member overridden (json-c keeps the last duplicate key). */
 static void assert_single(const char *override, const char *item) {
-        _cleanup_(sbx_observed_freep) SbxObserved *o = make("1000:1001", override);
+        _cleanup_(sbx_observed_freep) SbxObserved *o = make("65534:65534", override);
         unsigned m = sbx_posture_check(o, &expect_bridge);
 
         ck_assert_msg(m != 0, "override %s not detected", override);
@@ -59,14 +69,15 @@ static void assert_single(const char *override, const char *item) {
 }
 
 START_TEST(test_hardened) {
-        _cleanup_(sbx_observed_freep) SbxObserved *o = make("1000:1001", NULL);
+        _cleanup_(sbx_observed_freep) SbxObserved *o = make("65534:65534", NULL);
 
         ck_assert_uint_eq(sbx_posture_check(o, &expect_bridge), 0);
 }
 END_TEST
 
 START_TEST(test_user) {
-        static const char *bad[] = { "root", "", "0:0", "1000", "1000:1000", "1001:1000", "1000:1001:x" };
+        /* never the owner's uid, never root */
+        static const char *bad[] = { "root", "", "0:0", "1000:1001", "65534", "65534:0", "65534:65534:x" };
 
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 _cleanup_(sbx_observed_freep) SbxObserved *o = make(bad[i], NULL);
@@ -110,12 +121,49 @@ START_TEST(test_single_items) {
         assert_single(", \"NetworkMode\": \"none\"", "network_mode");
         assert_single(", \"NetworkMode\": \"container:abc\"", "network_mode");
         assert_single(", \"NetworkMode\": \"mynet\"", "network_mode");
+        assert_single(", \"LogConfig\": {\"Type\": \"json-file\", \"Config\": {}}", "log");
+        assert_single(", \"LogConfig\": {\"Type\": \"json-file\", \"Config\": {\"max-size\": \"100m\", \"max-file\": \"2\"}}", "log");
+        assert_single(", \"LogConfig\": {\"Type\": \"journald\", \"Config\": {\"max-size\": \"1m\", \"max-file\": \"2\"}}", "log");
+        assert_single(", \"LogConfig\": null", "log");
         assert_single(", \"PortBindings\": {\"80/tcp\": [{\"HostIp\": \"0.0.0.0\", \"HostPort\": \"18080\"}]}",
                       "publish_address");
         assert_single(", \"PortBindings\": {\"80/tcp\": [{\"HostPort\": \"18080\"}]}", "publish_address");
         /* a binding xagent's ports skip (HostPort "") still publishes, on every address */
         assert_single(", \"PortBindings\": {\"80/tcp\": [{\"HostIp\": \"127.0.0.1\", \"HostPort\": \"18080\"},"
                       " {\"HostIp\": \"\", \"HostPort\": \"\"}]}", "publish_address");
+}
+END_TEST
+
+/* The first process and its volume; any other mount. */
+START_TEST(test_init_and_mounts) {
+        static const struct {
+                const char *top;
+                const char *items;
+        } cases[] = {
+                { ", \"Config\": {\"User\": \"65534:65534\", \"Entrypoint\": null}", "init" },
+                { ", \"Config\": {\"User\": \"65534:65534\", \"Entrypoint\": [\"tail\", \"-f\"]}", "init" },
+                { ", \"Config\": {\"User\": \"65534:65534\", "
+                  "\"Entrypoint\": [\"/.xagent-sandbox/xagent-sandbox-init\", \"x\"]}", "init" },
+                { ", \"Mounts\": []", "init" },
+                { ", \"Mounts\": [{\"Type\": \"volume\", \"Name\": \"xagent-sandbox-init-1\", "
+                  "\"Destination\": \"/.xagent-sandbox\", \"RW\": true}]", "init" },
+                { ", \"Mounts\": [{\"Type\": \"volume\", \"Name\": \"other\", "
+                  "\"Destination\": \"/.xagent-sandbox\", \"RW\": false}]", "init" },
+                { ", \"Mounts\": [{\"Type\": \"bind\", \"Source\": \"/x\", "
+                  "\"Destination\": \"/.xagent-sandbox\", \"RW\": false}]", "init" },
+                { ", \"Mounts\": [" INIT_MOUNT ", {\"Type\": \"tmpfs\", \"Destination\": \"/t\"}]", "mounts" },
+                { ", \"Mounts\": [" INIT_MOUNT ", {\"Type\": \"volume\", \"Name\": \"v\", "
+                  "\"Destination\": \"/v\"}]", "mounts" },
+                { ", \"Mounts\": [" INIT_MOUNT ", " INIT_MOUNT "]", "mounts" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(sbx_observed_freep) SbxObserved *o = make_top("65534:65534", NULL, cases[i].top);
+                unsigned m = sbx_posture_check(o, &expect_bridge);
+
+                ck_assert_msg(m != 0, "%s not detected", cases[i].top);
+                assert_items(m, cases[i].items);
+        }
 }
 END_TEST
 
@@ -137,7 +185,7 @@ START_TEST(test_accepted_variants) {
         };
 
         for (size_t i = 0; i < ELEMENTSOF(ok); i++) {
-                _cleanup_(sbx_observed_freep) SbxObserved *o = make("1000:1001", ok[i]);
+                _cleanup_(sbx_observed_freep) SbxObserved *o = make("65534:65534", ok[i]);
                 ck_assert_msg(sbx_posture_check(o, &expect_bridge) == 0, "%s", ok[i]);
         }
 }
@@ -145,8 +193,8 @@ END_TEST
 
 START_TEST(test_isolated) {
         SbxPostureExpect iso = expect_bridge;
-        _cleanup_(sbx_observed_freep) SbxObserved *none = make("1000:1001", ", \"NetworkMode\": \"none\"");
-        _cleanup_(sbx_observed_freep) SbxObserved *bridge = make("1000:1001", NULL);
+        _cleanup_(sbx_observed_freep) SbxObserved *none = make("65534:65534", ", \"NetworkMode\": \"none\"");
+        _cleanup_(sbx_observed_freep) SbxObserved *bridge = make("65534:65534", NULL);
 
         iso.network_isolated = true;
         ck_assert_uint_eq(sbx_posture_check(none, &iso), 0);
@@ -160,7 +208,7 @@ START_TEST(test_empty_container) {
 
         ck_assert_int_eq(sbx_observed_from_string("{}", &o, NULL), 0);
         assert_items(sbx_posture_check(o, &expect_bridge),
-                     "user,cap_drop,security_opt,ipc_mode,pids_limit,memory_swap");
+                     "user,cap_drop,security_opt,ipc_mode,pids_limit,memory_swap,init,log");
         sbx_observed_free(o);
 }
 END_TEST
@@ -174,7 +222,7 @@ START_TEST(test_combined_and_names) {
         ck_assert_uint_eq(sbx_posture_items_to_names((1u << SBX_POSTURE_ITEM_COUNT) - 1, names),
                           SBX_POSTURE_ITEM_COUNT);
         ck_assert_str_eq(names[0], "user");
-        ck_assert_str_eq(names[SBX_POSTURE_ITEM_COUNT - 1], "publish_address");
+        ck_assert_str_eq(names[SBX_POSTURE_ITEM_COUNT - 1], "log");
         ck_assert_ptr_null(names[SBX_POSTURE_ITEM_COUNT]);
         ck_assert_uint_eq(sbx_posture_items_to_names(0, names), 0);
         ck_assert_ptr_null(names[0]);
@@ -185,12 +233,14 @@ START_TEST(test_combined_and_names) {
 }
 END_TEST
 
-/* What Docker 20.10.24 really reports for a container created with the posture:
- * NetworkMode "default" without a network, IpcMode "private", PidMode and
- * UTSMode "", HostPort "0" echoed as "0". */
+/* What Docker 20.10.24 really reports for a container created with the posture of
+ * the first version of this service: NetworkMode "default" without a network,
+ * IpcMode "private", PidMode and UTSMode "", HostPort "0" echoed as "0". Its first
+ * process ran as the owner, from the image, with an unbounded log: that is no
+ * longer hardened (DESIGN §10), and nothing else about it changed. */
 START_TEST(test_real_docker) {
         SbxPostureExpect e = {
-                .uid = 1000, .gid = 1000, .pids_limit = 256, .publish_address = "127.0.0.1",
+                .pids_limit = 256, .publish_address = "127.0.0.1",
                 .network_isolated = false, .memory_bytes = 512 * MIB,
         };
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
@@ -202,7 +252,7 @@ START_TEST(test_real_docker) {
         ck_assert_str_eq(o->ipc_mode, "private");
         ck_assert_str_eq(o->pid_mode, "");
         ck_assert_str_eq(o->uts_mode, "");
-        ck_assert_uint_eq(sbx_posture_check(o, &e), 0);
+        assert_items(sbx_posture_check(o, &e), "user,init,log");
         ck_assert_int_eq(o->state, SBX_STATE_STOPPED);
         ck_assert_str_eq(o->raw_status, "created");
         ck_assert_str_eq(o->name, "sbx-observed-probe");
@@ -219,11 +269,10 @@ START_TEST(test_real_docker) {
         ck_assert_uint_eq(sbx_find_publish_mismatches(d, "sbx-observed-probe:1", o), SBX_PUBLISH_WORKING_DIR);
 
         e.publish_address = "0.0.0.0";
-        assert_items(sbx_posture_check(o, &e), "publish_address");
+        assert_items(sbx_posture_check(o, &e), "user,publish_address,init,log");
         e.publish_address = "127.0.0.1";
-        e.uid = 1001;
         e.pids_limit = 512;
-        assert_items(sbx_posture_check(o, &e), "user,pids_limit");
+        assert_items(sbx_posture_check(o, &e), "user,pids_limit,init,log");
 
         /* The isolated one was created with a bare HostConfig: NetworkMode "none". */
         ck_assert_int_eq(sbx_observed_from_string(DOCKER_INSPECT_ISOLATED, &iso, NULL), 0);
@@ -244,6 +293,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_hardened);
         tcase_add_test(tc, test_user);
         tcase_add_test(tc, test_single_items);
+        tcase_add_test(tc, test_init_and_mounts);
         tcase_add_test(tc, test_accepted_variants);
         tcase_add_test(tc, test_isolated);
         tcase_add_test(tc, test_empty_container);

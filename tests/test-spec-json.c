@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include "fingerprint.h"
 #include "sbx-test.h"
 #include "spec-json.h"
 
@@ -90,22 +91,22 @@ START_TEST(test_errors) {
         parse_bad("{", "spec: not valid JSON");
         parse_bad("{\"imgae\": \"x\"}", "imgae: unknown key");
         parse_bad("{\"image\": 5}", "image: expected a string");
-        parse_bad("{\"image\": \"a\", \"snapshot\": \"b\"}", "mutually exclusive");
+        parse_bad("{\"image\": \"a\", \"snapshot\": \"b\"}", "forbids 'image'");
+        parse_bad("{\"image\": \"\", \"snapshot\": \"b\"}", "mutually exclusive");
         parse_bad("{\"snapshot\": \"\"}", "requires 'snapshot_id'");
         parse_bad("{\"cpus\": \"2\"}", "cpus: expected an integer");
         parse_bad("{\"cpus\": 1.5}", "cpus: expected an integer");
-        parse_bad("{\"cpus\": -1}", "cpus: -1 is outside");
-        parse_bad("{\"memory\": 4294967296}", "memory: 4294967296 is outside");
+        parse_bad("{\"cpus\": -1}", "cpus must be >= 1");
         parse_bad("{\"memory\": 64}", "memory must be >= 128");
         parse_bad("{\"env\": []}", "env: expected an object");
         parse_bad("{\"env\": {\"A\": 1}}", "env: expected a string");
-        parse_bad("{\"env\": {\"A\": \"x\\u0000y\"}}", "env: contains a NUL");
+        parse_bad("{\"env\": {\"A\": \"x\\u0000y\"}}", "U+0000");
         parse_bad("{\"volumes\": {}}", "volumes: expected an array");
         parse_bad("{\"volumes\": [[\"/h\", \"/g\"]]}", "volumes: expected 3 elements");
         parse_bad("{\"volumes\": [[\"/h\", \"/g\", 1]]}", "volumes: expected a string");
         parse_bad("{\"volumes\": [[\"/h\", \"/g\", \"rx\"]]}", "must be \"ro\" or \"rw\"");
         parse_bad("{\"ports\": [[80]]}", "ports: expected 2 elements");
-        parse_bad("{\"ports\": [[80, 70000]]}", "ports: 70000 is outside");
+        parse_bad("{\"ports\": [[80, 70000]]}", "guest port 70000 is outside");
         parse_bad("{\"ports\": [[80, 0]]}", "guest port 0");
         parse_bad("{\"ports\": [\"80:80\"]}", "ports: expected an array");
         parse_bad("{\"network_isolated\": 1}", "network_isolated: expected a boolean");
@@ -113,19 +114,98 @@ START_TEST(test_errors) {
 }
 END_TEST
 
-/* Counts are bounded while parsing, before anything large is built. */
-START_TEST(test_bounds) {
-        _cleanup_free_ char *big = NULL;
-        FILE *f;
+static char *many_ports(int n) {
+        char *big = NULL;
         size_t size;
+        FILE *f = open_memstream(&big, &size);
 
-        f = open_memstream(&big, &size);
         fputs("{\"ports\": [", f);
-        for (int i = 0; i <= SBX_MAX_PORTS; i++)
+        for (int i = 0; i < n; i++)
                 fprintf(f, "%s[0, %d]", i ? "," : "", i + 1);
         fputs("]}", f);
         fclose(f);
-        parse_bad(big, "ports: more than 64 entries");
+        return big;
+}
+
+/* Counts are bounded while parsing (both levels), before anything large is built;
+ * create's own limits come after. */
+START_TEST(test_bounds) {
+        _cleanup_free_ char *too_many = many_ports(SBX_MAX_INPUT_ENTRIES + 1), *many = many_ports(SBX_MAX_PORTS + 1);
+        _cleanup_(sbx_spec_freep) SbxSpec *s = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        parse_bad(too_many, "ports: more than 4096 entries");
+        parse_bad(many, "ports: 65 ports, the limit is 64");
+        ck_assert_int_eq(sbx_spec_from_json_string(many, &s, &e), 0);
+        ck_assert_int_eq(sbx_spec_complete(s, "default:img", &e), 0);
+}
+END_TEST
+
+/* Contract-valid (sbx_spec_complete) but not admissible (sbx_spec_finalize):
+ * each is fingerprinted, and create refuses it naming the rule. */
+START_TEST(test_contract_level) {
+        static const struct {
+                const char *json, *rule;
+        } cases[] = {
+                /* xagent's vector V5 */
+                { "{\"image\": \"img:tag\", \"working_dir\": \"/work\", \"cpus\": 2, \"memory\": 1024,"
+                  " \"env\": {\"B\": \"2\", \"A\": \"1\"}, \"volumes\": [[\"/h2\", \"/g2\", \"rw\"], [\"/h1\", \"/g1\", \"ro\"]],"
+                  " \"network_isolated\": true, \"ports\": [[18081, 81], [0, 80]]}",
+                  "network_isolated sandbox cannot publish ports" },
+                { "{\"volumes\": [[\"/h\", \"/g\", \"rx\"]]}", "must be \"ro\" or \"rw\"" },
+                { "{\"working_dir\": \"rel\"}", "not an absolute path" },
+                { "{\"env\": {\"A\\u0001\": \"v\"}}", "control characters" },
+                { "{\"env\": {\"\": \"v\", \"a=b\": \"\"}}", "name is empty" },
+                { "{\"image\": \"caf\\u00e9 latest\"}", "printable ASCII" },
+                { "{\"ports\": [[70000, 80]]}", "host port 70000" },
+                { "{\"ports\": [[-1, 0]]}", "host port -1" },
+                { "{\"cpus\": 9223372036854775807}", "cpus: 9223372036854775807 is more than" },
+                { "{\"memory\": 4294967296}", "memory: 4294967296 MiB is more than" },
+                { "{\"snapshot\": \"s\\n\"}", "control characters" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(sbx_spec_freep) SbxSpec *s = NULL;
+                SbxError e = SBX_ERROR_NULL;
+                char fp[SBX_FINGERPRINT_HEX_LEN + 1];
+
+                ck_assert_int_eq(sbx_spec_from_json_string(cases[i].json, &s, &e), 0);
+                ck_assert_msg(sbx_spec_complete(s, "default:img", &e) == 0, "%s: %s", cases[i].json, e.message);
+                ck_assert_int_eq(sbx_spec_fingerprint(s, SBX_PYTHON_DEFAULT, fp), 0);
+                if (i == 0)
+                        ck_assert_str_eq(fp, "6c98f55b42f76d74d4de177847b62ce4f6778e9f35a73e9c5f5d9a4473d64b32");
+                parse_bad(cases[i].json, cases[i].rule);
+        }
+}
+END_TEST
+
+/* A NUL is refused wherever it is, saying so; never cut (json-c would turn the key
+ * "A\u0000B" into "A"). A backslash before "u0000" is kept as it is. */
+START_TEST(test_nul) {
+        _cleanup_(sbx_spec_freep) SbxSpec *s = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        parse_bad("{\"env\": {\"A\\u0000B\": \"v\"}}", "U+0000 (NUL)");
+        parse_bad("{\"image\\u0000junk\": \"x\"}", "refused rather than truncated");
+        parse_bad("{\"env\": {\"A\\\\\\u0000\": \"v\"}}", "U+0000");       /* "A\\\u0000": an escaped \\, then NUL */
+        ck_assert_int_eq(sbx_spec_from_json_string("{\"env\": {\"A\\\\u0000\": \"\\\\u0000\"}}", &s, &e), 0);
+        ck_assert_str_eq(s->env[0].key, "A\\u0000");
+        ck_assert_str_eq(s->env[0].value, "\\u0000");
+}
+END_TEST
+
+/* null is Python's None for from_parts(): the default. Integers beyond int64 are
+ * refused, not clamped. */
+START_TEST(test_null_and_int64) {
+        _cleanup_(sbx_spec_freep) SbxSpec *a = parse_ok("{\"working_dir\": null, \"cpus\": null, \"memory\": null,"
+                                                        " \"env\": null, \"volumes\": null, \"ports\": null}");
+        _cleanup_(sbx_spec_freep) SbxSpec *b = parse_ok("{}");
+
+        ck_assert(sbx_spec_equal(a, b));
+        parse_bad("{\"image\": null}", "image: expected a string");
+        parse_bad("{\"cpus\": 9223372036854775808}", "outside the range");
+        parse_bad("{\"ports\": [[-9223372036854775809, 1]]}", "outside the range");
+        parse_bad("{\"ports\": [[-9223372036854775808, 1]]}", "outside the range");
 }
 END_TEST
 
@@ -138,6 +218,9 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_round_trip);
         tcase_add_test(tc, test_errors);
         tcase_add_test(tc, test_bounds);
+        tcase_add_test(tc, test_contract_level);
+        tcase_add_test(tc, test_nul);
+        tcase_add_test(tc, test_null_and_int64);
         suite_add_tcase(s, tc);
         return s;
 }

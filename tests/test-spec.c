@@ -18,7 +18,7 @@ static void assert_invalid(SbxSpec *s, const char *needle) {
         int r = sbx_spec_normalize(s, &e);
 
         if (r >= 0)
-                r = sbx_spec_validate_strict(s, &e);
+                r = sbx_spec_check_admissible(s, &e);
         ck_assert_int_lt(r, 0);
         ck_assert_int_eq(e.kind, SBX_ERROR_INVALID_ARGS);
         ck_assert_msg(e.message && strstr(e.message, needle), "message \"%s\" lacks \"%s\"", e.message, needle);
@@ -52,7 +52,7 @@ START_TEST(test_defaults) {
         ck_assert_str_eq(v->working_dir, "foo");
         /* … and is refused by the strict checks */
         SbxError e = SBX_ERROR_NULL;
-        ck_assert_int_lt(sbx_spec_validate_strict(v, &e), 0);
+        ck_assert_int_lt(sbx_spec_check_admissible(v, &e), 0);
         ck_assert_ptr_nonnull(strstr(e.message, "working_dir"));
         sbx_error_free(&e);
 }
@@ -77,7 +77,7 @@ START_TEST(test_bounds) {
         ok->cpus = 1;
         ok->memory = 128;
         ck_assert_int_eq(sbx_spec_normalize(ok, NULL), 0);
-        ck_assert_int_eq(sbx_spec_validate_strict(ok, NULL), 0);
+        ck_assert_int_eq(sbx_spec_check_admissible(ok, NULL), 0);
 }
 END_TEST
 
@@ -238,7 +238,7 @@ START_TEST(test_strict_ok) {
         sbx_spec_add_port(ok, 65535, 65535);
         sbx_spec_add_env(ok, "MULTI", "line\nvalue \xc3\xa9");
         ck_assert_int_eq(sbx_spec_normalize(ok, NULL), 0);
-        ck_assert_int_eq(sbx_spec_validate_strict(ok, NULL), 0);
+        ck_assert_int_eq(sbx_spec_check_admissible(ok, NULL), 0);
 }
 END_TEST
 

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "fingerprint.h"
+#include "publish.h"
 #include "sbx-test.h"
 #include "verdict.h"
 
@@ -56,13 +57,34 @@ static SbxObserved *observed(const char *fp, const char *version, int64_t nano, 
 static SbxVerdict verdict_of(const char *fp_label, const char *version, int64_t nano, int64_t mem,
                              int64_t current) {
         _cleanup_(sbx_spec_freep) SbxSpec *s = make_spec();
-        char fp[SBX_FINGERPRINT_HEX_LEN + 1];
+        SbxFingerprints fps;
 
-        ck_assert_int_eq(sbx_spec_fingerprint(s, fp), 0);
-        _cleanup_(sbx_observed_freep) SbxObserved *o = observed(fp_label ? (streq(fp_label, "OK") ? fp : fp_label) : NULL,
-                                                               version, nano, mem);
-        return sbx_verdict(s, fp, o, current);
+        ck_assert_int_eq(sbx_spec_fingerprints(s, &fps), 0);
+        _cleanup_(sbx_observed_freep) SbxObserved *o =
+                observed(fp_label ? (streq(fp_label, "OK") ? fps.hex[SBX_PYTHON_DEFAULT] : fp_label) : NULL,
+                         version, nano, mem);
+        return sbx_verdict(s, &fps, o, current);
 }
+
+/* U+1F6DC (WIRELESS, Unicode 15.0) is escaped by Python 3.11 and printed by 3.12
+ * on: a label xagent wrote on either Python verifies as match. */
+START_TEST(test_any_python_version) {
+        _cleanup_(sbx_spec_freep) SbxSpec *s = make_spec();
+        SbxFingerprints fps;
+
+        free(s->env[0].value);
+        s->env[0].value = strdup("\xf0\x9f\x9b\x9c");
+        ck_assert_int_eq(sbx_spec_fingerprints(s, &fps), 0);
+        ck_assert_str_ne(fps.hex[SBX_PYTHON_3_11], fps.hex[SBX_PYTHON_3_12]);
+        ck_assert_str_eq(fps.hex[SBX_PYTHON_3_12], fps.hex[SBX_PYTHON_3_14]);
+        for (SbxPythonVersion v = 0; v < _SBX_PYTHON_VERSION_MAX; v++) {
+                _cleanup_(sbx_observed_freep) SbxObserved *o = observed(fps.hex[v], "1", 1000000000, MIB512);
+                ck_assert_int_eq(sbx_verdict(s, &fps, o, 1), SBX_VERDICT_MATCH);
+        }
+        _cleanup_(sbx_observed_freep) SbxObserved *other = observed("0123", "1", 1000000000, MIB512);
+        ck_assert_int_eq(sbx_verdict(s, &fps, other, 1), SBX_VERDICT_MISMATCH);
+}
+END_TEST
 
 /* TestSpecMatchesInspection, in order. "OK" stands for the spec's real fingerprint. */
 START_TEST(test_table) {
@@ -88,7 +110,7 @@ START_TEST(test_blank_and_missing) {
         /* a fingerprint in upper case is a different string */
         _cleanup_(sbx_spec_freep) SbxSpec *s = make_spec();
         char fp[SBX_FINGERPRINT_HEX_LEN + 1];
-        ck_assert_int_eq(sbx_spec_fingerprint(s, fp), 0);
+        ck_assert_int_eq(sbx_spec_fingerprint(s, SBX_PYTHON_DEFAULT, fp), 0);
         for (char *c = fp; *c; c++)
                 if (*c >= 'a' && *c <= 'f')
                         *c -= 32;
@@ -121,13 +143,27 @@ START_TEST(test_names) {
         ck_assert_uint_eq(sbx_spec_fields_to_names(SBX_SPEC_FIELD_PORTS | SBX_SPEC_FIELD_IMAGE | SBX_SPEC_FIELD_ENV,
                                                    names), 3);
         ck_assert_str_eq(names[0], "image");
-        ck_assert_str_eq(names[1], "env");
-        ck_assert_str_eq(names[2], "ports");
+        ck_assert_str_eq(names[1], "ports");
+        ck_assert_str_eq(names[2], "env");
         ck_assert_ptr_null(names[3]);
         ck_assert_uint_eq(sbx_spec_fields_to_names(0, names), 0);
+}
+END_TEST
+
+/* mismatched_fields: xagent's publish-check order, then template_type,
+ * snapshot_id, env (DESIGN §14). */
+START_TEST(test_names_order) {
+        static const char *const want[] = {
+                "image", "volumes", "ports", "working_dir", "network_isolated", "cpus", "memory",
+                "template_type", "snapshot_id", "env",
+        };
+        const char *names[SBX_SPEC_FIELD_COUNT + 1];
+
         ck_assert_uint_eq(sbx_spec_fields_to_names((1u << SBX_SPEC_FIELD_COUNT) - 1, names), SBX_SPEC_FIELD_COUNT);
-        ck_assert_str_eq(names[0], "template_type");
-        ck_assert_str_eq(names[9], "ports");
+        for (size_t i = 0; i < SBX_SPEC_FIELD_COUNT; i++)
+                ck_assert_str_eq(names[i], want[i]);
+        for (unsigned i = 0; i < SBX_PUBLISH_FIELD_COUNT; i++)
+                ck_assert_str_eq(sbx_spec_field_to_string(1u << i), sbx_publish_field_to_string(1u << i));
 }
 END_TEST
 
@@ -165,7 +201,7 @@ START_TEST(test_mismatched_fields) {
         free(stored->image);
         stored->image = strdup("python:3.11-slim");
         stored->cpus = 2;
-        ck_assert_int_eq(sbx_spec_fingerprint(stored, stored_fp), 0);
+        ck_assert_int_eq(sbx_spec_fingerprint(stored, SBX_PYTHON_DEFAULT, stored_fp), 0);
 
         /* the container carries the stored row's label and its limits */
         _cleanup_(sbx_observed_freep) SbxObserved *o = observed(stored_fp, "1", 2000000000, MIB512);
@@ -190,6 +226,8 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_blank_and_missing);
         tcase_add_test(tc, test_version_int);
         tcase_add_test(tc, test_names);
+        tcase_add_test(tc, test_names_order);
+        tcase_add_test(tc, test_any_python_version);
         tcase_add_test(tc, test_diff);
         tcase_add_test(tc, test_mismatched_fields);
         suite_add_tcase(s, tc);

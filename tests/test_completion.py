@@ -144,6 +144,10 @@ def test_files_for_spec_and_config(tmp_path):
     assert complete("fingerprint", "sp", cwd=tmp_path) == ["spec.json"]
 
 
+def test_python_versions_for_fingerprint():
+    assert complete("fingerprint", "--python", "3.1") == ["3.11", "3.12", "3.13", "3.14"]
+
+
 def test_quietly_nothing_without_a_service(tmp_path):
     """The real client, and no bus at all: no names, no error on the terminal."""
     os.symlink(os.path.abspath(CTL), tmp_path / "xagent-sandboxctl")

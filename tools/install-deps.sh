@@ -12,7 +12,7 @@ packages=(
         # the Debian package (tools/build-deb.sh) and its check
         debhelper dpkg-dev fakeroot lintian
         # tests
-        check valgrind python3
+        check valgrind python3 file
         python3-pytest
         # the real things the service talks to
         docker.io busybox-static

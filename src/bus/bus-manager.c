@@ -54,13 +54,14 @@ static int method_delete(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         return by_name(msg, userdata, VERB_DELETE, error);
 }
 
-/* The spec argument, finalized with the host's default image. */
-static int read_spec(sd_bus_message *msg, Manager *m, SbxSpec **ret, SbxError *e) {
+/* The spec argument with the host's default image: admissible for create,
+ * contract-valid (all that xagent's from_parts() accepts) for verify. */
+static int read_spec(sd_bus_message *msg, Manager *m, bool admissible, SbxSpec **ret, SbxError *e) {
         _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
         int r;
 
         if ((r = sbx_bus_read_spec(msg, &spec, e)) < 0 ||
-            (r = sbx_spec_finalize(spec, m->policy->default_image, e)) < 0)
+            (r = (admissible ? sbx_spec_finalize : sbx_spec_complete)(spec, m->policy->default_image, e)) < 0)
                 return r;
         *ret = TAKE_PTR(spec);
         return 0;
@@ -71,7 +72,7 @@ int bus_method_verify(sd_bus_message *msg, Manager *m, const char *name, sd_bus_
         _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
         int r;
 
-        if ((r = read_spec(msg, m, &spec, &e)) < 0)
+        if ((r = read_spec(msg, m, false, &spec, &e)) < 0)
                 return operation_refuse(msg, VERB_VERIFY, name, &e, r, error);
         return operation_start(m, msg, VERB_VERIFY, &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec) }, error);
 }
@@ -133,7 +134,7 @@ static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         const char *name = NULL;
         int r;
 
-        if ((r = read_name(msg, "name", &name, &e)) < 0 || (r = read_spec(msg, m, &spec, &e)) < 0 ||
+        if ((r = read_name(msg, "name", &name, &e)) < 0 || (r = read_spec(msg, m, true, &spec, &e)) < 0 ||
             (r = sbx_bus_read_create_options(msg, &e)) < 0)
                 return operation_refuse(msg, VERB_CREATE, name, &e, r, error);
         return operation_start(m, msg, VERB_CREATE, &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec) }, error);

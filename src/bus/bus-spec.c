@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
+#include <inttypes.h>
 
 #include "bus-spec.h"
 
@@ -46,20 +47,70 @@ static int read_string(sd_bus_message *m, const char *key, char **field, SbxErro
         return exit_variant(m, key, error);
 }
 
-static int read_u32(sd_bus_message *m, const char *key, int64_t *field, SbxError *error) {
-        uint32_t u;
+/* An integer of any D-Bus integer type (python3-dbus and GLib send 'i' or 'x'
+ * for a plain int) at the message's read position, as int64. -ERANGE for a
+ * 't' above INT64_MAX, -EMEDIUMTYPE for a type that is not an integer. */
+static int read_any_int(sd_bus_message *m, char type, int64_t *ret) {
+        union {
+                uint8_t y;
+                int16_t n;
+                uint16_t q;
+                int32_t i;
+                uint32_t u;
+                int64_t x;
+                uint64_t t;
+        } v;
         int r;
 
-        if ((r = enter_variant(m, key, "u", error)) < 0)
+        if (!strchr("ynqiuxt", type))
+                return -EMEDIUMTYPE;
+        if ((r = sd_bus_message_read_basic(m, type, &v)) < 0)
                 return r;
-        if ((r = sd_bus_message_read_basic(m, 'u', &u)) < 0)
+        switch (type) {
+        case 'y': *ret = v.y; break;
+        case 'n': *ret = v.n; break;
+        case 'q': *ret = v.q; break;
+        case 'i': *ret = v.i; break;
+        case 'u': *ret = v.u; break;
+        case 'x': *ret = v.x; break;
+        default:
+                if (v.t > INT64_MAX)
+                        return -ERANGE;
+                *ret = (int64_t) v.t;
+        }
+        return 0;
+}
+
+static bool is_int_type(const char *contents) {
+        return contents && strlen(contents) == 1 && strchr("ynqiuxt", contents[0]);
+}
+
+/* An integer value of key, of any integer type, within [min, max]. */
+static int read_int(sd_bus_message *m, const char *key, int64_t min, int64_t max, int64_t *ret, SbxError *error) {
+        const char *contents;
+        int64_t v;
+        int r;
+
+        if ((r = sd_bus_message_peek_type(m, NULL, &contents)) < 0)
                 return bad(error, key, r);
-        *field = u;
+        if (!is_int_type(contents))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "%s: expected an integer (any of y n q i u x t), got '%s'", key, contents);
+        if ((r = sd_bus_message_enter_container(m, SD_BUS_TYPE_VARIANT, contents)) < 0)
+                return bad(error, key, r);
+        r = read_any_int(m, contents[0], &v);
+        if (r == -ERANGE || (r >= 0 && (v < min || v > max)))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: the value is outside %" PRIi64 "–%" PRIi64,
+                                     key, min, max);
+        if (r < 0)
+                return bad(error, key, r);
+        *ret = v;
         return exit_variant(m, key, error);
 }
 
-static int too_many(SbxError *error, const char *key, unsigned max) {
-        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: more than %u entries", key, max);
+static int too_many(SbxError *error, const char *key) {
+        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: more than %u entries", key,
+                             (unsigned) SBX_MAX_INPUT_ENTRIES);
 }
 
 static int read_env(sd_bus_message *m, SbxSpec *s, SbxError *error) {
@@ -77,8 +128,8 @@ static int read_env(sd_bus_message *m, SbxSpec *s, SbxError *error) {
                         return bad(error, "env", r);
                 if (r == 0)
                         break;
-                if (s->n_env >= SBX_MAX_ENV)
-                        return too_many(error, "env", SBX_MAX_ENV);
+                if (s->n_env >= SBX_MAX_INPUT_ENTRIES)
+                        return too_many(error, "env");
                 for (size_t i = 0; i < s->n_env; i++)
                         if (streq(s->env[i].key, k))
                                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
@@ -106,8 +157,8 @@ static int read_volumes(sd_bus_message *m, SbxSpec *s, SbxError *error) {
                         return bad(error, "volumes", r);
                 if (r == 0)
                         break;
-                if (s->n_volumes >= SBX_MAX_VOLUMES)
-                        return too_many(error, "volumes", SBX_MAX_VOLUMES);
+                if (s->n_volumes >= SBX_MAX_INPUT_ENTRIES)
+                        return too_many(error, "volumes");
                 if ((r = sbx_spec_add_volume(s, h, g, mode)) < 0)
                         return r;
         }
@@ -116,26 +167,52 @@ static int read_volumes(sd_bus_message *m, SbxSpec *s, SbxError *error) {
         return exit_variant(m, "volumes", error);
 }
 
-static int read_ports(sd_bus_message *m, SbxSpec *s, SbxError *error) {
+/* "(XY)" with X and Y integer types: ports as (qq), as documented, or as any
+ * other integer types (a(ii) from python3-dbus, a(xx) for numbers beyond 16 bits). */
+static bool is_port_pair(const char *sig) {
+        return strlen(sig) == 4 && sig[0] == '(' && sig[3] == ')' && strchr("ynqiuxt", sig[1]) &&
+               strchr("ynqiuxt", sig[2]);
+}
+
+static int read_port(sd_bus_message *m, const char *pair, SbxSpec *s, SbxError *error) {
+        const char inner[] = { pair[1], pair[2], 0 };
+        int64_t host, guest;
         int r;
 
-        if ((r = enter_variant(m, "ports", "a(qq)", error)) < 0)
-                return r;
-        if ((r = sd_bus_message_enter_container(m, 'a', "(qq)")) < 0)
+        r = sd_bus_message_enter_container(m, SD_BUS_TYPE_STRUCT, inner);
+        if (r <= 0)
+                return r < 0 ? bad(error, "ports", r) : 0;
+        if ((r = read_any_int(m, pair[1], &host)) < 0 || (r = read_any_int(m, pair[2], &guest)) < 0)
+                return r == -ERANGE ? sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                                    "ports: a port is outside the 64-bit integer range")
+                                    : bad(error, "ports", r);
+        if ((r = sd_bus_message_exit_container(m)) < 0)
                 return bad(error, "ports", r);
-        for (;;) {
-                uint16_t host, guest;
+        if (s->n_ports >= SBX_MAX_INPUT_ENTRIES)
+                return too_many(error, "ports");
+        if ((r = sbx_spec_add_port(s, host, guest)) < 0)
+                return r;
+        return 1;
+}
 
-                r = sd_bus_message_read(m, "(qq)", &host, &guest);
-                if (r < 0)
-                        return bad(error, "ports", r);
-                if (r == 0)
-                        break;
-                if (s->n_ports >= SBX_MAX_PORTS)
-                        return too_many(error, "ports", SBX_MAX_PORTS);
-                if ((r = sbx_spec_add_port(s, host, guest)) < 0)
-                        return r;
-        }
+static int read_ports(sd_bus_message *m, SbxSpec *s, SbxError *error) {
+        const char *contents;
+        int r;
+
+        if ((r = sd_bus_message_peek_type(m, NULL, &contents)) < 0)
+                return bad(error, "ports", r);
+        if (!contents || contents[0] != 'a' || !is_port_pair(contents + 1))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "ports: expected a value of type 'a(qq)' (or other integer types), got '%s'",
+                                     contents);
+        if ((r = enter_variant(m, "ports", contents, error)) < 0)
+                return r;
+        if ((r = sd_bus_message_enter_container(m, 'a', contents + 1)) < 0)
+                return bad(error, "ports", r);
+        while ((r = read_port(m, contents + 1, s, error)) > 0)
+                ;
+        if (r < 0)
+                return r;
         if ((r = sd_bus_message_exit_container(m)) < 0)
                 return bad(error, "ports", r);
         return exit_variant(m, "ports", error);
@@ -168,9 +245,9 @@ static int spec_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
         if (streq(key, "working_dir"))
                 return read_string(m, key, &s->working_dir, error);
         if (streq(key, "cpus"))
-                return read_u32(m, key, &s->cpus, error);
+                return read_int(m, key, INT64_MIN, INT64_MAX, &s->cpus, error);
         if (streq(key, "memory"))
-                return read_u32(m, key, &s->memory, error);
+                return read_int(m, key, INT64_MIN, INT64_MAX, &s->memory, error);
         if (streq(key, "env"))
                 return read_env(m, s, error);
         if (streq(key, "volumes"))
@@ -225,9 +302,6 @@ int sbx_bus_read_spec(sd_bus_message *m, SbxSpec **ret, SbxError *error) {
         s->template_type = SBX_TEMPLATE_IMAGE;
         if ((r = read_dict(m, spec_keys, ELEMENTSOF(spec_keys), spec_entry, s, error)) < 0)
                 return r;
-        if (s->template_type == SBX_TEMPLATE_SNAPSHOT && s->image)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
-                                     "image: \"image\" and \"snapshot\" are mutually exclusive");
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -246,11 +320,8 @@ static int stop_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
 
         if (!streq(key, "timeout"))
                 return no_entry(m, userdata, key, error);
-        if ((r = read_u32(m, key, &t, error)) < 0)
+        if ((r = read_int(m, key, 0, SBX_STOP_TIMEOUT_MAX, &t, error)) < 0)
                 return r;
-        if (t > SBX_STOP_TIMEOUT_MAX)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "timeout: %lld s is more than %u s",
-                                     (long long) t, SBX_STOP_TIMEOUT_MAX);
         *(unsigned *) userdata = (unsigned) t;
         return 0;
 }
@@ -262,13 +333,13 @@ int sbx_bus_read_stop_options(sd_bus_message *m, unsigned *ret_timeout, SbxError
         return read_dict(m, keys, ELEMENTSOF(keys), stop_entry, ret_timeout, error);
 }
 
-static int append_u32(sd_bus_message *m, const char *key, int64_t v, SbxError *error) {
+/* The documented type 'u' when the value fits, else 'x' (the daemon reads both). */
+static int append_int(sd_bus_message *m, const char *key, int64_t v) {
         if (v == 0)
                 return 0;
-        if (v < 0 || v > UINT32_MAX)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: %lld is outside 0…%u",
-                                     key, (long long) v, UINT32_MAX);
-        return sd_bus_message_append(m, "{sv}", key, "u", (uint32_t) v);
+        if (v > 0 && v <= UINT32_MAX)
+                return sd_bus_message_append(m, "{sv}", key, "u", (uint32_t) v);
+        return sd_bus_message_append(m, "{sv}", key, "x", v);
 }
 
 static int append_env(sd_bus_message *m, const SbxSpec *s) {
@@ -310,26 +381,34 @@ static int append_volumes(sd_bus_message *m, const SbxSpec *s) {
         return sd_bus_message_close_container(m);
 }
 
-static int append_ports(sd_bus_message *m, const SbxSpec *s, SbxError *error) {
+static bool ports_fit_q(const SbxSpec *s) {
+        for (size_t i = 0; i < s->n_ports; i++)
+                if (s->ports[i].host < 0 || s->ports[i].host > UINT16_MAX ||
+                    s->ports[i].guest < 0 || s->ports[i].guest > UINT16_MAX)
+                        return false;
+        return true;
+}
+
+/* As a(qq), the documented type, unless a port does not fit: then a(xx). */
+static int append_ports(sd_bus_message *m, const SbxSpec *s) {
+        bool q = ports_fit_q(s);
         int r;
 
         if (s->n_ports == 0)
                 return 0;
-        for (size_t i = 0; i < s->n_ports; i++)
-                if (s->ports[i].host < 0 || s->ports[i].host > UINT16_MAX ||
-                    s->ports[i].guest < 0 || s->ports[i].guest > UINT16_MAX)
-                        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "ports: %lld:%lld is outside 0…%u",
-                                             (long long) s->ports[i].host, (long long) s->ports[i].guest,
-                                             UINT16_MAX);
         if ((r = sd_bus_message_open_container(m, 'e', "sv")) < 0 ||
             (r = sd_bus_message_append_basic(m, 's', "ports")) < 0 ||
-            (r = sd_bus_message_open_container(m, 'v', "a(qq)")) < 0 ||
-            (r = sd_bus_message_open_container(m, 'a', "(qq)")) < 0)
+            (r = sd_bus_message_open_container(m, 'v', q ? "a(qq)" : "a(xx)")) < 0 ||
+            (r = sd_bus_message_open_container(m, 'a', q ? "(qq)" : "(xx)")) < 0)
                 return r;
-        for (size_t i = 0; i < s->n_ports; i++)
-                if ((r = sd_bus_message_append(m, "(qq)", (uint16_t) s->ports[i].host,
-                                               (uint16_t) s->ports[i].guest)) < 0)
+        for (size_t i = 0; i < s->n_ports; i++) {
+                if (q)
+                        r = sd_bus_message_append(m, "(qq)", (uint16_t) s->ports[i].host, (uint16_t) s->ports[i].guest);
+                else
+                        r = sd_bus_message_append(m, "(xx)", s->ports[i].host, s->ports[i].guest);
+                if (r < 0)
                         return r;
+        }
         if ((r = sd_bus_message_close_container(m)) < 0 ||
             (r = sd_bus_message_close_container(m)) < 0)
                 return r;
@@ -349,14 +428,14 @@ int sbx_bus_append_spec(sd_bus_message *m, const SbxSpec *s, SbxError *error) {
                 return r;
         if (s->working_dir && (r = sd_bus_message_append(m, "{sv}", "working_dir", "s", s->working_dir)) < 0)
                 return r;
-        if ((r = append_u32(m, "cpus", s->cpus, error)) < 0 ||
-            (r = append_u32(m, "memory", s->memory, error)) < 0 ||
+        if ((r = append_int(m, "cpus", s->cpus)) < 0 ||
+            (r = append_int(m, "memory", s->memory)) < 0 ||
             (r = append_env(m, s)) < 0 ||
             (r = append_volumes(m, s)) < 0)
                 return r;
         if (s->network_isolated && (r = sd_bus_message_append(m, "{sv}", "network_isolated", "b", 1)) < 0)
                 return r;
-        if ((r = append_ports(m, s, error)) < 0)
+        if ((r = append_ports(m, s)) < 0)
                 return r;
         return sd_bus_message_close_container(m);
 }

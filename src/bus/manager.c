@@ -256,6 +256,7 @@ static void *worker_init(void *userdata) {
         l->locks = m->locks;
         l->policy = m->policy;
         l->docker_socket = m->docker_socket;
+        l->init_dir = m->init_dir;
         if (sbx_docker_new(m->docker_host, &l->docker, &e) < 0 || sbx_store_open(m->state_dir, &l->store, &e) < 0) {
                 fprintf(stderr, "xagent-sandboxd: worker: %s\n", e.message ?: "out of memory");
                 sbx_error_free(&e);
@@ -329,9 +330,10 @@ int manager_new(const ManagerConfig *c, Manager **ret) {
         m->idle_timeout_s = c->idle_timeout_s;
         m->state_dir = strdup(c->state_dir);
         m->docker_host = strdup(c->docker_host);
+        m->init_dir = strdup(c->init_dir);
         m->locks = sbx_keyed_lock_registry_new();
         m->auth_cache = auth_cache_new();
-        if (!m->state_dir || !m->docker_host || !m->locks || !m->auth_cache)
+        if (!m->state_dir || !m->docker_host || !m->init_dir || !m->locks || !m->auth_cache)
                 return -ENOMEM;
         if ((r = docker_socket_of(c->docker_host, &m->docker_socket)) < 0 ||
             (r = load_policy(c->config_path, &m->policy)) < 0)
@@ -375,6 +377,7 @@ Manager *manager_free(Manager *m) {
         sbx_policy_free(m->policy);
         free(m->state_dir);
         free(m->docker_host);
+        free(m->init_dir);
         free(m->docker_socket);
         free(m->docker_api_version);
         free(m);

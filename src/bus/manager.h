@@ -28,6 +28,7 @@ typedef struct ManagerConfig {
         const char *config_path;
         const char *state_dir;
         const char *docker_host;        /* unix:///… */
+        const char *init_dir;           /* the directory of xagent-sandbox-init */
         unsigned idle_timeout_s;        /* 0 = never */
 } ManagerConfig;
 
@@ -55,6 +56,7 @@ typedef struct Manager {
         SbxPolicy *policy;
         char *state_dir;
         char *docker_host;
+        char *init_dir;
         char *docker_socket;
         char *docker_api_version;
 

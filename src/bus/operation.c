@@ -10,6 +10,7 @@
 #include "bus-sandbox.h"
 #include "fingerprint.h"
 #include "operation.h"
+#include "owner-info.h"
 #include "verdict.h"
 
 static const struct {
@@ -122,38 +123,9 @@ int operation_refuse(sd_bus_message *msg, Verb verb, const char *target, const S
 
 /* Worker side ------------------------------------------------------------- */
 
-/* The caller as an owner, for create: names, home and groups from the user
- * database (the container runs as uid:primary group, DESIGN §3 / README). */
-typedef struct OwnerInfo {
-        SbxOwner owner;
-        struct passwd pw;
-        char buf[4096];
-        gid_t groups[256];
-} OwnerInfo;
-
-static int owner_info(uid_t uid, OwnerInfo *info, SbxError *error) {
-        struct passwd *result = NULL;
-        int n = (int) ELEMENTSOF(info->groups);
-
-        if (getpwuid_r(uid, &info->pw, info->buf, sizeof info->buf, &result) != 0 || !result)
-                return sbx_error_set(error, SBX_ERROR_ACCESS_DENIED, "uid %u is not in the user database",
-                                     (unsigned) uid);
-        if (getgrouplist(result->pw_name, result->pw_gid, info->groups, &n) < 0)
-                n = 0;
-        info->owner = (SbxOwner) {
-                .uid = uid,
-                .gid = result->pw_gid,
-                .name = result->pw_name,
-                .home = result->pw_dir,
-                .groups = info->groups,
-                .n_groups = (size_t) n,
-        };
-        return 0;
-}
-
 static int run_create(Operation *o, SbxLifecycle *l) {
-        OwnerInfo info;
-        int r = owner_info(o->uid, &info, &o->error);
+        SbxOwnerInfo info;
+        int r = sbx_owner_info_lookup(o->uid, &info, &o->error);
 
         if (r < 0)
                 return r;

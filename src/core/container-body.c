@@ -39,14 +39,27 @@ static int build_env(const SbxSpec *s, json_object **ret) {
 
 /* HostConfig.Mounts, not Binds: Binds would create a missing source directory as
  * root, and a ':' in a path would split its "host:guest:mode" string. */
-static int build_mounts(const SbxSpec *s, json_object **ret) {
+static int build_mounts(const SbxSpec *s, const char *init_volume, json_object **ret) {
         _cleanup_(json_object_putp) json_object *a = json_object_new_array();
+        json_object *init, *options;
+        int r;
 
         if (!a)
                 return -ENOMEM;
+        /* A volume, not a bind: xagent's observed volumes are the bind mounts only,
+         * so the first process is invisible to the verdict on both sides. */
+        init = json_object_new_object();
+        options = json_object_new_object();
+        if ((r = sbx_json_push(a, init)) < 0 ||
+            (r = sbx_json_put(init, "Type", json_object_new_string("volume"))) < 0 ||
+            (r = sbx_json_put(init, "Source", json_object_new_string(init_volume))) < 0 ||
+            (r = sbx_json_put(init, "Target", json_object_new_string(SBX_INIT_GUEST_DIR))) < 0 ||
+            (r = sbx_json_put(init, "ReadOnly", json_object_new_boolean(true))) < 0 ||
+            (r = sbx_json_put(init, "VolumeOptions", options)) < 0 ||
+            (r = sbx_json_put(options, "NoCopy", json_object_new_boolean(true))) < 0)
+                return r;
         for (size_t i = 0; i < s->n_volumes; i++) {
                 json_object *m = json_object_new_object();
-                int r;
 
                 if ((r = sbx_json_push(a, m)) < 0 ||
                     (r = sbx_json_put(m, "Type", json_object_new_string("bind"))) < 0 ||
@@ -92,11 +105,27 @@ static int build_ports(const SbxSpec *s, const char *address, json_object **ret_
         return 0;
 }
 
+static int build_log_config(json_object **ret) {
+        _cleanup_(json_object_putp) json_object *log = json_object_new_object();
+        json_object *config = json_object_new_object();
+        int r;
+
+        if (!log)
+                return -ENOMEM;
+        if ((r = sbx_json_put(log, "Type", json_object_new_string(SBX_LOG_DRIVER))) < 0 ||
+            (r = sbx_json_put(log, "Config", config)) < 0 ||
+            (r = sbx_json_put(config, "max-size", json_object_new_string(SBX_LOG_MAX_SIZE))) < 0 ||
+            (r = sbx_json_put(config, "max-file", json_object_new_string(SBX_LOG_MAX_FILE))) < 0)
+                return r;
+        *ret = TAKE_PTR(log);
+        return 0;
+}
+
 static int build_host_config(const SbxContainerParams *p, json_object *bindings, json_object **ret) {
         static const char *const cap_drop[] = { "ALL", NULL };
         static const char *const security_opt[] = { "no-new-privileges:true", NULL };
         const SbxSpec *s = p->spec;
-        _cleanup_(json_object_putp) json_object *h = json_object_new_object(), *mounts = NULL;
+        _cleanup_(json_object_putp) json_object *h = json_object_new_object(), *mounts = NULL, *log = NULL;
         int64_t nano_cpus, memory;
         int r;
 
@@ -105,7 +134,7 @@ static int build_host_config(const SbxContainerParams *p, json_object *bindings,
         if (__builtin_mul_overflow(s->cpus, CPU_NANOS, &nano_cpus) ||
             __builtin_mul_overflow(s->memory, MIB, &memory))
                 return -ERANGE;
-        if ((r = build_mounts(s, &mounts)) < 0)
+        if ((r = build_mounts(s, p->init_volume, &mounts)) < 0 || (r = build_log_config(&log)) < 0)
                 return r;
 
         if ((r = sbx_json_put(h, "NanoCpus", json_object_new_int64(nano_cpus))) < 0 ||
@@ -118,24 +147,24 @@ static int build_host_config(const SbxContainerParams *p, json_object *bindings,
             (r = sbx_json_put(h, "IpcMode", json_object_new_string("private"))) < 0 ||
             (r = sbx_json_put(h, "NetworkMode", json_object_new_string(s->network_isolated ? "none" : "bridge"))) < 0 ||
             (r = sbx_json_put(h, "PortBindings", json_object_get(bindings))) < 0 ||
-            (r = sbx_json_put(h, "Mounts", TAKE_PTR(mounts))) < 0)
+            (r = sbx_json_put(h, "Mounts", TAKE_PTR(mounts))) < 0 ||
+            (r = sbx_json_put(h, "LogConfig", TAKE_PTR(log))) < 0)
                 return r;
         *ret = TAKE_PTR(h);
         return 0;
 }
 
 int sbx_container_body(const SbxContainerParams *p, json_object **ret) {
-        static const char *const cmd[] = { SBX_CONTAINER_COMMAND, NULL };
+        static const char *const entrypoint[] = { SBX_INIT_PATH, NULL };
         const SbxSpec *s = p->spec;
         _cleanup_(json_object_putp) json_object *body = json_object_new_object(), *env = NULL, *labels = NULL,
                                                 *exposed = NULL, *bindings = NULL, *host = NULL;
-        _cleanup_free_ char *user = NULL;
         int r;
 
         if (!body)
                 return -ENOMEM;
-        if (asprintf(&user, "%u:%u", (unsigned) p->uid, (unsigned) p->gid) < 0)
-                return -ENOMEM;
+        if (isempty(p->init_volume))
+                return -EINVAL;
         if ((r = build_env(s, &env)) < 0 ||
             (r = sbx_labels_build(p->name, s, p->fingerprint, p->uid, &labels)) < 0 ||
             (r = build_ports(s, p->publish_address, &exposed, &bindings)) < 0 ||
@@ -143,8 +172,9 @@ int sbx_container_body(const SbxContainerParams *p, json_object **ret) {
                 return r;
 
         if ((r = sbx_json_put(body, "Image", json_object_new_string(p->image))) < 0 ||
-            (r = sbx_json_put(body, "Cmd", string_array(cmd))) < 0 ||
-            (r = sbx_json_put(body, "User", json_object_new_string(user))) < 0 ||
+            /* An Entrypoint and no Cmd: Docker then uses neither of the image's. */
+            (r = sbx_json_put(body, "Entrypoint", string_array(entrypoint))) < 0 ||
+            (r = sbx_json_put(body, "User", json_object_new_string(SBX_INIT_USER))) < 0 ||
             (r = sbx_json_put(body, "WorkingDir", json_object_new_string(s->working_dir))) < 0 ||
             (r = sbx_json_put(body, "Env", TAKE_PTR(env))) < 0 ||
             (r = sbx_json_put(body, "Labels", TAKE_PTR(labels))) < 0 ||

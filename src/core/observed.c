@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <strings.h>
 
+#include "container-body.h"
 #include "json-util.h"
 #include "labels.h"
 #include "observed.h"
@@ -81,6 +82,12 @@ SbxObserved *sbx_observed_free(SbxObserved *o) {
                 free(o->bindings[i].host_ip);
         }
         free(o->bindings);
+        strv_free(o->entrypoint);
+        free(o->started_at);
+        free(o->init_volume);
+        free(o->log_type);
+        free(o->log_max_size);
+        free(o->log_max_file);
         free(o);
         return NULL;
 }
@@ -252,6 +259,17 @@ static int parse_labels(json_object *config, SbxObserved *o, SbxError *error) {
         return 0;
 }
 
+/* A mount that is not a bind: the first process's volume, or something else. */
+static int parse_other_mount(json_object *m, const char *path, const char *type, const char *destination,
+                             bool rw, SbxObserved *o, SbxError *error) {
+        if (streq_ptr(type, "volume") && streq_ptr(destination, SBX_INIT_GUEST_DIR) && !o->init_volume) {
+                o->init_volume_rw = rw;
+                return get_string(m, path, "Name", &o->init_volume, error);
+        }
+        o->n_other_mounts++;
+        return 0;
+}
+
 static int parse_mount(json_object *m, size_t index, SbxObserved *o, SbxError *error) {
         _cleanup_free_ char *type = NULL, *source = NULL, *destination = NULL;
         char path[32];
@@ -268,7 +286,9 @@ static int parse_mount(json_object *m, size_t index, SbxObserved *o, SbxError *e
             (r = get_string(m, path, "Destination", &destination, error)) < 0 ||
             (r = get_bool(m, path, "RW", &rw, error)) < 0)
                 return r;
-        if (!streq_ptr(type, "bind") || isempty(source) || isempty(destination))
+        if (!streq_ptr(type, "bind"))
+                return parse_other_mount(m, path, type, destination, rw, o, error);
+        if (isempty(source) || isempty(destination))
                 return 0;
 
         l = reallocarray(o->volumes, o->n_volumes + 1, sizeof(SbxVolume));
@@ -442,8 +462,24 @@ static int parse_facts(json_object *attrs, json_object *config, json_object *hos
         return 0;
 }
 
-static int parse_posture(json_object *config, json_object *hc, SbxObserved *o, SbxError *error) {
+static int parse_log_config(json_object *hc, SbxObserved *o, SbxError *error) {
+        json_object *log, *config;
+        int r;
+
+        if ((r = member(hc, "HostConfig", "LogConfig", json_type_object, &log, error)) <= 0)
+                return r;
+        if ((r = get_string(log, "HostConfig.LogConfig", "Type", &o->log_type, error)) < 0 ||
+            (r = member(log, "HostConfig.LogConfig", "Config", json_type_object, &config, error)) < 0 ||
+            (r = get_string(config, "HostConfig.LogConfig.Config", "max-size", &o->log_max_size, error)) < 0 ||
+            (r = get_string(config, "HostConfig.LogConfig.Config", "max-file", &o->log_max_file, error)) < 0)
+                return r;
+        return 0;
+}
+
+static int parse_posture(json_object *config, json_object *hc, json_object *state, SbxObserved *o,
+                         SbxError *error) {
         const char *p = "HostConfig";
+        bool has_pid;
         int r;
 
         if ((r = get_string(config, "Config", "User", &o->user, error)) < 0 ||
@@ -460,7 +496,11 @@ static int parse_posture(json_object *config, json_object *hc, SbxObserved *o, S
             (r = get_string(hc, p, "NetworkMode", &o->network_mode, error)) < 0 ||
             (r = get_string(hc, p, "IpcMode", &o->ipc_mode, error)) < 0 ||
             (r = get_string(hc, p, "PidMode", &o->pid_mode, error)) < 0 ||
-            (r = get_string(hc, p, "UTSMode", &o->uts_mode, error)) < 0)
+            (r = get_string(hc, p, "UTSMode", &o->uts_mode, error)) < 0 ||
+            (r = get_strv(config, "Config", "Entrypoint", &o->entrypoint, &o->n_entrypoint, error)) < 0 ||
+            (r = get_int(state, "State", "Pid", &has_pid, &o->pid, error)) < 0 ||
+            (r = get_string(state, "State", "StartedAt", &o->started_at, error)) < 0 ||
+            (r = parse_log_config(hc, o, error)) < 0)
                 return r;
         return 0;
 }
@@ -483,7 +523,7 @@ int sbx_observed_from_json(json_object *attrs, SbxObserved **ret, SbxError *erro
             (r = member(attrs, "", "HostConfig", json_type_object, &host_config, error)) < 0 ||
             (r = member(attrs, "", "State", json_type_object, &state, error)) < 0 ||
             (r = parse_facts(attrs, config, host_config, state, o, error)) < 0 ||
-            (r = parse_posture(config, host_config, o, error)) < 0)
+            (r = parse_posture(config, host_config, state, o, error)) < 0)
                 return r;
 
         o->fingerprint_label = sbx_label_attestation(sbx_observed_get_label(o, SBX_LABEL_SPEC_FINGERPRINT));

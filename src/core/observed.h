@@ -90,6 +90,19 @@ typedef struct SbxObserved {
         char *uts_mode;                 /* HostConfig.UTSMode (nullable) */
         SbxPortBinding *bindings;       /* every PortBindings entry */
         size_t n_bindings;
+
+        /* What makes a start safe (DESIGN §10): the first process, its volume, the
+         * other mounts and the log's bounds. */
+        int64_t pid;                    /* State.Pid: the first process on the host, 0 if none */
+        char *started_at;               /* State.StartedAt (nullable) */
+        char **entrypoint;              /* Config.Entrypoint */
+        size_t n_entrypoint;
+        char *init_volume;              /* Name of the volume mounted at SBX_INIT_GUEST_DIR (nullable) */
+        bool init_volume_rw;
+        size_t n_other_mounts;          /* Mounts that are neither binds nor that volume */
+        char *log_type;                 /* HostConfig.LogConfig.Type (nullable) */
+        char *log_max_size;             /* its Config["max-size"] (nullable) */
+        char *log_max_file;             /* its Config["max-file"] (nullable) */
 } SbxObserved;
 
 const char *sbx_state_to_string(SbxState s) _pure_;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "container-body.h"
 #include "json-util.h"
 #include "path.h"
 #include "policy.h"
@@ -48,6 +49,7 @@ SbxPolicy *sbx_policy_new_default(void) {
         p->max_sandboxes_per_user = SBX_POLICY_DEFAULT_MAX_SANDBOXES_PER_USER;
         p->pids_limit = SBX_POLICY_DEFAULT_PIDS_LIMIT;
         p->host_port_min = SBX_POLICY_DEFAULT_HOST_PORT_MIN;
+        p->python_version = SBX_PYTHON_DEFAULT;
 
         p->default_image = strdup(SBX_POLICY_DEFAULT_IMAGE);
         p->publish_address = strdup(SBX_POLICY_DEFAULT_PUBLISH_ADDRESS);
@@ -353,6 +355,18 @@ static int parse_int_key(SbxPolicy *p, size_t i, json_object *v, SbxError *error
         return 0;
 }
 
+static int parse_python_version(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {
+        const char *s;
+        int r;
+
+        if ((r = get_string(key, v, &s, error)) < 0)
+                return r;
+        if (sbx_python_version_from_string(s, &p->python_version) < 0)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "%s: '%s' is not one of \"3.11\", \"3.12\", \"3.13\", \"3.14\"", key, s);
+        return 0;
+}
+
 static const struct {
         const char *key;
         int (*parse)(SbxPolicy *p, const char *key, json_object *v, SbxError *error);
@@ -361,6 +375,7 @@ static const struct {
         { "allowed_images",  parse_allowed_images },
         { "volume_roots",    parse_volume_roots },
         { "publish_address", parse_publish_address },
+        { "python_version",  parse_python_version },
 };
 
 static int parse_key(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {
@@ -511,11 +526,31 @@ static int check_guest_path(const char *field, const char *what, const char *pat
 
         if ((r = check_canonical(field, what, path, error)) < 0)
                 return r;
+        if (sbx_path_is_root_or_descendant(path, SBX_INIT_GUEST_DIR))
+                return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                     "%s: %s '%s' is or lies below %s, which the service reserves for the "
+                                     "sandbox's first process", field, what, path, SBX_INIT_GUEST_DIR);
         for (size_t i = 0; i < ELEMENTSOF(guest_forbidden); i++)
                 if (sbx_path_is_root_or_descendant(path, guest_forbidden[i]))
                         return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
                                              "%s: %s '%s' is or lies below %s, which is the kernel's in the sandbox",
                                              field, what, path, guest_forbidden[i]);
+        return 0;
+}
+
+/* Docker would create the inner mount point as root inside the outer volume: in the
+ * owner's directory, or wherever a swapped path pointed (docs/security.md). */
+static int check_not_nested(const SbxSpec *spec, size_t i, SbxError *error) {
+        const char *g = spec->volumes[i].guest;
+
+        for (size_t j = 0; j < spec->n_volumes; j++) {
+                const char *outer = spec->volumes[j].guest;
+
+                if (!streq(outer, g) && sbx_path_is_root_or_descendant(g, outer))
+                        return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                             "volumes: guest path '%s' lies inside the guest path '%s' of another "
+                                             "volume (rule: volumes are not nested)", g, outer);
+        }
         return 0;
 }
 
@@ -532,8 +567,23 @@ int sbx_policy_check_guest_paths(const SbxSpec *spec, SbxError *error) {
                 if (streq(g, "/"))
                         return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
                                              "volumes: guest path '/' would cover the sandbox's root directory");
+                if ((r = check_not_nested(spec, i, error)) < 0)
+                        return r;
         }
         return 0;
+}
+
+ssize_t sbx_spec_working_dir_volume(const SbxSpec *spec, const char **ret_rest) {
+        for (size_t i = 0; i < spec->n_volumes; i++) {
+                const char *g = spec->volumes[i].guest, *rest;
+
+                if (streq(g, spec->working_dir) || !sbx_path_is_root_or_descendant(spec->working_dir, g))
+                        continue;
+                rest = spec->working_dir + strlen(g);
+                *ret_rest = rest + (*rest == '/');
+                return (ssize_t) i;
+        }
+        return -1;
 }
 
 /* Host paths never mounted, nor their ancestors, nor anything below them. /var/run

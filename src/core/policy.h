@@ -17,6 +17,7 @@
 
 #include "error.h"
 #include "spec.h"
+#include "unicode.h"
 
 /* Where the daemon reads the host policy unless told otherwise. */
 #define SBX_POLICY_PATH "/etc/xagent/sandboxd.json"
@@ -63,6 +64,9 @@ typedef struct SbxPolicy {
         int64_t pids_limit;
         int64_t host_port_min;
         char *publish_address;  /* an IPv4 or IPv6 literal */
+        /* The Python whose repr() the fingerprint stamped on created sandboxes
+         * follows ("3.11"…"3.14"); verification accepts every version's. */
+        SbxPythonVersion python_version;
 } SbxPolicy;
 
 /* Who a sandbox is for; name and home as the user database has them (may be NULL:
@@ -99,9 +103,15 @@ int sbx_policy_check_image(const SbxPolicy *p, const char *image, SbxError *erro
 int sbx_policy_check_limits(const SbxPolicy *p, const SbxSpec *spec, SbxError *error);
 /* Each host port is 0 (ephemeral) or in host_port_min…65535. */
 int sbx_policy_check_ports(const SbxPolicy *p, const SbxSpec *spec, SbxError *error);
-/* Guest paths of the volumes and working_dir: absolute, not "/" (volumes), and not
- * /proc, /sys, /dev or below. */
+/* Guest paths of the volumes and working_dir: absolute, not "/" (volumes), not
+ * /proc, /sys, /dev or below, not in the reserved SBX_INIT_GUEST_DIR, and no volume
+ * inside another's guest path. */
 int sbx_policy_check_guest_paths(const SbxSpec *spec, SbxError *error);
+
+/* The volume whose guest path strictly contains the working directory (which must
+ * then exist in it: the file-system half of the check), with *ret_rest the path
+ * below that guest path; -1 if none. */
+ssize_t sbx_spec_working_dir_volume(const SbxSpec *spec, const char **ret_rest);
 
 /* A host path that is never mounted: "/", and any path that is, is an ancestor of, or
  * lies below the Docker socket (docker_socket, NULL = the default; its /run ↔
@@ -122,7 +132,7 @@ int sbx_policy_find_root(const SbxPolicy *p, const SbxOwner *owner, const char *
 int sbx_policy_check_volumes(const SbxPolicy *p, const SbxOwner *owner, const SbxSpec *spec,
                              const char *docker_socket, SbxError *error);
 
-/* All of the above on a normalized, strictly validated spec (the image only for image
+/* All of the above on a normalized, admissible spec (the image only for image
  * templates; snapshot templates are checked against the owner's snapshots). */
 int sbx_policy_check_spec(const SbxPolicy *p, const SbxOwner *owner, const SbxSpec *spec,
                           const char *docker_socket, SbxError *error);

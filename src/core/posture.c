@@ -4,6 +4,7 @@
 #include <strings.h>
 
 #include "bitmask.h"
+#include "container-body.h"
 #include "posture.h"
 
 static const char *const item_names[SBX_POSTURE_ITEM_COUNT] = {
@@ -21,6 +22,9 @@ static const char *const item_names[SBX_POSTURE_ITEM_COUNT] = {
         "memory_swap",
         "network_mode",
         "publish_address",
+        "init",
+        "mounts",
+        "log",
 };
 
 const char *sbx_posture_item_to_string(SbxPostureItem item) {
@@ -31,11 +35,15 @@ size_t sbx_posture_items_to_names(unsigned mask, const char *names[static SBX_PO
         return sbx_bits_to_names(item_names, SBX_POSTURE_ITEM_COUNT, mask, names);
 }
 
-static bool user_ok(const SbxObserved *o, const SbxPostureExpect *e) {
-        char want[32];
+/* The first process is this service's init, from its volume, mounted read-only. */
+static bool init_ok(const SbxObserved *o) {
+        return o->n_entrypoint == 1 && streq(o->entrypoint[0], SBX_INIT_PATH) && o->init_volume &&
+                startswith(o->init_volume, SBX_INIT_VOLUME_PREFIX) && !o->init_volume_rw;
+}
 
-        snprintf(want, sizeof(want), "%u:%u", (unsigned) e->uid, (unsigned) e->gid);
-        return streq_ptr(o->user, want);
+static bool log_ok(const SbxObserved *o) {
+        return streq_ptr(o->log_type, SBX_LOG_DRIVER) && streq_ptr(o->log_max_size, SBX_LOG_MAX_SIZE) &&
+                streq_ptr(o->log_max_file, SBX_LOG_MAX_FILE);
 }
 
 static bool is_no_new_privileges(const char *opt) {
@@ -88,7 +96,7 @@ static bool publish_address_ok(const SbxObserved *o, const SbxPostureExpect *e) 
 unsigned sbx_posture_check(const SbxObserved *o, const SbxPostureExpect *e) {
         unsigned m = 0;
 
-        if (!user_ok(o, e))
+        if (!streq_ptr(o->user, SBX_INIT_USER))
                 m |= SBX_POSTURE_USER;
         if (o->privileged)
                 m |= SBX_POSTURE_PRIVILEGED;
@@ -116,5 +124,11 @@ unsigned sbx_posture_check(const SbxObserved *o, const SbxPostureExpect *e) {
                 m |= SBX_POSTURE_NETWORK_MODE;
         if (!publish_address_ok(o, e))
                 m |= SBX_POSTURE_PUBLISH_ADDRESS;
+        if (!init_ok(o))
+                m |= SBX_POSTURE_INIT;
+        if (o->n_other_mounts > 0)
+                m |= SBX_POSTURE_MOUNTS;
+        if (!log_ok(o))
+                m |= SBX_POSTURE_LOG;
         return m;
 }

@@ -16,8 +16,6 @@
 #include "observed.h"
 
 typedef struct SbxPostureExpect {
-        uid_t uid;                      /* Config.User must be "<uid>:<gid>" */
-        gid_t gid;
         int64_t pids_limit;             /* HostConfig.PidsLimit, from policy */
         const char *publish_address;    /* every port binding's HostIp; required */
         bool network_isolated;          /* NetworkMode "none" if true, the default bridge otherwise */
@@ -25,7 +23,7 @@ typedef struct SbxPostureExpect {
 } SbxPostureExpect;
 
 typedef enum SbxPostureItem {
-        SBX_POSTURE_USER            = 1u << 0,  /* Config.User != "uid:gid" */
+        SBX_POSTURE_USER            = 1u << 0,  /* Config.User != SBX_INIT_USER */
         SBX_POSTURE_PRIVILEGED      = 1u << 1,  /* Privileged */
         SBX_POSTURE_CAP_DROP        = 1u << 2,  /* CapDrop != ["ALL"] */
         SBX_POSTURE_CAP_ADD         = 1u << 3,  /* any CapAdd */
@@ -39,9 +37,12 @@ typedef enum SbxPostureItem {
         SBX_POSTURE_MEMORY_SWAP     = 1u << 11, /* MemorySwap != memory */
         SBX_POSTURE_NETWORK_MODE    = 1u << 12, /* "none" when isolated, bridge otherwise */
         SBX_POSTURE_PUBLISH_ADDRESS = 1u << 13, /* a port binding's HostIp != publish_address */
+        SBX_POSTURE_INIT            = 1u << 14, /* Entrypoint != [SBX_INIT_PATH], or its volume missing or rw */
+        SBX_POSTURE_MOUNTS          = 1u << 15, /* a mount other than the binds and the init volume */
+        SBX_POSTURE_LOG             = 1u << 16, /* the log is not bounded as SBX_LOG_* says */
 } SbxPostureItem;
 
-#define SBX_POSTURE_ITEM_COUNT 14
+#define SBX_POSTURE_ITEM_COUNT 17
 
 /* Returns the items of the posture the observed container does not carry
  * (0 = hardened). */

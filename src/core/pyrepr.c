@@ -16,7 +16,7 @@ static char choose_quote(const char *s) {
 
 /* Writes the escape Python's repr() uses for cp, or returns false if cp stands
  * for itself (printable ASCII, printable non-ASCII). Hex digits are lowercase. */
-static bool write_escape(FILE *f, uint32_t cp, char quote) {
+static bool write_escape(FILE *f, SbxPythonVersion v, uint32_t cp, char quote) {
         if (cp == (uint32_t) quote || cp == '\\')
                 fprintf(f, "\\%c", (char) cp);
         else if (cp == '\t')
@@ -27,7 +27,7 @@ static bool write_escape(FILE *f, uint32_t cp, char quote) {
                 fputs("\\r", f);
         else if (cp < 0x20 || cp == 0x7f)
                 fprintf(f, "\\x%02" PRIx32, cp);
-        else if (cp < 0x7f || sbx_unicode_is_printable(cp))
+        else if (cp < 0x7f || sbx_unicode_is_printable(v, cp))
                 return false;
         else if (cp <= 0xff)
                 fprintf(f, "\\x%02" PRIx32, cp);
@@ -38,7 +38,7 @@ static bool write_escape(FILE *f, uint32_t cp, char quote) {
         return true;
 }
 
-int sbx_pyrepr_str(FILE *f, const char *s) {
+int sbx_pyrepr_str(FILE *f, SbxPythonVersion v, const char *s) {
         size_t len = strlen(s);
         char quote;
 
@@ -53,7 +53,7 @@ int sbx_pyrepr_str(FILE *f, const char *s) {
 
                 if (n < 0)
                         return n;  /* not reached: validated above */
-                if (!write_escape(f, cp, quote))
+                if (!write_escape(f, v, cp, quote))
                         fwrite(s, 1, (size_t) n, f);
                 s += n;
                 len -= (size_t) n;
@@ -80,12 +80,18 @@ int sbx_pyrepr_to_string(SbxPyreprWriter write, const void *value, char **ret) {
         return 0;
 }
 
-static int write_str(FILE *f, const void *s) {
-        return sbx_pyrepr_str(f, s);
+typedef struct VersionedStr {
+        SbxPythonVersion version;
+        const char *s;
+} VersionedStr;
+
+static int write_str(FILE *f, const void *value) {
+        const VersionedStr *vs = value;
+        return sbx_pyrepr_str(f, vs->version, vs->s);
 }
 
-int sbx_pyrepr_str_to_string(const char *s, char **ret) {
-        return sbx_pyrepr_to_string(write_str, s, ret);
+int sbx_pyrepr_str_to_string(SbxPythonVersion v, const char *s, char **ret) {
+        return sbx_pyrepr_to_string(write_str, &(VersionedStr) { .version = v, .s = s }, ret);
 }
 
 void sbx_pyrepr_none(FILE *f) {

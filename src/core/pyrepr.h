@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Python 3.11's repr() of the values in xagent's fingerprint tuple (contract
- * §2), byte for byte. The writers append to a stdio stream (open_memstream);
+/* Python's repr() of the values in xagent's fingerprint tuple (contract §2),
+ * byte for byte, as a given Python version writes it (string escapes depend on
+ * its Unicode database). The writers append to a stdio stream (open_memstream);
  * the caller checks the stream for errors once at the end. */
 
 #include <stdbool.h>
@@ -10,17 +11,19 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* repr() of a str given as UTF-8: quoted with "…" only if it contains ' and no
- * ", escapes as Python writes them. -EILSEQ (and nothing written) if s is not
- * well-formed UTF-8. */
-int sbx_pyrepr_str(FILE *f, const char *s);
+#include "unicode.h"
+
+/* repr() of a str given as UTF-8 under Python version v: quoted with "…" only if
+ * it contains ' and no ", escapes as Python writes them. -EILSEQ (and nothing
+ * written) if s is not well-formed UTF-8. */
+int sbx_pyrepr_str(FILE *f, SbxPythonVersion v, const char *s);
 
 /* Runs write(f, value) on a memory stream and hands out what it wrote. */
 typedef int (*SbxPyreprWriter)(FILE *f, const void *value);
 int sbx_pyrepr_to_string(SbxPyreprWriter write, const void *value, char **ret);
 
 /* The same into a new string. -EILSEQ or -ENOMEM. */
-int sbx_pyrepr_str_to_string(const char *s, char **ret);
+int sbx_pyrepr_str_to_string(SbxPythonVersion v, const char *s, char **ret);
 
 /* repr(None), repr(True/False), repr(int). */
 void sbx_pyrepr_none(FILE *f);

@@ -2,31 +2,38 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 
 #include "json-util.h"
 #include "spec-json.h"
+
+#define NUL_REFUSED "contains U+0000 (NUL), which a spec cannot hold: refused rather than truncated"
 
 static int get_string(const char *key, json_object *v, const char **ret, SbxError *error) {
         if (!json_object_is_type(v, json_type_string))
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: expected a string", key);
         /* A C string ends at the first NUL: refuse rather than silently truncate. */
         if ((size_t) json_object_get_string_len(v) != strlen(json_object_get_string(v)))
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: contains a NUL character", key);
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: a string " NUL_REFUSED, key);
         *ret = json_object_get_string(v);
         return 0;
 }
 
-static int get_int(const char *key, json_object *v, int64_t min, int64_t max, int64_t *ret, SbxError *error) {
+/* Any integer from INT64_MIN + 1 to INT64_MAX (xagent takes any int; range rules
+ * are the admissibility check's). json-c saturates what it cannot hold without
+ * saying so: above INT64_MAX it keeps a uint64, which tells; below INT64_MIN it
+ * keeps INT64_MIN itself, so that value is refused as one that may stand for a
+ * smaller number. */
+static int get_int(const char *key, json_object *v, int64_t *ret, SbxError *error) {
         int64_t i;
 
         if (!json_object_is_type(v, json_type_int))
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: expected an integer", key);
-        errno = 0;
         i = json_object_get_int64(v);
-        if (errno != 0 || i < min || i > max)
+        if (i == INT64_MIN || (i == INT64_MAX && json_object_get_uint64(v) != (uint64_t) INT64_MAX))
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
-                                     "%s: %s is outside %" PRIi64 "–%" PRIi64, key,
-                                     json_object_to_json_string(v), min, max);
+                                     "%s: %s is outside the range %" PRIi64 "–%" PRIi64 " of this JSON reader",
+                                     key, json_object_to_json_string(v), INT64_MIN + 1, INT64_MAX);
         *ret = i;
         return 0;
 }
@@ -44,8 +51,9 @@ static int get_array(const char *key, json_object *v, size_t len, size_t max, Sb
 static int parse_env(SbxSpec *s, json_object *v, SbxError *error) {
         if (!json_object_is_type(v, json_type_object))
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "env: expected an object of strings");
-        if ((size_t) json_object_object_length(v) > SBX_MAX_ENV)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "env: more than %d variables", SBX_MAX_ENV);
+        if ((size_t) json_object_object_length(v) > SBX_MAX_INPUT_ENTRIES)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "env: more than %d variables",
+                                     SBX_MAX_INPUT_ENTRIES);
         json_object_object_foreach(v, key, val) {
                 const char *value;
                 int r;
@@ -61,7 +69,7 @@ static int parse_env(SbxSpec *s, json_object *v, SbxError *error) {
 static int parse_volumes(SbxSpec *s, json_object *v, SbxError *error) {
         int r;
 
-        if ((r = get_array("volumes", v, 0, SBX_MAX_VOLUMES, error)) < 0)
+        if ((r = get_array("volumes", v, 0, SBX_MAX_INPUT_ENTRIES, error)) < 0)
                 return r;
         for (size_t i = 0; i < json_object_array_length(v); i++) {
                 json_object *t = json_object_array_get_idx(v, i);
@@ -81,15 +89,15 @@ static int parse_volumes(SbxSpec *s, json_object *v, SbxError *error) {
 static int parse_ports(SbxSpec *s, json_object *v, SbxError *error) {
         int r;
 
-        if ((r = get_array("ports", v, 0, SBX_MAX_PORTS, error)) < 0)
+        if ((r = get_array("ports", v, 0, SBX_MAX_INPUT_ENTRIES, error)) < 0)
                 return r;
         for (size_t i = 0; i < json_object_array_length(v); i++) {
                 json_object *t = json_object_array_get_idx(v, i);
                 int64_t host, guest;
 
                 if ((r = get_array("ports", t, 2, 2, error)) < 0 ||
-                    (r = get_int("ports", json_object_array_get_idx(t, 0), 0, SBX_MAX_PORT, &host, error)) < 0 ||
-                    (r = get_int("ports", json_object_array_get_idx(t, 1), 0, SBX_MAX_PORT, &guest, error)) < 0)
+                    (r = get_int("ports", json_object_array_get_idx(t, 0), &host, error)) < 0 ||
+                    (r = get_int("ports", json_object_array_get_idx(t, 1), &guest, error)) < 0)
                         return r;
                 if ((r = sbx_spec_add_port(s, host, guest)) < 0)
                         return r;
@@ -108,7 +116,19 @@ static int set_string(const char *key, json_object *v, char **field, SbxError *e
         return *field ? 0 : -ENOMEM;
 }
 
+/* null is Python's None: from_parts() then uses the default. */
+static bool null_is_default(const char *key) {
+        static const char *const keys[] = { "working_dir", "cpus", "memory", "env", "volumes", "ports" };
+
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+                if (streq(key, keys[i]))
+                        return true;
+        return false;
+}
+
 static int parse_key(SbxSpec *s, const char *key, json_object *v, SbxError *error) {
+        if (!v && null_is_default(key))
+                return 0;
         if (streq(key, "image"))
                 return set_string(key, v, &s->image, error);
         if (streq(key, "snapshot")) {
@@ -118,9 +138,9 @@ static int parse_key(SbxSpec *s, const char *key, json_object *v, SbxError *erro
         if (streq(key, "working_dir"))
                 return set_string(key, v, &s->working_dir, error);
         if (streq(key, "cpus"))
-                return get_int(key, v, 0, UINT32_MAX, &s->cpus, error);
+                return get_int(key, v, &s->cpus, error);
         if (streq(key, "memory"))
-                return get_int(key, v, 0, UINT32_MAX, &s->memory, error);
+                return get_int(key, v, &s->memory, error);
         if (streq(key, "env"))
                 return parse_env(s, v, error);
         if (streq(key, "volumes"))
@@ -136,7 +156,7 @@ static int parse_key(SbxSpec *s, const char *key, json_object *v, SbxError *erro
         return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: unknown key", key);
 }
 
-int sbx_spec_from_json(json_object *obj, SbxSpec **ret, SbxError *error) {
+static int spec_from_json(json_object *obj, SbxSpec **ret, SbxError *error) {
         _cleanup_(sbx_spec_freep) SbxSpec *s = NULL;
         int r;
 
@@ -150,23 +170,39 @@ int sbx_spec_from_json(json_object *obj, SbxSpec **ret, SbxError *error) {
         json_object_object_foreach(obj, key, val)
                 if ((r = parse_key(s, key, val, error)) < 0)
                         return r;
-
-        if (s->template_type == SBX_TEMPLATE_SNAPSHOT && s->image)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
-                                     "image: \"image\" and \"snapshot\" are mutually exclusive");
         *ret = TAKE_PTR(s);
         return 0;
+}
+
+/* json-c decodes "\u0000" in an object key and then keeps the key as a C string,
+ * cut at the NUL ({"A\u0000B": …} would read as {"A": …}). Keys cannot be checked
+ * after parsing, so the text is: a \u0000 escape is one preceded by an odd run of
+ * backslashes. (One in a comment is refused too.) */
+static const char *find_nul_escape(const char *text) {
+        for (const char *p = strstr(text, "u0000"); p; p = strstr(p + 1, "u0000")) {
+                size_t backslashes = 0;
+
+                while (p - backslashes > text && p[-(ptrdiff_t) backslashes - 1] == '\\')
+                        backslashes++;
+                if (backslashes % 2 == 1)
+                        return p - 1;
+        }
+        return NULL;
 }
 
 int sbx_spec_from_json_string(const char *text, SbxSpec **ret, SbxError *error) {
         _cleanup_(json_object_putp) json_object *obj = NULL;
         enum json_tokener_error jerr;
+        const char *nul = find_nul_escape(text);
 
+        if (nul)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "spec: a key or string (\\u0000 at byte %zu) " NUL_REFUSED, (size_t) (nul - text));
         obj = json_tokener_parse_verbose(text, &jerr);
         if (!obj)
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "spec: not valid JSON: %s",
                                      json_tokener_error_desc(jerr));
-        return sbx_spec_from_json(obj, ret, error);
+        return spec_from_json(obj, ret, error);
 }
 
 int sbx_spec_to_json(const SbxSpec *s, json_object **ret) {

@@ -12,10 +12,15 @@
 
 #include "spec.h"
 
-/* Raw spec from a JSON object. Unknown keys, wrong types, embedded NUL bytes and
- * both "image" and "snapshot" are InvalidArgs naming the key. Neither key leaves
- * an image template without an image, for sbx_spec_finalize() to fill in. */
-int sbx_spec_from_json(json_object *obj, SbxSpec **ret, SbxError *error);
+/* Raw spec from a JSON document holding one object: contract-level parsing
+ * (strings, integers within int64, lists of at most SBX_MAX_INPUT_ENTRIES);
+ * null for working_dir, cpus, memory, env, volumes or ports means the default,
+ * as None does for from_parts(). Unknown keys and wrong types are InvalidArgs
+ * naming the key. A U+0000 anywhere (a \u0000 escape in a key or a string) is
+ * InvalidArgs saying so: json-c would cut a key there, and no part of a spec can
+ * hold it, so it is refused, never truncated. "snapshot" makes a snapshot
+ * template; neither "image" nor "snapshot" leaves an image template without an
+ * image, for sbx_spec_complete()/sbx_spec_finalize() to fill in. */
 int sbx_spec_from_json_string(const char *text, SbxSpec **ret, SbxError *error);
 
 /* Canonical JSON of a normalized spec. */

@@ -240,7 +240,35 @@ int sbx_spec_normalize(SbxSpec *spec, SbxError *error) {
         return 0;
 }
 
-/* Strict validation of untrusted input. */
+/* Contract validity beyond from_parts(): every string must be a Python str,
+ * that is valid UTF-8 (a NUL cannot get this far: parsers refuse it). */
+
+static int check_utf8(const char *field, const char *what, const char *s, SbxError *error) {
+        if (s && !sbx_utf8_is_valid(s))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: %s is not valid UTF-8", field, what);
+        return 0;
+}
+
+int sbx_spec_validate_contract(const SbxSpec *spec, SbxError *error) {
+        int r;
+
+        if ((r = check_utf8("image", "the image", spec->image, error)) < 0 ||
+            (r = check_utf8("snapshot", "the snapshot id", spec->snapshot_id, error)) < 0 ||
+            (r = check_utf8("working_dir", "the working directory", spec->working_dir, error)) < 0)
+                return r;
+        for (size_t i = 0; i < spec->n_env; i++)
+                if ((r = check_utf8("env", "a variable name", spec->env[i].key, error)) < 0 ||
+                    (r = check_utf8("env", "a value", spec->env[i].value, error)) < 0)
+                        return r;
+        for (size_t i = 0; i < spec->n_volumes; i++)
+                if ((r = check_utf8("volumes", "a host path", spec->volumes[i].host, error)) < 0 ||
+                    (r = check_utf8("volumes", "a guest path", spec->volumes[i].guest, error)) < 0 ||
+                    (r = check_utf8("volumes", "a mode", spec->volumes[i].mode, error)) < 0)
+                        return r;
+        return 0;
+}
+
+/* Admissibility: what this service creates. */
 
 static bool has_control(const char *s) {
         for (; *s; s++)
@@ -278,7 +306,22 @@ static bool is_image_char(char c) {
         return c > 0x20 && c < 0x7f;
 }
 
-int sbx_spec_validate_strict(const SbxSpec *spec, SbxError *error) {
+/* On the entries as given too (sbx_spec_finalize() checks them before duplicates
+ * collapse), so a list is bounded whatever it repeats. */
+static int check_counts(const SbxSpec *spec, SbxError *error) {
+        if (spec->n_env > SBX_MAX_ENV)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "env: %zu variables, the limit is %d",
+                                     spec->n_env, SBX_MAX_ENV);
+        if (spec->n_volumes > SBX_MAX_VOLUMES)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "volumes: %zu volumes, the limit is %d",
+                                     spec->n_volumes, SBX_MAX_VOLUMES);
+        if (spec->n_ports > SBX_MAX_PORTS)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "ports: %zu ports, the limit is %d",
+                                     spec->n_ports, SBX_MAX_PORTS);
+        return 0;
+}
+
+static int check_template(const SbxSpec *spec, SbxError *error) {
         int r;
 
         if (spec->template_type == SBX_TEMPLATE_IMAGE) {
@@ -291,29 +334,25 @@ int sbx_spec_validate_strict(const SbxSpec *spec, SbxError *error) {
                         if (!is_image_char(*c))
                                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
                                                      "image: a Docker image reference is printable ASCII without spaces");
-        } else {
-                if (isempty(spec->snapshot_id))
-                        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "snapshot: must not be empty");
-                if ((r = sbx_name_validate("snapshot", spec->snapshot_id, error)) < 0)
-                        return r;
-                if (strlen(spec->snapshot_id) > SBX_MAX_SNAPSHOT_ID_LEN)
-                        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "snapshot: longer than %d bytes",
-                                             SBX_MAX_SNAPSHOT_ID_LEN);
+                return 0;
         }
-
-        if ((r = check_abs_path("working_dir", "the working directory", spec->working_dir, error)) < 0)
+        if (isempty(spec->snapshot_id))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "snapshot: must not be empty");
+        /* xagent allows image '' here (falsy); a sandbox made here records None. */
+        if (spec->image)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "image: \"image\" and \"snapshot\" are mutually exclusive");
+        if ((r = sbx_name_validate("snapshot", spec->snapshot_id, error)) < 0)
                 return r;
+        if (strlen(spec->snapshot_id) > SBX_MAX_SNAPSHOT_ID_LEN)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "snapshot: longer than %d bytes",
+                                     SBX_MAX_SNAPSHOT_ID_LEN);
+        return 0;
+}
 
-        if (spec->cpus > SBX_MAX_CPUS)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "cpus: %" PRIi64 " is more than %d",
-                                     spec->cpus, SBX_MAX_CPUS);
-        if (spec->memory > SBX_MAX_MEMORY_MIB)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "memory: %" PRIi64 " MiB is more than %d MiB",
-                                     spec->memory, SBX_MAX_MEMORY_MIB);
+static int check_env(const SbxSpec *spec, SbxError *error) {
+        int r;
 
-        if (spec->n_env > SBX_MAX_ENV)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "env: %zu variables, the limit is %d",
-                                     spec->n_env, SBX_MAX_ENV);
         for (size_t i = 0; i < spec->n_env; i++) {
                 const SbxEnvVar *e = &spec->env[i];
 
@@ -326,10 +365,12 @@ int sbx_spec_validate_strict(const SbxSpec *spec, SbxError *error) {
                     (r = check_text("env", "a value", e->value, SBX_MAX_ENV_VALUE_LEN, true, error)) < 0)
                         return r;
         }
+        return 0;
+}
 
-        if (spec->n_volumes > SBX_MAX_VOLUMES)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "volumes: %zu volumes, the limit is %d",
-                                     spec->n_volumes, SBX_MAX_VOLUMES);
+static int check_volumes(const SbxSpec *spec, SbxError *error) {
+        int r;
+
         for (size_t i = 0; i < spec->n_volumes; i++) {
                 const SbxVolume *v = &spec->volumes[i];
 
@@ -340,14 +381,14 @@ int sbx_spec_validate_strict(const SbxSpec *spec, SbxError *error) {
                         return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
                                              "volumes: mode of '%s' must be \"ro\" or \"rw\"", v->guest);
         }
+        return 0;
+}
 
+static int check_ports(const SbxSpec *spec, SbxError *error) {
         /* Docker cannot publish the ports of a container without a network. */
         if (spec->network_isolated && spec->n_ports > 0)
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
                                      "ports: a network_isolated sandbox cannot publish ports");
-        if (spec->n_ports > SBX_MAX_PORTS)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "ports: %zu ports, the limit is %d",
-                                     spec->n_ports, SBX_MAX_PORTS);
         for (size_t i = 0; i < spec->n_ports; i++) {
                 const SbxPort *p = &spec->ports[i];
 
@@ -359,6 +400,25 @@ int sbx_spec_validate_strict(const SbxSpec *spec, SbxError *error) {
                                              "ports: guest port %" PRIi64 " is outside 1–65535", p->guest);
         }
         return 0;
+}
+
+int sbx_spec_check_admissible(const SbxSpec *spec, SbxError *error) {
+        int r;
+
+        if ((r = check_template(spec, error)) < 0 ||
+            (r = check_abs_path("working_dir", "the working directory", spec->working_dir, error)) < 0)
+                return r;
+        if (spec->cpus > SBX_MAX_CPUS)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "cpus: %" PRIi64 " is more than %d",
+                                     spec->cpus, SBX_MAX_CPUS);
+        if (spec->memory > SBX_MAX_MEMORY_MIB)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "memory: %" PRIi64 " MiB is more than %d MiB",
+                                     spec->memory, SBX_MAX_MEMORY_MIB);
+        if ((r = check_counts(spec, error)) < 0 ||
+            (r = check_env(spec, error)) < 0 ||
+            (r = check_volumes(spec, error)) < 0)
+                return r;
+        return check_ports(spec, error);
 }
 
 int sbx_name_validate(const char *field, const char *name, SbxError *error) {
@@ -385,7 +445,7 @@ bool sbx_spec_equal(const SbxSpec *a, const SbxSpec *b) {
         return true;
 }
 
-int sbx_spec_finalize(SbxSpec *spec, const char *default_image, SbxError *error) {
+int sbx_spec_complete(SbxSpec *spec, const char *default_image, SbxError *error) {
         int r;
 
         if (spec->template_type == SBX_TEMPLATE_IMAGE && !spec->image) {
@@ -396,5 +456,14 @@ int sbx_spec_finalize(SbxSpec *spec, const char *default_image, SbxError *error)
         r = sbx_spec_normalize(spec, error);
         if (r < 0)
                 return r;
-        return sbx_spec_validate_strict(spec, error);
+        return sbx_spec_validate_contract(spec, error);
+}
+
+int sbx_spec_finalize(SbxSpec *spec, const char *default_image, SbxError *error) {
+        int r;
+
+        if ((r = check_counts(spec, error)) < 0 ||
+            (r = sbx_spec_complete(spec, default_image, error)) < 0)
+                return r;
+        return sbx_spec_check_admissible(spec, error);
 }

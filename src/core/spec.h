@@ -5,9 +5,17 @@
  *
  * A spec is filled in raw by a parser (JSON, D-Bus), then sbx_spec_normalize()
  * turns it into xagent's canonical form in place (contract §1.2 from_parts() and
- * §1.1 validation, exactly), and sbx_spec_validate_strict() applies the stricter
- * rules this service needs for untrusted input (DESIGN §3). Only a normalized
- * spec may be fingerprinted or serialized. */
+ * §1.1 validation, exactly). Only a normalized spec may be fingerprinted or
+ * serialized. Two levels of validity (DESIGN §14):
+ *
+ *   contract-valid  everything from_parts() accepts whose strings are Python
+ *                   strs (valid UTF-8): sbx_spec_complete(). What the offline
+ *                   fingerprint and VerifySandbox take, e.g. network_isolated
+ *                   with ports (xagent's vector V5), relative paths, any mode,
+ *                   any port number, control characters.
+ *   admissible      what this service creates: contract-valid and the stricter
+ *                   rules of sbx_spec_check_admissible(); sbx_spec_finalize().
+ *                   The host policy (policy.h) narrows it further. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,7 +29,7 @@
 #define SBX_MIN_CPUS 1
 #define SBX_MIN_MEMORY_MIB 128
 
-/* Bounds for untrusted input (sbx_spec_validate_strict). Generous for real use,
+/* Bounds of an admissible spec (sbx_spec_check_admissible). Generous for real use,
  * small enough that no caller can make the service allocate without limit. */
 #define SBX_MAX_CPUS 1024
 #define SBX_MAX_MEMORY_MIB (16 * 1024 * 1024)   /* 16 TiB */
@@ -33,6 +41,10 @@
 #define SBX_MAX_VOLUMES 64
 #define SBX_MAX_PORTS 64
 #define SBX_MAX_PORT 65535
+
+/* Input bound of both levels: a list (env, volumes, ports) of a spec read from
+ * JSON or D-Bus holds at most this many entries. */
+#define SBX_MAX_INPUT_ENTRIES 4096
 
 typedef enum SbxTemplateType {
         SBX_TEMPLATE_IMAGE,
@@ -48,7 +60,7 @@ typedef struct SbxEnvVar {
 typedef struct SbxVolume {
         char *host;
         char *guest;
-        char *mode;             /* "ro" or "rw" once strictly validated; xagent keeps it as given */
+        char *mode;             /* "ro" or "rw" once admissible; xagent keeps it as given */
 } SbxVolume;
 
 typedef struct SbxPort {
@@ -89,11 +101,17 @@ int sbx_spec_add_port(SbxSpec *spec, int64_t host, int64_t guest);
  * xagent's messages. InvalidArgs on failure. */
 int sbx_spec_normalize(SbxSpec *spec, SbxError *error);
 
-/* The stricter checks for untrusted input, on a normalized spec: valid UTF-8
- * everywhere, non-empty image/snapshot id, absolute working_dir and volume paths,
- * mode "ro"/"rw", ports in range with guest >= 1, env keys non-empty without '='
- * or NUL, and the length/count bounds above. InvalidArgs naming the field. */
-int sbx_spec_validate_strict(const SbxSpec *spec, SbxError *error);
+/* What a normalized spec needs beyond from_parts() to be contract-valid: every
+ * string valid UTF-8. InvalidArgs naming the field. */
+int sbx_spec_validate_contract(const SbxSpec *spec, SbxError *error);
+
+/* Admissibility, on a normalized spec: valid UTF-8 everywhere, non-empty
+ * image/snapshot id, an image reference of printable ASCII, absolute working_dir
+ * and volume paths, mode "ro"/"rw", ports in range with guest >= 1 and none for
+ * a network_isolated sandbox, env names non-empty without '=', no control
+ * characters in names and paths, and the length/count bounds above.
+ * InvalidArgs naming the field and the rule. */
+int sbx_spec_check_admissible(const SbxSpec *spec, SbxError *error);
 
 /* Structural equality (xagent's dataclass ==) of two normalized specs. */
 bool sbx_spec_equal(const SbxSpec *a, const SbxSpec *b);
@@ -105,7 +123,12 @@ bool sbx_spec_equal(const SbxSpec *a, const SbxSpec *b);
 #define SBX_MAX_SNAPSHOT_ID_LEN 100
 int sbx_name_validate(const char *field, const char *name, SbxError *error);
 
-/* Completes a raw spec from untrusted input: an image template without an image
- * gets default_image (the host policy's), then sbx_spec_normalize() and
- * sbx_spec_validate_strict(). */
+/* Completes a raw spec to a contract-valid one: an image template without an
+ * image gets default_image (the host policy's), then sbx_spec_normalize() and
+ * sbx_spec_validate_contract(). For fingerprints and verification. */
+int sbx_spec_complete(SbxSpec *spec, const char *default_image, SbxError *error);
+
+/* Completes a raw spec to an admissible one, for create: the count bounds on the
+ * entries as given (before duplicates collapse), sbx_spec_complete(), then
+ * sbx_spec_check_admissible(). */
 int sbx_spec_finalize(SbxSpec *spec, const char *default_image, SbxError *error);

@@ -32,7 +32,7 @@ static bool memory_differs(const SbxSpec *desired, const SbxObserved *o) {
         return (o->has_raw_memory_bytes ? o->raw_memory_bytes : 0) != want;
 }
 
-SbxVerdict sbx_verdict(const SbxSpec *desired, const char *desired_fingerprint, const SbxObserved *o,
+SbxVerdict sbx_verdict(const SbxSpec *desired, const SbxFingerprints *desired_fingerprints, const SbxObserved *o,
                        int64_t current_version) {
         int64_t version;
 
@@ -41,7 +41,9 @@ SbxVerdict sbx_verdict(const SbxSpec *desired, const char *desired_fingerprint, 
         /* int() failing and a number too large for int64 both mean "not current". */
         if (sbx_py_int_parse(o->version_label, &version) < 0 || version != current_version)
                 return SBX_VERDICT_UNVERIFIED;
-        if (!streq(o->fingerprint_label, desired_fingerprint))
+        /* A label written by xagent on any Python version attests the same spec: a
+         * repr() is a Python literal, so equal strings mean equal specs. */
+        if (!sbx_fingerprints_contain(desired_fingerprints, o->fingerprint_label))
                 return SBX_VERDICT_MISMATCH;
         if (cpus_differ(desired, o) || memory_differs(desired, o))
                 return SBX_VERDICT_MISMATCH;
@@ -49,8 +51,8 @@ SbxVerdict sbx_verdict(const SbxSpec *desired, const char *desired_fingerprint, 
 }
 
 static const char *const field_names[SBX_SPEC_FIELD_COUNT] = {
-        "template_type", "image", "snapshot_id", "working_dir", "cpus",
-        "memory", "env", "volumes", "network_isolated", "ports",
+        "image", "volumes", "ports", "working_dir", "network_isolated", "cpus", "memory",
+        "template_type", "snapshot_id", "env",
 };
 
 const char *sbx_spec_field_to_string(SbxSpecField f) {

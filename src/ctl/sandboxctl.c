@@ -33,7 +33,7 @@ static const Verb verbs[] = {
         { "delete", verb_delete, "delete NAME", "Remove a sandbox (nothing to do if none)", "" },
         { "snapshot", verb_snapshot, "snapshot NAME ID", "Save a sandbox as snapshot ID", "" },
         { "delete-snapshot", verb_delete_snapshot, "delete-snapshot ID", "Remove a snapshot", "" },
-        { "fingerprint", verb_fingerprint, "fingerprint [--config PATH] [FILE|-]",
+        { "fingerprint", verb_fingerprint, "fingerprint [--config PATH] [--python X.Y] [FILE|-]",
           "Print the fingerprint of a JSON spec (no daemon needed)",
           "     --config PATH            Host policy for the default image\n" },
 };

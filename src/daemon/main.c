@@ -20,8 +20,9 @@ static void help(void) {
                "     --config PATH          Host policy (default: %s)\n"
                "     --state-dir DIR        State (default: $STATE_DIRECTORY, else /var/lib/xagent-sandbox)\n"
                "     --docker-host URL      Docker endpoint (default: $DOCKER_HOST, else unix:///var/run/docker.sock)\n"
-               "     --idle-timeout SECONDS Exit after so long without calls (default: 30; 0 = never)\n",
-               SBX_POLICY_PATH);
+               "     --idle-timeout SECONDS Exit after so long without calls (default: 30; 0 = never)\n"
+               "     --init-dir DIR         Where xagent-sandbox-init is (default: %s)\n",
+               SBX_POLICY_PATH, SBX_INIT_DIR);
 }
 
 static int parse_seconds(const char *s, unsigned *ret) {
@@ -37,7 +38,7 @@ static int parse_seconds(const char *s, unsigned *ret) {
 }
 
 int main(int argc, char **argv) {
-        enum { ARG_VERSION = 0x100, ARG_CONFIG, ARG_STATE_DIR, ARG_DOCKER_HOST, ARG_IDLE_TIMEOUT };
+        enum { ARG_VERSION = 0x100, ARG_CONFIG, ARG_STATE_DIR, ARG_DOCKER_HOST, ARG_IDLE_TIMEOUT, ARG_INIT_DIR };
         static const struct option options[] = {
                 { "help",         no_argument,       NULL, 'h'              },
                 { "version",      no_argument,       NULL, ARG_VERSION      },
@@ -45,12 +46,14 @@ int main(int argc, char **argv) {
                 { "state-dir",    required_argument, NULL, ARG_STATE_DIR    },
                 { "docker-host",  required_argument, NULL, ARG_DOCKER_HOST  },
                 { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },
+                { "init-dir",     required_argument, NULL, ARG_INIT_DIR     },
                 {}
         };
         ManagerConfig config = {
                 .config_path = SBX_POLICY_PATH,
                 .state_dir = getenv("STATE_DIRECTORY") ?: "/var/lib/xagent-sandbox",
                 .docker_host = getenv("DOCKER_HOST") ?: "unix:///var/run/docker.sock",
+                .init_dir = SBX_INIT_DIR,
                 .idle_timeout_s = 30,
         };
         _cleanup_(manager_freep) Manager *m = NULL;
@@ -72,6 +75,13 @@ int main(int argc, char **argv) {
                         break;
                 case ARG_DOCKER_HOST:
                         config.docker_host = optarg;
+                        break;
+                case ARG_INIT_DIR:
+                        if (optarg[0] != '/') {
+                                fprintf(stderr, "xagent-sandboxd: --init-dir: not an absolute path: %s\n", optarg);
+                                return EXIT_FAILURE;
+                        }
+                        config.init_dir = optarg;
                         break;
                 case ARG_IDLE_TIMEOUT:
                         if (parse_seconds(optarg, &config.idle_timeout_s) < 0) {

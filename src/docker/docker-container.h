@@ -37,3 +37,10 @@ int sbx_docker_container_inspect(SbxDocker *d, const char *container, json_objec
  * not, carrying all of labels ("key" or "key=value"; NULL-terminated, NULL or
  * empty for no filter). *ret is Docker's JSON array of summaries. */
 int sbx_docker_container_list(SbxDocker *d, const char *const *labels, json_object **ret, SbxError *error);
+
+/* GET /containers/{id}/logs?stdout=1&timestamps=1&tail=N: the last tail lines the
+ * container's first process wrote to its standard output (the container has no
+ * terminal), each prefixed by Docker's RFC 3339 receive time and a space, Docker's
+ * stream framing removed. */
+int sbx_docker_container_log_tail(SbxDocker *d, const char *container, unsigned tail, char **ret,
+                                  SbxError *error);

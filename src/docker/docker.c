@@ -356,19 +356,19 @@ int sbx_docker_ping(SbxDocker *d, SbxError *error) {
         return 0;
 }
 
-int sbx_docker_request(
+int sbx_docker_request_raw(
                 SbxDocker *d,
                 const char *method,
                 const char *path,
                 json_object *body,
                 unsigned timeout_s,
-                json_object **ret,
+                char **ret_data,
+                size_t *ret_size,
                 SbxError *error) {
 
         _cleanup_(response_done) Response resp = {};
         _cleanup_free_ char *url_path = NULL;
         const char *body_text = NULL;
-        json_object *j = NULL;
         long status = 0;
         int r;
 
@@ -392,9 +392,32 @@ int sbx_docker_request(
                 return r;
         if (!((status >= 200 && status < 300) || status == 304))
                 return map_status(status, &resp, error);
+        if (ret_data) {
+                *ret_data = TAKE_PTR(resp.data);
+                *ret_size = resp.size;
+        }
+        return (int) status;
+}
 
-        if (ret && resp.size > 0) {
-                r = parse_json(resp.data, resp.size, &j);
+int sbx_docker_request(
+                SbxDocker *d,
+                const char *method,
+                const char *path,
+                json_object *body,
+                unsigned timeout_s,
+                json_object **ret,
+                SbxError *error) {
+
+        _cleanup_free_ char *data = NULL;
+        json_object *j = NULL;
+        size_t size = 0;
+        int status, r;
+
+        status = sbx_docker_request_raw(d, method, path, body, timeout_s, ret ? &data : NULL, &size, error);
+        if (status < 0)
+                return status;
+        if (ret && size > 0) {
+                r = parse_json(data, size, &j);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
@@ -403,7 +426,7 @@ int sbx_docker_request(
         }
         if (ret)
                 *ret = j;
-        return (int) status;
+        return status;
 }
 
 int sbx_docker_json_string(json_object *j, const char *key, char **ret, SbxError *error) {

@@ -80,6 +80,18 @@ int sbx_docker_request(
                 json_object **ret,
                 SbxError *error);
 
+/* The same, for an answer that is not JSON: *ret_data (NUL-terminated, may be
+ * NULL for an empty answer) and its size, if ret_data is non-NULL. */
+int sbx_docker_request_raw(
+                SbxDocker *d,
+                const char *method,
+                const char *path,
+                json_object *body,
+                unsigned timeout_s,
+                char **ret_data,
+                size_t *ret_size,
+                SbxError *error);
+
 /* GET path, whose answer must be a JSON object. */
 int sbx_docker_get_object(SbxDocker *d, const char *path, json_object **ret, SbxError *error);
 

@@ -11,10 +11,13 @@
 #include "docker-container.h"
 #include "docker-image.h"
 #include "fingerprint.h"
+#include "init-volume.h"
 #include "json-util.h"
 #include "labels.h"
 #include "lifecycle.h"
+#include "mount-check.h"
 #include "naming.h"
+#include "owner-info.h"
 #include "posture.h"
 #include "publish.h"
 #include "spec-json.h"
@@ -138,22 +141,12 @@ static int load_row(SbxLifecycle *l, const char *name, const char *container_id,
         return 1;
 }
 
-/* The owner's primary group as the user database has it now. */
-static int owner_gid(uid_t uid, gid_t *ret) {
-        struct passwd pw, *result = NULL;
-        char buf[4096];
+/* Docker records StartedAt once the process runs; the init may have reported its
+ * mounts a little earlier. */
+#define MOUNT_REPORT_SLACK_US (2U * 1000000U)
 
-        if (getpwuid_r(uid, &pw, buf, sizeof buf, &result) != 0 || !result)
-                return -ESRCH;
-        *ret = pw.pw_gid;
-        return 0;
-}
-
-static unsigned posture_of(SbxLifecycle *l, const SbxObserved *o, uid_t uid, gid_t gid, bool isolated,
-                           int64_t memory_bytes) {
+static unsigned posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int64_t memory_bytes) {
         return sbx_posture_check(o, &(SbxPostureExpect) {
-                .uid = uid,
-                .gid = gid,
                 .pids_limit = l->policy->pids_limit,
                 .publish_address = l->policy->publish_address,
                 .network_isolated = isolated,
@@ -161,10 +154,32 @@ static unsigned posture_of(SbxLifecycle *l, const SbxObserved *o, uid_t uid, gid
         });
 }
 
+/* A running container's bind mounts, judged by what is mounted rather than by what
+ * was asked (DESIGN §10): each must show the directory its source names now. Only
+ * a container whose first process is this service's init reports its mounts; for
+ * others (xagent's own) there is nothing to judge by. The report is the last one
+ * logged since shortly before the container's start. */
+static bool mounts_truthful(SbxLifecycle *l, const SbxObserved *o) {
+        _cleanup_(sbx_mount_table_done) SbxMountTable t = {};
+        SbxError e = SBX_ERROR_NULL;
+        uint64_t started = 0;
+        int r;
+
+        if (o->state != SBX_STATE_RUNNING || o->n_volumes == 0 || !o->init_volume || !o->id)
+                return true;
+        if (!o->started_at || sbx_parse_rfc3339_usec(o->started_at, &started) < 0)
+                return false;
+        r = sbx_container_mounts(l->docker, o->id, started > MOUNT_REPORT_SLACK_US ? started - MOUNT_REPORT_SLACK_US : 0,
+                                 0, &t, &e);
+        sbx_error_free(&e);
+        return r >= 0 && sbx_mounts_truthful(&t, o->volumes, o->n_volumes);
+}
+
 static int make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const SbxSandboxRow *row,
                         const SbxSpec *stored, SbxSandbox **ret) {
         _cleanup_(sbx_sandbox_freep) SbxSandbox *s = calloc(1, sizeof(SbxSandbox));
-        gid_t gid = 0;
+        bool truthful = mounts_truthful(l, o);
+        SbxFingerprints fps;
 
         if (!s)
                 return -ENOMEM;
@@ -180,20 +195,18 @@ static int make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const
         s->state = o->state;
         s->has_row = row != NULL;
         s->verdict = SBX_VERDICT_UNVERIFIED;
-        if (stored && row)
-                s->verdict = sbx_verdict(stored, row->fingerprint, o, SBX_CONTRACT_VERSION);
+        if (stored && row && sbx_spec_fingerprints(stored, &fps) >= 0)
+                s->verdict = sbx_verdict(stored, &fps, o, SBX_CONTRACT_VERSION);
+        if (!truthful && s->verdict == SBX_VERDICT_MATCH)
+                s->verdict = SBX_VERDICT_MISMATCH;
         if (row && row->created_us > 0)
                 s->created_us = (uint64_t) row->created_us;
         else if (o->created_at)
                 (void) sbx_parse_rfc3339_usec(o->created_at, &s->created_us);
-        /* The posture as created for this owner (the group recorded at create, or
-         * for a container without a row the owner's primary group). Network and
-         * memory values themselves are the verdict's business, not the posture's. */
-        if (row)
-                gid = row->owner_gid;
-        s->hardened = o->owner_valid && (row || owner_gid(o->owner, &gid) >= 0) &&
-                      posture_of(l, o, o->owner, gid, o->network_isolated,
-                                 o->has_raw_memory_bytes ? o->raw_memory_bytes : 0) == 0;
+        /* Network and memory values themselves are the verdict's business, not the
+         * posture's. */
+        s->hardened = o->owner_valid && truthful &&
+                      posture_of(l, o, o->network_isolated, o->has_raw_memory_bytes ? o->raw_memory_bytes : 0) == 0;
         s->observed = o;
         *ret = TAKE_PTR(s);
         return 0;
@@ -254,31 +267,62 @@ static int resolve_image(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *o
         return 0;
 }
 
-/* Each volume on the file system, from the root that admits it downward. */
-static int check_volumes_fs(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, SbxError *error) {
+/* The volumes as checked on the file system, held open until the container's mounts
+ * have been compared with them (mount-check.h). */
+typedef struct Pins {
+        size_t n;
+        int *fds;
+} Pins;
+
+static void pins_done(Pins *p) {
+        for (size_t i = 0; i < p->n; i++)
+                if (p->fds[i] >= 0)
+                        (void) close(p->fds[i]);
+        free(p->fds);
+        *p = (Pins) {};
+}
+
+/* Each volume on the file system, from the root that admits it downward, and the
+ * working directory where it lies inside one. */
+static int pin_volumes(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, Pins *p, SbxError *error) {
+        const char *rest;
+        ssize_t wd;
+        int r;
+
+        p->fds = calloc(spec->n_volumes + 1, sizeof(int));
+        if (!p->fds)
+                return -ENOMEM;
         for (size_t i = 0; i < spec->n_volumes; i++) {
                 const SbxVolume *v = &spec->volumes[i];
                 _cleanup_free_ char *root = NULL;
-                int r;
 
-                if ((r = sbx_policy_find_root(l->policy, owner, v->host, v->mode, &root, error)) < 0 ||
-                    (r = sbx_volume_check_fs(root, v->host, v->mode, owner->uid, owner->gid, owner->groups,
-                                             owner->n_groups, error)) < 0)
+                p->fds[i] = -EBADF;
+                p->n++;
+                if ((r = sbx_policy_find_root(l->policy, owner, v->host, v->mode, &root, error)) < 0)
                         return r;
+                p->fds[i] = sbx_volume_open_checked(root, v->host, v->mode, owner->uid, owner->gid, owner->groups,
+                                                    owner->n_groups, error);
+                if (p->fds[i] < 0)
+                        return p->fds[i];
         }
+        wd = sbx_spec_working_dir_volume(spec, &rest);
+        if (wd >= 0)
+                return sbx_volume_check_working_dir(p->fds[wd], spec->volumes[wd].host, rest, spec->working_dir,
+                                                    error);
         return 0;
 }
 
-static int check_admissible(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, SbxError *error) {
+static int check_admissible(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, Pins *pins,
+                            SbxError *error) {
         int r, n = sbx_store_count_sandboxes(l->store, owner->uid, error);
 
         if (n < 0)
                 return n;
         if ((r = sbx_policy_check_count(l->policy, (size_t) n, error)) < 0 ||
             (r = sbx_policy_check_spec(l->policy, owner, spec, l->docker_socket, error)) < 0 ||
-            (r = check_volumes_fs(l, spec, owner, error)) < 0)
+            (r = sbx_check_spec_conflicts(spec, error)) < 0)
                 return r;
-        return sbx_check_spec_conflicts(spec, error);
+        return pin_volumes(l, spec, owner, pins, error);
 }
 
 /* Publish-before-verify (contract §6, DESIGN §6): the seven fields and the posture
@@ -287,7 +331,7 @@ static int verify_published(SbxLifecycle *l, const char *name, const SbxSpec *sp
                             const SbxOwner *owner, const SbxObserved *o, SbxError *error) {
         const char *fields[SBX_PUBLISH_FIELD_COUNT + 1], *items[SBX_POSTURE_ITEM_COUNT + 1];
         unsigned mismatches = sbx_find_publish_mismatches(spec, image, o);
-        unsigned posture = posture_of(l, o, owner->uid, owner->gid, spec->network_isolated, spec->memory * 1048576);
+        unsigned posture = posture_of(l, o, spec->network_isolated, spec->memory * 1048576);
         _cleanup_free_ char *list = NULL;
         size_t size = 0;
         FILE *f;
@@ -332,18 +376,26 @@ static int record(SbxLifecycle *l, const char *name, const SbxSpec *spec, const 
 /* Everything after the container exists: start, verify, record. On failure the
  * caller removes the container. */
 static int start_verify_record(SbxLifecycle *l, const char *name, const SbxSpec *spec, const char *image,
-                               const char *fp, const SbxOwner *owner, const char *id, SbxObserved **ret,
-                               SbxError *error) {
+                               const char *fp, const SbxOwner *owner, const Pins *pins, const char *id,
+                               SbxObserved **ret, SbxError *error) {
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        _cleanup_(sbx_mount_table_done) SbxMountTable mounts = {};
+        uint64_t t0 = now_usec();
         int r;
 
+#ifdef SBX_TEST_SEAMS
+        if (l->seam_before_start)
+                l->seam_before_start(l, id, l->seam_userdata);
+#endif
         if ((r = sbx_docker_container_start(l->docker, id, error)) < 0)
                 return r;
 #ifdef SBX_TEST_SEAMS
         if (l->seam_after_start)
                 l->seam_after_start(l, id, l->seam_userdata);
 #endif
-        if ((r = inspect_container(l, id, &o, error)) < 0 ||
+        if ((r = sbx_container_mounts(l->docker, id, t0, SBX_MOUNT_REPORT_TIMEOUT_MS, &mounts, error)) < 0 ||
+            (r = sbx_mounts_verify(&mounts, spec->volumes, pins->fds, spec->n_volumes, error)) < 0 ||
+            (r = inspect_container(l, id, &o, error)) < 0 ||
             (r = verify_published(l, name, spec, image, owner, o, error)) < 0 ||
             (r = record(l, name, spec, fp, owner, o, error)) < 0)
                 return r;
@@ -354,9 +406,10 @@ static int start_verify_record(SbxLifecycle *l, const char *name, const SbxSpec 
 int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
                          SbxSandbox **ret, SbxError *error) {
         _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
-        _cleanup_free_ char *existing = NULL, *image = NULL, *cname = NULL, *id = NULL;
+        _cleanup_free_ char *existing = NULL, *image = NULL, *cname = NULL, *id = NULL, *init_volume = NULL;
         _cleanup_(json_object_putp) json_object *body = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        _cleanup_(pins_done) Pins pins = {};
         char fp[SBX_FINGERPRINT_HEX_LEN + 1];
         int r;
 
@@ -373,11 +426,12 @@ int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec,
                 return r;
 
         if ((r = resolve_image(l, spec, owner, &image, error)) < 0 ||
-            (r = check_admissible(l, spec, owner, error)) < 0 ||
-            (r = sbx_spec_fingerprint(spec, fp)) < 0 ||
+            (r = check_admissible(l, spec, owner, &pins, error)) < 0 ||
+            (r = sbx_init_volume_ensure(l->docker, l->init_dir, &init_volume, error)) < 0 ||
+            (r = sbx_spec_fingerprint(spec, l->policy->python_version, fp)) < 0 ||
             (r = sbx_container_body(&(SbxContainerParams) {
                     .name = name, .spec = spec, .image = image, .fingerprint = fp,
-                    .uid = owner->uid, .gid = owner->gid,
+                    .uid = owner->uid, .init_volume = init_volume,
                     .pids_limit = l->policy->pids_limit, .publish_address = l->policy->publish_address,
             }, &body)) < 0 ||
             (r = sbx_container_name(name, &cname)) < 0)
@@ -391,7 +445,7 @@ int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec,
         if (r < 0)
                 return r;
 
-        r = start_verify_record(l, name, spec, image, fp, owner, id, &o, error);
+        r = start_verify_record(l, name, spec, image, fp, owner, &pins, id, &o, error);
         if (r < 0) {
                 compensate(l, id);
                 return r;
@@ -410,10 +464,10 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *stored = NULL;
-        char fp[SBX_FINGERPRINT_HEX_LEN + 1];
+        SbxFingerprints fps;
         int r;
 
-        if ((r = sbx_spec_fingerprint(desired, fp)) < 0)
+        if ((r = sbx_spec_fingerprints(desired, &fps)) < 0)
                 return r;
         if ((r = find_container(l, name, SBX_ANY_OWNER, &id, error)) < 0)
                 return r;
@@ -424,11 +478,98 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
         if ((r = load_row(l, name, o->id, &row, &stored, error)) < 0)
                 return r;
 
-        *ret_verdict = sbx_verdict(desired, fp, o, SBX_CONTRACT_VERSION);
+        *ret_verdict = sbx_verdict(desired, &fps, o, SBX_CONTRACT_VERSION);
         *ret_fields = *ret_verdict == SBX_VERDICT_MISMATCH
                 ? sbx_verify_mismatched_fields(desired, stored, row ? row->fingerprint : NULL, o)
                 : 0;
+        /* Judged by what is mounted, not by what was asked (DESIGN §10). */
+        if (*ret_verdict == SBX_VERDICT_MATCH && !mounts_truthful(l, o)) {
+                *ret_verdict = SBX_VERDICT_MISMATCH;
+                *ret_fields = SBX_SPEC_FIELD_VOLUMES;
+        }
         return 0;
+}
+
+/* A start is safe only for a container whose first process is this service's init
+ * running as another uid (DESIGN §10). root's containers (xagent's own among them)
+ * are exempt: nothing can give root more than it has. */
+static int check_startable(SbxLifecycle *l, const char *name, const SbxObserved *o, SbxError *error) {
+        const char *items[SBX_POSTURE_ITEM_COUNT + 1];
+        unsigned posture;
+
+        if (!o->owner_valid)
+                return sbx_error_set(error, SBX_ERROR_RECOVERY_REQUIRED,
+                                     "Sandbox '%s' has no valid owner label; it is not started", name);
+        if (o->owner == 0)
+                return 0;
+        posture = posture_of(l, o, o->network_isolated, o->has_raw_memory_bytes ? o->raw_memory_bytes : 0);
+        if (posture == 0)
+                return 0;
+        sbx_posture_items_to_names(posture, items);
+        return sbx_error_set(error, SBX_ERROR_RECOVERY_REQUIRED,
+                             "Sandbox '%s' does not carry the current hardened posture (first: %s); it is not "
+                             "started: delete it and create it again", name, items[0]);
+}
+
+/* After a start, or for one found running: what the container has mounted must be
+ * what its sources name now, as checked; else it is stopped at once. */
+static int verify_mounts_or_stop(SbxLifecycle *l, const char *id, uint64_t since_us, const SbxSpec *view,
+                                 const Pins *pins, SbxError *error) {
+        _cleanup_(sbx_mount_table_done) SbxMountTable mounts = {};
+        SbxError e = SBX_ERROR_NULL;
+        int r;
+
+        r = sbx_container_mounts(l->docker, id, since_us, SBX_MOUNT_REPORT_TIMEOUT_MS, &mounts, error);
+        if (r >= 0)
+                r = sbx_mounts_verify(&mounts, view->volumes, pins->fds, view->n_volumes, error);
+        if (r >= 0)
+                return 0;
+        if (sbx_docker_container_stop(l->docker, id, 0, &e) < 0)
+                fprintf(stderr, "xagent-sandboxd: could not stop container %s after a failed mount check: %s\n", id,
+                        e.message ?: "unknown error");
+        sbx_error_free(&e);
+        return r;
+}
+
+/* Checks the volumes Docker will mount (the container's own Mounts and working
+ * directory) for the owner as at create, starts the container if it is not
+ * running, and verifies its mounts. */
+static int start_checked(SbxLifecycle *l, const char *name, const char *id, const SbxObserved *o, SbxError *error) {
+        _cleanup_(pins_done) Pins pins = {};
+        SbxOwnerInfo info;
+        const SbxSpec view = {
+                .volumes = o->volumes,
+                .n_volumes = o->n_volumes,
+                .working_dir = o->working_dir ?: (char *) "/",
+        };
+        uint64_t since = now_usec();
+        int r, started = 0;
+
+        if ((r = check_startable(l, name, o, error)) < 0 ||
+            (r = sbx_owner_info_lookup(o->owner, &info, error)) < 0 ||
+            (r = sbx_policy_check_guest_paths(&view, error)) < 0 ||
+            (r = sbx_policy_check_volumes(l->policy, &info.owner, &view, l->docker_socket, error)) < 0 ||
+            (r = pin_volumes(l, &view, &info.owner, &pins, error)) < 0)
+                return r;
+        if (o->state == SBX_STATE_RUNNING) {
+                /* Found running: judged by the report of the start it runs from. */
+                if (!o->started_at || sbx_parse_rfc3339_usec(o->started_at, &since) < 0)
+                        since = 0;
+                since = since > MOUNT_REPORT_SLACK_US ? since - MOUNT_REPORT_SLACK_US : 0;
+        } else {
+                r = sbx_docker_container_start(l->docker, id, error);
+                if (r == -ENOENT)
+                        return remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
+                if (r < 0)
+                        return r;
+                started = r == 0;
+        }
+        /* Only this service's init reports the mounts; check_startable() lets a
+         * container without it start only for root (xagent's own, say). */
+        if (!o->init_volume)
+                return started;
+        r = verify_mounts_or_stop(l, id, since, &view, &pins, error);
+        return r < 0 ? r : started;
 }
 
 /* Start and stop: under the lock, converge the container and the row's state. */
@@ -448,15 +589,17 @@ static int set_running(SbxLifecycle *l, const char *name, uid_t expected_owner, 
         if ((r = inspect_container(l, id, &o, error)) < 0)
                 return r == -ENOENT ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name) : r;
 
-        if ((o->state == SBX_STATE_RUNNING) != running) {
-                r = running ? sbx_docker_container_start(l->docker, id, error)
-                            : sbx_docker_container_stop(l->docker, id, timeout_s, error);
-                if (r == -ENOENT)
-                        return remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
-                if (r < 0)
-                        return r;
-                changed = r == 0;
-        }
+        if (running)
+                r = start_checked(l, name, id, o, error);
+        else if (o->state == SBX_STATE_RUNNING)
+                r = sbx_docker_container_stop(l->docker, id, timeout_s, error);
+        else
+                r = 1;
+        if (r == -ENOENT)
+                return remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
+        if (r < 0)
+                return r;
+        changed = running ? r : r == 0;
         r = sbx_store_update_sandbox_state(l->store, name, running ? SBX_SANDBOX_RUNNING : SBX_SANDBOX_STOPPED,
                                            error);
         return r < 0 ? r : changed;

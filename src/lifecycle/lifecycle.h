@@ -31,10 +31,14 @@ struct SbxLifecycle {
         SbxKeyedLockRegistry *locks;    /* shared by all workers */
         const SbxPolicy *policy;        /* shared, read-only */
         const char *docker_socket;      /* the socket path, never mounted into a sandbox */
+        const char *init_dir;           /* the directory of xagent-sandbox-init (init-volume.h) */
 #ifdef SBX_TEST_SEAMS
         /* Tests only: runs between a create's start and its publish verification,
          * to make a real daemon-side change that verification must catch. */
         void (*seam_after_start)(SbxLifecycle *l, const char *container_id, void *userdata);
+        /* Tests only: runs between a create's volume checks and its start, to change
+         * what the checked paths name before dockerd mounts them. */
+        void (*seam_before_start)(SbxLifecycle *l, const char *container_id, void *userdata);
         void *seam_userdata;
 #endif
 };
@@ -75,7 +79,12 @@ int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec,
 int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desired, SbxVerdict *ret_verdict,
                          unsigned *ret_fields, SbxError *error);
 
-/* Idempotent; NoSuchSandbox for a missing name. Return 1 if something changed. */
+/* Idempotent; NoSuchSandbox for a missing name. Return 1 if something changed.
+ * Start checks the volumes on the file system again and, once the container runs,
+ * that what it has mounted is what was checked (mount-check.h); a difference stops
+ * it again and is RuntimeConflict naming the volume. A non-root owner's container
+ * made without the current posture (an older version of this service) is
+ * RecoveryRequired: it is never started. */
 int sbx_lifecycle_start(SbxLifecycle *l, const char *name, uid_t expected_owner, SbxError *error);
 int sbx_lifecycle_stop(SbxLifecycle *l, const char *name, uid_t expected_owner, unsigned timeout_s,
                        SbxError *error);

@@ -194,8 +194,8 @@ static int check_access(const struct stat *st, const char *host_path, const char
         return 0;
 }
 
-int sbx_volume_check_fs(const char *root, const char *host_path, const char *mode, uid_t uid, gid_t gid,
-                        const gid_t *groups, size_t n_groups, SbxError *error) {
+int sbx_volume_open_checked(const char *root, const char *host_path, const char *mode, uid_t uid, gid_t gid,
+                            const gid_t *groups, size_t n_groups, SbxError *error) {
         const Caller c = { .uid = uid, .gid = gid, .groups = groups, .n_groups = groups ? n_groups : 0 };
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
@@ -221,5 +221,46 @@ int sbx_volume_check_fs(const char *root, const char *host_path, const char *mod
                                      "volumes: '%s' is %s (rule: only files and directories can be volumes)",
                                      host_path, special_file_type(st.st_mode));
 
-        return check_access(&st, host_path, mode, &c, error);
+        if ((r = check_access(&st, host_path, mode, &c, error)) < 0)
+                return r;
+        return TAKE_FD(fd);
+}
+
+int sbx_volume_check_fs(const char *root, const char *host_path, const char *mode, uid_t uid, gid_t gid,
+                        const gid_t *groups, size_t n_groups, SbxError *error) {
+        int fd = sbx_volume_open_checked(root, host_path, mode, uid, gid, groups, n_groups, error);
+
+        if (fd < 0)
+                return fd;
+        (void) close(fd);
+        return 0;
+}
+
+int sbx_volume_check_working_dir(int volume_fd, const char *host_path, const char *rest, const char *working_dir,
+                                 SbxError *error) {
+        _cleanup_free_ char *rel = strdup(rest);
+        _cleanup_close_ int fd = fcntl(volume_fd, F_DUPFD_CLOEXEC, 3);
+        struct stat st;
+
+        if (!rel || fd < 0)
+                return -ENOMEM;
+        for (char *name = rel, *next; name; name = next) {
+                int nfd;
+
+                next = strchr(name, '/');
+                if (next)
+                        *next++ = 0;
+                nfd = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (nfd < 0 || fstat(nfd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                        if (nfd >= 0)
+                                (void) close(nfd);
+                        return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                             "working_dir: '%s' lies in the volume '%s' but '%s/%s' is not an existing "
+                                             "directory there (rule: a working directory inside a volume must exist, "
+                                             "without symlinks)", working_dir, host_path, host_path, rest);
+                }
+                (void) close(fd);
+                fd = nfd;
+        }
+        return 0;
 }

@@ -6,14 +6,11 @@
  * directory, and the caller owns it (rw) or may read it (ro). The pure half
  * (canonical, admitted by a root, not a protected path) is sbx_policy_*().
  *
- * This is a policy check, not a guarantee: Docker mounts the volume by path later,
- * and between this check and that mount the caller may swap a component for a
- * symlink (time of check to time of use). What holds regardless is the lexical
- * refusal of the protected paths (sbx_policy_check_host_path(): "/", the Docker
- * socket, /etc, /proc, …) and the roots the administrator chose; this check
- * keeps honest callers from mounting what they could not read themselves and
- * makes the common tricks (a symlink to someone else's files, a renamed socket)
- * fail loudly. */
+ * On its own this is a policy check, not a guarantee: Docker mounts the volume by
+ * path later, and between this check and that mount the caller may swap a
+ * component for a symlink (time of check to time of use). The guarantee comes from
+ * mount-check.h: the descriptor of what was checked is held, and what the sandbox
+ * actually got mounted is compared with it before the sandbox is handed over. */
 
 #include <stddef.h>
 #include <sys/types.h>
@@ -48,3 +45,15 @@
  * system fails in another way than these rules describe). */
 int sbx_volume_check_fs(const char *root, const char *host_path, const char *mode, uid_t uid, gid_t gid,
                         const gid_t *groups, size_t n_groups, SbxError *error);
+
+/* The same, returning an O_PATH descriptor of the checked file or directory: what
+ * the check saw, held while dockerd mounts the path (mount-check.h). */
+int sbx_volume_open_checked(const char *root, const char *host_path, const char *mode, uid_t uid, gid_t gid,
+                            const gid_t *groups, size_t n_groups, SbxError *error);
+
+/* The working directory lies inside a volume (rest: its path below the volume's
+ * guest path, non-empty): it must exist below volume_fd as a directory, reached
+ * without symlinks, or dockerd would create it as root in the owner's directory.
+ * PolicyViolation naming working_dir otherwise. */
+int sbx_volume_check_working_dir(int volume_fd, const char *host_path, const char *rest, const char *working_dir,
+                                 SbxError *error);

@@ -37,9 +37,24 @@ static inline bool streq_ptr(const char *a, const char *b) {
         return streq(a, b);
 }
 
+/* s without prefix if s starts with it, else NULL. */
+static inline const char *startswith(const char *s, const char *prefix) {
+        size_t l = strlen(prefix);
+
+        return strncmp(s, prefix, l) == 0 ? s + l : NULL;
+}
+
 static inline bool isempty(const char *s) {
         return !s || !*s;
 }
+
+/* Hands a descriptor out of a _cleanup_close_ variable. */
+#define TAKE_FD(fd)                             \
+        ({                                      \
+                int _fd_ = (fd);                \
+                (fd) = -EBADF;                  \
+                _fd_;                           \
+        })
 
 /* Hands ownership out of a _cleanup_ variable. */
 #define TAKE_PTR(p)                             \

@@ -66,14 +66,51 @@ def test_policy_default_image_is_used(tmp_path):
     ('{"cpus": -1}', "cpus"),
     ('{"memory": 64}', "memory must be >= 128"),
     ('{"imgae": "x"}', "imgae: unknown key"),
-    ('{"volumes": [["/h", "/g", "rx"]]}', "volumes"),
     ('not json', "not valid JSON"),
+    ('{"env": {"A\\u0000B": "v"}}', "U+0000"),
 ])
 def test_invalid_spec_names_the_field(no_policy, spec, needle):
     r = ctl("fingerprint", "--config", no_policy, stdin=spec)
     assert r.returncode != 0
     assert r.stdout == ""
     assert "InvalidArgs" in r.stderr and needle in r.stderr
+
+
+V5 = "6c98f55b42f76d74d4de177847b62ce4f6778e9f35a73e9c5f5d9a4473d64b32"
+V5_SPEC = {
+    "image": "img:tag", "working_dir": "/work", "cpus": 2, "memory": 1024, "env": {"B": "2", "A": "1"},
+    "volumes": [["/h2", "/g2", "rw"], ["/h1", "/g1", "ro"]], "network_isolated": True,
+    "ports": [[18081, 81], [0, 80]],
+}
+
+
+def test_contract_valid_specs_are_fingerprinted(no_policy):
+    """All that xagent's from_parts() accepts: V5 (isolated with ports), any mode, relative paths."""
+    assert ctl("fingerprint", "--config", no_policy, stdin=json.dumps(V5_SPEC)).stdout.strip() == V5
+    odd = {"volumes": [["rel", "/g", "rx"]], "working_dir": "w", "env": {"": "\x01"}, "ports": [[-1, 70000]]}
+    r = ctl("fingerprint", "--config", no_policy, stdin=json.dumps(odd))
+    assert r.returncode == 0 and len(r.stdout.strip()) == 64, r.stderr
+
+
+# U+1F6DC (Unicode 15.0) is escaped by Python 3.11's repr() and kept by 3.12's.
+WIRELESS = {"image": "img", "env": {"A": "\U0001F6DC"}}
+
+
+def test_python_version(tmp_path, no_policy):
+    spec = json.dumps(WIRELESS)
+    fps = {v: ctl("fingerprint", "--config", no_policy, "--python", v, stdin=spec).stdout.strip()
+           for v in ("3.11", "3.12", "3.13", "3.14")}
+    assert fps["3.11"] != fps["3.12"] == fps["3.13"] == fps["3.14"]
+    assert ctl("fingerprint", "--config", no_policy, stdin=spec).stdout.strip() == fps["3.11"]
+    policy = tmp_path / "sandboxd.json"
+    policy.write_text('{ "python_version": "3.13" }')
+    r = ctl("--json", "fingerprint", "--config", str(policy), stdin=spec)
+    assert json.loads(r.stdout)["fingerprint"] == fps["3.13"]
+    assert json.loads(r.stdout)["python_version"] == "3.13"
+    assert ctl("fingerprint", "--python", "3.10", stdin=spec).returncode == 2
+    policy.write_text('{ "python_version": "3.10" }')
+    r = ctl("fingerprint", "--config", str(policy), stdin=spec)
+    assert r.returncode != 0 and "python_version" in r.stderr
 
 
 def test_malformed_policy_is_an_error(tmp_path):

@@ -26,6 +26,9 @@ D-Bus error reply is a result, not a failure).
       phases {"delay": SECONDS, "calls": [[METHOD, SIGNATURE, ARGS], ...]}: each phase's
       calls go out round-robin over N connections after its delay; prints the list of
       every call's reply (as `call` prints them), in the order the calls were given.
+  client.py sequence DEST PATH INTERFACE < CALLS
+      The calls of stdin's JSON list [[METHOD, SIGNATURE, ARGS], ...], one after the
+      other on one connection, each waiting for its reply; prints the list of replies.
   client.py listen SENDER
       Subscribes to every signal from the bus name SENDER, prints {"ready": true} once
       the match is in place, then one {"member", "interface", "path", "args"} line per
@@ -201,6 +204,9 @@ def main():
     for a in ("dest", "path", "interface"):
         p.add_argument(a)
     p.add_argument("--connections", type=int, default=4)
+    p = sub.add_parser("sequence")
+    for a in ("dest", "path", "interface"):
+        p.add_argument(a)
     a = ap.parse_args()
 
     if a.cmd == "listen":
@@ -216,6 +222,9 @@ def main():
             print(json.dumps(out), flush=True)
             sys.stdin.read()
             return 0
+    elif a.cmd == "sequence":
+        out = [call(bus, a.dest, a.path, a.interface, method, sig, args)
+               for method, sig, args in json.load(sys.stdin)]
     elif a.cmd == "request-name":
         # flags 4 = DBUS_NAME_FLAG_DO_NOT_QUEUE
         out = call(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",

@@ -345,6 +345,16 @@ def docker_remove_image(ref):
     docker("DELETE", f"/images/{quote(ref, safe='')}?force=1")
 
 
+def make_stop_slow(name):
+    """The sandbox's first process ends on SIGTERM, so a stop is immediate. Frozen with
+    SIGSTOP (by root, from the host), the SIGTERM stays pending and a stop waits out its
+    timeout before Docker's SIGKILL: a slow Docker call, for tests of what must not
+    wait behind one."""
+    import signal
+    for cid in docker_containers_labelled(name):
+        os.kill(docker_inspect(cid)["State"]["Pid"], signal.SIGSTOP)
+
+
 def docker_inspect(cid):
     status, data = docker("GET", f"/containers/{cid}/json")
     assert status == 200, data

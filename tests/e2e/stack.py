@@ -187,7 +187,8 @@ class Stack:
         --log-file=/tmp/vg.%p") is put in front of it."""
         wrapper = shlex.split(os.environ.get("SBX_E2E_DAEMON_WRAPPER", ""))
         return wrapper + [self.daemon_binary, "--state-dir", self.state_dir,
-                          "--config", self.config_path, "--idle-timeout", "0"]
+                          "--config", self.config_path, "--idle-timeout", "0",
+                          "--init-dir", os.path.join(self.build_root, "src", "init")]
 
     def _mkdir(self, *parts, mode=0o755):
         p = self._path(*parts)

@@ -145,11 +145,11 @@ def test_root_may_do_everything(sandboxd, cleanup):
     sandboxd.delete(ROOT, name).result
     sandboxd.delete_snapshot(ROOT, sid).result
 
-    # Root's own sandbox runs as 0:0 and is root's.
+    # Root's own sandbox is root's; its first process is the init, as for everyone.
     mine = cleanup.sandbox(h.unique("rootown"))
     sandboxd.create(ROOT, mine, h.spec()).result
     ins = sandboxd.inspect(ROOT, mine).result[0]
-    assert ins["owner"] == 0 and ins["user"] == "0:0" and ins["hardened"] is True
+    assert ins["owner"] == 0 and ins["user"] == "65534:65534" and ins["hardened"] is True
     assert mine not in sandboxd.list(MEMBER)
     sandboxd.inspect(MEMBER, mine).error(*h.DENIED)
     sandboxd.delete(ROOT, mine).result

@@ -73,11 +73,11 @@ def test_lifecycle_with_match_through_three_clients(stack, sandboxd, cleanup):
                     "labels", "created_at", "working_dir", "fingerprint_label", "version_label",
                     "owner", "user", "hardened", "verdict"):
             assert key in ins, key
-        uid, gid = h.uid_of(MEMBER), h.gid_of(MEMBER)
+        uid = h.uid_of(MEMBER)
         assert ins["hardened"] is True
         assert ins["verdict"] == "match"
         assert ins["owner"] == uid
-        assert ins["user"] == f"{uid}:{gid}"
+        assert ins["user"] == "65534:65534"     # the first process: the service's init
         assert ins["state"] == "running" and ins["status"] == "running"
         assert ins["image_ref"] == h.TEST_IMAGE
         assert ins["image_id"].startswith("sha256:")
@@ -100,7 +100,7 @@ def test_lifecycle_with_match_through_three_clients(stack, sandboxd, cleanup):
         }
         # What Docker itself says about the posture.
         d = h.docker_inspect(ins["container_id"])
-        assert d["Config"]["User"] == f"{uid}:{gid}"
+        assert d["Config"]["User"] == "65534:65534"
         assert d["HostConfig"]["CapDrop"] == ["ALL"] and not d["HostConfig"]["Privileged"]
         assert d["HostConfig"]["SecurityOpt"] == ["no-new-privileges:true"]
         assert d["Name"] == "/" + h.container_name(name)
@@ -427,12 +427,13 @@ def test_calls_racing_the_idle_exit_are_all_answered(stack, sandboxd):
 
 
 def test_inspect_answers_while_another_stop_waits(stack, sandboxd, cleanup):
-    """The image's `tail -f /dev/null` ignores SIGTERM as PID 1: a stop with timeout 8
-    takes its full 8 s. Meanwhile another sandbox's inspect is answered at once."""
+    """A stop with timeout 8 of a sandbox whose first process is frozen takes its full
+    8 s. Meanwhile another sandbox's inspect is answered at once."""
     slow = cleanup.sandbox(h.unique("slow"))
     quick = cleanup.sandbox(h.unique("quick"))
     sandboxd.create(MEMBER, slow, h.spec()).result
     sandboxd.create(MEMBER, quick, h.spec()).result
+    h.make_stop_slow(slow)
     sandboxd.inspect(MEMBER, quick).result            # warm: the client's own start-up cost
 
     result = {}
@@ -488,12 +489,13 @@ def test_parallel_creates_of_one_name(sandboxd, cleanup):
 
 
 def test_a_full_queue_is_limits_exceeded(stack, sandboxd, cleanup):
-    """16 workers, 128 queued jobs. Sixteen stops of one sandbox (timeout 8; the image's
-    PID 1 ignores SIGTERM) hold every worker for 8 s: one in Docker's stop, fifteen on
-    the name's lock. 160 inspects sent meanwhile: 128 wait their turn, the rest are told
+    """16 workers, 128 queued jobs. Sixteen stops of one sandbox (timeout 8; its first
+    process frozen) hold every worker for 8 s: one in Docker's stop, fifteen on the
+    name's lock. 160 inspects sent meanwhile: 128 wait their turn, the rest are told
     LimitsExceeded at once. The daemon answers everything and keeps running."""
     name = cleanup.sandbox(h.unique("busy"))
     sandboxd.create(MEMBER, name, h.spec()).result
+    h.make_stop_slow(name)
     pid = sandboxd.pid()
     stops = [["StopSandbox", "sa{sv}", [name, {"timeout": ["u", 8]}]]] * 16
     inspects = [["InspectSandbox", "s", [name]]] * 160
