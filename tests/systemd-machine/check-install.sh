@@ -42,6 +42,9 @@ STATE=/run/xagent-sysd-check.pid          # the nspawn of a run, for a later run
 USER_NAME=sbxcheck
 USER_HOME=/home/$USER_NAME                # the same path on the host and in the machine
 HOME_MARK=.xagent-sysd-check              # marks a host $USER_HOME as ours to remove
+# The sandboxes' init, for the host's dockerd: the same path on the host and in the
+# machine (not below /tmp or /var/tmp, which the unit makes private).
+INIT_SHARED=/run/xagent-sysd-check-init
 SANDBOX=xagent-systemd-check
 IMAGE=xagent-sandbox-test:latest
 DEST=org.xagent.Sandbox1
@@ -126,6 +129,7 @@ cleanup_stale() {
                 rm -rf "$USER_HOME"
         fi
         remove_containers
+        rm -rf "$INIT_SHARED"
 }
 
 step "host: leftovers of an earlier run"
@@ -197,7 +201,7 @@ cleanup() {
                 wait "$NSPAWN" 2>/dev/null || true
         fi
         mountpoint -q "$ROOT" && umount "$ROOT"
-        rm -rf "$WORK" "$STATE" "$DEBDIR"
+        rm -rf "$WORK" "$STATE" "$DEBDIR" "$INIT_SHARED"
         [ -e "$USER_HOME/$HOME_MARK" ] && rm -rf "$USER_HOME"
         if [ $rc -eq 0 ]; then
                 say "PASS: the README's installation works on a systemd machine ($((SECONDS - START)) s)"
@@ -237,6 +241,7 @@ COMP_POINT=${#COMP_LINE}
 printf '%s\n' "${COMPREPLY[@]}"
 EOF_COMPLETE
 mkdir -m 0700 "$USER_HOME"
+mkdir -m 0755 "$INIT_SHARED"
 touch "$USER_HOME/$HOME_MARK"
 echo "$$ $WORK" >"$STATE.tmp"
 
@@ -245,7 +250,7 @@ echo "$$ $WORK" >"$STATE.tmp"
 # container (systemd skips it silently); PrivateNetwork= is what the checks verify.
 SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 \
 systemd-nspawn --boot --register=no --keep-unit --private-network -M "$MACHINE" -D "$ROOT" \
-        --bind="$DOCKER_SOCK:/run/docker.sock" --bind="$USER_HOME" \
+        --bind="$DOCKER_SOCK:/run/docker.sock" --bind="$USER_HOME" --bind="$INIT_SHARED" \
         >"$WORK/console.log" 2>&1 </dev/null &
 NSPAWN=$!
 echo "$NSPAWN $WORK" >"$STATE"
@@ -327,6 +332,14 @@ as_root chown "$USER_NAME:" "$USER_HOME"
 as_root chmod 0700 "$USER_HOME"
 as_root id "$USER_NAME"
 as_root stat -c '%A %U:%G %n' "$USER_HOME"
+# The daemon hands dockerd its init directory as a path, and dockerd is the host's:
+# the packaged init is copied to a directory that has the same path on both sides,
+# and a runtime drop-in points the daemon at it (the only change to the package).
+as_root cp /usr/libexec/xagent-sandbox-init/xagent-sandbox-init "$INIT_SHARED/"
+as_root mkdir -p /run/systemd/system/xagent-sandboxd.service.d
+as_root sh -c "printf '[Service]\nExecStart=\nExecStart=/usr/libexec/xagent-sandboxd --init-dir $INIT_SHARED\n' \
+        >/run/systemd/system/xagent-sandboxd.service.d/10-init-dir.conf"
+as_root systemctl daemon-reload
 
 step "as $USER_NAME: ListSandboxes (activates the service)"
 out=$(as_user busctl call $DEST $OBJ $IFACE ListSandboxes)
@@ -435,7 +448,6 @@ expect_output '^ActiveState=inactive$' "$out" "state after the idle time"
 expect_output '^Result=success$' "$out" "result of the idle exit"
 
 step "control: without CAP_DAC_READ_SEARCH the same create fails (the capability is what reaches the 0700 home)"
-as_root mkdir -p /run/systemd/system/xagent-sandboxd.service.d
 as_root sh -c 'printf "[Service]\nCapabilityBoundingSet=\n" >/run/systemd/system/xagent-sandboxd.service.d/50-no-caps.conf'
 as_root systemctl daemon-reload
 out=$(as_user busctl call $DEST $OBJ $IFACE CreateSandbox 'sa{sv}a{sv}' "$SANDBOX" "${SPEC[@]}" 0 2>&1) &&
@@ -445,7 +457,7 @@ expect_output 'Permission denied' "$out" "the refusal without the capability"
 status=$(in_ns systemctl show -p MainPID --value xagent-sandboxd.service)
 in_ns grep -E '^CapBnd:' "/proc/$status/status"
 as_root systemctl stop xagent-sandboxd.service
-as_root rm -r /run/systemd/system/xagent-sandboxd.service.d
+as_root rm /run/systemd/system/xagent-sandboxd.service.d/50-no-caps.conf
 as_root systemctl daemon-reload
 left=$("$DOCKER" ps -aq --filter "label=xagent.sandbox.name=$SANDBOX")
 [ -z "$left" ] || die "the refused create left a container: $left"
