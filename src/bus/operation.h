@@ -3,8 +3,10 @@
 
 /* One method call from receipt to reply: who is calling (bus credentials), whose
  * object it touches, polkit's answer, the lifecycle work on a worker thread, and
- * the reply, signals and audit line back on the main thread. The Manager's
- * by-name methods and the per-sandbox objects' methods both come here. */
+ * the reply, signals and audit record back on the main thread. The Manager's
+ * by-name methods (the caller's own namespace) and the per-sandbox objects'
+ * methods (the object's owner) both come here; each verb is one row of a table
+ * (operation.c), and the states follow operation-state.h. */
 
 #include <systemd/sd-bus.h>
 
@@ -27,9 +29,10 @@ typedef enum Verb {
 } Verb;
 
 typedef struct OperationArgs {
-        const char *name;               /* the sandbox */
-        const char *snapshot_id;
-        SbxSpec *spec;                  /* taken over; finalized */
+        const char *name;               /* a sandbox name in the caller's own namespace, or */
+        const SandboxEntry *object;     /* the sandbox of a per-sandbox object (its owner's) */
+        const char *snapshot_id;        /* in the caller's own namespace */
+        SbxSpec *spec;                  /* taken over, also on failure; finalized */
         unsigned timeout_s;             /* stop */
 } OperationArgs;
 
@@ -38,7 +41,7 @@ typedef struct OperationArgs {
 int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *args, sd_bus_error *ret_error);
 
 /* Refuses a call before it becomes an operation (bad arguments): fills ret_error
- * from e (or r), writes the audit line for a state change, returns the errno. */
+ * from e (or r), writes the audit record for a state change, returns the errno. */
 int operation_refuse(sd_bus_message *msg, Verb verb, const char *target, const SbxError *e, int r,
                      sd_bus_error *ret_error);
 

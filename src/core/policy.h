@@ -34,6 +34,12 @@
 #define SBX_POLICY_DEFAULT_PIDS_LIMIT 512
 #define SBX_POLICY_DEFAULT_HOST_PORT_MIN 1024
 #define SBX_POLICY_DEFAULT_PUBLISH_ADDRESS "127.0.0.1"
+/* One caller's operations in flight: half the state-change workers, so another
+ * user always finds some free. */
+#define SBX_POLICY_DEFAULT_MAX_OPERATIONS_PER_USER 8
+#define SBX_POLICY_MAX_OPERATIONS_PER_USER_LIMIT 128
+#define SBX_POLICY_DEFAULT_MAX_STOP_TIMEOUT 60
+#define SBX_POLICY_MAX_STOP_TIMEOUT_LIMIT 3600
 
 /* Where the Docker socket lives when the daemon is given no other docker host. */
 #define SBX_DOCKER_SOCKET_DEFAULT "/var/run/docker.sock"
@@ -63,6 +69,8 @@ typedef struct SbxPolicy {
         int64_t max_sandboxes_per_user;
         int64_t pids_limit;
         int64_t host_port_min;
+        int64_t max_operations_per_user;        /* one caller's operations in flight */
+        int64_t max_stop_timeout;               /* seconds a stop may wait before SIGKILL */
         char *publish_address;  /* an IPv4 or IPv6 literal */
         /* The Python whose repr() the fingerprint stamped on created sandboxes
          * follows ("3.11"…"3.14"); verification accepts every version's. */
