@@ -11,6 +11,11 @@ extern const sd_bus_vtable bus_manager_vtable[];
 
 /* The by-name methods that the per-sandbox objects share: the rest of the
  * arguments are read from msg. */
-int bus_method_verify(sd_bus_message *msg, Manager *m, const char *name, sd_bus_error *error);
-int bus_method_stop(sd_bus_message *msg, Manager *m, const char *name, sd_bus_error *error);
-int bus_method_snapshot(sd_bus_message *msg, Manager *m, const char *name, sd_bus_error *error);
+/* Shared by the Manager's by-name methods (name: in the caller's namespace) and the
+ * per-sandbox objects' methods (object: that sandbox): exactly one is non-NULL. */
+int bus_method_verify(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
+                      sd_bus_error *error);
+int bus_method_stop(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
+                    sd_bus_error *error);
+int bus_method_snapshot(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
+                        sd_bus_error *error);

@@ -2,6 +2,7 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <pthread.h>
 #include <search.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +17,14 @@
 #include "manager.h"
 
 #define MAX_POLICY_FILE (1024 * 1024)
+
+/* polkit's rules or actions changed: no remembered answer stands. */
+static int on_polkit_changed(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+
+        auth_cache_clear(m->auth_cache);
+        return 0;
+}
 
 /* Idle exit ----------------------------------------------------------------- */
 
@@ -128,7 +137,7 @@ static void *worker_init(void *userdata) {
         if (!l)
                 return NULL;
         l->locks = m->locks;
-        l->policy = m->policy;
+        /* l->policy: set for each job (manager_policy_ref()), as a reload may swap it */
         l->docker_socket = m->docker_socket;
         l->init_dir = m->init_dir;
         if (sbx_docker_new(m->docker_host, &l->docker, &e) < 0 || sbx_store_open(m->state_dir, &l->store, &e) < 0) {
@@ -153,21 +162,54 @@ static void worker_fini(void *ctx) {
 
 /* Set-up ------------------------------------------------------------------ */
 
-static int load_policy(const char *path, SbxPolicy **ret) {
+int manager_load_policy(const char *path, SbxPolicy **ret, SbxError *error) {
         _cleanup_free_ char *text = NULL;
-        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         int r;
 
-        r = sbx_read_text_file(path, MAX_POLICY_FILE, &text, &e);
+        r = sbx_read_text_file(path, MAX_POLICY_FILE, &text, error);
         if (r == -ENOENT) {
+                sbx_error_free(error);
                 *ret = sbx_policy_new_default();
                 return *ret ? 0 : -ENOMEM;
         }
-        if (r >= 0)
-                r = sbx_policy_parse(text, ret, &e);
+        return r < 0 ? r : sbx_policy_parse(text, ret, error);
+}
+
+static int load_policy(const char *path, SbxPolicy **ret) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        int r = manager_load_policy(path, ret, &e);
+
         if (r < 0)
                 log_error("%s: %s", path, e.message ?: "out of memory");
         return r;
+}
+
+SbxPolicy *manager_policy_ref(Manager *m) {
+        SbxPolicy *p;
+
+        pthread_mutex_lock(&m->policy_lock);
+        p = sbx_policy_ref(m->policy);
+        pthread_mutex_unlock(&m->policy_lock);
+        return p;
+}
+
+/* SIGHUP: the policy file again, in the same process. A bad file keeps the policy
+ * in force. Operations already on a worker finish under the policy they began with. */
+static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+        SbxPolicy *p = NULL, *old;
+
+        if (load_policy(m->config_path, &p) < 0) {
+                log_warning("%s: not reloaded, the policy in force stays", m->config_path);
+                return 0;
+        }
+        pthread_mutex_lock(&m->policy_lock);
+        old = m->policy;
+        m->policy = p;
+        pthread_mutex_unlock(&m->policy_lock);
+        sbx_policy_unref(old);
+        log_notice("%s: reloaded", m->config_path);
+        return 0;
 }
 
 /* The socket path behind a unix:// host: never to be mounted into a sandbox. */
@@ -190,13 +232,15 @@ int manager_new(const ManagerConfig *c, Manager **ret) {
 
         if (!m)
                 return -ENOMEM;
+        pthread_mutex_init(&m->policy_lock, NULL);
         m->idle_timeout_s = c->idle_timeout_s;
         m->state_dir = strdup(c->state_dir);
         m->docker_host = strdup(c->docker_host);
         m->init_dir = strdup(c->init_dir);
+        m->config_path = strdup(c->config_path);
         m->locks = sbx_keyed_lock_registry_new();
         m->auth_cache = auth_cache_new();
-        if (!m->state_dir || !m->docker_host || !m->init_dir || !m->locks || !m->auth_cache)
+        if (!m->state_dir || !m->docker_host || !m->init_dir || !m->config_path || !m->locks || !m->auth_cache)
                 return -ENOMEM;
         if ((r = docker_socket_of(c->docker_host, &m->docker_socket)) < 0 ||
             (r = load_policy(c->config_path, &m->policy)) < 0)
@@ -235,7 +279,8 @@ Manager *manager_free(Manager *m) {
         sd_event_unref(m->event);
         sbx_keyed_lock_registry_free(m->locks);
         auth_cache_free(m->auth_cache);
-        sbx_policy_free(m->policy);
+        sbx_policy_unref(m->policy);
+        free(m->config_path);
         free(m->state_dir);
         free(m->docker_host);
         free(m->init_dir);
@@ -273,6 +318,7 @@ static void reconcile(Manager *m) {
 
         if (!l)
                 return;
+        l->policy = m->policy;          /* the main thread: no reload can race it */
         r = sbx_lifecycle_reconcile(l, &e);
         if (r > 0)
                 log_notice("dropped %d stored sandbox(es) whose container is gone", r);
@@ -305,10 +351,12 @@ int manager_run(Manager *m) {
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return -errno;
         if ((r = sd_event_add_signal(m->event, NULL, SIGTERM, on_signal, m)) < 0 ||
-            (r = sd_event_add_signal(m->event, NULL, SIGINT, on_signal, m)) < 0)
+            (r = sd_event_add_signal(m->event, NULL, SIGINT, on_signal, m)) < 0 ||
+            (r = sd_event_add_signal(m->event, NULL, SIGHUP, on_reload, m)) < 0)
                 return r;
 
         if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
@@ -341,7 +389,11 @@ int manager_run(Manager *m) {
             (r = sd_bus_add_match_async(m->bus, NULL,
                                         "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
                                         "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg2=''",
-                                        on_name_owner_changed, NULL, m)) < 0)
+                                        on_name_owner_changed, NULL, m)) < 0 ||
+            (r = sd_bus_match_signal_async(m->bus, NULL, "org.freedesktop.PolicyKit1",
+                                           "/org/freedesktop/PolicyKit1/Authority",
+                                           "org.freedesktop.PolicyKit1.Authority", "Changed", on_polkit_changed, NULL,
+                                           m)) < 0)
                 return r;
 
         reconcile(m);

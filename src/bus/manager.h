@@ -5,6 +5,7 @@
  * policy, and the registry of known sandboxes behind the per-sandbox objects.
  * sd-bus objects and this registry are touched only on the main thread. */
 
+#include <pthread.h>
 #include <stdint.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
@@ -56,7 +57,9 @@ typedef struct Manager {
         SbxWorkerPool *pool;            /* state changes */
         SbxWorkerPool *read_pool;       /* reads: never behind another caller's slow change */
         SbxKeyedLockRegistry *locks;
-        SbxPolicy *policy;
+        SbxPolicy *policy;              /* main thread; workers take a reference per job */
+        pthread_mutex_t policy_lock;    /* guards swapping it (SIGHUP) against workers' refs */
+        char *config_path;
         char *state_dir;
         char *docker_host;
         char *init_dir;
@@ -81,6 +84,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 /* Connects to the bus, registers the objects, reconciles store and Docker, takes
  * the name, then runs until SIGTERM or the idle exit. */
 int manager_run(Manager *m);
+
+/* Reads a host policy file: a missing file is the built-in defaults; a malformed
+ * one is an error naming the key (also for --check-config). */
+int manager_load_policy(const char *path, SbxPolicy **ret, SbxError *error);
+/* A reference to the policy in force, for a worker's job. */
+SbxPolicy *manager_policy_ref(Manager *m);
 
 SandboxEntry *manager_get_sandbox(Manager *m, const char *name);
 /* Adds or refreshes the entry of a sandbox, emitting SandboxNew and

@@ -310,10 +310,14 @@ static void job_run(void *job, void *ctx) {
         Operation *o = job;
         SbxLifecycle *l = ctx;
 
-        if (!l)
+        if (!l) {
                 o->r = sbx_error_set(&o->error, SBX_ERROR_IO, "The worker could not open the store or Docker client");
-        else
-                o->r = verbs[o->verb].run(o, l);
+                return;
+        }
+        /* The whole job under the policy in force when it began (SIGHUP may swap it). */
+        l->policy = manager_policy_ref(o->m);
+        o->r = verbs[o->verb].run(o, l);
+        l->policy = sbx_policy_unref((SbxPolicy *) l->policy);
 }
 
 static void job_done(void *job) {

@@ -39,11 +39,24 @@ SbxPolicy *sbx_policy_free(SbxPolicy *p) {
         return NULL;
 }
 
+SbxPolicy *sbx_policy_ref(SbxPolicy *p) {
+        if (p)
+                __atomic_add_fetch(&p->n_ref, 1, __ATOMIC_RELAXED);
+        return p;
+}
+
+SbxPolicy *sbx_policy_unref(SbxPolicy *p) {
+        if (p && __atomic_sub_fetch(&p->n_ref, 1, __ATOMIC_ACQ_REL) == 0)
+                sbx_policy_free(p);
+        return NULL;
+}
+
 SbxPolicy *sbx_policy_new_default(void) {
         _cleanup_(sbx_policy_freep) SbxPolicy *p = calloc(1, sizeof(SbxPolicy));
         if (!p)
                 return NULL;
 
+        p->n_ref = 1;
         p->max_cpus = SBX_POLICY_DEFAULT_MAX_CPUS;
         p->max_memory_mib = SBX_POLICY_DEFAULT_MAX_MEMORY_MIB;
         p->max_sandboxes_per_user = SBX_POLICY_DEFAULT_MAX_SANDBOXES_PER_USER;

@@ -75,6 +75,8 @@ typedef struct SbxPolicy {
         /* The Python whose repr() the fingerprint stamped on created sandboxes
          * follows ("3.11"…"3.14"); verification accepts every version's. */
         SbxPythonVersion python_version;
+
+        unsigned n_ref;         /* sbx_policy_ref()/unref(): a policy shared across threads */
 } SbxPolicy;
 
 /* Who a sandbox is for; name and home as the user database has them (may be NULL:
@@ -91,6 +93,10 @@ typedef struct SbxOwner {
 /* The built-in defaults (the policy of a missing file). NULL on allocation failure. */
 SbxPolicy *sbx_policy_new_default(void);
 SbxPolicy *sbx_policy_free(SbxPolicy *p);
+/* A policy is created with one reference; ref/unref are atomic, and the last
+ * unref frees it (the daemon swaps in a re-read policy while workers use the old). */
+SbxPolicy *sbx_policy_ref(SbxPolicy *p);
+SbxPolicy *sbx_policy_unref(SbxPolicy *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SbxPolicy *, sbx_policy_free);
 
 /* Parses a policy document: one JSON object (json-c's syntax, so comments are
