@@ -8,7 +8,7 @@
 #define POLKIT_INTERACTIVE_TIMEOUT_USEC (300ULL * 1000000ULL)
 /* A hung polkitd costs a caller at most this long (then AccessDenied naming polkit):
  * far below the 25 s every D-Bus client waits by default. */
-#define POLKIT_TIMEOUT_USEC (5ULL * 1000000ULL)
+#define POLKIT_TIMEOUT_USEC (10ULL * 1000000ULL)
 
 typedef struct Check {
         SbxPolkitCallback callback;

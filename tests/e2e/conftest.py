@@ -2,6 +2,7 @@
 """pytest fixtures for the end-to-end suite: one stack (private bus + polkitd) per session."""
 
 import os
+import re
 import sys
 
 import pytest
@@ -58,10 +59,10 @@ def sandboxd(stack, docker_image):
     yield h.Sandboxd(stack)
     status, containers = h.docker("GET", "/containers/json?all=1")
     left = [c["Names"] for c in containers
-            if c.get("Labels", {}).get("xagent.sandbox.name", "").startswith(h.PREFIX)]
+            if h.plain(c.get("Labels", {}).get("xagent.sandbox.name", "")).startswith(h.PREFIX)]
     status, images = h.docker("GET", "/images/json")
     left += [t for i in images for t in (i.get("RepoTags") or [])
-             if t.startswith(h.SNAPSHOT_REPOSITORY + ":" + h.PREFIX)]
+             if re.match(re.escape(h.SNAPSHOT_REPOSITORY) + r":([0-9]+-)?" + re.escape(h.PREFIX), t)]
     assert not left, f"left behind: {left}"
 
 

@@ -125,6 +125,7 @@ MANAGER_ARGS = {
     "DeleteSnapshot": lambda n: ("s", ["no-such-snapshot"]),
     "ListSandboxes": lambda n: ("", []),
     "ListSnapshots": lambda n: ("", []),
+    "GetPolicy": lambda n: ("", []),
 }
 SANDBOX_ARGS = {
     "Start": ("", []),
