@@ -389,8 +389,9 @@ static void on_widened(int r, SbxError *error, void *userdata) {
 /* Lists: one's own objects, or everyone's for whoever holds manage-others, asked
  * without a prompt (it is no refusal to see less). */
 static void widen(Operation *o) {
-        int r = sbx_polkit_check_async(o->m->bus, o->call, SBX_POLKIT_ACTION_MANAGE_OTHERS,
-                                       (const char *const[]) { "verb", verbs[o->verb].name, NULL }, false,
+        int r = sbx_polkit_check_async(o->m->bus, sd_bus_message_get_sender(o->call),
+                                       SBX_POLKIT_ACTION_MANAGE_OTHERS,
+                                       (const char *const[]) { "verb", verbs[o->verb].name, NULL }, false, 0,
                                        on_widened, o, &o->polkit_slot);
         if (r < 0)
                 on_widened(r, NULL, o);
@@ -446,8 +447,8 @@ static void authorize(Operation *o) {
                 allowed(o);
                 return;
         }
-        r = sbx_polkit_check_async(o->m->bus, o->call, o->action, details,
-                                   sd_bus_message_get_allow_interactive_authorization(o->call) > 0,
+        r = sbx_polkit_check_async(o->m->bus, sd_bus_message_get_sender(o->call), o->action, details,
+                                   sd_bus_message_get_allow_interactive_authorization(o->call) > 0, 0,
                                    on_polkit, o, &o->polkit_slot);
         if (r < 0)
                 fail(o, OPERATION_DENIED, r, NULL);
