@@ -158,6 +158,29 @@ static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         return operation_start(m, msg, VERB_CREATE, &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec) }, error);
 }
 
+static int method_ensure(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
+        Manager *m = userdata;
+        const char *name = NULL;
+        unsigned stop_timeout;
+        bool recreate;
+        int r;
+
+        if ((r = read_name(msg, "name", &name, &e)) < 0 || (r = read_spec(msg, m, true, &spec, &e)) < 0 ||
+            (r = sbx_bus_read_ensure_options(msg, &recreate, &stop_timeout, &e)) < 0)
+                return operation_refuse(msg, VERB_ENSURE, name, &e, r, error);
+        if ((uint64_t) stop_timeout > (uint64_t) m->policy->max_stop_timeout) {
+                r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS,
+                                  "stop_timeout: %u s is more than max_stop_timeout (%" PRIi64 " s)", stop_timeout,
+                                  m->policy->max_stop_timeout);
+                return operation_refuse(msg, VERB_ENSURE, name, &e, r, error);
+        }
+        return operation_start(m, msg, VERB_ENSURE,
+                               &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .recreate = recreate,
+                                                  .timeout_s = stop_timeout }, error);
+}
+
 static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         const char *id;
@@ -271,6 +294,10 @@ const sd_bus_vtable bus_manager_vtable[] = {
                                 SD_BUS_ARGS("s", name, "a{sv}", spec, "a{sv}", options),
                                 SD_BUS_RESULT("o", sandbox, "s", fingerprint),
                                 method_create, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("EnsureSandbox",
+                                SD_BUS_ARGS("s", name, "a{sv}", spec, "a{sv}", options),
+                                SD_BUS_RESULT("o", sandbox, "s", fingerprint, "s", outcome),
+                                method_ensure, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetSandbox", SD_BUS_ARGS("s", name), SD_BUS_RESULT("o", sandbox),
                                 method_get, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("InspectSandbox", SD_BUS_ARGS("s", name), SD_BUS_RESULT("a{sv}", inspection),

@@ -40,6 +40,7 @@ struct Operation {
         char *snapshot_id;              /* the Docker-level snapshot id (the caller's) */
         SbxSpec *spec;
         unsigned timeout_s;
+        bool recreate;
         bool widened;                   /* lists: manage-others was asked about */
         bool all;                       /* lists: everyone's objects */
         const char *action;             /* the polkit action asked about */
@@ -56,6 +57,7 @@ struct Operation {
         char *image_id;
         SbxVerdict verdict;
         unsigned fields;
+        SbxEnsureOutcome outcome;
 };
 
 static Operation *operation_free(Operation *o) {
@@ -117,6 +119,17 @@ static int run_create(Operation *o, SbxLifecycle *l) {
         return sbx_lifecycle_create(l, o->name, o->spec, &info.owner, &o->sandbox, &o->error);
 }
 
+static int run_ensure(Operation *o, SbxLifecycle *l) {
+        SbxOwnerInfo info;
+        int r = sbx_owner_info_lookup(o->uid, &info, &o->error);
+
+        if (r < 0)
+                return r;
+        return sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
+                                    &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s },
+                                    &o->sandbox, &o->outcome, &o->error);
+}
+
 static int run_inspect(Operation *o, SbxLifecycle *l) {
         return sbx_lifecycle_inspect(l, o->name, &o->sandbox, &o->error);
 }
@@ -163,6 +176,12 @@ static int reply_create(Operation *o, sd_bus_message *reply) {
                 return r;
         e = manager_get_sandbox(o->m, o->name);
         return sd_bus_message_append(reply, "os", e->path, o->sandbox->fingerprint);
+}
+
+static int reply_ensure(Operation *o, sd_bus_message *reply) {
+        int r = reply_create(o, reply);
+
+        return r < 0 ? r : sd_bus_message_append(reply, "s", sbx_ensure_outcome_to_string(o->outcome));
 }
 
 static int reply_get(Operation *o, sd_bus_message *reply) {
@@ -251,6 +270,8 @@ static const VerbInfo verbs[_VERB_MAX] = {
         [VERB_DELETE_SNAPSHOT] = { "delete-snapshot", A_MANAGE,  true,  false, run_delete_snapshot, reply_delete_snapshot },
         [VERB_LIST]            = { "list",            A_INSPECT, false, true,  run_list,            reply_list            },
         [VERB_LIST_SNAPSHOTS]  = { "list-snapshots",  A_INSPECT, false, true,  run_list_snapshots,  reply_list_snapshots  },
+        /* may create, start, stop and delete the caller's own: creating is what it needs */
+        [VERB_ENSURE]          = { "ensure",          A_CREATE,  true,  false, run_ensure,          reply_ensure          },
 };
 
 /* The state machine ------------------------------------------------------- */
@@ -425,7 +446,7 @@ static void authorize(Operation *o) {
                                                           : SBX_POLKIT_ACTION_MANAGE_OTHERS;
         if (o->owner_valid)
                 snprintf(owner, sizeof owner, "%u", (unsigned) o->owner);
-        if (o->verb == VERB_CREATE)
+        if (o->verb == VERB_CREATE || o->verb == VERB_ENSURE)
                 image = o->spec->template_type == SBX_TEMPLATE_IMAGE ? o->spec->image : o->spec->snapshot_id;
         const char *details[] = {
                 "verb", verbs[o->verb].name,
@@ -471,6 +492,7 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .owner_valid = true,
                 .spec = TAKE_PTR(args->spec),
                 .timeout_s = args->timeout_s,
+                .recreate = args->recreate,
         };
         if (args->object) {
                 o->owner = args->object->owner;

@@ -25,6 +25,7 @@ typedef enum Verb {
         VERB_DELETE_SNAPSHOT,
         VERB_LIST,
         VERB_LIST_SNAPSHOTS,
+        VERB_ENSURE,
         _VERB_MAX,
 } Verb;
 
@@ -33,7 +34,8 @@ typedef struct OperationArgs {
         const SandboxEntry *object;     /* the sandbox of a per-sandbox object (its owner's) */
         const char *snapshot_id;        /* in the caller's own namespace */
         SbxSpec *spec;                  /* taken over, also on failure; finalized */
-        unsigned timeout_s;             /* stop */
+        unsigned timeout_s;             /* stop; ensure: the stop before a recreate */
+        bool recreate;                  /* ensure: on a mismatch, replace it */
 } OperationArgs;
 
 /* Starts the operation; the reply is sent later. Returns 1 (reply pending) or a

@@ -31,3 +31,9 @@ int sbx_bus_read_create_options(sd_bus_message *m, SbxError *error);
 #define SBX_STOP_TIMEOUT_DEFAULT 10U
 #define SBX_STOP_TIMEOUT_MAX 3600U
 int sbx_bus_read_stop_options(sd_bus_message *m, unsigned *ret_timeout, SbxError *error);
+
+/* Ensure options: "on_mismatch" (s: "fail", the default, or "recreate") and
+ * "stop_timeout" (u or any integer type: seconds, 0–3600, default 30). */
+#define SBX_ENSURE_STOP_TIMEOUT_DEFAULT 30U
+int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned *ret_stop_timeout,
+                                SbxError *error);

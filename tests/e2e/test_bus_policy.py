@@ -126,6 +126,7 @@ MANAGER_ARGS = {
     "ListSandboxes": lambda n: ("", []),
     "ListSnapshots": lambda n: ("", []),
     "GetPolicy": lambda n: ("", []),
+    "EnsureSandbox": lambda n: ("sa{sv}a{sv}", [n + "-ensured", SPEC, {}]),
 }
 SANDBOX_ARGS = {
     "Start": ("", []),
