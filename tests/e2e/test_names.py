@@ -194,3 +194,26 @@ def test_sighup_rereads_the_policy_and_get_policy_tells_the_caller(stack, sandbo
         time.sleep(0.5)
         assert sandboxd.call(MEMBER, "GetPolicy").result[0]["max_cpus"] == 1
         assert sandboxd.pid() == pid
+
+
+def test_cli_owner(stack, sandboxd, cleanup):
+    """root reaches a member's sandbox by name with --owner; by name alone it is root's
+    own namespace."""
+    name = cleanup.sandbox(h.unique("cliowner"))
+    sandboxd.create(MEMBER, name, h.spec()).result
+    ctl = [os.path.join(stack.build_root, "src", "ctl", "xagent-sandboxctl"), "--no-ask-password"]
+    r = stack.run_as(ROOT, ctl + ["inspect", name])
+    assert r.returncode == 1 and "NoSuchSandbox" in r.stderr, r
+    r = stack.run_as(ROOT, ctl + ["--json", "--owner", MEMBER, "inspect", name])
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["owner"] == h.uid_of(MEMBER)
+    r = stack.run_as(ROOT, ctl + ["stop", name, "--owner", str(h.uid_of(MEMBER)), "--timeout", "0"])
+    assert r.returncode == 0, r.stderr
+    assert sandboxd.inspect(MEMBER, name).result[0]["state"] == "stopped"
+    r = stack.run_as(ROOT, ctl + ["--owner", MEMBER, "create", name])
+    assert r.returncode == 2 and "--owner" in r.stderr, r
+    r = stack.run_as(ROOT, ctl + ["--owner", "no-such-user-here", "inspect", name])
+    assert r.returncode == 1 and "no such user" in r.stderr, r
+    r = stack.run_as(ROOT, ctl + ["--owner", MEMBER, "delete", name])
+    assert r.returncode == 0, r.stderr
+    assert h.docker_containers_labelled(name) == []
