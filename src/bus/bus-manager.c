@@ -69,6 +69,14 @@ static int read_spec(sd_bus_message *msg, Manager *m, bool admissible, SbxSpec *
         return 0;
 }
 
+/* A stop holds its sandbox's lock while it waits: the policy bounds it. */
+static int check_stop_timeout(Manager *m, const char *key, unsigned timeout, SbxError *e) {
+        if ((uint64_t) timeout > (uint64_t) m->policy->max_stop_timeout)
+                return sbx_error_set(e, SBX_ERROR_INVALID_ARGS, "%s: %u s is more than max_stop_timeout (%" PRIi64 " s)",
+                                     key, timeout, m->policy->max_stop_timeout);
+        return 0;
+}
+
 static const char *target_of(const char *name, const SandboxEntry *object) {
         return name ?: object->display;
 }
@@ -103,12 +111,8 @@ int bus_method_stop(sd_bus_message *msg, Manager *m, const char *name, const San
 
         if ((r = sbx_bus_read_stop_options(msg, &timeout, &e)) < 0)
                 return operation_refuse(msg, VERB_STOP, target_of(name, object), &e, r, error);
-        /* A stop holds its sandbox's lock while it waits: the policy bounds it. */
-        if ((uint64_t) timeout > (uint64_t) m->policy->max_stop_timeout) {
-                r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "timeout: %u s is more than max_stop_timeout (%" PRIi64 " s)",
-                                  timeout, m->policy->max_stop_timeout);
+        if ((r = check_stop_timeout(m, "timeout", timeout, &e)) < 0)
                 return operation_refuse(msg, VERB_STOP, target_of(name, object), &e, r, error);
-        }
         return operation_start(m, msg, VERB_STOP,
                                &(OperationArgs) { .name = name, .object = object, .timeout_s = timeout }, error);
 }
@@ -170,12 +174,8 @@ static int method_ensure(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         if ((r = read_name(msg, "name", &name, &e)) < 0 || (r = read_spec(msg, m, true, &spec, &e)) < 0 ||
             (r = sbx_bus_read_ensure_options(msg, &recreate, &stop_timeout, &e)) < 0)
                 return operation_refuse(msg, VERB_ENSURE, name, &e, r, error);
-        if ((uint64_t) stop_timeout > (uint64_t) m->policy->max_stop_timeout) {
-                r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS,
-                                  "stop_timeout: %u s is more than max_stop_timeout (%" PRIi64 " s)", stop_timeout,
-                                  m->policy->max_stop_timeout);
+        if ((r = check_stop_timeout(m, "stop_timeout", stop_timeout, &e)) < 0)
                 return operation_refuse(msg, VERB_ENSURE, name, &e, r, error);
-        }
         return operation_start(m, msg, VERB_ENSURE,
                                &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .recreate = recreate,
                                                   .timeout_s = stop_timeout }, error);

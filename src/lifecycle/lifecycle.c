@@ -255,14 +255,7 @@ static int describe_by_name(SbxLifecycle *l, const char *name, SbxSandbox **ret,
 }
 
 int sbx_lifecycle_inspect(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error) {
-        _cleanup_free_ char *id = NULL;
-        int r = find_container(l, name, &id, error);
-
-        if (r < 0)
-                return r;
-        if (r == 0)
-                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
-        return describe(l, name, id, ret, error);
+        return describe_by_name(l, name, ret, error);
 }
 
 /* Removes a container a failed create made; the create's own error stays the one
