@@ -15,6 +15,13 @@
 #define _pure_ __attribute__((pure))
 #define _warn_unused_result_ __attribute__((warn_unused_result))
 
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+static inline void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
+
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
 static inline void freep(void *p) {
