@@ -160,3 +160,13 @@ int sbx_docker_container_log_tail(SbxDocker *d, const char *container, unsigned 
                 return r;
         return sbx_demux_all(data ?: "", size, ret, error);
 }
+
+int sbx_docker_container_stats(SbxDocker *d, const char *container, json_object **ret, SbxError *error) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        r = container_path(d, container, "/stats?stream=false&one-shot=true", &path, error);
+        if (r < 0)
+                return r;
+        return sbx_docker_get_object(d, path, ret, error);
+}

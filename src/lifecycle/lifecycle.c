@@ -787,3 +787,19 @@ int sbx_lifecycle_reconcile(SbxLifecycle *l, SbxError *error) {
         }
         return dropped;
 }
+
+int sbx_lifecycle_usage(SbxLifecycle *l, const char *name, uid_t expected_owner, SbxUsage *ret, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *stats = NULL;
+        _cleanup_free_ char *id = NULL;
+        int r;
+
+        r = find_container(l, name, expected_owner, &id, error);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
+        r = sbx_docker_container_stats(l->docker, id, &stats, error);
+        if (r < 0)
+                return r;
+        return sbx_usage_from_json(stats, ret, error);
+}

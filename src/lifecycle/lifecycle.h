@@ -16,6 +16,7 @@
 #include "policy.h"
 #include "spec.h"
 #include "store.h"
+#include "usage.h"
 #include "verdict.h"
 
 typedef struct SbxLifecycle SbxLifecycle;
@@ -107,3 +108,6 @@ int sbx_lifecycle_list(SbxLifecycle *l, SbxSandbox ***ret, size_t *ret_n, SbxErr
 /* Start-up: drops rows whose container is gone. Deletes no container. Returns
  * the number of rows dropped. */
 int sbx_lifecycle_reconcile(SbxLifecycle *l, SbxError *error);
+
+/* Docker's one-shot stats of the sandbox (zeros when it is not running). */
+int sbx_lifecycle_usage(SbxLifecycle *l, const char *name, uid_t expected_owner, SbxUsage *ret, SbxError *error);
