@@ -3,7 +3,7 @@
 """The full-path benchmark: a D-Bus client → xagent-sandboxd → Docker, against the
 same Docker calls made directly with the same client (bench-bus.c). Runs the two
 sides interleaved, cycle by cycle, after warm-up, and prints medians and ratios.
-Targets (DESIGN, issue 4): cycle ratio <= 1.10, inspect p50 <= 2x direct. This
+Targets (issue 4): cycle ratio <= 1.10, inspect p50 <= 2x direct. This
 prints the figures; it asserts nothing (a benchmark, not a test).
 
 Needs root, a Docker daemon and the test image (tests/setup-docker.sh). The bus side

@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # `meson install --destdir` puts every installed file where the system looks for it.
-# Usage: test-install.sh BUILD_ROOT PREFIX BINDIR LIBEXECDIR DATADIR UNITDIR
-# (absolute paths as meson configured them).
+# Usage: test-install.sh BUILD_ROOT PREFIX BINDIR LIBEXECDIR DATADIR UNITDIR SYSUSERSDIR
+#                        BASHCOMPLETIONDIR MANDIR
+# (absolute paths as meson configured them; BASHCOMPLETIONDIR "no" and MANDIR "" when
+# the build installs no completion or no manual pages).
 
 set -euo pipefail
 
-build=$1 prefix=$2 bindir=$3 libexecdir=$4 datadir=$5 unitdir=$6
+build=$1 prefix=$2 bindir=$3 libexecdir=$4 datadir=$5 unitdir=$6 sysusersdir=$7 completiondir=$8 mandir=$9
 dest=$(mktemp -d /tmp/sbx-install-test.XXXXXX)
 trap 'rm -rf "$dest"' EXIT
 
@@ -35,6 +37,18 @@ expect -f "$datadir/polkit-1/rules.d/50-xagent-sandbox.rules"
 expect -f "$unitdir/xagent-sandboxd.service"
 expect -f "$datadir/doc/xagent-sandboxd/sandboxd.json.example"
 expect -f "$datadir/doc/xagent-sandboxd/README.md"
+expect -f "$sysusersdir/xagent-sandboxd.conf"
+expected=13
+if [ "$completiondir" != no ]; then
+        expect -f "$completiondir/xagent-sandboxctl"
+        expected=$((expected + 1))
+fi
+if [ -n "$mandir" ]; then
+        for page in man1/xagent-sandboxctl.1 man5/sandboxd.json.5 man7/org.xagent.Sandbox1.7 man8/xagent-sandboxd.8; do
+                expect -f "$mandir/$page"
+        done
+        expected=$((expected + 4))
+fi
 
 # Nothing in /etc: a missing /etc/xagent/sandboxd.json means the built-in defaults.
 if [ -e "$dest/etc" ] || [ -e "$dest$prefix/etc" ]; then
@@ -58,8 +72,21 @@ grep -q "@[a-z]*@" "$service" "$unit" && { echo "FAIL unsubstituted @...@"; fail
 file -L "$dest$libexecdir/xagent-sandbox-init/xagent-sandbox-init" | grep -q 'statically linked' ||
         { echo "FAIL xagent-sandbox-init is not statically linked"; fail=1; }
 
+# The sysusers.d file makes the group that the polkit rule trusts.
+mkdir -p "$dest/sysusers-root/etc"
+systemd-sysusers --root="$dest/sysusers-root" - <"$dest$sysusersdir/xagent-sandboxd.conf" >/dev/null 2>&1 ||
+        { echo "FAIL systemd-sysusers refused $sysusersdir/xagent-sandboxd.conf"; fail=1; }
+if grep -q '^xagent-sandbox:' "$dest/sysusers-root/etc/group" 2>/dev/null &&
+   grep -q 'isInGroup("xagent-sandbox")' "$dest$datadir/polkit-1/rules.d/50-xagent-sandbox.rules"; then
+        echo "ok   systemd-sysusers creates the group xagent-sandbox of the polkit rule"
+else
+        echo "FAIL systemd-sysusers did not create the group xagent-sandbox of the polkit rule"
+        fail=1
+fi
+rm -rf "$dest/sysusers-root"
+
 # Nothing unexpected: every installed file is one of the above.
 count=$(find "$dest" -type f | wc -l)
-[ "$count" -eq 12 ] || { echo "FAIL $count files installed, expected 12:"; find "$dest" -type f; fail=1; }
+[ "$count" -eq $expected ] || { echo "FAIL $count files installed, expected $expected:"; find "$dest" -type f; fail=1; }
 
 exit $fail

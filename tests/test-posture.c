@@ -237,7 +237,7 @@ END_TEST
  * the first version of this service: NetworkMode "default" without a network,
  * IpcMode "private", PidMode and UTSMode "", HostPort "0" echoed as "0". Its first
  * process ran as the owner, from the image, with an unbounded log: that is no
- * longer hardened (DESIGN §10), and nothing else about it changed. */
+ * longer hardened (docs/security.md), and nothing else about it changed. */
 START_TEST(test_real_docker) {
         SbxPostureExpect e = {
                 .pids_limit = 256, .publish_address = "127.0.0.1",

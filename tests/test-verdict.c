@@ -151,7 +151,7 @@ START_TEST(test_names) {
 END_TEST
 
 /* mismatched_fields: xagent's publish-check order, then template_type,
- * snapshot_id, env (DESIGN §14). */
+ * snapshot_id, env (docs/api.md). */
 START_TEST(test_names_order) {
         static const char *const want[] = {
                 "image", "volumes", "ports", "working_dir", "network_isolated", "cpus", "memory",

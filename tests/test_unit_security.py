@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The configured systemd unit (BUILD/systemd/xagent-sandboxd.service): what DESIGN §7
+"""The configured systemd unit (BUILD/systemd/xagent-sandboxd.service): what docs/
 asks of it, `systemd-analyze security --offline=true` rating it at most 1.0, and
 `systemd-analyze verify` finding nothing wrong with it. Neither needs systemd as PID 1.
 

@@ -7,6 +7,12 @@ packages=(
         # build
         gcc meson ninja-build pkg-config
         libsystemd-dev libcurl4-openssl-dev libjson-c-dev libsqlite3-dev libgnutls28-dev
+        # install directories from their pkg-config files
+        libdbus-1-dev libpolkit-gobject-1-dev
+        # manual pages, completion (and their tests)
+        scdoc man-db bash-completion
+        # the Debian package (tools/build-deb.sh) and its check
+        debhelper dpkg-dev fakeroot lintian
         # tests
         check valgrind python3 file
         python3-pytest

@@ -4,7 +4,7 @@
 # that need the real Docker daemon, D-Bus and polkit. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rm -f build/meson-logs/*.json build-sanitize/meson-logs/*.json
+rm -f build/meson-logs/*.json build-sanitize/meson-logs/*.json build-tsan/meson-logs/*.json
 
 tools/install-deps.sh
 
@@ -20,15 +20,23 @@ build() {
 
 step() { printf '\n=== %s\n' "$*"; }
 
+# Warnings are errors here (CI), not in a user's build with a newer compiler.
 step "build"
-build build
+build build -Dwerror=true
 step "unit tests"
 meson test -C build --suite unit --print-errorlogs --logbase unit
 
 step "unit tests under ASan+UBSan"
-build build-sanitize -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+build build-sanitize -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         meson test -C build-sanitize --suite unit --print-errorlogs --logbase unit-sanitize
+
+step "threaded unit tests under ThreadSanitizer"
+[ -d build-tsan ] || meson setup build-tsan -Dwerror=true -Db_sanitize=thread -Db_lundef=false \
+        -Dbuildtype=debug >/dev/null
+ninja -C build-tsan tests/test-keyed-lock tests/test-worker-pool
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+        meson test -C build-tsan --no-rebuild keyed-lock worker-pool --print-errorlogs --logbase unit-tsan
 
 VALGRIND='valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite'
 step "unit tests under valgrind"
@@ -43,8 +51,20 @@ meson test -C build --suite docker --print-errorlogs --logbase docker
 step "end-to-end tests (private dbus-daemon, real polkitd, test users)"
 meson test -C build --suite e2e --print-errorlogs --logbase e2e
 
+step "end-to-end tests with the daemon built with ASan+UBSan (daemon life, volumes, bad input)"
+sanitizer_logs=$(mktemp -d /tmp/sbx-e2e-asan.XXXXXX)
+SBX_BUILD_ROOT="$PWD/build-sanitize" PYTHONDONTWRITEBYTECODE=1 \
+SBX_E2E_DAEMON_WRAPPER="env ASAN_OPTIONS=detect_leaks=1:log_path=$sanitizer_logs/asan UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$sanitizer_logs/ubsan" \
+        /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+        tests/e2e/test_daemon.py tests/e2e/test_pinned_volumes.py tests/e2e/test_bad_input.py
+if [ -n "$(ls -A "$sanitizer_logs")" ]; then
+        echo "the daemon's sanitizers reported:"; cat "$sanitizer_logs"/*; exit 1
+fi
+rm -rf "$sanitizer_logs"
+
 step "the README's installation on a booted systemd machine (Debian 12 in systemd-nspawn)"
 meson test -C build --suite systemd --print-errorlogs --logbase systemd
 
 step "summary"
-/usr/bin/python3 tools/test-summary.py build/meson-logs/*.json build-sanitize/meson-logs/*.json
+/usr/bin/python3 tools/test-summary.py build/meson-logs/*.json build-sanitize/meson-logs/*.json \
+        build-tsan/meson-logs/*.json

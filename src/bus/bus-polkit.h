@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Asynchronous polkit CheckAuthorization for a bus caller (DESIGN §5): subject
+/* Asynchronous polkit CheckAuthorization for a bus caller (docs/security.md): subject
  * system-bus-name = the caller's unique name; interactivity from the call's
  * ALLOW_INTERACTIVE_AUTHORIZATION header flag. */
 

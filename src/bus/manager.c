@@ -11,6 +11,8 @@
 #include "bus-error.h"
 #include "bus-manager.h"
 #include "bus-sandbox.h"
+#include "fileio.h"
+#include "log.h"
 #include "manager.h"
 
 #define MAX_POLICY_FILE (1024 * 1024)
@@ -163,21 +165,6 @@ void manager_foreach_sandbox(Manager *m, void (*f)(SandboxEntry *e, void *userda
 
 /* Audit --------------------------------------------------------------------- */
 
-void manager_audit(uid_t uid, const char *verb, const char *target, const char *outcome) {
-        _cleanup_free_ char *quoted = NULL;
-        size_t size = 0;
-        FILE *f = open_memstream(&quoted, &size);
-
-        if (!f)
-                return;
-        /* Names have no control characters (they are validated); quote the rest. */
-        for (const char *c = target; *c; c++)
-                fprintf(f, (*c == '"' || *c == '\\') ? "\\%c" : "%c", *c);
-        if (fclose(f) != 0)
-                return;
-        fprintf(stderr, "AUDIT uid=%u verb=%s sandbox=\"%s\" outcome=%s\n", (unsigned) uid, verb, quoted, outcome);
-}
-
 /* Idle exit ----------------------------------------------------------------- */
 
 static int on_name_owner_changed(sd_bus_message *message, void *userdata, sd_bus_error *error) {
@@ -210,7 +197,7 @@ static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
 
         if (m->n_busy > 0 || m->releasing)
                 return 0;
-        fprintf(stderr, "xagent-sandboxd: idle for %u s, exiting\n", m->idle_timeout_s);
+        log_info("idle for %u s, exiting", m->idle_timeout_s);
         m->releasing = true;
         r = sd_bus_release_name_async(m->bus, NULL, SBX_BUS_NAME, NULL, NULL);
         if (r < 0)
@@ -258,7 +245,7 @@ static void *worker_init(void *userdata) {
         l->docker_socket = m->docker_socket;
         l->init_dir = m->init_dir;
         if (sbx_docker_new(m->docker_host, &l->docker, &e) < 0 || sbx_store_open(m->state_dir, &l->store, &e) < 0) {
-                fprintf(stderr, "xagent-sandboxd: worker: %s\n", e.message ?: "out of memory");
+                log_error("Worker: %s", e.message ?: "out of memory");
                 sbx_error_free(&e);
                 sbx_docker_free(l->docker);
                 free(l);
@@ -282,28 +269,17 @@ static void worker_fini(void *ctx) {
 static int load_policy(const char *path, SbxPolicy **ret) {
         _cleanup_free_ char *text = NULL;
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        size_t size = 0;
-        FILE *f;
         int r;
 
-        f = fopen(path, "re");
-        if (!f) {
-                if (errno != ENOENT) {
-                        fprintf(stderr, "xagent-sandboxd: %s: %m\n", path);
-                        return -errno;
-                }
+        r = sbx_read_text_file(path, MAX_POLICY_FILE, &text, &e);
+        if (r == -ENOENT) {
                 *ret = sbx_policy_new_default();
                 return *ret ? 0 : -ENOMEM;
         }
-        r = getdelim(&text, &size, '\0', f) < 0 && !feof(f) ? -errno : 0;
-        fclose(f);
-        if (r < 0 || size > MAX_POLICY_FILE || (text && strlen(text) > MAX_POLICY_FILE)) {
-                fprintf(stderr, "xagent-sandboxd: %s: cannot read it, or it is larger than 1 MiB\n", path);
-                return -EINVAL;
-        }
-        r = sbx_policy_parse(text ?: "", ret, &e);
+        if (r >= 0)
+                r = sbx_policy_parse(text, ret, &e);
         if (r < 0)
-                fprintf(stderr, "xagent-sandboxd: %s: %s\n", path, e.message ?: "out of memory");
+                log_error("%s: %s", path, e.message ?: "out of memory");
         return r;
 }
 
@@ -312,7 +288,7 @@ static int docker_socket_of(const char *host, char **ret) {
         const char *prefix = "unix://";
 
         if (strncmp(host, prefix, strlen(prefix)) != 0) {
-                fprintf(stderr, "xagent-sandboxd: --docker-host %s: only unix:// endpoints are supported\n", host);
+                log_error("--docker-host %s: only unix:// endpoints are supported", host);
                 return -EINVAL;
         }
         *ret = strdup(host + strlen(prefix));
@@ -340,13 +316,13 @@ int manager_new(const ManagerConfig *c, Manager **ret) {
                 return r;
 
         if (mkdir(c->state_dir, 0700) < 0 && errno != EEXIST) {
-                fprintf(stderr, "xagent-sandboxd: %s: %m\n", c->state_dir);
+                log_error_errno(errno, "%s: %m", c->state_dir);
                 return -errno;
         }
         /* A corrupt or unreadable database stops the start, before anything else. */
         r = sbx_store_open(c->state_dir, &store, &e);
         if (r < 0) {
-                fprintf(stderr, "xagent-sandboxd: %s\n", e.message ?: "cannot open the store");
+                log_error("%s", e.message ?: "cannot open the store");
                 return r;
         }
 
@@ -401,7 +377,7 @@ static int connect_bus(Manager *m) {
         return sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
 }
 
-/* Start-up reconciliation (DESIGN §6) and the initial objects. Docker being away
+/* Start-up reconciliation (docs/lifecycle.md) and the initial objects. Docker being away
  * is no reason not to start: calls will say BackendUnavailable. */
 static void reconcile(Manager *m) {
         SbxLifecycle *l = worker_init(m);
@@ -414,11 +390,11 @@ static void reconcile(Manager *m) {
                 return;
         r = sbx_lifecycle_reconcile(l, &e);
         if (r > 0)
-                fprintf(stderr, "xagent-sandboxd: dropped %d stored sandbox(es) whose container is gone\n", r);
+                log_notice("dropped %d stored sandbox(es) whose container is gone", r);
         if (r >= 0)
                 r = sbx_lifecycle_list(l, &list, &n, &e);
         if (r < 0)
-                fprintf(stderr, "xagent-sandboxd: start-up reconciliation failed: %s\n", e.message ?: "error");
+                log_warning("start-up reconciliation failed: %s", e.message ?: "error");
         for (size_t i = 0; i < n; i++)
                 (void) manager_put_sandbox(m, list[i]);
         if (r >= 0 && sbx_docker_api_version(l->docker))
@@ -431,7 +407,7 @@ static void reconcile(Manager *m) {
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Manager *m = userdata;
 
-        fprintf(stderr, "xagent-sandboxd: %s, exiting\n", strsignal((int) si->ssi_signo));
+        log_info("%s, exiting", strsignal((int) si->ssi_signo));
         sd_event_exit(m->event, 0);
         return 0;
 }
@@ -460,22 +436,29 @@ int manager_run(Manager *m) {
                 return r;
 
         if ((r = connect_bus(m)) < 0) {
-                fprintf(stderr, "xagent-sandboxd: cannot connect to the bus: %s\n", strerror(-r));
+                log_error_errno(r, "cannot connect to the bus: %m");
                 return r;
         }
         if ((r = bus_manager_register(m)) < 0 || (r = bus_sandbox_register(m)) < 0 ||
             (r = sd_bus_add_object_manager(m->bus, NULL, SBX_BUS_PATH)) < 0)
                 return r;
-        if ((r = sd_bus_match_signal_async(m->bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                           "org.freedesktop.DBus", "NameOwnerChanged", on_name_owner_changed, NULL,
-                                           m)) < 0)
+        /* Not every NameOwnerChanged on the bus: our own name's (for the idle exit),
+         * and names that lost their owner (a caller gone: forget its cached yes). */
+        if ((r = sd_bus_add_match_async(m->bus, NULL,
+                                        "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                                        "interface='org.freedesktop.DBus',member='NameOwnerChanged',"
+                                        "arg0='" SBX_BUS_NAME "'", on_name_owner_changed, NULL, m)) < 0 ||
+            (r = sd_bus_add_match_async(m->bus, NULL,
+                                        "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                                        "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg2=''",
+                                        on_name_owner_changed, NULL, m)) < 0)
                 return r;
 
         reconcile(m);
 
         r = sd_bus_request_name(m->bus, SBX_BUS_NAME, 0);
         if (r < 0) {
-                fprintf(stderr, "xagent-sandboxd: cannot own %s: %s\n", SBX_BUS_NAME, strerror(-r));
+                log_error_errno(r, "cannot own %s: %m", SBX_BUS_NAME);
                 return r;
         }
         arm_idle(m);

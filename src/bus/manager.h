@@ -32,7 +32,7 @@ typedef struct ManagerConfig {
         unsigned idle_timeout_s;        /* 0 = never */
 } ManagerConfig;
 
-/* A sandbox as the objects show it (DESIGN §4). */
+/* A sandbox as the objects show it (docs/api.md). */
 typedef struct SandboxEntry {
         struct Manager *manager;
         char *name;
@@ -93,5 +93,3 @@ void manager_foreach_sandbox(Manager *m, void (*f)(SandboxEntry *e, void *userda
 void manager_busy(Manager *m);
 void manager_idle(Manager *m);
 
-/* One structured audit line per authorized or refused state change. */
-void manager_audit(uid_t uid, const char *verb, const char *target, const char *outcome);

@@ -5,6 +5,7 @@
 #include <pwd.h>
 #include <stdio.h>
 
+#include "audit.h"
 #include "bus-error.h"
 #include "bus-polkit.h"
 #include "bus-sandbox.h"
@@ -101,12 +102,27 @@ static const char *target_text(const Operation *o) {
         return o->name ?: o->snapshot_id ?: "-";
 }
 
+static void audit(const Operation *o, const char *outcome, const char *reason) {
+        char owner[32];
+
+        if (o->target_known && o->target_valid)
+                snprintf(owner, sizeof owner, "%u", (unsigned) o->target);
+        audit_record(&(AuditRecord) {
+                .uid = o->uid,
+                .verb = verbs[o->verb].name,
+                .target = target_text(o),
+                .owner = o->target_known && o->target_valid ? owner : NULL,
+                .outcome = outcome,
+                .reason = reason,
+        });
+}
+
 static void reply_error(Operation *o, int r, const SbxError *e) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
 
         sbx_bus_error_from(&error, e, r);
         if (verbs[o->verb].changes || sbx_error_is_set(e))
-                manager_audit(o->uid, verbs[o->verb].name, target_text(o), error.name);
+                audit(o, error.name, error.message);
         (void) sd_bus_reply_method_error(o->call, &error);
         operation_free(o);
 }
@@ -117,7 +133,13 @@ int operation_refuse(sd_bus_message *msg, Verb verb, const char *target, const S
 
         r = sbx_bus_error_from(ret_error, e, r);
         if (verbs[verb].changes && bus_caller_uid(msg, &uid) >= 0)
-                manager_audit(uid, verbs[verb].name, target ?: "-", ret_error->name);
+                audit_record(&(AuditRecord) {
+                        .uid = uid,
+                        .verb = verbs[verb].name,
+                        .target = target ?: "-",
+                        .outcome = ret_error->name,
+                        .reason = ret_error->message,
+                });
         return r;
 }
 
@@ -311,7 +333,7 @@ static void finish(Operation *o) {
                 return;
         }
         if (verbs[o->verb].changes)
-                manager_audit(o->uid, verbs[o->verb].name, target_text(o), "ok");
+                audit(o, "ok", NULL);
         (void) sd_bus_send(NULL, reply, NULL);
         operation_free(o);
 }
@@ -453,13 +475,17 @@ int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *
         int r;
 
         r = bus_caller_uid(call, &uid);
-        if (r < 0)
+        if (r < 0) {
+                args->spec = sbx_spec_free(args->spec);
                 return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED,
                                         "Cannot tell who is calling from the bus credentials");
+        }
 
         o = calloc(1, sizeof(Operation));
-        if (!o)
+        if (!o) {
+                args->spec = sbx_spec_free(args->spec);
                 return -ENOMEM;
+        }
         manager_busy(m);
         *o = (Operation) {
                 .m = m,

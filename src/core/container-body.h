@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The Docker create body of a sandbox (DESIGN §3): generated from the canonical
+/* The Docker create body of a sandbox (docs/security.md): generated from the canonical
  * spec plus the fixed hardened posture, never from caller-supplied host
  * configuration. */
 

@@ -3,7 +3,7 @@
 
 /* The observed container: xagent's ObservedRuntimeFacts + SandboxInspection
  * (contract §4), parsed from Docker's container-inspect JSON, plus the facts the
- * hardened posture is judged on (DESIGN §3) and the owner label.
+ * hardened posture is judged on (docs/security.md) and the owner label.
  *
  * Observed facts are backend-native: nothing here is canonicalized (a tampered
  * or rewritten mount source must stay detectable). Optional Docker values are
@@ -68,13 +68,13 @@ typedef struct SbxObserved {
         const char *version_label;      /* likewise */
 
         /* Ownership: the xagent.sandbox.owner label. Missing or blank → uid 0
-         * (DESIGN §3); not a canonical decimal uid → owner_valid is false and the
+         * (docs/security.md); not a canonical decimal uid → owner_valid is false and the
          * container is nobody's (only manage-others may touch it); owner is then 0
          * and must not be used. */
         bool owner_valid;
         uid_t owner;
 
-        /* Posture facts (DESIGN §3). String lists are NULL-terminated. */
+        /* Posture facts (docs/security.md). String lists are NULL-terminated. */
         char *user;                     /* Config.User (nullable) */
         bool privileged;                /* HostConfig.Privileged */
         char **cap_drop;
@@ -101,7 +101,7 @@ typedef struct SbxObserved {
         SbxBoundPort *bound_ports;      /* NetworkSettings.Ports, TCP, Docker order; none when stopped */
         size_t n_bound_ports;
 
-        /* What makes a start safe (DESIGN §10): the first process, its volume, the
+        /* What makes a start safe (docs/security.md): the first process, its volume, the
          * other mounts and the log's bounds. */
         int64_t pid;                    /* State.Pid: the first process on the host, 0 if none */
         char *started_at;               /* State.StartedAt (nullable) */

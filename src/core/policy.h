@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The host policy (DESIGN §5): what an administrator allows sandboxes to be, parsed
+/* The host policy (docs/security.md): what an administrator allows sandboxes to be, parsed
  * from the JSON of /etc/xagent/sandboxd.json (the daemon reads the file; the core
  * only parses text), and the pure decisions made with it on a normalized spec.
  *

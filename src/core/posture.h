@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The hardened posture (DESIGN §3): the host configuration this service gives
+/* The hardened posture (docs/security.md): the host configuration this service gives
  * every container, independent of the spec, and the judgement whether an
  * observed container still carries it.
  *

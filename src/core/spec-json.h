@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The spec as JSON, for files, the CLI and the store (DESIGN §3): the D-Bus keys,
+/* The spec as JSON, for files, the CLI and the store (docs/security.md): the D-Bus keys,
  * `volumes` as [["/h","/g","rw"]], `ports` as [[8080,80]].
  *
  * Parsing yields a raw spec (sbx_spec_finalize() completes it); the canonical

@@ -6,7 +6,7 @@
  * A spec is filled in raw by a parser (JSON, D-Bus), then sbx_spec_normalize()
  * turns it into xagent's canonical form in place (contract §1.2 from_parts() and
  * §1.1 validation, exactly). Only a normalized spec may be fingerprinted or
- * serialized. Two levels of validity (DESIGN §14):
+ * serialized. Two levels of validity (docs/api.md):
  *
  *   contract-valid  everything from_parts() accepts whose strings are Python
  *                   strs (valid UTF-8): sbx_spec_complete(). What the offline

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "ctl-verbs.h"
+#include "fileio.h"
 #include "fingerprint.h"
 #include "json-util.h"
 #include "policy.h"
@@ -21,7 +22,7 @@ static int load_policy(const char *policy_path, SbxPolicy **ret, SbxError *error
 
         if (access(policy_path, F_OK) < 0)
                 return (*ret = sbx_policy_new_default()) ? 0 : -ENOMEM;
-        r = ctl_read_file(policy_path, MAX_SPEC_FILE, &text, error);
+        r = sbx_read_text_file(policy_path, MAX_SPEC_FILE, &text, error);
         if (r < 0)
                 return r;
         return sbx_policy_parse(text, ret, error);
@@ -55,7 +56,7 @@ static int read_spec(const char *path, const SbxPolicy *p, SbxSpec **ret, SbxErr
         _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
         int r;
 
-        if ((r = ctl_read_file(path, MAX_SPEC_FILE, &text, error)) < 0 ||
+        if ((r = sbx_read_text_file(path, MAX_SPEC_FILE, &text, error)) < 0 ||
             (r = sbx_spec_from_json_string(text, &spec, error)) < 0 ||
             (r = sbx_spec_complete(spec, p->default_image, error)) < 0)
                 return r;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ctl-spec.h"
+#include "fileio.h"
 #include "spec-json.h"
 
 #define MAX_SPEC_FILE (1024 * 1024)
@@ -127,7 +128,7 @@ static int spec_from_file(const char *path, SbxSpec **ret) {
         _cleanup_free_ char *text = NULL;
         int r;
 
-        if ((r = ctl_read_file(path, MAX_SPEC_FILE, &text, &error)) < 0 ||
+        if ((r = sbx_read_text_file(path, MAX_SPEC_FILE, &text, &error)) < 0 ||
             (r = sbx_spec_from_json_string(text, ret, &error)) < 0)
                 return ctl_fail(path, r, &error);
         return CTL_PROCEED;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The spec options of create and verify: either --spec FILE (the JSON spec of DESIGN §3)
+/* The spec options of create and verify: either --spec FILE (the JSON spec of docs/api.md)
  * or the single options, both into one raw SbxSpec that sbx_bus_append_spec() sends. */
 
 #include "ctl-util.h"

@@ -86,32 +86,6 @@ int ctl_parse_uint(const char *verb, const char *name, const char *s, uint64_t m
         return CTL_PROCEED;
 }
 
-int ctl_read_file(const char *path, size_t max, char **ret, SbxError *error) {
-        bool is_stdin = !path || streq(path, "-");
-        FILE *f = is_stdin ? stdin : fopen(path, "re");
-        _cleanup_free_ char *buf = NULL;
-        size_t n = 0;
-
-        if (!f)
-                return sbx_error_set(error, SBX_ERROR_IO, "%s: %s", path, strerror(errno));
-        buf = malloc(max + 1);
-        if (buf)
-                n = fread(buf, 1, max + 1, f);
-        if (!is_stdin)
-                fclose(f);
-        if (!buf)
-                return -ENOMEM;
-        if (n > max)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: larger than %zu bytes",
-                                     is_stdin ? "standard input" : path, max);
-        buf[n] = 0;
-        if (strlen(buf) != n)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: contains a NUL byte",
-                                     is_stdin ? "standard input" : path);
-        *ret = TAKE_PTR(buf);
-        return 0;
-}
-
 int ctl_fail(const char *what, int r, const SbxError *error) {
         if (sbx_error_is_set(error) && error->kind == SBX_ERROR_IO)
                 fprintf(stderr, "xagent-sandboxctl: %s\n", error->message ?: what);

@@ -54,8 +54,6 @@ int ctl_usage_error(const char *verb, const char *fmt, ...) _printf_(2, 3);
 int ctl_parse_uint(const char *verb, const char *name, const char *s, uint64_t min, uint64_t max,
                    uint64_t *ret);
 
-/* Reads a whole file ("-" or NULL = standard input), refusing more than max bytes. */
-int ctl_read_file(const char *path, size_t max, char **ret, SbxError *error);
 
 /* Prints a local failure — "xagent-sandboxctl: <D-Bus error name>: <message>" as the
  * daemon would have named it, or the plain message for local I/O — and returns 1. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "config.h"
+#include "log.h"
 #include "manager.h"
 #include "policy.h"
 
@@ -59,6 +60,8 @@ int main(int argc, char **argv) {
         _cleanup_(manager_freep) Manager *m = NULL;
         int c, r;
 
+        log_setup();
+
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
@@ -78,15 +81,14 @@ int main(int argc, char **argv) {
                         break;
                 case ARG_INIT_DIR:
                         if (optarg[0] != '/') {
-                                fprintf(stderr, "xagent-sandboxd: --init-dir: not an absolute path: %s\n", optarg);
+                                log_error("--init-dir: not an absolute path: %s", optarg);
                                 return EXIT_FAILURE;
                         }
                         config.init_dir = optarg;
                         break;
                 case ARG_IDLE_TIMEOUT:
                         if (parse_seconds(optarg, &config.idle_timeout_s) < 0) {
-                                fprintf(stderr, "xagent-sandboxd: --idle-timeout: not a number of seconds: %s\n",
-                                        optarg);
+                                log_error("--idle-timeout: not a number of seconds: %s", optarg);
                                 return EXIT_FAILURE;
                         }
                         break;
@@ -94,7 +96,7 @@ int main(int argc, char **argv) {
                         return EXIT_FAILURE;
                 }
         if (optind < argc) {
-                fprintf(stderr, "xagent-sandboxd: takes no arguments\n");
+                log_error("takes no arguments");
                 return EXIT_FAILURE;
         }
 

@@ -15,6 +15,7 @@
 #include "json-util.h"
 #include "labels.h"
 #include "lifecycle.h"
+#include "log.h"
 #include "mount-check.h"
 #include "naming.h"
 #include "owner-info.h"
@@ -155,7 +156,7 @@ static unsigned posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated,
 }
 
 /* A running container's bind mounts, judged by what is mounted rather than by what
- * was asked (DESIGN §10): each must show the directory its source names now. Only
+ * was asked (docs/security.md): each must show the directory its source names now. Only
  * a container whose first process is this service's init reports its mounts; for
  * others (xagent's own) there is nothing to judge by. The report is the last one
  * logged since shortly before the container's start. */
@@ -246,8 +247,8 @@ static void compensate(SbxLifecycle *l, const char *id) {
         SbxError e = SBX_ERROR_NULL;
 
         if (sbx_docker_container_remove(l->docker, id, &e) < 0)
-                fprintf(stderr, "xagent-sandboxd: could not remove container %s after a failed create: %s\n", id,
-                        e.message ?: "unknown error");
+                log_error("Could not remove container %s after a failed create: %s", id,
+                          e.message ?: "unknown error");
         sbx_error_free(&e);
 }
 
@@ -326,7 +327,7 @@ static int check_admissible(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner
         return pin_volumes(l, spec, owner, pins, error);
 }
 
-/* Publish-before-verify (contract §6, DESIGN §6): the seven fields and the posture
+/* Publish-before-verify (contract §6, docs/lifecycle.md): the seven fields and the posture
  * as Docker reports them, before anything is recorded or announced. */
 static int verify_published(SbxLifecycle *l, const char *name, const SbxSpec *spec, const char *image,
                             const SbxOwner *owner, const SbxObserved *o, SbxError *error) {
@@ -484,7 +485,7 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
         *ret_fields = *ret_verdict == SBX_VERDICT_MISMATCH
                 ? sbx_verify_mismatched_fields(desired, stored, row ? row->fingerprint : NULL, o)
                 : 0;
-        /* Judged by what is mounted, not by what was asked (DESIGN §10). */
+        /* Judged by what is mounted, not by what was asked (docs/security.md). */
         if (*ret_verdict == SBX_VERDICT_MATCH && !mounts_truthful(l, o)) {
                 *ret_verdict = SBX_VERDICT_MISMATCH;
                 *ret_fields = SBX_SPEC_FIELD_VOLUMES;
@@ -493,7 +494,7 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
 }
 
 /* A start is safe only for a container whose first process is this service's init
- * running as another uid (DESIGN §10). root's containers (xagent's own among them)
+ * running as another uid (docs/security.md). root's containers (xagent's own among them)
  * are exempt: nothing can give root more than it has. */
 static int check_startable(SbxLifecycle *l, const char *name, const SbxObserved *o, SbxError *error) {
         const char *items[SBX_POSTURE_ITEM_COUNT + 1];
@@ -527,8 +528,8 @@ static int verify_mounts_or_stop(SbxLifecycle *l, const char *id, uint64_t since
         if (r >= 0)
                 return 0;
         if (sbx_docker_container_stop(l->docker, id, 0, &e) < 0)
-                fprintf(stderr, "xagent-sandboxd: could not stop container %s after a failed mount check: %s\n", id,
-                        e.message ?: "unknown error");
+                log_error("Could not stop container %s after a failed mount check: %s", id,
+                          e.message ?: "unknown error");
         sbx_error_free(&e);
         return r;
 }

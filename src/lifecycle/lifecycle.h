@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The sandbox operations (DESIGN §6), as plain sequential functions over one
+/* The sandbox operations (docs/lifecycle.md), as plain sequential functions over one
  * worker's Docker client and store connection. Every operation that changes a
  * sandbox runs under that name's lock from the shared keyed lock registry;
  * inspect and verify take no lock and change nothing. The owner is an explicit
@@ -57,7 +57,7 @@ typedef struct SbxSandbox {
         char *fingerprint;              /* the label, "" if absent */
         SbxVerdict verdict;             /* stored spec vs the container now; unverified without a row */
         bool has_row;
-        bool hardened;                  /* the container carries the posture of DESIGN §3 */
+        bool hardened;                  /* the container carries the posture of docs/security.md */
         uint64_t created_us;
         SbxObserved *observed;
 } SbxSandbox;

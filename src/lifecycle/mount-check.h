@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* What is mounted is what was checked (DESIGN §10, docs/security.md). dockerd
+/* What is mounted is what was checked (docs/security.md). dockerd
  * mounts a volume by its path, resolving it again at every start, so a path that
  * was checked can point elsewhere by the time it is mounted. The service therefore
  * holds the checked directory open and, after the start, compares it with what the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The file-system half of the volume checks (DESIGN §5): the path exists, no
+/* The file-system half of the volume checks (docs/security.md): the path exists, no
  * component below its volume root is a symbolic link, it is a regular file or a
  * directory, and the caller owns it (rw) or may read it (ro). The pure half
  * (canonical, admitted by a root, not a protected path) is sbx_policy_*().

@@ -28,6 +28,11 @@ static inline void freep(void *p) {
         free(*(void **) p);
 }
 
+static inline void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
+
 static inline void closep(int *fd) {
         if (*fd >= 0)
                 (void) close(*fd);

@@ -153,7 +153,10 @@ def oracle():
 
 
 def oracle_fingerprint(**parts):
-    return oracle().expected_line(parts).split()[1]
+    """xagent's fingerprint as this machine's Python 3.11 computes it: SHA-256 of the
+    repr() of the oracle's from_parts() tuple."""
+    import hashlib
+    return hashlib.sha256(repr(oracle().from_parts(**parts)).encode("utf-8")).hexdigest()
 
 
 # ---- calls --------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""What a sandbox mounts is what was checked (DESIGN §10, docs/security.md), tried as an
+"""What a sandbox mounts is what was checked (docs/security.md), tried as an
 unprivileged member of the group would attack it: swapping a checked directory for a
 symlink while the sandbox is stopped, racing creates with a rename-exchange loop, nesting
 guest paths and working directories in volumes. Everything is judged from the host: the

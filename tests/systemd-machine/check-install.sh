@@ -4,18 +4,27 @@
 # Follows the README's "Installing on a systemd machine" literally, on a machine where
 # systemd is PID 1: a Debian 12 container booted with systemd-nspawn. Run as root.
 #
-#   1. A minimal bookworm root file system with systemd, dbus, polkitd and the build
-#      dependencies, made once by debootstrap and kept in $SBX_ROOTFS_CACHE (rebuilt
-#      only when missing, incomplete or made for another package list).
-#   2. The machine boots from an overlay on that cache (the cache stays clean), with
-#      the host's Docker socket at /run/docker.sock and a copy of this source tree in
-#      /usr/src/xagent-sandboxd. The test user's home is the same directory on the
-#      host and in the machine, so that the host's dockerd finds the volume.
-#   3. Inside, as root: the README's build, install and setup commands; then, as the
-#      ordinary user: ListSandboxes (which activates the service through systemd),
-#      CreateSandbox with an rw volume below the 0700 home, VerifySandbox, DeleteSandbox.
-#      In between, the running service is checked for the unit's hardening, and at the
-#      end for its idle exit.
+#   1. On the host: the Debian package, built by tools/build-deb.sh
+#      (dpkg-buildpackage -us -uc -b in a clean copy of the tree) and checked by
+#      lintian (no errors).
+#   2. A minimal bookworm root file system with systemd, dbus, polkitd, man-db,
+#      bash-completion and the build dependencies, made once by debootstrap and kept
+#      in $SBX_ROOTFS_CACHE (rebuilt only when missing, incomplete or made for
+#      another package list).
+#   3. The machine boots from an overlay on that cache (the cache stays clean), with
+#      the host's Docker socket at /run/docker.sock, the package in /usr/src/deb and a
+#      copy of this source tree in /usr/src/xagent-sandboxd. The test user's home is
+#      the same directory on the host and in the machine, so that the host's dockerd
+#      finds the volume.
+#   4. Inside, as root: `apt-get install ./xagent-sandboxd_*.deb` and the README's
+#      setup (the user and the group; nothing else); then, as the ordinary user:
+#      ListSandboxes (which activates the service through systemd), CreateSandbox
+#      with an rw volume below the 0700 home, VerifySandbox, DeleteSandbox, the manual
+#      pages and the completion (of the live service's sandbox names). In between,
+#      the running service is checked for the unit's hardening, and at the end for
+#      its idle exit.
+#   5. The package purged (the running service stopped with it), then the README's
+#      source installation: meson, ninja, meson install, and ListSandboxes again.
 #
 # Prints every step and its output; exits non-zero on the first failure. Cleans up
 # the machine, its overlay, the test home and the containers it made.
@@ -33,16 +42,22 @@ STATE=/run/xagent-sysd-check.pid          # the nspawn of a run, for a later run
 USER_NAME=sbxcheck
 USER_HOME=/home/$USER_NAME                # the same path on the host and in the machine
 HOME_MARK=.xagent-sysd-check              # marks a host $USER_HOME as ours to remove
+# The sandboxes' init, for the host's dockerd: the same path on the host and in the
+# machine (not below /tmp or /var/tmp, which the unit makes private).
+INIT_SHARED=/run/xagent-sysd-check-init
 SANDBOX=xagent-systemd-check
 IMAGE=xagent-sandbox-test:latest
 DEST=org.xagent.Sandbox1
 OBJ=/org/xagent/Sandbox1
 IFACE=org.xagent.Sandbox1.Manager
 
-# What the machine needs: systemd as init, the bus, polkit, and the README's build
-# dependencies (check and python3 too, so that the tree could also run its tests).
-PACKAGES=(systemd systemd-sysv dbus polkitd pkexec
-          meson ninja-build gcc libc6-dev pkg-config
+# What the machine needs: systemd as init, the bus, polkit, man and bash-completion
+# (to read the package's pages and complete), and the README's build dependencies
+# for the source installation (check and python3 too, so that the tree could also
+# run its tests). The package's own dependencies are among these: the machine has no
+# network, so apt-get installs the .deb offline.
+PACKAGES=(systemd systemd-sysv dbus polkitd pkexec man-db bash-completion
+          meson ninja-build gcc libc6-dev pkg-config scdoc
           libsystemd-dev libcurl4-openssl-dev libjson-c-dev libsqlite3-dev libgnutls28-dev
           check python3)
 COMPLETE=.xagent-rootfs-complete          # in the cache: the package list, written last
@@ -114,10 +129,21 @@ cleanup_stale() {
                 rm -rf "$USER_HOME"
         fi
         remove_containers
+        rm -rf "$INIT_SHARED"
 }
 
 step "host: leftovers of an earlier run"
 cleanup_stale
+
+# ---------------------------------------------------------------- the package
+step "host: the Debian package (tools/build-deb.sh --lintian)"
+DEBDIR=$(mktemp -d /var/tmp/xagent-sysd-deb.XXXXXX)
+trap 'rm -rf "$DEBDIR"' EXIT
+t0=$SECONDS
+DEB=$("$SRC/tools/build-deb.sh" --lintian "$DEBDIR" | tee /dev/stderr | tail -n 1) ||
+        die "the package did not build, or lintian found errors"
+[ -f "$DEB" ] || die "no package: $DEB"
+say "built and checked in $((SECONDS - t0)) s: $(basename "$DEB") ($(du -h "$DEB" | cut -f1))"
 
 # ---------------------------------------------------------------- the root file system
 nspawn_chroot() {       # nspawn_chroot DIR CMD...: a command in DIR, not booted
@@ -175,7 +201,7 @@ cleanup() {
                 wait "$NSPAWN" 2>/dev/null || true
         fi
         mountpoint -q "$ROOT" && umount "$ROOT"
-        rm -rf "$WORK" "$STATE"
+        rm -rf "$WORK" "$STATE" "$DEBDIR" "$INIT_SHARED"
         [ -e "$USER_HOME/$HOME_MARK" ] && rm -rf "$USER_HOME"
         if [ $rc -eq 0 ]; then
                 say "PASS: the README's installation works on a systemd machine ($((SECONDS - START)) s)"
@@ -197,7 +223,25 @@ done
 mkdir -p "$ROOT/usr/src/xagent-sandboxd"
 tar -C "$SRC" "${excludes[@]}" --exclude=__pycache__ -c . | tar -C "$ROOT/usr/src/xagent-sandboxd" -x
 say "source tree copied to /usr/src/xagent-sandboxd ($(du -sh "$ROOT/usr/src/xagent-sandboxd" | cut -f1))"
+mkdir -p "$ROOT/usr/src/deb"
+cp "$DEB" "$ROOT/usr/src/deb/"
+DEB_IN=/usr/src/deb/$(basename "$DEB")
+# What an interactive bash does on TAB, as a script (systemd-run would expand the
+# ${...} of a command line): bash-completion loads the completion on demand, which
+# completes the words given, the last one being completed.
+cat >"$ROOT/usr/src/complete.sh" <<'EOF_COMPLETE'
+source /usr/share/bash-completion/bash_completion
+__load_completion xagent-sandboxctl || { echo "no completion for xagent-sandboxctl" >&2; exit 1; }
+read -r _ _ function _ < <(complete -p xagent-sandboxctl | sed 's/.* -F \([^ ]*\) .*/x x \1 x/')
+COMP_WORDS=("$@")
+COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+COMP_LINE="$*"
+COMP_POINT=${#COMP_LINE}
+"$function" xagent-sandboxctl "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+printf '%s\n' "${COMPREPLY[@]}"
+EOF_COMPLETE
 mkdir -m 0700 "$USER_HOME"
+mkdir -m 0755 "$INIT_SHARED"
 touch "$USER_HOME/$HOME_MARK"
 echo "$$ $WORK" >"$STATE.tmp"
 
@@ -206,7 +250,7 @@ echo "$$ $WORK" >"$STATE.tmp"
 # container (systemd skips it silently); PrivateNetwork= is what the checks verify.
 SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 \
 systemd-nspawn --boot --register=no --keep-unit --private-network -M "$MACHINE" -D "$ROOT" \
-        --bind="$DOCKER_SOCK:/run/docker.sock" --bind="$USER_HOME" \
+        --bind="$DOCKER_SOCK:/run/docker.sock" --bind="$USER_HOME" --bind="$INIT_SHARED" \
         >"$WORK/console.log" 2>&1 </dev/null &
 NSPAWN=$!
 echo "$NSPAWN $WORK" >"$STATE"
@@ -268,13 +312,19 @@ expect_output() {       # expect_output REGEX OUTPUT WHAT
         grep -Eq -- "$1" <<<"$2" || die "$3: expected /$1/, got: $2"
 }
 
-step "README: build and install (as root, in the source tree)"
-as_root meson setup build --prefix=/usr -Dtests=false | tail -n 15
-as_root ninja -C build | tail -n 3
-as_root meson install -C build
-as_root systemctl daemon-reload
-as_root systemctl reload dbus
-as_root groupadd --system xagent-sandbox
+step "README: install the package (as root)"
+# --no-install-recommends: the recommended docker.io is the host's dockerd here.
+as_root apt-get install -y -q -o Dpkg::Use-Pty=0 --no-install-recommends "$DEB_IN"
+out=$(in_ns dpkg-query -W -f='${Status} ${Version}' xagent-sandboxd)
+echo "$out"
+expect_output '^install ok installed ' "$out" "the package's state"
+out=$(in_ns getent group xagent-sandbox || true)
+echo "getent group xagent-sandbox: $out"
+expect_output '^xagent-sandbox:x:[0-9]+:$' "$out" "the group made by systemd-sysusers in postinst"
+out=$(in_ns systemctl show -p LoadState -p ActiveState -p UnitFileState xagent-sandboxd.service)
+echo "$out"
+expect_output '^LoadState=loaded$' "$out" "the unit is known to systemd"
+expect_output '^ActiveState=inactive$' "$out" "the service is not started by installation"
 as_root useradd --no-create-home --home-dir "$USER_HOME" --shell /bin/bash "$USER_NAME"
 as_root usermod -aG xagent-sandbox "$USER_NAME"
 # The home is the host's directory (bound at the same path): make it the user's, 0700.
@@ -282,7 +332,14 @@ as_root chown "$USER_NAME:" "$USER_HOME"
 as_root chmod 0700 "$USER_HOME"
 as_root id "$USER_NAME"
 as_root stat -c '%A %U:%G %n' "$USER_HOME"
-as_root systemctl is-active xagent-sandboxd.service || true
+# The daemon hands dockerd its init directory as a path, and dockerd is the host's:
+# the packaged init is copied to a directory that has the same path on both sides,
+# and a runtime drop-in points the daemon at it (the only change to the package).
+as_root cp /usr/libexec/xagent-sandbox-init/xagent-sandbox-init "$INIT_SHARED/"
+as_root mkdir -p /run/systemd/system/xagent-sandboxd.service.d
+as_root sh -c "printf '[Service]\nExecStart=\nExecStart=/usr/libexec/xagent-sandboxd --init-dir $INIT_SHARED\n' \
+        >/run/systemd/system/xagent-sandboxd.service.d/10-init-dir.conf"
+as_root systemctl daemon-reload
 
 step "as $USER_NAME: ListSandboxes (activates the service)"
 out=$(as_user busctl call $DEST $OBJ $IFACE ListSandboxes)
@@ -338,6 +395,11 @@ mounts=$("$DOCKER" inspect --format '{{range .Mounts}}{{.Type}} {{.Source}} {{.D
 echo "$mounts"
 expect_output "^bind $USER_HOME/project /work rw=true$" "$mounts" "the container's volume"
 
+step "as $USER_NAME: the completion offers the live service's sandbox names"
+out=$(as_user bash --norc /usr/src/complete.sh xagent-sandboxctl inspect "${SANDBOX:0:12}")
+echo "$out"
+expect_output "^$SANDBOX\$" "$out" "completion of a sandbox name"
+
 step "as $USER_NAME: VerifySandbox, ListSandboxes"
 out=$(as_user busctl call $DEST $OBJ $IFACE VerifySandbox 'sa{sv}' "$SANDBOX" "${SPEC[@]}")
 echo "$out"
@@ -361,6 +423,19 @@ echo "$log"
 expect_output 'AUDIT .*verb=create .*outcome=' "$log" "an AUDIT line for the create"
 expect_output 'AUDIT .*verb=delete .*outcome=' "$log" "an AUDIT line for the delete"
 
+step "as $USER_NAME: the manual pages and the completion of commands"
+out=$(as_user man -P cat xagent-sandboxctl | head -n 8)
+echo "$out"
+expect_output '^ +xagent-sandboxctl - manage verified Docker sandboxes' "$out" "man xagent-sandboxctl"
+for page in "8 xagent-sandboxd" "5 sandboxd.json" "7 org.xagent.Sandbox1"; do
+        out=$(as_user man -w $page)
+        echo "$out"
+        expect_output "^/usr/share/man/man${page%% *}/${page#* }\.${page%% *}\.gz$" "$out" "man $page"
+done
+out=$(as_user bash --norc /usr/src/complete.sh xagent-sandboxctl de)
+echo "$out"
+expect_output '^delete-snapshot$' "$out" "completion of a command"
+
 step "idle exit: the service stops by itself after 30 s without calls"
 for ((i = 0; i < 60; i++)); do
         state=$(in_ns systemctl is-active xagent-sandboxd.service 2>/dev/null || true)
@@ -373,7 +448,6 @@ expect_output '^ActiveState=inactive$' "$out" "state after the idle time"
 expect_output '^Result=success$' "$out" "result of the idle exit"
 
 step "control: without CAP_DAC_READ_SEARCH the same create fails (the capability is what reaches the 0700 home)"
-as_root mkdir -p /run/systemd/system/xagent-sandboxd.service.d
 as_root sh -c 'printf "[Service]\nCapabilityBoundingSet=\n" >/run/systemd/system/xagent-sandboxd.service.d/50-no-caps.conf'
 as_root systemctl daemon-reload
 out=$(as_user busctl call $DEST $OBJ $IFACE CreateSandbox 'sa{sv}a{sv}' "$SANDBOX" "${SPEC[@]}" 0 2>&1) &&
@@ -383,7 +457,42 @@ expect_output 'Permission denied' "$out" "the refusal without the capability"
 status=$(in_ns systemctl show -p MainPID --value xagent-sandboxd.service)
 in_ns grep -E '^CapBnd:' "/proc/$status/status"
 as_root systemctl stop xagent-sandboxd.service
-as_root rm -r /run/systemd/system/xagent-sandboxd.service.d
+as_root rm /run/systemd/system/xagent-sandboxd.service.d/50-no-caps.conf
 as_root systemctl daemon-reload
 left=$("$DOCKER" ps -aq --filter "label=xagent.sandbox.name=$SANDBOX")
 [ -z "$left" ] || die "the refused create left a container: $left"
+
+step "the package purged: its service stopped with it, its files gone, the group kept"
+out=$(as_user busctl call $DEST $OBJ $IFACE ListSandboxes)
+echo "$out"
+state=$(in_ns systemctl is-active xagent-sandboxd.service || true)
+say "xagent-sandboxd.service before the purge: $state"
+[ "$state" = active ] || die "the service did not start for the purge to stop it"
+as_root apt-get purge -y -q -o Dpkg::Use-Pty=0 xagent-sandboxd
+state=$(in_ns systemctl is-active xagent-sandboxd.service || true)
+say "xagent-sandboxd.service after the purge: $state"
+[ "$state" = inactive ] || die "the purge left the service $state"
+for f in /usr/libexec/xagent-sandboxd /lib/systemd/system/xagent-sandboxd.service \
+         /usr/share/dbus-1/system.d/org.xagent.Sandbox1.conf /usr/share/man/man1/xagent-sandboxctl.1.gz; do
+        in_ns test ! -e "$f" || die "$f is still there after the purge"
+done
+in_ns getent group xagent-sandbox
+
+step "README: build and install from the source tree (as root)"
+as_root meson setup build --prefix=/usr -Dtests=false | tail -n 15
+as_root ninja -C build | tail -n 3
+as_root meson install -C build
+as_root systemctl daemon-reload
+as_root systemctl reload dbus
+as_root systemd-sysusers
+out=$(as_user busctl call $DEST $OBJ $IFACE ListSandboxes)
+echo "$out"
+expect_output '^a\(ssuso\) 0$' "$out" "ListSandboxes from the source installation"
+out=$(in_ns systemctl show -p ActiveState xagent-sandboxd.service)
+echo "$out"
+expect_output '^ActiveState=active$' "$out" "the source-installed service, activated"
+out=$(as_user man -w xagent-sandboxctl)
+echo "$out"
+expect_output '^/usr/share/man/man1/xagent-sandboxctl\.1$' "$out" "the source installation's manual page"
+as_root systemctl stop xagent-sandboxd.service
+as_root ninja -C build uninstall | tail -n 1

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The spec and options as a{sv} (DESIGN §3, §4), read at the contract level (see
+/* The spec and options as a{sv} (docs/api.md), read at the contract level (see
  * spec.h): what the bus types can carry; create's admissibility rules come after
  * (sbx_spec_finalize). Every unknown key, wrong variant type, repeated key or bad
  * value is InvalidArgs naming the key. An integer value may come as any D-Bus

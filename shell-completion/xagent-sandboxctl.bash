@@ -1,0 +1,152 @@
+# bash completion for xagent-sandboxctl(1)                 -*- shell-script -*-
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Commands, options, and the caller's own sandbox names and snapshot ids, asked of the
+# service (xagent-sandboxctl --json list / snapshots); when the service does not
+# answer within a few seconds there is quietly nothing to offer.
+
+# One line per command: its name, the kinds of its arguments in order (comma-separated,
+# "-" for none), and its own options. Kinds: sandbox, snapshot, file, python (a Python
+# version of the fingerprint), word (anything; nothing offered). An option taking a value is written --option=KIND; @spec stands
+# for the spec options of create and verify. A new command is one more line here
+# (tests/test_completion.py holds this table equal to `xagent-sandboxctl --help`).
+_xagent_sandboxctl_commands=(
+        'list             -                 '
+        'snapshots        -                 '
+        'create           word              @spec'
+        'inspect          sandbox           '
+        'verify           sandbox           @spec'
+        'start            sandbox           '
+        'stop             sandbox           --timeout=word'
+        'delete           sandbox           '
+        'snapshot         sandbox,word      '
+        'delete-snapshot  snapshot          '
+        'fingerprint      file              --config=file --python=python'
+)
+_xagent_sandboxctl_spec_options='--image=word --snapshot=snapshot --workdir=word --cpus=word
+        --memory=word --env=word --volume=word --port=word --isolated --spec=file'
+# Accepted before and after the command (--version only before it).
+_xagent_sandboxctl_global_options='--json --no-ask-password --help -h'
+
+# The caller's sandbox names (list) or snapshot ids (snapshots), one per line, from the
+# JSON the service returns: json-c escapes only '"' and '\' in them (names carry no
+# control characters).
+__xagent_sandboxctl_names() {
+        local verb=$1 key=$2 line value
+        timeout 5 "${COMP_WORDS[0]}" --no-ask-password --json "$verb" 2>/dev/null </dev/null |
+        while IFS= read -r line; do
+                [[ $line =~ ^[[:space:]]*\"$key\":\"(.*)\",?$ ]] || continue
+                value=${BASH_REMATCH[1]//\\\\/$'\001'}
+                value=${value//\\\"/\"}
+                printf '%s\n' "${value//$'\001'/\\}"
+        done
+}
+
+# COMPREPLY: the words offered for one argument of the given kind.
+__xagent_sandboxctl_complete_kind() {
+        local kind=$1 cur=$2 name
+        local -a names
+        case $kind in
+        sandbox | snapshot)
+                if [[ $kind == sandbox ]]; then
+                        mapfile -t names < <(__xagent_sandboxctl_names list name)
+                else
+                        mapfile -t names < <(__xagent_sandboxctl_names snapshots snapshot_id)
+                fi
+                local word
+                word=$(dequote "$cur") || word=$cur
+                for name in "${names[@]}"; do
+                        [[ $name == "$word"* ]] && COMPREPLY+=("$(printf '%q' "$name")")
+                done
+                __ltrim_colon_completions "$cur"
+                ;;
+        file)
+                _filedir
+                ;;
+        python)
+                COMPREPLY=($(compgen -W '3.11 3.12 3.13 3.14' -- "$cur"))
+                ;;
+        esac
+}
+
+_xagent_sandboxctl() {
+        local cur prev words cword
+        _init_completion -n := || return
+
+        local line c k o command= kinds= options= i n_args=0 word kind
+        local -a arg_kinds
+        local -A takes_value=() value_kind=()
+
+        # The global options are known before the command is.
+        for word in $_xagent_sandboxctl_global_options; do takes_value[$word]=0; done
+
+        # The command: the first word that is neither an option nor an option's value.
+        local skip=0
+        for ((i = 1; i < cword; i++)); do
+                word=${words[i]}
+                if ((skip)); then
+                        skip=0
+                elif [[ $word == -- ]]; then
+                        break
+                elif [[ $word == -* ]]; then
+                        [[ -n $command && $word != *=* && ${takes_value[$word]-0} == 1 ]] && skip=1
+                elif [[ -z $command ]]; then
+                        for line in "${_xagent_sandboxctl_commands[@]}"; do
+                                read -r c k o <<<"$line"
+                                if [[ $c == "$word" ]]; then
+                                        command=$c kinds=$k options=${o//@spec/$_xagent_sandboxctl_spec_options}
+                                        break
+                                fi
+                        done
+                        [[ -n $command ]] || return     # an unknown command
+                        for o in $options; do
+                                if [[ $o == *=* ]]; then
+                                        takes_value[${o%%=*}]=1 value_kind[${o%%=*}]=${o#*=}
+                                else
+                                        takes_value[$o]=0
+                                fi
+                        done
+                else
+                        ((n_args++))
+                fi
+        done
+
+        # The value of an option: --opt VALUE or --opt=VALUE.
+        if [[ -n $command && ${takes_value[$prev]-0} == 1 ]]; then
+                __xagent_sandboxctl_complete_kind "${value_kind[$prev]}" "$cur"
+                return
+        fi
+        if [[ -n $command && $cur == --*=* && ${takes_value[${cur%%=*}]-0} == 1 ]]; then
+                kind=${value_kind[${cur%%=*}]}
+                cur=${cur#*=}
+                __xagent_sandboxctl_complete_kind "$kind" "$cur"
+                return
+        fi
+
+        if [[ $cur == -* ]]; then
+                local offered=$_xagent_sandboxctl_global_options
+                if [[ -z $command ]]; then
+                        offered+=' --version'
+                else
+                        for o in $options; do offered+=" ${o%%=*}"; done
+                fi
+                COMPREPLY=($(compgen -W "$offered" -- "$cur"))
+                return
+        fi
+
+        if [[ -z $command ]]; then
+                for line in "${_xagent_sandboxctl_commands[@]}"; do
+                        read -r c _ <<<"$line"
+                        [[ $c == "$cur"* ]] && COMPREPLY+=("$c")
+                done
+                return
+        fi
+
+        IFS=, read -r -a arg_kinds <<<"$kinds"
+        kind=${arg_kinds[n_args]-}
+        [[ -n $kind && $kind != - ]] && __xagent_sandboxctl_complete_kind "$kind" "$cur"
+        return 0
+} &&
+        complete -F _xagent_sandboxctl xagent-sandboxctl
+
+# ex: filetype=sh

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "fileio.h"
+
+int sbx_read_text_file(const char *path, size_t max, char **ret, SbxError *error) {
+        bool is_stdin = !path || streq(path, "-");
+        const char *what = is_stdin ? "standard input" : path;
+        FILE *f = is_stdin ? stdin : fopen(path, "re");
+        _cleanup_free_ char *buf = NULL;
+        size_t n = 0;
+        bool failed;
+
+        if (!f) {
+                int r = -errno;
+                sbx_error_set(error, SBX_ERROR_IO, "%s: %s", path, strerror(-r));
+                return r;
+        }
+        buf = malloc(max + 1);
+        if (buf)
+                n = fread(buf, 1, max + 1, f);
+        failed = ferror(f);
+        if (!is_stdin)
+                fclose(f);
+        if (!buf)
+                return -ENOMEM;
+        if (failed)
+                return sbx_error_set(error, SBX_ERROR_IO, "%s: read error", what);
+        if (n > max)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: larger than %zu bytes", what, max);
+        buf[n] = 0;
+        if (strlen(buf) != n)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: contains a NUL byte", what);
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
