@@ -17,10 +17,6 @@
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
-static inline void *mfree(void *p) {
-        free(p);
-        return NULL;
-}
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
