@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
+#include <fcntl.h>
 
 #include "bus-error.h"
 #include "bus-manager.h"
@@ -150,6 +151,61 @@ static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_er
         return operation_start(userdata, msg, VERB_DELETE_SNAPSHOT, &(OperationArgs) { .snapshot_id = id }, error);
 }
 
+static int read_fds(sd_bus_message *msg, int fds[static 3], SbxError *e) {
+        int in[3], r;
+
+        if ((r = sd_bus_message_read(msg, "hhh", &in[0], &in[1], &in[2])) < 0)
+                return sbx_error_set(e, SBX_ERROR_INVALID_ARGS, "stdin, stdout, stderr: malformed (%s)", strerror(-r));
+        for (size_t i = 0; i < 3; i++) {
+                fds[i] = fcntl(in[i], F_DUPFD_CLOEXEC, 3);
+                if (fds[i] < 0)
+                        return -errno;
+        }
+        return 0;
+}
+
+int bus_method_exec(sd_bus_message *msg, Manager *m, const char *name, bool streaming, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        SbxExecOptions options = {};
+        OperationArgs args = OPERATION_ARGS_INIT(.name = name, .exec = &options);
+        Verb verb = streaming ? VERB_START_EXEC : VERB_EXEC;
+        int r;
+
+        if ((r = sbx_bus_read_argv(msg, &args.argv, &e)) < 0 ||
+            (r = sbx_bus_read_exec_options(msg, streaming, &options, &e)) < 0 ||
+            (streaming && (r = read_fds(msg, args.fds, &e)) < 0)) {
+                operation_args_done(&args);
+                return operation_refuse(msg, verb, name, &e, r, error);
+        }
+        r = operation_start(m, msg, verb, &args, error);
+        sbx_exec_options_done(&options);
+        return r;
+}
+
+static int method_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        const char *name;
+        int r;
+
+        if ((r = read_name(msg, "name", &name, &e)) < 0)
+                return operation_refuse(msg, VERB_EXEC, NULL, &e, r, error);
+        return bus_method_exec(msg, userdata, name, false, error);
+}
+
+static int method_start_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        const char *name;
+        int r;
+
+        if ((r = read_name(msg, "name", &name, &e)) < 0)
+                return operation_refuse(msg, VERB_START_EXEC, NULL, &e, r, error);
+        return bus_method_exec(msg, userdata, name, true, error);
+}
+
+static int method_usage(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return by_name(msg, userdata, VERB_USAGE, error);
+}
+
 static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         return operation_start(userdata, msg, VERB_LIST, &(OperationArgs) {}, error);
 }
@@ -205,6 +261,16 @@ const sd_bus_vtable bus_manager_vtable[] = {
                                 method_list, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListSnapshots", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssut)", snapshots),
                                 method_list_snapshots, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ExecSandbox", SD_BUS_ARGS("s", name, "as", argv, "a{sv}", options),
+                                SD_BUS_RESULT("i", exit_status, "ay", stdout, "ay", stderr, "b", truncated),
+                                method_exec, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("StartExec",
+                                SD_BUS_ARGS("s", name, "as", argv, "a{sv}", options, "h", stdin, "h", stdout,
+                                            "h", stderr),
+                                SD_BUS_RESULT("o", exec),
+                                method_start_exec, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetSandboxUsage", SD_BUS_ARGS("s", name), SD_BUS_RESULT("a{sv}", usage),
+                                method_usage, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("SandboxNew", SD_BUS_ARGS("s", name, "o", sandbox), 0),
         SD_BUS_SIGNAL_WITH_ARGS("SandboxRemoved", SD_BUS_ARGS("s", name, "o", sandbox), 0),
         SD_BUS_VTABLE_END

@@ -14,3 +14,6 @@ extern const sd_bus_vtable bus_manager_vtable[];
 int bus_method_verify(sd_bus_message *msg, Manager *m, const char *name, sd_bus_error *error);
 int bus_method_stop(sd_bus_message *msg, Manager *m, const char *name, sd_bus_error *error);
 int bus_method_snapshot(sd_bus_message *msg, Manager *m, const char *name, sd_bus_error *error);
+
+/* ExecSandbox / StartExec on the sandbox `name` (the Manager's and the object's). */
+int bus_method_exec(sd_bus_message *msg, Manager *m, const char *name, bool streaming, sd_bus_error *error);

@@ -13,6 +13,7 @@
 #include "bus-sandbox.h"
 #include "fileio.h"
 #include "log.h"
+#include "bus-exec.h"
 #include "manager.h"
 
 #define MAX_POLICY_FILE (1024 * 1024)
@@ -339,7 +340,9 @@ static void free_entry_node(void *p) {
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
-        /* Running and queued jobs finish and are answered before the bus goes. */
+        /* Relays stop (their processes are left to the sandboxes); running and
+         * queued jobs finish and are answered before the bus goes. */
+        bus_exec_shutdown_all(m);
         sbx_worker_pool_free(m->pool);
         if (m->bus) {
                 (void) sd_bus_flush(m->bus);

@@ -7,6 +7,7 @@
 
 #include "audit.h"
 #include "bus-error.h"
+#include "bus-exec.h"
 #include "bus-polkit.h"
 #include "bus-sandbox.h"
 #include "fingerprint.h"
@@ -19,6 +20,7 @@ static const struct {
         const char *own_action;         /* for the caller's own objects; others' need manage-others */
         bool by_name;                   /* acts on an existing sandbox named in the call */
         bool changes;                   /* a state change: audited */
+        const char *others_action;      /* for another uid's objects (NULL: manage-others) */
 } verbs[_VERB_MAX] = {
         [VERB_CREATE]          = { "create",          SBX_POLKIT_ACTION_CREATE,  false, true  },
         [VERB_GET]             = { "get",             SBX_POLKIT_ACTION_INSPECT, true,  false },
@@ -31,7 +33,14 @@ static const struct {
         [VERB_DELETE_SNAPSHOT] = { "delete-snapshot", SBX_POLKIT_ACTION_MANAGE,  false, true  },
         [VERB_LIST]            = { "list",            SBX_POLKIT_ACTION_INSPECT, false, false },
         [VERB_LIST_SNAPSHOTS]  = { "list-snapshots",  SBX_POLKIT_ACTION_INSPECT, false, false },
+        [VERB_EXEC]            = { "exec",            SBX_POLKIT_ACTION_EXEC,    true,  true,  SBX_POLKIT_ACTION_EXEC_OTHERS },
+        [VERB_START_EXEC]      = { "start-exec",      SBX_POLKIT_ACTION_EXEC,    true,  true,  SBX_POLKIT_ACTION_EXEC_OTHERS },
+        [VERB_USAGE]           = { "usage",           SBX_POLKIT_ACTION_EXEC,    true,  false, SBX_POLKIT_ACTION_EXEC_OTHERS },
 };
+
+static bool is_exec(Verb v) {
+        return v == VERB_EXEC || v == VERB_START_EXEC;
+}
 
 typedef struct Operation {
         Manager *m;
@@ -42,6 +51,10 @@ typedef struct Operation {
         SbxSpec *spec;
         unsigned timeout_s;
         uid_t uid;                      /* the caller */
+        char **argv;
+        SbxExecOptions exec;
+        int fds[3];
+        bool exec_slot;                 /* holds one of the policy's exec slots */
 
         bool target_known;              /* whose object: known once looked up */
         bool target_valid;
@@ -62,7 +75,16 @@ typedef struct Operation {
         SbxVerdict verdict;
         unsigned fields;
         int changed;
+        SbxExecResult exec_result;
+        SbxExecProcess *exec_process;
+        SbxUsage usage;
 } Operation;
+
+static void strv_free(char **v) {
+        for (char **p = v; p && *p; p++)
+                free(*p);
+        free(v);
+}
 
 static Operation *operation_free(Operation *o) {
         if (!o)
@@ -78,6 +100,14 @@ static Operation *operation_free(Operation *o) {
         sbx_sandbox_list_free(o->list, o->n_list);
         sbx_snapshot_row_list_free(o->snapshots);
         free(o->image_id);
+        strv_free(o->argv);
+        sbx_exec_options_done(&o->exec);
+        for (size_t i = 0; i < 3; i++)
+                safe_close(o->fds[i]);
+        sbx_exec_result_done(&o->exec_result);
+        sbx_exec_process_free(o->exec_process);
+        if (o->exec_slot)
+                manager_exec_release(o->m, o->uid);
         free(o);
         return NULL;
 }
@@ -168,6 +198,26 @@ static int run_lookup(Operation *o, SbxLifecycle *l) {
         return r;
 }
 
+static SbxExecRequest exec_request(Operation *o) {
+        return (SbxExecRequest) {
+                .argv = o->argv, .env = o->exec.env, .working_dir = o->exec.working_dir, .tty = o->exec.tty,
+                .rows = o->exec.rows, .cols = o->exec.cols,
+        };
+}
+
+/* Processes run as the sandbox's owner: a sandbox nobody owns runs nothing. */
+static int run_exec(Operation *o, SbxLifecycle *l) {
+        SbxExecRequest req = exec_request(o);
+
+        if (!o->target_valid)
+                return sbx_error_set(&o->error, SBX_ERROR_ACCESS_DENIED,
+                                     "Sandbox '%s' has no valid owner label; nothing can run in it", o->name);
+        if (o->verb == VERB_START_EXEC)
+                return sbx_lifecycle_exec_start(l, o->name, o->target, &req, &o->exec_process, &o->error);
+        return sbx_lifecycle_exec_capture(l, o->name, o->target, &req, o->exec.stdin_data, o->exec.stdin_size,
+                                          o->exec.timeout_s, o->exec.output_limit, &o->exec_result, &o->error);
+}
+
 static int run_operation(Operation *o, SbxLifecycle *l) {
         uid_t owner = o->target_valid ? o->target : SBX_ANY_OWNER;
 
@@ -190,6 +240,11 @@ static int run_operation(Operation *o, SbxLifecycle *l) {
                 return sbx_lifecycle_delete_snapshot(l, o->snapshot_id, owner, &o->error);
         case VERB_LIST:
                 return sbx_lifecycle_list(l, &o->list, &o->n_list, &o->error);
+        case VERB_EXEC:
+        case VERB_START_EXEC:
+                return run_exec(o, l);
+        case VERB_USAGE:
+                return sbx_lifecycle_usage(l, o->name, owner, &o->usage, &o->error);
         case VERB_LIST_SNAPSHOTS:
                 return sbx_store_list_snapshots(l->store, o->all ? SBX_STORE_ANY_OWNER : o->uid, &o->snapshots,
                                                 &o->error);
@@ -258,6 +313,32 @@ static int append_fields(sd_bus_message *reply, unsigned fields) {
         return sd_bus_message_append_strv(reply, (char **) names);
 }
 
+static int append_exec_result(sd_bus_message *reply, const SbxExecResult *x) {
+        int r = sd_bus_message_append(reply, "i", (int32_t) x->exit_status);
+
+        if (r >= 0)
+                r = sd_bus_message_append_array(reply, 'y', x->out ?: "", x->out_size);
+        if (r >= 0)
+                r = sd_bus_message_append_array(reply, 'y', x->err ?: "", x->err_size);
+        return r < 0 ? r : sd_bus_message_append(reply, "b", x->truncated);
+}
+
+/* The exec object takes over the process, the descriptors and the slot. */
+static int publish_exec(Operation *o, sd_bus_message *reply) {
+        const char *path;
+        int r;
+
+        r = bus_exec_new(o->m, TAKE_PTR(o->exec_process), &(ExecStartArgs) {
+                .sandbox = o->name, .owner = o->target, .caller = o->uid,
+                .caller_name = sd_bus_message_get_sender(o->call), .timeout_s = o->exec.timeout_s,
+                .fds = { TAKE_FD(o->fds[0]), TAKE_FD(o->fds[1]), TAKE_FD(o->fds[2]) },
+        }, &path);
+        o->exec_slot = false;
+        if (r < 0)
+                return r;
+        return sd_bus_message_append(reply, "o", path);
+}
+
 /* The registry follows what the worker saw; then the reply. */
 static int build_reply(Operation *o, sd_bus_message **ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -303,6 +384,15 @@ static int build_reply(Operation *o, sd_bus_message **ret) {
                 break;
         case VERB_LIST_SNAPSHOTS:
                 r = append_snapshot_list(o, reply);
+                break;
+        case VERB_EXEC:
+                r = append_exec_result(reply, &o->exec_result);
+                break;
+        case VERB_START_EXEC:
+                r = publish_exec(o, reply);
+                break;
+        case VERB_USAGE:
+                r = bus_append_usage(reply, &o->usage);
                 break;
         default:
                 break;
@@ -440,7 +530,8 @@ static void authorize(Operation *o) {
         }
 
         own = !o->target_known || (o->target_valid && o->target == o->uid);
-        action = o->action = own ? verbs[o->verb].own_action : SBX_POLKIT_ACTION_MANAGE_OTHERS;
+        action = o->action = own ? verbs[o->verb].own_action
+                                 : verbs[o->verb].others_action ?: SBX_POLKIT_ACTION_MANAGE_OTHERS;
         /* Reads of one's own objects: polkit's recent "yes" for this connection
          * stands (auth-cache.h). Lists still ask about manage-others below. */
         if (streq(action, SBX_POLKIT_ACTION_INSPECT) && o->verb != VERB_LIST && o->verb != VERB_LIST_SNAPSHOTS &&
@@ -469,6 +560,33 @@ static void authorize(Operation *o) {
                 reply_error(o, r, NULL);
 }
 
+void operation_args_done(OperationArgs *args) {
+        args->spec = sbx_spec_free(args->spec);
+        strv_free(TAKE_PTR(args->argv));
+        if (args->exec) {
+                sbx_exec_options_done(args->exec);
+                for (size_t i = 0; i < 3; i++)
+                        args->fds[i] = safe_close(args->fds[i]);
+        }
+}
+
+/* Execs hold a slot from the call to the end of the process. */
+static int take_exec_slot(Operation *o) {
+        SbxError e = SBX_ERROR_NULL;
+        int r;
+
+        if (!is_exec(o->verb))
+                return 0;
+        r = manager_exec_acquire(o->m, o->uid, &e);
+        if (r < 0) {
+                reply_error(o, r, &e);
+                sbx_error_free(&e);
+                return r;
+        }
+        o->exec_slot = true;
+        return 0;
+}
+
 int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *args, sd_bus_error *ret_error) {
         Operation *o;
         uid_t uid;
@@ -476,14 +594,14 @@ int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *
 
         r = bus_caller_uid(call, &uid);
         if (r < 0) {
-                args->spec = sbx_spec_free(args->spec);
+                operation_args_done(args);
                 return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED,
                                         "Cannot tell who is calling from the bus credentials");
         }
 
         o = calloc(1, sizeof(Operation));
         if (!o) {
-                args->spec = sbx_spec_free(args->spec);
+                operation_args_done(args);
                 return -ENOMEM;
         }
         manager_busy(m);
@@ -496,11 +614,23 @@ int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *
                 .timeout_s = args->timeout_s,
                 .name = args->name ? strdup(args->name) : NULL,
                 .snapshot_id = args->snapshot_id ? strdup(args->snapshot_id) : NULL,
+                .argv = TAKE_PTR(args->argv),
+                .fds = { -1, -1, -1 },
         };
+        /* Only StartExec passes descriptors (other callers leave them zeroed). */
+        if (verb == VERB_START_EXEC)
+                for (size_t i = 0; i < 3; i++)
+                        o->fds[i] = TAKE_FD(args->fds[i]);
+        if (args->exec) {
+                o->exec = *args->exec;
+                *args->exec = (SbxExecOptions) {};
+        }
         if ((args->name && !o->name) || (args->snapshot_id && !o->snapshot_id)) {
                 operation_free(o);
                 return -ENOMEM;
         }
+        if (take_exec_slot(o) < 0)
+                return 1;       /* answered */
 
         if (verbs[verb].by_name) {
                 const SandboxEntry *e = manager_get_sandbox(m, o->name);

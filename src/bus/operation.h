@@ -9,6 +9,7 @@
 #include <systemd/sd-bus.h>
 
 #include "manager.h"
+#include "bus-spec.h"
 #include "spec.h"
 
 typedef enum Verb {
@@ -23,6 +24,9 @@ typedef enum Verb {
         VERB_DELETE_SNAPSHOT,
         VERB_LIST,
         VERB_LIST_SNAPSHOTS,
+        VERB_EXEC,
+        VERB_START_EXEC,
+        VERB_USAGE,
         _VERB_MAX,
 } Verb;
 
@@ -31,11 +35,19 @@ typedef struct OperationArgs {
         const char *snapshot_id;
         SbxSpec *spec;                  /* taken over; finalized */
         unsigned timeout_s;             /* stop */
+        char **argv;                    /* exec: taken over */
+        SbxExecOptions *exec;           /* exec: taken over (contents) */
+        int fds[3];                     /* StartExec: taken over (-1 when unused) */
 } OperationArgs;
+
+#define OPERATION_ARGS_INIT(...) ((OperationArgs) { .fds = { -1, -1, -1 }, __VA_ARGS__ })
 
 /* Starts the operation; the reply is sent later. Returns 1 (reply pending) or a
  * negative errno with ret_error set, for the method handler to return. */
 int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *args, sd_bus_error *ret_error);
+
+/* Frees what operation_start() would have taken over (for refusals before it). */
+void operation_args_done(OperationArgs *args);
 
 /* Refuses a call before it becomes an operation (bad arguments): fills ret_error
  * from e (or r), writes the audit line for a state change, returns the errno. */

@@ -32,6 +32,11 @@
 #define SBX_POLICY_DEFAULT_MAX_MEMORY_MIB 8192
 #define SBX_POLICY_DEFAULT_MAX_SANDBOXES_PER_USER 16
 #define SBX_POLICY_DEFAULT_PIDS_LIMIT 512
+/* Processes started through the service (ExecSandbox, StartExec, copies) that may
+ * run at once: per user and in total. A capture exec occupies a worker thread
+ * (there are 16), a streaming one its own relay thread. */
+#define SBX_POLICY_DEFAULT_MAX_EXECS_PER_USER 4
+#define SBX_POLICY_DEFAULT_MAX_EXECS 32
 #define SBX_POLICY_DEFAULT_HOST_PORT_MIN 1024
 #define SBX_POLICY_DEFAULT_PUBLISH_ADDRESS "127.0.0.1"
 
@@ -41,6 +46,7 @@
 /* Bounds a policy file must respect. */
 #define SBX_POLICY_MAX_SANDBOXES_PER_USER_LIMIT 65536
 #define SBX_POLICY_PIDS_LIMIT_MAX 4194304       /* the kernel's PID_MAX_LIMIT */
+#define SBX_POLICY_MAX_EXECS_LIMIT 1024
 
 typedef enum SbxVolumeModes {
         SBX_VOLUME_MODE_RO = 1 << 0,
@@ -62,6 +68,8 @@ typedef struct SbxPolicy {
         int64_t max_memory_mib;
         int64_t max_sandboxes_per_user;
         int64_t pids_limit;
+        int64_t max_execs_per_user;
+        int64_t max_execs;
         int64_t host_port_min;
         char *publish_address;  /* an IPv4 or IPv6 literal */
         /* The Python whose repr() the fingerprint stamped on created sandboxes

@@ -35,6 +35,12 @@ static inline void closep(int *fd) {
 }
 #define _cleanup_close_ _cleanup_(closep)
 
+static inline int safe_close(int fd) {
+        if (fd >= 0)
+                (void) close(fd);
+        return -1;
+}
+
 static inline bool streq(const char *a, const char *b) {
         return strcmp(a, b) == 0;
 }
