@@ -174,7 +174,7 @@ int bus_method_exec(sd_bus_message *msg, Manager *m, const char *name, bool stre
         if ((r = sbx_bus_read_argv(msg, &args.argv, &e)) < 0 ||
             (r = sbx_bus_read_exec_options(msg, streaming, &options, &e)) < 0 ||
             (streaming && (r = read_fds(msg, args.fds, &e)) < 0)) {
-                operation_args_done(&args);
+                operation_args_done(&args, verb);
                 return operation_refuse(msg, verb, name, &e, r, error);
         }
         r = operation_start(m, msg, verb, &args, error);
@@ -200,6 +200,51 @@ static int method_start_exec(sd_bus_message *msg, void *userdata, sd_bus_error *
         if ((r = read_name(msg, "name", &name, &e)) < 0)
                 return operation_refuse(msg, VERB_START_EXEC, NULL, &e, r, error);
         return bus_method_exec(msg, userdata, name, true, error);
+}
+
+/* (s guest path, h tar, a{sv} options): none defined yet. */
+int bus_method_copy(sd_bus_message *msg, Manager *m, const char *name, bool to, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        const char *field = to ? "guest_dir" : "guest_path", *path = NULL;
+        OperationArgs args = OPERATION_ARGS_INIT(.name = name);
+        Verb verb = to ? VERB_COPY_TO : VERB_COPY_FROM;
+        int fd, r;
+
+        r = sd_bus_message_read(msg, "sh", &path, &fd);
+        if (r < 0)
+                r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "%s, tar: malformed", field);
+        else if (path[0] != '/' || strlen(path) > SBX_MAX_PATH_LEN)
+                r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "%s: '%.64s' is not an absolute path", field, path);
+        else if ((args.fds[0] = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0)
+                r = -errno;
+        else
+                r = sbx_bus_read_create_options(msg, &e);
+        if (r < 0) {
+                operation_args_done(&args, verb);
+                return operation_refuse(msg, verb, name, &e, r, error);
+        }
+        args.guest_path = path;
+        return operation_start(m, msg, verb, &args, error);
+}
+
+static int method_copy_to(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        const char *name;
+        int r;
+
+        if ((r = read_name(msg, "name", &name, &e)) < 0)
+                return operation_refuse(msg, VERB_COPY_TO, NULL, &e, r, error);
+        return bus_method_copy(msg, userdata, name, true, error);
+}
+
+static int method_copy_from(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        const char *name;
+        int r;
+
+        if ((r = read_name(msg, "name", &name, &e)) < 0)
+                return operation_refuse(msg, VERB_COPY_FROM, NULL, &e, r, error);
+        return bus_method_copy(msg, userdata, name, false, error);
 }
 
 static int method_usage(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -269,6 +314,11 @@ const sd_bus_vtable bus_manager_vtable[] = {
                                             "h", stderr),
                                 SD_BUS_RESULT("o", exec),
                                 method_start_exec, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("CopyToSandbox", SD_BUS_ARGS("s", name, "s", guest_dir, "h", tar, "a{sv}", options),
+                                SD_BUS_NO_RESULT, method_copy_to, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("CopyFromSandbox",
+                                SD_BUS_ARGS("s", name, "s", guest_path, "h", tar, "a{sv}", options),
+                                SD_BUS_NO_RESULT, method_copy_from, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetSandboxUsage", SD_BUS_ARGS("s", name), SD_BUS_RESULT("a{sv}", usage),
                                 method_usage, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("SandboxNew", SD_BUS_ARGS("s", name, "o", sandbox), 0),

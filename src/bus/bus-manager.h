@@ -17,3 +17,6 @@ int bus_method_snapshot(sd_bus_message *msg, Manager *m, const char *name, sd_bu
 
 /* ExecSandbox / StartExec on the sandbox `name` (the Manager's and the object's). */
 int bus_method_exec(sd_bus_message *msg, Manager *m, const char *name, bool streaming, sd_bus_error *error);
+
+/* CopyToSandbox / CopyFromSandbox after the name (the Manager's and the object's). */
+int bus_method_copy(sd_bus_message *msg, Manager *m, const char *name, bool to, sd_bus_error *error);

@@ -92,6 +92,16 @@ static int method_start_exec(sd_bus_message *msg, void *userdata, sd_bus_error *
         return bus_method_exec(msg, e->manager, e->name, true, error);
 }
 
+static int method_copy_to(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        SandboxEntry *e = userdata;
+        return bus_method_copy(msg, e->manager, e->name, true, error);
+}
+
+static int method_copy_from(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        SandboxEntry *e = userdata;
+        return bus_method_copy(msg, e->manager, e->name, false, error);
+}
+
 static int method_verify(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         SandboxEntry *e = userdata;
         return bus_method_verify(msg, e->manager, e->name, error);
@@ -128,6 +138,10 @@ static const sd_bus_vtable sandbox_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("StartExec",
                                 SD_BUS_ARGS("as", argv, "a{sv}", options, "h", stdin, "h", stdout, "h", stderr),
                                 SD_BUS_RESULT("o", exec), method_start_exec, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("CopyTo", SD_BUS_ARGS("s", guest_dir, "h", tar, "a{sv}", options), SD_BUS_NO_RESULT,
+                                method_copy_to, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("CopyFrom", SD_BUS_ARGS("s", guest_path, "h", tar, "a{sv}", options),
+                                SD_BUS_NO_RESULT, method_copy_from, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetUsage", SD_BUS_NO_ARGS, SD_BUS_RESULT("a{sv}", usage), method_usage,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END

@@ -36,10 +36,17 @@ static const struct {
         [VERB_EXEC]            = { "exec",            SBX_POLKIT_ACTION_EXEC,    true,  true,  SBX_POLKIT_ACTION_EXEC_OTHERS },
         [VERB_START_EXEC]      = { "start-exec",      SBX_POLKIT_ACTION_EXEC,    true,  true,  SBX_POLKIT_ACTION_EXEC_OTHERS },
         [VERB_USAGE]           = { "usage",           SBX_POLKIT_ACTION_EXEC,    true,  false, SBX_POLKIT_ACTION_EXEC_OTHERS },
+        [VERB_COPY_TO]         = { "copy-to",         SBX_POLKIT_ACTION_EXEC,    true,  true,  SBX_POLKIT_ACTION_EXEC_OTHERS },
+        [VERB_COPY_FROM]       = { "copy-from",       SBX_POLKIT_ACTION_EXEC,    true,  true,  SBX_POLKIT_ACTION_EXEC_OTHERS },
 };
 
+/* What runs a process in the sandbox, holding an exec slot. */
 static bool is_exec(Verb v) {
-        return v == VERB_EXEC || v == VERB_START_EXEC;
+        return v == VERB_EXEC || v == VERB_START_EXEC || v == VERB_COPY_TO || v == VERB_COPY_FROM;
+}
+
+static bool takes_fds(Verb v) {
+        return v == VERB_START_EXEC || v == VERB_COPY_TO || v == VERB_COPY_FROM;
 }
 
 typedef struct Operation {
@@ -52,6 +59,7 @@ typedef struct Operation {
         unsigned timeout_s;
         uid_t uid;                      /* the caller */
         char **argv;
+        char *guest_path;
         SbxExecOptions exec;
         int fds[3];
         bool exec_slot;                 /* holds one of the policy's exec slots */
@@ -101,6 +109,7 @@ static Operation *operation_free(Operation *o) {
         sbx_snapshot_row_list_free(o->snapshots);
         free(o->image_id);
         strv_free(o->argv);
+        free(o->guest_path);
         sbx_exec_options_done(&o->exec);
         for (size_t i = 0; i < 3; i++)
                 safe_close(o->fds[i]);
@@ -218,6 +227,15 @@ static int run_exec(Operation *o, SbxLifecycle *l) {
                                           o->exec.timeout_s, o->exec.output_limit, &o->exec_result, &o->error);
 }
 
+static int run_copy(Operation *o, SbxLifecycle *l) {
+        if (!o->target_valid)
+                return sbx_error_set(&o->error, SBX_ERROR_ACCESS_DENIED,
+                                     "Sandbox '%s' has no valid owner label; nothing can run in it", o->name);
+        if (o->verb == VERB_COPY_TO)
+                return sbx_lifecycle_copy_to(l, o->name, o->target, o->guest_path, o->fds[0], &o->error);
+        return sbx_lifecycle_copy_from(l, o->name, o->target, o->guest_path, o->fds[0], &o->error);
+}
+
 static int run_operation(Operation *o, SbxLifecycle *l) {
         uid_t owner = o->target_valid ? o->target : SBX_ANY_OWNER;
 
@@ -245,6 +263,9 @@ static int run_operation(Operation *o, SbxLifecycle *l) {
                 return run_exec(o, l);
         case VERB_USAGE:
                 return sbx_lifecycle_usage(l, o->name, owner, &o->usage, &o->error);
+        case VERB_COPY_TO:
+        case VERB_COPY_FROM:
+                return run_copy(o, l);
         case VERB_LIST_SNAPSHOTS:
                 return sbx_store_list_snapshots(l->store, o->all ? SBX_STORE_ANY_OWNER : o->uid, &o->snapshots,
                                                 &o->error);
@@ -560,14 +581,14 @@ static void authorize(Operation *o) {
                 reply_error(o, r, NULL);
 }
 
-void operation_args_done(OperationArgs *args) {
+void operation_args_done(OperationArgs *args, Verb verb) {
         args->spec = sbx_spec_free(args->spec);
         strv_free(TAKE_PTR(args->argv));
-        if (args->exec) {
+        if (args->exec)
                 sbx_exec_options_done(args->exec);
+        if (takes_fds(verb))
                 for (size_t i = 0; i < 3; i++)
                         args->fds[i] = safe_close(args->fds[i]);
-        }
 }
 
 /* Execs hold a slot from the call to the end of the process. */
@@ -594,14 +615,14 @@ int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *
 
         r = bus_caller_uid(call, &uid);
         if (r < 0) {
-                operation_args_done(args);
+                operation_args_done(args, verb);
                 return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED,
                                         "Cannot tell who is calling from the bus credentials");
         }
 
         o = calloc(1, sizeof(Operation));
         if (!o) {
-                operation_args_done(args);
+                operation_args_done(args, verb);
                 return -ENOMEM;
         }
         manager_busy(m);
@@ -617,15 +638,18 @@ int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *
                 .argv = TAKE_PTR(args->argv),
                 .fds = { -1, -1, -1 },
         };
-        /* Only StartExec passes descriptors (other callers leave them zeroed). */
-        if (verb == VERB_START_EXEC)
+        /* Only these pass descriptors (other callers leave them zeroed). */
+        if (takes_fds(verb))
                 for (size_t i = 0; i < 3; i++)
                         o->fds[i] = TAKE_FD(args->fds[i]);
         if (args->exec) {
                 o->exec = *args->exec;
                 *args->exec = (SbxExecOptions) {};
         }
-        if ((args->name && !o->name) || (args->snapshot_id && !o->snapshot_id)) {
+        if (args->guest_path)
+                o->guest_path = strdup(args->guest_path);
+        if ((args->name && !o->name) || (args->snapshot_id && !o->snapshot_id) ||
+            (args->guest_path && !o->guest_path)) {
                 operation_free(o);
                 return -ENOMEM;
         }

@@ -27,6 +27,8 @@ typedef enum Verb {
         VERB_EXEC,
         VERB_START_EXEC,
         VERB_USAGE,
+        VERB_COPY_TO,
+        VERB_COPY_FROM,
         _VERB_MAX,
 } Verb;
 
@@ -37,7 +39,9 @@ typedef struct OperationArgs {
         unsigned timeout_s;             /* stop */
         char **argv;                    /* exec: taken over */
         SbxExecOptions *exec;           /* exec: taken over (contents) */
-        int fds[3];                     /* StartExec: taken over (-1 when unused) */
+        int fds[3];                     /* StartExec (stdin/out/err), copies (the tar in fds[0]):
+                                         * taken over; -1 when unused */
+        const char *guest_path;         /* copies */
 } OperationArgs;
 
 #define OPERATION_ARGS_INIT(...) ((OperationArgs) { .fds = { -1, -1, -1 }, __VA_ARGS__ })
@@ -47,7 +51,7 @@ typedef struct OperationArgs {
 int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *args, sd_bus_error *ret_error);
 
 /* Frees what operation_start() would have taken over (for refusals before it). */
-void operation_args_done(OperationArgs *args);
+void operation_args_done(OperationArgs *args, Verb verb);
 
 /* Refuses a call before it becomes an operation (bad arguments): fills ret_error
  * from e (or r), writes the audit line for a state change, returns the errno. */

@@ -23,6 +23,8 @@ typedef struct RelayState {
         char in_buf[CHUNK];
         bool in_open;
         bool shut_down;
+        char *filtered;                 /* in_filter's output */
+        size_t filtered_size, filtered_alloc;
         /* from the process */
         char raw[CHUNK];
         size_t raw_pos, raw_len;
@@ -43,6 +45,8 @@ uint64_t sbx_now_monotonic_us(void) {
 void sbx_relay_done(SbxRelay *r) {
         for (size_t i = 0; i < 2; i++)
                 r->out[i].data = mfree(r->out[i].data);
+        if (r->state)
+                free(r->state->filtered);
         r->state = mfree(r->state);
         if (r->sock >= 0)
                 close(r->sock);
@@ -146,6 +150,20 @@ static int read_sock(State *s) {
         return next_piece(s);
 }
 
+/* The input as the filter passes it on. */
+static int filter_input(State *s, const char *data, size_t size) {
+        SbxRelay *r = s->r;
+        int q;
+
+        s->filtered_size = 0;
+        q = r->in_filter(r->in_filter_userdata, data, size, &s->filtered, &s->filtered_size, &s->filtered_alloc);
+        if (q < 0)
+                return q;
+        s->in_ptr = s->filtered;
+        s->in_len = s->filtered_size;
+        return 0;
+}
+
 static int read_input(State *s) {
         ssize_t k = read(s->r->in_fd, s->in_buf, sizeof s->in_buf);
 
@@ -153,8 +171,10 @@ static int read_input(State *s) {
                 return 0;
         if (k <= 0) {
                 s->in_open = false;     /* end of input, or an unreadable one: the same to the process */
-                return 0;
+                return s->r->in_filter ? filter_input(s, NULL, 0) : 0;
         }
+        if (s->r->in_filter)
+                return filter_input(s, s->in_buf, (size_t) k);
         s->in_ptr = s->in_buf;
         s->in_len = (size_t) k;
         return 0;

@@ -37,6 +37,12 @@ typedef struct SbxRelay {
         SbxRelaySink out[2];            /* stdout, stderr */
         int wake_fd;                    /* ≥ 0: readable means stop; not consumed */
         uint64_t deadline_us;           /* CLOCK_MONOTONIC; 0 = none */
+        /* Optional: what is read from in_fd passes through here first (appending
+         * to *out); at end of input it is called once with data NULL. A negative
+         * return stops the relay with that error. */
+        int (*in_filter)(void *userdata, const char *data, size_t size, char **out, size_t *out_size,
+                         size_t *out_alloc);
+        void *in_filter_userdata;
         struct RelayState *state;       /* kept between runs */
 } SbxRelay;
 

@@ -10,6 +10,7 @@
 #include "exec.h"
 #include "labels.h"
 #include "owner-info.h"
+#include "tar-filter.h"
 
 /* After a kill, how long the stream may take to end. */
 #define KILL_DRAIN_US (5U * 1000000U)
@@ -258,4 +259,133 @@ int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, uid_t expected
                 return r;
         take_output(p, ret);
         return 0;
+}
+
+/* Copies ---------------------------------------------------------------------- */
+
+typedef struct CopyFilter {
+        SbxTarFilter *filter;
+        SbxError error;
+} CopyFilter;
+
+static int copy_filter(void *userdata, const char *data, size_t size, char **out, size_t *out_size,
+                       size_t *out_alloc) {
+        CopyFilter *c = userdata;
+
+        if (!data)
+                return sbx_tar_filter_finish(c->filter, out, out_size, out_alloc, &c->error);
+        return sbx_tar_filter_feed(c->filter, data, size, out, out_size, out_alloc, &c->error);
+}
+
+/* tar's complaint, for the message. */
+static const char *tar_said(const SbxExecProcess *p) {
+        const char *s = p->relay.out[1].data;
+
+        return s && *s ? s : "no message";
+}
+
+/* After the stream: tar's exit status decides; its stderr is the message. */
+static int copy_result(SbxLifecycle *l, SbxExecProcess *p, const char *field, const char *path, SbxError *error) {
+        int status, r;
+
+        r = sbx_exec_wait(l->docker, p, &status, error);
+        if (r < 0)
+                return r;
+        if (status == 0)
+                return 0;
+        if (p->relay.out[1].data)
+                p->relay.out[1].data[strcspn(p->relay.out[1].data, "\n")] = 0;
+        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: tar in the sandbox failed for '%s' (status %d): %s",
+                             field, path, status, tar_said(p));
+}
+
+static int copy_run(SbxLifecycle *l, SbxExecProcess *p, const char *what, SbxError *error) {
+        int r;
+
+        p->relay.out[1].limit = 4096;
+        p->relay.deadline_us = sbx_now_monotonic_us() + (uint64_t) SBX_COPY_TIMEOUT_S * 1000000U;
+        r = sbx_relay_run(&p->relay);
+        if (r == -ETIME)
+                return time_out(l, p, SBX_COPY_TIMEOUT_S, error);
+        if (r < 0) {
+                (void) sbx_exec_kill(l->docker, p, SIGKILL, NULL);
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "The %s stream failed: %s", what, strerror(-r));
+        }
+        return 0;
+}
+
+static int owner_ids(const SbxExecProcess *p, uid_t *uid, gid_t *gid) {
+        unsigned u, g;
+
+        if (sscanf(p->user, "%u:%u", &u, &g) != 2)
+                return -EINVAL;
+        *uid = u;
+        *gid = g;
+        return 0;
+}
+
+int sbx_lifecycle_copy_to(SbxLifecycle *l, const char *name, uid_t expected_owner, const char *guest_dir,
+                          int tar_fd, SbxError *error) {
+        _cleanup_(sbx_exec_process_freep) SbxExecProcess *p = NULL;
+        CopyFilter c = { .error = SBX_ERROR_NULL };
+        uid_t uid;
+        gid_t gid;
+        int r;
+
+        r = sbx_lifecycle_exec_start(l, name, expected_owner, &(SbxExecRequest) {
+                .argv = (char *[]) { (char *) "tar", (char *) "-x", (char *) "-f", (char *) "-", (char *) "-C",
+                                     (char *) guest_dir, NULL } }, &p, error);
+        if (r < 0)
+                return r;
+        if ((r = owner_ids(p, &uid, &gid)) < 0 || (r = sbx_tar_filter_new(uid, gid, &c.filter)) < 0)
+                return r;
+        p->relay.in_fd = tar_fd;
+        p->relay.in_filter = copy_filter;
+        p->relay.in_filter_userdata = &c;
+        r = copy_run(l, p, "archive", error);
+        sbx_tar_filter_free(c.filter);
+        if (sbx_error_is_set(&c.error)) {
+                /* A refused entry: tar stops before it. */
+                (void) sbx_exec_kill(l->docker, p, SIGKILL, NULL);
+                sbx_error_free(error);
+                *error = c.error;
+                return -EINVAL;
+        }
+        if (r < 0)
+                return r;
+        return copy_result(l, p, "guest_dir", guest_dir, error);
+}
+
+int sbx_lifecycle_copy_from(SbxLifecycle *l, const char *name, uid_t expected_owner, const char *guest_path,
+                            int tar_fd, SbxError *error) {
+        _cleanup_(sbx_exec_process_freep) SbxExecProcess *p = NULL;
+        _cleanup_free_ char *dir = strdup(guest_path), *base = NULL;
+        char *slash;
+        int r;
+
+        if (!dir)
+                return -ENOMEM;
+        slash = strrchr(dir, '/');
+        while (slash && slash > dir && slash[1] == 0) {         /* "/a/b/" → "/a/b" */
+                *slash = 0;
+                slash = strrchr(dir, '/');
+        }
+        base = strdup(slash && slash[1] ? slash + 1 : ".");
+        if (!base)
+                return -ENOMEM;
+        if (slash == dir)
+                dir[1] = 0;
+        else if (slash)
+                *slash = 0;
+
+        r = sbx_lifecycle_exec_start(l, name, expected_owner, &(SbxExecRequest) {
+                .argv = (char *[]) { (char *) "tar", (char *) "-c", (char *) "-f", (char *) "-", (char *) "-C", dir,
+                                     base, NULL } }, &p, error);
+        if (r < 0)
+                return r;
+        p->relay.out[0].fd = tar_fd;
+        r = copy_run(l, p, "archive", error);
+        if (r < 0)
+                return r;
+        return copy_result(l, p, "guest_path", guest_path, error);
 }

@@ -55,9 +55,26 @@ BASIC = {
 }
 
 
+def unix_fd(value):
+    """'h' arguments: "<PATH" opens PATH for reading, ">PATH" creates it for writing,
+    as this user; a number passes that descriptor."""
+    if isinstance(value, int):
+        return dbus.types.UnixFd(value)
+    if value[0] == "<":
+        fd = os.open(value[1:], os.O_RDONLY)
+    else:
+        fd = os.open(value[1:], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        return dbus.types.UnixFd(fd)
+    finally:
+        os.close(fd)
+
+
 def typed(sig, value):
     """JSON value → python-dbus value of the complete type sig."""
     c = sig[0]
+    if c == "h":
+        return unix_fd(value)
     if c in BASIC:
         return BASIC[c](value)
     if c == "v":

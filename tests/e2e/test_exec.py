@@ -197,3 +197,93 @@ def test_not_running(sandboxd, box):
         assert r.returncode == 250 and "NotRunning" in r.stderr
     finally:
         sandboxd.start(MEMBER, box).result
+
+
+# ---- copies ---------------------------------------------------------------------------
+
+import io
+import os
+import tarfile
+
+
+def make_tar(path, entries, owner=MEMBER):
+    """entries: (TarInfo fields as a dict, bytes or None)."""
+    with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as t:
+        for fields, data in entries:
+            info = tarfile.TarInfo(fields.pop("name"))
+            for k, v in fields.items():
+                setattr(info, k, v)
+            if data is not None:
+                info.size = len(data)
+            t.addfile(info, io.BytesIO(data) if data is not None else None)
+    os.chown(path, h.uid_of(owner), h.gid_of(owner))
+    return path
+
+
+def copy_to(sandboxd, user, box, guest_dir, tar_path):
+    return sandboxd.call(user, "CopyToSandbox", "ssha{sv}", [box, guest_dir, "<" + tar_path, {}])
+
+
+def test_copy_in_as_the_owner_without_special_bits(sandboxd, box, cleanup):
+    ws = cleanup.workspace(MEMBER, "copy")
+    tar = make_tar(os.path.join(ws, "in.tar"), [
+        ({"name": "proj", "type": tarfile.DIRTYPE, "mode": 0o755}, None),
+        ({"name": "proj/a.txt", "mode": 0o644, "uid": 0, "gid": 0, "uname": "root"}, b"hello\n"),
+        ({"name": "proj/suid", "mode": 0o6755, "uid": 0}, b"#!/bin/sh\n"),
+        ({"name": "proj/link", "type": tarfile.SYMTYPE, "linkname": "a.txt"}, None),
+        ({"name": "proj/" + "d" * 150 + "/long.txt", "mode": 0o600}, b"long\n"),
+    ])
+    run(sandboxd, MEMBER, box, ["mkdir", "-p", "/tmp/in"])
+    copy_to(sandboxd, MEMBER, box, "/tmp/in", tar).result
+    status, out, err, _ = run(sandboxd, MEMBER, box, ["sh", "-c", "cd /tmp/in/proj && stat -c '%u:%g %a %n' a.txt suid "
+                                                      "d*/long.txt && readlink link && cat a.txt"])
+    ids = f"{h.uid_of(MEMBER)}:{h.gid_of(MEMBER)}"
+    assert status == 0, err
+    assert out.splitlines() == [f"{ids} 644 a.txt", f"{ids} 755 suid", f"{ids} 600 {'d' * 150}/long.txt",
+                                "a.txt", "hello"]
+
+
+@pytest.mark.parametrize("entries,needle", [
+    ([({"name": "../evil"}, b"x")], "'..'"),
+    ([({"name": "/evil"}, b"x")], "absolute"),
+    ([({"name": "l", "type": tarfile.SYMTYPE, "linkname": "../.."}, None)], "outside"),
+    ([({"name": "l", "type": tarfile.SYMTYPE, "linkname": "/tmp"}, None)], "outside"),
+    ([({"name": "l", "type": tarfile.SYMTYPE, "linkname": "."}, None), ({"name": "l/evil"}, b"x")],
+     "symbolic link"),
+    ([({"name": "dev", "type": tarfile.CHRTYPE, "devmajor": 1, "devminor": 3}, None)], "devices"),
+    ([({"name": "fifo", "type": tarfile.FIFOTYPE}, None)], "FIFO"),
+    ([({"name": "hard", "type": tarfile.LNKTYPE, "linkname": "../evil"}, None)], "hard link"),
+])
+def test_copy_refuses_a_hostile_tar(sandboxd, box, cleanup, entries, needle):
+    ws = cleanup.workspace(MEMBER, "hostile")
+    tar = make_tar(os.path.join(ws, "bad.tar"), [({"name": "ok.txt"}, b"fine\n")] + entries)
+    run(sandboxd, MEMBER, box, ["sh", "-c", "rm -rf /tmp/h /tmp/evil; mkdir -p /tmp/h"])
+    assert needle in copy_to(sandboxd, MEMBER, box, "/tmp/h", tar).error(h.INVALID_ARGS)
+    _, out, _, _ = run(sandboxd, MEMBER, box, ["sh", "-c", "ls -A /tmp/h; ls /tmp/evil /evil 2>/dev/null; true"])
+    assert out.split() in ([], ["ok.txt"])
+
+
+def test_copy_refuses_what_is_not_tar(sandboxd, box, cleanup):
+    ws = cleanup.workspace(MEMBER, "nottar")
+    p = os.path.join(ws, "x.tar")
+    with open(p, "wb") as f:
+        f.write(b"this is not a tar archive\n" * 100)
+    os.chown(p, h.uid_of(MEMBER), h.gid_of(MEMBER))
+    assert "not a tar stream" in copy_to(sandboxd, MEMBER, box, "/tmp", p).error(h.INVALID_ARGS)
+    assert "guest_dir" in copy_to(sandboxd, MEMBER, box, "tmp", p).error(h.INVALID_ARGS)
+    assert "guest_dir" in copy_to(sandboxd, MEMBER, box, "/no/such/dir",
+                                  make_tar(os.path.join(ws, "ok.tar"), [({"name": "f"}, b"")])).error(h.INVALID_ARGS)
+    assert processes(sandboxd, box) == ["/.xagent-sandbox/xagent-sandbox-init"]
+
+
+def test_copy_out(sandboxd, box, cleanup):
+    ws = cleanup.workspace(MEMBER, "out")
+    run(sandboxd, MEMBER, box, ["sh", "-c", "mkdir -p /tmp/o/sub && echo data > /tmp/o/sub/f && chmod 600 /tmp/o/sub/f"])
+    out = os.path.join(ws, "out.tar")
+    sandboxd.call(MEMBER, "CopyFromSandbox", "ssha{sv}", [box, "/tmp/o", ">" + out, {}]).result
+    with tarfile.open(out) as t:
+        assert t.extractfile("o/sub/f").read() == b"data\n"
+    r = sandboxd.call(MEMBER, "CopyFromSandbox", "ssha{sv}", [box, "/no/such", ">" + out, {}])
+    assert "guest_path" in r.error(h.INVALID_ARGS)
+    r = sandboxd.call(OTHER, "CopyFromSandbox", "ssha{sv}", [box, "/tmp/o", ">/dev/null", {}])
+    assert "exec-others" in r.error(h.INTERACTIVE)
