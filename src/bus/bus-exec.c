@@ -431,6 +431,18 @@ int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const
 }
 
 void bus_exec_shutdown_all(Manager *m) {
-        while (execs)
-                exec_free(execs);
+        ExecObject *next;
+
+        /* Nothing the service started outlives it: running processes are killed (the
+         * worker pool, freed next, still runs the kills), then the objects go once
+         * their relays have drained. */
+        for (ExecObject *e = execs; e; e = next) {
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+
+                next = e->next;
+                if (e->running && !e->doomed)
+                        (void) submit(e, NULL, SIGKILL, 0, 0, &error);
+                sd_bus_error_free(&error);
+                exec_free(e);
+        }
 }

@@ -29,7 +29,8 @@ typedef struct ExecStartArgs {
  * on failure). The object's path in *ret_path (owned by the object). */
 int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const char **ret_path);
 
-/* Stops every relay (daemon exit): the processes are left to their sandboxes. */
+/* Daemon exit: kills every running process (through the worker pool, which is
+ * freed afterwards and runs what was queued), stops the relays. */
 void bus_exec_shutdown_all(Manager *m);
 
 /* Exec slots (policy max_execs_per_user, max_execs): capture execs, streaming

@@ -340,8 +340,8 @@ static void free_entry_node(void *p) {
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
-        /* Relays stop (their processes are left to the sandboxes); running and
-         * queued jobs finish and are answered before the bus goes. */
+        /* Running execs are killed and their relays stopped; running and queued
+         * jobs (those kills included) finish and are answered before the bus goes. */
         bus_exec_shutdown_all(m);
         sbx_worker_pool_free(m->pool);
         if (m->bus) {

@@ -287,3 +287,20 @@ def test_copy_out(sandboxd, box, cleanup):
     assert "guest_path" in r.error(h.INVALID_ARGS)
     r = sandboxd.call(OTHER, "CopyFromSandbox", "ssha{sv}", [box, "/tmp/o", ">/dev/null", {}])
     assert "exec-others" in r.error(h.INTERACTIVE)
+
+
+# ---- limits and the daemon's exit ------------------------------------------------------
+
+def test_limits_and_nothing_outlives_the_daemon(stack, sandboxd, box):
+    with h.daemon_config(stack, {"max_execs_per_user": 1}):
+        p = stack.spawn_as(MEMBER, stack.client_argv("start-exec", box, json.dumps(["sleep", "307"]), "{}"))
+        try:
+            assert "/org/xagent/Sandbox1/exec/" in p.stderr.readline()
+            r = sandboxd.call(MEMBER, "ExecSandbox", "sasa{sv}", [box, ["true"], {}])
+            assert "max_execs_per_user" in r.error(h.LIMITS_EXCEEDED)
+            assert [q for q in processes(sandboxd, box) if "sleep 307" in q]
+            stack.stop_daemon()         # SIGTERM: the running exec is killed on the way out
+        finally:
+            p.kill()
+            p.wait()
+    assert not [q for q in processes(sandboxd, box) if "sleep 307" in q]
