@@ -8,6 +8,10 @@
  * the local terminal is raw meanwhile and window-size changes go to Resize. If
  * this process dies, its connection closes and the service kills the exec.
  *
+ * With --json, exec captures instead (ExecSandbox, like xagent's ExecResult): the
+ * standard input that is not a terminal is read whole and sent along, the call's
+ * timeout is the exec's plus a margin, and the result is printed as JSON.
+ *
  * cp makes and reads its tar streams with /bin/tar (Debian: an Essential package,
  * so always there) rather than linking libarchive: the archive format is tar's own
  * business, and extraction on the host runs as the calling user with
@@ -27,9 +31,11 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "bus-spec.h"
 #include "ctl-bus.h"
 #include "ctl-verbs.h"
 #include "json-util.h"
+#include "utf8.h"
 
 #define EXEC_INTERFACE "org.xagent.Sandbox1.Exec"
 /* A copy may take the service's whole copy timeout (600 s). */
@@ -78,7 +84,9 @@ static int exec_option(int c, const char *arg, void *userdata) {
         }
 }
 
-static int append_exec_options(sd_bus_message *m, const ExecArgs *a, const struct winsize *ws) {
+/* The options a{sv}; in (capture only, may be empty) becomes "stdin". */
+static int append_exec_options(sd_bus_message *m, const ExecArgs *a, const struct winsize *ws, const char *in,
+                               size_t in_size) {
         int r;
 
         if ((r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0)
@@ -102,6 +110,13 @@ static int append_exec_options(sd_bus_message *m, const ExecArgs *a, const struc
                         return r;
         }
         if (a->workdir && (r = sd_bus_message_append(m, "{sv}", "working_dir", "s", a->workdir)) < 0)
+                return r;
+        if (in_size > 0 &&
+            ((r = sd_bus_message_open_container(m, 'e', "sv")) < 0 ||
+             (r = sd_bus_message_append(m, "s", "stdin")) < 0 ||
+             (r = sd_bus_message_open_container(m, 'v', "ay")) < 0 ||
+             (r = sd_bus_message_append_array(m, 'y', in, in_size)) < 0 ||
+             (r = sd_bus_message_close_container(m)) < 0 || (r = sd_bus_message_close_container(m)) < 0))
                 return r;
         if (a->timeout > 0 && (r = sd_bus_message_append(m, "{sv}", "timeout", "u", (uint32_t) a->timeout)) < 0)
                 return r;
@@ -224,7 +239,7 @@ static int run_exec(CtlOptions *o, const char *name, char **cmd, const ExecArgs 
         if ((r = ctl_bus_new_call(bus, "StartExec", &m)) < 0 ||
             (r = sd_bus_message_append(m, "s", name)) < 0 ||
             (r = sd_bus_message_append_strv(m, cmd)) < 0 ||
-            (r = append_exec_options(m, a, &ws)) < 0 ||
+            (r = append_exec_options(m, a, &ws, NULL, 0)) < 0 ||
             (r = sd_bus_message_append(m, "hhh", STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO)) < 0)
                 return ctl_bus_fail("StartExec", r);
         if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
@@ -236,6 +251,115 @@ static int run_exec(CtlOptions *o, const char *name, char **cmd, const ExecArgs 
         r = wait_exited(bus, path, a->tty);
         restore_terminal();
         return r;
+}
+
+/* Output bytes as a JSON string: invalid UTF-8 becomes U+FFFD, byte by byte. */
+static json_object *lossy_string(const void *data, size_t n) {
+        _cleanup_free_ char *out = malloc(n * 3 + 1);
+        const char *p = data;
+        size_t o = 0;
+
+        if (!out)
+                return NULL;
+        for (size_t i = 0; i < n;) {
+                uint32_t cp;
+                int k = p[i] ? sbx_utf8_decode(p + i, n - i, &cp) : 1;
+
+                if (k > 0) {
+                        memcpy(out + o, p + i, (size_t) k);
+                        o += (size_t) k;
+                        i += (size_t) k;
+                } else {
+                        memcpy(out + o, "\xef\xbf\xbd", 3);
+                        o += 3;
+                        i++;
+                }
+        }
+        return json_object_new_string_len(out, (int) o);
+}
+
+/* Standard input, unless it is a terminal: all of it, for the capture's stdin. */
+static int read_stdin(char **ret, size_t *ret_size) {
+        size_t n = 0, a = 0;
+        char *buf = NULL;
+        ssize_t k;
+
+        *ret = NULL;
+        *ret_size = 0;
+        if (isatty(STDIN_FILENO))
+                return 0;
+        for (;;) {
+                if (n == a) {
+                        char *b = realloc(buf, a = a ? a * 2 : 65536);
+                        if (!b) {
+                                free(buf);
+                                return -ENOMEM;
+                        }
+                        buf = b;
+                }
+                k = read(STDIN_FILENO, buf + n, a - n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        break;
+                n += (size_t) k;
+                if (n > SBX_EXEC_STDIN_MAX) {
+                        free(buf);
+                        return -EFBIG;
+                }
+        }
+        *ret = buf;
+        *ret_size = n;
+        return 0;
+}
+
+static int print_capture(sd_bus_message *reply) {
+        _cleanup_(json_object_putp) json_object *out = json_object_new_object();
+        const void *o, *e;
+        size_t on, en;
+        int32_t status;
+        int truncated, r;
+
+        if ((r = sd_bus_message_read(reply, "i", &status)) < 0 ||
+            (r = sd_bus_message_read_array(reply, 'y', &o, &on)) < 0 ||
+            (r = sd_bus_message_read_array(reply, 'y', &e, &en)) < 0 ||
+            (r = sd_bus_message_read(reply, "b", &truncated)) < 0)
+                return ctl_bus_fail("ExecSandbox", r);
+        if (!out ||
+            json_object_object_add(out, "exit_status", json_object_new_int(status)) < 0 ||
+            json_object_object_add(out, "stdout", lossy_string(o, on)) < 0 ||
+            json_object_object_add(out, "stderr", lossy_string(e, en)) < 0 ||
+            json_object_object_add(out, "truncated", json_object_new_boolean(truncated)) < 0)
+                return ctl_bus_fail("ExecSandbox", -ENOMEM);
+        ctl_print_json(out);
+        return status & 0xff;
+}
+
+static int run_capture(CtlOptions *o, const char *name, char **cmd, const ExecArgs *a) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_free_ char *in = NULL;
+        ExecArgs capture = *a;
+        uint64_t timeout = a->timeout > 0 ? a->timeout : SBX_EXEC_TIMEOUT_DEFAULT_S;
+        size_t in_size;
+        int r;
+
+        if (a->tty)
+                return ctl_usage_error(a->verb, "--json captures the output; it cannot have a terminal (-t)");
+        if ((r = read_stdin(&in, &in_size)) < 0)
+                return ctl_bus_fail("standard input", r);
+        capture.timeout = timeout;
+        if (ctl_bus_connect(o, &bus) < 0)
+                return CTL_EXIT_FAILURE;
+        if ((r = ctl_bus_new_call(bus, "ExecSandbox", &m)) < 0 ||
+            (r = sd_bus_message_append(m, "s", name)) < 0 ||
+            (r = sd_bus_message_append_strv(m, cmd)) < 0 ||
+            (r = append_exec_options(m, &capture, NULL, in, in_size)) < 0)
+                return ctl_bus_fail("ExecSandbox", r);
+        /* The call answers when the command ends: wait for the exec's timeout and more. */
+        if (ctl_bus_call(bus, m, (timeout + 30) * 1000 * 1000, o, &reply) < 0)
+                return CTL_EXIT_FAILURE;
+        return print_capture(reply);
 }
 
 /* -t → --tty: the shared parser knows long options only. */
@@ -263,7 +387,7 @@ int verb_exec(int argc, char **argv, CtlOptions *o) {
         expand_short(argc, argv);
         r = ctl_parse_args(argc, argv, exec_options, o, exec_option, &a, 2, INT_MAX);
         if (r == CTL_PROCEED)
-                r = run_exec(o, argv[optind], argv + optind + 1, &a);
+                r = (o->json ? run_capture : run_exec)(o, argv[optind], argv + optind + 1, &a);
         free(a.env);
         return r;
 }

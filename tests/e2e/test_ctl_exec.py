@@ -120,3 +120,13 @@ def test_usage(ctl, box):
     assert u["memory_limit_bytes"] == 512 * 1024 * 1024 and u["pids"] >= 1
     r = ctl("usage", box)
     assert r.returncode == 0 and "cpu_usage_ns: " in r.stdout
+
+
+def test_exec_json_captures(ctl, box):
+    r = ctl("--json", "exec", "--timeout", "5", box, "--", "sh", "-c",
+            "cat; printf 'bad\\377' >&2; exit 3", input="from stdin")
+    assert r.returncode == 3, r.stderr
+    assert json.loads(r.stdout) == {"exit_status": 3, "stdout": "from stdin", "stderr": "bad\ufffd",
+                                    "truncated": False}
+    r = ctl("--json", "exec", "--timeout", "1", box, "--", "sleep", "30")
+    assert r.returncode == 1 and "TimedOut" in r.stderr
