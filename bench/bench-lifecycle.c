@@ -135,7 +135,7 @@ static int cycle_lifecycle(Bench *b, double t[_PH_MAX]) {
         t[PH_CREATE] = now_ms() - t0;
 
         t0 = now_ms();
-        if ((r = sbx_lifecycle_start(&b->l, n, owner.uid, &e)) < 0)
+        if ((r = sbx_lifecycle_start(&b->l, n, &e)) < 0)
                 return fail("start", &e, r);
         t[PH_START] = now_ms() - t0;
 
@@ -147,12 +147,12 @@ static int cycle_lifecycle(Bench *b, double t[_PH_MAX]) {
                 return fail("verify: not a match", NULL, -EBADMSG);
 
         t0 = now_ms();
-        if ((r = sbx_lifecycle_stop(&b->l, n, owner.uid, 0, &e)) < 0)
+        if ((r = sbx_lifecycle_stop(&b->l, n, 0, &e)) < 0)
                 return fail("stop", &e, r);
         t[PH_STOP] = now_ms() - t0;
 
         t0 = now_ms();
-        if ((r = sbx_lifecycle_delete(&b->l, n, owner.uid, &e)) < 0)
+        if ((r = sbx_lifecycle_delete(&b->l, n, &e)) < 0)
                 return fail("delete", &e, r);
         t[PH_DELETE] = now_ms() - t0;
         t[PH_TOTAL] = now_ms() - start;
@@ -209,7 +209,7 @@ static int bench_inspect(Bench *b, unsigned rounds, double *ret_direct, double *
                         tl[i - WARMUP] = now_ms() - t0;
         }
         sbx_error_free(&e);
-        (void) sbx_lifecycle_delete(&b->l, n, owner.uid, NULL);
+        (void) sbx_lifecycle_delete(&b->l, n, NULL);
         if (r < 0)
                 return r;
         *ret_direct = median(td, rounds);
@@ -351,7 +351,8 @@ int main(int argc, char **argv) {
         b.l = (SbxLifecycle) { .docker = d, .store = store, .locks = locks, .policy = policy,
                                .docker_socket = SBX_DOCKER_SOCKET_DEFAULT, .init_dir = SBX_BUILD_INIT_DIR };
         b.spec = spec;
-        snprintf(b.prefix, sizeof b.prefix, "bench-%d-", (int) getpid());
+        /* The owner (nobody) is not root: its names are "~<uid>:<name>" (naming.h). */
+        snprintf(b.prefix, sizeof b.prefix, "~%u:bench-%d-", (unsigned) owner.uid, (int) getpid());
 
         r = run(&b, cycles);
         sweep(&b);

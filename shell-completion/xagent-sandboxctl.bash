@@ -30,7 +30,7 @@ _xagent_sandboxctl_commands=(
 _xagent_sandboxctl_spec_options='--image=word --snapshot=snapshot --workdir=word --cpus=word
         --memory=word --env=word --volume=word --port=word --isolated --spec=file'
 # Accepted before and after the command (--version only before it).
-_xagent_sandboxctl_global_options='--json --no-ask-password --help -h'
+_xagent_sandboxctl_global_options='--json --no-ask-password --owner=user --help -h'
 
 # The caller's sandbox names (list) or snapshot ids (snapshots), one per line, from the
 # JSON the service returns: json-c escapes only '"' and '\' in them (names carry no
@@ -51,6 +51,9 @@ __xagent_sandboxctl_complete_kind() {
         local kind=$1 cur=$2 name
         local -a names
         case $kind in
+        user)
+                COMPREPLY=($(compgen -u -- "$cur"))
+                ;;
         sandbox | snapshot)
                 if [[ $kind == sandbox ]]; then
                         mapfile -t names < <(__xagent_sandboxctl_names list name)
@@ -82,7 +85,13 @@ _xagent_sandboxctl() {
         local -A takes_value=() value_kind=()
 
         # The global options are known before the command is.
-        for word in $_xagent_sandboxctl_global_options; do takes_value[$word]=0; done
+        for word in $_xagent_sandboxctl_global_options; do
+                if [[ $word == *=* ]]; then
+                        takes_value[${word%%=*}]=1 value_kind[${word%%=*}]=${word#*=}
+                else
+                        takes_value[$word]=0
+                fi
+        done
 
         # The command: the first word that is neither an option nor an option's value.
         local skip=0
@@ -93,7 +102,7 @@ _xagent_sandboxctl() {
                 elif [[ $word == -- ]]; then
                         break
                 elif [[ $word == -* ]]; then
-                        [[ -n $command && $word != *=* && ${takes_value[$word]-0} == 1 ]] && skip=1
+                        [[ $word != *=* && ${takes_value[$word]-0} == 1 ]] && skip=1
                 elif [[ -z $command ]]; then
                         for line in "${_xagent_sandboxctl_commands[@]}"; do
                                 read -r c k o <<<"$line"
@@ -116,11 +125,11 @@ _xagent_sandboxctl() {
         done
 
         # The value of an option: --opt VALUE or --opt=VALUE.
-        if [[ -n $command && ${takes_value[$prev]-0} == 1 ]]; then
+        if [[ ${takes_value[$prev]-0} == 1 ]]; then
                 __xagent_sandboxctl_complete_kind "${value_kind[$prev]}" "$cur"
                 return
         fi
-        if [[ -n $command && $cur == --*=* && ${takes_value[${cur%%=*}]-0} == 1 ]]; then
+        if [[ $cur == --*=* && ${takes_value[${cur%%=*}]-0} == 1 ]]; then
                 kind=${value_kind[${cur%%=*}]}
                 cur=${cur#*=}
                 __xagent_sandboxctl_complete_kind "$kind" "$cur"
@@ -128,7 +137,8 @@ _xagent_sandboxctl() {
         fi
 
         if [[ $cur == -* ]]; then
-                local offered=$_xagent_sandboxctl_global_options
+                local offered=
+                for o in $_xagent_sandboxctl_global_options; do offered+=" ${o%%=*}"; done
                 if [[ -z $command ]]; then
                         offered+=' --version'
                 else

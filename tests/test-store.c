@@ -141,7 +141,7 @@ START_TEST(test_open_fresh) {
         ck_assert_int_eq(st.st_mode & 07777, 0600);
 
         version = raw_query("PRAGMA user_version");
-        ck_assert_str_eq(version, "1");
+        ck_assert_str_eq(version, "2");
         mode = raw_query("PRAGMA journal_mode");
         ck_assert_str_eq(mode, "wal");
         tables = raw_query("SELECT COUNT(*) FROM sqlite_master WHERE name IN ('sandboxes', 'snapshots')");
@@ -185,6 +185,35 @@ START_TEST(test_reopen_keeps_rows) {
         s = open_ok();
         ck_assert_int_eq(sbx_store_get_sandbox(s, "box", &got, NULL), 1);
         ck_assert_int_eq(got->state, SBX_SANDBOX_STOPPED);
+        sbx_store_close(s);
+}
+END_TEST
+
+/* Schema 1 → 2: rows of owners other than root are keyed by their Docker-level
+ * name "~<uid>:<name>" (names belong to their owner); root's stay as they are, and
+ * a row already in the new form is not prefixed twice. */
+START_TEST(test_migration_to_owner_names) {
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *got = NULL;
+        _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *snap = NULL;
+        _cleanup_free_ char *names = NULL, *ids = NULL;
+        SbxStore *s = open_ok();
+
+        sbx_store_close(s);
+        raw_exec("INSERT INTO sandboxes (name, owner_uid, container_id, spec_json, fingerprint, contract_version,"
+                 " state, owner_gid) VALUES ('work', 1001, 'c1', '{}', 'f', 1, 'running', 1001),"
+                 " ('work2', 0, 'c2', '{}', 'f', 1, 'running', 0), ('~1002:w', 1002, 'c3', '{}', 'f', 1, 'running', 1);"
+                 "INSERT INTO snapshots (id, owner_uid, source_sandbox, image_id, image_tag, created_us)"
+                 " VALUES ('snap', 1001, 'work', 'sha256:1', 'xagent-sandbox-snapshot:snap', 1);"
+                 "PRAGMA user_version = 1");
+        s = open_ok();
+        names = raw_query("SELECT group_concat(name, ',') FROM (SELECT name FROM sandboxes ORDER BY name)");
+        ck_assert_str_eq(names, "work2,~1001:work,~1002:w");
+        ids = raw_query("SELECT group_concat(id) FROM snapshots");
+        ck_assert_str_eq(ids, "~1001:snap");
+        ck_assert_int_eq(sbx_store_get_sandbox(s, "~1001:work", &got, NULL), 1);
+        ck_assert_uint_eq(got->owner_uid, 1001);
+        ck_assert_int_eq(sbx_store_get_snapshot(s, "~1001:snap", &snap, NULL), 1);
+        ck_assert_str_eq(snap->image_id, "sha256:1");
         sbx_store_close(s);
 }
 END_TEST
@@ -536,6 +565,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_missing_dir);
         tcase_add_test(tc, test_reopen_keeps_rows);
         tcase_add_test(tc, test_newer_version_refused);
+        tcase_add_test(tc, test_migration_to_owner_names);
         tcase_add_test(tc, test_garbage_refused);
         tcase_add_test(tc, test_corrupt_pages_refused);
         tcase_add_test(tc, test_sandbox_crud);

@@ -89,6 +89,11 @@ void auth_cache_forget(AuthCache *c, const char *sender) {
                         i++;
 }
 
+void auth_cache_clear(AuthCache *c) {
+        while (c->n > 0)
+                drop(c, c->n - 1);
+}
+
 unsigned auth_cache_size(const AuthCache *c) {
         return c->n;
 }

@@ -6,8 +6,10 @@
  * org.xagent.sandbox1.inspect guards only reads (Get/Inspect/Verify/List of the
  * caller's own sandboxes) and defaults to yes. Asking polkit on every read costs a
  * round trip that dwarfs the read itself, so a positive answer is remembered per
- * bus connection (unique name) for SBX_AUTH_CACHE_USEC and forgotten as soon as
- * that connection goes away. Refusals, challenges and every other action are never
+ * bus connection (unique name) and per action with its details (the key: a
+ * yes about one sandbox says nothing about another, as in systemd's bus-polkit.c)
+ * for SBX_AUTH_CACHE_USEC, and forgotten as soon as that connection goes away or
+ * polkit announces that its rules or actions changed. Refusals, challenges and every other action are never
  * remembered: state changes always ask polkit. Bounded: at most SBX_AUTH_CACHE_MAX
  * entries; when full, nothing more is remembered until entries expire. */
 
@@ -23,7 +25,9 @@ AuthCache *auth_cache_new(void);
 AuthCache *auth_cache_free(AuthCache *c);
 
 /* now: CLOCK_MONOTONIC µs. */
-bool auth_cache_allowed(AuthCache *c, const char *sender, const char *action, uint64_t now);
-void auth_cache_remember(AuthCache *c, const char *sender, const char *action, uint64_t now);
+/* key: the action and its details, as the caller composes them. */
+bool auth_cache_allowed(AuthCache *c, const char *sender, const char *key, uint64_t now);
+void auth_cache_remember(AuthCache *c, const char *sender, const char *key, uint64_t now);
 void auth_cache_forget(AuthCache *c, const char *sender);
+void auth_cache_clear(AuthCache *c);
 unsigned auth_cache_size(const AuthCache *c);

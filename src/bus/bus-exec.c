@@ -14,6 +14,11 @@
 #include "log.h"
 #include "operation.h"
 
+/* A running exec keeps the daemon from its idle exit, counted under root's share,
+ * which has no cap: it is the exec limits (max_execs…) that bound execs, not the
+ * caller's operations in flight. */
+#define BUSY_UID ((uid_t) 0)
+
 /* A finished exec's object stays this long for its ExitStatus to be read. */
 #define LINGER_USEC (60U * 1000000U)
 
@@ -107,7 +112,7 @@ static ExecObject *exec_free(ExecObject *e) {
         if (e->running)
                 manager_exec_release(e->m, e->caller);
         if (e->running || e->thread_started)
-                manager_idle(e->m);
+                manager_idle(e->m, BUSY_UID);
         sd_bus_slot_unref(e->slot);
         sd_bus_track_unref(e->track);
         sd_event_source_disable_unref(e->done_source);
@@ -176,7 +181,7 @@ static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
         e->running = false;
         close_fds(e);
         manager_exec_release(e->m, e->caller);
-        manager_idle(e->m);
+        manager_idle(e->m, BUSY_UID);
         audit_record(&(AuditRecord) { .uid = e->caller, .verb = "exec-exited", .target = e->sandbox,
                                       .outcome = "ok" });
         (void) sd_bus_emit_properties_changed(e->m->bus, e->path, SBX_BUS_EXEC_INTERFACE, "Running", "ExitStatus",
@@ -408,7 +413,7 @@ int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const
         };
         args->fds[0] = args->fds[1] = args->fds[2] = -1;
         /* The slot the operation acquired is the object's now. */
-        manager_busy(m);
+        (void) manager_busy(m, BUSY_UID);
         e->next = execs;
         if (execs)
                 execs->prev = e;

@@ -2,12 +2,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 
 #include "bus-error.h"
 #include "bus-manager.h"
 #include "bus-spec.h"
 #include "config.h"
 #include "operation.h"
+#include "owner-info.h"
 
 static int read_name(sd_bus_message *msg, const char *field, const char **ret, SbxError *e) {
         int r = sd_bus_message_read_basic(msg, 's', ret);
@@ -68,14 +70,20 @@ static int read_spec(sd_bus_message *msg, Manager *m, bool admissible, SbxSpec *
         return 0;
 }
 
-int bus_method_verify(sd_bus_message *msg, Manager *m, const char *name, sd_bus_error *error) {
+static const char *target_of(const char *name, const SandboxEntry *object) {
+        return name ?: object->display;
+}
+
+int bus_method_verify(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
+                      sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
         int r;
 
         if ((r = read_spec(msg, m, false, &spec, &e)) < 0)
-                return operation_refuse(msg, VERB_VERIFY, name, &e, r, error);
-        return operation_start(m, msg, VERB_VERIFY, &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec) }, error);
+                return operation_refuse(msg, VERB_VERIFY, target_of(name, object), &e, r, error);
+        return operation_start(m, msg, VERB_VERIFY,
+                               &(OperationArgs) { .name = name, .object = object, .spec = TAKE_PTR(spec) }, error);
 }
 
 static int method_verify(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -85,17 +93,25 @@ static int method_verify(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 
         if ((r = read_name(msg, "name", &name, &e)) < 0)
                 return operation_refuse(msg, VERB_VERIFY, NULL, &e, r, error);
-        return bus_method_verify(msg, userdata, name, error);
+        return bus_method_verify(msg, userdata, name, NULL, error);
 }
 
-int bus_method_stop(sd_bus_message *msg, Manager *m, const char *name, sd_bus_error *error) {
+int bus_method_stop(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
+                    sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         unsigned timeout;
         int r;
 
         if ((r = sbx_bus_read_stop_options(msg, &timeout, &e)) < 0)
-                return operation_refuse(msg, VERB_STOP, name, &e, r, error);
-        return operation_start(m, msg, VERB_STOP, &(OperationArgs) { .name = name, .timeout_s = timeout }, error);
+                return operation_refuse(msg, VERB_STOP, target_of(name, object), &e, r, error);
+        /* A stop holds its sandbox's lock while it waits: the policy bounds it. */
+        if ((uint64_t) timeout > (uint64_t) m->policy->max_stop_timeout) {
+                r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "timeout: %u s is more than max_stop_timeout (%" PRIi64 " s)",
+                                  timeout, m->policy->max_stop_timeout);
+                return operation_refuse(msg, VERB_STOP, target_of(name, object), &e, r, error);
+        }
+        return operation_start(m, msg, VERB_STOP,
+                               &(OperationArgs) { .name = name, .object = object, .timeout_s = timeout }, error);
 }
 
 static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -105,17 +121,19 @@ static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 
         if ((r = read_name(msg, "name", &name, &e)) < 0)
                 return operation_refuse(msg, VERB_STOP, NULL, &e, r, error);
-        return bus_method_stop(msg, userdata, name, error);
+        return bus_method_stop(msg, userdata, name, NULL, error);
 }
 
-int bus_method_snapshot(sd_bus_message *msg, Manager *m, const char *name, sd_bus_error *error) {
+int bus_method_snapshot(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
+                        sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         const char *id;
         int r;
 
         if ((r = read_snapshot_id(msg, &id, &e)) < 0)
-                return operation_refuse(msg, VERB_SNAPSHOT, name, &e, r, error);
-        return operation_start(m, msg, VERB_SNAPSHOT, &(OperationArgs) { .name = name, .snapshot_id = id }, error);
+                return operation_refuse(msg, VERB_SNAPSHOT, target_of(name, object), &e, r, error);
+        return operation_start(m, msg, VERB_SNAPSHOT,
+                               &(OperationArgs) { .name = name, .object = object, .snapshot_id = id }, error);
 }
 
 static int method_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -125,7 +143,7 @@ static int method_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *er
 
         if ((r = read_name(msg, "name", &name, &e)) < 0)
                 return operation_refuse(msg, VERB_SNAPSHOT, NULL, &e, r, error);
-        return bus_method_snapshot(msg, userdata, name, error);
+        return bus_method_snapshot(msg, userdata, name, NULL, error);
 }
 
 static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -164,10 +182,11 @@ static int read_fds(sd_bus_message *msg, int fds[static 3], SbxError *e) {
         return 0;
 }
 
-int bus_method_exec(sd_bus_message *msg, Manager *m, const char *name, bool streaming, sd_bus_error *error) {
+int bus_method_exec(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object, bool streaming,
+                    sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         SbxExecOptions options = {};
-        OperationArgs args = OPERATION_ARGS_INIT(.name = name, .exec = &options);
+        OperationArgs args = OPERATION_ARGS_INIT(.name = name, .object = object, .exec = &options);
         Verb verb = streaming ? VERB_START_EXEC : VERB_EXEC;
         int r;
 
@@ -175,7 +194,7 @@ int bus_method_exec(sd_bus_message *msg, Manager *m, const char *name, bool stre
             (r = sbx_bus_read_exec_options(msg, streaming, &options, &e)) < 0 ||
             (streaming && (r = read_fds(msg, args.fds, &e)) < 0)) {
                 operation_args_done(&args, verb);
-                return operation_refuse(msg, verb, name, &e, r, error);
+                return operation_refuse(msg, verb, name ?: object->display, &e, r, error);
         }
         r = operation_start(m, msg, verb, &args, error);
         sbx_exec_options_done(&options);
@@ -189,7 +208,7 @@ static int method_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 
         if ((r = read_name(msg, "name", &name, &e)) < 0)
                 return operation_refuse(msg, VERB_EXEC, NULL, &e, r, error);
-        return bus_method_exec(msg, userdata, name, false, error);
+        return bus_method_exec(msg, userdata, name, NULL, false, error);
 }
 
 static int method_start_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -199,14 +218,15 @@ static int method_start_exec(sd_bus_message *msg, void *userdata, sd_bus_error *
 
         if ((r = read_name(msg, "name", &name, &e)) < 0)
                 return operation_refuse(msg, VERB_START_EXEC, NULL, &e, r, error);
-        return bus_method_exec(msg, userdata, name, true, error);
+        return bus_method_exec(msg, userdata, name, NULL, true, error);
 }
 
-/* (s guest path, h tar, a{sv} options): none defined yet. */
-int bus_method_copy(sd_bus_message *msg, Manager *m, const char *name, bool to, sd_bus_error *error) {
+/* (s guest path, h tar, a{sv} options): no option is defined yet. */
+int bus_method_copy(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object, bool to,
+                    sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         const char *field = to ? "guest_dir" : "guest_path", *path = NULL;
-        OperationArgs args = OPERATION_ARGS_INIT(.name = name);
+        OperationArgs args = OPERATION_ARGS_INIT(.name = name, .object = object);
         Verb verb = to ? VERB_COPY_TO : VERB_COPY_FROM;
         int fd, r;
 
@@ -221,7 +241,7 @@ int bus_method_copy(sd_bus_message *msg, Manager *m, const char *name, bool to, 
                 r = sbx_bus_read_create_options(msg, &e);
         if (r < 0) {
                 operation_args_done(&args, verb);
-                return operation_refuse(msg, verb, name, &e, r, error);
+                return operation_refuse(msg, verb, name ?: object->display, &e, r, error);
         }
         args.guest_path = path;
         return operation_start(m, msg, verb, &args, error);
@@ -234,7 +254,7 @@ static int method_copy_to(sd_bus_message *msg, void *userdata, sd_bus_error *err
 
         if ((r = read_name(msg, "name", &name, &e)) < 0)
                 return operation_refuse(msg, VERB_COPY_TO, NULL, &e, r, error);
-        return bus_method_copy(msg, userdata, name, true, error);
+        return bus_method_copy(msg, userdata, name, NULL, true, error);
 }
 
 static int method_copy_from(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -244,7 +264,7 @@ static int method_copy_from(sd_bus_message *msg, void *userdata, sd_bus_error *e
 
         if ((r = read_name(msg, "name", &name, &e)) < 0)
                 return operation_refuse(msg, VERB_COPY_FROM, NULL, &e, r, error);
-        return bus_method_copy(msg, userdata, name, false, error);
+        return bus_method_copy(msg, userdata, name, NULL, false, error);
 }
 
 static int method_usage(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -257,6 +277,78 @@ static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 
 static int method_list_snapshots(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         return operation_start(userdata, msg, VERB_LIST_SNAPSHOTS, &(OperationArgs) {}, error);
+}
+
+static int append_roots(sd_bus_message *reply, const SbxPolicy *p, const SbxOwner *owner) {
+        int r = sd_bus_message_open_container(reply, 'a', "(sas)");
+
+        for (size_t i = 0; r >= 0 && i < p->n_volume_roots; i++) {
+                _cleanup_free_ char *root = NULL;
+                const char *modes[3] = {};
+                size_t n = 0;
+
+                /* A root the owner's name or home cannot fill applies to nothing. */
+                if (sbx_policy_expand_root(p->volume_roots[i].path, owner, &root) < 0 || !root)
+                        continue;
+                if (p->volume_roots[i].modes & SBX_VOLUME_MODE_RO)
+                        modes[n++] = "ro";
+                if (p->volume_roots[i].modes & SBX_VOLUME_MODE_RW)
+                        modes[n++] = "rw";
+                if ((r = sd_bus_message_open_container(reply, 'r', "sas")) < 0 ||
+                    (r = sd_bus_message_append(reply, "s", root)) < 0 ||
+                    (r = sd_bus_message_append_strv(reply, (char **) modes)) < 0)
+                        return r;
+                r = sd_bus_message_close_container(reply);
+        }
+        return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
+/* What applies to the caller: the limits, the images, its own volume roots. No
+ * polkit: it tells a caller nothing but what it may do itself. */
+static int method_get_policy(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        Manager *m = userdata;
+        const SbxPolicy *p = m->policy;
+        SbxOwnerInfo info;
+        uid_t uid;
+        int r;
+
+        if (bus_caller_uid(msg, &uid) < 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell who is calling");
+        if ((r = sbx_owner_info_lookup(uid, &info, &e)) < 0)
+                return sbx_bus_error_from(error, &e, r);
+        if ((r = sd_bus_message_new_method_return(msg, &reply)) < 0 ||
+            (r = sd_bus_message_open_container(reply, 'a', "{sv}")) < 0 ||
+            (r = sd_bus_message_append(reply, "{sv}", "default_image", "s", p->default_image)) < 0 ||
+            (r = sd_bus_message_open_container(reply, 'e', "sv")) < 0 ||
+            (r = sd_bus_message_append(reply, "s", "allowed_images")) < 0 ||
+            (r = sd_bus_message_open_container(reply, 'v', "as")) < 0 ||
+            (r = sd_bus_message_append_strv(reply, p->allowed_images)) < 0 ||
+            (r = sd_bus_message_close_container(reply)) < 0 ||
+            (r = sd_bus_message_close_container(reply)) < 0 ||
+            (r = sd_bus_message_open_container(reply, 'e', "sv")) < 0 ||
+            (r = sd_bus_message_append(reply, "s", "volume_roots")) < 0 ||
+            (r = sd_bus_message_open_container(reply, 'v', "a(sas)")) < 0 ||
+            (r = append_roots(reply, p, &info.owner)) < 0 ||
+            (r = sd_bus_message_close_container(reply)) < 0 ||
+            (r = sd_bus_message_close_container(reply)) < 0 ||
+            (r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}",
+                                       "max_cpus", "t", (uint64_t) p->max_cpus,
+                                       "max_memory_mib", "t", (uint64_t) p->max_memory_mib,
+                                       "max_sandboxes_per_user", "t", (uint64_t) p->max_sandboxes_per_user,
+                                       "max_operations_per_user", "t", (uint64_t) p->max_operations_per_user,
+                                       "max_execs_per_user", "t", (uint64_t) p->max_execs_per_user,
+                                       "max_execs", "t", (uint64_t) p->max_execs,
+                                       "max_stop_timeout", "t", (uint64_t) p->max_stop_timeout,
+                                       "pids_limit", "t", (uint64_t) p->pids_limit,
+                                       "host_port_min", "q", (uint16_t) p->host_port_min,
+                                       "publish_address", "s", p->publish_address,
+                                       "python_version", "s",
+                                       sbx_python_version_to_string(p->python_version))) < 0 ||
+            (r = sd_bus_message_close_container(reply)) < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
 }
 
 static int property_version(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -306,6 +398,8 @@ const sd_bus_vtable bus_manager_vtable[] = {
                                 method_list, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListSnapshots", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssut)", snapshots),
                                 method_list_snapshots, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetPolicy", SD_BUS_NO_ARGS, SD_BUS_RESULT("a{sv}", policy),
+                                method_get_policy, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ExecSandbox", SD_BUS_ARGS("s", name, "as", argv, "a{sv}", options),
                                 SD_BUS_RESULT("i", exit_status, "ay", stdout, "ay", stderr, "b", truncated),
                                 method_exec, SD_BUS_VTABLE_UNPRIVILEGED),

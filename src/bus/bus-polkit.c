@@ -6,6 +6,9 @@
 
 /* A person may take a while to type a password. */
 #define POLKIT_INTERACTIVE_TIMEOUT_USEC (300ULL * 1000000ULL)
+/* A hung polkitd costs a caller at most this long (then AccessDenied naming polkit):
+ * far below the 25 s every D-Bus client waits by default. */
+#define POLKIT_TIMEOUT_USEC (5ULL * 1000000ULL)
 
 typedef struct Check {
         SbxPolkitCallback callback;
@@ -82,7 +85,7 @@ int sbx_polkit_check_async(sd_bus *bus, sd_bus_message *call, const char *action
                 free(c);
                 return -ENOMEM;
         }
-        r = sd_bus_call_async(bus, &slot, m, on_reply, c, interactive ? POLKIT_INTERACTIVE_TIMEOUT_USEC : 0);
+        r = sd_bus_call_async(bus, &slot, m, on_reply, c, interactive ? POLKIT_INTERACTIVE_TIMEOUT_USEC : POLKIT_TIMEOUT_USEC);
         if (r < 0) {
                 check_free(c);
                 return r;

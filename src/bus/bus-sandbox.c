@@ -28,7 +28,7 @@ static int may_read(sd_bus *bus, const SandboxEntry *e, bool *ret_broadcast, sd_
         if (uid == 0 || (e->owner_valid && e->owner == uid))
                 return 0;
         return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-                                 "Sandbox '%s' belongs to another user; InspectSandbox asks for manage-others", e->name);
+                                 "Sandbox '%s' belongs to another user; its Inspect asks for manage-others", e->display);
 }
 
 static int property_get(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -40,7 +40,7 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
         if (r < 0)
                 return r;
         if (streq(property, "Name"))
-                return sd_bus_message_append(reply, "s", e->name);
+                return sd_bus_message_append(reply, "s", e->display);
         if (streq(property, "Owner"))
                 return sd_bus_message_append(reply, "u", (uint32_t) e->owner);
         if (streq(property, "ContainerId"))
@@ -64,7 +64,7 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
         static int fn(sd_bus_message *msg, void *userdata, sd_bus_error *error) {              \
                 SandboxEntry *e = userdata;                                                     \
                 return operation_start(e->manager, msg, verb,                                   \
-                                       &(OperationArgs) { .name = e->name }, error);           \
+                                       &(OperationArgs) { .object = e }, error);               \
         }
 ENTRY_METHOD(method_start, VERB_START)
 ENTRY_METHOD(method_delete, VERB_DELETE)
@@ -74,37 +74,37 @@ ENTRY_METHOD(method_usage, VERB_USAGE)
 
 static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         SandboxEntry *e = userdata;
-        return bus_method_stop(msg, e->manager, e->name, error);
+        return bus_method_stop(msg, e->manager, NULL, e, error);
 }
 
 static int method_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         SandboxEntry *e = userdata;
-        return bus_method_snapshot(msg, e->manager, e->name, error);
+        return bus_method_snapshot(msg, e->manager, NULL, e, error);
 }
 
 static int method_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         SandboxEntry *e = userdata;
-        return bus_method_exec(msg, e->manager, e->name, false, error);
+        return bus_method_exec(msg, e->manager, NULL, e, false, error);
 }
 
 static int method_start_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         SandboxEntry *e = userdata;
-        return bus_method_exec(msg, e->manager, e->name, true, error);
+        return bus_method_exec(msg, e->manager, NULL, e, true, error);
 }
 
 static int method_copy_to(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         SandboxEntry *e = userdata;
-        return bus_method_copy(msg, e->manager, e->name, true, error);
+        return bus_method_copy(msg, e->manager, NULL, e, true, error);
 }
 
 static int method_copy_from(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         SandboxEntry *e = userdata;
-        return bus_method_copy(msg, e->manager, e->name, false, error);
+        return bus_method_copy(msg, e->manager, NULL, e, false, error);
 }
 
 static int method_verify(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         SandboxEntry *e = userdata;
-        return bus_method_verify(msg, e->manager, e->name, error);
+        return bus_method_verify(msg, e->manager, NULL, e, error);
 }
 
 #define PROP(name, sig, flags) SD_BUS_PROPERTY(name, sig, property_get, 0, flags)

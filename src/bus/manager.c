@@ -2,6 +2,7 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <pthread.h>
 #include <search.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,153 +19,13 @@
 
 #define MAX_POLICY_FILE (1024 * 1024)
 
-/* The registry ------------------------------------------------------------ */
+/* polkit's rules or actions changed: no remembered answer stands. */
+static int on_polkit_changed(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
 
-static int entry_cmp(const void *a, const void *b) {
-        return strcmp(((const SandboxEntry *) a)->name, ((const SandboxEntry *) b)->name);
-}
-
-static void entry_free(void *p) {
-        SandboxEntry *e = p;
-
-        if (!e)
-                return;
-        free(e->name);
-        free(e->path);
-        free(e->container_id);
-        free(e->status);
-        free(e->image);
-        free(e->fingerprint);
-        free(e);
-}
-
-SandboxEntry *manager_get_sandbox(Manager *m, const char *name) {
-        SandboxEntry key = { .name = (char *) name };
-        SandboxEntry **found = tfind(&key, &m->sandboxes, entry_cmp);
-
-        return found ? *found : NULL;
-}
-
-/* Replaces *field with a copy of value; returns 1 if it changed. */
-static int set_string(char **field, const char *value) {
-        char *copy;
-
-        if (streq_ptr(*field, value))
-                return 0;
-        copy = strdup(value);
-        if (!copy)
-                return -ENOMEM;
-        free(*field);
-        *field = copy;
-        return 1;
-}
-
-int manager_put_sandbox(Manager *m, const SbxSandbox *s) {
-        SandboxEntry *e = manager_get_sandbox(m, s->name);
-        const char *changed[8 + 1];     /* the eight tracked properties and a NULL */
-        size_t n = 0;
-        bool is_new = !e;
-        int r;
-
-        if (is_new) {
-                e = calloc(1, sizeof(SandboxEntry));
-                if (!e)
-                        return -ENOMEM;
-                e->manager = m;
-                e->name = strdup(s->name);
-                if (!e->name || bus_sandbox_path(s->name, &e->path) < 0) {
-                        entry_free(e);
-                        return -ENOMEM;
-                }
-                if (!tsearch(e, &m->sandboxes, entry_cmp)) {
-                        entry_free(e);
-                        return -ENOMEM;
-                }
-        }
-
-#define TRACK(expr, prop)                               \
-        do {                                            \
-                if ((r = (expr)) < 0)                   \
-                        return r;                       \
-                if (r > 0)                              \
-                        changed[n++] = prop;            \
-        } while (0)
-        TRACK(set_string(&e->container_id, s->container_id), "ContainerId");
-        TRACK(set_string(&e->status, s->status), "Status");
-        TRACK(set_string(&e->image, s->image), "Image");
-        TRACK(set_string(&e->fingerprint, s->fingerprint), "Fingerprint");
-#undef TRACK
-        if (e->owner != s->owner || e->owner_valid != s->owner_valid) {
-                e->owner = s->owner;
-                e->owner_valid = s->owner_valid;
-                changed[n++] = "Owner";
-        }
-        if (e->state != s->state) {
-                e->state = s->state;
-                changed[n++] = "State";
-        }
-        if (e->verdict != s->verdict) {
-                e->verdict = s->verdict;
-                changed[n++] = "Verdict";
-        }
-        if (e->created_us != s->created_us) {
-                e->created_us = s->created_us;
-                changed[n++] = "CreatedAt";
-        }
-        changed[n] = NULL;
-
-        if (is_new) {
-                (void) sd_bus_emit_signal(m->bus, SBX_BUS_PATH, SBX_BUS_MANAGER_INTERFACE, "SandboxNew", "so", e->name,
-                                          e->path);
-                (void) sd_bus_emit_object_added(m->bus, e->path);
-        } else if (n > 0)
-                (void) sd_bus_emit_properties_changed_strv(m->bus, e->path, SBX_BUS_SANDBOX_INTERFACE,
-                                                           (char **) changed);
+        auth_cache_clear(m->auth_cache);
         return 0;
 }
-
-void manager_set_sandbox_state(Manager *m, const char *name, SbxState state, const char *status) {
-        SandboxEntry *e = manager_get_sandbox(m, name);
-
-        if (!e || (e->state == state && streq_ptr(e->status, status)))
-                return;
-        e->state = state;
-        if (set_string(&e->status, status) < 0)
-                return;
-        (void) sd_bus_emit_properties_changed(m->bus, e->path, SBX_BUS_SANDBOX_INTERFACE, "State", "Status", NULL);
-}
-
-void manager_drop_sandbox(Manager *m, const char *name) {
-        SandboxEntry *e = manager_get_sandbox(m, name);
-
-        if (!e)
-                return;
-        /* InterfacesRemoved is built from the live object: emit before removing. */
-        (void) sd_bus_emit_object_removed(m->bus, e->path);
-        (void) sd_bus_emit_signal(m->bus, SBX_BUS_PATH, SBX_BUS_MANAGER_INTERFACE, "SandboxRemoved", "so", e->name,
-                                  e->path);
-        tdelete(e, &m->sandboxes, entry_cmp);
-        entry_free(e);
-}
-
-static void (*walk_fn)(SandboxEntry *e, void *userdata);
-static void *walk_userdata;
-
-static void walk_action(const void *node, VISIT which, int depth) {
-        if (which == postorder || which == leaf)
-                walk_fn(*(SandboxEntry *const *) node, walk_userdata);
-}
-
-void manager_foreach_sandbox(Manager *m, void (*f)(SandboxEntry *e, void *userdata), void *userdata) {
-        /* twalk() has no userdata; this runs on the main thread only. */
-        walk_fn = f;
-        walk_userdata = userdata;
-        twalk(m->sandboxes, walk_action);
-        walk_fn = NULL;
-        walk_userdata = NULL;
-}
-
-/* Audit --------------------------------------------------------------------- */
 
 /* Idle exit ----------------------------------------------------------------- */
 
@@ -217,13 +78,48 @@ static void arm_idle(Manager *m) {
                                                   (uint64_t) m->idle_timeout_s * 1000000, 0, on_idle, m);
 }
 
-void manager_busy(Manager *m) {
+typedef struct UserShare {
+        uid_t uid;
+        unsigned n;
+} UserShare;
+
+static int share_cmp(const void *a, const void *b) {
+        uid_t x = ((const UserShare *) a)->uid, y = ((const UserShare *) b)->uid;
+        return x < y ? -1 : x > y;
+}
+
+int manager_busy(Manager *m, uid_t uid) {
+        UserShare key = { .uid = uid }, *share, **found = tfind(&key, &m->busy_by_uid, share_cmp);
+
+        if (found)
+                share = *found;
+        else {
+                share = calloc(1, sizeof(UserShare));
+                if (!share)
+                        return -ENOMEM;
+                share->uid = uid;
+                if (!tsearch(share, &m->busy_by_uid, share_cmp)) {
+                        free(share);
+                        return -ENOMEM;
+                }
+        }
+        if (uid != 0 && share->n >= (uint64_t) m->policy->max_operations_per_user)
+                return -EBUSY;
+        share->n++;
         m->n_busy++;
         if (m->idle_source)
                 (void) sd_event_source_set_enabled(m->idle_source, SD_EVENT_OFF);
+        return 0;
 }
 
-void manager_idle(Manager *m) {
+void manager_idle(Manager *m, uid_t uid) {
+        UserShare key = { .uid = uid }, **found = tfind(&key, &m->busy_by_uid, share_cmp);
+
+        if (found && --(*found)->n == 0) {
+                UserShare *share = *found;
+                tdelete(share, &m->busy_by_uid, share_cmp);
+                free(share);
+        }
         if (--m->n_busy > 0)
                 return;
         if (m->name_released)
@@ -242,7 +138,7 @@ static void *worker_init(void *userdata) {
         if (!l)
                 return NULL;
         l->locks = m->locks;
-        l->policy = m->policy;
+        /* l->policy: set for each job (manager_policy_ref()), as a reload may swap it */
         l->docker_socket = m->docker_socket;
         l->init_dir = m->init_dir;
         if (sbx_docker_new(m->docker_host, &l->docker, &e) < 0 || sbx_store_open(m->state_dir, &l->store, &e) < 0) {
@@ -267,21 +163,54 @@ static void worker_fini(void *ctx) {
 
 /* Set-up ------------------------------------------------------------------ */
 
-static int load_policy(const char *path, SbxPolicy **ret) {
+int manager_load_policy(const char *path, SbxPolicy **ret, SbxError *error) {
         _cleanup_free_ char *text = NULL;
-        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         int r;
 
-        r = sbx_read_text_file(path, MAX_POLICY_FILE, &text, &e);
+        r = sbx_read_text_file(path, MAX_POLICY_FILE, &text, error);
         if (r == -ENOENT) {
+                sbx_error_free(error);
                 *ret = sbx_policy_new_default();
                 return *ret ? 0 : -ENOMEM;
         }
-        if (r >= 0)
-                r = sbx_policy_parse(text, ret, &e);
+        return r < 0 ? r : sbx_policy_parse(text, ret, error);
+}
+
+static int load_policy(const char *path, SbxPolicy **ret) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        int r = manager_load_policy(path, ret, &e);
+
         if (r < 0)
                 log_error("%s: %s", path, e.message ?: "out of memory");
         return r;
+}
+
+SbxPolicy *manager_policy_ref(Manager *m) {
+        SbxPolicy *p;
+
+        pthread_mutex_lock(&m->policy_lock);
+        p = sbx_policy_ref(m->policy);
+        pthread_mutex_unlock(&m->policy_lock);
+        return p;
+}
+
+/* SIGHUP: the policy file again, in the same process. A bad file keeps the policy
+ * in force. Operations already on a worker finish under the policy they began with. */
+static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+        SbxPolicy *p = NULL, *old;
+
+        if (load_policy(m->config_path, &p) < 0) {
+                log_warning("%s: not reloaded, the policy in force stays", m->config_path);
+                return 0;
+        }
+        pthread_mutex_lock(&m->policy_lock);
+        old = m->policy;
+        m->policy = p;
+        pthread_mutex_unlock(&m->policy_lock);
+        sbx_policy_unref(old);
+        log_notice("%s: reloaded", m->config_path);
+        return 0;
 }
 
 /* The socket path behind a unix:// host: never to be mounted into a sandbox. */
@@ -304,13 +233,15 @@ int manager_new(const ManagerConfig *c, Manager **ret) {
 
         if (!m)
                 return -ENOMEM;
+        pthread_mutex_init(&m->policy_lock, NULL);
         m->idle_timeout_s = c->idle_timeout_s;
         m->state_dir = strdup(c->state_dir);
         m->docker_host = strdup(c->docker_host);
         m->init_dir = strdup(c->init_dir);
+        m->config_path = strdup(c->config_path);
         m->locks = sbx_keyed_lock_registry_new();
         m->auth_cache = auth_cache_new();
-        if (!m->state_dir || !m->docker_host || !m->init_dir || !m->locks || !m->auth_cache)
+        if (!m->state_dir || !m->docker_host || !m->init_dir || !m->config_path || !m->locks || !m->auth_cache)
                 return -ENOMEM;
         if ((r = docker_socket_of(c->docker_host, &m->docker_socket)) < 0 ||
             (r = load_policy(c->config_path, &m->policy)) < 0)
@@ -333,10 +264,6 @@ int manager_new(const ManagerConfig *c, Manager **ret) {
         return 0;
 }
 
-static void free_entry_node(void *p) {
-        entry_free(p);
-}
-
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
@@ -344,16 +271,19 @@ Manager *manager_free(Manager *m) {
          * jobs (those kills included) finish and are answered before the bus goes. */
         bus_exec_shutdown_all(m);
         sbx_worker_pool_free(m->pool);
+        sbx_worker_pool_free(m->read_pool);
+        tdestroy(m->busy_by_uid, free);
         if (m->bus) {
                 (void) sd_bus_flush(m->bus);
                 sd_bus_flush_close_unref(m->bus);
         }
-        tdestroy(m->sandboxes, free_entry_node);
+        tdestroy(m->sandboxes, manager_free_sandbox_entry);
         sd_event_source_unref(m->idle_source);
         sd_event_unref(m->event);
         sbx_keyed_lock_registry_free(m->locks);
         auth_cache_free(m->auth_cache);
-        sbx_policy_free(m->policy);
+        sbx_policy_unref(m->policy);
+        free(m->config_path);
         free(m->state_dir);
         free(m->docker_host);
         free(m->init_dir);
@@ -391,6 +321,7 @@ static void reconcile(Manager *m) {
 
         if (!l)
                 return;
+        l->policy = m->policy;          /* the main thread: no reload can race it */
         r = sbx_lifecycle_reconcile(l, &e);
         if (r > 0)
                 log_notice("dropped %d stored sandbox(es) whose container is gone", r);
@@ -423,10 +354,12 @@ int manager_run(Manager *m) {
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return -errno;
         if ((r = sd_event_add_signal(m->event, NULL, SIGTERM, on_signal, m)) < 0 ||
-            (r = sd_event_add_signal(m->event, NULL, SIGINT, on_signal, m)) < 0)
+            (r = sd_event_add_signal(m->event, NULL, SIGINT, on_signal, m)) < 0 ||
+            (r = sd_event_add_signal(m->event, NULL, SIGHUP, on_reload, m)) < 0)
                 return r;
 
         if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
@@ -435,6 +368,11 @@ int manager_run(Manager *m) {
                 .n_workers = SBX_WORKERS, .max_queued = SBX_MAX_QUEUED,
                 .init = worker_init, .fini = worker_fini, .init_userdata = m,
         }, &m->pool);
+        if (r >= 0)
+                r = sbx_worker_pool_new(m->event, &(SbxWorkerPoolConfig) {
+                        .n_workers = SBX_READ_WORKERS, .max_queued = SBX_MAX_QUEUED,
+                        .init = worker_init, .fini = worker_fini, .init_userdata = m,
+                }, &m->read_pool);
         if (r < 0)
                 return r;
 
@@ -454,7 +392,11 @@ int manager_run(Manager *m) {
             (r = sd_bus_add_match_async(m->bus, NULL,
                                         "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
                                         "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg2=''",
-                                        on_name_owner_changed, NULL, m)) < 0)
+                                        on_name_owner_changed, NULL, m)) < 0 ||
+            (r = sd_bus_match_signal_async(m->bus, NULL, "org.freedesktop.PolicyKit1",
+                                           "/org/freedesktop/PolicyKit1/Authority",
+                                           "org.freedesktop.PolicyKit1.Authority", "Changed", on_polkit_changed, NULL,
+                                           m)) < 0)
                 return r;
 
         reconcile(m);

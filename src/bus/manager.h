@@ -5,6 +5,7 @@
  * policy, and the registry of known sandboxes behind the per-sandbox objects.
  * sd-bus objects and this registry are touched only on the main thread. */
 
+#include <pthread.h>
 #include <stdint.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
@@ -22,6 +23,7 @@
 #define SBX_BUS_SANDBOX_INTERFACE "org.xagent.Sandbox1.Sandbox"
 
 #define SBX_WORKERS 16U
+#define SBX_READ_WORKERS 4U
 #define SBX_MAX_QUEUED 128U
 
 typedef struct ManagerConfig {
@@ -35,7 +37,8 @@ typedef struct ManagerConfig {
 /* A sandbox as the objects show it (docs/api.md). */
 typedef struct SandboxEntry {
         struct Manager *manager;
-        char *name;
+        char *name;                     /* Docker-level (naming.h): the key */
+        const char *display;            /* as its owner calls it: points into name */
         char *path;
         bool owner_valid;
         uid_t owner;
@@ -51,9 +54,12 @@ typedef struct SandboxEntry {
 typedef struct Manager {
         sd_event *event;
         sd_bus *bus;
-        SbxWorkerPool *pool;
+        SbxWorkerPool *pool;            /* state changes */
+        SbxWorkerPool *read_pool;       /* reads: never behind another caller's slow change */
         SbxKeyedLockRegistry *locks;
-        SbxPolicy *policy;
+        SbxPolicy *policy;              /* main thread; workers take a reference per job */
+        pthread_mutex_t policy_lock;    /* guards swapping it (SIGHUP) against workers' refs */
+        char *config_path;
         char *state_dir;
         char *docker_host;
         char *init_dir;
@@ -64,6 +70,7 @@ typedef struct Manager {
         AuthCache *auth_cache;
 
         unsigned n_busy;                /* operations between their call and their reply */
+        void *busy_by_uid;              /* tsearch() tree: operations in flight per caller */
         unsigned idle_timeout_s;
         sd_event_source *idle_source;
         bool releasing;                 /* idle exit: the name is being given up */
@@ -78,6 +85,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
  * the name, then runs until SIGTERM or the idle exit. */
 int manager_run(Manager *m);
 
+/* Reads a host policy file: a missing file is the built-in defaults; a malformed
+ * one is an error naming the key (also for --check-config). */
+int manager_load_policy(const char *path, SbxPolicy **ret, SbxError *error);
+/* A reference to the policy in force, for a worker's job. */
+SbxPolicy *manager_policy_ref(Manager *m);
+
 SandboxEntry *manager_get_sandbox(Manager *m, const char *name);
 /* Adds or refreshes the entry of a sandbox, emitting SandboxNew and
  * InterfacesAdded for a new one, PropertiesChanged for a changed one. */
@@ -86,10 +99,14 @@ int manager_put_sandbox(Manager *m, const SbxSandbox *s);
 void manager_set_sandbox_state(Manager *m, const char *name, SbxState state, const char *status);
 /* Removes an entry, emitting SandboxRemoved and InterfacesRemoved. */
 void manager_drop_sandbox(Manager *m, const char *name);
+/* Frees an entry (for tdestroy()). */
+void manager_free_sandbox_entry(void *e);
 /* Calls f for each entry. */
 void manager_foreach_sandbox(Manager *m, void (*f)(SandboxEntry *e, void *userdata), void *userdata);
 
-/* Operation bookkeeping, for the idle exit. */
-void manager_busy(Manager *m);
-void manager_idle(Manager *m);
+/* Operation bookkeeping, for the idle exit and each caller's share: busy refuses
+ * (-EBUSY) a caller with max_operations_per_user operations in flight already
+ * (root excepted); every successful busy is paired with one idle. */
+int manager_busy(Manager *m, uid_t uid);
+void manager_idle(Manager *m, uid_t uid);
 

@@ -3,8 +3,10 @@
 
 /* One method call from receipt to reply: who is calling (bus credentials), whose
  * object it touches, polkit's answer, the lifecycle work on a worker thread, and
- * the reply, signals and audit line back on the main thread. The Manager's
- * by-name methods and the per-sandbox objects' methods both come here. */
+ * the reply, signals and audit record back on the main thread. The Manager's
+ * by-name methods (the caller's own namespace) and the per-sandbox objects'
+ * methods (the object's owner) both come here; each verb is one row of a table
+ * (operation.c), and the states follow operation-state.h. */
 
 #include <systemd/sd-bus.h>
 
@@ -33,17 +35,19 @@ typedef enum Verb {
 } Verb;
 
 typedef struct OperationArgs {
-        const char *name;               /* the sandbox */
-        const char *snapshot_id;
-        SbxSpec *spec;                  /* taken over; finalized */
+        const char *name;               /* a sandbox name in the caller's own namespace, or */
+        const SandboxEntry *object;     /* the sandbox of a per-sandbox object (its owner's) */
+        const char *snapshot_id;        /* in the caller's own namespace */
+        SbxSpec *spec;                  /* taken over, also on failure; finalized */
         unsigned timeout_s;             /* stop */
-        char **argv;                    /* exec: taken over */
-        SbxExecOptions *exec;           /* exec: taken over (contents) */
-        int fds[3];                     /* StartExec (stdin/out/err), copies (the tar in fds[0]):
-                                         * taken over; -1 when unused */
+        char **argv;                    /* exec: taken over, also on failure */
+        SbxExecOptions *exec;           /* exec: its contents taken over, also on failure */
+        int fds[3];                     /* StartExec (stdin, stdout, stderr), copies (the tar in
+                                         * fds[0]): taken over, also on failure */
         const char *guest_path;         /* copies */
 } OperationArgs;
 
+/* Arguments with no descriptors (the other verbs leave fds alone, zeroed or not). */
 #define OPERATION_ARGS_INIT(...) ((OperationArgs) { .fds = { -1, -1, -1 }, __VA_ARGS__ })
 
 /* Starts the operation; the reply is sent later. Returns 1 (reply pending) or a
@@ -54,7 +58,7 @@ int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *
 void operation_args_done(OperationArgs *args, Verb verb);
 
 /* Refuses a call before it becomes an operation (bad arguments): fills ret_error
- * from e (or r), writes the audit line for a state change, returns the errno. */
+ * from e (or r), writes the audit record for a state change, returns the errno. */
 int operation_refuse(sd_bus_message *msg, Verb verb, const char *target, const SbxError *e, int r,
                      sd_bus_error *ret_error);
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <gnutls/crypto.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "macro.h"
 #include "naming.h"
@@ -91,4 +92,46 @@ int sbx_snapshot_image_tag(const char *snapshot_id, char **ret) {
 
 int sbx_snapshot_image_ref(const char *snapshot_id, char **ret) {
         return prefixed_safe_name(SBX_SNAPSHOT_REPOSITORY ":", snapshot_id, ret);
+}
+
+bool sbx_name_is_reserved(const char *name) {
+        size_t digits;
+
+        if (!name || name[0] != '~')
+                return false;
+        digits = strspn(name + 1, "0123456789");
+        return digits > 0 && name[1 + digits] == ':';
+}
+
+int sbx_name_qualify(uid_t owner, const char *name, char **ret) {
+        if (owner == 0)
+                return (*ret = strdup(name)) ? 0 : -ENOMEM;
+        return asprintf(ret, "~%u:%s", (unsigned) owner, name) < 0 ? -ENOMEM : 0;
+}
+
+uid_t sbx_name_unqualify(const char *qualified, const char **ret_name) {
+        unsigned long uid;
+        char *end;
+
+        *ret_name = qualified;
+        if (!sbx_name_is_reserved(qualified))
+                return 0;
+        errno = 0;
+        uid = strtoul(qualified + 1, &end, 10);
+        if (errno != 0 || uid == 0 || uid >= (uid_t) -1 || qualified[1] == '0')
+                return 0;       /* not a canonical uid: root's odd name, taken literally */
+        *ret_name = end + 1;
+        return (uid_t) uid;
+}
+
+int sbx_name_from_labels(const char *name_label, uid_t owner, char **ret) {
+        const char *plain;
+
+        if (!name_label) {
+                *ret = NULL;
+                return 0;
+        }
+        if (owner == 0 || sbx_name_unqualify(name_label, &plain) == owner)
+                return (*ret = strdup(name_label)) ? 0 : -ENOMEM;
+        return sbx_name_qualify(owner, name_label, ret);
 }

@@ -39,11 +39,24 @@ SbxPolicy *sbx_policy_free(SbxPolicy *p) {
         return NULL;
 }
 
+SbxPolicy *sbx_policy_ref(SbxPolicy *p) {
+        if (p)
+                __atomic_add_fetch(&p->n_ref, 1, __ATOMIC_RELAXED);
+        return p;
+}
+
+SbxPolicy *sbx_policy_unref(SbxPolicy *p) {
+        if (p && __atomic_sub_fetch(&p->n_ref, 1, __ATOMIC_ACQ_REL) == 0)
+                sbx_policy_free(p);
+        return NULL;
+}
+
 SbxPolicy *sbx_policy_new_default(void) {
         _cleanup_(sbx_policy_freep) SbxPolicy *p = calloc(1, sizeof(SbxPolicy));
         if (!p)
                 return NULL;
 
+        p->n_ref = 1;
         p->max_cpus = SBX_POLICY_DEFAULT_MAX_CPUS;
         p->max_memory_mib = SBX_POLICY_DEFAULT_MAX_MEMORY_MIB;
         p->max_sandboxes_per_user = SBX_POLICY_DEFAULT_MAX_SANDBOXES_PER_USER;
@@ -51,6 +64,8 @@ SbxPolicy *sbx_policy_new_default(void) {
         p->max_execs_per_user = SBX_POLICY_DEFAULT_MAX_EXECS_PER_USER;
         p->max_execs = SBX_POLICY_DEFAULT_MAX_EXECS;
         p->host_port_min = SBX_POLICY_DEFAULT_HOST_PORT_MIN;
+        p->max_operations_per_user = SBX_POLICY_DEFAULT_MAX_OPERATIONS_PER_USER;
+        p->max_stop_timeout = SBX_POLICY_DEFAULT_MAX_STOP_TIMEOUT;
         p->python_version = SBX_PYTHON_DEFAULT;
 
         p->default_image = strdup(SBX_POLICY_DEFAULT_IMAGE);
@@ -340,6 +355,8 @@ static const struct {
         INT_KEY(max_execs_per_user,     1,                  SBX_POLICY_MAX_EXECS_LIMIT),
         INT_KEY(max_execs,              1,                  SBX_POLICY_MAX_EXECS_LIMIT),
         INT_KEY(host_port_min,          1,                  SBX_MAX_PORT),
+        INT_KEY(max_operations_per_user, 1,                 SBX_POLICY_MAX_OPERATIONS_PER_USER_LIMIT),
+        INT_KEY(max_stop_timeout,       0,                  SBX_POLICY_MAX_STOP_TIMEOUT_LIMIT),
 #undef INT_KEY
 };
 

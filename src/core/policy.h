@@ -39,6 +39,12 @@
 #define SBX_POLICY_DEFAULT_MAX_EXECS 32
 #define SBX_POLICY_DEFAULT_HOST_PORT_MIN 1024
 #define SBX_POLICY_DEFAULT_PUBLISH_ADDRESS "127.0.0.1"
+/* One caller's operations in flight: half the state-change workers, so another
+ * user always finds some free. */
+#define SBX_POLICY_DEFAULT_MAX_OPERATIONS_PER_USER 8
+#define SBX_POLICY_MAX_OPERATIONS_PER_USER_LIMIT 128
+#define SBX_POLICY_DEFAULT_MAX_STOP_TIMEOUT 60
+#define SBX_POLICY_MAX_STOP_TIMEOUT_LIMIT 3600
 
 /* Where the Docker socket lives when the daemon is given no other docker host. */
 #define SBX_DOCKER_SOCKET_DEFAULT "/var/run/docker.sock"
@@ -71,10 +77,14 @@ typedef struct SbxPolicy {
         int64_t max_execs_per_user;
         int64_t max_execs;
         int64_t host_port_min;
+        int64_t max_operations_per_user;        /* one caller's operations in flight */
+        int64_t max_stop_timeout;               /* seconds a stop may wait before SIGKILL */
         char *publish_address;  /* an IPv4 or IPv6 literal */
         /* The Python whose repr() the fingerprint stamped on created sandboxes
          * follows ("3.11"…"3.14"); verification accepts every version's. */
         SbxPythonVersion python_version;
+
+        unsigned n_ref;         /* sbx_policy_ref()/unref(): a policy shared across threads */
 } SbxPolicy;
 
 /* Who a sandbox is for; name and home as the user database has them (may be NULL:
@@ -91,6 +101,10 @@ typedef struct SbxOwner {
 /* The built-in defaults (the policy of a missing file). NULL on allocation failure. */
 SbxPolicy *sbx_policy_new_default(void);
 SbxPolicy *sbx_policy_free(SbxPolicy *p);
+/* A policy is created with one reference; ref/unref are atomic, and the last
+ * unref frees it (the daemon swaps in a re-read policy while workers use the old). */
+SbxPolicy *sbx_policy_ref(SbxPolicy *p);
+SbxPolicy *sbx_policy_unref(SbxPolicy *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SbxPolicy *, sbx_policy_free);
 
 /* Parses a policy document: one JSON object (json-c's syntax, so comments are

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "path.h"
+#include "naming.h"
 #include "spec.h"
 #include "utf8.h"
 
@@ -424,6 +425,10 @@ int sbx_spec_check_admissible(const SbxSpec *spec, SbxError *error) {
 int sbx_name_validate(const char *field, const char *name, SbxError *error) {
         if (isempty(name))
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: the name is empty", field);
+        if (sbx_name_is_reserved(name))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "%s: '~UID:…' is the form of another owner's name, which no name may take",
+                                     field);
         return check_text(field, "the name", name, SBX_MAX_NAME_LEN, false, error);
 }
 

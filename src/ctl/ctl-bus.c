@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bus-error.h"
 #include "ctl-agent.h"
 #include "ctl-bus.h"
 #include "json-util.h"
+#include "naming.h"
 
 int ctl_bus_connect(const CtlOptions *o, sd_bus **ret) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
@@ -31,6 +34,52 @@ int ctl_bus_connect(const CtlOptions *o, sd_bus **ret) {
 int ctl_bus_new_call(sd_bus *bus, const char *method, sd_bus_message **ret) {
         return sd_bus_message_new_method_call(bus, ret, CTL_BUS_SERVICE, CTL_BUS_MANAGER_PATH,
                                               CTL_BUS_MANAGER_INTERFACE, method);
+}
+
+static int parse_user(const char *user, uid_t *ret) {
+        struct passwd *pw;
+        char *end;
+        unsigned long v;
+
+        errno = 0;
+        v = strtoul(user, &end, 10);
+        if (*user && !*end && errno == 0 && v < (uid_t) -1) {
+                *ret = (uid_t) v;
+                return 0;
+        }
+        pw = getpwnam(user);
+        if (!pw)
+                return -ESRCH;
+        *ret = pw->pw_uid;
+        return 0;
+}
+
+int ctl_bus_new_sandbox_call(sd_bus *bus, const CtlOptions *o, const char *method, const char *name,
+                             sd_bus_message **ret) {
+        _cleanup_free_ char *qualified = NULL, *path = NULL, *object_method = NULL;
+        const char *suffix;
+        uid_t uid;
+        int r;
+
+        if (!o->owner) {
+                if ((r = ctl_bus_new_call(bus, method, ret)) < 0 || (r = sd_bus_message_append(*ret, "s", name)) < 0)
+                        return ctl_bus_fail(method, r), r;
+                return 0;
+        }
+        if (parse_user(o->owner, &uid) < 0) {
+                fprintf(stderr, "xagent-sandboxctl: --owner: no such user: %s\n", o->owner);
+                return -ESRCH;
+        }
+        suffix = strstr(method, "Sandbox");
+        if ((r = sbx_name_qualify(uid, name, &qualified)) < 0 ||
+            (r = sd_bus_path_encode(CTL_BUS_SANDBOX_PREFIX, qualified, &path)) < 0 ||
+            !(object_method = strndup(method, suffix ? (size_t) (suffix - method) : strlen(method))))
+                return ctl_bus_fail(method, r < 0 ? r : -ENOMEM), -ENOMEM;
+        r = sd_bus_message_new_method_call(bus, ret, CTL_BUS_SERVICE, path, CTL_BUS_SANDBOX_INTERFACE,
+                                           object_method);
+        if (r < 0)
+                return ctl_bus_fail(method, r), r;
+        return 0;
 }
 
 int ctl_bus_call(sd_bus *bus, sd_bus_message *m, uint64_t timeout_usec, const CtlOptions *o,

@@ -12,6 +12,8 @@
 #define CTL_BUS_SERVICE "org.xagent.Sandbox1"
 #define CTL_BUS_MANAGER_PATH "/org/xagent/Sandbox1"
 #define CTL_BUS_MANAGER_INTERFACE "org.xagent.Sandbox1.Manager"
+#define CTL_BUS_SANDBOX_PREFIX "/org/xagent/Sandbox1/sandbox"
+#define CTL_BUS_SANDBOX_INTERFACE "org.xagent.Sandbox1.Sandbox"
 
 /* Long enough for Docker's slower operations and for a person typing a password. */
 #define CTL_BUS_CALL_TIMEOUT_USEC (120ULL * 1000 * 1000)
@@ -22,6 +24,13 @@ int ctl_bus_connect(const CtlOptions *o, sd_bus **ret);
 
 /* A new call of a Manager method; the caller appends the arguments. */
 int ctl_bus_new_call(sd_bus *bus, const char *method, sd_bus_message **ret);
+
+/* A call about the sandbox name: the Manager's by-name method ("…Sandbox", with the
+ * name appended: the caller's own namespace), or with o->owner the same method of
+ * that user's sandbox object (the names belong to their owner). The caller appends
+ * the rest. Prints why and returns a negative errno on failure. */
+int ctl_bus_new_sandbox_call(sd_bus *bus, const CtlOptions *o, const char *method, const char *name,
+                             sd_bus_message **ret);
 
 /* Sends m and waits for the reply (timeout_usec 0 = CTL_BUS_CALL_TIMEOUT_USEC), running
  * polkit's text agent around it when o->ask_password. On failure prints

@@ -28,9 +28,10 @@ static int spec_call(int argc, char **argv, CtlOptions *o, const char *method,
                 return r;
         if (ctl_bus_connect(o, &bus) < 0)
                 return CTL_EXIT_FAILURE;
-        if ((r = ctl_bus_new_call(bus, method, &m)) < 0 ||
-            (r = sd_bus_message_append(m, "s", argv[optind])) < 0)
-                return ctl_bus_fail(method, r);
+        if (o->owner && streq(method, "CreateSandbox"))
+                return ctl_usage_error("create", "--owner: a sandbox is created in its creator's own names");
+        if (ctl_bus_new_sandbox_call(bus, o, method, argv[optind], &m) < 0)
+                return CTL_EXIT_FAILURE;
         if ((r = sbx_bus_append_spec(m, spec, &error)) < 0)
                 return sbx_error_is_set(&error) ? ctl_fail(method, r, &error) : ctl_bus_fail(method, r);
         *ret_bus = TAKE_PTR(bus);

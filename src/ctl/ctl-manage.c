@@ -22,9 +22,9 @@ static int call_by_name(const CtlOptions *o, const char *method, const char *nam
 
         if (ctl_bus_connect(o, &bus) < 0)
                 return CTL_EXIT_FAILURE;
-        if ((r = ctl_bus_new_call(bus, method, &m)) < 0 ||
-            (r = sd_bus_message_append(m, "s", name)) < 0 ||
-            (extra && (r = extra(m, userdata)) < 0))
+        if (ctl_bus_new_sandbox_call(bus, o, method, name, &m) < 0)
+                return CTL_EXIT_FAILURE;
+        if (extra && (r = extra(m, userdata)) < 0)
                 return ctl_bus_fail(method, r);
         if (ctl_bus_call(bus, m, timeout_usec, o, ret) < 0)
                 return CTL_EXIT_FAILURE;
@@ -109,6 +109,8 @@ int verb_delete(int argc, char **argv, CtlOptions *o) {
 }
 
 int verb_delete_snapshot(int argc, char **argv, CtlOptions *o) {
+        if (o->owner)
+                return ctl_usage_error("delete-snapshot", "--owner: a snapshot is deleted by its owner");
         return simple_call(argc, argv, o, "DeleteSnapshot");
 }
 

@@ -23,6 +23,9 @@ static int common_option(int c, const char *verb, CtlOptions *o) {
         case CTL_ARG_NO_ASK_PASSWORD:
                 o->ask_password = false;
                 return CTL_PROCEED;
+        case CTL_ARG_OWNER:
+                o->owner = optarg;
+                return CTL_PROCEED;
         default:
                 return CTL_EXIT_USAGE;
         }

@@ -12,6 +12,7 @@
 typedef struct CtlOptions {
         bool json;
         bool ask_password;      /* on a terminal, unless --no-ask-password */
+        const char *owner;      /* --owner USER: another user's sandbox, through its object */
 } CtlOptions;
 
 /* Exit statuses: 0 success, 1 any failure (a refused call, a local error, a verdict
@@ -27,11 +28,13 @@ enum {
         CTL_ARG_JSON = 0x100,
         CTL_ARG_NO_ASK_PASSWORD,
         CTL_ARG_VERSION,
+        CTL_ARG_OWNER,
 };
 #define CTL_COMMON_OPTIONS                                                      \
         { "help",            no_argument, NULL, 'h'                     },      \
         { "json",            no_argument, NULL, CTL_ARG_JSON            },      \
-        { "no-ask-password", no_argument, NULL, CTL_ARG_NO_ASK_PASSWORD }
+        { "no-ask-password", no_argument, NULL, CTL_ARG_NO_ASK_PASSWORD },     \
+        { "owner",     required_argument, NULL, CTL_ARG_OWNER           }
 
 /* A command's handler for its own options: returns CTL_PROCEED or an exit status. */
 typedef int (*CtlOptionHandler)(int c, const char *arg, void *userdata);

@@ -51,6 +51,7 @@ static const Verb verbs[] = {
 #define COMMON_OPTIONS_HELP                                                     \
         "     --json                   Print JSON for programs\n"               \
         "     --no-ask-password        Never ask for a password (polkit)\n"     \
+        "     --owner USER             Another user's sandbox (root, manage-others)\n" \
         "  -h --help                   Show this help\n"
 
 static const Verb *find_verb(const char *name) {
@@ -114,6 +115,9 @@ int main(int argc, char **argv) {
                         break;
                 case CTL_ARG_NO_ASK_PASSWORD:
                         o.ask_password = false;
+                        break;
+                case CTL_ARG_OWNER:
+                        o.owner = optarg;
                         break;
                 default:
                         fprintf(stderr, "xagent-sandboxctl: unknown option '%s'; see --help\n", argv[optind - 1]);

@@ -22,7 +22,8 @@ static void help(void) {
                "     --state-dir DIR        State (default: $STATE_DIRECTORY, else /var/lib/xagent-sandbox)\n"
                "     --docker-host URL      Docker endpoint (default: $DOCKER_HOST, else unix:///var/run/docker.sock)\n"
                "     --idle-timeout SECONDS Exit after so long without calls (default: 30; 0 = never)\n"
-               "     --init-dir DIR         Where xagent-sandbox-init is (default: %s)\n",
+               "     --init-dir DIR         Where xagent-sandbox-init is (default: %s)\n"
+               "     --check-config [PATH]  Check a host policy file (default: --config's) and exit\n",
                SBX_POLICY_PATH, SBX_INIT_DIR);
 }
 
@@ -38,8 +39,26 @@ static int parse_seconds(const char *s, unsigned *ret) {
         return 0;
 }
 
+/* The host policy as the daemon would read it: "PATH: ok", or the key and the rule
+ * it breaks, without starting anything. */
+static int do_check_config(const char *path, int n_args) {
+        _cleanup_(sbx_policy_freep) SbxPolicy *p = NULL;
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+
+        if (n_args > 1) {
+                log_error("--check-config takes at most one path");
+                return EXIT_FAILURE;
+        }
+        if (manager_load_policy(path, &p, &e) < 0) {
+                fprintf(stderr, "%s: %s\n", path, e.message ?: "out of memory");
+                return EXIT_FAILURE;
+        }
+        printf("%s: ok\n", path);
+        return EXIT_SUCCESS;
+}
+
 int main(int argc, char **argv) {
-        enum { ARG_VERSION = 0x100, ARG_CONFIG, ARG_STATE_DIR, ARG_DOCKER_HOST, ARG_IDLE_TIMEOUT, ARG_INIT_DIR };
+        enum { ARG_VERSION = 0x100, ARG_CONFIG, ARG_STATE_DIR, ARG_DOCKER_HOST, ARG_IDLE_TIMEOUT, ARG_INIT_DIR, ARG_CHECK_CONFIG };
         static const struct option options[] = {
                 { "help",         no_argument,       NULL, 'h'              },
                 { "version",      no_argument,       NULL, ARG_VERSION      },
@@ -48,6 +67,7 @@ int main(int argc, char **argv) {
                 { "docker-host",  required_argument, NULL, ARG_DOCKER_HOST  },
                 { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },
                 { "init-dir",     required_argument, NULL, ARG_INIT_DIR     },
+                { "check-config", no_argument,       NULL, ARG_CHECK_CONFIG },
                 {}
         };
         ManagerConfig config = {
@@ -58,6 +78,7 @@ int main(int argc, char **argv) {
                 .idle_timeout_s = 30,
         };
         _cleanup_(manager_freep) Manager *m = NULL;
+        bool check_config = false;
         int c, r;
 
         log_setup();
@@ -79,6 +100,9 @@ int main(int argc, char **argv) {
                 case ARG_DOCKER_HOST:
                         config.docker_host = optarg;
                         break;
+                case ARG_CHECK_CONFIG:
+                        check_config = true;
+                        break;
                 case ARG_INIT_DIR:
                         if (optarg[0] != '/') {
                                 log_error("--init-dir: not an absolute path: %s", optarg);
@@ -95,6 +119,8 @@ int main(int argc, char **argv) {
                 default:
                         return EXIT_FAILURE;
                 }
+        if (check_config)
+                return do_check_config(optind < argc ? argv[optind] : config.config_path, argc - optind);
         if (optind < argc) {
                 log_error("takes no arguments");
                 return EXIT_FAILURE;

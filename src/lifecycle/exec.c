@@ -9,6 +9,7 @@
 #include "docker-container.h"
 #include "exec.h"
 #include "labels.h"
+#include "naming.h"
 #include "owner-info.h"
 #include "tar-filter.h"
 
@@ -43,34 +44,6 @@ void sbx_exec_result_done(SbxExecResult *r) {
         free(r->out);
         free(r->err);
         *r = (SbxExecResult) {};
-}
-
-/* The sandbox's container: its id, if it belongs to owner and runs. */
-static int find_running(SbxLifecycle *l, const char *name, uid_t owner, char **ret_id, SbxError *error) {
-        _cleanup_(json_object_putp) json_object *list = NULL;
-        _cleanup_free_ char *filter = NULL;
-        json_object *c, *labels, *v;
-        uid_t label_owner;
-        int r;
-
-        if (asprintf(&filter, "%s=%s", SBX_LABEL_SANDBOX_NAME, name) < 0)
-                return -ENOMEM;
-        r = sbx_docker_container_list(l->docker, (const char *const[]) {
-                SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE, filter, NULL }, &list, error);
-        if (r < 0)
-                return r;
-        if (json_object_array_length(list) == 0)
-                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
-        c = json_object_array_get_idx(list, 0);
-        labels = json_object_object_get(c, "Labels");
-        v = labels ? json_object_object_get(labels, SBX_LABEL_OWNER) : NULL;
-        if (sbx_label_parse_owner(v ? json_object_get_string(v) : NULL, &label_owner) < 0 || label_owner != owner)
-                return sbx_error_set(error, SBX_ERROR_ACCESS_DENIED,
-                                     "Sandbox '%s' is no longer the one that was authorized (its owner changed); "
-                                     "try again", name);
-        if (!streq_ptr(json_object_get_string(json_object_object_get(c, "State")), "running"))
-                return sbx_error_set(error, SBX_ERROR_NOT_RUNNING, "Sandbox '%s' is not running", name);
-        return sbx_docker_json_string(c, "Id", ret_id, error);
 }
 
 /* "uid:gid": the group the sandbox was created for, else the owner's primary one. */
@@ -159,20 +132,22 @@ static int start_exec(SbxLifecycle *l, SbxExecProcess *p, const SbxExecRequest *
         return 0;
 }
 
-int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, uid_t expected_owner, const SbxExecRequest *req,
-                             SbxExecProcess **ret, SbxError *error) {
+int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, const SbxExecRequest *req, SbxExecProcess **ret,
+                             SbxError *error) {
         _cleanup_(sbx_exec_process_freep) SbxExecProcess *p = NULL;
+        const char *plain;
+        uid_t owner = sbx_name_unqualify(name, &plain);
         int r;
 
-        if (!req->argv || !req->argv[0] || expected_owner == SBX_ANY_OWNER || !ret)
+        if (!req->argv || !req->argv[0] || !ret)
                 return -EINVAL;
         p = calloc(1, sizeof(SbxExecProcess));
         if (!p)
                 return -ENOMEM;
         p->relay = SBX_RELAY_INIT;
         if ((r = make_token(p->token)) < 0 ||
-            (r = find_running(l, name, expected_owner, &p->container_id, error)) < 0 ||
-            (r = owner_user(l, name, p->container_id, expected_owner, &p->user, error)) < 0 ||
+            (r = sbx_lifecycle_container_id(l, name, &p->container_id, error)) < 0 ||
+            (r = owner_user(l, name, p->container_id, owner, &p->user, error)) < 0 ||
             (r = start_exec(l, p, req, error)) < 0)
                 return r;
         *ret = TAKE_PTR(p);
@@ -235,13 +210,13 @@ static int time_out(SbxLifecycle *l, SbxExecProcess *p, unsigned timeout_s, SbxE
                              timeout_s);
 }
 
-int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, uid_t expected_owner, const SbxExecRequest *req,
+int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, const SbxExecRequest *req,
                                const void *in, size_t in_size, unsigned timeout_s, uint64_t limit,
                                SbxExecResult *ret, SbxError *error) {
         _cleanup_(sbx_exec_process_freep) SbxExecProcess *p = NULL;
         int r;
 
-        r = sbx_lifecycle_exec_start(l, name, expected_owner, req, &p, error);
+        r = sbx_lifecycle_exec_start(l, name, req, &p, error);
         if (r < 0)
                 return r;
         p->relay.in_data = in;
@@ -324,15 +299,14 @@ static int owner_ids(const SbxExecProcess *p, uid_t *uid, gid_t *gid) {
         return 0;
 }
 
-int sbx_lifecycle_copy_to(SbxLifecycle *l, const char *name, uid_t expected_owner, const char *guest_dir,
-                          int tar_fd, SbxError *error) {
+int sbx_lifecycle_copy_to(SbxLifecycle *l, const char *name, const char *guest_dir, int tar_fd, SbxError *error) {
         _cleanup_(sbx_exec_process_freep) SbxExecProcess *p = NULL;
         CopyFilter c = { .error = SBX_ERROR_NULL };
         uid_t uid;
         gid_t gid;
         int r;
 
-        r = sbx_lifecycle_exec_start(l, name, expected_owner, &(SbxExecRequest) {
+        r = sbx_lifecycle_exec_start(l, name, &(SbxExecRequest) {
                 .argv = (char *[]) { (char *) "tar", (char *) "-x", (char *) "-f", (char *) "-", (char *) "-C",
                                      (char *) guest_dir, NULL } }, &p, error);
         if (r < 0)
@@ -356,8 +330,7 @@ int sbx_lifecycle_copy_to(SbxLifecycle *l, const char *name, uid_t expected_owne
         return copy_result(l, p, "guest_dir", guest_dir, error);
 }
 
-int sbx_lifecycle_copy_from(SbxLifecycle *l, const char *name, uid_t expected_owner, const char *guest_path,
-                            int tar_fd, SbxError *error) {
+int sbx_lifecycle_copy_from(SbxLifecycle *l, const char *name, const char *guest_path, int tar_fd, SbxError *error) {
         _cleanup_(sbx_exec_process_freep) SbxExecProcess *p = NULL;
         _cleanup_free_ char *dir = strdup(guest_path), *base = NULL;
         char *slash;
@@ -378,7 +351,7 @@ int sbx_lifecycle_copy_from(SbxLifecycle *l, const char *name, uid_t expected_ow
         else if (slash)
                 *slash = 0;
 
-        r = sbx_lifecycle_exec_start(l, name, expected_owner, &(SbxExecRequest) {
+        r = sbx_lifecycle_exec_start(l, name, &(SbxExecRequest) {
                 .argv = (char *[]) { (char *) "tar", (char *) "-c", (char *) "-f", (char *) "-", (char *) "-C", dir,
                                      base, NULL } }, &p, error);
         if (r < 0)

@@ -46,10 +46,11 @@ typedef struct SbxExecProcess {
 SbxExecProcess *sbx_exec_process_free(SbxExecProcess *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SbxExecProcess *, sbx_exec_process_free);
 
-/* Starts the request in the sandbox `name`, which must (still) belong to
- * expected_owner (SBX_ANY_OWNER: any) and be running (NotRunning otherwise). */
-int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, uid_t expected_owner, const SbxExecRequest *req,
-                             SbxExecProcess **ret, SbxError *error);
+/* Starts the request in the sandbox `name` (the Docker-level name, naming.h: it
+ * says whose sandbox it is, and so whose uid runs), which must be running
+ * (NotRunning otherwise). */
+int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, const SbxExecRequest *req, SbxExecProcess **ret,
+                             SbxError *error);
 
 /* Signals the exec's processes (as the owner, through the service's init).
  * Returns 1 when something was signalled, 0 when nothing was left. */
@@ -70,7 +71,7 @@ void sbx_exec_result_done(SbxExecResult *r);
 /* ExecSandbox: runs to the end with stdin from a buffer and the output captured
  * up to limit bytes per stream. Past timeout_s the processes are killed and the
  * result is TimedOut. */
-int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, uid_t expected_owner, const SbxExecRequest *req,
+int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, const SbxExecRequest *req,
                                const void *in, size_t in_size, unsigned timeout_s, uint64_t limit,
                                SbxExecResult *ret, SbxError *error);
 
@@ -85,7 +86,5 @@ int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, uid_t expected
  * privileges, on a verified sandbox. */
 #define SBX_COPY_TIMEOUT_S 600U
 
-int sbx_lifecycle_copy_to(SbxLifecycle *l, const char *name, uid_t expected_owner, const char *guest_dir,
-                          int tar_fd, SbxError *error);
-int sbx_lifecycle_copy_from(SbxLifecycle *l, const char *name, uid_t expected_owner, const char *guest_path,
-                            int tar_fd, SbxError *error);
+int sbx_lifecycle_copy_to(SbxLifecycle *l, const char *name, const char *guest_dir, int tar_fd, SbxError *error);
+int sbx_lifecycle_copy_from(SbxLifecycle *l, const char *name, const char *guest_path, int tar_fd, SbxError *error);

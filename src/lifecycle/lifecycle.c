@@ -60,6 +60,14 @@ static int lock_key(SbxLifecycle *l, const char *prefix, const char *key, SbxKey
 }
 
 /* A Docker-level "not found" or "conflict" becomes the caller's own error kind. */
+/* A Docker-level name as its owner calls it, for messages. */
+static const char *plain(const char *name) {
+        const char *p;
+
+        (void) sbx_name_unqualify(name, &p);
+        return p;
+}
+
 _printf_(3, 4) static int remap(SbxError *error, SbxErrorKind kind, const char *fmt, ...) {
         va_list ap;
         int r;
@@ -71,47 +79,52 @@ _printf_(3, 4) static int remap(SbxError *error, SbxErrorKind kind, const char *
         return r;
 }
 
-/* The managed container carrying this sandbox name (xagent's lookup: by labels,
- * not by the derived container name). Returns 1 and its id, or 0 if none.
- *
- * With expected_owner other than SBX_ANY_OWNER, the container must belong to
- * that uid: the caller was authorized for that owner's sandbox, and this runs
- * under the name's lock, so a sandbox deleted and re-created by someone else
- * since then is refused rather than acted on. */
-static int find_container(SbxLifecycle *l, const char *name, uid_t expected_owner, char **ret_id,
-                          SbxError *error) {
-        _cleanup_(json_object_putp) json_object *list = NULL;
+/* The first listed container whose owner label is owner's (missing or blank:
+ * root's). Returns 1 and its id, 0 if none. */
+static int pick_owned(json_object *list, uid_t owner, char **ret_id, SbxError *error) {
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+                json_object *c = json_object_array_get_idx(list, i), *labels, *label, *id;
+                uid_t uid;
+
+                labels = json_object_object_get(c, "Labels");
+                label = labels ? json_object_object_get(labels, SBX_LABEL_OWNER) : NULL;
+                if (sbx_label_parse_owner(label ? json_object_get_string(label) : NULL, &uid) < 0 || uid != owner)
+                        continue;
+                if (!json_object_object_get_ex(c, "Id", &id) || !json_object_is_type(id, json_type_string))
+                        return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker: a listed container has no Id");
+                *ret_id = strdup(json_object_get_string(id));
+                return *ret_id ? 1 : -ENOMEM;
+        }
+        return 0;
+}
+
+static int list_named(SbxLifecycle *l, const char *name_label, json_object **ret, SbxError *error) {
         _cleanup_free_ char *filter = NULL;
-        const char *labels[3];
-        json_object *c, *id, *owner_label;
-        uid_t owner = 0;
+
+        if (asprintf(&filter, "%s=%s", SBX_LABEL_SANDBOX_NAME, name_label) < 0)
+                return -ENOMEM;
+        return sbx_docker_container_list(l->docker, (const char *const[]) {
+                SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE, filter, NULL }, ret, error);
+}
+
+/* The managed container of the Docker-level name (xagent's look-up: by labels, not
+ * by the derived container name), in its owner's namespace only: a container
+ * carrying the name label but another owner's label is not this sandbox. An
+ * owner's container from before names had owners carries the plain name: it is
+ * found too. Returns 1 and its id, or 0 if none. */
+static int find_container(SbxLifecycle *l, const char *name, char **ret_id, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *list = NULL, *legacy = NULL;
+        const char *plain;
+        uid_t owner = sbx_name_unqualify(name, &plain);
         int r;
 
-        if (asprintf(&filter, "%s=%s", SBX_LABEL_SANDBOX_NAME, name) < 0)
-                return -ENOMEM;
-        labels[0] = SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE;
-        labels[1] = filter;
-        labels[2] = NULL;
-        r = sbx_docker_container_list(l->docker, labels, &list, error);
-        if (r < 0)
+        if ((r = list_named(l, name, &list, error)) < 0 || (r = pick_owned(list, owner, ret_id, error)) != 0)
                 return r;
-        if (json_object_array_length(list) == 0)
+        if (owner == 0)
                 return 0;
-        c = json_object_array_get_idx(list, 0);
-        if (!json_object_object_get_ex(c, "Id", &id) || !json_object_is_type(id, json_type_string))
-                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker: a listed container has no Id");
-
-        if (expected_owner != SBX_ANY_OWNER) {
-                json_object *all_labels = json_object_object_get(c, "Labels");
-                owner_label = all_labels ? json_object_object_get(all_labels, SBX_LABEL_OWNER) : NULL;
-                if (sbx_label_parse_owner(owner_label ? json_object_get_string(owner_label) : NULL, &owner) < 0 ||
-                    owner != expected_owner)
-                        return sbx_error_set(error, SBX_ERROR_ACCESS_DENIED,
-                                             "Sandbox '%s' is no longer the one that was authorized (its owner "
-                                             "changed); try again", name);
-        }
-        *ret_id = strdup(json_object_get_string(id));
-        return *ret_id ? 1 : -ENOMEM;
+        if ((r = list_named(l, plain, &legacy, error)) < 0)
+                return r;
+        return pick_owned(legacy, owner, ret_id, error);
 }
 
 static int inspect_container(SbxLifecycle *l, const char *id, SbxObserved **ret, SbxError *error) {
@@ -221,7 +234,7 @@ static int describe(SbxLifecycle *l, const char *name, const char *id, SbxSandbo
 
         if ((r = inspect_container(l, id, &o, error)) < 0)
                 return sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)
-                        ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name) : r;
+                        ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name)) : r;
         if ((r = load_row(l, name, o->id, &row, &stored, error)) < 0)
                 return r;
         r = make_sandbox(l, name, o, row, stored, ret);
@@ -232,12 +245,12 @@ static int describe(SbxLifecycle *l, const char *name, const char *id, SbxSandbo
 
 int sbx_lifecycle_inspect(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error) {
         _cleanup_free_ char *id = NULL;
-        int r = find_container(l, name, SBX_ANY_OWNER, &id, error);
+        int r = find_container(l, name, &id, error);
 
         if (r < 0)
                 return r;
         if (r == 0)
-                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
         return describe(l, name, id, ret, error);
 }
 
@@ -254,18 +267,23 @@ static void compensate(SbxLifecycle *l, const char *id) {
 
 static int resolve_image(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, char **ret, SbxError *error) {
         _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *snap = NULL;
+        _cleanup_free_ char *id = NULL;
         int r;
 
         if (spec->template_type == SBX_TEMPLATE_IMAGE)
                 return (*ret = strdup(spec->image)) ? 0 : -ENOMEM;
 
-        /* A snapshot is a template only for its owner; another's is as good as absent. */
-        r = sbx_store_get_snapshot(l->store, spec->snapshot_id, &snap, error);
+        /* A snapshot is a template only for its owner: looked up in the owner's
+         * namespace, and used by the image id recorded when it was made, never by a
+         * tag someone else can move. */
+        if ((r = sbx_name_qualify(owner->uid, spec->snapshot_id, &id)) < 0)
+                return r;
+        r = sbx_store_get_snapshot(l->store, id, &snap, error);
         if (r < 0)
                 return r;
         if (r == 0 || snap->owner_uid != owner->uid)
                 return sbx_error_set(error, SBX_ERROR_NO_SUCH_SNAPSHOT, "Snapshot not found: %s", spec->snapshot_id);
-        *ret = TAKE_PTR(snap->image_tag);
+        *ret = TAKE_PTR(snap->image_id);
         return 0;
 }
 
@@ -352,7 +370,7 @@ static int verify_published(SbxLifecycle *l, const char *name, const SbxSpec *sp
         if (fclose(f) != 0)
                 return -ENOMEM;
         return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT,
-                             "Sandbox '%s' failed publish verification; mismatched fields: %s", name, list);
+                             "Sandbox '%s' failed publish verification; mismatched fields: %s", plain(name), list);
 }
 
 static int record(SbxLifecycle *l, const char *name, const SbxSpec *spec, const char *fp, const SbxOwner *owner,
@@ -415,14 +433,17 @@ int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec,
         char fp[SBX_FINGERPRINT_HEX_LEN + 1];
         int r;
 
+        if (sbx_name_unqualify(name, &(const char *) { NULL }) != owner->uid)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "'%s' is not a name of uid %u", name,
+                                     (unsigned) owner->uid);
         if ((r = lock_key(l, "sandbox", name, &lock)) < 0)
                 return r;
 
-        r = find_container(l, name, SBX_ANY_OWNER, &existing, error);
+        r = find_container(l, name, &existing, error);
         if (r < 0)
                 return r;
         if (r > 0)
-                return sbx_error_set(error, SBX_ERROR_SANDBOX_EXISTS, "Sandbox already exists: '%s'", name);
+                return sbx_error_set(error, SBX_ERROR_SANDBOX_EXISTS, "Sandbox already exists: '%s'", plain(name));
         /* A row without its container is stale (removed behind our back): drop it. */
         if ((r = sbx_store_delete_sandbox(l->store, name, error)) < 0)
                 return r;
@@ -441,7 +462,7 @@ int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec,
 
         r = sbx_docker_container_create(l->docker, cname, body, &id, error);
         if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT))
-                return remap(error, SBX_ERROR_SANDBOX_EXISTS, "Sandbox already exists: '%s'", name);
+                return remap(error, SBX_ERROR_SANDBOX_EXISTS, "Sandbox already exists: '%s'", plain(name));
         if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
                 return remap(error, SBX_ERROR_BACKEND_ERROR, "Image not present on this host: %s", image);
         if (r < 0)
@@ -471,13 +492,13 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
 
         if ((r = sbx_spec_fingerprints(desired, &fps)) < 0)
                 return r;
-        if ((r = find_container(l, name, SBX_ANY_OWNER, &id, error)) < 0)
+        if ((r = find_container(l, name, &id, error)) < 0)
                 return r;
         if (r == 0)
-                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
         if ((r = inspect_container(l, id, &o, error)) < 0)
                 return sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)
-                        ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name) : r;
+                        ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name)) : r;
         if ((r = load_row(l, name, o->id, &row, &stored, error)) < 0)
                 return r;
 
@@ -502,7 +523,7 @@ static int check_startable(SbxLifecycle *l, const char *name, const SbxObserved 
 
         if (!o->owner_valid)
                 return sbx_error_set(error, SBX_ERROR_RECOVERY_REQUIRED,
-                                     "Sandbox '%s' has no valid owner label; it is not started", name);
+                                     "Sandbox '%s' has no valid owner label; it is not started", plain(name));
         if (o->owner == 0)
                 return 0;
         posture = posture_of(l, o, o->network_isolated, o->has_raw_memory_bytes ? o->raw_memory_bytes : 0);
@@ -511,7 +532,7 @@ static int check_startable(SbxLifecycle *l, const char *name, const SbxObserved 
         sbx_posture_items_to_names(posture, items);
         return sbx_error_set(error, SBX_ERROR_RECOVERY_REQUIRED,
                              "Sandbox '%s' does not carry the current hardened posture (first: %s); it is not "
-                             "started: delete it and create it again", name, items[0]);
+                             "started: delete it and create it again", plain(name), items[0]);
 }
 
 /* After a start, or for one found running: what the container has mounted must be
@@ -562,7 +583,7 @@ static int start_checked(SbxLifecycle *l, const char *name, const char *id, cons
         } else {
                 r = sbx_docker_container_start(l->docker, id, error);
                 if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
-                        return remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
+                        return remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
                 if (r < 0)
                         return r;
                 started = r == 0;
@@ -576,7 +597,7 @@ static int start_checked(SbxLifecycle *l, const char *name, const char *id, cons
 }
 
 /* Start and stop: under the lock, converge the container and the row's state. */
-static int set_running(SbxLifecycle *l, const char *name, uid_t expected_owner, bool running, unsigned timeout_s,
+static int set_running(SbxLifecycle *l, const char *name, bool running, unsigned timeout_s,
                        SbxError *error) {
         _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
         _cleanup_free_ char *id = NULL;
@@ -585,13 +606,13 @@ static int set_running(SbxLifecycle *l, const char *name, uid_t expected_owner, 
 
         if ((r = lock_key(l, "sandbox", name, &lock)) < 0)
                 return r;
-        if ((r = find_container(l, name, expected_owner, &id, error)) < 0)
+        if ((r = find_container(l, name, &id, error)) < 0)
                 return r;
         if (r == 0)
-                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
         if ((r = inspect_container(l, id, &o, error)) < 0)
                 return sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)
-                        ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name) : r;
+                        ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name)) : r;
 
         if (running)
                 r = start_checked(l, name, id, o, error);
@@ -600,7 +621,7 @@ static int set_running(SbxLifecycle *l, const char *name, uid_t expected_owner, 
         else
                 r = 1;
         if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
-                return remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
+                return remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
         if (r < 0)
                 return r;
         changed = running ? r : r == 0;
@@ -609,23 +630,22 @@ static int set_running(SbxLifecycle *l, const char *name, uid_t expected_owner, 
         return r < 0 ? r : changed;
 }
 
-int sbx_lifecycle_start(SbxLifecycle *l, const char *name, uid_t expected_owner, SbxError *error) {
-        return set_running(l, name, expected_owner, true, 0, error);
+int sbx_lifecycle_start(SbxLifecycle *l, const char *name, SbxError *error) {
+        return set_running(l, name, true, 0, error);
 }
 
-int sbx_lifecycle_stop(SbxLifecycle *l, const char *name, uid_t expected_owner, unsigned timeout_s,
-                       SbxError *error) {
-        return set_running(l, name, expected_owner, false, timeout_s, error);
+int sbx_lifecycle_stop(SbxLifecycle *l, const char *name, unsigned timeout_s, SbxError *error) {
+        return set_running(l, name, false, timeout_s, error);
 }
 
-int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, uid_t expected_owner, SbxError *error) {
+int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error) {
         _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
         _cleanup_free_ char *id = NULL;
         int r, removed = 0;
 
         if ((r = lock_key(l, "sandbox", name, &lock)) < 0)
                 return r;
-        if ((r = find_container(l, name, expected_owner, &id, error)) < 0)
+        if ((r = find_container(l, name, &id, error)) < 0)
                 return r;
         if (r > 0) {
                 r = sbx_docker_container_remove(l->docker, id, error);
@@ -642,8 +662,8 @@ int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, uid_t expected_owner
         return removed || r > 0;
 }
 
-int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, uid_t expected_owner, const char *snapshot_id,
-                           uid_t owner, char **ret_image_id, SbxError *error) {
+int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, const char *snapshot_id, char **ret_image_id,
+                           SbxError *error) {
         _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL, *snap_lock = NULL;
         _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *existing = NULL;
         _cleanup_(json_object_putp) json_object *config = NULL, *labels = NULL, *image = NULL;
@@ -653,14 +673,15 @@ int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, uid_t expected_own
         /* Lock order: the sandbox, then the snapshot id. */
         if ((r = lock_key(l, "sandbox", name, &lock)) < 0 || (r = lock_key(l, "snapshot", snapshot_id, &snap_lock)) < 0)
                 return r;
-        if ((r = find_container(l, name, expected_owner, &id, error)) < 0)
+        if ((r = find_container(l, name, &id, error)) < 0)
                 return r;
         if (r == 0)
-                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
         if ((r = sbx_store_get_snapshot(l->store, snapshot_id, &existing, error)) < 0)
                 return r;
         if (r > 0)
-                return sbx_error_set(error, SBX_ERROR_SNAPSHOT_EXISTS, "Snapshot already exists: %s", snapshot_id);
+                return sbx_error_set(error, SBX_ERROR_SNAPSHOT_EXISTS, "Snapshot already exists: %s",
+                                     plain(snapshot_id));
 
         if ((r = sbx_snapshot_image_tag(snapshot_id, &tag)) < 0 || (r = sbx_snapshot_image_ref(snapshot_id, &ref)) < 0)
                 return r;
@@ -680,13 +701,13 @@ int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, uid_t expected_own
                 return r < 0 ? r : -ENOMEM;
         r = sbx_docker_commit(l->docker, id, SBX_SNAPSHOT_REPOSITORY, tag, config, &image_id, error);
         if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
-                return remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
+                return remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
         if (r < 0)
                 return r;
 
         r = sbx_store_add_snapshot(l->store, &(SbxSnapshotRow) {
                 .id = (char *) snapshot_id,
-                .owner_uid = owner,
+                .owner_uid = sbx_name_unqualify(snapshot_id, &(const char *) { NULL }),
                 .source_sandbox = (char *) name,
                 .image_id = image_id,
                 .image_tag = ref,
@@ -694,7 +715,7 @@ int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, uid_t expected_own
         }, error);
         if (r < 0) {
                 SbxError e = SBX_ERROR_NULL;
-                (void) sbx_docker_image_remove(l->docker, ref, false, &e);
+                (void) sbx_docker_image_remove(l->docker, image_id, false, &e);
                 sbx_error_free(&e);
                 return r;
         }
@@ -703,8 +724,7 @@ int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, uid_t expected_own
         return 0;
 }
 
-int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, uid_t expected_owner,
-                                  SbxError *error) {
+int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, SbxError *error) {
         _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
         _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *row = NULL;
         int r;
@@ -713,16 +733,15 @@ int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, uid_
                 return r;
         if ((r = sbx_store_get_snapshot(l->store, snapshot_id, &row, error)) <= 0)
                 return r;
-        if (expected_owner != SBX_ANY_OWNER && row->owner_uid != expected_owner)
-                return sbx_error_set(error, SBX_ERROR_ACCESS_DENIED,
-                                     "Snapshot '%s' is no longer the one that was authorized; try again", snapshot_id);
-        r = sbx_docker_image_remove(l->docker, row->image_tag, false, error);
+        /* By the image id recorded when it was made: the tag may have been moved to
+         * someone else's image since. */
+        r = sbx_docker_image_remove(l->docker, row->image_id, false, error);
         if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
                 sbx_error_free(error);
         else if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT)) {
                 /* in use by a container: Docker's message says which */
                 _cleanup_free_ char *why = TAKE_PTR(error->message);
-                return remap(error, SBX_ERROR_BACKEND_ERROR, "Snapshot '%s' is in use: %s", snapshot_id, why ?: "");
+                return remap(error, SBX_ERROR_BACKEND_ERROR, "Snapshot '%s' is in use: %s", plain(snapshot_id), why ?: "");
         } else if (r < 0)
                 return r;
         if ((r = sbx_store_delete_snapshot(l->store, snapshot_id, error)) < 0)
@@ -745,12 +764,20 @@ int sbx_lifecycle_list(SbxLifecycle *l, SbxSandbox ***ret, size_t *ret_n, SbxErr
         if (!out)
                 return -ENOMEM;
         for (size_t i = 0; i < len; i++) {
-                json_object *c = json_object_array_get_idx(list, i), *id, *labels, *name;
+                json_object *c = json_object_array_get_idx(list, i), *id, *labels, *name, *owner_label;
+                _cleanup_free_ char *qualified = NULL;
+                uid_t owner = 0;
 
                 if (!json_object_object_get_ex(c, "Id", &id) || !json_object_object_get_ex(c, "Labels", &labels) ||
                     !json_object_object_get_ex(labels, SBX_LABEL_SANDBOX_NAME, &name))
                         continue;       /* not one of ours after all */
-                r = describe(l, json_object_get_string(name), json_object_get_string(id), &out[n], error);
+                owner_label = json_object_object_get(labels, SBX_LABEL_OWNER);
+                (void) sbx_label_parse_owner(owner_label ? json_object_get_string(owner_label) : NULL, &owner);
+                if ((r = sbx_name_from_labels(json_object_get_string(name), owner, &qualified)) < 0) {
+                        sbx_sandbox_list_free(out, n);
+                        return r;
+                }
+                r = describe(l, qualified, json_object_get_string(id), &out[n], error);
                 if (sbx_error_is(error, SBX_ERROR_NO_SUCH_SANDBOX)) {   /* removed since the listing */
                         sbx_error_free(error);
                         continue;
@@ -778,7 +805,7 @@ int sbx_lifecycle_reconcile(SbxLifecycle *l, SbxError *error) {
 
                 if ((r = lock_key(l, "sandbox", (*row)->name, &lock)) < 0)
                         return r;
-                if ((r = find_container(l, (*row)->name, SBX_ANY_OWNER, &id, error)) < 0)
+                if ((r = find_container(l, (*row)->name, &id, error)) < 0)
                         return r;
                 if (r > 0)
                         continue;
@@ -789,16 +816,27 @@ int sbx_lifecycle_reconcile(SbxLifecycle *l, SbxError *error) {
         return dropped;
 }
 
-int sbx_lifecycle_usage(SbxLifecycle *l, const char *name, uid_t expected_owner, SbxUsage *ret, SbxError *error) {
+int sbx_lifecycle_container_id(SbxLifecycle *l, const char *name, char **ret, SbxError *error) {
+        const char *plain;
+        int r = find_container(l, name, ret, error);
+
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                (void) sbx_name_unqualify(name, &plain);
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain);
+        }
+        return 0;
+}
+
+int sbx_lifecycle_usage(SbxLifecycle *l, const char *name, SbxUsage *ret, SbxError *error) {
         _cleanup_(json_object_putp) json_object *stats = NULL;
         _cleanup_free_ char *id = NULL;
         int r;
 
-        r = find_container(l, name, expected_owner, &id, error);
+        r = sbx_lifecycle_container_id(l, name, &id, error);
         if (r < 0)
                 return r;
-        if (r == 0)
-                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", name);
         r = sbx_docker_container_stats(l->docker, id, &stats, error);
         if (r < 0)
                 return r;

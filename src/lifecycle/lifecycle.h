@@ -21,10 +21,10 @@
 
 typedef struct SbxLifecycle SbxLifecycle;
 
-/* For expected_owner: do not check whose the sandbox is. Otherwise an operation
- * refuses (AccessDenied) a sandbox or snapshot that is not, under its lock,
- * owned by expected_owner: the one the caller was authorized for. */
-#define SBX_ANY_OWNER ((uid_t) -1)
+/* Names are Docker-level names (naming.h: "~<uid>:<name>" for an owner other than
+ * root): a name is always its owner's, so an operation acts only on a container of
+ * that owner, and a container of another owner carrying the same name label is not
+ * this sandbox. */
 
 struct SbxLifecycle {
         SbxDocker *docker;              /* this worker's */
@@ -86,21 +86,21 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
  * it again and is RuntimeConflict naming the volume. A non-root owner's container
  * made without the current posture (an older version of this service) is
  * RecoveryRequired: it is never started. */
-int sbx_lifecycle_start(SbxLifecycle *l, const char *name, uid_t expected_owner, SbxError *error);
-int sbx_lifecycle_stop(SbxLifecycle *l, const char *name, uid_t expected_owner, unsigned timeout_s,
-                       SbxError *error);
+int sbx_lifecycle_start(SbxLifecycle *l, const char *name, SbxError *error);
+int sbx_lifecycle_stop(SbxLifecycle *l, const char *name, unsigned timeout_s, SbxError *error);
 
 /* Idempotent: a missing name succeeds. Returns 1 if something was removed. */
-int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, uid_t expected_owner, SbxError *error);
+int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error);
 
 /* Commits the container to xagent-sandbox-snapshot:<safe id> with the attestation
- * labels blanked, and records the snapshot for owner. SnapshotExists for a used id. */
-int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, uid_t expected_owner, const char *snapshot_id,
-                           uid_t owner, char **ret_image_id, SbxError *error);
+ * labels blanked, and records the snapshot for the owner of the (Docker-level)
+ * snapshot_id, with its image id. SnapshotExists for a used id. */
+int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, const char *snapshot_id, char **ret_image_id,
+                           SbxError *error);
 
-/* Idempotent: an unknown id succeeds. Returns 1 if something was removed. */
-int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, uid_t expected_owner,
-                                  SbxError *error);
+/* Idempotent: an unknown id succeeds. Removes the image by the id recorded when it
+ * was made. Returns 1 if something was removed. */
+int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, SbxError *error);
 
 /* Every managed container (xagent's own included), with its verdict. */
 int sbx_lifecycle_list(SbxLifecycle *l, SbxSandbox ***ret, size_t *ret_n, SbxError *error);
@@ -110,4 +110,8 @@ int sbx_lifecycle_list(SbxLifecycle *l, SbxSandbox ***ret, size_t *ret_n, SbxErr
 int sbx_lifecycle_reconcile(SbxLifecycle *l, SbxError *error);
 
 /* Docker's one-shot stats of the sandbox (zeros when it is not running). */
-int sbx_lifecycle_usage(SbxLifecycle *l, const char *name, uid_t expected_owner, SbxUsage *ret, SbxError *error);
+int sbx_lifecycle_usage(SbxLifecycle *l, const char *name, SbxUsage *ret, SbxError *error);
+
+/* The id of the sandbox's container (its owner's, by the Docker-level name);
+ * NoSuchSandbox when there is none. */
+int sbx_lifecycle_container_id(SbxLifecycle *l, const char *name, char **ret, SbxError *error);

@@ -40,6 +40,12 @@ static const char *const migrations[] = {
         "        image_tag TEXT NOT NULL,"
         "        created_us INTEGER NOT NULL);"
         "CREATE INDEX snapshots_owner ON snapshots(owner_uid);",
+        /* 1 → 2: names belong to their owner (docs/security.md): rows are keyed by the
+         * Docker-level name, "~<uid>:<name>" for an owner other than root */
+        "UPDATE sandboxes SET name = '~' || owner_uid || ':' || name"
+        "        WHERE owner_uid != 0 AND substr(name, 1, length(owner_uid) + 2) != '~' || owner_uid || ':';"
+        "UPDATE snapshots SET id = '~' || owner_uid || ':' || id"
+        "        WHERE owner_uid != 0 AND substr(id, 1, length(owner_uid) + 2) != '~' || owner_uid || ':';",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == SBX_STORE_SCHEMA_VERSION,

@@ -21,7 +21,7 @@
 
 #define SBX_STORE_FILENAME "sandboxd.db"
 /* The newest schema this code knows; a database with a larger user_version is refused. */
-#define SBX_STORE_SCHEMA_VERSION 1
+#define SBX_STORE_SCHEMA_VERSION 2
 /* The owner filter that matches every row. */
 #define SBX_STORE_ANY_OWNER ((uid_t) -1)
 

@@ -141,6 +141,7 @@ MANAGER_ARGS = {
     "CopyToSandbox": lambda n: ("ssha{sv}", [n, "/tmp", "</dev/null", {}]),
     "CopyFromSandbox": lambda n: ("ssha{sv}", [n, "/tmp", ">/dev/null", {}]),
     "GetSandboxUsage": lambda n: ("s", [n]),
+    "GetPolicy": lambda n: ("", []),
 }
 SANDBOX_ARGS = {
     "Start": ("", []),
