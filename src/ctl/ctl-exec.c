@@ -236,9 +236,9 @@ static int run_exec(CtlOptions *o, const char *name, char **cmd, const ExecArgs 
                 (void) ioctl(STDIN_FILENO, TIOCGWINSZ, &ws);
         if (ctl_bus_connect(o, &bus) < 0)
                 return CTL_EXIT_FAILURE;
-        if ((r = ctl_bus_new_call(bus, "StartExec", &m)) < 0 ||
-            (r = sd_bus_message_append(m, "s", name)) < 0 ||
-            (r = sd_bus_message_append_strv(m, cmd)) < 0 ||
+        if ((r = ctl_bus_new_sandbox_call(bus, o, "StartExec", name, &m)) < 0)
+                return CTL_EXIT_FAILURE;
+        if ((r = sd_bus_message_append_strv(m, cmd)) < 0 ||
             (r = append_exec_options(m, a, &ws, NULL, 0)) < 0 ||
             (r = sd_bus_message_append(m, "hhh", STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO)) < 0)
                 return ctl_bus_fail("StartExec", r);
@@ -351,9 +351,9 @@ static int run_capture(CtlOptions *o, const char *name, char **cmd, const ExecAr
         capture.timeout = timeout;
         if (ctl_bus_connect(o, &bus) < 0)
                 return CTL_EXIT_FAILURE;
-        if ((r = ctl_bus_new_call(bus, "ExecSandbox", &m)) < 0 ||
-            (r = sd_bus_message_append(m, "s", name)) < 0 ||
-            (r = sd_bus_message_append_strv(m, cmd)) < 0 ||
+        if ((r = ctl_bus_new_sandbox_call(bus, o, "ExecSandbox", name, &m)) < 0)
+                return CTL_EXIT_FAILURE;
+        if ((r = sd_bus_message_append_strv(m, cmd)) < 0 ||
             (r = append_exec_options(m, &capture, NULL, in, in_size)) < 0)
                 return ctl_bus_fail("ExecSandbox", r);
         /* The call answers when the command ends: wait for the exec's timeout and more. */
@@ -417,9 +417,8 @@ int verb_usage(int argc, char **argv, CtlOptions *o) {
                 return r;
         if (ctl_bus_connect(o, &bus) < 0)
                 return CTL_EXIT_FAILURE;
-        if ((r = ctl_bus_new_call(bus, "GetSandboxUsage", &m)) < 0 ||
-            (r = sd_bus_message_append(m, "s", argv[optind])) < 0)
-                return ctl_bus_fail("GetSandboxUsage", r);
+        if (ctl_bus_new_sandbox_call(bus, o, "GetSandboxUsage", argv[optind], &m) < 0)
+                return CTL_EXIT_FAILURE;
         if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
                 return CTL_EXIT_FAILURE;
         if ((r = ctl_bus_read_json(reply, &usage)) < 0)
@@ -478,8 +477,9 @@ static int copy_call(CtlOptions *o, const char *method, const char *name, const 
 
         if (ctl_bus_connect(o, &bus) < 0)
                 return CTL_EXIT_FAILURE;
-        if ((r = ctl_bus_new_call(bus, method, &m)) < 0 ||
-            (r = sd_bus_message_append(m, "ssha{sv}", name, path, fd, 0)) < 0)
+        if (ctl_bus_new_sandbox_call(bus, o, method, name, &m) < 0)
+                return CTL_EXIT_FAILURE;
+        if ((r = sd_bus_message_append(m, "sha{sv}", path, fd, 0)) < 0)
                 return ctl_bus_fail(method, r);
         /* The message holds its own copy of the descriptor; ours must not keep the
          * pipe open, or tar never sees its end. */

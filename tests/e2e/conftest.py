@@ -2,6 +2,7 @@
 """pytest fixtures for the end-to-end suite: one stack (private bus + polkitd) per session."""
 
 import os
+import re
 import sys
 
 import pytest
@@ -57,8 +58,9 @@ def sandboxd(stack, docker_image):
     import sandbox_helpers as h
     yield h.Sandboxd(stack)
     status, containers = h.docker("GET", "/containers/json?all=1")
+    # Another owner's name label is "~UID:name" (names are per owner).
     left = [c["Names"] for c in containers
-            if c.get("Labels", {}).get("xagent.sandbox.name", "").startswith(h.PREFIX)]
+            if re.sub(r"^~[0-9]+:", "", c.get("Labels", {}).get("xagent.sandbox.name", "")).startswith(h.PREFIX)]
     status, images = h.docker("GET", "/images/json")
     left += [t for i in images for t in (i.get("RepoTags") or [])
              if t.startswith(h.SNAPSHOT_REPOSITORY + ":" + h.PREFIX)]

@@ -333,6 +333,21 @@ def docker_containers_labelled(name):
     return [c["Id"] for c in data]
 
 
+def docker_sandboxes_named(name):
+    """(id, name label) of the managed containers of the sandbox name, whoever owns it
+    (names are per owner: another owner's label is "~UID:name")."""
+    filters = json.dumps({"label": ["xagent.managed=true"]})
+    from urllib.parse import quote
+    status, data = docker("GET", "/containers/json?all=1&filters=" + quote(filters))
+    assert status == 200, data
+    out = []
+    for c in data:
+        label = (c.get("Labels") or {}).get("xagent.sandbox.name", "")
+        if label == name or (label.startswith("~") and label.partition(":")[2] == name):
+            out.append((c["Id"], label))
+    return out
+
+
 def docker_remove_container(cid):
     docker("DELETE", f"/containers/{cid}?force=1&v=1")
 
@@ -396,11 +411,13 @@ class Cleanup:
     def run(self):
         problems = []
         for name in self.sandboxes:
-            try:
-                self.bus.delete(ROOT, name)
-            except Exception as e:      # the daemon may be down: Docker below
-                problems.append(f"DeleteSandbox {name}: {e}")
-            for cid in docker_containers_labelled(name):
+            # Whoever owns it: root deletes through the object (by name it would act
+            # in its own namespace only).
+            for cid, label in docker_sandboxes_named(name):
+                try:
+                    self.bus.call(ROOT, "Delete", path=object_path(label), iface=SANDBOX)
+                except Exception as e:      # the daemon may be down: Docker below
+                    problems.append(f"Delete {label}: {e}")
                 docker_remove_container(cid)
         for cid in self.containers:
             docker_remove_container(cid)

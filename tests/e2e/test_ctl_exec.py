@@ -130,3 +130,13 @@ def test_exec_json_captures(ctl, box):
                                     "truncated": False}
     r = ctl("--json", "exec", "--timeout", "1", box, "--", "sleep", "30")
     assert r.returncode == 1 and "TimedOut" in r.stderr
+
+
+def test_owner_option_reaches_the_members_sandbox_as_root(stack, box):
+    binary = os.path.join(stack.build_root, "src", "ctl", "xagent-sandboxctl")
+    r = stack.run_as("root", [binary, "--owner", MEMBER, "exec", box, "--", "id", "-u"], input="")
+    assert (r.returncode, r.stdout) == (0, f"{h.uid_of(MEMBER)}\n"), r.stderr
+    r = stack.run_as("root", [binary, "--owner", MEMBER, "--json", "usage", box], input="")
+    assert r.returncode == 0 and json.loads(r.stdout)["pids"] >= 1, r.stderr
+    r = stack.run_as("root", [binary, "exec", box, "--", "true"], input="")
+    assert r.returncode == 1 and "NoSuchSandbox" in r.stderr
