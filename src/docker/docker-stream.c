@@ -61,8 +61,10 @@ int sbx_demux_all(const char *data, size_t size, char **ret, SbxError *error) {
 
                 if (k < 0)
                         return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker: a malformed stream frame");
-                memcpy(out + n, piece, piece_size);
-                n += piece_size;
+                if (piece_size > 0) {           /* a header-only step has no piece */
+                        memcpy(out + n, piece, piece_size);
+                        n += piece_size;
+                }
                 i += (size_t) k;
         }
         if (!sbx_demux_at_boundary(&d))
