@@ -11,8 +11,9 @@
 
 int main(int argc, char **argv) {
         _cleanup_(sbx_tar_filter_freep) SbxTarFilter *f = NULL;
-        SbxError e = SBX_ERROR_NULL;
-        char buf[4096], *out = NULL;
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        _cleanup_free_ char *out = NULL;
+        char buf[4096];
         size_t size = 0, alloc = 0;
         ssize_t k;
         int r = 0;
@@ -29,6 +30,5 @@ int main(int argc, char **argv) {
                 return 1;
         }
         fwrite(out, 1, size, stdout);
-        free(out);
         return 0;
 }
