@@ -14,6 +14,7 @@ _xagent_sandboxctl_commands=(
         'list             -                 '
         'snapshots        -                 '
         'create           word              @spec'
+        'ensure           word              @spec --recreate --stop-timeout=word'
         'inspect          sandbox           '
         'verify           sandbox           @spec'
         'start            sandbox           '

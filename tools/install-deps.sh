@@ -15,7 +15,7 @@ packages=(
         debhelper dpkg-dev fakeroot lintian
         # tests
         check valgrind python3 file
-        python3-pytest
+        python3-pytest python3-gi
         # the real things the service talks to
         docker.io busybox-static
         dbus dbus-daemon polkitd pkexec python3-dbus libglib2.0-bin systemd

@@ -70,6 +70,14 @@ static int read_spec(sd_bus_message *msg, Manager *m, bool admissible, SbxSpec *
         return 0;
 }
 
+/* A stop holds its sandbox's lock while it waits: the policy bounds it. */
+static int check_stop_timeout(Manager *m, const char *key, unsigned timeout, SbxError *e) {
+        if ((uint64_t) timeout > (uint64_t) m->policy->max_stop_timeout)
+                return sbx_error_set(e, SBX_ERROR_INVALID_ARGS, "%s: %u s is more than max_stop_timeout (%" PRIi64 " s)",
+                                     key, timeout, m->policy->max_stop_timeout);
+        return 0;
+}
+
 static const char *target_of(const char *name, const SandboxEntry *object) {
         return name ?: object->display;
 }
@@ -104,12 +112,8 @@ int bus_method_stop(sd_bus_message *msg, Manager *m, const char *name, const San
 
         if ((r = sbx_bus_read_stop_options(msg, &timeout, &e)) < 0)
                 return operation_refuse(msg, VERB_STOP, target_of(name, object), &e, r, error);
-        /* A stop holds its sandbox's lock while it waits: the policy bounds it. */
-        if ((uint64_t) timeout > (uint64_t) m->policy->max_stop_timeout) {
-                r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "timeout: %u s is more than max_stop_timeout (%" PRIi64 " s)",
-                                  timeout, m->policy->max_stop_timeout);
+        if ((r = check_stop_timeout(m, "timeout", timeout, &e)) < 0)
                 return operation_refuse(msg, VERB_STOP, target_of(name, object), &e, r, error);
-        }
         return operation_start(m, msg, VERB_STOP,
                                &(OperationArgs) { .name = name, .object = object, .timeout_s = timeout }, error);
 }
@@ -157,6 +161,25 @@ static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *erro
             (r = sbx_bus_read_create_options(msg, &e)) < 0)
                 return operation_refuse(msg, VERB_CREATE, name, &e, r, error);
         return operation_start(m, msg, VERB_CREATE, &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec) }, error);
+}
+
+static int method_ensure(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
+        Manager *m = userdata;
+        const char *name = NULL;
+        unsigned stop_timeout;
+        bool recreate;
+        int r;
+
+        if ((r = read_name(msg, "name", &name, &e)) < 0 || (r = read_spec(msg, m, true, &spec, &e)) < 0 ||
+            (r = sbx_bus_read_ensure_options(msg, &recreate, &stop_timeout, &e)) < 0)
+                return operation_refuse(msg, VERB_ENSURE, name, &e, r, error);
+        if ((r = check_stop_timeout(m, "stop_timeout", stop_timeout, &e)) < 0)
+                return operation_refuse(msg, VERB_ENSURE, name, &e, r, error);
+        return operation_start(m, msg, VERB_ENSURE,
+                               &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .recreate = recreate,
+                                                  .timeout_s = stop_timeout }, error);
 }
 
 static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -376,6 +399,10 @@ const sd_bus_vtable bus_manager_vtable[] = {
                                 SD_BUS_ARGS("s", name, "a{sv}", spec, "a{sv}", options),
                                 SD_BUS_RESULT("o", sandbox, "s", fingerprint),
                                 method_create, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("EnsureSandbox",
+                                SD_BUS_ARGS("s", name, "a{sv}", spec, "a{sv}", options),
+                                SD_BUS_RESULT("o", sandbox, "s", fingerprint, "s", outcome),
+                                method_ensure, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetSandbox", SD_BUS_ARGS("s", name), SD_BUS_RESULT("o", sandbox),
                                 method_get, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("InspectSandbox", SD_BUS_ARGS("s", name), SD_BUS_RESULT("a{sv}", inspection),

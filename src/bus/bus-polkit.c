@@ -6,9 +6,7 @@
 
 /* A person may take a while to type a password. */
 #define POLKIT_INTERACTIVE_TIMEOUT_USEC (300ULL * 1000000ULL)
-/* A hung polkitd costs a caller at most this long (then AccessDenied naming polkit):
- * far below the 25 s every D-Bus client waits by default. */
-#define POLKIT_TIMEOUT_USEC (5ULL * 1000000ULL)
+
 
 typedef struct Check {
         SbxPolkitCallback callback;
@@ -49,8 +47,9 @@ static int on_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_err
         return 0;
 }
 
-int sbx_polkit_check_async(sd_bus *bus, sd_bus_message *call, const char *action, const char *const *details,
-                           bool interactive, SbxPolkitCallback callback, void *userdata, sd_bus_slot **ret_slot) {
+int sbx_polkit_check_async(sd_bus *bus, const char *sender, const char *action, const char *const *details,
+                           bool interactive, uint64_t timeout_usec, SbxPolkitCallback callback, void *userdata,
+                           sd_bus_slot **ret_slot) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
         Check *c;
@@ -62,7 +61,7 @@ int sbx_polkit_check_async(sd_bus *bus, sd_bus_message *call, const char *action
         if (r < 0)
                 return r;
         r = sd_bus_message_append(m, "(sa{sv})s", "system-bus-name", 1, "name", "s",
-                                  sd_bus_message_get_sender(call), action);
+                                  sender, action);
         if (r < 0)
                 return r;
         if ((r = sd_bus_message_open_container(m, 'a', "{ss}")) < 0)
@@ -85,7 +84,9 @@ int sbx_polkit_check_async(sd_bus *bus, sd_bus_message *call, const char *action
                 free(c);
                 return -ENOMEM;
         }
-        r = sd_bus_call_async(bus, &slot, m, on_reply, c, interactive ? POLKIT_INTERACTIVE_TIMEOUT_USEC : POLKIT_TIMEOUT_USEC);
+        if (timeout_usec == 0)
+                timeout_usec = interactive ? POLKIT_INTERACTIVE_TIMEOUT_USEC : SBX_POLKIT_TIMEOUT_USEC;
+        r = sd_bus_call_async(bus, &slot, m, on_reply, c, timeout_usec);
         if (r < 0) {
                 check_free(c);
                 return r;

@@ -9,6 +9,11 @@
 
 #include "error.h"
 
+/* A hung polkitd costs a caller at most this long (then AccessDenied naming polkit):
+ * far below the 25 s every D-Bus client waits by default. An interactive check waits
+ * for a person: 5 minutes. */
+#define SBX_POLKIT_TIMEOUT_USEC (10ULL * 1000000ULL)
+
 #define SBX_POLKIT_ACTION_INSPECT       "org.xagent.sandbox1.inspect"
 #define SBX_POLKIT_ACTION_CREATE        "org.xagent.sandbox1.create"
 #define SBX_POLKIT_ACTION_MANAGE        "org.xagent.sandbox1.manage"
@@ -24,5 +29,6 @@ typedef void (*SbxPolkitCallback)(int r, SbxError *error, void *userdata);
  * whether polkit may ask the user (normally the call's header flag); without it a
  * challenge is answered with InteractiveAuthorizationRequired. The callback runs
  * exactly once, unless *ret_slot is unreferenced first (then never). */
-int sbx_polkit_check_async(sd_bus *bus, sd_bus_message *call, const char *action, const char *const *details,
-                           bool interactive, SbxPolkitCallback callback, void *userdata, sd_bus_slot **ret_slot);
+int sbx_polkit_check_async(sd_bus *bus, const char *sender, const char *action, const char *const *details,
+                           bool interactive, uint64_t timeout_usec, SbxPolkitCallback callback, void *userdata,
+                           sd_bus_slot **ret_slot);

@@ -44,6 +44,7 @@ struct Operation {
         char *snapshot_id;              /* the Docker-level snapshot id (the caller's) */
         SbxSpec *spec;
         unsigned timeout_s;
+        bool recreate;
         bool widened;                   /* lists: manage-others was asked about */
         bool all;                       /* lists: everyone's objects */
         const char *action;             /* the polkit action asked about */
@@ -70,6 +71,7 @@ struct Operation {
         SbxExecResult exec_result;
         SbxExecProcess *exec_process;
         SbxUsage usage;
+        SbxEnsureOutcome outcome;
 };
 
 static void strv_free(char **v) {
@@ -151,6 +153,17 @@ static int run_create(Operation *o, SbxLifecycle *l) {
         if (r < 0)
                 return r;
         return sbx_lifecycle_create(l, o->name, o->spec, &info.owner, &o->sandbox, &o->error);
+}
+
+static int run_ensure(Operation *o, SbxLifecycle *l) {
+        SbxOwnerInfo info;
+        int r = sbx_owner_info_lookup(o->uid, &info, &o->error);
+
+        if (r < 0)
+                return r;
+        return sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
+                                    &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s },
+                                    &o->sandbox, &o->outcome, &o->error);
 }
 
 static int run_inspect(Operation *o, SbxLifecycle *l) {
@@ -246,6 +259,12 @@ static int reply_create(Operation *o, sd_bus_message *reply) {
                 return r;
         e = manager_get_sandbox(o->m, o->name);
         return sd_bus_message_append(reply, "os", e->path, o->sandbox->fingerprint);
+}
+
+static int reply_ensure(Operation *o, sd_bus_message *reply) {
+        int r = reply_create(o, reply);
+
+        return r < 0 ? r : sd_bus_message_append(reply, "s", sbx_ensure_outcome_to_string(o->outcome));
 }
 
 static int reply_get(Operation *o, sd_bus_message *reply) {
@@ -374,6 +393,8 @@ static const VerbInfo verbs[_VERB_MAX] = {
         [VERB_USAGE]           = { "usage",           A_EXEC,    false, false, run_usage,           reply_usage,      A_EXEC_OTHERS, false, false },
         [VERB_COPY_TO]         = { "copy-to",         A_EXEC,    true,  false, run_copy_to,         reply_none,       A_EXEC_OTHERS, true,  true  },
         [VERB_COPY_FROM]       = { "copy-from",       A_EXEC,    true,  false, run_copy_from,       reply_none,       A_EXEC_OTHERS, true,  true  },
+        /* may create, start, stop and delete the caller's own: creating is what it needs */
+        [VERB_ENSURE]          = { "ensure",          A_CREATE,  true,  false, run_ensure,          reply_ensure          },
 };
 
 /* The state machine ------------------------------------------------------- */
@@ -523,8 +544,9 @@ static void on_widened(int r, SbxError *error, void *userdata) {
 /* Lists: one's own objects, or everyone's for whoever holds manage-others, asked
  * without a prompt (it is no refusal to see less). */
 static void widen(Operation *o) {
-        int r = sbx_polkit_check_async(o->m->bus, o->call, SBX_POLKIT_ACTION_MANAGE_OTHERS,
-                                       (const char *const[]) { "verb", verbs[o->verb].name, NULL }, false,
+        int r = sbx_polkit_check_async(o->m->bus, sd_bus_message_get_sender(o->call),
+                                       SBX_POLKIT_ACTION_MANAGE_OTHERS,
+                                       (const char *const[]) { "verb", verbs[o->verb].name, NULL }, false, 0,
                                        on_widened, o, &o->polkit_slot);
         if (r < 0)
                 on_widened(r, NULL, o);
@@ -558,7 +580,7 @@ static void authorize(Operation *o) {
                                                           : verbs[o->verb].others_action ?: SBX_POLKIT_ACTION_MANAGE_OTHERS;
         if (o->owner_valid)
                 snprintf(owner, sizeof owner, "%u", (unsigned) o->owner);
-        if (o->verb == VERB_CREATE)
+        if (o->verb == VERB_CREATE || o->verb == VERB_ENSURE)
                 image = o->spec->template_type == SBX_TEMPLATE_IMAGE ? o->spec->image : o->spec->snapshot_id;
         const char *details[] = {
                 "verb", verbs[o->verb].name,
@@ -580,8 +602,8 @@ static void authorize(Operation *o) {
                 allowed(o);
                 return;
         }
-        r = sbx_polkit_check_async(o->m->bus, o->call, o->action, details,
-                                   sd_bus_message_get_allow_interactive_authorization(o->call) > 0,
+        r = sbx_polkit_check_async(o->m->bus, sd_bus_message_get_sender(o->call), o->action, details,
+                                   sd_bus_message_get_allow_interactive_authorization(o->call) > 0, 0,
                                    on_polkit, o, &o->polkit_slot);
         if (r < 0)
                 fail(o, OPERATION_DENIED, r, NULL);
@@ -606,6 +628,7 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .timeout_s = args->timeout_s,
                 .argv = TAKE_PTR(args->argv),
                 .fds = { -1, -1, -1 },
+                .recreate = args->recreate,
         };
         if (verbs[verb].fds)
                 for (size_t i = 0; i < 3; i++)

@@ -31,6 +31,7 @@ typedef enum Verb {
         VERB_USAGE,
         VERB_COPY_TO,
         VERB_COPY_FROM,
+        VERB_ENSURE,
         _VERB_MAX,
 } Verb;
 
@@ -39,12 +40,13 @@ typedef struct OperationArgs {
         const SandboxEntry *object;     /* the sandbox of a per-sandbox object (its owner's) */
         const char *snapshot_id;        /* in the caller's own namespace */
         SbxSpec *spec;                  /* taken over, also on failure; finalized */
-        unsigned timeout_s;             /* stop */
         char **argv;                    /* exec: taken over, also on failure */
         SbxExecOptions *exec;           /* exec: its contents taken over, also on failure */
         int fds[3];                     /* StartExec (stdin, stdout, stderr), copies (the tar in
                                          * fds[0]): taken over, also on failure */
         const char *guest_path;         /* copies */
+        unsigned timeout_s;             /* stop; ensure: the stop before a recreate */
+        bool recreate;                  /* ensure: on a mismatch, replace it */
 } OperationArgs;
 
 /* Arguments with no descriptors (the other verbs leave fds alone, zeroed or not). */

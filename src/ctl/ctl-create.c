@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* create and verify: the two commands that send a spec. */
+/* create, ensure and verify: the commands that send a spec. */
 
 #include <errno.h>
 #include <stdio.h>
@@ -11,25 +11,57 @@
 #include "ctl-verbs.h"
 #include "json-util.h"
 
-static const struct option spec_verb_options[] = { CTL_COMMON_OPTIONS, CTL_SPEC_OPTIONS, {} };
+enum { ARG_RECREATE = 0x400, ARG_STOP_TIMEOUT };
+
+static const struct option spec_verb_options[] = {
+        CTL_COMMON_OPTIONS, CTL_SPEC_OPTIONS,
+        { "recreate",     no_argument,       NULL, ARG_RECREATE     },
+        { "stop-timeout", required_argument, NULL, ARG_STOP_TIMEOUT },
+        {}
+};
+
+typedef struct SpecVerbArgs {
+        CtlSpecArgs spec;
+        bool recreate;
+        uint64_t stop_timeout;
+} SpecVerbArgs;
+
+static void spec_verb_args_done(SpecVerbArgs *a) {
+        ctl_spec_args_done(&a->spec);
+}
+
+/* ensure's own options, then the spec options. */
+static int spec_verb_option(int c, const char *arg, void *userdata) {
+        SpecVerbArgs *a = userdata;
+
+        if ((c == ARG_RECREATE || c == ARG_STOP_TIMEOUT) && !streq(a->spec.verb, "ensure"))
+                return ctl_usage_error(a->spec.verb, "unknown option; see --help");
+        if (c == ARG_RECREATE) {
+                a->recreate = true;
+                return CTL_PROCEED;
+        }
+        if (c == ARG_STOP_TIMEOUT)
+                return ctl_parse_uint(a->spec.verb, "--stop-timeout", arg, 0, SBX_STOP_TIMEOUT_MAX, &a->stop_timeout);
+        return ctl_spec_option(c, arg, &a->spec);
+}
 
 /* Parses NAME and the spec options, then starts the call with name and the spec. */
-static int spec_call(int argc, char **argv, CtlOptions *o, const char *method,
+static int spec_call(int argc, char **argv, CtlOptions *o, const char *method, SpecVerbArgs *va,
                      sd_bus **ret_bus, sd_bus_message **ret_call) {
-        _cleanup_(ctl_spec_args_done) CtlSpecArgs a = CTL_SPEC_ARGS_INIT(argv[0]);
+        CtlSpecArgs *a = &va->spec;
         _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
         _cleanup_(sbx_error_free) SbxError error = SBX_ERROR_NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
-        if ((r = ctl_parse_args(argc, argv, spec_verb_options, o, ctl_spec_option, &a, 1, 1)) != CTL_PROCEED ||
-            (r = ctl_spec_build(&a, &spec)) != CTL_PROCEED)
+        if ((r = ctl_parse_args(argc, argv, spec_verb_options, o, spec_verb_option, va, 1, 1)) != CTL_PROCEED ||
+            (r = ctl_spec_build(a, &spec)) != CTL_PROCEED)
                 return r;
         if (ctl_bus_connect(o, &bus) < 0)
                 return CTL_EXIT_FAILURE;
-        if (o->owner && streq(method, "CreateSandbox"))
-                return ctl_usage_error("create", "--owner: a sandbox is created in its creator's own names");
+        if (o->owner && !streq(method, "VerifySandbox"))
+                return ctl_usage_error(argv[0], "--owner: a sandbox is created in its creator's own names");
         if (ctl_bus_new_sandbox_call(bus, o, method, argv[optind], &m) < 0)
                 return CTL_EXIT_FAILURE;
         if ((r = sbx_bus_append_spec(m, spec, &error)) < 0)
@@ -46,7 +78,9 @@ int verb_create(int argc, char **argv, CtlOptions *o) {
         const char *path, *fingerprint;
         int r;
 
-        if ((r = spec_call(argc, argv, o, "CreateSandbox", &bus, &m)) != CTL_PROCEED)
+        _cleanup_(spec_verb_args_done) SpecVerbArgs va = { .spec = CTL_SPEC_ARGS_INIT(argv[0]) };
+
+        if ((r = spec_call(argc, argv, o, "CreateSandbox", &va, &bus, &m)) != CTL_PROCEED)
                 return r;
         if ((r = sd_bus_message_append(m, "a{sv}", 0)) < 0)    /* no create options yet */
                 return ctl_bus_fail("CreateSandbox", r);
@@ -63,6 +97,38 @@ int verb_create(int argc, char **argv, CtlOptions *o) {
             sbx_json_put(out, "object", json_object_new_string(path)) < 0 ||
             sbx_json_put(out, "fingerprint", json_object_new_string(fingerprint)) < 0)
                 return ctl_bus_fail("create", -ENOMEM);
+        ctl_print_json(out);
+        return 0;
+}
+
+int verb_ensure(int argc, char **argv, CtlOptions *o) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_(json_object_putp) json_object *out = NULL;
+        _cleanup_(spec_verb_args_done) SpecVerbArgs va = {
+                .spec = CTL_SPEC_ARGS_INIT(argv[0]), .stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT };
+        const char *path, *fingerprint, *outcome;
+        int r;
+
+        if ((r = spec_call(argc, argv, o, "EnsureSandbox", &va, &bus, &m)) != CTL_PROCEED)
+                return r;
+        if ((r = sd_bus_message_append(m, "a{sv}", 2, "on_mismatch", "s", va.recreate ? "recreate" : "fail",
+                                       "stop_timeout", "u", (uint32_t) va.stop_timeout)) < 0)
+                return ctl_bus_fail("EnsureSandbox", r);
+        if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
+                return CTL_EXIT_FAILURE;
+        if ((r = sd_bus_message_read(reply, "oss", &path, &fingerprint, &outcome)) < 0)
+                return ctl_bus_fail("EnsureSandbox reply", r);
+        if (!o->json) {
+                printf("object: %s\nfingerprint: %s\noutcome: %s\n", path, fingerprint, outcome);
+                return 0;
+        }
+        out = json_object_new_object();
+        if (!out ||
+            sbx_json_put(out, "object", json_object_new_string(path)) < 0 ||
+            sbx_json_put(out, "fingerprint", json_object_new_string(fingerprint)) < 0 ||
+            sbx_json_put(out, "outcome", json_object_new_string(outcome)) < 0)
+                return ctl_bus_fail("ensure", -ENOMEM);
         ctl_print_json(out);
         return 0;
 }
@@ -97,7 +163,9 @@ int verb_verify(int argc, char **argv, CtlOptions *o) {
         const char *verdict;
         int r;
 
-        if ((r = spec_call(argc, argv, o, "VerifySandbox", &bus, &m)) != CTL_PROCEED)
+        _cleanup_(spec_verb_args_done) SpecVerbArgs va = { .spec = CTL_SPEC_ARGS_INIT(argv[0]) };
+
+        if ((r = spec_call(argc, argv, o, "VerifySandbox", &va, &bus, &m)) != CTL_PROCEED)
                 return r;
         if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
                 return CTL_EXIT_FAILURE;

@@ -24,6 +24,11 @@ static const Verb verbs[] = {
         { "snapshots", verb_snapshots, "snapshots", "List the snapshots", "" },
         { "create", verb_create, "create NAME [SPEC OPTIONS...]",
           "Create a sandbox from a spec and start it", CTL_SPEC_OPTIONS_HELP },
+        { "ensure", verb_ensure, "ensure NAME [SPEC OPTIONS...] [--recreate] [--stop-timeout S]",
+          "Get or create a sandbox matching a spec (outcome: created, started, reused, recreated)",
+          CTL_SPEC_OPTIONS_HELP
+          "     --recreate               On a mismatch, replace the sandbox (default: fail)\n"
+          "     --stop-timeout S         Seconds to stop a mismatched sandbox before (30)\n" },
         { "inspect", verb_inspect, "inspect NAME", "Show what a sandbox is, as Docker has it", "" },
         { "verify", verb_verify, "verify NAME [SPEC OPTIONS...]",
           "Compare a sandbox with a spec (exit status 0: match)", CTL_SPEC_OPTIONS_HELP },

@@ -243,7 +243,7 @@ static int describe(SbxLifecycle *l, const char *name, const char *id, SbxSandbo
         return r;
 }
 
-int sbx_lifecycle_inspect(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error) {
+static int describe_by_name(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error) {
         _cleanup_free_ char *id = NULL;
         int r = find_container(l, name, &id, error);
 
@@ -252,6 +252,10 @@ int sbx_lifecycle_inspect(SbxLifecycle *l, const char *name, SbxSandbox **ret, S
         if (r == 0)
                 return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
         return describe(l, name, id, ret, error);
+}
+
+int sbx_lifecycle_inspect(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error) {
+        return describe_by_name(l, name, ret, error);
 }
 
 /* Removes a container a failed create made; the create's own error stays the one
@@ -423,21 +427,15 @@ static int start_verify_record(SbxLifecycle *l, const char *name, const SbxSpec 
         return 0;
 }
 
-int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
+/* Create, with the name's lock held. */
+static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
                          SbxSandbox **ret, SbxError *error) {
-        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
         _cleanup_free_ char *existing = NULL, *image = NULL, *cname = NULL, *id = NULL, *init_volume = NULL;
         _cleanup_(json_object_putp) json_object *body = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         _cleanup_(pins_done) Pins pins = {};
         char fp[SBX_FINGERPRINT_HEX_LEN + 1];
         int r;
-
-        if (sbx_name_unqualify(name, &(const char *) { NULL }) != owner->uid)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "'%s' is not a name of uid %u", name,
-                                     (unsigned) owner->uid);
-        if ((r = lock_key(l, "sandbox", name, &lock)) < 0)
-                return r;
 
         r = find_container(l, name, &existing, error);
         if (r < 0)
@@ -479,6 +477,23 @@ int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec,
         if (r >= 0)
                 TAKE_PTR(o);
         return r;
+}
+
+static int check_namespace(const char *name, const SbxOwner *owner, SbxError *error) {
+        if (sbx_name_unqualify(name, &(const char *) { NULL }) != owner->uid)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "'%s' is not a name of uid %u", name,
+                                     (unsigned) owner->uid);
+        return 0;
+}
+
+int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
+                         SbxSandbox **ret, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        int r;
+
+        if ((r = check_namespace(name, owner, error)) < 0 || (r = lock_key(l, "sandbox", name, &lock)) < 0)
+                return r;
+        return create_locked(l, name, spec, owner, ret, error);
 }
 
 int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desired, SbxVerdict *ret_verdict,
@@ -597,15 +612,12 @@ static int start_checked(SbxLifecycle *l, const char *name, const char *id, cons
 }
 
 /* Start and stop: under the lock, converge the container and the row's state. */
-static int set_running(SbxLifecycle *l, const char *name, bool running, unsigned timeout_s,
-                       SbxError *error) {
-        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+static int set_running_locked(SbxLifecycle *l, const char *name, bool running, unsigned timeout_s,
+                              SbxError *error) {
         _cleanup_free_ char *id = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         int r, changed = 0;
 
-        if ((r = lock_key(l, "sandbox", name, &lock)) < 0)
-                return r;
         if ((r = find_container(l, name, &id, error)) < 0)
                 return r;
         if (r == 0)
@@ -630,6 +642,15 @@ static int set_running(SbxLifecycle *l, const char *name, bool running, unsigned
         return r < 0 ? r : changed;
 }
 
+static int set_running(SbxLifecycle *l, const char *name, bool running, unsigned timeout_s, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        int r;
+
+        if ((r = lock_key(l, "sandbox", name, &lock)) < 0)
+                return r;
+        return set_running_locked(l, name, running, timeout_s, error);
+}
+
 int sbx_lifecycle_start(SbxLifecycle *l, const char *name, SbxError *error) {
         return set_running(l, name, true, 0, error);
 }
@@ -638,13 +659,10 @@ int sbx_lifecycle_stop(SbxLifecycle *l, const char *name, unsigned timeout_s, Sb
         return set_running(l, name, false, timeout_s, error);
 }
 
-int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error) {
-        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+static int delete_locked(SbxLifecycle *l, const char *name, SbxError *error) {
         _cleanup_free_ char *id = NULL;
         int r, removed = 0;
 
-        if ((r = lock_key(l, "sandbox", name, &lock)) < 0)
-                return r;
         if ((r = find_container(l, name, &id, error)) < 0)
                 return r;
         if (r > 0) {
@@ -660,6 +678,146 @@ int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error) {
         if (r < 0)
                 return r;
         return removed || r > 0;
+}
+
+int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        int r;
+
+        if ((r = lock_key(l, "sandbox", name, &lock)) < 0)
+                return r;
+        return delete_locked(l, name, error);
+}
+
+static const char *const outcome_table[_SBX_ENSURE_OUTCOME_MAX] = {
+        [SBX_ENSURE_CREATED]   = "created",
+        [SBX_ENSURE_STARTED]   = "started",
+        [SBX_ENSURE_REUSED]    = "reused",
+        [SBX_ENSURE_RECREATED] = "recreated",
+};
+
+const char *sbx_ensure_outcome_to_string(SbxEnsureOutcome o) {
+        return o >= 0 && o < _SBX_ENSURE_OUTCOME_MAX ? outcome_table[o] : NULL;
+}
+
+/* A verified container without its row (the row was lost): recorded again. */
+static int record_found(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
+                        const SbxObserved *o, SbxError *error) {
+        char fp[SBX_FINGERPRINT_HEX_LEN + 1];
+        int r = sbx_spec_fingerprint(spec, l->policy->python_version, fp);
+
+        if (r < 0)
+                return r;
+        /* The label may be another Python's fingerprint of the same spec: keep it. */
+        return record(l, name, spec, o->fingerprint_label ?: fp, owner, o, error);
+}
+
+/* What the desired spec makes of the sandbox there is: reuse it (starting it if need
+ * be), or a mismatch naming the fields. */
+static int ensure_existing(SbxLifecycle *l, const char *name, const SbxSpec *desired, const SbxOwner *owner,
+                           bool *ret_reusable, SbxEnsureOutcome *ret_outcome, SbxError *error) {
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *stored = NULL;
+        _cleanup_free_ char *id = NULL;
+        SbxFingerprints fps;
+        SbxVerdict verdict;
+        int r;
+
+        if ((r = find_container(l, name, &id, error)) <= 0 || (r = describe(l, name, id, &sb, error)) < 0)
+                return r;
+        if ((r = sbx_spec_fingerprints(desired, &fps)) < 0 ||
+            (r = load_row(l, name, sb->container_id, &row, &stored, error)) < 0)
+                return r;
+        verdict = sbx_verdict(desired, &fps, sb->observed, SBX_CONTRACT_VERSION);
+        if (verdict == SBX_VERDICT_MATCH && !sb->hardened && sb->owner != 0)
+                verdict = SBX_VERDICT_MISMATCH;         /* what is mounted is not what it says */
+        *ret_reusable = verdict == SBX_VERDICT_MATCH ||
+                        (verdict == SBX_VERDICT_UNVERIFIED && stored && sbx_spec_equal(stored, desired));
+        if (!*ret_reusable) {
+                const char *names[SBX_SPEC_FIELD_COUNT + 1];
+                _cleanup_free_ char *list = NULL;
+                size_t size = 0;
+                FILE *f = open_memstream(&list, &size);
+
+                if (!f)
+                        return -ENOMEM;
+                sbx_spec_fields_to_names(sbx_verify_mismatched_fields(desired, stored, row ? row->fingerprint : NULL,
+                                                                      sb->observed), names);
+                for (const char **n = names; *n; n++)
+                        fprintf(f, "%s%s", n == names ? "" : ", ", *n);
+                if (fclose(f) != 0)
+                        return -ENOMEM;
+                return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT,
+                                     "Sandbox '%s' exists with a different spec (%s); mismatched fields: %s",
+                                     plain(name), sbx_verdict_to_string(verdict), isempty(list) ? "unknown" : list);
+        }
+        if (verdict == SBX_VERDICT_MATCH && !row && (r = record_found(l, name, desired, owner, sb->observed, error)) < 0)
+                return r;
+        if (sb->state == SBX_STATE_RUNNING) {
+                *ret_outcome = SBX_ENSURE_REUSED;
+                return 1;
+        }
+        if ((r = set_running_locked(l, name, true, 0, error)) < 0)
+                return r;
+        *ret_outcome = SBX_ENSURE_STARTED;
+        return 1;
+}
+
+/* A mismatched sandbox, replaced: stopped (it must really stop), deleted, created. */
+static int recreate_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
+                           unsigned stop_timeout_s, SbxError *error) {
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
+        _cleanup_free_ char *id = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        int r;
+
+        r = set_running_locked(l, name, false, stop_timeout_s, &e);
+        if (r >= 0 && (r = find_container(l, name, &id, &e)) > 0 && (r = describe(l, name, id, &sb, &e)) >= 0 &&
+            sb->state == SBX_STATE_RUNNING)
+                r = sbx_error_set(&e, SBX_ERROR_IO, "it is still running");
+        if (r < 0) {
+                r = sbx_error_set(error, SBX_ERROR_RECOVERY_REQUIRED,
+                                  "Sandbox '%s' does not match and could not be stopped: %s", plain(name),
+                                  e.message ?: "unknown error");
+                sbx_error_free(&e);
+                return r;
+        }
+        return delete_locked(l, name, error);
+}
+
+int sbx_lifecycle_ensure(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
+                         const SbxEnsureOptions *options, SbxSandbox **ret, SbxEnsureOutcome *ret_outcome,
+                         SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        SbxEnsureOutcome outcome = SBX_ENSURE_CREATED;
+        SbxError mismatch = SBX_ERROR_NULL;
+        bool reusable = false;
+        int r;
+
+        if ((r = check_namespace(name, owner, error)) < 0 || (r = lock_key(l, "sandbox", name, &lock)) < 0)
+                return r;
+        r = ensure_existing(l, name, spec, owner, &reusable, &outcome, &mismatch);
+        if (r < 0 && !(sbx_error_is(&mismatch, SBX_ERROR_RUNTIME_CONFLICT) && options->recreate)) {
+                if (error && !sbx_error_is_set(error))
+                        *error = mismatch;
+                else
+                        sbx_error_free(&mismatch);
+                return r;
+        }
+        if (r < 0) {            /* a mismatch, to be replaced */
+                sbx_error_free(&mismatch);
+                if ((r = recreate_locked(l, name, spec, owner, options->stop_timeout_s, error)) < 0)
+                        return r;
+                outcome = SBX_ENSURE_RECREATED;
+        } else if (r > 0) {
+                *ret_outcome = outcome;
+                return describe_by_name(l, name, ret, error);
+        }
+        if ((r = create_locked(l, name, spec, owner, ret, error)) < 0)
+                return r;
+        *ret_outcome = outcome;
+        return 0;
 }
 
 int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, const char *snapshot_id, char **ret_image_id,

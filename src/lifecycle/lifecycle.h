@@ -89,6 +89,31 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
 int sbx_lifecycle_start(SbxLifecycle *l, const char *name, SbxError *error);
 int sbx_lifecycle_stop(SbxLifecycle *l, const char *name, unsigned timeout_s, SbxError *error);
 
+/* xagent #1014's get-or-create (docs/lifecycle.md), atomic under the name's lock. */
+typedef enum SbxEnsureOutcome {
+        SBX_ENSURE_CREATED,     /* there was none */
+        SBX_ENSURE_STARTED,     /* it matched and was stopped */
+        SBX_ENSURE_REUSED,      /* it matched and runs */
+        SBX_ENSURE_RECREATED,   /* it did not match: stopped, deleted, created */
+        _SBX_ENSURE_OUTCOME_MAX,
+} SbxEnsureOutcome;
+
+typedef struct SbxEnsureOptions {
+        bool recreate;                  /* on a mismatch: replace it (else RuntimeConflict) */
+        unsigned stop_timeout_s;        /* for the stop before replacing */
+} SbxEnsureOptions;
+
+const char *sbx_ensure_outcome_to_string(SbxEnsureOutcome o) _pure_;
+
+/* Absent → created. A match (fingerprint label under any Python version) → started if
+ * stopped, else reused; a match without a row is recorded first. Unverified with a
+ * stored spec equal to the desired → reused likewise. Anything else is a mismatch:
+ * RuntimeConflict naming the fields, or with options->recreate the sandbox is stopped
+ * (RecoveryRequired when that fails or it still runs), deleted and created again. */
+int sbx_lifecycle_ensure(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
+                         const SbxEnsureOptions *options, SbxSandbox **ret, SbxEnsureOutcome *ret_outcome,
+                         SbxError *error);
+
 /* Idempotent: a missing name succeeds. Returns 1 if something was removed. */
 int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error);
 

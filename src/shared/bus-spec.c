@@ -333,6 +333,47 @@ int sbx_bus_read_stop_options(sd_bus_message *m, unsigned *ret_timeout, SbxError
         return read_dict(m, keys, ELEMENTSOF(keys), stop_entry, ret_timeout, error);
 }
 
+typedef struct EnsureOptions {
+        bool recreate;
+        unsigned stop_timeout;
+} EnsureOptions;
+
+static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
+        _cleanup_free_ char *mode = NULL;
+        EnsureOptions *o = userdata;
+        int64_t t;
+        int r;
+
+        if (streq(key, "stop_timeout")) {
+                if ((r = read_int(m, key, 0, SBX_STOP_TIMEOUT_MAX, &t, error)) < 0)
+                        return r;
+                o->stop_timeout = (unsigned) t;
+                return 0;
+        }
+        if (!streq(key, "on_mismatch"))
+                return no_entry(m, userdata, key, error);
+        if ((r = read_string(m, key, &mode, error)) < 0)
+                return r;
+        if (!streq(mode, "fail") && !streq(mode, "recreate"))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "on_mismatch: '%s' is neither \"fail\" nor \"recreate\"", mode);
+        o->recreate = streq(mode, "recreate");
+        return 0;
+}
+
+int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned *ret_stop_timeout,
+                                SbxError *error) {
+        static const char *const keys[] = { "on_mismatch", "stop_timeout" };
+        EnsureOptions o = { .stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT };
+        int r = read_dict(m, keys, ELEMENTSOF(keys), ensure_entry, &o, error);
+
+        if (r < 0)
+                return r;
+        *ret_recreate = o.recreate;
+        *ret_stop_timeout = o.stop_timeout;
+        return 0;
+}
+
 /* The documented type 'u' when the value fits, else 'x' (the daemon reads both). */
 static int append_int(sd_bus_message *m, const char *key, int64_t v) {
         if (v == 0)

@@ -60,3 +60,8 @@ int sbx_bus_read_exec_options(sd_bus_message *m, bool streaming, SbxExecOptions 
 
 /* The argv of an exec: non-empty, at most SBX_EXEC_ARGV_MAX strings. */
 int sbx_bus_read_argv(sd_bus_message *m, char ***ret, SbxError *error);
+/* Ensure options: "on_mismatch" (s: "fail", the default, or "recreate") and
+ * "stop_timeout" (u or any integer type: seconds, 0–3600, default 30). */
+#define SBX_ENSURE_STOP_TIMEOUT_DEFAULT 30U
+int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned *ret_stop_timeout,
+                                SbxError *error);

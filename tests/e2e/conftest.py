@@ -58,12 +58,11 @@ def sandboxd(stack, docker_image):
     import sandbox_helpers as h
     yield h.Sandboxd(stack)
     status, containers = h.docker("GET", "/containers/json?all=1")
-    # Another owner's name label is "~UID:name" (names are per owner).
     left = [c["Names"] for c in containers
-            if re.sub(r"^~[0-9]+:", "", c.get("Labels", {}).get("xagent.sandbox.name", "")).startswith(h.PREFIX)]
+            if h.plain(c.get("Labels", {}).get("xagent.sandbox.name", "")).startswith(h.PREFIX)]
     status, images = h.docker("GET", "/images/json")
     left += [t for i in images for t in (i.get("RepoTags") or [])
-             if t.startswith(h.SNAPSHOT_REPOSITORY + ":" + h.PREFIX)]
+             if re.match(re.escape(h.SNAPSHOT_REPOSITORY) + r":([0-9]+-)?" + re.escape(h.PREFIX), t)]
     assert not left, f"left behind: {left}"
 
 

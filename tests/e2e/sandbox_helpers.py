@@ -73,8 +73,25 @@ def home_of(user):
     return pwd.getpwnam(user).pw_dir
 
 
-def object_path(name):
-    """sd_bus_path_encode(): every byte but [A-Za-z0-9] as _xx; "" is "_"."""
+def qualified(name, owner=None):
+    """The Docker-level name of owner's (a user name or uid) name: root's is the name
+    itself, anyone else's "~<uid>:<name>" (names belong to their owner)."""
+    if owner is None:
+        return name
+    uid = owner if isinstance(owner, int) else uid_of(owner)
+    return name if uid == 0 else f"~{uid}:{name}"
+
+
+def plain(label):
+    """A name label as its owner calls it."""
+    m = re.match(r"^~[0-9]+:(.*)$", label or "", re.S)
+    return m.group(1) if m else label
+
+
+def object_path(name, owner=None):
+    """sd_bus_path_encode() of the Docker-level name: every byte but [A-Za-z0-9] as _xx;
+    "" is "_"."""
+    name = qualified(name, owner)
     if not name:
         return SANDBOX_PREFIX + "_"
     return SANDBOX_PREFIX + "".join(
@@ -88,12 +105,12 @@ def safe_name(name):
     return f"{base.lower()}-{hashlib.sha1(name.encode()).hexdigest()[:10]}"
 
 
-def container_name(name):
-    return "xagent_sandbox_" + safe_name(name)
+def container_name(name, owner=None):
+    return "xagent_sandbox_" + safe_name(qualified(name, owner))
 
 
-def snapshot_ref(snapshot_id):
-    return f"{SNAPSHOT_REPOSITORY}:{safe_name(snapshot_id)}"
+def snapshot_ref(snapshot_id, owner=None):
+    return f"{SNAPSHOT_REPOSITORY}:{safe_name(qualified(snapshot_id, owner))}"
 
 
 # ---- the spec as client.py's typed JSON -------------------------------------------------
@@ -209,26 +226,33 @@ class Sandboxd:
     def get(self, user, name, **kw):
         return self.call(user, "GetSandbox", "s", [name], **kw)
 
+    def _sandbox(self, user, method, name, sig, args, owner=None, **kw):
+        """The Manager's by-name method (the caller's own namespace), or with owner the
+        same method of owner's sandbox object."""
+        if owner is None:
+            return self.call(user, method + "Sandbox", "s" + sig, [name] + args, **kw)
+        return self.call(user, method, sig, args, path=object_path(name, owner), iface=SANDBOX, **kw)
+
     def inspect(self, user, name, **kw):
-        return self.call(user, "InspectSandbox", "s", [name], **kw)
+        return self._sandbox(user, "Inspect", name, "", [], **kw)
 
     def verify(self, user, name, sp, **kw):
-        return self.call(user, "VerifySandbox", "sa{sv}", [name, sp], **kw)
+        return self._sandbox(user, "Verify", name, "a{sv}", [sp], **kw)
 
     def start(self, user, name, **kw):
-        return self.call(user, "StartSandbox", "s", [name], **kw)
+        return self._sandbox(user, "Start", name, "", [], **kw)
 
     def stop(self, user, name, timeout=None, options=None, **kw):
         opts = dict(options or {})
         if timeout is not None:
             opts["timeout"] = ["u", timeout]
-        return self.call(user, "StopSandbox", "sa{sv}", [name, opts], **kw)
+        return self._sandbox(user, "Stop", name, "a{sv}", [opts], **kw)
 
     def delete(self, user, name, **kw):
-        return self.call(user, "DeleteSandbox", "s", [name], **kw)
+        return self._sandbox(user, "Delete", name, "", [], **kw)
 
     def snapshot(self, user, name, snapshot_id, **kw):
-        return self.call(user, "SnapshotSandbox", "ss", [name, snapshot_id], **kw)
+        return self._sandbox(user, "Snapshot", name, "s", [snapshot_id], **kw)
 
     def delete_snapshot(self, user, snapshot_id, **kw):
         return self.call(user, "DeleteSnapshot", "s", [snapshot_id], **kw)
@@ -247,8 +271,8 @@ class Sandboxd:
         r = self.call(user, "GetManagedObjects", iface=OBJECT_MANAGER)
         return r.result[0]
 
-    def properties(self, user, name, **kw):
-        return self.call(user, "GetAll", "s", [SANDBOX], path=object_path(name),
+    def properties(self, user, name, owner=None, **kw):
+        return self.call(user, "GetAll", "s", [SANDBOX], path=object_path(name, owner),
                          iface=PROPERTIES, **kw)
 
     def create_ok(self, user, name, sp, cleanup, **kw):
@@ -325,27 +349,14 @@ def docker(method, path, body=None, timeout=120):
 
 
 def docker_containers_labelled(name):
-    """Ids of the containers (any state) whose xagent.sandbox.name label is name."""
-    filters = json.dumps({"label": [f"xagent.sandbox.name={name}"]})
-    from urllib.parse import quote
-    status, data = docker("GET", "/containers/json?all=1&filters=" + quote(filters))
-    assert status == 200, data
-    return [c["Id"] for c in data]
-
-
-def docker_sandboxes_named(name):
-    """(id, name label) of the managed containers of the sandbox name, whoever owns it
-    (names are per owner: another owner's label is "~UID:name")."""
+    """Ids of the containers (any state) whose xagent.sandbox.name label is name, in
+    any owner's namespace (the label "name" or "~<uid>:name")."""
     filters = json.dumps({"label": ["xagent.managed=true"]})
     from urllib.parse import quote
     status, data = docker("GET", "/containers/json?all=1&filters=" + quote(filters))
     assert status == 200, data
-    out = []
-    for c in data:
-        label = (c.get("Labels") or {}).get("xagent.sandbox.name", "")
-        if label == name or (label.startswith("~") and label.partition(":")[2] == name):
-            out.append((c["Id"], label))
-    return out
+    return [c["Id"] for c in data
+            if plain((c.get("Labels") or {}).get("xagent.sandbox.name")) == name]
 
 
 def docker_remove_container(cid):
@@ -411,23 +422,26 @@ class Cleanup:
     def run(self):
         problems = []
         for name in self.sandboxes:
-            # Whoever owns it: root deletes through the object (by name it would act
-            # in its own namespace only).
-            for cid, label in docker_sandboxes_named(name):
-                try:
-                    self.bus.call(ROOT, "Delete", path=object_path(label), iface=SANDBOX)
-                except Exception as e:      # the daemon may be down: Docker below
-                    problems.append(f"Delete {label}: {e}")
+            try:
+                # root's own, and the test users' through their objects
+                self.bus.delete(ROOT, name)
+                for user in (MEMBER, OTHER):
+                    self.bus.delete(ROOT, name, owner=user)
+            except Exception as e:      # the daemon may be down: Docker below
+                problems.append(f"DeleteSandbox {name}: {e}")
+            for cid in docker_containers_labelled(name):
                 docker_remove_container(cid)
         for cid in self.containers:
             docker_remove_container(cid)
         for sid in self.snapshots:
             try:
-                self.bus.delete_snapshot(ROOT, sid)
+                for user in (ROOT, MEMBER, OTHER):
+                    self.bus.delete_snapshot(user, sid)
             except Exception as e:
                 problems.append(f"DeleteSnapshot {sid}: {e}")
-            if docker_image_exists(snapshot_ref(sid)):
-                docker_remove_image(snapshot_ref(sid))
+            for user in (None, MEMBER, OTHER):
+                if docker_image_exists(snapshot_ref(sid, user)):
+                    docker_remove_image(snapshot_ref(sid, user))
         for p in self.paths:
             if os.path.islink(p) or os.path.isfile(p):
                 os.unlink(p)

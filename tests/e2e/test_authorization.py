@@ -47,35 +47,48 @@ OBJECT_VERBS = {
 }
 
 
+def answer(r):
+    """A reply as an outsider sees it: its error name, and its message with the name
+    left out."""
+    return (r["ok"], r.get("error"), (r.get("message") or "").split(":")[0])
+
+
 @pytest.mark.parametrize("verb", sorted(MANAGER_VERBS))
-def test_other_user_is_refused_on_members_sandbox(sandboxd, members_sandbox, verb):
+def test_other_users_names_are_their_own(sandboxd, members_sandbox, verb):
+    """By name, sbx-other acts in its own namespace: sbx-member's sandbox is not there,
+    and a name sbx-member has answers exactly like a name nobody has (nothing is looked
+    up before polkit has said yes)."""
     sig, args = MANAGER_VERBS[verb]
-    # Without the interactive flag: polkit would challenge (manage-others is auth_admin).
-    r = sandboxd.call(OTHER, verb, sig, args(members_sandbox), interactive=False)
-    assert "manage-others" in r.error(h.INTERACTIVE)
-    # With it: polkit finds no agent to ask, so no.
-    r = sandboxd.call(OTHER, verb, sig, args(members_sandbox), interactive=True)
-    assert "manage-others" in r.error(h.ACCESS_DENIED)
+    free = h.unique("free")
+    for interactive in (False, True):
+        taken = sandboxd.call(OTHER, verb, sig, args(members_sandbox), interactive=interactive)
+        nobodys = sandboxd.call(OTHER, verb, sig, args(free), interactive=interactive)
+        assert answer(taken) == answer(nobodys), (taken, nobodys)
+        assert not taken["ok"] or verb == "DeleteSandbox"
     intact(sandboxd, members_sandbox)
 
 
 @pytest.mark.parametrize("verb", sorted(OBJECT_VERBS))
 def test_other_user_is_refused_on_the_object(sandboxd, members_sandbox, verb):
     sig, args = OBJECT_VERBS[verb]
-    path = h.object_path(members_sandbox)
-    r = sandboxd.call(OTHER, verb, sig, args, path=path, iface=h.SANDBOX)
-    r.error(*h.DENIED)
+    path = h.object_path(members_sandbox, MEMBER)
+    r = sandboxd.call(OTHER, verb, sig, args, path=path, iface=h.SANDBOX, interactive=False)
+    assert "manage-others" in r.error(h.INTERACTIVE)
+    r = sandboxd.call(OTHER, verb, sig, args, path=path, iface=h.SANDBOX, interactive=True)
+    assert "manage-others" in r.error(h.ACCESS_DENIED)
     intact(sandboxd, members_sandbox)
 
 
 def test_other_user_cannot_read_the_objects_properties(sandboxd, members_sandbox):
-    sandboxd.properties(OTHER, members_sandbox).error(h.ACCESS_DENIED)
+    sandboxd.properties(OTHER, members_sandbox, owner=MEMBER).error(h.ACCESS_DENIED)
     r = sandboxd.call(OTHER, "Get", "ss", [h.SANDBOX, "Image"],
-                      path=h.object_path(members_sandbox), iface=h.PROPERTIES)
+                      path=h.object_path(members_sandbox, MEMBER), iface=h.PROPERTIES)
     r.error(h.ACCESS_DENIED)
-    # The owner and root can.
-    assert sandboxd.properties(MEMBER, members_sandbox).result[0]["Image"] == h.TEST_IMAGE
-    assert sandboxd.properties(ROOT, members_sandbox).result[0]["Image"] == h.TEST_IMAGE
+    # The owner and root can; the name is the owner's own.
+    props = sandboxd.properties(MEMBER, members_sandbox, owner=MEMBER).result[0]
+    assert props["Image"] == h.TEST_IMAGE and props["Name"] == members_sandbox
+    assert props["Owner"] == h.uid_of(MEMBER)
+    assert sandboxd.properties(ROOT, members_sandbox, owner=MEMBER).result[0]["Image"] == h.TEST_IMAGE
 
 
 def test_other_user_refusals_through_busctl_and_gdbus(sandboxd, members_sandbox):
@@ -124,25 +137,29 @@ def test_non_member_create(sandboxd, cleanup):
 
 def test_non_member_reads_need_only_inspect(sandboxd):
     """inspect is yes for everyone: sbx-other's look-up of a missing name is
-    NoSuchSandbox, not a refusal; deleting nothing changes nothing."""
+    NoSuchSandbox, not a refusal."""
     sandboxd.inspect(OTHER, h.unique("none")).error(h.NO_SUCH_SANDBOX)
-    sandboxd.delete(OTHER, h.unique("none")).result     # deleting nothing needs nothing
+    # A state change is authorized before anything is looked up, even for nothing.
+    sandboxd.delete(OTHER, h.unique("none"), interactive=False).error(h.INTERACTIVE)
 
 
 def test_root_may_do_everything(sandboxd, cleanup):
+    """root reaches another user's sandbox through its object; by name it acts in its
+    own namespace, where the member's sandbox is not."""
     name = cleanup.sandbox(h.unique("rootly"))
     sandboxd.create(MEMBER, name, h.spec()).result
-    sandboxd.get(ROOT, name).result
-    assert sandboxd.inspect(ROOT, name).result[0]["owner"] == h.uid_of(MEMBER)
-    assert sandboxd.verify(ROOT, name, h.spec()).result == ["match", []]
-    sandboxd.stop(ROOT, name, timeout=0).result
-    sandboxd.start(ROOT, name).result
+    sandboxd.get(ROOT, name).error(h.NO_SUCH_SANDBOX)
+    assert sandboxd.list(ROOT)[name][3] == h.object_path(name, MEMBER)
+    assert sandboxd.inspect(ROOT, name, owner=MEMBER).result[0]["owner"] == h.uid_of(MEMBER)
+    assert sandboxd.verify(ROOT, name, h.spec(), owner=MEMBER).result == ["match", []]
+    sandboxd.stop(ROOT, name, timeout=0, owner=MEMBER).result
+    sandboxd.start(ROOT, name, owner=MEMBER).result
     sid = cleanup.snapshot(h.unique("snap"))
-    sandboxd.snapshot(ROOT, name, sid).result
+    sandboxd.snapshot(ROOT, name, sid, owner=MEMBER).result
     # The snapshot belongs to whoever took it: root.
     assert sandboxd.list_snapshots(ROOT)[sid][2] == 0
     assert sid not in sandboxd.list_snapshots(MEMBER)
-    sandboxd.delete(ROOT, name).result
+    sandboxd.delete(ROOT, name, owner=MEMBER).result
     sandboxd.delete_snapshot(ROOT, sid).result
 
     # Root's own sandbox is root's; its first process is the init, as for everyone.
@@ -151,7 +168,7 @@ def test_root_may_do_everything(sandboxd, cleanup):
     ins = sandboxd.inspect(ROOT, mine).result[0]
     assert ins["owner"] == 0 and ins["user"] == "65534:65534" and ins["hardened"] is True
     assert mine not in sandboxd.list(MEMBER)
-    sandboxd.inspect(MEMBER, mine).error(*h.DENIED)
+    sandboxd.inspect(MEMBER, mine).error(h.NO_SUCH_SANDBOX)     # not in the member's names
     sandboxd.delete(ROOT, mine).result
 
 
@@ -171,10 +188,10 @@ def test_snapshot_ownership(sandboxd, cleanup):
     # Root may create anything, but a snapshot is a template for its owner only.
     sandboxd.create(ROOT, cleanup.sandbox(h.unique("rootthief")),
                     h.spec(image=None, snapshot=sid)).error(h.NO_SUCH_SNAPSHOT)
-    # ... nor delete it.
+    # ... nor delete it: the id is the member's, not the other's or root's.
     sandboxd.delete_snapshot(OTHER, sid, interactive=False).error(h.INTERACTIVE)
-    sandboxd.delete_snapshot(OTHER, sid, interactive=True).error(h.ACCESS_DENIED)
-    assert h.docker_image_exists(h.snapshot_ref(sid))
+    sandboxd.delete_snapshot(ROOT, sid).result
+    assert h.docker_image_exists(h.snapshot_ref(sid, MEMBER))
     assert sid in sandboxd.list_snapshots(MEMBER)
     sandboxd.delete(MEMBER, name).result
     sandboxd.delete_snapshot(MEMBER, sid).result
@@ -190,7 +207,9 @@ def test_snapshot_of_another_user_is_no_such_snapshot_for_a_creator(stack, sandb
     thief = cleanup.sandbox(h.unique("thief"))
     sandboxd.create(MEMBER, thief, h.spec(image=None, snapshot=sid)).error(h.NO_SUCH_SNAPSHOT)
     assert h.docker_containers_labelled(thief) == []
-    sandboxd.delete_snapshot(MEMBER, sid, interactive=False).error(h.INTERACTIVE)
+    # The member's own namespace has no such snapshot: deleting it deletes nothing.
+    sandboxd.delete_snapshot(MEMBER, sid, interactive=False).result
+    assert h.docker_image_exists(h.snapshot_ref(sid))
     sandboxd.delete(ROOT, src).result
     sandboxd.delete_snapshot(ROOT, sid).result
 
@@ -209,7 +228,7 @@ def test_polkit_unreachable_means_deny(stack, sandboxd, cleanup):
             sandboxd.delete(MEMBER, name, interactive=interactive).error(h.ACCESS_DENIED)
             sandboxd.stop(MEMBER, name, timeout=0, interactive=interactive).error(h.ACCESS_DENIED)
         # Root is not asked about.
-        assert sandboxd.inspect(ROOT, name).result[0]["state"] == "running"
+        assert sandboxd.inspect(ROOT, name, owner=MEMBER).result[0]["state"] == "running"
         assert sandboxd.pid() == pid
     finally:
         stack.start_polkit()

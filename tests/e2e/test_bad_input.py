@@ -135,7 +135,7 @@ def test_bad_names(sandboxd, cleanup, same_daemon, name, why):
 def test_name_of_200_bytes_is_fine(sandboxd, cleanup, same_daemon):
     name = cleanup.sandbox((h.unique("long") + "-" + "x" * 200)[:200])
     path, _ = sandboxd.create(MEMBER, name, h.spec()).result
-    assert path == h.object_path(name)
+    assert path == h.object_path(name, MEMBER)
     assert sandboxd.get(MEMBER, name).result == [path]
     sandboxd.delete(MEMBER, name).result
 
@@ -156,10 +156,10 @@ def test_names_that_are_unusual_but_valid(sandboxd, cleanup, same_daemon):
     for tag in ("user::7", "My Box!", "ünï ç☃de", "../../etc"):
         name = cleanup.sandbox(h.unique("odd") + tag)
         path, _ = sandboxd.create(MEMBER, name, h.spec()).result
-        assert path == h.object_path(name)
+        assert path == h.object_path(name, MEMBER)
         ins = sandboxd.inspect(MEMBER, name).result[0]
-        assert ins["labels"]["xagent.sandbox.name"] == name
-        assert h.docker_inspect(ins["container_id"])["Name"] == "/" + h.container_name(name)
+        assert ins["labels"]["xagent.sandbox.name"] == h.qualified(name, MEMBER)
+        assert h.docker_inspect(ins["container_id"])["Name"] == "/" + h.container_name(name, MEMBER)
         sandboxd.delete(MEMBER, name).result
 
 
@@ -219,7 +219,7 @@ def test_bad_stop_options(sandboxd, cleanup, same_daemon, options, words):
     for w in words:
         assert w in msg, msg
     # Through the object as well.
-    sandboxd.call(MEMBER, "Stop", "a{sv}", [options], path=h.object_path(name),
+    sandboxd.call(MEMBER, "Stop", "a{sv}", [options], path=h.object_path(name, MEMBER),
                   iface=h.SANDBOX).error(h.INVALID_ARGS)
     assert sandboxd.inspect(MEMBER, name).result[0]["state"] == "running"
     sandboxd.delete(MEMBER, name).result

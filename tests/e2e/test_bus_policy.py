@@ -142,6 +142,7 @@ MANAGER_ARGS = {
     "CopyFromSandbox": lambda n: ("ssha{sv}", [n, "/tmp", ">/dev/null", {}]),
     "GetSandboxUsage": lambda n: ("s", [n]),
     "GetPolicy": lambda n: ("", []),
+    "EnsureSandbox": lambda n: ("sa{sv}a{sv}", [n + "-ensured", SPEC, {}]),
 }
 SANDBOX_ARGS = {
     "Start": ("", []),

@@ -174,7 +174,7 @@ def test_create_list_inspect_delete(ctl, member_dir):
     assert [p[1] for p in ins["ports"]] == [80]
     assert ins["working_dir"] == "/work" and ins["image_ref"] == IMAGE
     assert ins["fingerprint_label"] == created["fingerprint"]
-    assert ins["labels"]["xagent.sandbox.name"] == name
+    assert ins["labels"]["xagent.sandbox.name"] == f"~{pwd.getpwnam(MEMBER).pw_uid}:{name}"
     assert ins["owner"] == pwd.getpwnam(MEMBER).pw_uid
 
     kv = key_values(ctl.ok("inspect", name).stdout)

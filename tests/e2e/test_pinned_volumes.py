@@ -227,20 +227,29 @@ def test_working_dir_inside_a_volume(sandboxd, cleanup, stack):
 
 def test_start_of_a_container_without_the_posture(sandboxd, cleanup):
     """A member's container made by an older version (its first process the owner's, from
-    the image) is never started: RecoveryRequired."""
+    the image; its name label the plain name, from before names had owners) is found in
+    the member's namespace, inspected, but never started: RecoveryRequired."""
     name = h.unique("legacy")
     sandboxd.create_ok(MEMBER, name, h.spec(), cleanup)
     cid = container_of(name)
     info = h.docker_inspect(cid)
     sandboxd.delete(MEMBER, name).result
+    labels = dict(info["Config"]["Labels"], **{"xagent.sandbox.name": name})
     body = {"Image": info["Config"]["Image"], "Cmd": ["tail", "-f", "/dev/null"],
-            "User": f"{h.uid_of(MEMBER)}:{h.gid_of(MEMBER)}", "Labels": info["Config"]["Labels"],
+            "User": f"{h.uid_of(MEMBER)}:{h.gid_of(MEMBER)}", "Labels": labels,
             "HostConfig": {k: info["HostConfig"][k] for k in
                            ("NanoCpus", "Memory", "MemorySwap", "PidsLimit", "CapDrop",
                             "SecurityOpt", "NetworkMode")}}
     status, made = h.docker("POST", f"/containers/create?name={h.container_name(name)}", body)
     assert status == 201, made
     cleanup.container(made["Id"])
+    ins = sandboxd.inspect(MEMBER, name).result[0]
+    assert ins["container_id"] == made["Id"] and ins["hardened"] is False
+    assert name in sandboxd.list(MEMBER)
     msg = sandboxd.start(MEMBER, name).error(h.ERR + "RecoveryRequired")
     assert "posture" in msg, msg
     assert h.docker_inspect(made["Id"])["State"]["Running"] is False
+    # Not root's: the plain name in root's namespace is nothing.
+    sandboxd.inspect(ROOT, name).error(h.NO_SUCH_SANDBOX)
+    sandboxd.delete(MEMBER, name).result
+    assert h.docker_containers_labelled(name) == []
