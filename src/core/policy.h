@@ -33,10 +33,11 @@
 #define SBX_POLICY_DEFAULT_MAX_SANDBOXES_PER_USER 16
 #define SBX_POLICY_DEFAULT_PIDS_LIMIT 512
 /* Processes started through the service (ExecSandbox, StartExec, copies) that may
- * run at once: per user and in total. A capture exec occupies a worker thread
- * (there are 16), a streaming one its own relay thread. */
+ * run at once: per user and in total. A capture exec or a copy occupies one of
+ * the 16 state-change workers for its whole run (a streaming one only its own
+ * relay thread): the default total leaves 4 of them to lifecycle calls. */
 #define SBX_POLICY_DEFAULT_MAX_EXECS_PER_USER 4
-#define SBX_POLICY_DEFAULT_MAX_EXECS 32
+#define SBX_POLICY_DEFAULT_MAX_EXECS 12
 #define SBX_POLICY_DEFAULT_HOST_PORT_MIN 1024
 #define SBX_POLICY_DEFAULT_PUBLISH_ADDRESS "127.0.0.1"
 /* One caller's operations in flight: half the state-change workers, so another
