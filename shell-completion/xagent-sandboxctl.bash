@@ -22,6 +22,10 @@ _xagent_sandboxctl_commands=(
         'delete           sandbox           '
         'snapshot         sandbox,word      '
         'delete-snapshot  snapshot          '
+        'exec             sandbox           --tty --env=word --workdir=word --timeout=word'
+        'shell            sandbox           '
+        'cp               word,word         '
+        'usage            sandbox           '
         'fingerprint      file              --config=file --python=python'
 )
 _xagent_sandboxctl_spec_options='--image=word --snapshot=snapshot --workdir=word --cpus=word

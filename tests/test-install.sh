@@ -32,13 +32,14 @@ expect -f "$datadir/dbus-1/system.d/org.xagent.Sandbox1.conf"
 expect -f "$datadir/dbus-1/system-services/org.xagent.Sandbox1.service"
 expect -f "$datadir/dbus-1/interfaces/org.xagent.Sandbox1.Manager.xml"
 expect -f "$datadir/dbus-1/interfaces/org.xagent.Sandbox1.Sandbox.xml"
+expect -f "$datadir/dbus-1/interfaces/org.xagent.Sandbox1.Exec.xml"
 expect -f "$datadir/polkit-1/actions/org.xagent.sandbox1.policy"
 expect -f "$datadir/polkit-1/rules.d/50-xagent-sandbox.rules"
 expect -f "$unitdir/xagent-sandboxd.service"
 expect -f "$datadir/doc/xagent-sandboxd/sandboxd.json.example"
 expect -f "$datadir/doc/xagent-sandboxd/README.md"
 expect -f "$sysusersdir/xagent-sandboxd.conf"
-expected=13
+expected=14
 if [ "$completiondir" != no ]; then
         expect -f "$completiondir/xagent-sandboxctl"
         expected=$((expected + 1))

@@ -420,11 +420,28 @@ START_TEST(test_wrong_types) {
 }
 END_TEST
 
+/* NetworkSettings.Ports: what Docker bound (host port 0 resolved), TCP only. */
+START_TEST(test_bound_ports) {
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+
+        ck_assert_int_eq(sbx_observed_from_string(
+                "{\"NetworkSettings\": {\"Ports\": {\"8080/tcp\": [{\"HostIp\": \"127.0.0.1\", \"HostPort\": \"49153\"}],"
+                " \"53/udp\": [{\"HostIp\": \"\", \"HostPort\": \"5353\"}], \"9/tcp\": null}}}", &o, NULL), 0);
+        ck_assert_uint_eq(o->n_bound_ports, 1);
+        ck_assert_str_eq(o->bound_ports[0].host_ip, "127.0.0.1");
+        ck_assert_int_eq(o->bound_ports[0].host, 49153);
+        ck_assert_int_eq(o->bound_ports[0].guest, 8080);
+        parse_fails("{\"NetworkSettings\": {\"Ports\": {\"80/tcp\": [{\"HostPort\": \"x\"}]}}}",
+                    "NetworkSettings.Ports");
+}
+END_TEST
+
 static Suite *make_suite(void) {
         Suite *s = suite_create("observed");
         TCase *tc = tcase_create("core");
 
         tcase_add_test(tc, test_attrs_fixture);
+        tcase_add_test(tc, test_bound_ports);
         tcase_add_test(tc, test_empty_object);
         tcase_add_test(tc, test_null_sections);
         tcase_add_test(tc, test_state_table);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 
 #include "bus-error.h"
@@ -191,6 +192,108 @@ static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_er
         return operation_start(userdata, msg, VERB_DELETE_SNAPSHOT, &(OperationArgs) { .snapshot_id = id }, error);
 }
 
+static int read_fds(sd_bus_message *msg, int fds[static 3], SbxError *e) {
+        int in[3], r;
+
+        if ((r = sd_bus_message_read(msg, "hhh", &in[0], &in[1], &in[2])) < 0)
+                return sbx_error_set(e, SBX_ERROR_INVALID_ARGS, "stdin, stdout, stderr: malformed (%s)", strerror(-r));
+        for (size_t i = 0; i < 3; i++) {
+                fds[i] = fcntl(in[i], F_DUPFD_CLOEXEC, 3);
+                if (fds[i] < 0)
+                        return -errno;
+        }
+        return 0;
+}
+
+int bus_method_exec(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object, bool streaming,
+                    sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        SbxExecOptions options = {};
+        OperationArgs args = OPERATION_ARGS_INIT(.name = name, .object = object, .exec = &options);
+        Verb verb = streaming ? VERB_START_EXEC : VERB_EXEC;
+        int r;
+
+        if ((r = sbx_bus_read_argv(msg, &args.argv, &e)) < 0 ||
+            (r = sbx_bus_read_exec_options(msg, streaming, &options, &e)) < 0 ||
+            (streaming && (r = read_fds(msg, args.fds, &e)) < 0)) {
+                operation_args_done(&args, verb);
+                return operation_refuse(msg, verb, name ?: object->display, &e, r, error);
+        }
+        r = operation_start(m, msg, verb, &args, error);
+        sbx_exec_options_done(&options);
+        return r;
+}
+
+static int method_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        const char *name;
+        int r;
+
+        if ((r = read_name(msg, "name", &name, &e)) < 0)
+                return operation_refuse(msg, VERB_EXEC, NULL, &e, r, error);
+        return bus_method_exec(msg, userdata, name, NULL, false, error);
+}
+
+static int method_start_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        const char *name;
+        int r;
+
+        if ((r = read_name(msg, "name", &name, &e)) < 0)
+                return operation_refuse(msg, VERB_START_EXEC, NULL, &e, r, error);
+        return bus_method_exec(msg, userdata, name, NULL, true, error);
+}
+
+/* (s guest path, h tar, a{sv} options): no option is defined yet. */
+int bus_method_copy(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object, bool to,
+                    sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        const char *field = to ? "guest_dir" : "guest_path", *path = NULL;
+        OperationArgs args = OPERATION_ARGS_INIT(.name = name, .object = object);
+        Verb verb = to ? VERB_COPY_TO : VERB_COPY_FROM;
+        int fd, r;
+
+        r = sd_bus_message_read(msg, "sh", &path, &fd);
+        if (r < 0)
+                r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "%s, tar: malformed", field);
+        else if (path[0] != '/' || strlen(path) > SBX_MAX_PATH_LEN)
+                r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "%s: '%.64s' is not an absolute path", field, path);
+        else if ((args.fds[0] = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0)
+                r = -errno;
+        else
+                r = sbx_bus_read_create_options(msg, &e);
+        if (r < 0) {
+                operation_args_done(&args, verb);
+                return operation_refuse(msg, verb, name ?: object->display, &e, r, error);
+        }
+        args.guest_path = path;
+        return operation_start(m, msg, verb, &args, error);
+}
+
+static int method_copy_to(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        const char *name;
+        int r;
+
+        if ((r = read_name(msg, "name", &name, &e)) < 0)
+                return operation_refuse(msg, VERB_COPY_TO, NULL, &e, r, error);
+        return bus_method_copy(msg, userdata, name, NULL, true, error);
+}
+
+static int method_copy_from(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        const char *name;
+        int r;
+
+        if ((r = read_name(msg, "name", &name, &e)) < 0)
+                return operation_refuse(msg, VERB_COPY_FROM, NULL, &e, r, error);
+        return bus_method_copy(msg, userdata, name, NULL, false, error);
+}
+
+static int method_usage(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return by_name(msg, userdata, VERB_USAGE, error);
+}
+
 static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         return operation_start(userdata, msg, VERB_LIST, &(OperationArgs) {}, error);
 }
@@ -253,11 +356,13 @@ static int method_get_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
             (r = append_roots(reply, p, &info.owner)) < 0 ||
             (r = sd_bus_message_close_container(reply)) < 0 ||
             (r = sd_bus_message_close_container(reply)) < 0 ||
-            (r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}",
+            (r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}",
                                        "max_cpus", "t", (uint64_t) p->max_cpus,
                                        "max_memory_mib", "t", (uint64_t) p->max_memory_mib,
                                        "max_sandboxes_per_user", "t", (uint64_t) p->max_sandboxes_per_user,
                                        "max_operations_per_user", "t", (uint64_t) p->max_operations_per_user,
+                                       "max_execs_per_user", "t", (uint64_t) p->max_execs_per_user,
+                                       "max_execs", "t", (uint64_t) p->max_execs,
                                        "max_stop_timeout", "t", (uint64_t) p->max_stop_timeout,
                                        "pids_limit", "t", (uint64_t) p->pids_limit,
                                        "host_port_min", "q", (uint16_t) p->host_port_min,
@@ -322,6 +427,21 @@ const sd_bus_vtable bus_manager_vtable[] = {
                                 method_list_snapshots, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetPolicy", SD_BUS_NO_ARGS, SD_BUS_RESULT("a{sv}", policy),
                                 method_get_policy, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ExecSandbox", SD_BUS_ARGS("s", name, "as", argv, "a{sv}", options),
+                                SD_BUS_RESULT("i", exit_status, "ay", stdout, "ay", stderr, "b", truncated),
+                                method_exec, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("StartExec",
+                                SD_BUS_ARGS("s", name, "as", argv, "a{sv}", options, "h", stdin, "h", stdout,
+                                            "h", stderr),
+                                SD_BUS_RESULT("o", exec),
+                                method_start_exec, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("CopyToSandbox", SD_BUS_ARGS("s", name, "s", guest_dir, "h", tar, "a{sv}", options),
+                                SD_BUS_NO_RESULT, method_copy_to, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("CopyFromSandbox",
+                                SD_BUS_ARGS("s", name, "s", guest_path, "h", tar, "a{sv}", options),
+                                SD_BUS_NO_RESULT, method_copy_from, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetSandboxUsage", SD_BUS_ARGS("s", name), SD_BUS_RESULT("a{sv}", usage),
+                                method_usage, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("SandboxNew", SD_BUS_ARGS("s", name, "o", sandbox), 0),
         SD_BUS_SIGNAL_WITH_ARGS("SandboxRemoved", SD_BUS_ARGS("s", name, "o", sandbox), 0),
         SD_BUS_VTABLE_END

@@ -19,3 +19,9 @@ int bus_method_stop(sd_bus_message *msg, Manager *m, const char *name, const San
                     sd_bus_error *error);
 int bus_method_snapshot(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
                         sd_bus_error *error);
+/* ExecSandbox / StartExec after the name. */
+int bus_method_exec(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object, bool streaming,
+                    sd_bus_error *error);
+/* CopyToSandbox / CopyFromSandbox after the name. */
+int bus_method_copy(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object, bool to,
+                    sd_bus_error *error);

@@ -18,6 +18,8 @@
 #define SBX_POLKIT_ACTION_CREATE        "org.xagent.sandbox1.create"
 #define SBX_POLKIT_ACTION_MANAGE        "org.xagent.sandbox1.manage"
 #define SBX_POLKIT_ACTION_MANAGE_OTHERS "org.xagent.sandbox1.manage-others"
+#define SBX_POLKIT_ACTION_EXEC          "org.xagent.sandbox1.exec"
+#define SBX_POLKIT_ACTION_EXEC_OTHERS   "org.xagent.sandbox1.exec-others"
 
 /* The answer: 0 = authorized; else the error (AccessDenied,
  * InteractiveAuthorizationRequired) is in *error. polkit unreachable = denied. */

@@ -69,6 +69,7 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
 ENTRY_METHOD(method_start, VERB_START)
 ENTRY_METHOD(method_delete, VERB_DELETE)
 ENTRY_METHOD(method_inspect, VERB_INSPECT)
+ENTRY_METHOD(method_usage, VERB_USAGE)
 #undef ENTRY_METHOD
 
 static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -79,6 +80,26 @@ static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 static int method_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         SandboxEntry *e = userdata;
         return bus_method_snapshot(msg, e->manager, NULL, e, error);
+}
+
+static int method_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        SandboxEntry *e = userdata;
+        return bus_method_exec(msg, e->manager, NULL, e, false, error);
+}
+
+static int method_start_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        SandboxEntry *e = userdata;
+        return bus_method_exec(msg, e->manager, NULL, e, true, error);
+}
+
+static int method_copy_to(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        SandboxEntry *e = userdata;
+        return bus_method_copy(msg, e->manager, NULL, e, true, error);
+}
+
+static int method_copy_from(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        SandboxEntry *e = userdata;
+        return bus_method_copy(msg, e->manager, NULL, e, false, error);
 }
 
 static int method_verify(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -110,6 +131,18 @@ static const sd_bus_vtable sandbox_vtable[] = {
                                 SD_BUS_RESULT("s", verdict, "as", mismatched_fields), method_verify,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Inspect", SD_BUS_NO_ARGS, SD_BUS_RESULT("a{sv}", inspection), method_inspect,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Exec", SD_BUS_ARGS("as", argv, "a{sv}", options),
+                                SD_BUS_RESULT("i", exit_status, "ay", stdout, "ay", stderr, "b", truncated),
+                                method_exec, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("StartExec",
+                                SD_BUS_ARGS("as", argv, "a{sv}", options, "h", stdin, "h", stdout, "h", stderr),
+                                SD_BUS_RESULT("o", exec), method_start_exec, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("CopyTo", SD_BUS_ARGS("s", guest_dir, "h", tar, "a{sv}", options), SD_BUS_NO_RESULT,
+                                method_copy_to, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("CopyFrom", SD_BUS_ARGS("s", guest_path, "h", tar, "a{sv}", options),
+                                SD_BUS_NO_RESULT, method_copy_from, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetUsage", SD_BUS_NO_ARGS, SD_BUS_RESULT("a{sv}", usage), method_usage,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END
 };
@@ -324,6 +357,37 @@ static int append_ports(sd_bus_message *r, const SbxObserved *o) {
         return k < 0 ? k : close_entry(r);
 }
 
+/* What Docker bound: host port 0 shows the port it chose. Host addresses are IP
+ * literals Docker parsed; anything else is left out rather than sent. */
+static int append_bound_ports(sd_bus_message *r, const SbxObserved *o) {
+        int k = open_entry(r, "bound_ports", "a(sqq)");
+
+        for (size_t i = 0; k >= 0 && i < o->n_bound_ports; i++) {
+                const SbxBoundPort *b = &o->bound_ports[i];
+
+                if (strspn(b->host_ip, "0123456789abcdefABCDEF.:") != strlen(b->host_ip))
+                        continue;
+                k = sd_bus_message_append(r, "(sqq)", b->host_ip, (uint16_t) b->host, (uint16_t) b->guest);
+        }
+        return k < 0 ? k : close_entry(r);
+}
+
+int bus_append_usage(sd_bus_message *reply, const SbxUsage *u) {
+        int k;
+
+        if ((k = sd_bus_message_open_container(reply, 'a', "{sv}")) < 0 ||
+            (k = sd_bus_message_append(reply, "{sv}", "cpu_usage_ns", "t", u->cpu_usage_ns)) < 0 ||
+            (k = sd_bus_message_append(reply, "{sv}", "memory_bytes", "t", u->memory_bytes)) < 0 ||
+            (k = sd_bus_message_append(reply, "{sv}", "memory_limit_bytes", "t", u->memory_limit_bytes)) < 0 ||
+            (k = sd_bus_message_append(reply, "{sv}", "pids", "t", u->pids)) < 0)
+                return k;
+        if (u->has_net &&
+            ((k = sd_bus_message_append(reply, "{sv}", "net_rx_bytes", "t", u->net_rx_bytes)) < 0 ||
+             (k = sd_bus_message_append(reply, "{sv}", "net_tx_bytes", "t", u->net_tx_bytes)) < 0))
+                return k;
+        return sd_bus_message_close_container(reply);
+}
+
 /* The strings Docker reports, each possibly escaped. */
 static int append_docker_strings(Inspection *in, const SbxSandbox *s) {
         const SbxObserved *o = s->observed;
@@ -356,6 +420,7 @@ int bus_append_inspection(sd_bus_message *r, const SbxSandbox *s) {
             (k = append_entry(r, "memory_bytes", "t",
                               (uint64_t) (o->has_raw_memory_bytes ? o->raw_memory_bytes : 0))) < 0 ||
             (k = append_ports(r, o)) < 0 ||
+            (k = append_bound_ports(r, o)) < 0 ||
             (k = append_entry(r, "network_isolated", "b", (int) o->network_isolated)) < 0 ||
             (k = append_entry(r, "owner", "u", (uint32_t) s->owner)) < 0 ||
             (k = append_entry(r, "hardened", "b", (int) s->hardened)) < 0 ||

@@ -14,6 +14,7 @@
 #include "bus-sandbox.h"
 #include "fileio.h"
 #include "log.h"
+#include "bus-exec.h"
 #include "manager.h"
 
 #define MAX_POLICY_FILE (1024 * 1024)
@@ -266,7 +267,9 @@ int manager_new(const ManagerConfig *c, Manager **ret) {
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
-        /* Running and queued jobs finish and are answered before the bus goes. */
+        /* Running execs are killed and their relays stopped; running and queued
+         * jobs (those kills included) finish and are answered before the bus goes. */
+        bus_exec_shutdown_all(m);
         sbx_worker_pool_free(m->pool);
         sbx_worker_pool_free(m->read_pool);
         tdestroy(m->busy_by_uid, free);

@@ -6,6 +6,7 @@
 
 #include "audit.h"
 #include "bus-error.h"
+#include "bus-exec.h"
 #include "bus-polkit.h"
 #include "bus-sandbox.h"
 #include "log.h"
@@ -26,6 +27,9 @@ typedef struct VerbInfo {
         bool lists;                     /* everyone's objects for holders of manage-others */
         int (*run)(Operation *o, SbxLifecycle *l);
         int (*reply)(Operation *o, sd_bus_message *reply);
+        const char *others_action;      /* for another uid's objects, if not manage-others */
+        bool exec;                      /* runs a process in the sandbox: holds an exec slot */
+        bool fds;                       /* takes descriptors */
 } VerbInfo;
 
 struct Operation {
@@ -57,13 +61,37 @@ struct Operation {
         char *image_id;
         SbxVerdict verdict;
         unsigned fields;
+
+        /* using a sandbox */
+        char **argv;
+        char *guest_path;
+        SbxExecOptions exec;
+        int fds[3];
+        bool exec_slot;                 /* holds one of the policy's exec slots */
+        SbxExecResult exec_result;
+        SbxExecProcess *exec_process;
+        SbxUsage usage;
         SbxEnsureOutcome outcome;
 };
+
+static void strv_free(char **v) {
+        for (char **p = v; p && *p; p++)
+                free(*p);
+        free(v);
+}
+
+static void operation_free_unstarted(Operation *o);
 
 static Operation *operation_free(Operation *o) {
         if (!o)
                 return NULL;
         manager_idle(o->m, o->uid);
+        operation_free_unstarted(o);
+        return NULL;
+}
+
+/* Everything but the manager's bookkeeping. */
+static void operation_free_unstarted(Operation *o) {
         sd_bus_message_unref(o->call);
         sd_bus_slot_unref(o->polkit_slot);
         free(o->name);
@@ -75,8 +103,16 @@ static Operation *operation_free(Operation *o) {
         sbx_sandbox_list_free(o->list, o->n_list);
         sbx_snapshot_row_list_free(o->snapshots);
         free(o->image_id);
+        strv_free(o->argv);
+        free(o->guest_path);
+        sbx_exec_options_done(&o->exec);
+        for (size_t i = 0; i < 3; i++)
+                safe_close(o->fds[i]);
+        sbx_exec_result_done(&o->exec_result);
+        sbx_exec_process_free(o->exec_process);
+        if (o->exec_slot)
+                manager_exec_release(o->m, o->uid);
         free(o);
-        return NULL;
 }
 
 int bus_caller_uid(sd_bus_message *m, uid_t *ret) {
@@ -164,6 +200,53 @@ static int run_list(Operation *o, SbxLifecycle *l) {
 
 static int run_list_snapshots(Operation *o, SbxLifecycle *l) {
         return sbx_store_list_snapshots(l->store, o->all ? SBX_STORE_ANY_OWNER : o->uid, &o->snapshots, &o->error);
+}
+
+/* Processes run as the sandbox's owner: a sandbox nobody owns runs nothing. */
+static int check_owned(Operation *o) {
+        if (!o->owner_valid)
+                return sbx_error_set(&o->error, SBX_ERROR_ACCESS_DENIED,
+                                     "Sandbox '%s' has no valid owner label; nothing can run in it", plain(o->name));
+        return 0;
+}
+
+static SbxExecRequest exec_request(Operation *o) {
+        return (SbxExecRequest) {
+                .argv = o->argv, .env = o->exec.env, .working_dir = o->exec.working_dir, .tty = o->exec.tty,
+                .rows = o->exec.rows, .cols = o->exec.cols,
+        };
+}
+
+static int run_exec(Operation *o, SbxLifecycle *l) {
+        SbxExecRequest req = exec_request(o);
+        int r = check_owned(o);
+
+        return r < 0 ? r : sbx_lifecycle_exec_capture(l, o->name, &req, o->exec.stdin_data,
+                                                      o->exec.stdin_size, o->exec.timeout_s, o->exec.output_limit,
+                                                      &o->exec_result, &o->error);
+}
+
+static int run_start_exec(Operation *o, SbxLifecycle *l) {
+        SbxExecRequest req = exec_request(o);
+        int r = check_owned(o);
+
+        return r < 0 ? r : sbx_lifecycle_exec_start(l, o->name, &req, &o->exec_process, &o->error);
+}
+
+static int run_usage(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_usage(l, o->name, &o->usage, &o->error);
+}
+
+static int run_copy_to(Operation *o, SbxLifecycle *l) {
+        int r = check_owned(o);
+
+        return r < 0 ? r : sbx_lifecycle_copy_to(l, o->name, o->guest_path, o->fds[0], &o->error);
+}
+
+static int run_copy_from(Operation *o, SbxLifecycle *l) {
+        int r = check_owned(o);
+
+        return r < 0 ? r : sbx_lifecycle_copy_from(l, o->name, o->guest_path, o->fds[0], &o->error);
 }
 
 /* Main thread: replies ---------------------------------------------------- */
@@ -254,9 +337,44 @@ static int reply_list_snapshots(Operation *o, sd_bus_message *reply) {
         return r < 0 ? r : sd_bus_message_close_container(reply);
 }
 
+static int reply_exec(Operation *o, sd_bus_message *reply) {
+        const SbxExecResult *x = &o->exec_result;
+        int r = sd_bus_message_append(reply, "i", (int32_t) x->exit_status);
+
+        if (r >= 0)
+                r = sd_bus_message_append_array(reply, 'y', x->out ?: "", x->out_size);
+        if (r >= 0)
+                r = sd_bus_message_append_array(reply, 'y', x->err ?: "", x->err_size);
+        return r < 0 ? r : sd_bus_message_append(reply, "b", x->truncated);
+}
+
+/* The exec object takes over the process, the descriptors and the slot. */
+static int reply_start_exec(Operation *o, sd_bus_message *reply) {
+        const char *path;
+        int r;
+
+        r = bus_exec_new(o->m, TAKE_PTR(o->exec_process), &(ExecStartArgs) {
+                .sandbox = plain(o->name), .owner = o->owner, .caller = o->uid,
+                .caller_name = sd_bus_message_get_sender(o->call), .timeout_s = o->exec.timeout_s,
+                .fds = { TAKE_FD(o->fds[0]), TAKE_FD(o->fds[1]), TAKE_FD(o->fds[2]) },
+        }, &path);
+        o->exec_slot = false;
+        return r < 0 ? r : sd_bus_message_append(reply, "o", path);
+}
+
+static int reply_usage(Operation *o, sd_bus_message *reply) {
+        return bus_append_usage(reply, &o->usage);
+}
+
+static int reply_none(Operation *o, sd_bus_message *reply) {
+        return 0;
+}
+
 #define A_INSPECT SBX_POLKIT_ACTION_INSPECT
 #define A_CREATE  SBX_POLKIT_ACTION_CREATE
 #define A_MANAGE  SBX_POLKIT_ACTION_MANAGE
+#define A_EXEC    SBX_POLKIT_ACTION_EXEC
+#define A_EXEC_OTHERS SBX_POLKIT_ACTION_EXEC_OTHERS
 
 static const VerbInfo verbs[_VERB_MAX] = {
         [VERB_CREATE]          = { "create",          A_CREATE,  true,  false, run_create,          reply_create          },
@@ -270,6 +388,11 @@ static const VerbInfo verbs[_VERB_MAX] = {
         [VERB_DELETE_SNAPSHOT] = { "delete-snapshot", A_MANAGE,  true,  false, run_delete_snapshot, reply_delete_snapshot },
         [VERB_LIST]            = { "list",            A_INSPECT, false, true,  run_list,            reply_list            },
         [VERB_LIST_SNAPSHOTS]  = { "list-snapshots",  A_INSPECT, false, true,  run_list_snapshots,  reply_list_snapshots  },
+        [VERB_EXEC]            = { "exec",            A_EXEC,    true,  false, run_exec,            reply_exec,       A_EXEC_OTHERS, true,  false },
+        [VERB_START_EXEC]      = { "start-exec",      A_EXEC,    true,  false, run_start_exec,      reply_start_exec, A_EXEC_OTHERS, true,  true  },
+        [VERB_USAGE]           = { "usage",           A_EXEC,    false, false, run_usage,           reply_usage,      A_EXEC_OTHERS, false, false },
+        [VERB_COPY_TO]         = { "copy-to",         A_EXEC,    true,  false, run_copy_to,         reply_none,       A_EXEC_OTHERS, true,  true  },
+        [VERB_COPY_FROM]       = { "copy-from",       A_EXEC,    true,  false, run_copy_from,       reply_none,       A_EXEC_OTHERS, true,  true  },
         /* may create, start, stop and delete the caller's own: creating is what it needs */
         [VERB_ENSURE]          = { "ensure",          A_CREATE,  true,  false, run_ensure,          reply_ensure          },
 };
@@ -370,6 +493,17 @@ static void submit(Operation *o) {
         SbxError e = SBX_ERROR_NULL;
         int r;
 
+        /* A process in the sandbox holds an exec slot until it ends (policy
+         * max_execs_per_user, max_execs). */
+        if (verbs[o->verb].exec) {
+                r = manager_exec_acquire(o->m, o->uid, &e);
+                if (r < 0) {
+                        fail(o, OPERATION_REFUSED, r, &e);
+                        sbx_error_free(&e);
+                        return;
+                }
+                o->exec_slot = true;
+        }
         r = sbx_worker_pool_submit(verbs[o->verb].changes ? o->m->pool : o->m->read_pool, job_run, job_done, o);
         if (r == -EBUSY)
                 r = sbx_error_set(&e, SBX_ERROR_LIMITS_EXCEEDED, "Too many operations in progress; try again later");
@@ -443,7 +577,7 @@ static void authorize(Operation *o) {
                 return;
         }
         o->action = o->owner_valid && o->owner == o->uid ? verbs[o->verb].own_action
-                                                          : SBX_POLKIT_ACTION_MANAGE_OTHERS;
+                                                          : verbs[o->verb].others_action ?: SBX_POLKIT_ACTION_MANAGE_OTHERS;
         if (o->owner_valid)
                 snprintf(owner, sizeof owner, "%u", (unsigned) o->owner);
         if (o->verb == VERB_CREATE || o->verb == VERB_ENSURE)
@@ -492,9 +626,20 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .owner_valid = true,
                 .spec = TAKE_PTR(args->spec),
                 .timeout_s = args->timeout_s,
+                .argv = TAKE_PTR(args->argv),
+                .fds = { -1, -1, -1 },
                 .recreate = args->recreate,
         };
-        if (args->object) {
+        if (verbs[verb].fds)
+                for (size_t i = 0; i < 3; i++)
+                        o->fds[i] = TAKE_FD(args->fds[i]);
+        if (args->exec) {
+                o->exec = *args->exec;
+                *args->exec = (SbxExecOptions) {};
+        }
+        if (args->guest_path && !(o->guest_path = strdup(args->guest_path)))
+                r = -ENOMEM;
+        else if (args->object) {
                 o->owner = args->object->owner;
                 o->owner_valid = args->object->owner_valid;
                 o->name = strdup(args->object->name);
@@ -504,14 +649,21 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
         if (r >= 0 && args->snapshot_id)
                 r = sbx_name_qualify(uid, args->snapshot_id, &o->snapshot_id);
         if (r < 0) {
-                sd_bus_message_unref(o->call);
-                sbx_spec_free(o->spec);
-                free(o->name);
-                free(o->snapshot_id);
+                operation_free_unstarted(TAKE_PTR(o));
                 return r;
         }
         *ret = TAKE_PTR(o);
         return 0;
+}
+
+void operation_args_done(OperationArgs *args, Verb verb) {
+        args->spec = sbx_spec_free(args->spec);
+        strv_free(TAKE_PTR(args->argv));
+        if (args->exec)
+                sbx_exec_options_done(args->exec);
+        if (verbs[verb].fds)
+                for (size_t i = 0; i < 3; i++)
+                        args->fds[i] = safe_close(args->fds[i]);
 }
 
 int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *args, sd_bus_error *ret_error) {
@@ -522,7 +674,7 @@ int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *
 
         r = bus_caller_uid(call, &uid);
         if (r < 0) {
-                args->spec = sbx_spec_free(args->spec);
+                operation_args_done(args, verb);
                 return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED,
                                         "Cannot tell who is calling from the bus credentials");
         }
@@ -530,7 +682,7 @@ int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *
          * a full share is LimitsExceeded for that caller only. */
         r = manager_busy(m, uid);
         if (r < 0) {
-                args->spec = sbx_spec_free(args->spec);
+                operation_args_done(args, verb);
                 sbx_error_set(&e, SBX_ERROR_LIMITS_EXCEEDED,
                               "Too many operations of uid %u in progress (max_operations_per_user); try again later",
                               (unsigned) uid);
@@ -538,6 +690,7 @@ int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *
         }
         r = operation_new(m, call, verb, uid, args, &o);
         if (r < 0) {
+                operation_args_done(args, verb);
                 manager_idle(m, uid);
                 return r;
         }

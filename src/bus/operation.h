@@ -11,6 +11,7 @@
 #include <systemd/sd-bus.h>
 
 #include "manager.h"
+#include "bus-spec.h"
 #include "spec.h"
 
 typedef enum Verb {
@@ -25,6 +26,11 @@ typedef enum Verb {
         VERB_DELETE_SNAPSHOT,
         VERB_LIST,
         VERB_LIST_SNAPSHOTS,
+        VERB_EXEC,
+        VERB_START_EXEC,
+        VERB_USAGE,
+        VERB_COPY_TO,
+        VERB_COPY_FROM,
         VERB_ENSURE,
         _VERB_MAX,
 } Verb;
@@ -34,13 +40,24 @@ typedef struct OperationArgs {
         const SandboxEntry *object;     /* the sandbox of a per-sandbox object (its owner's) */
         const char *snapshot_id;        /* in the caller's own namespace */
         SbxSpec *spec;                  /* taken over, also on failure; finalized */
+        char **argv;                    /* exec: taken over, also on failure */
+        SbxExecOptions *exec;           /* exec: its contents taken over, also on failure */
+        int fds[3];                     /* StartExec (stdin, stdout, stderr), copies (the tar in
+                                         * fds[0]): taken over, also on failure */
+        const char *guest_path;         /* copies */
         unsigned timeout_s;             /* stop; ensure: the stop before a recreate */
         bool recreate;                  /* ensure: on a mismatch, replace it */
 } OperationArgs;
 
+/* Arguments with no descriptors (the other verbs leave fds alone, zeroed or not). */
+#define OPERATION_ARGS_INIT(...) ((OperationArgs) { .fds = { -1, -1, -1 }, __VA_ARGS__ })
+
 /* Starts the operation; the reply is sent later. Returns 1 (reply pending) or a
  * negative errno with ret_error set, for the method handler to return. */
 int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *args, sd_bus_error *ret_error);
+
+/* Frees what operation_start() would have taken over (for refusals before it). */
+void operation_args_done(OperationArgs *args, Verb verb);
 
 /* Refuses a call before it becomes an operation (bad arguments): fills ret_error
  * from e (or r), writes the audit record for a state change, returns the errno. */

@@ -82,6 +82,9 @@ SbxObserved *sbx_observed_free(SbxObserved *o) {
                 free(o->bindings[i].host_ip);
         }
         free(o->bindings);
+        for (size_t i = 0; i < o->n_bound_ports; i++)
+                free(o->bound_ports[i].host_ip);
+        free(o->bound_ports);
         strv_free(o->entrypoint);
         free(o->started_at);
         free(o->init_volume);
@@ -404,6 +407,52 @@ static int parse_port_bindings(json_object *host_config, SbxObserved *o, SbxErro
         return 0;
 }
 
+static int parse_bound_port(json_object *b, const char *key, int64_t guest, SbxObserved *o, SbxError *error) {
+        _cleanup_free_ char *host_port = NULL, *host_ip = NULL;
+        SbxBoundPort *l;
+        int64_t host;
+        int r;
+
+        if (!json_object_is_type(b, json_type_object))
+                return PARSE_ERROR(error, "NetworkSettings.Ports", key, "expected objects");
+        if ((r = get_string(b, "NetworkSettings.Ports", "HostPort", &host_port, error)) < 0 ||
+            (r = get_string(b, "NetworkSettings.Ports", "HostIp", &host_ip, error)) < 0)
+                return r;
+        if (!host_port || parse_port_number(host_port, false, &host) < 0)
+                return PARSE_ERROR(error, "NetworkSettings.Ports", key, "a binding without a port number");
+        if (!host_ip && !(host_ip = strdup("")))
+                return -ENOMEM;
+        l = reallocarray(o->bound_ports, o->n_bound_ports + 1, sizeof(SbxBoundPort));
+        if (!l)
+                return -ENOMEM;
+        o->bound_ports = l;
+        l[o->n_bound_ports++] = (SbxBoundPort) { .host_ip = TAKE_PTR(host_ip), .host = host, .guest = guest };
+        return 0;
+}
+
+/* NetworkSettings.Ports: {"80/tcp": [{"HostIp", "HostPort"}…] or null}. */
+static int parse_bound_ports(json_object *settings, SbxObserved *o, SbxError *error) {
+        json_object *ports;
+        int r;
+
+        r = member(settings, "NetworkSettings", "Ports", json_type_object, &ports, error);
+        if (r <= 0)
+                return r;
+        json_object_object_foreach(ports, key, list) {
+                int64_t guest;
+                const char *slash = strchr(key, '/');
+
+                if (!slash || !streq(slash, "/tcp") || !list || !json_object_is_type(list, json_type_array))
+                        continue;
+                if (parse_port_number(key, true, &guest) < 0)
+                        return PARSE_ERROR(error, "NetworkSettings.Ports", key, "not a port key");
+                for (size_t i = 0; i < json_object_array_length(list); i++)
+                        if ((r = parse_bound_port(json_object_array_get_idx(list, i), key, guest, o, error)) < 0)
+                                return r;
+        }
+        return 0;
+}
+
 static int parse_networks(json_object *attrs, SbxObserved *o, SbxError *error) {
         json_object *settings, *networks;
         size_t n = 0;
@@ -413,7 +462,7 @@ static int parse_networks(json_object *attrs, SbxObserved *o, SbxError *error) {
         if (r < 0)
                 return r;
         r = member(settings, "NetworkSettings", "Networks", json_type_object, &networks, error);
-        if (r < 0)
+        if (r < 0 || (r = parse_bound_ports(settings, o, error)) < 0)
                 return r;
         o->runtime_networks = calloc((networks ? json_object_object_length(networks) : 0) + 1,
                                      sizeof(char *));

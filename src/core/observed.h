@@ -32,6 +32,14 @@ typedef struct SbxPortBinding {
         char *host_ip;          /* raw HostIp, "" when absent */
 } SbxPortBinding;
 
+/* A port Docker actually bound (NetworkSettings.Ports): for host port 0, the one
+ * it chose. */
+typedef struct SbxBoundPort {
+        char *host_ip;
+        int64_t host;
+        int64_t guest;
+} SbxBoundPort;
+
 typedef struct SbxObserved {
         char *id;                       /* top-level Id; NULL if absent */
         char *name;                     /* top-level Name without Docker's leading "/"; NULL if absent */
@@ -90,6 +98,8 @@ typedef struct SbxObserved {
         char *uts_mode;                 /* HostConfig.UTSMode (nullable) */
         SbxPortBinding *bindings;       /* every PortBindings entry */
         size_t n_bindings;
+        SbxBoundPort *bound_ports;      /* NetworkSettings.Ports, TCP, Docker order; none when stopped */
+        size_t n_bound_ports;
 
         /* What makes a start safe (docs/security.md): the first process, its volume, the
          * other mounts and the log's bounds. */

@@ -61,6 +61,8 @@ SbxPolicy *sbx_policy_new_default(void) {
         p->max_memory_mib = SBX_POLICY_DEFAULT_MAX_MEMORY_MIB;
         p->max_sandboxes_per_user = SBX_POLICY_DEFAULT_MAX_SANDBOXES_PER_USER;
         p->pids_limit = SBX_POLICY_DEFAULT_PIDS_LIMIT;
+        p->max_execs_per_user = SBX_POLICY_DEFAULT_MAX_EXECS_PER_USER;
+        p->max_execs = SBX_POLICY_DEFAULT_MAX_EXECS;
         p->host_port_min = SBX_POLICY_DEFAULT_HOST_PORT_MIN;
         p->max_operations_per_user = SBX_POLICY_DEFAULT_MAX_OPERATIONS_PER_USER;
         p->max_stop_timeout = SBX_POLICY_DEFAULT_MAX_STOP_TIMEOUT;
@@ -350,6 +352,8 @@ static const struct {
         INT_KEY(max_memory_mib,         SBX_MIN_MEMORY_MIB, SBX_MAX_MEMORY_MIB),
         INT_KEY(max_sandboxes_per_user, 1,                  SBX_POLICY_MAX_SANDBOXES_PER_USER_LIMIT),
         INT_KEY(pids_limit,             1,                  SBX_POLICY_PIDS_LIMIT_MAX),
+        INT_KEY(max_execs_per_user,     1,                  SBX_POLICY_MAX_EXECS_LIMIT),
+        INT_KEY(max_execs,              1,                  SBX_POLICY_MAX_EXECS_LIMIT),
         INT_KEY(host_port_min,          1,                  SBX_MAX_PORT),
         INT_KEY(max_operations_per_user, 1,                 SBX_POLICY_MAX_OPERATIONS_PER_USER_LIMIT),
         INT_KEY(max_stop_timeout,       0,                  SBX_POLICY_MAX_STOP_TIMEOUT_LIMIT),

@@ -32,6 +32,12 @@
 #define SBX_POLICY_DEFAULT_MAX_MEMORY_MIB 8192
 #define SBX_POLICY_DEFAULT_MAX_SANDBOXES_PER_USER 16
 #define SBX_POLICY_DEFAULT_PIDS_LIMIT 512
+/* Processes started through the service (ExecSandbox, StartExec, copies) that may
+ * run at once: per user and in total. A capture exec or a copy occupies one of
+ * the 16 state-change workers for its whole run (a streaming one only its own
+ * relay thread): the default total leaves 4 of them to lifecycle calls. */
+#define SBX_POLICY_DEFAULT_MAX_EXECS_PER_USER 4
+#define SBX_POLICY_DEFAULT_MAX_EXECS 12
 #define SBX_POLICY_DEFAULT_HOST_PORT_MIN 1024
 #define SBX_POLICY_DEFAULT_PUBLISH_ADDRESS "127.0.0.1"
 /* One caller's operations in flight: half the state-change workers, so another
@@ -47,6 +53,7 @@
 /* Bounds a policy file must respect. */
 #define SBX_POLICY_MAX_SANDBOXES_PER_USER_LIMIT 65536
 #define SBX_POLICY_PIDS_LIMIT_MAX 4194304       /* the kernel's PID_MAX_LIMIT */
+#define SBX_POLICY_MAX_EXECS_LIMIT 1024
 
 typedef enum SbxVolumeModes {
         SBX_VOLUME_MODE_RO = 1 << 0,
@@ -68,6 +75,8 @@ typedef struct SbxPolicy {
         int64_t max_memory_mib;
         int64_t max_sandboxes_per_user;
         int64_t pids_limit;
+        int64_t max_execs_per_user;
+        int64_t max_execs;
         int64_t host_port_min;
         int64_t max_operations_per_user;        /* one caller's operations in flight */
         int64_t max_stop_timeout;               /* seconds a stop may wait before SIGKILL */

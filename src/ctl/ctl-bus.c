@@ -70,11 +70,21 @@ int ctl_bus_new_sandbox_call(sd_bus *bus, const CtlOptions *o, const char *metho
                 fprintf(stderr, "xagent-sandboxctl: --owner: no such user: %s\n", o->owner);
                 return -ESRCH;
         }
+        /* The object's method is the Manager's without "Sandbox": InspectSandbox →
+         * Inspect, GetSandboxUsage → GetUsage, StartExec stays. */
         suffix = strstr(method, "Sandbox");
         if ((r = sbx_name_qualify(uid, name, &qualified)) < 0 ||
             (r = sd_bus_path_encode(CTL_BUS_SANDBOX_PREFIX, qualified, &path)) < 0 ||
-            !(object_method = strndup(method, suffix ? (size_t) (suffix - method) : strlen(method))))
+            !(object_method = suffix ? strndup(method, (size_t) (suffix - method)) : strdup(method)))
                 return ctl_bus_fail(method, r < 0 ? r : -ENOMEM), -ENOMEM;
+        if (suffix && suffix[strlen("Sandbox")]) {
+                char *full = NULL;
+
+                if (asprintf(&full, "%s%s", object_method, suffix + strlen("Sandbox")) < 0)
+                        return ctl_bus_fail(method, -ENOMEM), -ENOMEM;
+                free(object_method);
+                object_method = full;
+        }
         r = sd_bus_message_new_method_call(bus, ret, CTL_BUS_SERVICE, path, CTL_BUS_SANDBOX_INTERFACE,
                                            object_method);
         if (r < 0)

@@ -17,3 +17,7 @@ int verb_delete(int argc, char **argv, CtlOptions *o);
 int verb_snapshot(int argc, char **argv, CtlOptions *o);
 int verb_delete_snapshot(int argc, char **argv, CtlOptions *o);
 int verb_fingerprint(int argc, char **argv, CtlOptions *o);
+int verb_exec(int argc, char **argv, CtlOptions *o);
+int verb_shell(int argc, char **argv, CtlOptions *o);
+int verb_cp(int argc, char **argv, CtlOptions *o);
+int verb_usage(int argc, char **argv, CtlOptions *o);

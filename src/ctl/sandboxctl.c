@@ -38,6 +38,16 @@ static const Verb verbs[] = {
         { "delete", verb_delete, "delete NAME", "Remove a sandbox (nothing to do if none)", "" },
         { "snapshot", verb_snapshot, "snapshot NAME ID", "Save a sandbox as snapshot ID", "" },
         { "delete-snapshot", verb_delete_snapshot, "delete-snapshot ID", "Remove a snapshot", "" },
+        { "exec", verb_exec, "exec [-t] [--env K=V]... [--workdir D] [--timeout S] NAME -- CMD...",
+          "Run a command in a sandbox (exits with its status)",
+          "  -t, --tty                    Give it a terminal (this one, raw meanwhile)\n"
+          "     --env K=V                Set an environment variable (repeatable)\n"
+          "     --workdir D              Run it in directory D (absolute)\n"
+          "     --timeout S              Kill it after S seconds (default: none)\n" },
+        { "shell", verb_shell, "shell NAME", "Open /bin/sh in a sandbox on this terminal", "" },
+        { "cp", verb_cp, "cp SRC DST", "Copy files into (DST = NAME:DIR) or out of (SRC = NAME:PATH) a sandbox",
+          "" },
+        { "usage", verb_usage, "usage NAME", "Show what a sandbox consumes (CPU, memory, processes, network)", "" },
         { "fingerprint", verb_fingerprint, "fingerprint [--config PATH] [--python X.Y] [FILE|-]",
           "Print the fingerprint of a JSON spec (no daemon needed)",
           "     --config PATH            Host policy for the default image\n" },

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "docker-container.h"
+#include "docker-stream.h"
 
 /* "/containers/<escaped container><suffix>" */
 static int container_path(SbxDocker *d, const char *container, const char *suffix, char **ret, SbxError *error) {
@@ -144,32 +145,6 @@ int sbx_docker_container_list(SbxDocker *d, const char *const *labels, json_obje
         return 0;
 }
 
-/* Docker's multiplexed stream: frames of an 8-byte header (stream type, three zero
- * bytes, big-endian payload size) and the payload. */
-static int demultiplex(const char *data, size_t size, char **ret, SbxError *error) {
-        _cleanup_free_ char *out = malloc(size + 1);
-        size_t n = 0;
-
-        if (!out)
-                return -ENOMEM;
-        for (size_t i = 0; i < size;) {
-                const unsigned char *h = (const unsigned char *) data + i;
-                size_t len;
-
-                if (size - i < 8)
-                        return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker: a truncated log frame");
-                len = (size_t) h[4] << 24 | (size_t) h[5] << 16 | (size_t) h[6] << 8 | (size_t) h[7];
-                if (len > size - i - 8)
-                        return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker: a truncated log frame");
-                memcpy(out + n, data + i + 8, len);
-                n += len;
-                i += 8 + len;
-        }
-        out[n] = 0;
-        *ret = TAKE_PTR(out);
-        return 0;
-}
-
 int sbx_docker_container_log_tail(SbxDocker *d, const char *container, unsigned tail, char **ret,
                                   SbxError *error) {
         _cleanup_free_ char *path = NULL, *suffix = NULL, *data = NULL;
@@ -183,5 +158,15 @@ int sbx_docker_container_log_tail(SbxDocker *d, const char *container, unsigned 
         r = sbx_docker_request_raw(d, "GET", path, NULL, 0, &data, &size, error);
         if (r < 0)
                 return r;
-        return demultiplex(data ?: "", size, ret, error);
+        return sbx_demux_all(data ?: "", size, ret, error);
+}
+
+int sbx_docker_container_stats(SbxDocker *d, const char *container, json_object **ret, SbxError *error) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        r = container_path(d, container, "/stats?stream=false&one-shot=true", &path, error);
+        if (r < 0)
+                return r;
+        return sbx_docker_get_object(d, path, ret, error);
 }

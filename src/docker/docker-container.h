@@ -44,3 +44,6 @@ int sbx_docker_container_list(SbxDocker *d, const char *const *labels, json_obje
  * stream framing removed. */
 int sbx_docker_container_log_tail(SbxDocker *d, const char *container, unsigned tail, char **ret,
                                   SbxError *error);
+
+/* GET /containers/{id}/stats?stream=false&one-shot=true. */
+int sbx_docker_container_stats(SbxDocker *d, const char *container, json_object **ret, SbxError *error);

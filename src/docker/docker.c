@@ -304,13 +304,27 @@ static char *docker_message(const Response *resp) {
 }
 
 static int map_status(long status, const Response *resp, SbxError *error) {
-        _cleanup_free_ char *m = docker_message(resp);
+        return sbx_docker_http_error(status, resp->data, resp->size, error);
+}
+
+int sbx_docker_http_error(long status, const char *body, size_t size, SbxError *error) {
+        _cleanup_free_ char *m = docker_message(&(const Response) { .data = (char *) body, .size = size });
         SbxErrorKind kind = status == 404 ? SBX_ERROR_DOCKER_NOT_FOUND :
                             status == 409 ? SBX_ERROR_DOCKER_CONFLICT : SBX_ERROR_BACKEND_ERROR;
 
         if (m)
                 return sbx_error_set(error, kind, "Docker: %s", m);
         return sbx_error_set(error, kind, "Docker answered HTTP %ld", status);
+}
+
+const char *sbx_docker_socket_path(const SbxDocker *d) {
+        return d ? d->socket_path : NULL;
+}
+
+int sbx_docker_negotiate(SbxDocker *d, SbxError *error) {
+        if (!d)
+                return -EINVAL;
+        return d->api_version ? 0 : sbx_docker_ping(d, error);
 }
 
 static bool version_supported(const char *v) {
@@ -369,11 +383,9 @@ int sbx_docker_request_raw(
 
         if (!d || !method || !path || path[0] != '/')
                 return -EINVAL;
-        if (!d->api_version) {
-                r = sbx_docker_ping(d, error);
-                if (r < 0)
-                        return r;
-        }
+        r = sbx_docker_negotiate(d, error);
+        if (r < 0)
+                return r;
         if (asprintf(&url_path, "/v%s%s", d->api_version, path) < 0)
                 return -ENOMEM;
         if (body) {

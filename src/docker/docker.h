@@ -61,6 +61,15 @@ const char *sbx_docker_host(const SbxDocker *d);
 /* Pings /_ping and (re)negotiates the API version from its Api-Version header. */
 int sbx_docker_ping(SbxDocker *d, SbxError *error);
 
+/* The unix socket's path. */
+const char *sbx_docker_socket_path(const SbxDocker *d);
+
+/* Pings once unless a version was negotiated already. */
+int sbx_docker_negotiate(SbxDocker *d, SbxError *error);
+
+/* A refusal (HTTP status and body) as the typed error every call reports. */
+int sbx_docker_http_error(long status, const char *body, size_t size, SbxError *error);
+
 /* The negotiated API version ("1.41"), or NULL before the first successful ping. */
 const char *sbx_docker_api_version(const SbxDocker *d);
 

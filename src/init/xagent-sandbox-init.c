@@ -13,9 +13,19 @@
  * the directories it checked, wherever the service runs. Then it only waits:
  * SIGTERM, SIGINT or SIGHUP end it (and, being PID 1 of the container's PID
  * namespace, everything else in it), so a stop is immediate; orphans re-parented
- * to it are reaped. Static, no allocation. */
+ * to it are reaped. Static, no allocation.
+ *
+ * The same program, run by the service through an exec as the sandbox's owner
+ * as `xagent-sandbox-init --kill SIGNAL TOKEN`, signals every process of the
+ * container whose environment carries XAGENT_SANDBOX_EXEC=TOKEN: the processes
+ * of one exec and their descendants (docs/security.md, "Exec"). Docker has no
+ * way to signal an exec'd process, and the service may neither see the
+ * container's processes nor signal another uid's. Running as the owner, it can
+ * signal only what the owner could. */
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -57,10 +67,71 @@ fail:
                 close(fd);
 }
 
-int main(void) {
+#define EXEC_TOKEN_VAR "XAGENT_SANDBOX_EXEC="
+
+/* Whether /proc/<pid>/environ holds the entry (bounded by the kernel's limit on
+ * the environment: ARG_MAX-sized reads). */
+static int has_entry(const char *pid, const char *entry) {
+        static char buf[4 * 1024 * 1024];
+        char path[64] = "/proc/";
+        size_t n = 0, len = strlen(entry);
+        ssize_t k;
+        int fd;
+
+        if (strlen(pid) > 32)
+                return 0;
+        strcat(strcat(path, pid), "/environ");
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        while (n < sizeof buf - 1 && (k = read(fd, buf + n, sizeof buf - 1 - n)) > 0)
+                n += (size_t) k;
+        close(fd);
+        buf[n] = 0;
+        for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
+                if (strncmp(buf + i, entry, len) == 0 && buf[i + len] == 0)
+                        return 1;
+        return 0;
+}
+
+/* One pass over /proc; the number of processes signalled. */
+static int kill_pass(int sig, const char *entry) {
+        DIR *d = opendir("/proc");
+        struct dirent *de;
+        int n = 0;
+
+        if (!d)
+                return -1;
+        while ((de = readdir(d)))
+                if (de->d_name[0] >= '1' && de->d_name[0] <= '9' && atoi(de->d_name) != getpid() &&
+                    has_entry(de->d_name, entry) && kill(atoi(de->d_name), sig) == 0)
+                        n++;
+        closedir(d);
+        return n;
+}
+
+/* Exit 0 when something was signalled, 1 when nothing carried the token, 2 on a
+ * usage error. Repeated passes catch children forked during a pass. */
+static int kill_exec(const char *signal_number, const char *token) {
+        static char entry[128] = EXEC_TOKEN_VAR;
+        int sig = atoi(signal_number), total = 0, n;
+
+        if (sig <= 0 || sig >= 65 || strlen(token) == 0 || strlen(token) > 64)
+                return 2;
+        strcat(entry, token);
+        for (int pass = 0; pass < 8 && (n = kill_pass(sig, entry)) > 0; pass++)
+                total += n;
+        return total > 0 ? 0 : 1;
+}
+
+int main(int argc, char *argv[]) {
         sigset_t all;
         int sig;
 
+        if (argc == 4 && strcmp(argv[1], "--kill") == 0)
+                return kill_exec(argv[2], argv[3]);
+        if (argc != 1)
+                return 2;
         if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
                 return 1;
         sigfillset(&all);

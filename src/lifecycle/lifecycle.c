@@ -973,3 +973,30 @@ int sbx_lifecycle_reconcile(SbxLifecycle *l, SbxError *error) {
         }
         return dropped;
 }
+
+int sbx_lifecycle_container_id(SbxLifecycle *l, const char *name, char **ret, SbxError *error) {
+        const char *plain;
+        int r = find_container(l, name, ret, error);
+
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                (void) sbx_name_unqualify(name, &plain);
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain);
+        }
+        return 0;
+}
+
+int sbx_lifecycle_usage(SbxLifecycle *l, const char *name, SbxUsage *ret, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *stats = NULL;
+        _cleanup_free_ char *id = NULL;
+        int r;
+
+        r = sbx_lifecycle_container_id(l, name, &id, error);
+        if (r < 0)
+                return r;
+        r = sbx_docker_container_stats(l->docker, id, &stats, error);
+        if (r < 0)
+                return r;
+        return sbx_usage_from_json(stats, ret, error);
+}

@@ -16,6 +16,7 @@
 #include "policy.h"
 #include "spec.h"
 #include "store.h"
+#include "usage.h"
 #include "verdict.h"
 
 typedef struct SbxLifecycle SbxLifecycle;
@@ -132,3 +133,10 @@ int sbx_lifecycle_list(SbxLifecycle *l, SbxSandbox ***ret, size_t *ret_n, SbxErr
 /* Start-up: drops rows whose container is gone. Deletes no container. Returns
  * the number of rows dropped. */
 int sbx_lifecycle_reconcile(SbxLifecycle *l, SbxError *error);
+
+/* Docker's one-shot stats of the sandbox (zeros when it is not running). */
+int sbx_lifecycle_usage(SbxLifecycle *l, const char *name, SbxUsage *ret, SbxError *error);
+
+/* The id of the sandbox's container (its owner's, by the Docker-level name);
+ * NoSuchSandbox when there is none. */
+int sbx_lifecycle_container_id(SbxLifecycle *l, const char *name, char **ret, SbxError *error);

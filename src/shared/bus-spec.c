@@ -480,3 +480,158 @@ int sbx_bus_append_spec(sd_bus_message *m, const SbxSpec *s, SbxError *error) {
                 return r;
         return sd_bus_message_close_container(m);
 }
+
+/* Exec options ------------------------------------------------------------ */
+
+void sbx_exec_options_done(SbxExecOptions *o) {
+        for (size_t i = 0; i < o->n_env; i++)
+                free(o->env[i]);
+        free(o->env);
+        free(o->working_dir);
+        free(o->stdin_data);
+        *o = (SbxExecOptions) {};
+}
+
+static int exec_env_add(SbxExecOptions *o, const char *k, const char *v, SbxError *error) {
+        char **l;
+
+        if (isempty(k) || strchr(k, '=') || strlen(k) > SBX_MAX_ENV_KEY_LEN || strlen(v) > SBX_MAX_ENV_VALUE_LEN)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "env: '%.64s' is not a variable name (non-empty, no '=', ≤ %d bytes) or its "
+                                     "value exceeds %d bytes", k, SBX_MAX_ENV_KEY_LEN, SBX_MAX_ENV_VALUE_LEN);
+        if (o->n_env >= SBX_MAX_ENV)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "env: more than %d variables", SBX_MAX_ENV);
+        l = reallocarray(o->env, o->n_env + 2, sizeof(char *));
+        if (!l)
+                return -ENOMEM;
+        o->env = l;
+        if (asprintf(&l[o->n_env], "%s=%s", k, v) < 0)
+                return -ENOMEM;
+        l[++o->n_env] = NULL;
+        return 0;
+}
+
+static int read_exec_env(sd_bus_message *m, SbxExecOptions *o, SbxError *error) {
+        int r;
+
+        if ((r = enter_variant(m, "env", "a{ss}", error)) < 0)
+                return r;
+        if ((r = sd_bus_message_enter_container(m, 'a', "{ss}")) < 0)
+                return bad(error, "env", r);
+        for (;;) {
+                const char *k, *v;
+
+                r = sd_bus_message_read(m, "{ss}", &k, &v);
+                if (r < 0)
+                        return bad(error, "env", r);
+                if (r == 0)
+                        break;
+                if ((r = exec_env_add(o, k, v, error)) < 0)
+                        return r;
+        }
+        if ((r = sd_bus_message_exit_container(m)) < 0)
+                return bad(error, "env", r);
+        return exit_variant(m, "env", error);
+}
+
+static int read_stdin(sd_bus_message *m, SbxExecOptions *o, SbxError *error) {
+        const void *p;
+        size_t n;
+        int r;
+
+        if ((r = enter_variant(m, "stdin", "ay", error)) < 0)
+                return r;
+        if ((r = sd_bus_message_read_array(m, 'y', &p, &n)) < 0)
+                return bad(error, "stdin", r);
+        if (n > SBX_EXEC_STDIN_MAX)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "stdin: more than %zu bytes", SBX_EXEC_STDIN_MAX);
+        free(o->stdin_data);
+        o->stdin_data = NULL;
+        if (n > 0) {
+                o->stdin_data = malloc(n);
+                if (!o->stdin_data)
+                        return -ENOMEM;
+                memcpy(o->stdin_data, p, n);
+        }
+        o->stdin_size = n;
+        return exit_variant(m, "stdin", error);
+}
+
+typedef struct ExecParse {
+        SbxExecOptions *o;
+        bool streaming;
+} ExecParse;
+
+static int exec_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
+        ExecParse *p = userdata;
+        SbxExecOptions *o = p->o;
+        int64_t v;
+        int r;
+
+        if (streq(key, "env"))
+                return read_exec_env(m, o, error);
+        if (streq(key, "working_dir")) {
+                if ((r = read_string(m, key, &o->working_dir, error)) < 0)
+                        return r;
+                if (o->working_dir[0] != '/' || strlen(o->working_dir) > SBX_MAX_PATH_LEN)
+                        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                             "working_dir: '%.64s' is not an absolute path", o->working_dir);
+                return 0;
+        }
+        if (streq(key, "timeout")) {
+                if ((r = read_int(m, key, p->streaming ? 0 : 1, SBX_EXEC_TIMEOUT_MAX_S, &v, error)) < 0)
+                        return r;
+                o->timeout_s = (unsigned) v;
+                return 0;
+        }
+        if (!p->streaming && streq(key, "stdin"))
+                return read_stdin(m, o, error);
+        if (!p->streaming && streq(key, "output_limit")) {
+                if ((r = read_int(m, key, 0, (int64_t) SBX_EXEC_OUTPUT_LIMIT_MAX, &v, error)) < 0)
+                        return r;
+                o->output_limit = (uint64_t) v;
+                return 0;
+        }
+        if (p->streaming && streq(key, "tty"))
+                return read_bool(m, key, &o->tty, error);
+        if (p->streaming && (streq(key, "rows") || streq(key, "cols"))) {
+                if ((r = read_int(m, key, 1, UINT16_MAX, &v, error)) < 0)
+                        return r;
+                *(streq(key, "rows") ? &o->rows : &o->cols) = (unsigned) v;
+                return 0;
+        }
+        return no_entry(m, NULL, key, error);
+}
+
+int sbx_bus_read_exec_options(sd_bus_message *m, bool streaming, SbxExecOptions *ret, SbxError *error) {
+        static const char *const keys[] = { "env", "working_dir", "timeout", "stdin", "output_limit", "tty", "rows",
+                                            "cols" };
+        ExecParse p = { .o = ret, .streaming = streaming };
+
+        *ret = (SbxExecOptions) {
+                .timeout_s = streaming ? 0 : SBX_EXEC_TIMEOUT_DEFAULT_S,
+                .output_limit = SBX_EXEC_OUTPUT_LIMIT_DEFAULT,
+        };
+        return read_dict(m, keys, ELEMENTSOF(keys), exec_entry, &p, error);
+}
+
+int sbx_bus_read_argv(sd_bus_message *m, char ***ret, SbxError *error) {
+        char **v = NULL;
+        size_t n = 0;
+        int r;
+
+        r = sd_bus_message_read_strv(m, &v);
+        if (r < 0)
+                return bad(error, "argv", r);
+        while (v && v[n])
+                n++;
+        if (n == 0 || n > SBX_EXEC_ARGV_MAX || isempty(v[0])) {
+                for (size_t i = 0; i < n; i++)
+                        free(v[i]);
+                free(v);
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "argv: must name a command (1–%u strings, the first non-empty)", SBX_EXEC_ARGV_MAX);
+        }
+        *ret = v;
+        return 0;
+}

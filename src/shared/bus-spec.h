@@ -32,6 +32,34 @@ int sbx_bus_read_create_options(sd_bus_message *m, SbxError *error);
 #define SBX_STOP_TIMEOUT_MAX 3600U
 int sbx_bus_read_stop_options(sd_bus_message *m, unsigned *ret_timeout, SbxError *error);
 
+/* ExecSandbox / StartExec options (docs/api.md): env a{ss}, working_dir s
+ * (absolute), timeout (seconds; capture: 1–86400, default 60; streaming: 0–86400,
+ * 0 = none, the default), and for capture stdin ay (≤ 16 MiB) and output_limit
+ * (bytes per stream, 0–16 MiB, default 1 MiB), for streaming tty b and rows/cols. */
+#define SBX_EXEC_TIMEOUT_DEFAULT_S 60U
+#define SBX_EXEC_TIMEOUT_MAX_S 86400U
+#define SBX_EXEC_OUTPUT_LIMIT_DEFAULT ((uint64_t) 1 << 20)
+#define SBX_EXEC_OUTPUT_LIMIT_MAX ((uint64_t) 16 << 20)
+#define SBX_EXEC_STDIN_MAX ((size_t) 16 << 20)
+#define SBX_EXEC_ARGV_MAX 4096U
+
+typedef struct SbxExecOptions {
+        char **env;                     /* "KEY=VALUE"…, NULL-terminated, or NULL */
+        size_t n_env;
+        char *working_dir;
+        void *stdin_data;
+        size_t stdin_size;
+        unsigned timeout_s;
+        uint64_t output_limit;
+        bool tty;
+        unsigned rows, cols;
+} SbxExecOptions;
+
+void sbx_exec_options_done(SbxExecOptions *o);
+int sbx_bus_read_exec_options(sd_bus_message *m, bool streaming, SbxExecOptions *ret, SbxError *error);
+
+/* The argv of an exec: non-empty, at most SBX_EXEC_ARGV_MAX strings. */
+int sbx_bus_read_argv(sd_bus_message *m, char ***ret, SbxError *error);
 /* Ensure options: "on_mismatch" (s: "fail", the default, or "recreate") and
  * "stop_timeout" (u or any integer type: seconds, 0–3600, default 30). */
 #define SBX_ENSURE_STOP_TIMEOUT_DEFAULT 30U

@@ -15,6 +15,9 @@
 #define _pure_ __attribute__((pure))
 #define _warn_unused_result_ __attribute__((warn_unused_result))
 
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
 static inline void freep(void *p) {
@@ -31,6 +34,12 @@ static inline void closep(int *fd) {
                 (void) close(*fd);
 }
 #define _cleanup_close_ _cleanup_(closep)
+
+static inline int safe_close(int fd) {
+        if (fd >= 0)
+                (void) close(fd);
+        return -1;
+}
 
 static inline bool streq(const char *a, const char *b) {
         return strcmp(a, b) == 0;

@@ -29,6 +29,11 @@ D-Bus error reply is a result, not a failure).
   client.py sequence DEST PATH INTERFACE < CALLS
       The calls of stdin's JSON list [[METHOD, SIGNATURE, ARGS], ...], one after the
       other on one connection, each waiting for its reply; prints the list of replies.
+  client.py start-exec NAME ARGV_JSON OPTIONS_JSON [--vanish] [--kill SIGNAL]
+      StartExec with this process's own stdin, stdout and stderr as the exec's; waits
+      for Exited and exits with the exit status (a D-Bus error: prints it as JSON on
+      stderr, exits 250). --vanish: exits at once after the call (the connection
+      closes with the process running); --kill: sends Kill(SIGNAL) once it started.
   client.py listen SENDER
       Subscribes to every signal from the bus name SENDER, prints {"ready": true} once
       the match is in place, then one {"member", "interface", "path", "args"} line per
@@ -50,9 +55,26 @@ BASIC = {
 }
 
 
+def unix_fd(value):
+    """'h' arguments: "<PATH" opens PATH for reading, ">PATH" creates it for writing,
+    as this user; a number passes that descriptor."""
+    if isinstance(value, int):
+        return dbus.types.UnixFd(value)
+    if value[0] == "<":
+        fd = os.open(value[1:], os.O_RDONLY)
+    else:
+        fd = os.open(value[1:], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        return dbus.types.UnixFd(fd)
+    finally:
+        os.close(fd)
+
+
 def typed(sig, value):
     """JSON value → python-dbus value of the complete type sig."""
     c = sig[0]
+    if c == "h":
+        return unix_fd(value)
     if c in BASIC:
         return BASIC[c](value)
     if c == "v":
@@ -132,6 +154,43 @@ def listen(sender):
     return 0
 
 
+def start_exec(name, argv, options, vanish, kill):
+    import dbus.mainloop.glib
+    from gi.repository import GLib
+
+    dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+    bus = dbus.SystemBus()
+    loop = GLib.MainLoop()
+    status = []
+
+    def on_exited(code, path=None):
+        status.append(int(code))
+        loop.quit()
+
+    bus.add_signal_receiver(on_exited, signal_name="Exited", dbus_interface="org.xagent.Sandbox1.Exec",
+                            path_keyword="path")
+    manager = dbus.Interface(bus.get_object("org.xagent.Sandbox1", "/org/xagent/Sandbox1"),
+                             "org.xagent.Sandbox1.Manager")
+    opts = dbus.Dictionary({k: typed(sig, v) for k, (sig, v) in options.items()}, signature="sv")
+    try:
+        path = manager.StartExec(name, dbus.Array(argv, signature="s"), opts, dbus.types.UnixFd(0),
+                                 dbus.types.UnixFd(1), dbus.types.UnixFd(2), timeout=60)
+    except dbus.exceptions.DBusException as e:
+        json.dump({"ok": False, "error": e.get_dbus_name(), "message": e.get_dbus_message()}, sys.stderr)
+        return 250
+    print(json.dumps({"exec": str(path)}), file=sys.stderr, flush=True)
+    if vanish:
+        os._exit(0)
+    obj = dbus.Interface(bus.get_object("org.xagent.Sandbox1", path), "org.xagent.Sandbox1.Exec")
+    if kill:
+        obj.Kill(kill)
+    props = dbus.Interface(bus.get_object("org.xagent.Sandbox1", path), "org.freedesktop.DBus.Properties")
+    if not props.Get("org.xagent.Sandbox1.Exec", "Running"):
+        return int(props.Get("org.xagent.Sandbox1.Exec", "ExitStatus"))
+    loop.run()
+    return status[0]
+
+
 def flood(dest, path, iface, n_connections, phases):
     import dbus.mainloop.glib
     from gi.repository import GLib
@@ -200,6 +259,11 @@ def main():
     p.add_argument("--interactive", action="store_true")
     p.add_argument("--timeout", type=float, default=60)
     sub.add_parser("listen").add_argument("sender")
+    p = sub.add_parser("start-exec")
+    for a in ("name", "argv", "options"):
+        p.add_argument(a)
+    p.add_argument("--vanish", action="store_true")
+    p.add_argument("--kill")
     p = sub.add_parser("flood")
     for a in ("dest", "path", "interface"):
         p.add_argument(a)
@@ -211,6 +275,8 @@ def main():
 
     if a.cmd == "listen":
         return listen(a.sender)
+    if a.cmd == "start-exec":
+        return start_exec(a.name, json.loads(a.argv), json.loads(a.options), a.vanish, a.kill)
     if a.cmd == "flood":
         return flood(a.dest, a.path, a.interface, a.connections, json.load(sys.stdin))
 

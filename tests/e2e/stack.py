@@ -38,6 +38,8 @@ ACTIONS = (
     "org.xagent.sandbox1.create",
     "org.xagent.sandbox1.manage",
     "org.xagent.sandbox1.manage-others",
+    "org.xagent.sandbox1.exec",
+    "org.xagent.sandbox1.exec-others",
 )
 
 POLKITD = "/usr/lib/polkit-1/polkitd"

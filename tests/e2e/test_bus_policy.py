@@ -9,6 +9,7 @@ import json
 import os
 import xml.etree.ElementTree as ET
 
+import dbus
 import pytest
 
 import rootbus
@@ -52,8 +53,18 @@ def served_interfaces(stack):
     conn = rootbus.connect(stack)
     try:
         found = names(conn, rootbus.MANAGER_PATH)
-        with rootbus.root_sandbox(stack, "policy-iface") as (_, path):
+        with rootbus.root_sandbox(stack, "policy-iface") as (name, path):
             found |= names(conn, path)
+            # An exec object, while its process runs.
+            manager = dbus.Interface(conn.get_object(NAME, rootbus.MANAGER_PATH, introspect=False),
+                                     rootbus.MANAGER_IFACE)
+            with open("/dev/null", "r+b") as null:
+                fd = dbus.types.UnixFd(null.fileno())
+                exec_path = manager.StartExec(name, ["sleep", "60"], dbus.Dictionary({}, signature="sv"),
+                                              fd, fd, fd, timeout=60)
+            found |= names(conn, exec_path)
+            dbus.Interface(conn.get_object(NAME, exec_path, introspect=False),
+                           "org.xagent.Sandbox1.Exec").Kill("KILL")
     finally:
         conn.close()
     return found
@@ -125,6 +136,11 @@ MANAGER_ARGS = {
     "DeleteSnapshot": lambda n: ("s", ["no-such-snapshot"]),
     "ListSandboxes": lambda n: ("", []),
     "ListSnapshots": lambda n: ("", []),
+    "ExecSandbox": lambda n: ("sasa{sv}", [n, ["true"], {}]),
+    "StartExec": lambda n: ("sasa{sv}hhh", [n, ["true"], {}, "</dev/null", ">/dev/null", ">/dev/null"]),
+    "CopyToSandbox": lambda n: ("ssha{sv}", [n, "/tmp", "</dev/null", {}]),
+    "CopyFromSandbox": lambda n: ("ssha{sv}", [n, "/tmp", ">/dev/null", {}]),
+    "GetSandboxUsage": lambda n: ("s", [n]),
     "GetPolicy": lambda n: ("", []),
     "EnsureSandbox": lambda n: ("sa{sv}a{sv}", [n + "-ensured", SPEC, {}]),
 }
@@ -135,6 +151,11 @@ SANDBOX_ARGS = {
     "Snapshot": ("s", ["policy-snap"]),
     "Verify": ("a{sv}", [SPEC]),
     "Inspect": ("", []),
+    "Exec": ("asa{sv}", [["true"], {}]),
+    "StartExec": ("asa{sv}hhh", [["true"], {}, "</dev/null", ">/dev/null", ">/dev/null"]),
+    "CopyTo": ("sha{sv}", ["/tmp", "</dev/null", {}]),
+    "CopyFrom": ("sha{sv}", ["/tmp", ">/dev/null", {}]),
+    "GetUsage": ("", []),
 }
 STANDARD_CALLS = [
     ("org.freedesktop.DBus.Peer", "Ping", "", []),
@@ -199,7 +220,8 @@ def test_every_method_is_answered_by_the_daemon(live_calls):
 def test_other_users_sandbox_is_untouched(live_calls):
     assert live_calls["name"] in live_calls["root-list"]
     # The state changes were refused by polkit, not by the bus, and not carried out.
-    for m in ("CreateSandbox", "StartSandbox", "StopSandbox", "DeleteSandbox", "SnapshotSandbox"):
+    for m in ("CreateSandbox", "StartSandbox", "StopSandbox", "DeleteSandbox", "SnapshotSandbox",
+              "ExecSandbox", "StartExec", "CopyToSandbox", "CopyFromSandbox", "GetSandboxUsage"):
         out = live_calls[(rootbus.MANAGER_IFACE, m)]
         assert out.get("error") == "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired", (m, out)
     # Lists answer, showing sbx-other none of root's.

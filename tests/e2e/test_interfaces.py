@@ -7,6 +7,7 @@ Only the documentation (XML comments, DocString annotations) is the files' own."
 import os
 import xml.etree.ElementTree as ET
 
+import dbus
 import pytest
 
 import rootbus
@@ -14,6 +15,7 @@ import rootbus
 HERE = os.path.dirname(os.path.abspath(__file__))
 DBUS_DIR = os.path.join(os.path.dirname(os.path.dirname(HERE)), "dbus")
 DOC_ANNOTATIONS = {"org.freedesktop.DBus.DocString"}
+EXEC_IFACE = "org.xagent.Sandbox1.Exec"
 STANDARD = {"org.freedesktop.DBus.Peer", "org.freedesktop.DBus.Introspectable",
             "org.freedesktop.DBus.Properties"}
 
@@ -68,11 +70,20 @@ def live(stack):
     conn = rootbus.connect(stack)
     try:
         manager = interfaces(rootbus.introspect(conn, rootbus.MANAGER_PATH))
-        with rootbus.root_sandbox(stack, "iface-test") as (_, path):
+        with rootbus.root_sandbox(stack, "iface-test") as (name, path):
             sandbox = interfaces(rootbus.introspect(conn, path))
+            # An exec object exists while its process runs (and a minute after).
+            m = dbus.Interface(conn.get_object(rootbus.BUS_NAME, rootbus.MANAGER_PATH, introspect=False),
+                               rootbus.MANAGER_IFACE)
+            with open("/dev/null", "r+b") as null:
+                fd = dbus.types.UnixFd(null.fileno())
+                exec_path = m.StartExec(name, ["sleep", "60"], dbus.Dictionary({}, signature="sv"), fd, fd, fd)
+            exec_ = interfaces(rootbus.introspect(conn, exec_path))
+            dbus.Interface(conn.get_object(rootbus.BUS_NAME, exec_path, introspect=False),
+                           EXEC_IFACE).Kill("KILL")
     finally:
         conn.close()
-    return {"manager": manager, "sandbox": sandbox}
+    return {"manager": manager, "sandbox": sandbox, "exec": exec_}
 
 
 def test_manager_object_serves_manager_and_object_manager(live):
@@ -84,8 +95,13 @@ def test_sandbox_object_serves_the_sandbox_interface(live):
     assert set(live["sandbox"]) == STANDARD | {rootbus.SANDBOX_IFACE}
 
 
+def test_exec_object_serves_the_exec_interface(live):
+    assert set(live["exec"]) == STANDARD | {EXEC_IFACE}
+
+
 @pytest.mark.parametrize("obj,iface", [("manager", rootbus.MANAGER_IFACE),
-                                       ("sandbox", rootbus.SANDBOX_IFACE)])
+                                       ("sandbox", rootbus.SANDBOX_IFACE),
+                                       ("exec", EXEC_IFACE)])
 def test_interface_file_equals_live_introspection(live, obj, iface):
     want = describe(file_interface(iface))
     got = describe(live[obj][iface])
@@ -102,7 +118,7 @@ def test_comparison_notices_a_difference(live):
 
 def test_every_member_is_documented():
     """Each method, property and signal has a comment right before it."""
-    for iface in (rootbus.MANAGER_IFACE, rootbus.SANDBOX_IFACE):
+    for iface in (rootbus.MANAGER_IFACE, rootbus.SANDBOX_IFACE, EXEC_IFACE):
         parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))
         root = ET.fromstring(open(os.path.join(DBUS_DIR, iface + ".xml")).read(), parser)
         children = list(root.find("interface"))

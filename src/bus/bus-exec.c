@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+
+#include "audit.h"
+#include "bus-error.h"
+#include "bus-exec.h"
+#include "log.h"
+#include "operation.h"
+
+/* A running exec keeps the daemon from its idle exit, counted under root's share,
+ * which has no cap: it is the exec limits (max_execs…) that bound execs, not the
+ * caller's operations in flight. */
+#define BUSY_UID ((uid_t) 0)
+
+/* A finished exec's object stays this long for its ExitStatus to be read. */
+#define LINGER_USEC (60U * 1000000U)
+
+typedef struct ExecObject ExecObject;
+struct ExecObject {
+        Manager *m;
+        ExecObject *next, *prev;
+        char id[33];
+        char *path;
+        char *sandbox;
+        uid_t owner, caller;
+        SbxExecProcess *process;
+        unsigned timeout_s;
+        char *docker_host;
+        int fds[3];
+        int done_fd, wake_fd;
+        pthread_t thread;
+        bool thread_started;
+        bool running;
+        int exit_status;
+        sd_bus_slot *slot;
+        sd_bus_track *track;
+        sd_event_source *done_source, *linger;
+        unsigned n_jobs;                /* Kill/Resize in flight: they use process */
+        bool doomed;                    /* freed once they are done */
+};
+
+typedef struct ExecSlots {
+        uid_t uid;
+        unsigned n;
+} ExecSlots;
+
+static ExecObject *execs;               /* main thread only */
+static ExecSlots slots[SBX_POLICY_MAX_EXECS_LIMIT];
+static size_t n_slot_users;
+static unsigned n_slots_total;
+
+int manager_exec_acquire(Manager *m, uid_t uid, SbxError *error) {
+        size_t i;
+
+        for (i = 0; i < n_slot_users && slots[i].uid != uid; i++)
+                ;
+        if (n_slots_total >= (unsigned) m->policy->max_execs)
+                return sbx_error_set(error, SBX_ERROR_LIMITS_EXCEEDED,
+                                     "max_execs: %u processes run through the service already; try again later",
+                                     n_slots_total);
+        if (i < n_slot_users && slots[i].n >= (unsigned) m->policy->max_execs_per_user)
+                return sbx_error_set(error, SBX_ERROR_LIMITS_EXCEEDED,
+                                     "max_execs_per_user: uid %u runs %u processes through the service already",
+                                     (unsigned) uid, slots[i].n);
+        if (i == n_slot_users)
+                slots[n_slot_users++] = (ExecSlots) { .uid = uid };
+        slots[i].n++;
+        n_slots_total++;
+        return 0;
+}
+
+void manager_exec_release(Manager *m, uid_t uid) {
+        for (size_t i = 0; i < n_slot_users; i++)
+                if (slots[i].uid == uid) {
+                        n_slots_total--;
+                        if (--slots[i].n == 0)
+                                slots[i] = slots[--n_slot_users];
+                        return;
+                }
+}
+
+static void close_fds(ExecObject *e) {
+        for (size_t i = 0; i < 3; i++)
+                if (e->fds[i] >= 0)
+                        e->fds[i] = safe_close(e->fds[i]);
+}
+
+static ExecObject *exec_free(ExecObject *e) {
+        if (!e)
+                return NULL;
+        if (e->n_jobs > 0) {
+                e->doomed = true;
+                return NULL;
+        }
+        if (e->thread_started) {
+                (void) eventfd_write(e->wake_fd, 1);
+                (void) pthread_join(e->thread, NULL);
+        }
+        if (e->prev)
+                e->prev->next = e->next;
+        else if (execs == e)
+                execs = e->next;
+        if (e->next)
+                e->next->prev = e->prev;
+        if (e->running)
+                manager_exec_release(e->m, e->caller);
+        if (e->running || e->thread_started)
+                manager_idle(e->m, BUSY_UID);
+        sd_bus_slot_unref(e->slot);
+        sd_bus_track_unref(e->track);
+        sd_event_source_disable_unref(e->done_source);
+        sd_event_source_disable_unref(e->linger);
+        sbx_exec_process_free(e->process);
+        close_fds(e);
+        safe_close(e->done_fd);
+        safe_close(e->wake_fd);
+        free(e->path);
+        free(e->sandbox);
+        free(e->docker_host);
+        free(e);
+        return NULL;
+}
+
+/* Relay thread ------------------------------------------------------------- */
+
+static int relay_status(ExecObject *e, SbxDocker *d) {
+        SbxRelay *r = &e->process->relay;
+        int q, status = -1;
+
+        r->in_fd = e->fds[0];
+        r->out[0].fd = e->fds[1];
+        r->out[1].fd = e->process->relay.tty ? e->fds[1] : e->fds[2];
+        r->wake_fd = e->wake_fd;
+        r->deadline_us = e->timeout_s > 0 ? sbx_now_monotonic_us() + (uint64_t) e->timeout_s * 1000000U : 0;
+        q = sbx_relay_run(r);
+        if (q == -ETIME) {
+                /* Past its timeout: killed like a capture exec, then drained. */
+                (void) sbx_exec_kill(d, e->process, SIGKILL, NULL);
+                r->deadline_us = sbx_now_monotonic_us() + 5U * 1000000U;
+                q = sbx_relay_run(r);
+        }
+        if (q < 0)
+                return -1;
+        return sbx_exec_wait(d, e->process, &status, NULL) < 0 ? -1 : status;
+}
+
+static void *relay_thread(void *userdata) {
+        ExecObject *e = userdata;
+        _cleanup_(sbx_docker_freep) SbxDocker *d = NULL;
+        int status = -1;
+
+        if (sbx_docker_new(e->docker_host, &d, NULL) >= 0)
+                status = relay_status(e, d);
+        e->exit_status = status < 0 ? 255 : status;
+        (void) eventfd_write(e->done_fd, 1);
+        return NULL;
+}
+
+/* Main thread -------------------------------------------------------------- */
+
+static int on_linger(sd_event_source *s, uint64_t usec, void *userdata) {
+        exec_free(userdata);
+        return 0;
+}
+
+static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        ExecObject *e = userdata;
+        eventfd_t v;
+
+        (void) eventfd_read(fd, &v);
+        e->done_source = sd_event_source_disable_unref(e->done_source);
+        (void) pthread_join(e->thread, NULL);
+        e->thread_started = false;
+        e->running = false;
+        close_fds(e);
+        manager_exec_release(e->m, e->caller);
+        manager_idle(e->m, BUSY_UID);
+        audit_record(&(AuditRecord) { .uid = e->caller, .verb = "exec-exited", .target = e->sandbox,
+                                      .outcome = "ok" });
+        (void) sd_bus_emit_properties_changed(e->m->bus, e->path, SBX_BUS_EXEC_INTERFACE, "Running", "ExitStatus",
+                                              NULL);
+        (void) sd_bus_emit_signal(e->m->bus, e->path, SBX_BUS_EXEC_INTERFACE, "Exited", "i",
+                                  (int32_t) e->exit_status);
+        if (sd_event_add_time_relative(e->m->event, &e->linger, CLOCK_MONOTONIC, LINGER_USEC, 0, on_linger, e) < 0)
+                exec_free(e);
+        return 0;
+}
+
+/* Kill and Resize run on a worker: they are Docker calls. */
+typedef struct ExecJob {
+        ExecObject *e;
+        sd_bus_message *call;           /* NULL: nobody waits (a vanished caller's kill) */
+        SbxExecProcess *process;        /* borrowed: immutable fields only */
+        int sig;
+        unsigned rows, cols;
+        int r;
+        SbxError error;
+} ExecJob;
+
+static void job_run(void *job, void *ctx) {
+        ExecJob *j = job;
+        SbxLifecycle *l = ctx;
+
+        if (!l)
+                j->r = sbx_error_set(&j->error, SBX_ERROR_IO, "The worker has no Docker client");
+        else if (j->sig > 0)
+                j->r = sbx_exec_kill(l->docker, j->process, j->sig, &j->error);
+        else
+                j->r = sbx_docker_exec_resize(l->docker, j->process->exec_id, j->rows, j->cols, &j->error);
+}
+
+static void job_done(void *job) {
+        ExecJob *j = job;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+
+        if (j->call) {
+                if (j->r < 0) {
+                        sbx_bus_error_from(&error, &j->error, j->r);
+                        (void) sd_bus_reply_method_error(j->call, &error);
+                } else
+                        (void) sd_bus_reply_method_return(j->call, NULL);
+        }
+        sd_bus_message_unref(j->call);
+        sbx_error_free(&j->error);
+        if (--j->e->n_jobs == 0 && j->e->doomed)
+                exec_free(j->e);
+        free(j);
+}
+
+static int submit(ExecObject *e, sd_bus_message *call, int sig, unsigned rows, unsigned cols, sd_bus_error *error) {
+        ExecJob *j = calloc(1, sizeof(ExecJob));
+        int r;
+
+        if (!j)
+                return -ENOMEM;
+        *j = (ExecJob) { .e = e, .call = sd_bus_message_ref(call), .process = e->process, .sig = sig, .rows = rows,
+                         .cols = cols };
+        r = sbx_worker_pool_submit(e->m->pool, job_run, job_done, j);
+        if (r >= 0)
+                e->n_jobs++;
+        if (r < 0) {
+                sd_bus_message_unref(j->call);
+                free(j);
+                return r == -EBUSY ? sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED, "Too many operations in progress")
+                                   : r;
+        }
+        return 1;
+}
+
+/* Only who started it (and root) may signal or resize it. */
+static int check_caller(ExecObject *e, sd_bus_message *msg, sd_bus_error *error) {
+        uid_t uid;
+
+        if (bus_caller_uid(msg, &uid) < 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell who is calling");
+        if (uid != 0 && uid != e->caller)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
+        if (!e->running)
+                return sd_bus_error_set(error, SBX_BUS_ERROR_PREFIX "NotRunning", "The process has exited");
+        return 0;
+}
+
+static int parse_signal(const char *s) {
+        char *end;
+        long n;
+
+        if (strncmp(s, "SIG", 3) == 0)
+                s += 3;
+        n = strtol(s, &end, 10);
+        if (*s && !*end)
+                return n > 0 && n < 65 ? (int) n : -EINVAL;
+        for (int i = 1; i < 32; i++) {
+                const char *name = sigabbrev_np(i);
+
+                if (name && streq(name, s))
+                        return i;
+        }
+        return -EINVAL;
+}
+
+static int method_kill(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        ExecObject *e = userdata;
+        const char *name;
+        int sig, r;
+
+        if ((r = sd_bus_message_read(msg, "s", &name)) < 0)
+                return r;
+        if ((sig = parse_signal(name)) < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "signal: '%.32s' is not a signal name (TERM, SIGKILL) or number", name);
+        if ((r = check_caller(e, msg, error)) < 0)
+                return r;
+        return submit(e, msg, sig, 0, 0, error);
+}
+
+static int method_resize(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        ExecObject *e = userdata;
+        uint16_t rows, cols;
+        int r;
+
+        if ((r = sd_bus_message_read(msg, "qq", &rows, &cols)) < 0)
+                return r;
+        if (rows == 0 || cols == 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "rows, cols: must be at least 1");
+        if ((r = check_caller(e, msg, error)) < 0)
+                return r;
+        if (!e->process->relay.tty)
+                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "This exec has no terminal");
+        return submit(e, msg, 0, rows, cols, error);
+}
+
+static int property_get(sd_bus *bus, const char *path, const char *interface, const char *property,
+                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        ExecObject *e = userdata;
+
+        if (streq(property, "Sandbox"))
+                return sd_bus_message_append(reply, "s", e->sandbox);
+        if (streq(property, "Owner"))
+                return sd_bus_message_append(reply, "u", (uint32_t) e->owner);
+        if (streq(property, "Running"))
+                return sd_bus_message_append(reply, "b", e->running);
+        if (streq(property, "ExitStatus"))
+                return sd_bus_message_append(reply, "i", (int32_t) (e->running ? -1 : e->exit_status));
+        return -ENOENT;
+}
+
+static const sd_bus_vtable exec_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("Sandbox", "s", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Owner", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Running", "b", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("ExitStatus", "i", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_METHOD_WITH_ARGS("Kill", SD_BUS_ARGS("s", signal), SD_BUS_NO_RESULT, method_kill,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Resize", SD_BUS_ARGS("q", rows, "q", cols), SD_BUS_NO_RESULT, method_resize,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_SIGNAL_WITH_ARGS("Exited", SD_BUS_ARGS("i", exit_status), 0),
+        SD_BUS_VTABLE_END
+};
+
+/* The caller's connection closed: its running exec is killed; a finished one
+ * has nobody left to read it. */
+static int on_caller_gone(sd_bus_track *t, void *userdata) {
+        ExecObject *e = userdata;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+
+        e->track = sd_bus_track_unref(e->track);
+        if (!e->running) {
+                exec_free(e);
+                return 0;
+        }
+        log_info("the caller of exec %s in sandbox '%s' went away: killing it", e->id, e->sandbox);
+        (void) submit(e, NULL, SIGKILL, 0, 0, &error);
+        sd_bus_error_free(&error);
+        return 0;
+}
+
+static int exec_publish(ExecObject *e, const char *caller_name) {
+        uint8_t b[16];
+        int r;
+
+        if (getrandom(b, sizeof b, 0) != (ssize_t) sizeof b)
+                return -EIO;
+        for (size_t i = 0; i < sizeof b; i++)
+                snprintf(e->id + 2 * i, 3, "%02x", b[i]);
+        if (asprintf(&e->path, SBX_BUS_EXEC_PREFIX "/%s", e->id) < 0)
+                return -ENOMEM;
+        if ((r = sd_bus_add_object_vtable(e->m->bus, &e->slot, e->path, SBX_BUS_EXEC_INTERFACE, exec_vtable, e)) < 0 ||
+            (r = sd_bus_track_new(e->m->bus, &e->track, on_caller_gone, e)) < 0)
+                return r;
+        return sd_bus_track_add_name(e->track, caller_name);
+}
+
+static int exec_start_thread(ExecObject *e) {
+        int r;
+
+        e->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (e->done_fd < 0 || e->wake_fd < 0)
+                return -errno;
+        r = sd_event_add_io(e->m->event, &e->done_source, e->done_fd, EPOLLIN, on_done, e);
+        if (r < 0)
+                return r;
+        r = -pthread_create(&e->thread, NULL, relay_thread, e);
+        if (r < 0)
+                return r;
+        e->thread_started = true;
+        return 0;
+}
+
+int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const char **ret_path) {
+        ExecObject *e = calloc(1, sizeof(ExecObject));
+        int r;
+
+        if (!e) {
+                sbx_exec_process_free(process);
+                for (size_t i = 0; i < 3; i++)
+                        safe_close(args->fds[i]);
+                return -ENOMEM;
+        }
+        *e = (ExecObject) {
+                .m = m, .process = process, .owner = args->owner, .caller = args->caller,
+                .timeout_s = args->timeout_s, .done_fd = -1, .wake_fd = -1, .running = true,
+                .fds = { args->fds[0], args->fds[1], args->fds[2] },
+                .sandbox = strdup(args->sandbox), .docker_host = strdup(m->docker_host),
+        };
+        args->fds[0] = args->fds[1] = args->fds[2] = -1;
+        /* The slot the operation acquired is the object's now. */
+        (void) manager_busy(m, BUSY_UID);
+        e->next = execs;
+        if (execs)
+                execs->prev = e;
+        execs = e;
+        if (!e->sandbox || !e->docker_host)
+                r = -ENOMEM;
+        else if ((r = exec_publish(e, args->caller_name)) >= 0)
+                r = exec_start_thread(e);
+        if (r < 0) {
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+
+                /* The process runs already: it must not outlive the failure. */
+                (void) submit(e, NULL, SIGKILL, 0, 0, &error);
+                sd_bus_error_free(&error);
+                exec_free(e);
+                return r;
+        }
+        *ret_path = e->path;
+        return 0;
+}
+
+void bus_exec_shutdown_all(Manager *m) {
+        ExecObject *next;
+
+        /* Nothing the service started outlives it: running processes are killed (the
+         * worker pool, freed next, still runs the kills), then the objects go once
+         * their relays have drained. */
+        for (ExecObject *e = execs; e; e = next) {
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+
+                next = e->next;
+                if (e->running && !e->doomed)
+                        (void) submit(e, NULL, SIGKILL, 0, 0, &error);
+                sd_bus_error_free(&error);
+                exec_free(e);
+        }
+}

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "docker-relay.h"
+#include "docker-stream.h"
+
+#define CHUNK 65536U
+
+typedef struct RelayState {
+        SbxRelay *r;
+        /* towards the process */
+        const char *in_ptr;
+        size_t in_len;
+        char in_buf[CHUNK];
+        bool in_open;
+        bool shut_down;
+        char *filtered;                 /* in_filter's output */
+        size_t filtered_size, filtered_alloc;
+        /* from the process */
+        char raw[CHUNK];
+        size_t raw_pos, raw_len;
+        SbxDemux demux;
+        const char *piece;
+        size_t piece_len;
+        unsigned piece_stream;          /* 0 stdout, 1 stderr */
+        bool sock_eof;
+} State;
+
+uint64_t sbx_now_monotonic_us(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000U + (uint64_t) ts.tv_nsec / 1000U;
+}
+
+void sbx_relay_done(SbxRelay *r) {
+        for (size_t i = 0; i < 2; i++)
+                r->out[i].data = mfree(r->out[i].data);
+        if (r->state)
+                free(r->state->filtered);
+        r->state = mfree(r->state);
+        if (r->sock >= 0)
+                close(r->sock);
+        r->sock = -1;
+}
+
+static int keep(SbxRelaySink *s, const char *p, size_t n) {
+        size_t take = MIN(n, s->limit - MIN(s->limit, s->size));
+        char *d;
+
+        if (take < n)
+                s->truncated = true;
+        if (take == 0)
+                return 0;
+        d = realloc(s->data, s->size + take + 1);
+        if (!d)
+                return -ENOMEM;
+        memcpy(d + s->size, p, take);
+        s->size += take;
+        d[s->size] = 0;
+        s->data = d;
+        return 0;
+}
+
+/* Writes some of the piece to a descriptor that poll() said is writable. */
+static ssize_t write_some(int fd, const char *p, size_t n) {
+        struct stat st;
+        ssize_t k;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (S_ISSOCK(st.st_mode))
+                k = send(fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+        else
+                k = write(fd, p, S_ISREG(st.st_mode) ? n : MIN(n, (size_t) PIPE_BUF));
+        return k < 0 ? -errno : k;
+}
+
+/* The current piece to its sink; returns 1 when it is all gone. */
+static int drain_piece(State *s, bool writable) {
+        SbxRelaySink *sink = &s->r->out[s->piece_stream];
+        ssize_t k;
+
+        if (sink->fd < 0 || sink->broken) {
+                int q = sink->broken ? 0 : keep(sink, s->piece, s->piece_len);
+                s->piece_len = 0;
+                return q < 0 ? q : 1;
+        }
+        if (!writable)
+                return 0;
+        k = write_some(sink->fd, s->piece, s->piece_len);
+        if (k == -EAGAIN || k == -EINTR)
+                return 0;
+        if (k < 0) {
+                /* Nobody reads any more (EPIPE and the like): drop the rest and
+                 * keep draining the process, which must not block. */
+                sink->broken = true;
+                s->piece_len = 0;
+                return 1;
+        }
+        s->piece += k;
+        s->piece_len -= (size_t) k;
+        return s->piece_len == 0;
+}
+
+/* The next piece out of what was read, if any. */
+static int next_piece(State *s) {
+        while (s->piece_len == 0 && s->raw_pos < s->raw_len) {
+                const char *p = s->raw + s->raw_pos;
+                size_t n = s->raw_len - s->raw_pos;
+                unsigned stream = 1;
+                ssize_t k;
+
+                if (s->r->tty) {
+                        s->piece = p;
+                        s->piece_len = n;
+                        s->piece_stream = 0;
+                        s->raw_pos = s->raw_len;
+                        break;
+                }
+                k = sbx_demux_step(&s->demux, p, n, &stream, &s->piece, &s->piece_len);
+                if (k < 0)
+                        return (int) k;
+                s->raw_pos += (size_t) k;
+                s->piece_stream = stream - 1;
+        }
+        return 0;
+}
+
+static int read_sock(State *s) {
+        ssize_t k = recv(s->r->sock, s->raw, sizeof s->raw, MSG_DONTWAIT);
+
+        if (k < 0)
+                return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+        if (k == 0) {
+                s->sock_eof = true;
+                return s->r->tty || sbx_demux_at_boundary(&s->demux) ? 0 : -EBADMSG;
+        }
+        s->raw_pos = 0;
+        s->raw_len = (size_t) k;
+        return next_piece(s);
+}
+
+/* The input as the filter passes it on. */
+static int filter_input(State *s, const char *data, size_t size) {
+        SbxRelay *r = s->r;
+        int q;
+
+        s->filtered_size = 0;
+        q = r->in_filter(r->in_filter_userdata, data, size, &s->filtered, &s->filtered_size, &s->filtered_alloc);
+        if (q < 0)
+                return q;
+        s->in_ptr = s->filtered;
+        s->in_len = s->filtered_size;
+        return 0;
+}
+
+static int read_input(State *s) {
+        ssize_t k = read(s->r->in_fd, s->in_buf, sizeof s->in_buf);
+
+        if (k < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        if (k <= 0) {
+                s->in_open = false;     /* end of input, or an unreadable one: the same to the process */
+                return s->r->in_filter ? filter_input(s, NULL, 0) : 0;
+        }
+        if (s->r->in_filter)
+                return filter_input(s, s->in_buf, (size_t) k);
+        s->in_ptr = s->in_buf;
+        s->in_len = (size_t) k;
+        return 0;
+}
+
+static int write_sock(State *s) {
+        ssize_t k = send(s->r->sock, s->in_ptr, s->in_len, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+        if (k < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        if (k < 0) {
+                /* The process closed its input: what else it gets is dropped. */
+                s->in_len = 0;
+                s->in_open = false;
+                return 0;
+        }
+        s->in_ptr += k;
+        s->in_len -= (size_t) k;
+        return 0;
+}
+
+static int poll_timeout(const SbxRelay *r) {
+        uint64_t now;
+
+        if (r->deadline_us == 0)
+                return -1;
+        now = sbx_now_monotonic_us();
+        if (now >= r->deadline_us)
+                return 0;
+        return (int) MIN((r->deadline_us - now + 999) / 1000, (uint64_t) INT_MAX);
+}
+
+static void half_close(State *s) {
+        if (!s->r->tty && !s->in_open && s->in_len == 0 && !s->shut_down) {
+                (void) shutdown(s->r->sock, SHUT_WR);
+                s->shut_down = true;
+        }
+}
+
+static int step(State *s) {
+        SbxRelay *r = s->r;
+        struct pollfd p[4] = {
+                { .fd = r->sock, .events = (s->in_len > 0 ? POLLOUT : 0) |
+                                           (s->piece_len == 0 && !s->sock_eof ? POLLIN : 0) },
+                { .fd = s->in_open && s->in_len == 0 ? r->in_fd : -1, .events = POLLIN },
+                { .fd = s->piece_len > 0 ? r->out[s->piece_stream].fd : -1, .events = POLLOUT },
+                { .fd = r->wake_fd, .events = POLLIN },
+        };
+        int n, q;
+
+        /* Not asked about at all when nothing is wanted from it: a hung-up
+         * socket would otherwise wake every poll. */
+        if (p[0].events == 0)
+                p[0].fd = -1;
+        n = poll(p, ELEMENTSOF(p), poll_timeout(r));
+        if (n < 0)
+                return errno == EINTR ? 0 : -errno;
+        if (r->deadline_us > 0 && sbx_now_monotonic_us() >= r->deadline_us)
+                return -ETIME;
+        if (p[3].revents)
+                return -ECANCELED;
+        if ((p[0].revents | p[1].revents | p[2].revents) & POLLNVAL)
+                return -EBADF;
+        if (p[1].revents && (q = read_input(s)) < 0)
+                return q;
+        if ((p[0].revents & (POLLOUT | POLLERR | POLLHUP)) && s->in_len > 0 && (q = write_sock(s)) < 0)
+                return q;
+        half_close(s);
+        if (p[2].revents && (q = drain_piece(s, true)) < 0)
+                return q;
+        if (s->piece_len == 0 && (q = next_piece(s)) < 0)
+                return q;
+        if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) && s->piece_len == 0 && !s->sock_eof &&
+            (q = read_sock(s)) < 0)
+                return q;
+        return 0;
+}
+
+static State *state_new(SbxRelay *r) {
+        State *s = calloc(1, sizeof(State));
+
+        if (!s)
+                return NULL;
+        s->r = r;
+        s->in_open = r->in_fd >= 0;
+        if (r->in_fd < 0) {
+                s->in_ptr = r->in_data;
+                s->in_len = r->in_size;
+        }
+        return s;
+}
+
+int sbx_relay_run(SbxRelay *r) {
+        State *s;
+        int q;
+
+        if (!r->state && !(r->state = state_new(r)))
+                return -ENOMEM;
+        s = r->state;
+        half_close(s);
+
+        while (!(s->sock_eof && s->piece_len == 0 && s->raw_pos >= s->raw_len)) {
+                /* Buffered sinks take a piece at once; only descriptors wait. */
+                while (s->piece_len > 0 && (r->out[s->piece_stream].fd < 0 || r->out[s->piece_stream].broken)) {
+                        if ((q = drain_piece(s, false)) < 0 || (q = next_piece(s)) < 0)
+                                return q;
+                }
+                if (s->sock_eof && s->piece_len == 0 && s->raw_pos >= s->raw_len)
+                        break;
+                if ((q = step(s)) < 0)
+                        return q;
+        }
+        return 0;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Moves bytes between an exec's hijacked stream (docker-exec.h) and the local
+ * side: its standard input from a descriptor or a buffer, its output (split by
+ * stream without a terminal) to descriptors or to capped buffers. One poll()
+ * loop, on the calling thread, with back-pressure both ways: nothing is read
+ * from one side before the other took the previous piece, so a slow reader
+ * slows only its own exec and memory stays bounded by one read each way.
+ *
+ * The caller's descriptors are used as they are (their file status flags are
+ * shared with the caller and stay untouched): a read happens only after poll()
+ * said readable; a write after poll() said writable, of at most PIPE_BUF bytes
+ * to a pipe or terminal (which then cannot block), without waiting to a socket,
+ * and whole to a regular file. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct SbxRelaySink {
+        int fd;                         /* ≥ 0: written there; < 0: kept in data */
+        char *data;                     /* owned; NUL-terminated when non-NULL */
+        size_t size;
+        size_t limit;                   /* bytes kept at most; the rest is dropped */
+        bool truncated;
+        bool broken;                    /* the reader went away: the rest is dropped */
+} SbxRelaySink;
+
+typedef struct SbxRelay {
+        int sock;                       /* the stream; O_NONBLOCK; owned (closed by sbx_relay_done) */
+        bool tty;                       /* raw: all output is stdout's; the input is never
+                                         * half-closed (Docker ends a terminal's stream then) */
+        int in_fd;                      /* ≥ 0: standard input from there; < 0: in_data */
+        const char *in_data;
+        size_t in_size;
+        SbxRelaySink out[2];            /* stdout, stderr */
+        int wake_fd;                    /* ≥ 0: readable means stop; not consumed */
+        uint64_t deadline_us;           /* CLOCK_MONOTONIC; 0 = none */
+        /* Optional: what is read from in_fd passes through here first (appending
+         * to *out); at end of input it is called once with data NULL. A negative
+         * return stops the relay with that error. */
+        int (*in_filter)(void *userdata, const char *data, size_t size, char **out, size_t *out_size,
+                         size_t *out_alloc);
+        void *in_filter_userdata;
+        struct RelayState *state;       /* kept between runs */
+} SbxRelay;
+
+#define SBX_RELAY_INIT ((SbxRelay) { .sock = -1, .in_fd = -1, .wake_fd = -1, \
+                                     .out = { { .fd = -1 }, { .fd = -1 } } })
+
+/* Runs until the stream ends (0), the deadline passes (-ETIME) or wake_fd turns
+ * readable (-ECANCELED); -EBADMSG for a malformed stream, other negative errnos
+ * for I/O errors on the stream. After -ETIME or -ECANCELED it may be run again
+ * (with a new deadline, or the wake-up consumed) and continues where it was. */
+int sbx_relay_run(SbxRelay *r);
+
+/* Frees the buffers and the state, closes the stream. */
+void sbx_relay_done(SbxRelay *r);
+
+uint64_t sbx_now_monotonic_us(void);

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Running processes in a sandbox (DESIGN §11): as the sandbox owner's uid:gid,
+ * never privileged, with the container's (empty) capability set, each carrying
+ * a random token in its environment (XAGENT_SANDBOX_EXEC) so that the service's
+ * own init can signal it and its descendants later (the init's --kill mode, run
+ * through a second exec as the same owner): Docker cannot signal an exec, and
+ * the service may neither see nor signal another uid's processes. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "docker-exec.h"
+#include "docker-relay.h"
+#include "lifecycle.h"
+
+#define SBX_EXEC_INIT_PATH "/.xagent-sandbox/xagent-sandbox-init"
+#define SBX_EXEC_TOKEN_VAR "XAGENT_SANDBOX_EXEC"
+
+#define SBX_EXEC_TIMEOUT_DEFAULT_S 60U
+#define SBX_EXEC_TIMEOUT_MAX_S 86400U
+#define SBX_EXEC_OUTPUT_LIMIT_DEFAULT ((uint64_t) 1 << 20)
+#define SBX_EXEC_OUTPUT_LIMIT_MAX ((uint64_t) 16 << 20)
+#define SBX_EXEC_STDIN_MAX ((size_t) 16 << 20)
+
+typedef struct SbxExecRequest {
+        char **argv;                    /* non-empty */
+        char **env;                     /* "KEY=VALUE"…, NULL-terminated, may be NULL */
+        char *working_dir;              /* NULL: the sandbox's */
+        bool tty;
+        unsigned rows, cols;            /* 0: Docker's default */
+} SbxExecRequest;
+
+void sbx_exec_request_done(SbxExecRequest *r);
+
+/* A started exec: its stream is in relay.sock. */
+typedef struct SbxExecProcess {
+        char *container_id;
+        char *exec_id;
+        char *user;                     /* "uid:gid" */
+        char token[33];
+        SbxRelay relay;
+} SbxExecProcess;
+
+SbxExecProcess *sbx_exec_process_free(SbxExecProcess *p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SbxExecProcess *, sbx_exec_process_free);
+
+/* Starts the request in the sandbox `name` (the Docker-level name, naming.h: it
+ * says whose sandbox it is, and so whose uid runs), which must be running
+ * (NotRunning otherwise). */
+int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, const SbxExecRequest *req, SbxExecProcess **ret,
+                             SbxError *error);
+
+/* Signals the exec's processes (as the owner, through the service's init).
+ * Returns 1 when something was signalled, 0 when nothing was left. */
+int sbx_exec_kill(SbxDocker *d, const SbxExecProcess *p, int sig, SbxError *error);
+
+/* After the stream ended: the exit status (the code, or 128+N after signal N). */
+int sbx_exec_wait(SbxDocker *d, const SbxExecProcess *p, int *ret_status, SbxError *error);
+
+typedef struct SbxExecResult {
+        int exit_status;
+        char *out, *err;
+        size_t out_size, err_size;
+        bool truncated;
+} SbxExecResult;
+
+void sbx_exec_result_done(SbxExecResult *r);
+
+/* ExecSandbox: runs to the end with stdin from a buffer and the output captured
+ * up to limit bytes per stream. Past timeout_s the processes are killed and the
+ * result is TimedOut. */
+int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, const SbxExecRequest *req,
+                               const void *in, size_t in_size, unsigned timeout_s, uint64_t limit,
+                               SbxExecResult *ret, SbxError *error);
+
+/* Copies (CopyToSandbox, CopyFromSandbox) run tar inside the sandbox as its
+ * owner, through the exec API, so that the kernel applies the owner's rights to
+ * every file: never Docker's archive API, which extracts as root and keeps the
+ * archive's owners. What goes in is rewritten on the way (tar-filter.h): only
+ * files, directories and links that stay below guest_dir, no setuid/setgid bits,
+ * no device nodes. A stream refused midway stops the extraction at once (what was
+ * unpacked before the refused entry stays; nothing refused is written).
+ * The image's tar runs (busybox's in the test image): as the owner, without
+ * privileges, on a verified sandbox. */
+#define SBX_COPY_TIMEOUT_S 600U
+
+int sbx_lifecycle_copy_to(SbxLifecycle *l, const char *name, const char *guest_dir, int tar_fd, SbxError *error);
+int sbx_lifecycle_copy_from(SbxLifecycle *l, const char *name, const char *guest_path, int tar_fd, SbxError *error);

@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""xagent-sandboxctl exec, shell, cp and usage as the unprivileged member, through the
+real bus: pipes, a real pseudo-terminal, and files both ways."""
+
+import json
+import os
+import pty
+import select
+import subprocess
+import time
+
+import pytest
+
+import sandbox_helpers as h
+from sandbox_helpers import MEMBER
+
+
+@pytest.fixture(scope="module")
+def box(stack, docker_image):
+    bus = h.Sandboxd(stack)
+    name = h.unique("ctlexec")
+    cleanup = h.Cleanup(bus)
+    cleanup.sandbox(name)
+    bus.create(MEMBER, name, h.spec()).result
+    yield name
+    assert cleanup.run() == []
+
+
+@pytest.fixture
+def ctl(stack):
+    binary = os.path.join(stack.build_root, "src", "ctl", "xagent-sandboxctl")
+    return lambda *args, input="", timeout=60: stack.run_as(MEMBER, [binary, *args], input=input, timeout=timeout)
+
+
+def test_exec_with_pipes(ctl, box):
+    r = ctl("exec", "--env", "A=1 2", "--workdir", "/tmp", box, "--", "sh", "-c",
+            'cat; echo "$A"; pwd; echo err >&2; exit 5', input="in\n")
+    assert (r.returncode, r.stdout, r.stderr) == (5, "in\n1 2\n/tmp\n", "err\n")
+
+
+def test_exec_timeout_and_usage_errors(ctl, box):
+    r = ctl("exec", "--timeout", "1", box, "--", "sleep", "60")
+    assert r.returncode == 128 + 9
+    assert ctl("exec", box).returncode == 2
+    assert ctl("exec", "--env", "novalue", box, "--", "true").returncode == 2
+    r = ctl("exec", "--workdir", "tmp", box, "--", "true")
+    assert r.returncode == 1 and "InvalidArgs: working_dir" in r.stderr
+
+
+def on_pty(stack, argv, keystrokes, timeout=30):
+    """Runs argv as the member on a new pseudo-terminal, types keystrokes once the
+    program is ready, returns (exit status, everything it printed)."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen(stack._as_user(MEMBER, argv), stdin=slave, stdout=slave, stderr=slave,
+                         cwd=stack.tmp, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+    os.close(slave)
+    out = b""
+    deadline = time.monotonic() + timeout
+    sent = False
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        if not sent and (b"$ " in out or b"# " in out or time.monotonic() > deadline - timeout + 2):
+            os.write(master, keystrokes)
+            sent = True
+        if p.poll() is not None and not ready:
+            break
+    os.close(master)
+    return p.wait(timeout=10), out.decode(errors="replace")
+
+
+def test_exec_with_a_terminal(stack, box):
+    binary = os.path.join(stack.build_root, "src", "ctl", "xagent-sandboxctl")
+    status, out = on_pty(stack, [binary, "--no-ask-password", "exec", "-t", box, "--", "sh", "-c",
+                                 "tty; stty size; read line; echo got:$line; exit 4"], b"typed\r")
+    assert status == 4, out
+    assert "/dev/pts/" in out and "got:typed" in out
+
+
+def test_shell(stack, box):
+    binary = os.path.join(stack.build_root, "src", "ctl", "xagent-sandboxctl")
+    status, out = on_pty(stack, [binary, "--no-ask-password", "shell", box], b"id -u; exit 6\r")
+    assert status == 6, out
+    assert str(h.uid_of(MEMBER)) in out
+
+
+def test_cp_both_ways(ctl, box, cleanup):
+    ws = cleanup.workspace(MEMBER, "cp")
+    src = os.path.join(ws, "project")
+    os.makedirs(os.path.join(src, "sub"))
+    with open(os.path.join(src, "sub", "f.txt"), "w") as f:
+        f.write("content\n")
+    subprocess.run(["chown", "-R", f"{h.uid_of(MEMBER)}:{h.gid_of(MEMBER)}", src], check=True)
+    r = ctl("cp", src, f"{box}:/tmp")
+    assert r.returncode == 0, r.stderr
+    r = ctl("exec", box, "--", "cat", "/tmp/project/sub/f.txt")
+    assert r.stdout == "content\n"
+    back = os.path.join(ws, "back")
+    os.mkdir(back)
+    os.chown(back, h.uid_of(MEMBER), h.gid_of(MEMBER))
+    r = ctl("cp", f"{box}:/tmp/project", back)
+    assert r.returncode == 0, r.stderr
+    with open(os.path.join(back, "project", "sub", "f.txt")) as f:
+        assert f.read() == "content\n"
+    assert os.stat(os.path.join(back, "project", "sub", "f.txt")).st_uid == h.uid_of(MEMBER)
+    assert ctl("cp", src, back).returncode == 2
+    r = ctl("cp", f"{box}:/no/such", back)
+    assert r.returncode == 1 and "guest_path" in r.stderr
+
+
+def test_usage(ctl, box):
+    u = json.loads(ctl("--json", "usage", box).stdout)
+    assert u["memory_limit_bytes"] == 512 * 1024 * 1024 and u["pids"] >= 1
+    r = ctl("usage", box)
+    assert r.returncode == 0 and "cpu_usage_ns: " in r.stdout
+
+
+def test_exec_json_captures(ctl, box):
+    r = ctl("--json", "exec", "--timeout", "5", box, "--", "sh", "-c",
+            "cat; printf 'bad\\377' >&2; exit 3", input="from stdin")
+    assert r.returncode == 3, r.stderr
+    assert json.loads(r.stdout) == {"exit_status": 3, "stdout": "from stdin", "stderr": "bad\ufffd",
+                                    "truncated": False}
+    r = ctl("--json", "exec", "--timeout", "1", box, "--", "sleep", "30")
+    assert r.returncode == 1 and "TimedOut" in r.stderr
+
+
+def test_owner_option_reaches_the_members_sandbox_as_root(stack, box):
+    binary = os.path.join(stack.build_root, "src", "ctl", "xagent-sandboxctl")
+    r = stack.run_as("root", [binary, "--owner", MEMBER, "exec", box, "--", "id", "-u"], input="")
+    assert (r.returncode, r.stdout) == (0, f"{h.uid_of(MEMBER)}\n"), r.stderr
+    r = stack.run_as("root", [binary, "--owner", MEMBER, "--json", "usage", box], input="")
+    assert r.returncode == 0 and json.loads(r.stdout)["pids"] >= 1, r.stderr
+    r = stack.run_as("root", [binary, "exec", box, "--", "true"], input="")
+    assert r.returncode == 1 and "NoSuchSandbox" in r.stderr
