@@ -113,7 +113,9 @@ static int too_many(SbxError *error, const char *key) {
                              (unsigned) SBX_MAX_INPUT_ENTRIES);
 }
 
-static int read_env(sd_bus_message *m, SbxSpec *s, SbxError *error) {
+/* The variant "env" a{ss}, each pair handed to add. */
+static int read_env_pairs(sd_bus_message *m, int (*add)(void *userdata, const char *k, const char *v, SbxError *error),
+                          void *userdata, SbxError *error) {
         int r;
 
         if ((r = enter_variant(m, "env", "a{ss}", error)) < 0)
@@ -128,18 +130,27 @@ static int read_env(sd_bus_message *m, SbxSpec *s, SbxError *error) {
                         return bad(error, "env", r);
                 if (r == 0)
                         break;
-                if (s->n_env >= SBX_MAX_INPUT_ENTRIES)
-                        return too_many(error, "env");
-                for (size_t i = 0; i < s->n_env; i++)
-                        if (streq(s->env[i].key, k))
-                                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
-                                                     "env: variable '%s' given twice", k);
-                if ((r = sbx_spec_add_env(s, k, v)) < 0)
+                if ((r = add(userdata, k, v, error)) < 0)
                         return r;
         }
         if ((r = sd_bus_message_exit_container(m)) < 0)
                 return bad(error, "env", r);
         return exit_variant(m, "env", error);
+}
+
+static int spec_env_add(void *userdata, const char *k, const char *v, SbxError *error) {
+        SbxSpec *s = userdata;
+
+        if (s->n_env >= SBX_MAX_INPUT_ENTRIES)
+                return too_many(error, "env");
+        for (size_t i = 0; i < s->n_env; i++)
+                if (streq(s->env[i].key, k))
+                        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "env: variable '%s' given twice", k);
+        return sbx_spec_add_env(s, k, v);
+}
+
+static int read_env(sd_bus_message *m, SbxSpec *s, SbxError *error) {
+        return read_env_pairs(m, spec_env_add, s, error);
 }
 
 static int read_volumes(sd_bus_message *m, SbxSpec *s, SbxError *error) {
@@ -492,7 +503,8 @@ void sbx_exec_options_done(SbxExecOptions *o) {
         *o = (SbxExecOptions) {};
 }
 
-static int exec_env_add(SbxExecOptions *o, const char *k, const char *v, SbxError *error) {
+static int exec_env_add(void *userdata, const char *k, const char *v, SbxError *error) {
+        SbxExecOptions *o = userdata;
         char **l;
 
         if (isempty(k) || strchr(k, '=') || strlen(k) > SBX_MAX_ENV_KEY_LEN || strlen(v) > SBX_MAX_ENV_VALUE_LEN)
@@ -512,26 +524,7 @@ static int exec_env_add(SbxExecOptions *o, const char *k, const char *v, SbxErro
 }
 
 static int read_exec_env(sd_bus_message *m, SbxExecOptions *o, SbxError *error) {
-        int r;
-
-        if ((r = enter_variant(m, "env", "a{ss}", error)) < 0)
-                return r;
-        if ((r = sd_bus_message_enter_container(m, 'a', "{ss}")) < 0)
-                return bad(error, "env", r);
-        for (;;) {
-                const char *k, *v;
-
-                r = sd_bus_message_read(m, "{ss}", &k, &v);
-                if (r < 0)
-                        return bad(error, "env", r);
-                if (r == 0)
-                        break;
-                if ((r = exec_env_add(o, k, v, error)) < 0)
-                        return r;
-        }
-        if ((r = sd_bus_message_exit_container(m)) < 0)
-                return bad(error, "env", r);
-        return exit_variant(m, "env", error);
+        return read_env_pairs(m, exec_env_add, o, error);
 }
 
 static int read_stdin(sd_bus_message *m, SbxExecOptions *o, SbxError *error) {
