@@ -422,12 +422,13 @@ def test_calls_racing_the_idle_exit_are_all_answered(stack, sandboxd):
     argv[argv.index("--idle-timeout") + 1] = "1"
     mark = h.LogMark(stack)
     with h.daemon_argv(stack, argv):
-        r = stack.run_as(MEMBER, ["/usr/bin/python3", "-c", RACE_SCRIPT, "12"], timeout=120)
+        r = stack.run_as(MEMBER, ["/usr/bin/python3", "-c", RACE_SCRIPT, "16"], timeout=120)
         assert r.returncode == 0, r.stderr
         out = json.loads(r.stdout)
     assert out["fails"] == [] and out["calls"] >= 4, out
-    # The window was really exercised: the daemon left and came back several times.
-    assert mark.new().count("idle for 1 s, exiting") >= 3
+    # The window was really exercised: the daemon left and came back (how often depends
+    # on the machine's speed; twice at least).
+    assert mark.new().count("idle for 1 s, exiting") >= 2
 
 
 def test_inspect_answers_while_another_stop_waits(stack, sandboxd, cleanup):
