@@ -88,7 +88,10 @@ DOCKER_SOCK=$(readlink -f /var/run/docker.sock)
 
 remove_containers() {
         local ids
-        ids=$("$DOCKER" ps -aq --filter "label=xagent.sandbox.name=$SANDBOX")
+        # The test's sandbox in any owner's names: "$SANDBOX" or "~<uid>:$SANDBOX".
+        ids=$("$DOCKER" ps -a --filter label=xagent.managed=true \
+                --format '{{.ID}} {{.Label "xagent.sandbox.name"}}' |
+              awk -v n="$SANDBOX" '$2 == n || $2 ~ ("^~[0-9]+:" n "$") { print $1 }')
         if [ -n "$ids" ]; then
                 say "removing container(s) $(echo $ids)"
                 "$DOCKER" rm -f $ids >/dev/null
@@ -332,6 +335,9 @@ as_root chown "$USER_NAME:" "$USER_HOME"
 as_root chmod 0700 "$USER_HOME"
 as_root id "$USER_NAME"
 as_root stat -c '%A %U:%G %n' "$USER_HOME"
+# Names belong to their owner: the user's sandbox carries "~<uid>:<name>" as its Docker
+# name label (no user namespace here: the uid is the host's too).
+SANDBOX_LABEL="~$(stat -c %u "$USER_HOME"):$SANDBOX"
 # The daemon hands dockerd its init directory as a path, and dockerd is the host's:
 # the packaged init is copied to a directory that has the same path on both sides,
 # and a runtime drop-in points the daemon at it (the only change to the package).
@@ -388,10 +394,10 @@ echo "$out"
 expect_output '^os "/org/xagent/Sandbox1/' "$out" "CreateSandbox"
 
 step "host: the container dockerd made"
-"$DOCKER" ps -a --filter "label=xagent.sandbox.name=$SANDBOX" \
+"$DOCKER" ps -a --filter "label=xagent.sandbox.name=$SANDBOX_LABEL" \
         --format '{{.ID}} {{.Names}} {{.Image}} {{.Status}} owner={{.Label "xagent.sandbox.owner"}}'
 mounts=$("$DOCKER" inspect --format '{{range .Mounts}}{{.Type}} {{.Source}} {{.Destination}} rw={{.RW}}{{"\n"}}{{end}}' \
-        $("$DOCKER" ps -aq --filter "label=xagent.sandbox.name=$SANDBOX"))
+        $("$DOCKER" ps -aq --filter "label=xagent.sandbox.name=$SANDBOX_LABEL"))
 echo "$mounts"
 expect_output "^bind $USER_HOME/project /work rw=true$" "$mounts" "the container's volume"
 
@@ -413,7 +419,7 @@ as_user busctl call $DEST $OBJ $IFACE DeleteSandbox s "$SANDBOX"
 out=$(as_user busctl call $DEST $OBJ $IFACE ListSandboxes)
 echo "$out"
 expect_output '^a\(ssuso\) 0$' "$out" "ListSandboxes after the delete"
-left=$("$DOCKER" ps -aq --filter "label=xagent.sandbox.name=$SANDBOX")
+left=$("$DOCKER" ps -aq --filter "label=xagent.sandbox.name=$SANDBOX_LABEL")
 [ -z "$left" ] || die "the container is still there after DeleteSandbox: $left"
 say "host: no container left"
 
@@ -459,7 +465,7 @@ in_ns grep -E '^CapBnd:' "/proc/$status/status"
 as_root systemctl stop xagent-sandboxd.service
 as_root rm /run/systemd/system/xagent-sandboxd.service.d/50-no-caps.conf
 as_root systemctl daemon-reload
-left=$("$DOCKER" ps -aq --filter "label=xagent.sandbox.name=$SANDBOX")
+left=$("$DOCKER" ps -aq --filter "label=xagent.sandbox.name=$SANDBOX_LABEL")
 [ -z "$left" ] || die "the refused create left a container: $left"
 
 step "the package purged: its service stopped with it, its files gone, the group kept"
