@@ -75,6 +75,12 @@ def test_rewritten(fmt):
     ([({"name": "b", "type": tarfile.BLKTYPE}, None)], "devices"),
     ([({"name": "f", "type": tarfile.FIFOTYPE}, None)], "FIFO"),
     ([({"name": "x" * 200 + "/../y"}, b"")], "'..'"),
+    # a hard link to a symbolic link is that link again, where its target leads out
+    ([({"name": "a/b/s", "type": tarfile.SYMTYPE, "linkname": "../../x"}, None),
+      ({"name": "t", "type": tarfile.LNKTYPE, "linkname": "a/b/s"}, None)], "symbolic link"),
+    # ".." after a link of the archive is not where the file system goes
+    ([({"name": "x/b", "type": tarfile.SYMTYPE, "linkname": ".."}, None),
+      ({"name": "a", "type": tarfile.SYMTYPE, "linkname": "x/b/.."}, None)], "outside"),
 ])
 def test_refused(entries, needle):
     r = run(archive([({"name": "ok"}, b"fine")] + entries))
@@ -89,3 +95,14 @@ def test_not_tar_and_truncated():
     assert r.returncode == 1 and b"ends inside an entry" in r.stderr
     r = run(b"")
     assert r.returncode == 1 and b"empty" in r.stderr
+
+
+def test_a_pax_record_without_its_length_separator():
+    """A pax header of digits only is malformed (and read within its buffer)."""
+    body = b"1234567"
+    info = tarfile.TarInfo("././@PaxHeader")
+    info.type, info.size = tarfile.XHDTYPE, len(body)
+    head = info.tobuf(tarfile.USTAR_FORMAT)
+    data = head + body + b"\0" * (512 - len(body)) + archive([({"name": "f"}, b"x")], tarfile.USTAR_FORMAT)
+    r = run(data)
+    assert r.returncode == 1 and b"malformed pax header" in r.stderr, r.stderr

@@ -142,35 +142,53 @@ static char *normalize(const char *name) {
         return TAKE_PTR(out);
 }
 
-/* A symbolic link at name to target stays below the root, read lexically. */
-static bool link_contained(const char *name, const char *target) {
-        _cleanup_free_ char *copy = strdup(target);
-        char *save = NULL;
-        long depth = 0;
-
-        if (!copy || target[0] == '/' || target[0] == 0)
-                return false;
-        for (const char *p = name; *p; p++)
-                depth += *p == '/';
-        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-                if (streq(c, "."))
-                        continue;
-                depth += streq(c, "..") ? -1 : 1;
-                if (depth < 0)
-                        return false;
-        }
-        return true;
-}
-
-/* Whether some proper prefix of name (a normalized path) is a link made earlier. */
-static bool through_symlink(const SbxTarFilter *f, const char *name) {
+/* Whether name (a normalized path) is a symbolic link made earlier (itself, with
+ * itself true) or lies below one. */
+static bool on_symlink(const SbxTarFilter *f, const char *name, bool itself) {
         for (size_t i = 0; i < f->n_symlinks; i++) {
                 size_t l = strlen(f->symlinks[i]);
 
-                if (strncmp(name, f->symlinks[i], l) == 0 && name[l] == '/')
+                if (strncmp(name, f->symlinks[i], l) == 0 && (name[l] == '/' || (itself && name[l] == 0)))
                         return true;
         }
         return false;
+}
+
+/* A symbolic link at name (normalized) to target stays below the root, read
+ * lexically from the link's directory, and does not pass through a link made
+ * earlier: lexical ".." after such a link is not where the file system goes. */
+static bool link_contained(const SbxTarFilter *f, const char *name, const char *target) {
+        _cleanup_free_ char *copy = strdup(target), *path = NULL;
+        char *save = NULL, *slash;
+        size_t n;
+
+        if (!copy || target[0] == '/' || target[0] == 0)
+                return false;
+        if (!(path = malloc(strlen(name) + strlen(target) + 2)))
+                return false;
+        strcpy(path, name);
+        slash = strrchr(path, '/');
+        n = slash ? (size_t) (slash - path) : 0;        /* the link's directory */
+        path[n] = 0;
+        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                if (streq(c, "."))
+                        continue;
+                if (n > 0 && on_symlink(f, path, true))
+                        return false;
+                if (streq(c, "..")) {
+                        if (n == 0)
+                                return false;
+                        slash = strrchr(path, '/');
+                        n = slash ? (size_t) (slash - path) : 0;
+                } else {
+                        if (n > 0)
+                                path[n++] = '/';
+                        strcpy(path + n, c);
+                        n += strlen(c);
+                }
+                path[n] = 0;
+        }
+        return true;
 }
 
 static int refuse(SbxError *error, const char *name, const char *why) {
@@ -308,12 +326,13 @@ static int entry(SbxTarFilter *f, char type, char **out, size_t *size, size_t *a
                 return refuse(error, raw, "only files, directories and links may be copied (no devices, FIFOs)");
         if (strlen(raw) > PATH_MAX_LEN || !(name = normalize(raw)))
                 return refuse(error, raw, "an absolute name, or one with a '..' component");
-        if (through_symlink(f, name))
+        if (on_symlink(f, name, false))
                 return refuse(error, raw, "lies below a symbolic link of the same archive");
-        if (type == '2' && !link_contained(name, rawlink))
+        if (type == '2' && !link_contained(f, name, rawlink))
                 return refuse(error, raw, "a symbolic link that leads outside the target directory");
-        if (type == '1' && (!(link = normalize(rawlink)) || through_symlink(f, link)))
-                return refuse(error, raw, "a hard link to a name outside the target directory");
+        /* A hard link to a symbolic link is that symbolic link again, elsewhere. */
+        if (type == '1' && (!(link = normalize(rawlink)) || on_symlink(f, link, true)))
+                return refuse(error, raw, "a hard link to a name outside the target directory, or to a symbolic link");
         if (type == '2' && (r = remember_symlink(f, name)) < 0)
                 return r;
 
@@ -359,6 +378,7 @@ static int parse_pax(SbxTarFilter *f, SbxError *error) {
 static int ext_done(SbxTarFilter *f, SbxError *error) {
         char **dst;
 
+        f->ext[f->ext_fill] = 0;        /* parse_pax() reads numbers with strtoul() */
         if (f->ext_type == 'x')
                 return parse_pax(f, error);
         if (f->ext_type == 'g')

@@ -296,7 +296,7 @@ static char *docker_message(const Response *resp) {
             json_object_object_get_ex(j, "message", &m) && json_object_is_type(m, json_type_string))
                 s = strndup(json_object_get_string(m), MESSAGE_MAX);
         else
-                s = strndup(resp->data, MESSAGE_MAX);
+                s = strndup(resp->data, MIN(resp->size, (size_t) MESSAGE_MAX));
         json_object_put(j);
         if (s)
                 s[strcspn(s, "\r\n")] = 0;

@@ -46,18 +46,29 @@ void sbx_exec_result_done(SbxExecResult *r) {
         *r = (SbxExecResult) {};
 }
 
-/* "uid:gid": the group the sandbox was created for, else the owner's primary one. */
+/* "uid:gid": the group the sandbox was created for, else the owner's primary one.
+ * Under the sandbox's lock: a non-root owner's process runs only in a container
+ * this service started and verified (its row, for this container, says running),
+ * never in one whose start's mount check is pending or failed. */
 static int owner_user(SbxLifecycle *l, const char *name, const char *container_id, uid_t owner, char **ret,
                       SbxError *error) {
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
         SbxOwnerInfo info;
+        const char *plain;
+        bool ours;
         gid_t gid;
         int r;
 
         r = sbx_store_get_sandbox(l->store, name, &row, error);
         if (r < 0)
                 return r;
-        if (r > 0 && streq_ptr(row->container_id, container_id))
+        ours = r > 0 && streq_ptr(row->container_id, container_id);
+        if (owner != 0 && !(ours && row->state == SBX_SANDBOX_RUNNING)) {
+                (void) sbx_name_unqualify(name, &plain);
+                return sbx_error_set(error, SBX_ERROR_NOT_RUNNING,
+                                     "Sandbox '%s' was not started and verified by this service; start it", plain);
+        }
+        if (ours)
                 gid = row->owner_gid;
         else {
                 r = sbx_owner_info_lookup(owner, &info, error);
@@ -135,6 +146,7 @@ static int start_exec(SbxLifecycle *l, SbxExecProcess *p, const SbxExecRequest *
 int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, const SbxExecRequest *req, SbxExecProcess **ret,
                              SbxError *error) {
         _cleanup_(sbx_exec_process_freep) SbxExecProcess *p = NULL;
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
         const char *plain;
         uid_t owner = sbx_name_unqualify(name, &plain);
         int r;
@@ -146,6 +158,7 @@ int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, const SbxExecReq
                 return -ENOMEM;
         p->relay = SBX_RELAY_INIT;
         if ((r = make_token(p->token)) < 0 ||
+            (r = sbx_lifecycle_lock(l, name, &lock)) < 0 ||
             (r = sbx_lifecycle_container_id(l, name, &p->container_id, error)) < 0 ||
             (r = owner_user(l, name, p->container_id, owner, &p->user, error)) < 0 ||
             (r = start_exec(l, p, req, error)) < 0)
@@ -210,6 +223,23 @@ static int time_out(SbxLifecycle *l, SbxExecProcess *p, unsigned timeout_s, SbxE
                              timeout_s);
 }
 
+/* Runs the relay to its end (timeout_s 0: no deadline); past the deadline, or
+ * when the stream fails, the exec is killed: nothing is left running. */
+static int relay_or_kill(SbxLifecycle *l, SbxExecProcess *p, unsigned timeout_s, const char *what,
+                         SbxError *error) {
+        int r;
+
+        p->relay.deadline_us = timeout_s > 0 ? sbx_now_monotonic_us() + (uint64_t) timeout_s * 1000000U : 0;
+        r = sbx_relay_run(&p->relay);
+        if (r == -ETIME)
+                return time_out(l, p, timeout_s, error);
+        if (r < 0) {
+                (void) sbx_exec_kill(l->docker, p, SIGKILL, NULL);
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "The %s stream failed: %s", what, strerror(-r));
+        }
+        return 0;
+}
+
 int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, const SbxExecRequest *req,
                                const void *in, size_t in_size, unsigned timeout_s, uint64_t limit,
                                SbxExecResult *ret, SbxError *error) {
@@ -222,12 +252,8 @@ int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, const SbxExecR
         p->relay.in_data = in;
         p->relay.in_size = in_size;
         p->relay.out[0].limit = p->relay.out[1].limit = (size_t) limit;
-        p->relay.deadline_us = timeout_s > 0 ? sbx_now_monotonic_us() + (uint64_t) timeout_s * 1000000U : 0;
-        r = sbx_relay_run(&p->relay);
-        if (r == -ETIME)
-                return time_out(l, p, timeout_s, error);
-        if (r < 0)
-                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "The exec's stream failed: %s", strerror(-r));
+        if ((r = relay_or_kill(l, p, timeout_s, "exec's", error)) < 0)
+                return r;
         *ret = (SbxExecResult) {};
         r = sbx_exec_wait(l->docker, p, &ret->exit_status, error);
         if (r < 0)
@@ -274,19 +300,9 @@ static int copy_result(SbxLifecycle *l, SbxExecProcess *p, const char *field, co
                              field, path, status, tar_said(p));
 }
 
-static int copy_run(SbxLifecycle *l, SbxExecProcess *p, const char *what, SbxError *error) {
-        int r;
-
+static int copy_run(SbxLifecycle *l, SbxExecProcess *p, SbxError *error) {
         p->relay.out[1].limit = 4096;
-        p->relay.deadline_us = sbx_now_monotonic_us() + (uint64_t) SBX_COPY_TIMEOUT_S * 1000000U;
-        r = sbx_relay_run(&p->relay);
-        if (r == -ETIME)
-                return time_out(l, p, SBX_COPY_TIMEOUT_S, error);
-        if (r < 0) {
-                (void) sbx_exec_kill(l->docker, p, SIGKILL, NULL);
-                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "The %s stream failed: %s", what, strerror(-r));
-        }
-        return 0;
+        return relay_or_kill(l, p, SBX_COPY_TIMEOUT_S, "archive", error);
 }
 
 static int owner_ids(const SbxExecProcess *p, uid_t *uid, gid_t *gid) {
@@ -316,11 +332,10 @@ int sbx_lifecycle_copy_to(SbxLifecycle *l, const char *name, const char *guest_d
         p->relay.in_fd = tar_fd;
         p->relay.in_filter = copy_filter;
         p->relay.in_filter_userdata = &c;
-        r = copy_run(l, p, "archive", error);
+        r = copy_run(l, p, error);
         sbx_tar_filter_free(c.filter);
         if (sbx_error_is_set(&c.error)) {
-                /* A refused entry: tar stops before it. */
-                (void) sbx_exec_kill(l->docker, p, SIGKILL, NULL);
+                /* A refused entry: tar was killed before it (copy_run()). */
                 sbx_error_free(error);
                 *error = c.error;
                 return -EINVAL;
@@ -353,11 +368,11 @@ int sbx_lifecycle_copy_from(SbxLifecycle *l, const char *name, const char *guest
 
         r = sbx_lifecycle_exec_start(l, name, &(SbxExecRequest) {
                 .argv = (char *[]) { (char *) "tar", (char *) "-c", (char *) "-f", (char *) "-", (char *) "-C", dir,
-                                     base, NULL } }, &p, error);
+                                     (char *) "--", base, NULL } }, &p, error);
         if (r < 0)
                 return r;
         p->relay.out[0].fd = tar_fd;
-        r = copy_run(l, p, "archive", error);
+        r = copy_run(l, p, error);
         if (r < 0)
                 return r;
         return copy_result(l, p, "guest_path", guest_path, error);

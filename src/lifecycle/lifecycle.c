@@ -59,7 +59,10 @@ static int lock_key(SbxLifecycle *l, const char *prefix, const char *key, SbxKey
         return sbx_keyed_lock_acquire(l->locks, k, ret);
 }
 
-/* A Docker-level "not found" or "conflict" becomes the caller's own error kind. */
+int sbx_lifecycle_lock(SbxLifecycle *l, const char *name, SbxKeyedLockHandle **ret) {
+        return lock_key(l, "sandbox", name, ret);
+}
+
 /* A Docker-level name as its owner calls it, for messages. */
 static const char *plain(const char *name) {
         const char *p;
@@ -626,6 +629,10 @@ static int set_running_locked(SbxLifecycle *l, const char *name, bool running, u
                 return sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)
                         ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name)) : r;
 
+        /* Until its mounts are verified the row says stopped, so nothing of the owner's
+         * runs in it (exec.c) should the check fail and the stop too, or this process die. */
+        if (running && (r = sbx_store_update_sandbox_state(l->store, name, SBX_SANDBOX_STOPPED, error)) < 0)
+                return r;
         if (running)
                 r = start_checked(l, name, id, o, error);
         else if (o->state == SBX_STATE_RUNNING)

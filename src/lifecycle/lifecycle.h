@@ -140,3 +140,7 @@ int sbx_lifecycle_usage(SbxLifecycle *l, const char *name, SbxUsage *ret, SbxErr
 /* The id of the sandbox's container (its owner's, by the Docker-level name);
  * NoSuchSandbox when there is none. */
 int sbx_lifecycle_container_id(SbxLifecycle *l, const char *name, char **ret, SbxError *error);
+
+/* The sandbox's lock, which every lifecycle operation on it holds (exec.h's start
+ * holds it while it makes the process: never during a start's mount check). */
+int sbx_lifecycle_lock(SbxLifecycle *l, const char *name, SbxKeyedLockHandle **ret);
