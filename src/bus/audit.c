@@ -8,7 +8,8 @@
 #include "log.h"
 #include "macro.h"
 
-/* Names have no control characters (they are validated); quote the rest. */
+/* Reasons can carry what a caller sent (a key, a path): '"' and '\\' escaped, every
+ * control character as \xNN, so a record is one line that says what it says. */
 static char *quote(const char *s) {
         char *out = NULL;
         size_t size = 0;
@@ -16,8 +17,13 @@ static char *quote(const char *s) {
 
         if (!f)
                 return NULL;
-        for (const char *c = s; *c; c++)
-                fprintf(f, (*c == '"' || *c == '\\') ? "\\%c" : (*c == '\n') ? " " : "%c", *c);
+        for (const unsigned char *c = (const unsigned char *) s; *c; c++)
+                if (*c == '"' || *c == '\\')
+                        fprintf(f, "\\%c", *c);
+                else if (*c < 0x20 || *c == 0x7f)
+                        fprintf(f, "\\x%02x", *c);
+                else
+                        fputc(*c, f);
         if (fclose(f) != 0) {
                 free(out);
                 return NULL;

@@ -165,6 +165,16 @@ static void *relay_thread(void *userdata) {
 
 /* Main thread -------------------------------------------------------------- */
 
+/* The exec's audit records: its end, and each Kill a caller sends or is refused. */
+static void audit_exec(const ExecObject *e, uid_t uid, const char *verb, const sd_bus_error *error) {
+        char owner[32];
+
+        snprintf(owner, sizeof owner, "%u", (unsigned) e->owner);
+        audit_record(&(AuditRecord) { .uid = uid, .verb = verb, .target = e->sandbox, .owner = owner,
+                                      .outcome = sd_bus_error_is_set(error) ? error->name : "ok",
+                                      .reason = sd_bus_error_is_set(error) ? error->message : NULL });
+}
+
 static int on_linger(sd_event_source *s, uint64_t usec, void *userdata) {
         exec_free(userdata);
         return 0;
@@ -182,8 +192,7 @@ static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
         close_fds(e);
         manager_exec_release(e->m, e->caller);
         manager_idle(e->m, BUSY_UID);
-        audit_record(&(AuditRecord) { .uid = e->caller, .verb = "exec-exited", .target = e->sandbox,
-                                      .outcome = "ok" });
+        audit_exec(e, e->caller, "exec-exited", NULL);
         (void) sd_bus_emit_properties_changed(e->m->bus, e->path, SBX_BUS_EXEC_INTERFACE, "Running", "ExitStatus",
                                               NULL);
         (void) sd_bus_emit_signal(e->m->bus, e->path, SBX_BUS_EXEC_INTERFACE, "Exited", "i",
@@ -197,6 +206,7 @@ static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 typedef struct ExecJob {
         ExecObject *e;
         sd_bus_message *call;           /* NULL: nobody waits (a vanished caller's kill) */
+        uid_t uid;                      /* who called */
         SbxExecProcess *process;        /* borrowed: immutable fields only */
         int sig;
         unsigned rows, cols;
@@ -226,7 +236,11 @@ static void job_done(void *job) {
                         (void) sd_bus_reply_method_error(j->call, &error);
                 } else
                         (void) sd_bus_reply_method_return(j->call, NULL);
+                if (j->sig > 0)
+                        audit_exec(j->e, j->uid, "exec-kill", &error);
         }
+        if (j->call)
+                manager_idle(j->e->m, j->uid);
         sd_bus_message_unref(j->call);
         sbx_error_free(&j->error);
         if (--j->e->n_jobs == 0 && j->e->doomed)
@@ -234,18 +248,30 @@ static void job_done(void *job) {
         free(j);
 }
 
-static int submit(ExecObject *e, sd_bus_message *call, int sig, unsigned rows, unsigned cols, sd_bus_error *error) {
-        ExecJob *j = calloc(1, sizeof(ExecJob));
+static int submit(ExecObject *e, sd_bus_message *call, uid_t uid, int sig, unsigned rows, unsigned cols,
+                  sd_bus_error *error) {
+        ExecJob *j;
         int r;
 
-        if (!j)
+        /* A caller's Kill or Resize counts against its share like any operation. */
+        if (call && (r = manager_busy(e->m, uid)) < 0)
+                return r == -EBUSY ? sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                                      "Too many operations of this user in progress")
+                                   : r;
+        j = calloc(1, sizeof(ExecJob));
+        if (!j) {
+                if (call)
+                        manager_idle(e->m, uid);
                 return -ENOMEM;
-        *j = (ExecJob) { .e = e, .call = sd_bus_message_ref(call), .process = e->process, .sig = sig, .rows = rows,
-                         .cols = cols };
+        }
+        *j = (ExecJob) { .e = e, .call = sd_bus_message_ref(call), .uid = uid, .process = e->process, .sig = sig,
+                         .rows = rows, .cols = cols };
         r = sbx_worker_pool_submit(e->m->pool, job_run, job_done, j);
         if (r >= 0)
                 e->n_jobs++;
         if (r < 0) {
+                if (call)
+                        manager_idle(e->m, uid);
                 sd_bus_message_unref(j->call);
                 free(j);
                 return r == -EBUSY ? sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED, "Too many operations in progress")
@@ -255,16 +281,22 @@ static int submit(ExecObject *e, sd_bus_message *call, int sig, unsigned rows, u
 }
 
 /* Only who started it (and root) may signal or resize it. */
-static int check_caller(ExecObject *e, sd_bus_message *msg, sd_bus_error *error) {
-        uid_t uid;
-
-        if (bus_caller_uid(msg, &uid) < 0)
-                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell who is calling");
+static int check_caller(ExecObject *e, uid_t uid, sd_bus_error *error) {
         if (uid != 0 && uid != e->caller)
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
         if (!e->running)
                 return sd_bus_error_set(error, SBX_BUS_ERROR_PREFIX "NotRunning", "The process has exited");
         return 0;
+}
+
+/* A refused Kill or Resize is audited here (an accepted Kill once it is done). */
+static int audit_refusal(ExecObject *e, uid_t uid, const char *verb, int r, sd_bus_error *error) {
+        if (r >= 0)
+                return r;
+        if (!sd_bus_error_is_set(error))
+                r = sd_bus_error_set_errno(error, r);
+        audit_exec(e, uid, verb, error);
+        return r;
 }
 
 static int parse_signal(const char *s) {
@@ -288,32 +320,37 @@ static int parse_signal(const char *s) {
 static int method_kill(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         ExecObject *e = userdata;
         const char *name;
+        uid_t uid;
         int sig, r;
 
+        if (bus_caller_uid(msg, &uid) < 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell who is calling");
         if ((r = sd_bus_message_read(msg, "s", &name)) < 0)
                 return r;
         if ((sig = parse_signal(name)) < 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                         "signal: '%.32s' is not a signal name (TERM, SIGKILL) or number", name);
-        if ((r = check_caller(e, msg, error)) < 0)
-                return r;
-        return submit(e, msg, sig, 0, 0, error);
+                r = sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                      "signal: '%.32s' is not a signal name (TERM, SIGKILL) or number", name);
+        else if ((r = check_caller(e, uid, error)) >= 0)
+                r = submit(e, msg, uid, sig, 0, 0, error);
+        return audit_refusal(e, uid, "exec-kill", r, error);
 }
 
 static int method_resize(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         ExecObject *e = userdata;
         uint16_t rows, cols;
+        uid_t uid;
         int r;
 
+        if (bus_caller_uid(msg, &uid) < 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell who is calling");
         if ((r = sd_bus_message_read(msg, "qq", &rows, &cols)) < 0)
                 return r;
         if (rows == 0 || cols == 0)
-                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "rows, cols: must be at least 1");
-        if ((r = check_caller(e, msg, error)) < 0)
-                return r;
-        if (!e->process->relay.tty)
-                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "This exec has no terminal");
-        return submit(e, msg, 0, rows, cols, error);
+                r = sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "rows, cols: must be at least 1");
+        else if ((r = check_caller(e, uid, error)) >= 0)
+                r = e->process->relay.tty ? submit(e, msg, uid, 0, rows, cols, error)
+                                          : sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "This exec has no terminal");
+        return audit_refusal(e, uid, "exec-resize", r, error);
 }
 
 static int property_get(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -357,7 +394,7 @@ static int on_caller_gone(sd_bus_track *t, void *userdata) {
                 return 0;
         }
         log_info("the caller of exec %s in sandbox '%s' went away: killing it", e->id, e->sandbox);
-        (void) submit(e, NULL, SIGKILL, 0, 0, &error);
+        (void) submit(e, NULL, 0, SIGKILL, 0, 0, &error);
         sd_bus_error_free(&error);
         return 0;
 }
@@ -400,6 +437,7 @@ int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const
         int r;
 
         if (!e) {
+                manager_exec_release(m, args->caller);  /* the slot is ours (see below) */
                 sbx_exec_process_free(process);
                 for (size_t i = 0; i < 3; i++)
                         safe_close(args->fds[i]);
@@ -426,7 +464,7 @@ int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const
                 sd_bus_error error = SD_BUS_ERROR_NULL;
 
                 /* The process runs already: it must not outlive the failure. */
-                (void) submit(e, NULL, SIGKILL, 0, 0, &error);
+                (void) submit(e, NULL, 0, SIGKILL, 0, 0, &error);
                 sd_bus_error_free(&error);
                 exec_free(e);
                 return r;
@@ -446,7 +484,7 @@ void bus_exec_shutdown_all(Manager *m) {
 
                 next = e->next;
                 if (e->running && !e->doomed)
-                        (void) submit(e, NULL, SIGKILL, 0, 0, &error);
+                        (void) submit(e, NULL, 0, SIGKILL, 0, 0, &error);
                 sd_bus_error_free(&error);
                 exec_free(e);
         }

@@ -48,6 +48,7 @@ struct Operation {
         bool widened;                   /* lists: manage-others was asked about */
         bool all;                       /* lists: everyone's objects */
         const char *action;             /* the polkit action asked about */
+        const char *then_action;        /* asked next, once action is allowed (or NULL) */
         char *cache_key;                /* the action and its details, for the remembered yes */
         sd_bus_slot *polkit_slot;
 
@@ -393,7 +394,7 @@ static const VerbInfo verbs[_VERB_MAX] = {
         [VERB_USAGE]           = { "usage",           A_EXEC,    false, false, run_usage,           reply_usage,      A_EXEC_OTHERS, false, false },
         [VERB_COPY_TO]         = { "copy-to",         A_EXEC,    true,  false, run_copy_to,         reply_none,       A_EXEC_OTHERS, true,  true  },
         [VERB_COPY_FROM]       = { "copy-from",       A_EXEC,    true,  false, run_copy_from,       reply_none,       A_EXEC_OTHERS, true,  true  },
-        /* may create, start, stop and delete the caller's own: creating is what it needs */
+        /* creates or starts the caller's own; replacing it (recreate) also needs manage */
         [VERB_ENSURE]          = { "ensure",          A_CREATE,  true,  false, run_ensure,          reply_ensure          },
 };
 
@@ -552,6 +553,8 @@ static void widen(Operation *o) {
                 on_widened(r, NULL, o);
 }
 
+static void ask(Operation *o);
+
 static void on_polkit(int r, SbxError *error, void *userdata) {
         Operation *o = userdata;
 
@@ -563,21 +566,21 @@ static void on_polkit(int r, SbxError *error, void *userdata) {
         if (streq(o->action, SBX_POLKIT_ACTION_INSPECT))
                 auth_cache_remember(o->m->auth_cache, sd_bus_message_get_sender(o->call), o->cache_key,
                                     now_monotonic(o->m));
+        if (o->then_action) {
+                o->action = o->then_action;
+                o->then_action = NULL;
+                ask(o);
+                return;
+        }
         allowed(o);
 }
 
-static void authorize(Operation *o) {
+/* Asks polkit about o->action, with the operation's details; on_polkit() goes on. */
+static void ask(Operation *o) {
         char owner[32];
         const char *image = NULL;
         int r;
 
-        if (o->uid == 0) {
-                o->widened = o->all = true;
-                allowed(o);
-                return;
-        }
-        o->action = o->owner_valid && o->owner == o->uid ? verbs[o->verb].own_action
-                                                          : verbs[o->verb].others_action ?: SBX_POLKIT_ACTION_MANAGE_OTHERS;
         if (o->owner_valid)
                 snprintf(owner, sizeof owner, "%u", (unsigned) o->owner);
         if (o->verb == VERB_CREATE || o->verb == VERB_ENSURE)
@@ -592,6 +595,7 @@ static void authorize(Operation *o) {
 
         /* polkit's recent yes for reads of one's own objects, for this connection
          * and exactly these details, stands (auth-cache.h). */
+        o->cache_key = mfree(o->cache_key);
         if (asprintf(&o->cache_key, "%s\n%s\n%s\n%s", o->action, details[1], details[3], details[5]) < 0) {
                 fail(o, OPERATION_DENIED, -ENOMEM, NULL);
                 return;
@@ -607,6 +611,20 @@ static void authorize(Operation *o) {
                                    on_polkit, o, &o->polkit_slot);
         if (r < 0)
                 fail(o, OPERATION_DENIED, r, NULL);
+}
+
+static void authorize(Operation *o) {
+        if (o->uid == 0) {
+                o->widened = o->all = true;
+                allowed(o);
+                return;
+        }
+        o->action = o->owner_valid && o->owner == o->uid ? verbs[o->verb].own_action
+                                                          : verbs[o->verb].others_action ?: SBX_POLKIT_ACTION_MANAGE_OTHERS;
+        /* Replacing a sandbox deletes one: what manage allows. */
+        if (o->verb == VERB_ENSURE && o->recreate)
+                o->then_action = SBX_POLKIT_ACTION_MANAGE;
+        ask(o);
 }
 
 static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid, OperationArgs *args,

@@ -29,11 +29,12 @@ D-Bus error reply is a result, not a failure).
   client.py sequence DEST PATH INTERFACE < CALLS
       The calls of stdin's JSON list [[METHOD, SIGNATURE, ARGS], ...], one after the
       other on one connection, each waiting for its reply; prints the list of replies.
-  client.py start-exec NAME ARGV_JSON OPTIONS_JSON [--vanish] [--kill SIGNAL]
+  client.py start-exec NAME ARGV_JSON OPTIONS_JSON [--vanish] [--kill SIGNAL] [--resize ROWS,COLS]
       StartExec with this process's own stdin, stdout and stderr as the exec's; waits
       for Exited and exits with the exit status (a D-Bus error: prints it as JSON on
       stderr, exits 250). --vanish: exits at once after the call (the connection
-      closes with the process running); --kill: sends Kill(SIGNAL) once it started.
+      closes with the process running); --kill: sends Kill(SIGNAL) once it started;
+      --resize: sends Resize(ROWS, COLS) once it started.
   client.py listen SENDER
       Subscribes to every signal from the bus name SENDER, prints {"ready": true} once
       the match is in place, then one {"member", "interface", "path", "args"} line per
@@ -154,7 +155,7 @@ def listen(sender):
     return 0
 
 
-def start_exec(name, argv, options, vanish, kill):
+def start_exec(name, argv, options, vanish, kill, resize):
     import dbus.mainloop.glib
     from gi.repository import GLib
 
@@ -182,6 +183,9 @@ def start_exec(name, argv, options, vanish, kill):
     if vanish:
         os._exit(0)
     obj = dbus.Interface(bus.get_object("org.xagent.Sandbox1", path), "org.xagent.Sandbox1.Exec")
+    if resize:
+        rows, cols = resize.split(",")
+        obj.Resize(dbus.UInt16(int(rows)), dbus.UInt16(int(cols)))
     if kill:
         obj.Kill(kill)
     props = dbus.Interface(bus.get_object("org.xagent.Sandbox1", path), "org.freedesktop.DBus.Properties")
@@ -264,6 +268,7 @@ def main():
         p.add_argument(a)
     p.add_argument("--vanish", action="store_true")
     p.add_argument("--kill")
+    p.add_argument("--resize")
     p = sub.add_parser("flood")
     for a in ("dest", "path", "interface"):
         p.add_argument(a)
@@ -276,7 +281,7 @@ def main():
     if a.cmd == "listen":
         return listen(a.sender)
     if a.cmd == "start-exec":
-        return start_exec(a.name, json.loads(a.argv), json.loads(a.options), a.vanish, a.kill)
+        return start_exec(a.name, json.loads(a.argv), json.loads(a.options), a.vanish, a.kill, a.resize)
     if a.cmd == "flood":
         return flood(a.dest, a.path, a.interface, a.connections, json.load(sys.stdin))
 

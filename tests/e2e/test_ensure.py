@@ -50,6 +50,42 @@ def test_every_outcome(sandboxd, cleanup):
     sandboxd.delete(MEMBER, name).result
 
 
+DENY_MANAGE = """polkit.addRule(function(action, subject) {
+    if (action.id == "org.xagent.sandbox1.manage" && subject.user == "%s")
+        return polkit.Result.NO;
+});
+""" % MEMBER
+
+
+def test_replacing_needs_manage(stack, sandboxd, cleanup):
+    """A site rule that denies manage (stop, delete) is not bypassed by ensure's
+    recreate, which deletes; creating and starting under create still work."""
+    name = cleanup.sandbox(h.unique("ensdeny"))
+    rule = os.path.join(stack.tmp, "polkit", "etc-rules.d", "10-deny-manage.rules")
+    sp = h.spec(memory=256)
+    assert outcome(ensure(sandboxd, MEMBER, name, sp)) == "created"
+    cid = sandboxd.inspect(MEMBER, name).result[0]["container_id"]
+    with open(rule, "w") as f:
+        f.write(DENY_MANAGE)
+    os.chmod(rule, 0o644)
+    try:
+        # polkitd re-reads its rules on the change.
+        h.wait_until(lambda: not sandboxd.start(MEMBER, name).ok, 20, what="the deny rule")
+        msg = ensure(sandboxd, MEMBER, name, h.spec(memory=512),
+                     {"on_mismatch": ["s", "recreate"], "stop_timeout": ["u", 1]}).error(*h.DENIED)
+        assert "org.xagent.sandbox1.manage" in msg, msg
+        ins = sandboxd.inspect(MEMBER, name).result[0]
+        assert ins["container_id"] == cid and ins["state"] == "running"
+        assert outcome(ensure(sandboxd, MEMBER, name, sp)) == "reused"
+    finally:
+        os.unlink(rule)
+    h.wait_until(lambda: sandboxd.start(MEMBER, name).ok, 20, what="the rule's removal")
+    r = ensure(sandboxd, MEMBER, name, h.spec(memory=512),
+               {"on_mismatch": ["s", "recreate"], "stop_timeout": ["u", 1]})
+    assert outcome(r) == "recreated"
+    sandboxd.delete(MEMBER, name).result
+
+
 def test_bad_options(sandboxd, cleanup):
     name = cleanup.sandbox(h.unique("ensopt"))
     msg = ensure(sandboxd, MEMBER, name, h.spec(), {"on_mismatch": ["s", "maybe"]}).error(h.INVALID_ARGS)

@@ -12,6 +12,7 @@ import pytest
 import sandbox_helpers as h
 from sandbox_helpers import MEMBER, OTHER, ROOT
 
+EXEC = "org.xagent.Sandbox1.Exec"
 NOT_RUNNING = h.ERR + "NotRunning"
 TIMED_OUT = h.ERR + "TimedOut"
 
@@ -187,6 +188,46 @@ def test_stream_kill(stack, box):
     assert r.returncode == 128 + 15, r.stderr
 
 
+def test_stream_resize(stack, box):
+    """Resize reaches the process's terminal: it waits (10 s at most) for the new size."""
+    wait = 'i=0; while [ "$(stty size)" != "40 120" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; stty size'
+    r = stack_start_exec(stack, MEMBER, box, ["sh", "-c", wait],
+                         {"tty": ["b", True], "rows": ["q", 33], "cols": ["q", 101]}, "--resize", "40,120", input="")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == "40 120", r.stdout
+
+
+def test_only_the_starter_signals_or_resizes(stack, sandboxd, box):
+    """Another user can neither Kill nor Resize a member's exec; each refusal and the
+    member's own Kill are audited."""
+    mark = h.LogMark(stack)
+    p = stack.spawn_as(MEMBER, stack.client_argv("start-exec", box, json.dumps(["sleep", "308"]), "{}"))
+    try:
+        path = json.loads(p.stderr.readline())["exec"]
+
+        def call(user, method, sig, args):
+            return sandboxd.call(user, method, sig, args, path=path, iface=EXEC)
+
+        assert "another user" in call(OTHER, "Kill", "s", ["KILL"]).error(h.ACCESS_DENIED)
+        assert "another user" in call(OTHER, "Resize", "qq", [40, 120]).error(h.ACCESS_DENIED)
+        assert "no terminal" in call(MEMBER, "Resize", "qq", [40, 120]).error(h.INVALID_ARGS)
+        assert "NO\x1bSUCH" in call(MEMBER, "Kill", "s", ["NO\x1bSUCH"]).error(h.INVALID_ARGS)
+        call(MEMBER, "Kill", "s", ["TERM"]).result
+        assert p.wait(timeout=30) == 128 + 15
+    finally:
+        p.kill()
+        p.wait()
+    log = mark.new()
+    owner = h.uid_of(MEMBER)
+    for uid, verb, outcome in ((h.uid_of(OTHER), "exec-kill", h.ACCESS_DENIED),
+                               (h.uid_of(OTHER), "exec-resize", h.ACCESS_DENIED),
+                               (owner, "exec-kill", h.INVALID_ARGS),
+                               (owner, "exec-kill", "ok")):
+        assert f'AUDIT uid={uid} verb={verb} sandbox="{box}" outcome={outcome} owner={owner}' in log, log
+    # What the caller sent is in the reason, its control characters escaped: one line.
+    assert 'reason="signal: \'NO\\x1bSUCH\' is not a signal name' in log, log
+
+
 def test_stream_timeout(stack, box):
     r = stack_start_exec(stack, MEMBER, box, ["sleep", "304"], {"timeout": ["u", 1]})
     assert r.returncode == 128 + 9, r.stderr
@@ -201,6 +242,22 @@ def test_a_vanished_callers_exec_is_killed(stack, sandboxd, box):
         time.sleep(0.2)
     else:
         pytest.fail("the vanished caller's processes still run")
+
+
+def test_nothing_runs_in_a_start_the_service_did_not_verify(sandboxd, cleanup):
+    """A member's container started behind the service's back (its mounts never
+    checked) runs nothing of the owner's until a Start has verified it."""
+    name = cleanup.sandbox(h.unique("unverified"))
+    sandboxd.create(MEMBER, name, h.spec()).result
+    cid = sandboxd.inspect(MEMBER, name).result[0]["container_id"]
+    sandboxd.stop(MEMBER, name, timeout=0).result
+    status, data = h.docker("POST", f"/containers/{cid}/start")
+    assert status == 204, data
+    msg = sandboxd.call(MEMBER, "ExecSandbox", "sasa{sv}", [name, ["true"], {}]).error(NOT_RUNNING)
+    assert "start it" in msg, msg
+    sandboxd.start(MEMBER, name).result
+    assert sandboxd.call(MEMBER, "ExecSandbox", "sasa{sv}", [name, ["true"], {}]).result[0] == 0
+    sandboxd.delete(MEMBER, name).result
 
 
 def test_not_running(sandboxd, box):
