@@ -26,6 +26,7 @@ _xagent_sandboxctl_commands=(
         'shell            sandbox           '
         'cp               word,word         '
         'usage            sandbox           '
+        'policy           -                 '
         'fingerprint      file              --config=file --python=python'
 )
 _xagent_sandboxctl_spec_options='--image=word --snapshot=snapshot --workdir=word --cpus=word

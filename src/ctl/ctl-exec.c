@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* exec, shell, cp, usage: using a sandbox.
+/* exec, shell, cp: using a sandbox.
  *
  * exec streams through StartExec with this process's own standard descriptors
  * (the terminal's, or whatever pipes it was given): the service relays them, this
  * process only waits for Exited and exits with the status. With a terminal (-t)
- * the local terminal is raw meanwhile and window-size changes go to Resize. If
- * this process dies, its connection closes and the service kills the exec.
+ * the local terminal is raw meanwhile and window-size changes go to Resize.
+ * SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to this process are forwarded (Kill);
+ * if this process dies, its connection closes and the service kills the exec.
  *
  * With --json, exec captures instead (ExecSandbox, like xagent's ExecResult): the
  * standard input that is not a terminal is read whole and sent along, the call's
@@ -35,6 +36,7 @@
 #include "ctl-bus.h"
 #include "ctl-verbs.h"
 #include "json-util.h"
+#include "tar-filter.h"
 #include "utf8.h"
 
 #define EXEC_INTERFACE "org.xagent.Sandbox1.Exec"
@@ -174,6 +176,13 @@ static void forward_size(sd_bus *bus, const char *path) {
                                         "qq", (uint16_t) ws.ws_row, (uint16_t) ws.ws_col);
 }
 
+/* SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to this process go to the exec's process
+ * (Kill), which decides what they mean; its exit status still ends this process. */
+static void forward_signal(sd_bus *bus, const char *path, int sig) {
+        (void) sd_bus_call_method_async(bus, NULL, CTL_BUS_SERVICE, path, EXEC_INTERFACE, "Kill", NULL, NULL, "s",
+                                        sigabbrev_np(sig));
+}
+
 /* The exit status may be known before the signal could reach us. */
 static int already_exited(sd_bus *bus, const char *path, Waiter *w) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -193,6 +202,7 @@ static int already_exited(sd_bus *bus, const char *path, Waiter *w) {
 }
 
 static int wait_exited(sd_bus *bus, const char *path, bool tty) {
+        static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
         _cleanup_close_ int sfd = -EBADF;
         Waiter w = {};
         sigset_t mask;
@@ -202,8 +212,11 @@ static int wait_exited(sd_bus *bus, const char *path, bool tty) {
         if (r < 0 || (r = already_exited(bus, path, &w)) < 0)
                 return ctl_bus_fail("Exited", r);
         sigemptyset(&mask);
-        sigaddset(&mask, SIGWINCH);
-        if (tty && sigprocmask(SIG_BLOCK, &mask, NULL) >= 0)
+        for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
+                sigaddset(&mask, forwarded[i]);
+        if (tty)
+                sigaddset(&mask, SIGWINCH);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) >= 0)
                 sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         while (!w.exited) {
                 struct pollfd p[2] = { { .fd = sd_bus_get_fd(bus), .events = (short) sd_bus_get_events(bus) },
@@ -217,8 +230,12 @@ static int wait_exited(sd_bus *bus, const char *path, bool tty) {
                         continue;
                 if (poll(p, 2, -1) < 0 && errno != EINTR)
                         return ctl_bus_fail("poll", -errno);
-                if (p[1].revents && read(sfd, &si, sizeof si) > 0)
-                        forward_size(bus, path);
+                if (p[1].revents && read(sfd, &si, sizeof si) > 0) {
+                        if (si.ssi_signo == SIGWINCH)
+                                forward_size(bus, path);
+                        else
+                                forward_signal(bus, path, (int) si.ssi_signo);
+                }
         }
         return w.status < 0 ? 255 : w.status & 0xff;
 }
@@ -406,32 +423,6 @@ int verb_shell(int argc, char **argv, CtlOptions *o) {
 
 /* usage ------------------------------------------------------------------------- */
 
-int verb_usage(int argc, char **argv, CtlOptions *o) {
-        static const struct option options[] = { CTL_COMMON_OPTIONS, {} };
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
-        _cleanup_(json_object_putp) json_object *usage = NULL;
-        int r;
-
-        if ((r = ctl_parse_args(argc, argv, options, o, NULL, NULL, 1, 1)) != CTL_PROCEED)
-                return r;
-        if (ctl_bus_connect(o, &bus) < 0)
-                return CTL_EXIT_FAILURE;
-        if (ctl_bus_new_sandbox_call(bus, o, "GetSandboxUsage", argv[optind], &m) < 0)
-                return CTL_EXIT_FAILURE;
-        if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
-                return CTL_EXIT_FAILURE;
-        if ((r = ctl_bus_read_json(reply, &usage)) < 0)
-                return ctl_bus_fail("GetSandboxUsage", r);
-        if (o->json) {
-                ctl_print_json(usage);
-                return 0;
-        }
-        json_object_object_foreach(usage, k, v)
-                printf("%s: %s\n", k, json_object_get_string(v));
-        return 0;
-}
-
 /* cp ------------------------------------------------------------------------------ */
 
 /* "NAME:PATH" → name and path (both in s); NULL when s names a local path. A local
@@ -462,7 +453,7 @@ static int spawn_tar(char *const *argv, int fd, int target, pid_t *ret) {
         return 0;
 }
 
-static int wait_tar(pid_t pid) {
+static int wait_child(pid_t pid) {
         int status;
 
         if (waitpid(pid, &status, 0) < 0)
@@ -470,20 +461,21 @@ static int wait_tar(pid_t pid) {
         return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
 }
 
+/* Takes fd (closed on every path: while it is open, tar never sees the pipe's end). */
 static int copy_call(CtlOptions *o, const char *method, const char *name, const char *path, int fd) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_close_ int ours = fd;
         int r;
 
         if (ctl_bus_connect(o, &bus) < 0)
                 return CTL_EXIT_FAILURE;
         if (ctl_bus_new_sandbox_call(bus, o, method, name, &m) < 0)
                 return CTL_EXIT_FAILURE;
-        if ((r = sd_bus_message_append(m, "sha{sv}", path, fd, 0)) < 0)
+        if ((r = sd_bus_message_append(m, "sha{sv}", path, ours, 0)) < 0)
                 return ctl_bus_fail(method, r);
-        /* The message holds its own copy of the descriptor; ours must not keep the
-         * pipe open, or tar never sees its end. */
-        safe_close(fd);
+        /* The message holds its own copy of the descriptor. */
+        ours = safe_close(ours);
         return ctl_bus_call(bus, m, CP_CALL_TIMEOUT_USEC, o, NULL) < 0 ? CTL_EXIT_FAILURE : 0;
 }
 
@@ -503,26 +495,98 @@ static int copy_in(CtlOptions *o, const char *src, const char *name, const char 
                 return ctl_bus_fail("tar", -errno);
         safe_close(p[1]);
         r = copy_call(o, "CopyToSandbox", name, guest_dir, p[0]);
-        q = wait_tar(pid);
+        q = wait_child(pid);
         if (r == 0 && q < 0)
                 return ctl_bus_fail("tar (making the archive)", q);
         return r;
+}
+
+/* The archive from in to out through the tar filter copies into a sandbox pass
+ * (tar-filter.h), in a child: no devices, setuid bits or links leading out. */
+static int write_all(int fd, const char *p, size_t n) {
+        while (n > 0) {
+                ssize_t k = write(fd, p, n);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                p += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+/* other: the pipe's write end, which the child must not hold open. */
+static int spawn_filter(int in, int out, int other, pid_t *ret) {
+        pid_t pid = fork();
+
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                _cleanup_(sbx_tar_filter_freep) SbxTarFilter *f = NULL;
+                _cleanup_free_ char *buf = NULL;
+                SbxError error = SBX_ERROR_NULL;
+                size_t size = 0, alloc = 0;
+                char chunk[65536];
+                ssize_t n;
+                int r;
+
+                safe_close(other);
+                if (sbx_tar_filter_new(getuid(), getgid(), &f) < 0)
+                        _exit(EXIT_FAILURE);
+                do {
+                        n = read(in, chunk, sizeof chunk);
+                        if (n < 0 && errno == EINTR)
+                                continue;
+                        if (n < 0)
+                                _exit(EXIT_FAILURE);
+                        r = n > 0 ? sbx_tar_filter_feed(f, chunk, (size_t) n, &buf, &size, &alloc, &error)
+                                  : sbx_tar_filter_finish(f, &buf, &size, &alloc, &error);
+                        if (r < 0) {
+                                fprintf(stderr, "xagent-sandboxctl: cp: %s\n", error.message ?: strerror(-r));
+                                _exit(EXIT_FAILURE);
+                        }
+                        if (size > 0 && write_all(out, buf, size) < 0)
+                                _exit(EXIT_FAILURE);
+                        size = 0;
+                } while (n != 0);
+                _exit(EXIT_SUCCESS);
+        }
+        *ret = pid;
+        return 0;
 }
 
 static int copy_out(CtlOptions *o, const char *name, const char *guest_path, const char *dst) {
         char *tar[] = { (char *) "tar", (char *) "-x", (char *) "-f", (char *) "-", (char *) "--no-same-owner",
                         (char *) "--no-same-permissions", (char *) "-C", (char *) dst, NULL };
         struct stat st;
-        int p[2], r, q;
-        pid_t pid;
+        int p[2], f[2], r, q, k = 0;
+        pid_t pid, filter = 0;
 
         if (stat(dst, &st) < 0 || !S_ISDIR(st.st_mode))
                 return ctl_usage_error("cp", "the destination '%s' must be an existing directory", dst);
-        if (pipe2(p, O_CLOEXEC) < 0 || spawn_tar(tar, p[0], STDIN_FILENO, &pid) < 0)
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return ctl_bus_fail("pipe", -errno);
+        /* As root, tar would make the device nodes the archive names (the sandbox's
+         * owner chose what is in it): root's copies out pass the same filter as copies
+         * in. Anyone else's tar cannot make devices and drops setuid bits itself. */
+        if (geteuid() == 0) {
+                if (pipe2(f, O_CLOEXEC) < 0 || spawn_filter(p[0], f[1], p[1], &filter) < 0)
+                        return ctl_bus_fail("cp", -errno);
+                safe_close(f[1]);
+                safe_close(p[0]);
+                p[0] = f[0];
+        }
+        if (spawn_tar(tar, p[0], STDIN_FILENO, &pid) < 0)
                 return ctl_bus_fail("tar", -errno);
         safe_close(p[0]);
         r = copy_call(o, "CopyFromSandbox", name, guest_path, p[1]);
-        q = wait_tar(pid);
+        if (filter > 0)
+                k = wait_child(filter);
+        q = wait_child(pid);
+        if (r == 0 && k < 0)
+                return CTL_EXIT_FAILURE;        /* the filter said why */
         if (r == 0 && q < 0)
                 return ctl_bus_fail("tar (unpacking the archive)", q);
         return r;

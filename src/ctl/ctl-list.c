@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* list and snapshots: the Manager's two listings, as tables or JSON arrays. */
+/* list, snapshots and policy: the Manager's calls about the caller, not one sandbox. */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -168,5 +168,24 @@ int verb_snapshots(int argc, char **argv, CtlOptions *o) {
                 ctl_print_json(array);
         else
                 print_legend(t, "snapshot", "snapshots");
+        return 0;
+}
+
+/* What the host policy allows the caller: its limits, images and volume roots. */
+int verb_policy(int argc, char **argv, CtlOptions *o) {
+        static const struct option options[] = { CTL_COMMON_OPTIONS, {} };
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(json_object_putp) json_object *policy = NULL;
+        int r;
+
+        if ((r = ctl_parse_args(argc, argv, options, o, NULL, NULL, 0, 0)) != CTL_PROCEED)
+                return r;
+        if (o->owner)
+                return ctl_usage_error(argv[0], "the policy shown is always the caller's own; --owner does not apply");
+        if ((r = call_list("GetPolicy", o, &reply)) != CTL_PROCEED)
+                return r;
+        if ((r = ctl_bus_read_json(reply, &policy)) < 0)
+                return ctl_bus_fail("GetPolicy", r);
+        ctl_print_dict(policy, o->json);
         return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* inspect, start, stop, delete, snapshot, delete-snapshot: calls by name or id. */
+/* inspect, usage, start, stop, delete, snapshot, delete-snapshot: calls by name or id. */
 
 #include <errno.h>
 #include <stdio.h>
@@ -31,62 +31,27 @@ static int call_by_name(const CtlOptions *o, const char *method, const char *nam
         return CTL_PROCEED;
 }
 
-/* One inspection value for people: lists one item a line under the same key. */
-static void print_value(const char *key, json_object *v) {
-        switch (json_object_get_type(v)) {
-        case json_type_boolean:
-                printf("%s: %s\n", key, json_object_get_boolean(v) ? "yes" : "no");
-                break;
-        case json_type_object: {
-                bool any = false;
-                json_object_object_foreach(v, k, item) {
-                        printf("%s: %s=%s\n", key, k, json_object_get_string(item));
-                        any = true;
-                }
-                if (!any)
-                        printf("%s:\n", key);
-                break;
-        }
-        case json_type_array: {
-                size_t n = json_object_array_length(v);
-                if (n == 0)
-                        printf("%s:\n", key);
-                for (size_t i = 0; i < n; i++) {
-                        json_object *item = json_object_array_get_idx(v, i);
-
-                        printf("%s: ", key);
-                        if (json_object_is_type(item, json_type_array))     /* a struct: 8080:80, /h:/g:rw */
-                                for (size_t j = 0; j < json_object_array_length(item); j++)
-                                        printf("%s%s", j ? ":" : "",
-                                               json_object_get_string(json_object_array_get_idx(item, j)));
-                        else
-                                fputs(json_object_get_string(item), stdout);
-                        putchar('\n');
-                }
-                break;
-        }
-        default:
-                printf("%s:%s%s\n", key, *json_object_get_string(v) ? " " : "", json_object_get_string(v));
-        }
-}
-
-int verb_inspect(int argc, char **argv, CtlOptions *o) {
+/* inspect and usage: one argument, an a{sv} to print. */
+static int dict_call(int argc, char **argv, CtlOptions *o, const char *method) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(json_object_putp) json_object *inspection = NULL;
+        _cleanup_(json_object_putp) json_object *dict = NULL;
         int r;
 
         if ((r = ctl_parse_args(argc, argv, common_options, o, NULL, NULL, 1, 1)) != CTL_PROCEED ||
-            (r = call_by_name(o, "InspectSandbox", argv[optind], 0, NULL, NULL, &reply)) != CTL_PROCEED)
+            (r = call_by_name(o, method, argv[optind], 0, NULL, NULL, &reply)) != CTL_PROCEED)
                 return r;
-        if ((r = ctl_bus_read_json(reply, &inspection)) < 0)
-                return ctl_bus_fail("InspectSandbox reply", r);
-        if (o->json) {
-                ctl_print_json(inspection);
-                return 0;
-        }
-        json_object_object_foreach(inspection, key, value)
-                print_value(key, value);
+        if ((r = ctl_bus_read_json(reply, &dict)) < 0)
+                return ctl_bus_fail(method, r);
+        ctl_print_dict(dict, o->json);
         return 0;
+}
+
+int verb_inspect(int argc, char **argv, CtlOptions *o) {
+        return dict_call(argc, argv, o, "InspectSandbox");
+}
+
+int verb_usage(int argc, char **argv, CtlOptions *o) {
+        return dict_call(argc, argv, o, "GetSandboxUsage");
 }
 
 /* start, delete and delete-snapshot: one argument, nothing to print. */

@@ -103,3 +103,57 @@ int ctl_fail(const char *what, int r, const SbxError *error) {
 void ctl_print_json(struct json_object *j) {
         puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 }
+
+/* A struct's fields joined by ':', a list inside it by ',': 8080:80, /h:/g:rw, /home/u:ro,rw. */
+static void print_flat(json_object *v, const char *sep) {
+        if (!json_object_is_type(v, json_type_array)) {
+                fputs(json_object_get_string(v), stdout);
+                return;
+        }
+        for (size_t j = 0; j < json_object_array_length(v); j++) {
+                if (j > 0)
+                        fputs(sep, stdout);
+                print_flat(json_object_array_get_idx(v, j), ",");
+        }
+}
+
+/* One value for people: lists one item a line under the same key. */
+static void print_value(const char *key, json_object *v) {
+        switch (json_object_get_type(v)) {
+        case json_type_boolean:
+                printf("%s: %s\n", key, json_object_get_boolean(v) ? "yes" : "no");
+                break;
+        case json_type_object: {
+                bool any = false;
+                json_object_object_foreach(v, k, item) {
+                        printf("%s: %s=%s\n", key, k, json_object_get_string(item));
+                        any = true;
+                }
+                if (!any)
+                        printf("%s:\n", key);
+                break;
+        }
+        case json_type_array: {
+                size_t n = json_object_array_length(v);
+                if (n == 0)
+                        printf("%s:\n", key);
+                for (size_t i = 0; i < n; i++) {
+                        printf("%s: ", key);
+                        print_flat(json_object_array_get_idx(v, i), ":");
+                        putchar('\n');
+                }
+                break;
+        }
+        default:
+                printf("%s:%s%s\n", key, *json_object_get_string(v) ? " " : "", json_object_get_string(v));
+        }
+}
+
+void ctl_print_dict(struct json_object *dict, bool json) {
+        if (json) {
+                ctl_print_json(dict);
+                return;
+        }
+        json_object_object_foreach(dict, key, value)
+                print_value(key, value);
+}

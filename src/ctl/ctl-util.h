@@ -65,3 +65,7 @@ int ctl_fail(const char *what, int r, const SbxError *error);
 /* Prints a JSON value for programs (pretty, '/' unescaped) on standard output. */
 struct json_object;
 void ctl_print_json(struct json_object *j);
+
+/* Prints an a{sv} read as a JSON object: as JSON, or for people one "key: value" line
+ * per value (a list: one line per item; a struct's fields joined by ':'). */
+void ctl_print_dict(struct json_object *dict, bool json);

@@ -21,3 +21,4 @@ int verb_exec(int argc, char **argv, CtlOptions *o);
 int verb_shell(int argc, char **argv, CtlOptions *o);
 int verb_cp(int argc, char **argv, CtlOptions *o);
 int verb_usage(int argc, char **argv, CtlOptions *o);
+int verb_policy(int argc, char **argv, CtlOptions *o);

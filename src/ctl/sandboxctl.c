@@ -48,6 +48,8 @@ static const Verb verbs[] = {
         { "cp", verb_cp, "cp SRC DST", "Copy files into (DST = NAME:DIR) or out of (SRC = NAME:PATH) a sandbox",
           "" },
         { "usage", verb_usage, "usage NAME", "Show what a sandbox consumes (CPU, memory, processes, network)", "" },
+        { "policy", verb_policy, "policy", "Show what the host policy allows you (limits, images, volume roots)",
+          "" },
         { "fingerprint", verb_fingerprint, "fingerprint [--config PATH] [--python X.Y] [FILE|-]",
           "Print the fingerprint of a JSON spec (no daemon needed)",
           "     --config PATH            Host policy for the default image\n" },

@@ -417,3 +417,17 @@ def test_terminal_runs_the_agent(ctl, stack):
     assert r.returncode == 1
     assert "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired" in r.stdout, r.stdout
     assert polkitd_log(stack).count("Registered Authentication Agent") == registered + 1
+
+
+def test_policy_shows_the_callers_own(ctl):
+    """`policy` is GetPolicy for people and programs: each user sees its own roots."""
+    for user in (MEMBER, OTHER):
+        home = pwd.getpwnam(user).pw_dir
+        p = ctl.json("policy", user=user)
+        assert p["volume_roots"] == [[home, ["ro", "rw"]]], p
+        assert p["default_image"] and p["max_cpus"] > 0 and p["python_version"] == "3.11"
+        text = ctl.ok("policy", user=user).stdout.splitlines()
+        assert f"volume_roots: {home}:ro,rw" in text, text
+        assert f"max_sandboxes_per_user: {p['max_sandboxes_per_user']}" in text, text
+    r = ctl("--owner", OTHER, "policy")
+    assert r.returncode == 2 and "--owner" in r.stderr, r

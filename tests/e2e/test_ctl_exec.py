@@ -6,6 +6,7 @@ import json
 import os
 import pty
 import select
+import signal
 import subprocess
 import time
 
@@ -36,6 +37,27 @@ def test_exec_with_pipes(ctl, box):
     r = ctl("exec", "--env", "A=1 2", "--workdir", "/tmp", box, "--", "sh", "-c",
             'cat; echo "$A"; pwd; echo err >&2; exit 5', input="in\n")
     assert (r.returncode, r.stdout, r.stderr) == (5, "in\n1 2\n/tmp\n", "err\n")
+
+
+@pytest.mark.parametrize("signal_name", ["TERM", "INT", "HUP"])
+def test_exec_forwards_signals(stack, box, signal_name):
+    """A signal sent to `exec` reaches the command, which handles it; `exec` exits with
+    the command's own status."""
+    binary = os.path.join(stack.build_root, "src", "ctl", "xagent-sandboxctl")
+    script = f'trap "echo got-{signal_name}; exit 7" {signal_name}; echo ready; while :; do sleep 0.1; done'
+    p = stack.spawn_as(MEMBER, [binary, "--no-ask-password", "exec", box, "--", "sh", "-c", script])
+    try:
+        assert p.stdout.readline() == "ready\n"
+        # runuser's child is xagent-sandboxctl (env execs it): signal it, not runuser.
+        with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
+            (ctl_pid,) = [int(c) for c in f.read().split()]
+        os.kill(ctl_pid, getattr(signal, "SIG" + signal_name))
+        assert p.wait(timeout=30) == 7, p.stderr.read()
+        # (busybox sh may run a HUP trap twice: the signal reaches the shell and its sleep)
+        assert f"got-{signal_name}\n" in p.stdout.read()
+    finally:
+        p.kill()
+        p.wait()
 
 
 def test_exec_timeout_and_usage_errors(ctl, box):
@@ -140,3 +162,33 @@ def test_owner_option_reaches_the_members_sandbox_as_root(stack, box):
     assert r.returncode == 0 and json.loads(r.stdout)["pids"] >= 1, r.stderr
     r = stack.run_as("root", [binary, "exec", box, "--", "true"], input="")
     assert r.returncode == 1 and "NoSuchSandbox" in r.stderr
+
+
+def test_roots_copy_out_passes_the_filter(stack, ctl, box, tmp_path):
+    """What root copies out of a member's sandbox is checked like a copy in: no setuid
+    bits, and a link leading out refuses the copy naming it; a failed bus call does not
+    leave cp waiting on its tar."""
+    binary = os.path.join(stack.build_root, "src", "ctl", "xagent-sandboxctl")
+
+    def root_cp(*args):
+        return stack.run_as("root", [binary, "--owner", MEMBER, "cp", *args], input="", timeout=60)
+
+    r = ctl("exec", box, "--", "sh", "-c", "rm -rf /tmp/out && mkdir /tmp/out && echo x > /tmp/out/s && "
+            "chmod 4755 /tmp/out/s && ln -s s /tmp/out/rel")
+    assert r.returncode == 0, r.stderr
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    r = root_cp(f"{box}:/tmp/out", str(dst))
+    assert r.returncode == 0, r.stderr
+    st = os.stat(dst / "out" / "s")
+    assert (st.st_uid, st.st_mode & 0o7777) == (0, 0o755)
+    assert os.readlink(dst / "out" / "rel") == "s"
+
+    assert ctl("exec", box, "--", "ln", "-s", "/etc/shadow", "/tmp/out/abs").returncode == 0
+    r = root_cp(f"{box}:/tmp/out", str(tmp_path))
+    assert r.returncode == 1 and "'out/abs'" in r.stderr and "outside" in r.stderr, r.stderr
+    assert not os.path.lexists(tmp_path / "out" / "abs")
+    # An owner the bus call cannot be made for: cp fails at once instead of waiting on tar.
+    r = stack.run_as("root", [binary, "--owner", "no-such-user-xyz", "cp", f"{box}:/tmp/out", str(tmp_path)],
+                     input="", timeout=30)
+    assert r.returncode == 1, r
