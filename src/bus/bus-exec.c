@@ -140,9 +140,12 @@ static int relay_status(ExecObject *e, SbxDocker *d) {
         r->wake_fd = e->wake_fd;
         r->deadline_us = e->timeout_s > 0 ? sbx_now_monotonic_us() + (uint64_t) e->timeout_s * 1000000U : 0;
         q = sbx_relay_run(r);
-        if (q == -ETIME) {
-                /* Past its timeout: killed like a capture exec, then drained. */
+        if (q == -ETIME || q == -ECANCELED) {
+                /* Past its timeout, or woken: its caller or the service went away. It
+                 * is killed with this thread's own client (no worker to wait for, no
+                 * queue to be full), then drained. */
                 (void) sbx_exec_kill(d, e->process, SIGKILL, NULL);
+                r->wake_fd = -EBADF;
                 r->deadline_us = sbx_now_monotonic_us() + 5U * 1000000U;
                 q = sbx_relay_run(r);
         }
@@ -386,7 +389,6 @@ static const sd_bus_vtable exec_vtable[] = {
  * has nobody left to read it. */
 static int on_caller_gone(sd_bus_track *t, void *userdata) {
         ExecObject *e = userdata;
-        sd_bus_error error = SD_BUS_ERROR_NULL;
 
         e->track = sd_bus_track_unref(e->track);
         if (!e->running) {
@@ -394,8 +396,7 @@ static int on_caller_gone(sd_bus_track *t, void *userdata) {
                 return 0;
         }
         log_info("the caller of exec %s in sandbox '%s' went away: killing it", e->id, e->sandbox);
-        (void) submit(e, NULL, 0, SIGKILL, 0, 0, &error);
-        sd_bus_error_free(&error);
+        (void) eventfd_write(e->wake_fd, 1);    /* the relay thread kills it (relay_status()) */
         return 0;
 }
 
@@ -476,16 +477,11 @@ int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const
 void bus_exec_shutdown_all(Manager *m) {
         ExecObject *next;
 
-        /* Nothing the service started outlives it: running processes are killed (the
-         * worker pool, freed next, still runs the kills), then the objects go once
-         * their relays have drained. */
+        /* Nothing the service started outlives it: exec_free() wakes each relay
+         * thread, which kills its process and drains, and joins it. An object with a
+         * Kill or Resize in flight goes once the worker pool, freed next, is done. */
         for (ExecObject *e = execs; e; e = next) {
-                sd_bus_error error = SD_BUS_ERROR_NULL;
-
                 next = e->next;
-                if (e->running && !e->doomed)
-                        (void) submit(e, NULL, 0, SIGKILL, 0, 0, &error);
-                sd_bus_error_free(&error);
                 exec_free(e);
         }
 }
