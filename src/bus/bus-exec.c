@@ -359,7 +359,13 @@ static int method_resize(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 static int property_get(sd_bus *bus, const char *path, const char *interface, const char *property,
                         sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         ExecObject *e = userdata;
+        sd_bus_message *call = sd_bus_get_current_message(bus);
+        uid_t uid;
 
+        /* Its path is in broadcast signals: what it is about is for its caller, the
+         * sandbox's owner and root only. */
+        if (call && (bus_caller_uid(call, &uid) < 0 || (uid != 0 && uid != e->caller && uid != e->owner)))
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
         if (streq(property, "Sandbox"))
                 return sd_bus_message_append(reply, "s", e->sandbox);
         if (streq(property, "Owner"))

@@ -210,6 +210,9 @@ def test_only_the_starter_signals_or_resizes(stack, sandboxd, box):
 
         assert "another user" in call(OTHER, "Kill", "s", ["KILL"]).error(h.ACCESS_DENIED)
         assert "another user" in call(OTHER, "Resize", "qq", [40, 120]).error(h.ACCESS_DENIED)
+        props = sandboxd.call(OTHER, "GetAll", "s", [EXEC], path=path, iface=h.PROPERTIES)
+        assert "another user" in props.error(h.ACCESS_DENIED)
+        assert sandboxd.call(MEMBER, "GetAll", "s", [EXEC], path=path, iface=h.PROPERTIES).result[0]["Sandbox"] == box
         assert "no terminal" in call(MEMBER, "Resize", "qq", [40, 120]).error(h.INVALID_ARGS)
         assert "NO\x1bSUCH" in call(MEMBER, "Kill", "s", ["NO\x1bSUCH"]).error(h.INVALID_ARGS)
         call(MEMBER, "Kill", "s", ["TERM"]).result
