@@ -178,7 +178,8 @@ def page_members(block):
     return members
 
 
-@pytest.mark.parametrize("xml", ["org.xagent.Sandbox1.Manager.xml", "org.xagent.Sandbox1.Sandbox.xml"])
+@pytest.mark.parametrize("xml", ["org.xagent.Sandbox1.Manager.xml", "org.xagent.Sandbox1.Sandbox.xml",
+                                 "org.xagent.Sandbox1.Exec.xml"])
 def test_bus_page_documents_every_member(xml):
     name, wanted = interface_members(os.path.join(SOURCE_ROOT, "dbus", xml))
     page = render("org.xagent.Sandbox1.7")
