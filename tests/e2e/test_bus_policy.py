@@ -220,10 +220,16 @@ def test_every_method_is_answered_by_the_daemon(live_calls):
 def test_other_users_sandbox_is_untouched(live_calls):
     assert live_calls["name"] in live_calls["root-list"]
     # The state changes were refused by polkit, not by the bus, and not carried out.
-    for m in ("CreateSandbox", "StartSandbox", "StopSandbox", "DeleteSandbox", "SnapshotSandbox",
-              "ExecSandbox", "StartExec", "CopyToSandbox", "CopyFromSandbox", "GetSandboxUsage"):
+    for m in ("CreateSandbox", "EnsureSandbox", "StartSandbox", "StopSandbox", "DeleteSandbox",
+              "SnapshotSandbox", "ExecSandbox", "StartExec", "CopyToSandbox", "CopyFromSandbox",
+              "GetSandboxUsage"):
         out = live_calls[(rootbus.MANAGER_IFACE, m)]
         assert out.get("error") == "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired", (m, out)
+    # Through its object, root's sandbox is out of reach for every method.
+    for m in SANDBOX_ARGS:
+        out = live_calls[(rootbus.SANDBOX_IFACE, m)]
+        assert out.get("error") in ("org.freedesktop.DBus.Error.InteractiveAuthorizationRequired",
+                                    "org.freedesktop.DBus.Error.AccessDenied"), (m, out)
     # Lists answer, showing sbx-other none of root's.
     assert live_calls[(rootbus.MANAGER_IFACE, "ListSandboxes")] == {"ok": True, "result": [[]]}
 

@@ -2,12 +2,15 @@
 """xagent-sandboxctl exec, shell, cp and usage as the unprivileged member, through the
 real bus: pipes, a real pseudo-terminal, and files both ways."""
 
+import fcntl
 import json
 import os
 import pty
 import select
 import signal
+import struct
 import subprocess
+import termios
 import time
 
 import pytest
@@ -70,9 +73,10 @@ def test_exec_timeout_and_usage_errors(ctl, box):
 
 
 def on_pty(stack, argv, keystrokes, timeout=30):
-    """Runs argv as the member on a new pseudo-terminal, types keystrokes once the
-    program is ready, returns (exit status, everything it printed)."""
+    """Runs argv as the member on a new pseudo-terminal (31 rows, 97 columns), types
+    keystrokes once the program is ready, returns (exit status, everything it printed)."""
     master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 31, 97, 0, 0))
     p = subprocess.Popen(stack._as_user(MEMBER, argv), stdin=slave, stdout=slave, stderr=slave,
                          cwd=stack.tmp, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
     os.close(slave)
@@ -104,6 +108,7 @@ def test_exec_with_a_terminal(stack, box):
                                  "tty; stty size; read line; echo got:$line; exit 4"], b"typed\r")
     assert status == 4, out
     assert "/dev/pts/" in out and "got:typed" in out
+    assert "31 97" in out, out          # the local terminal's size, sent at the start
 
 
 def test_shell(stack, box):
