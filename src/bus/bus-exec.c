@@ -288,7 +288,7 @@ static int check_caller(ExecObject *e, uid_t uid, sd_bus_error *error) {
         if (uid != 0 && uid != e->caller)
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
         if (!e->running)
-                return sd_bus_error_set(error, SBX_BUS_ERROR_PREFIX "NotRunning", "The process has exited");
+                return sd_bus_error_set(error, sbx_error_bus_name(SBX_ERROR_NOT_RUNNING), "The process has exited");
         return 0;
 }
 

@@ -93,7 +93,7 @@ int ctl_fail(const char *what, int r, const SbxError *error) {
         if (sbx_error_is_set(error) && error->kind == SBX_ERROR_IO)
                 fprintf(stderr, "xagent-sandboxctl: %s\n", error->message ?: what);
         else if (sbx_error_is_set(error))
-                fprintf(stderr, "xagent-sandboxctl: %s: %s\n", sbx_bus_error_name(error->kind),
+                fprintf(stderr, "xagent-sandboxctl: %s: %s\n", sbx_error_bus_name(error->kind),
                         error->message ?: what);
         else
                 fprintf(stderr, "xagent-sandboxctl: %s: %s\n", what, strerror(-r));

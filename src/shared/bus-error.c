@@ -12,12 +12,8 @@ const sd_bus_error_map sbx_bus_error_map[] = {
         SD_BUS_ERROR_MAP_END
 };
 
-const char *sbx_bus_error_name(SbxErrorKind kind) {
-        return sbx_error_bus_name(kind);
-}
-
 int sbx_bus_error_from(sd_bus_error *ret, const SbxError *e, int r) {
         if (sbx_error_is_set(e))
-                return sd_bus_error_set(ret, sbx_bus_error_name(e->kind), e->message ?: sbx_error_kind_name(e->kind));
+                return sd_bus_error_set(ret, sbx_error_bus_name(e->kind), e->message ?: sbx_error_kind_name(e->kind));
         return sd_bus_error_set_errno(ret, r < 0 ? r : -EIO);
 }

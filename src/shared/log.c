@@ -16,14 +16,6 @@
 static int max_level = LOG_INFO;
 static bool journal = false;
 
-void log_set_max_level(int level) {
-        max_level = level;
-}
-
-int log_get_max_level(void) {
-        return max_level;
-}
-
 bool log_to_journal(void) {
         return journal;
 }

@@ -18,8 +18,6 @@
 #include "macro.h"
 
 void log_setup(void);                   /* chooses the target and the level once, at start */
-void log_set_max_level(int level);
-int log_get_max_level(void);
 bool log_to_journal(void);
 
 int log_internal(int level, int error, const char *file, int line, const char *func, const char *format, ...)
