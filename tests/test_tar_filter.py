@@ -10,22 +10,10 @@ import tarfile
 
 import pytest
 
+from tarlib import archive
+
 RUN = os.path.join(os.environ["SBX_BUILD_ROOT"], "tests", "tar-filter-run")
 UID, GID = 1234, 5678
-
-
-def archive(entries, fmt=tarfile.PAX_FORMAT):
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=fmt) as t:
-        for fields, data in entries:
-            fields = dict(fields)
-            info = tarfile.TarInfo(fields.pop("name"))
-            for k, v in fields.items():
-                setattr(info, k, v)
-            if data is not None:
-                info.size = len(data)
-            t.addfile(info, io.BytesIO(data) if data is not None else None)
-    return buf.getvalue()
 
 
 def run(data):

@@ -159,14 +159,18 @@ def ctl_fingerprint(stack, spec_dict):
     return r.stdout.strip()
 
 
-def oracle():
-    """tests/fingerprint-oracle.py as a module (its from_parts/expected_line restate
-    xagent's contract in plain Python)."""
-    path = os.path.join(SOURCE_ROOT, "tests", "fingerprint-oracle.py")
-    s = importlib.util.spec_from_file_location("fingerprint_oracle", path)
+def module(file_name, name):
+    """A Python file of tests/ (outside this directory) as a module."""
+    s = importlib.util.spec_from_file_location(name, os.path.join(SOURCE_ROOT, "tests", file_name))
     mod = importlib.util.module_from_spec(s)
     s.loader.exec_module(mod)
     return mod
+
+
+def oracle():
+    """tests/fingerprint-oracle.py as a module (its from_parts/expected_line restate
+    xagent's contract in plain Python)."""
+    return module("fingerprint-oracle.py", "fingerprint_oracle")
 
 
 def oracle_fingerprint(**parts):
