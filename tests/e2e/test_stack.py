@@ -116,7 +116,7 @@ def test_gdbus_sees_our_actions(stack):
 # (c) polkit's answers, each subject checking itself ------------------------------------------
 
 @pytest.mark.parametrize("user", [MEMBER, OTHER, "root"])
-@pytest.mark.parametrize("verb", ["inspect", "create", "manage", "manage-others"])
+@pytest.mark.parametrize("verb", ["inspect", "create", "manage", "manage-others", "exec", "exec-others"])
 def test_check_authorization_of_self(stack, user, verb):
     r = stack.client(user, "check-self", "org.xagent.sandbox1." + verb)
     assert "error" not in r, r
@@ -194,7 +194,7 @@ def test_root_may_own_the_service_name(stack):
 # activation and the send policy, with a probe in place of the daemon ------------------------
 
 ALLOWED_INTERFACES = ("org.xagent.Sandbox1.Manager", "org.xagent.Sandbox1.Sandbox",
-                      "org.freedesktop.DBus.Properties", "org.freedesktop.DBus.Introspectable",
+                      "org.xagent.Sandbox1.Exec", "org.freedesktop.DBus.Properties", "org.freedesktop.DBus.Introspectable",
                       "org.freedesktop.DBus.Peer", "org.freedesktop.DBus.ObjectManager")
 
 PROBE = """#!/bin/sh
