@@ -165,7 +165,11 @@ static int filter_input(State *s, const char *data, size_t size) {
 }
 
 static int read_input(State *s) {
-        ssize_t k = read(s->r->in_fd, s->in_buf, sizeof s->in_buf);
+        /* A socket may be shared with the caller: never wait on it. */
+        ssize_t k = recv(s->r->in_fd, s->in_buf, sizeof s->in_buf, MSG_DONTWAIT);
+
+        if (k < 0 && errno == ENOTSOCK)
+                k = read(s->r->in_fd, s->in_buf, sizeof s->in_buf);
 
         if (k < 0 && (errno == EAGAIN || errno == EINTR))
                 return 0;

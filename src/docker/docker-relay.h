@@ -10,9 +10,11 @@
  *
  * The caller's descriptors are used as they are (their file status flags are
  * shared with the caller and stay untouched): a read happens only after poll()
- * said readable; a write after poll() said writable, of at most PIPE_BUF bytes
- * to a pipe or terminal (which then cannot block), without waiting to a socket,
- * and whole to a regular file. */
+ * said readable, without waiting from a socket; a write after poll() said
+ * writable, of at most PIPE_BUF bytes to a pipe or terminal, without waiting to a
+ * socket, and whole to a regular file. A pipe or terminal shared with someone who
+ * may empty or fill it meanwhile should be given as a non-blocking description of
+ * its own (the service reopens the callers' ones: bus-manager.c). */
 
 #include <stdbool.h>
 #include <stddef.h>
