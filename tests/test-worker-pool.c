@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <unistd.h>
 
 #include "sbx-test.h"
 #include "worker-pool.h"
 
 typedef struct TestJob {
+        bool ran;
         pthread_t ran_on;
         pthread_t done_on;
         void *ctx;
@@ -17,9 +20,13 @@ typedef struct TestJob {
 } TestJob;
 
 static atomic_uint inits, finis;
+static atomic_int tids[16];             /* the kernel's ids of the threads that ran init, in order */
 
 static void *ctx_init(void *userdata) {
-        atomic_fetch_add(&inits, 1);
+        unsigned i = atomic_fetch_add(&inits, 1);
+
+        if (i < ELEMENTSOF(tids))
+                atomic_store(&tids[i], (int) gettid());
         return userdata;
 }
 
@@ -29,6 +36,7 @@ static void ctx_fini(void *ctx) {
 
 static void job_run(void *j, void *ctx) {
         TestJob *t = j;
+        t->ran = true;
         t->ran_on = pthread_self();
         t->ctx = ctx;
         if (t->hold) {
@@ -46,6 +54,37 @@ static void job_done(void *j) {
 static void run_until(sd_event *e, unsigned *n, unsigned want) {
         while (*n < want)
                 ck_assert_int_ge(sd_event_run(e, 5 * 1000 * 1000), 0);
+}
+
+/* Whether the thread that ran the i-th init still exists. */
+static bool worker_alive(unsigned i) {
+        char path[64];
+
+        snprintf(path, sizeof path, "/proc/self/task/%i", atomic_load(&tids[i]));
+        return access(path, F_OK) == 0;
+}
+
+/* Runs the loop (which joins retired workers) until the pool counts no thread and
+ * the threads that ran init (all n of them) are gone from the kernel's list; fails
+ * after 10 s. */
+static void run_until_no_workers(sd_event *e, SbxWorkerPool *p, unsigned n) {
+        for (int i = 0;; i++) {
+                bool alive = sbx_worker_pool_threads(p) > 0;
+
+                for (unsigned k = 0; k < n; k++)
+                        alive = alive || worker_alive(k);
+                if (!alive)
+                        return;
+                ck_assert_int_lt(i, 1000);
+                ck_assert_int_ge(sd_event_run(e, 10 * 1000), 0);
+        }
+}
+
+static void wait_started(atomic_uint *started, unsigned want) {
+        for (int spins = 0; atomic_load(started) < want; spins++) {
+                ck_assert_int_lt(spins, 5000);
+                usleep(1000);
+        }
 }
 
 START_TEST(test_runs_on_workers_done_on_main) {
@@ -69,6 +108,10 @@ START_TEST(test_runs_on_workers_done_on_main) {
         ck_assert_uint_eq(sbx_worker_pool_pending(p), 32);
         run_until(e, &n_done, 32);
         ck_assert_uint_eq(sbx_worker_pool_pending(p), 0);
+        /* As many threads as there was work for, and never more than n_workers. */
+        ck_assert_uint_ge(atomic_load(&inits), 1);
+        ck_assert_uint_le(atomic_load(&inits), 4);
+        ck_assert_uint_le(sbx_worker_pool_threads(p), 4);
 
         for (size_t i = 0; i < ELEMENTSOF(jobs); i++) {
                 ck_assert(!pthread_equal(jobs[i].ran_on, pthread_self()));
@@ -76,8 +119,7 @@ START_TEST(test_runs_on_workers_done_on_main) {
                 ck_assert_ptr_eq(jobs[i].ctx, &marker);
         }
         sbx_worker_pool_free(p);
-        ck_assert_uint_eq(atomic_load(&inits), 4);
-        ck_assert_uint_eq(atomic_load(&finis), 4);
+        ck_assert_uint_eq(atomic_load(&finis), atomic_load(&inits));
         sd_event_unref(e);
 }
 END_TEST
@@ -101,10 +143,7 @@ START_TEST(test_queue_bound) {
                 ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &busy[i]), 0);
         }
         /* Wait until both workers took their job, so the queue is really empty. */
-        for (int spins = 0; atomic_load(&started) < 2; spins++) {
-                ck_assert_int_lt(spins, 5000);
-                usleep(1000);
-        }
+        wait_started(&started, 2);
         for (size_t i = 0; i < 3; i++) {
                 queued[i].n_done = &n_done;
                 ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &queued[i]), 0);
@@ -143,6 +182,175 @@ START_TEST(test_free_drains) {
 }
 END_TEST
 
+/* No thread before there is work; one more per job that finds no idle thread, up to
+ * n_workers; idle threads are reused rather than new ones started. */
+START_TEST(test_threads_on_demand) {
+        sd_event *e = NULL;
+        SbxWorkerPool *p = NULL;
+        pthread_barrier_t hold;
+        TestJob busy[3] = {}, queued = {}, later[4] = {};
+        unsigned n_done = 0;
+        atomic_uint started = 0;
+
+        atomic_store(&inits, 0);
+        atomic_store(&finis, 0);
+        pthread_barrier_init(&hold, NULL, 4);
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        ck_assert_int_eq(sbx_worker_pool_new(e, &(SbxWorkerPoolConfig) {
+                .n_workers = 3, .max_queued = 8, .idle_usec = SBX_WORKER_IDLE_NEVER,
+                .init = ctx_init, .fini = ctx_fini,
+        }, &p), 0);
+        ck_assert_uint_eq(sbx_worker_pool_threads(p), 0);
+        ck_assert_uint_eq(atomic_load(&inits), 0);
+
+        for (unsigned i = 0; i < 3; i++) {
+                busy[i] = (TestJob) { .hold = &hold, .started = &started, .n_done = &n_done };
+                ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &busy[i]), 0);
+                wait_started(&started, i + 1);  /* each one on a thread of its own */
+                ck_assert_uint_eq(sbx_worker_pool_threads(p), i + 1);
+                ck_assert_uint_eq(atomic_load(&inits), i + 1);
+                ck_assert(worker_alive(i));
+                for (unsigned k = 0; k < i; k++)
+                        ck_assert_int_ne(atomic_load(&tids[k]), atomic_load(&tids[i]));
+        }
+        /* Every thread busy and n_workers reached: this one waits in the queue. */
+        queued.n_done = &n_done;
+        ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &queued), 0);
+        ck_assert_uint_eq(sbx_worker_pool_threads(p), 3);
+        ck_assert_uint_eq(atomic_load(&inits), 3);
+
+        pthread_barrier_wait(&hold);
+        run_until(e, &n_done, 4);
+        /* One job at a time on idle threads: no thread more. */
+        for (size_t i = 0; i < ELEMENTSOF(later); i++) {
+                later[i].n_done = &n_done;
+                ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &later[i]), 0);
+                run_until(e, &n_done, 5 + i);
+        }
+        ck_assert_uint_eq(sbx_worker_pool_threads(p), 3);
+        ck_assert_uint_eq(atomic_load(&inits), 3);
+        ck_assert_uint_eq(atomic_load(&finis), 0);
+
+        sbx_worker_pool_free(p);
+        ck_assert_uint_eq(atomic_load(&finis), 3);
+        for (unsigned k = 0; k < 3; k++)
+                ck_assert(!worker_alive(k));
+        sd_event_unref(e);
+        pthread_barrier_destroy(&hold);
+}
+END_TEST
+
+/* A thread idle for idle_usec runs fini and ends; the next job starts a new one. */
+START_TEST(test_idle_threads_retire) {
+        sd_event *e = NULL;
+        SbxWorkerPool *p = NULL;
+        pthread_barrier_t hold;
+        TestJob busy[2] = {}, again = {};
+        unsigned n_done = 0;
+        atomic_uint started = 0;
+        int marker;
+
+        atomic_store(&inits, 0);
+        atomic_store(&finis, 0);
+        pthread_barrier_init(&hold, NULL, 3);
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        ck_assert_int_eq(sbx_worker_pool_new(e, &(SbxWorkerPoolConfig) {
+                .n_workers = 4, .max_queued = 8, .idle_usec = 50 * 1000,
+                .init = ctx_init, .fini = ctx_fini, .init_userdata = &marker,
+        }, &p), 0);
+
+        for (size_t i = 0; i < 2; i++) {
+                busy[i] = (TestJob) { .hold = &hold, .started = &started, .n_done = &n_done };
+                ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &busy[i]), 0);
+        }
+        wait_started(&started, 2);
+        ck_assert_uint_eq(sbx_worker_pool_threads(p), 2);
+        pthread_barrier_wait(&hold);
+        run_until(e, &n_done, 2);
+
+        run_until_no_workers(e, p, 2);
+        ck_assert_uint_eq(atomic_load(&inits), 2);
+        ck_assert_uint_eq(atomic_load(&finis), 2);
+
+        again.n_done = &n_done;
+        ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &again), 0);
+        run_until(e, &n_done, 3);
+        ck_assert_ptr_eq(again.ctx, &marker);
+        ck_assert_uint_eq(atomic_load(&inits), 3);
+        run_until_no_workers(e, p, 3);
+        ck_assert_uint_eq(atomic_load(&finis), 3);
+
+        sbx_worker_pool_free(p);
+        ck_assert_uint_eq(atomic_load(&finis), 3);
+        sd_event_unref(e);
+        pthread_barrier_destroy(&hold);
+}
+END_TEST
+
+typedef struct Cancelled {
+        unsigned n;
+        bool on_main;
+        pthread_t main;
+        TestJob *last;
+} Cancelled;
+
+static Cancelled cancelled;
+
+static void job_cancel(void *j) {
+        cancelled.n++;
+        cancelled.on_main = cancelled.on_main && pthread_equal(pthread_self(), cancelled.main);
+        cancelled.last = j;
+}
+
+/* Cancelling takes the queued jobs (not the running one) off the queue, calls cancel
+ * for each on the calling thread and never their done; the running job completes;
+ * later submits fail with -ESHUTDOWN. */
+START_TEST(test_cancel_queued) {
+        sd_event *e = NULL;
+        SbxWorkerPool *p = NULL;
+        pthread_barrier_t hold;
+        TestJob running = {}, queued[3] = {}, refused = {};
+        unsigned n_done = 0;
+        atomic_uint started = 0;
+
+        cancelled = (Cancelled) { .on_main = true, .main = pthread_self() };
+        pthread_barrier_init(&hold, NULL, 2);
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        ck_assert_int_eq(sbx_worker_pool_new(e, &(SbxWorkerPoolConfig) { .n_workers = 1, .max_queued = 8 }, &p), 0);
+
+        running = (TestJob) { .hold = &hold, .started = &started, .n_done = &n_done };
+        ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &running), 0);
+        wait_started(&started, 1);
+        for (size_t i = 0; i < ELEMENTSOF(queued); i++) {
+                queued[i].n_done = &n_done;
+                ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &queued[i]), 0);
+        }
+        ck_assert_uint_eq(sbx_worker_pool_pending(p), 4);
+
+        ck_assert_uint_eq(sbx_worker_pool_cancel_queued(p, job_cancel), 3);
+        ck_assert_uint_eq(cancelled.n, 3);
+        ck_assert(cancelled.on_main);
+        ck_assert_ptr_eq(cancelled.last, &queued[2]);   /* in queue order */
+        ck_assert_uint_eq(sbx_worker_pool_pending(p), 1);
+        refused.n_done = &n_done;
+        ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &refused), -ESHUTDOWN);
+
+        pthread_barrier_wait(&hold);
+        run_until(e, &n_done, 1);
+        ck_assert(pthread_equal(running.done_on, pthread_self()));
+        ck_assert_uint_eq(sbx_worker_pool_pending(p), 0);
+        ck_assert_uint_eq(sbx_worker_pool_cancel_queued(p, job_cancel), 0);
+
+        sbx_worker_pool_free(p);
+        ck_assert_uint_eq(n_done, 1);
+        for (size_t i = 0; i < ELEMENTSOF(queued); i++)
+                ck_assert(!queued[i].ran);
+        ck_assert_uint_eq(cancelled.n, 3);
+        sd_event_unref(e);
+        pthread_barrier_destroy(&hold);
+}
+END_TEST
+
 static Suite *make_suite(void) {
         Suite *s = suite_create("worker-pool");
         TCase *tc = tcase_create("worker-pool");
@@ -151,6 +359,9 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_runs_on_workers_done_on_main);
         tcase_add_test(tc, test_queue_bound);
         tcase_add_test(tc, test_free_drains);
+        tcase_add_test(tc, test_threads_on_demand);
+        tcase_add_test(tc, test_idle_threads_retire);
+        tcase_add_test(tc, test_cancel_queued);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "worker-pool.h"
@@ -20,17 +21,28 @@ typedef struct JobList {
         unsigned n;
 } JobList;
 
+typedef struct Worker {
+        SbxWorkerPool *pool;
+        pthread_t thread;
+        bool retired;                   /* under the lock: ended, to be joined */
+        struct Worker *next;            /* main thread only */
+} Worker;
+
 struct SbxWorkerPool {
         SbxWorkerPoolConfig config;
-        pthread_t *threads;
-        unsigned n_threads;
 
         pthread_mutex_t lock;
-        pthread_cond_t cond;
-        JobList queued;         /* waiting for a worker */
-        JobList finished;       /* waiting for the main thread */
-        bool stopping;
-        unsigned pending;       /* main thread only: submitted, not yet delivered */
+        pthread_cond_t cond;            /* CLOCK_MONOTONIC: a job was queued, or stop */
+        JobList queued;                 /* waiting for a worker */
+        JobList finished;               /* waiting for the main thread */
+        unsigned n_live;                /* threads started and not retiring */
+        unsigned n_idle;                /* … of which waiting for a job, or still starting */
+        bool stopping;                  /* being freed: workers end once the queue is empty */
+        bool shut;                      /* no more submits (cancelled, or stopping) */
+
+        /* main thread only */
+        Worker *workers;                /* started and not yet joined */
+        unsigned pending;               /* submitted, not yet delivered or cancelled */
 
         int efd;
         sd_event_source *source;
@@ -58,33 +70,114 @@ static Job *list_pop(JobList *l) {
         return j;
 }
 
+static void wake_main(SbxWorkerPool *p) {
+        /* The counter only needs to become non-zero. */
+        (void) write(p->efd, &(uint64_t) { 1 }, sizeof(uint64_t));
+}
+
+static struct timespec deadline_after(uint64_t usec) {
+        struct timespec ts;
+        uint64_t ns;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ns = (uint64_t) ts.tv_nsec + (usec % 1000000U) * 1000U;
+        ts.tv_sec += (time_t) (usec / 1000000U + ns / 1000000000U);
+        ts.tv_nsec = (long) (ns % 1000000000U);
+        return ts;
+}
+
+/* Under the lock: waits for a job; false when the worker is to end (the pool stops,
+ * or it was idle for idle_usec). */
+static bool wait_for_job(SbxWorkerPool *p) {
+        bool forever = p->config.idle_usec == SBX_WORKER_IDLE_NEVER;
+        struct timespec deadline = {};
+
+        if (!forever)
+                deadline = deadline_after(p->config.idle_usec);
+        while (!p->queued.head && !p->stopping) {
+                if (forever)
+                        pthread_cond_wait(&p->cond, &p->lock);
+                else if (pthread_cond_timedwait(&p->cond, &p->lock, &deadline) == ETIMEDOUT)
+                        break;
+        }
+        return p->queued.head;  /* what is queued is run, also when stopping */
+}
+
 static void *worker_main(void *userdata) {
-        SbxWorkerPool *p = userdata;
+        Worker *w = userdata;
+        SbxWorkerPool *p = w->pool;
         void *ctx = p->config.init ? p->config.init(p->config.init_userdata) : NULL;
 
         pthread_mutex_lock(&p->lock);
-        for (;;) {
-                Job *j;
+        while (wait_for_job(p)) {
+                Job *j = list_pop(&p->queued);
 
-                while (!p->queued.head && !p->stopping)
-                        pthread_cond_wait(&p->cond, &p->lock);
-                j = list_pop(&p->queued);
-                if (!j)
-                        break;  /* stopping, and nothing left to do */
+                p->n_idle--;
                 pthread_mutex_unlock(&p->lock);
 
                 j->run(j->job, ctx);
 
                 pthread_mutex_lock(&p->lock);
                 list_push(&p->finished, j);
-                /* Wake the main loop; the counter only needs to become non-zero. */
-                (void) write(p->efd, &(uint64_t) { 1 }, sizeof(uint64_t));
+                p->n_idle++;
+                wake_main(p);
         }
+        /* From here on a submit no longer counts on this thread. */
+        p->n_idle--;
+        p->n_live--;
         pthread_mutex_unlock(&p->lock);
 
         if (p->config.fini)
                 p->config.fini(ctx);
+
+        pthread_mutex_lock(&p->lock);
+        w->retired = true;
+        wake_main(p);           /* to be joined */
+        pthread_mutex_unlock(&p->lock);
         return NULL;
+}
+
+/* Main thread: joins the workers that have ended. */
+static void reap(SbxWorkerPool *p) {
+        Worker *gone = NULL;
+
+        pthread_mutex_lock(&p->lock);
+        for (Worker **w = &p->workers; *w;)
+                if ((*w)->retired) {
+                        Worker *x = *w;
+                        *w = x->next;
+                        x->next = gone;
+                        gone = x;
+                } else
+                        w = &(*w)->next;
+        pthread_mutex_unlock(&p->lock);
+
+        while (gone) {
+                Worker *x = gone;
+                gone = x->next;
+                pthread_join(x->thread, NULL);
+                free(x);
+        }
+}
+
+/* Main thread, under the lock: one more worker. */
+static int spawn(SbxWorkerPool *p) {
+        Worker *w = calloc(1, sizeof(Worker));
+        int r;
+
+        if (!w)
+                return -ENOMEM;
+        w->pool = p;
+        r = pthread_create(&w->thread, NULL, worker_main, w);
+        if (r != 0) {
+                free(w);
+                return -r;
+        }
+        w->next = p->workers;
+        p->workers = w;
+        p->n_live++;
+        p->n_idle++;            /* starting: it takes a job before it ever waits */
+        return 0;
 }
 
 static void deliver_finished(SbxWorkerPool *p) {
@@ -103,15 +196,18 @@ static void deliver_finished(SbxWorkerPool *p) {
 }
 
 static int on_eventfd(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        SbxWorkerPool *p = userdata;
         uint64_t v;
 
         (void) read(fd, &v, sizeof v);
-        deliver_finished(userdata);
+        deliver_finished(p);
+        reap(p);
         return 0;
 }
 
 int sbx_worker_pool_new(sd_event *event, const SbxWorkerPoolConfig *config, SbxWorkerPool **ret) {
         _cleanup_(sbx_worker_pool_freep) SbxWorkerPool *p = NULL;
+        pthread_condattr_t attr;
         int r;
 
         if (config->n_workers == 0)
@@ -120,9 +216,14 @@ int sbx_worker_pool_new(sd_event *event, const SbxWorkerPoolConfig *config, SbxW
         if (!p)
                 return -ENOMEM;
         p->config = *config;
+        if (p->config.idle_usec == 0)
+                p->config.idle_usec = SBX_WORKER_IDLE_USEC_DEFAULT;
         p->efd = -1;
         pthread_mutex_init(&p->lock, NULL);
-        pthread_cond_init(&p->cond, NULL);
+        pthread_condattr_init(&attr);
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        pthread_cond_init(&p->cond, &attr);
+        pthread_condattr_destroy(&attr);
 
         p->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (p->efd < 0)
@@ -130,15 +231,6 @@ int sbx_worker_pool_new(sd_event *event, const SbxWorkerPoolConfig *config, SbxW
         r = sd_event_add_io(event, &p->source, p->efd, EPOLLIN, on_eventfd, p);
         if (r < 0)
                 return r;
-
-        p->threads = calloc(config->n_workers, sizeof(pthread_t));
-        if (!p->threads)
-                return -ENOMEM;
-        for (; p->n_threads < config->n_workers; p->n_threads++) {
-                r = pthread_create(&p->threads[p->n_threads], NULL, worker_main, p);
-                if (r != 0)
-                        return -r;
-        }
 
         *ret = TAKE_PTR(p);
         return 0;
@@ -149,12 +241,16 @@ SbxWorkerPool *sbx_worker_pool_free(SbxWorkerPool *p) {
                 return NULL;
 
         pthread_mutex_lock(&p->lock);
-        p->stopping = true;
+        p->stopping = p->shut = true;
         pthread_cond_broadcast(&p->cond);
         pthread_mutex_unlock(&p->lock);
-        for (unsigned i = 0; i < p->n_threads; i++)
-                pthread_join(p->threads[i], NULL);
-        free(p->threads);
+        /* Only this thread changes the list; the live workers end once the queue is empty. */
+        while (p->workers) {
+                Worker *w = p->workers;
+                p->workers = w->next;
+                pthread_join(w->thread, NULL);
+                free(w);
+        }
 
         /* Every job ran; hand their completions to the main thread code now. */
         deliver_finished(p);
@@ -170,25 +266,66 @@ SbxWorkerPool *sbx_worker_pool_free(SbxWorkerPool *p) {
 
 int sbx_worker_pool_submit(SbxWorkerPool *p, SbxJobRun run, SbxJobDone done, void *job) {
         Job *j;
+        int r = 0;
 
         pthread_mutex_lock(&p->lock);
-        if (p->stopping || p->queued.n >= p->config.max_queued) {
+        if (p->shut)
+                r = -ESHUTDOWN;
+        else if (p->queued.n >= p->config.max_queued)
+                r = -EBUSY;
+        else if (!(j = malloc(sizeof(*j))))
+                r = -ENOMEM;
+        if (r < 0) {
                 pthread_mutex_unlock(&p->lock);
-                return -EBUSY;
-        }
-        j = malloc(sizeof(*j));
-        if (!j) {
-                pthread_mutex_unlock(&p->lock);
-                return -ENOMEM;
+                return r;
         }
         *j = (Job) { .run = run, .done = done, .job = job };
         list_push(&p->queued, j);
+        if (p->queued.n > p->n_idle && p->n_live < p->config.n_workers) {
+                r = spawn(p);
+                /* No thread at all to run it: refuse the job. With one, it waits its turn. */
+                if (r < 0 && p->n_live == 0) {
+                        /* Without a thread nothing stays queued: j is the only job. */
+                        p->queued = (JobList) {};
+                        pthread_mutex_unlock(&p->lock);
+                        free(j);
+                        return r;
+                }
+        }
         p->pending++;
         pthread_cond_signal(&p->cond);
         pthread_mutex_unlock(&p->lock);
         return 0;
 }
 
+unsigned sbx_worker_pool_cancel_queued(SbxWorkerPool *p, void (*cancel)(void *job)) {
+        JobList queued;
+        unsigned n = 0;
+
+        pthread_mutex_lock(&p->lock);
+        p->shut = true;
+        queued = p->queued;
+        p->queued = (JobList) {};
+        pthread_mutex_unlock(&p->lock);
+
+        for (Job *j; (j = list_pop(&queued)); n++) {
+                p->pending--;
+                if (cancel)
+                        cancel(j->job);
+                free(j);
+        }
+        return n;
+}
+
 unsigned sbx_worker_pool_pending(SbxWorkerPool *p) {
         return p->pending;
+}
+
+unsigned sbx_worker_pool_threads(SbxWorkerPool *p) {
+        unsigned n;
+
+        pthread_mutex_lock(&p->lock);
+        n = p->n_live;
+        pthread_mutex_unlock(&p->lock);
+        return n;
 }

@@ -7,23 +7,35 @@
  * The main thread submits a job (run + done callbacks). A worker runs `run` with
  * its own per-thread context (made by the pool's init callback: one Docker
  * connection and one SQLite connection per worker); then `done` is called on the
- * main thread, where replies are sent. A job always runs to completion: nothing
- * cancels it, even if the caller who asked for it has gone. */
+ * main thread, where replies are sent. A job that has started always runs to
+ * completion: nothing cancels it, even if the caller who asked for it has gone.
+ *
+ * Threads come and go with the work: none at creation; one more when a job is
+ * queued and no thread is idle (up to n_workers); a thread with nothing to do for
+ * idle_usec runs fini and ends (the main thread joins it). An idle service holds no
+ * worker, and no worker's connections. */
 
+#include <stdint.h>
 #include <systemd/sd-event.h>
 
 #include "macro.h"
 
+/* How long a worker waits for a job before it retires, unless the config says. */
+#define SBX_WORKER_IDLE_USEC_DEFAULT (10ULL * 1000000ULL)
+/* idle_usec: never retire. */
+#define SBX_WORKER_IDLE_NEVER UINT64_MAX
+
 typedef struct SbxWorkerPool SbxWorkerPool;
 
 typedef void *(*SbxWorkerInit)(void *userdata);          /* in the worker thread, at start */
-typedef void (*SbxWorkerFini)(void *ctx);                 /* in the worker thread, at exit */
+typedef void (*SbxWorkerFini)(void *ctx);                 /* in the worker thread, when it retires */
 typedef void (*SbxJobRun)(void *job, void *ctx);          /* in a worker thread */
 typedef void (*SbxJobDone)(void *job);                    /* on the main thread */
 
 typedef struct SbxWorkerPoolConfig {
-        unsigned n_workers;
+        unsigned n_workers;             /* threads at most */
         unsigned max_queued;            /* jobs waiting for a worker; more → -EBUSY */
+        uint64_t idle_usec;             /* a worker idle this long retires; 0 = SBX_WORKER_IDLE_USEC_DEFAULT */
         SbxWorkerInit init;
         SbxWorkerFini fini;
         void *init_userdata;
@@ -36,9 +48,19 @@ int sbx_worker_pool_new(sd_event *event, const SbxWorkerPoolConfig *config, SbxW
 SbxWorkerPool *sbx_worker_pool_free(SbxWorkerPool *pool);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SbxWorkerPool *, sbx_worker_pool_free);
 
-/* Queues a job. -EBUSY when max_queued jobs are already waiting (the caller
- * answers LimitsExceeded). */
+/* Queues a job, starting a thread for it if none is idle. -EBUSY when max_queued
+ * jobs are already waiting (the caller answers LimitsExceeded); -ESHUTDOWN after
+ * sbx_worker_pool_cancel_queued() or once the pool is being freed. */
 int sbx_worker_pool_submit(SbxWorkerPool *pool, SbxJobRun run, SbxJobDone done, void *job);
 
-/* Jobs submitted whose completion has not yet been delivered. */
+/* Takes every queued job that no worker has started off the queue and calls
+ * cancel(job) for each, here, on the calling (main) thread; their done callbacks are
+ * never called. From then on submit fails with -ESHUTDOWN. Jobs already running
+ * complete and are delivered as usual. Returns the number of jobs cancelled. */
+unsigned sbx_worker_pool_cancel_queued(SbxWorkerPool *pool, void (*cancel)(void *job));
+
+/* Jobs submitted whose completion has not yet been delivered (nor cancelled). */
 unsigned sbx_worker_pool_pending(SbxWorkerPool *pool);
+
+/* Worker threads alive now (started, not retired). */
+unsigned sbx_worker_pool_threads(SbxWorkerPool *pool);
