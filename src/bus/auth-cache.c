@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@ typedef struct Entry {
         char *sender;
         char *action;
         uint64_t until;
+        bool allowed;
 } Entry;
 
 struct AuthCache {
@@ -51,15 +53,19 @@ static void expire(AuthCache *c, uint64_t now) {
                         i++;
 }
 
-bool auth_cache_allowed(AuthCache *c, const char *sender, const char *action, uint64_t now) {
+int auth_cache_answer(AuthCache *c, const char *sender, const char *action, uint64_t now) {
         int i;
 
         expire(c, now);
         i = find(c, sender, action);
-        return i >= 0;
+        return i < 0 ? -ENOENT : c->entries[i].allowed;
 }
 
-void auth_cache_remember(AuthCache *c, const char *sender, const char *action, uint64_t now) {
+bool auth_cache_allowed(AuthCache *c, const char *sender, const char *action, uint64_t now) {
+        return auth_cache_answer(c, sender, action, now) > 0;
+}
+
+void auth_cache_remember_answer(AuthCache *c, const char *sender, const char *action, bool allowed, uint64_t now) {
         char *s, *a;
         int i;
 
@@ -67,6 +73,7 @@ void auth_cache_remember(AuthCache *c, const char *sender, const char *action, u
         i = find(c, sender, action);
         if (i >= 0) {
                 c->entries[i].until = now + SBX_AUTH_CACHE_USEC;
+                c->entries[i].allowed = allowed;
                 return;
         }
         if (c->n >= SBX_AUTH_CACHE_MAX)
@@ -78,7 +85,12 @@ void auth_cache_remember(AuthCache *c, const char *sender, const char *action, u
                 free(a);
                 return;
         }
-        c->entries[c->n++] = (Entry) { .sender = s, .action = a, .until = now + SBX_AUTH_CACHE_USEC };
+        c->entries[c->n++] = (Entry) { .sender = s, .action = a, .until = now + SBX_AUTH_CACHE_USEC,
+                                       .allowed = allowed };
+}
+
+void auth_cache_remember(AuthCache *c, const char *sender, const char *action, uint64_t now) {
+        auth_cache_remember_answer(c, sender, action, true, now);
 }
 
 void auth_cache_forget(AuthCache *c, const char *sender) {

@@ -532,23 +532,42 @@ static uint64_t now_monotonic(Manager *m) {
         return t;
 }
 
+static void widened(Operation *o, bool all) {
+        o->widened = true;
+        o->all = all;
+        advance(o, all ? OPERATION_ALLOWED : OPERATION_DENIED);
+        submit(o);
+}
+
 static void on_widened(int r, SbxError *error, void *userdata) {
         Operation *o = userdata;
 
         o->polkit_slot = sd_bus_slot_unref(o->polkit_slot);
-        o->widened = true;
-        o->all = r >= 0;
-        advance(o, r >= 0 ? OPERATION_ALLOWED : OPERATION_DENIED);
-        submit(o);
+        /* polkit's answers, not its failures: a yes, or the challenge (auth_admin)
+         * that a caller without manage-others meets. */
+        if (o->cache_key && (r >= 0 || sbx_error_is(error, SBX_ERROR_INTERACTIVE_AUTH_REQUIRED)))
+                auth_cache_remember_answer(o->m->auth_cache, sd_bus_message_get_sender(o->call), o->cache_key,
+                                           r >= 0, now_monotonic(o->m));
+        widened(o, r >= 0);
 }
 
 /* Lists: one's own objects, or everyone's for whoever holds manage-others, asked
- * without a prompt (it is no refusal to see less). */
+ * without a prompt (it is no refusal to see less). polkit's recent answer for this
+ * connection and verb stands, yes or no (auth-cache.h), like a read's yes. */
 static void widen(Operation *o) {
-        int r = sbx_polkit_check_async(o->m->bus, sd_bus_message_get_sender(o->call),
-                                       SBX_POLKIT_ACTION_MANAGE_OTHERS,
-                                       (const char *const[]) { "verb", verbs[o->verb].name, NULL }, false, 0,
-                                       on_widened, o, &o->polkit_slot);
+        const char *sender = sd_bus_message_get_sender(o->call);
+        int r;
+
+        o->cache_key = mfree(o->cache_key);
+        if (asprintf(&o->cache_key, "%s\n%s", SBX_POLKIT_ACTION_MANAGE_OTHERS, verbs[o->verb].name) < 0)
+                o->cache_key = NULL;
+        else if ((r = auth_cache_answer(o->m->auth_cache, sender, o->cache_key, now_monotonic(o->m))) >= 0) {
+                widened(o, r > 0);
+                return;
+        }
+        r = sbx_polkit_check_async(o->m->bus, sender, SBX_POLKIT_ACTION_MANAGE_OTHERS,
+                                   (const char *const[]) { "verb", verbs[o->verb].name, NULL }, false, 0,
+                                   on_widened, o, &o->polkit_slot);
         if (r < 0)
                 on_widened(r, NULL, o);
 }
