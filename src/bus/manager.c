@@ -2,6 +2,7 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <search.h>
 #include <signal.h>
@@ -154,11 +155,14 @@ static void *worker_init(void *userdata) {
 static void worker_fini(void *ctx) {
         SbxLifecycle *l = ctx;
 
-        if (!l)
-                return;
-        sbx_docker_free(l->docker);
-        sbx_store_close(l->store);
-        free(l);
+        if (l) {
+                sbx_docker_free(l->docker);
+                sbx_store_close(l->store);
+                free(l);
+        }
+        /* A retiring worker (worker-pool.h) leaves its malloc arena full of free
+         * chunks (a large list's answers, SQLite's page cache): give them back. */
+        (void) malloc_trim(0);
 }
 
 /* Set-up ------------------------------------------------------------------ */
