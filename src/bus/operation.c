@@ -451,6 +451,21 @@ int operation_refuse(sd_bus_message *msg, Verb verb, const char *target, const S
         return r;
 }
 
+/* The seconds an operation's Docker calls may take in all (docs/lifecycle.md): the
+ * policy's docker_timeout, plus what the caller asked to wait for; a process in the
+ * sandbox and a copy run under limits of their own. */
+static unsigned docker_budget(const Operation *o, const SbxPolicy *p) {
+        unsigned budget = (unsigned) p->docker_timeout;
+
+        if (verbs[o->verb].exec)
+                return 0;
+        if (o->verb == VERB_STOP || (o->verb == VERB_ENSURE && o->recreate))
+                budget += o->timeout_s + SBX_DOCKER_STOP_MARGIN_S;
+        if (o->verb == VERB_SNAPSHOT)
+                budget += SBX_DOCKER_COMMIT_TIMEOUT_S;
+        return budget;
+}
+
 static void job_run(void *job, void *ctx) {
         Operation *o = job;
         SbxLifecycle *l = ctx;
@@ -461,6 +476,7 @@ static void job_run(void *job, void *ctx) {
         }
         /* The whole job under the policy in force when it began (SIGHUP may swap it). */
         l->policy = manager_policy_ref(o->m);
+        sbx_docker_set_deadline(l->docker, docker_budget(o, l->policy));
         o->r = verbs[o->verb].run(o, l);
         l->policy = sbx_policy_unref((SbxPolicy *) l->policy);
 }

@@ -261,15 +261,101 @@ int sbx_lifecycle_inspect(SbxLifecycle *l, const char *name, SbxSandbox **ret, S
         return describe_by_name(l, name, ret, error);
 }
 
-/* Removes a container a failed create made; the create's own error stays the one
- * reported (first error wins), so a failing remove is only logged. */
-static void compensate(SbxLifecycle *l, const char *id) {
+/* A create's container carries a provisional name until it is verified, then its
+ * final one: a container found under the provisional name never passed verification
+ * (docs/lifecycle.md). */
+#define PENDING_SUFFIX ".pending"
+
+/* Removes the container a failed create made, and ends the create's intent. The
+ * create's own error stays the one reported (first error wins): a remove that fails
+ * (Docker gone) is logged and the intent kept, so the container is removed when
+ * Docker answers again (sbx_lifecycle_reconcile) or before the name is created again. */
+static void undo_create(SbxLifecycle *l, const char *name, const char *id) {
         SbxError e = SBX_ERROR_NULL;
 
-        if (sbx_docker_container_remove(l->docker, id, &e) < 0)
-                log_error("Could not remove container %s after a failed create: %s", id,
-                          e.message ?: "unknown error");
+        if (sbx_docker_container_remove(l->docker, id, &e) < 0 && !sbx_error_is(&e, SBX_ERROR_DOCKER_NOT_FOUND))
+                log_warning("Could not remove container %s after a failed create of '%s', will retry: %s", id,
+                            plain(name), e.message ?: "unknown error");
+        else if (sbx_store_delete_intent(l->store, name, &e) < 0)
+                log_warning("Could not end the create of '%s' in the store: %s", plain(name),
+                            e.message ?: "unknown error");
         sbx_error_free(&e);
+}
+
+/* Whether the container is the one the intent was about to make. */
+static bool made_by(const SbxObserved *o, const SbxIntentRow *in) {
+        const char *name = sbx_observed_get_label(o, SBX_LABEL_SANDBOX_NAME);
+
+        return o->owner_valid && o->owner == in->owner_uid && streq_ptr(name, in->name) &&
+                streq_ptr(o->fingerprint_label, in->fingerprint);
+}
+
+/* Finishes or undoes an interrupted create, with its name's lock held: a container
+ * still under the provisional name was never verified and is removed; one renamed to
+ * its final name passed verification and is recorded from the intent. Returns 1 if
+ * a sandbox was recorded, 0 otherwise; on a Docker or store failure the intent
+ * stays, for the next try. */
+static int settle_intent(SbxLifecycle *l, const SbxIntentRow *in, SbxError *error) {
+        _cleanup_(sbx_observed_freep) SbxObserved *pending = NULL, *final = NULL;
+        _cleanup_free_ char *final_name = NULL;
+        int r;
+
+        r = inspect_container(l, in->container_name, &pending, error);
+        if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                return r;
+        sbx_error_free(error);
+        if (pending && made_by(pending, in)) {
+                r = sbx_docker_container_remove(l->docker, pending->id, error);
+                if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                        return r;
+                sbx_error_free(error);
+                log_notice("Removed container %s of an interrupted create of '%s' (never verified)",
+                           pending->id, plain(in->name));
+        } else if (!pending) {
+                if ((r = sbx_container_name(in->name, &final_name)) < 0)
+                        return r;
+                r = inspect_container(l, final_name, &final, error);
+                if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                        return r;
+                sbx_error_free(error);
+                if (final && made_by(final, in)) {
+                        /* Writing the row ends the intent (store.h). */
+                        r = sbx_store_put_sandbox(l->store, &(SbxSandboxRow) {
+                                .name = in->name,
+                                .owner_uid = in->owner_uid,
+                                .owner_gid = in->owner_gid,
+                                .container_id = final->id,
+                                .spec_json = in->spec_json,
+                                .fingerprint = in->fingerprint,
+                                .contract_version = SBX_CONTRACT_VERSION,
+                                .state = final->state == SBX_STATE_RUNNING ? SBX_SANDBOX_RUNNING : SBX_SANDBOX_STOPPED,
+                                .created_us = in->created_us,
+                        }, error);
+                        if (r < 0)
+                                return r;
+                        log_notice("Recorded sandbox '%s' (container %s) of an interrupted create", plain(in->name),
+                                   final->id);
+                        return 1;
+                }
+        }
+        r = sbx_store_delete_intent(l->store, in->name, error);
+        return r < 0 ? r : 0;
+}
+
+/* The interrupted create of the name, if any, settled first (with the lock held). */
+static int settle_name(SbxLifecycle *l, const char *name, SbxError *error) {
+        _cleanup_(sbx_intent_row_freep) SbxIntentRow *in = NULL;
+        int r = sbx_store_get_intent(l->store, name, &in, error);
+
+        if (r <= 0)
+                return r;
+        r = settle_intent(l, in, error);
+        if (r < 0 && sbx_error_is(error, SBX_ERROR_BACKEND_UNAVAILABLE)) {
+                _cleanup_free_ char *why = TAKE_PTR(error->message);
+                return remap(error, SBX_ERROR_BACKEND_UNAVAILABLE,
+                             "An interrupted create of '%s' is still to be undone: %s", plain(name), why ?: "");
+        }
+        return r;
 }
 
 static int resolve_image(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, char **ret, SbxError *error) {
@@ -400,11 +486,11 @@ static int record(SbxLifecycle *l, const char *name, const SbxSpec *spec, const 
         }, error);
 }
 
-/* Everything after the container exists: start, verify, record. On failure the
- * caller removes the container. */
+/* Everything after the container exists: start, verify, rename, record (the row
+ * ends the intent). On failure the caller removes the container. */
 static int start_verify_record(SbxLifecycle *l, const char *name, const SbxSpec *spec, const char *image,
                                const char *fp, const SbxOwner *owner, const Pins *pins, const char *id,
-                               SbxObserved **ret, SbxError *error) {
+                               const char *final_name, SbxObserved **ret, SbxError *error) {
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         _cleanup_(sbx_mount_table_done) SbxMountTable mounts = {};
         uint64_t t0 = now_usec();
@@ -423,8 +509,13 @@ static int start_verify_record(SbxLifecycle *l, const char *name, const SbxSpec 
         if ((r = sbx_container_mounts(l->docker, id, t0, SBX_MOUNT_REPORT_TIMEOUT_MS, &mounts, error)) < 0 ||
             (r = sbx_mounts_verify(&mounts, spec->volumes, pins->fds, spec->n_volumes, error)) < 0 ||
             (r = inspect_container(l, id, &o, error)) < 0 ||
-            (r = verify_published(l, name, spec, image, owner, o, error)) < 0 ||
-            (r = record(l, name, spec, fp, owner, o, error)) < 0)
+            (r = verify_published(l, name, spec, image, owner, o, error)) < 0)
+                return r;
+        /* Verified: the final name says so, should the row below never be written. */
+        r = sbx_docker_container_rename(l->docker, id, final_name, error);
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT))
+                return remap(error, SBX_ERROR_SANDBOX_EXISTS, "Container name '%s' is taken", final_name);
+        if (r < 0 || (r = record(l, name, spec, fp, owner, o, error)) < 0)
                 return r;
         *ret = TAKE_PTR(o);
         return 0;
@@ -433,13 +524,16 @@ static int start_verify_record(SbxLifecycle *l, const char *name, const SbxSpec 
 /* Create, with the name's lock held. */
 static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
                          SbxSandbox **ret, SbxError *error) {
-        _cleanup_free_ char *existing = NULL, *image = NULL, *cname = NULL, *id = NULL, *init_volume = NULL;
+        _cleanup_free_ char *existing = NULL, *image = NULL, *cname = NULL, *pending = NULL, *id = NULL,
+                *init_volume = NULL, *json = NULL;
         _cleanup_(json_object_putp) json_object *body = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         _cleanup_(pins_done) Pins pins = {};
         char fp[SBX_FINGERPRINT_HEX_LEN + 1];
         int r;
 
+        if ((r = settle_name(l, name, error)) < 0)
+                return r;
         r = find_container(l, name, &existing, error);
         if (r < 0)
                 return r;
@@ -458,10 +552,33 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
                     .uid = owner->uid, .init_volume = init_volume,
                     .pids_limit = l->policy->pids_limit, .publish_address = l->policy->publish_address,
             }, &body)) < 0 ||
-            (r = sbx_container_name(name, &cname)) < 0)
+            (r = sbx_container_name(name, &cname)) < 0 ||
+            (r = sbx_spec_to_json_string(spec, &json)) < 0)
                 return r;
+        if (asprintf(&pending, "%s" PENDING_SUFFIX, cname) < 0)
+                return -ENOMEM;
 
-        r = sbx_docker_container_create(l->docker, cname, body, &id, error);
+        /* The intent first: whatever happens from here on, the container is found again. */
+        r = sbx_store_put_intent(l->store, &(SbxIntentRow) {
+                .name = (char *) name,
+                .owner_uid = owner->uid,
+                .owner_gid = owner->gid,
+                .container_name = pending,
+                .fingerprint = fp,
+                .spec_json = json,
+        }, error);
+        if (r < 0)
+                return r;
+        r = sbx_docker_container_create(l->docker, pending, body, &id, error);
+        /* No answer: Docker may have made it; the intent stays to settle that. */
+        if (r < 0 && !sbx_error_is(error, SBX_ERROR_BACKEND_UNAVAILABLE)) {
+                SbxError e = SBX_ERROR_NULL;
+
+                if (sbx_store_delete_intent(l->store, name, &e) < 0)
+                        log_warning("Could not end the create of '%s' in the store: %s", plain(name),
+                                    e.message ?: "unknown error");
+                sbx_error_free(&e);
+        }
         if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT))
                 return remap(error, SBX_ERROR_SANDBOX_EXISTS, "Sandbox already exists: '%s'", plain(name));
         if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
@@ -469,9 +586,9 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
         if (r < 0)
                 return r;
 
-        r = start_verify_record(l, name, spec, image, fp, owner, &pins, id, &o, error);
+        r = start_verify_record(l, name, spec, image, fp, owner, &pins, id, cname, &o, error);
         if (r < 0) {
-                compensate(l, id);
+                undo_create(l, name, id);
                 return r;
         }
 
@@ -614,9 +731,21 @@ static int start_checked(SbxLifecycle *l, const char *name, const char *id, cons
         return r < 0 ? r : started;
 }
 
+/* What Docker did is done: a store write that fails after it does not make the
+ * operation fail (docs/lifecycle.md). The row is repaired by the start-up
+ * reconciliation (sbx_lifecycle_reconcile); until then a row that says stopped keeps
+ * an owner's exec out, the safe side. */
+static void store_after_docker(SbxLifecycle *l, const char *name, int r, SbxError *e) {
+        if (r < 0)
+                log_warning("'%s': Docker's part is done, but the store was not updated (repaired at the next "
+                            "start-up): %s", plain(name), e->message ?: strerror(-r));
+        sbx_error_free(e);
+}
+
 /* Start and stop: under the lock, converge the container and the row's state. */
 static int set_running_locked(SbxLifecycle *l, const char *name, bool running, unsigned timeout_s,
                               SbxError *error) {
+        SbxError e = SBX_ERROR_NULL;
         _cleanup_free_ char *id = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         int r, changed = 0;
@@ -644,9 +773,9 @@ static int set_running_locked(SbxLifecycle *l, const char *name, bool running, u
         if (r < 0)
                 return r;
         changed = running ? r : r == 0;
-        r = sbx_store_update_sandbox_state(l->store, name, running ? SBX_SANDBOX_RUNNING : SBX_SANDBOX_STOPPED,
-                                           error);
-        return r < 0 ? r : changed;
+        store_after_docker(l, name, sbx_store_update_sandbox_state(l->store, name, running ? SBX_SANDBOX_RUNNING :
+                                                                   SBX_SANDBOX_STOPPED, &e), &e);
+        return changed;
 }
 
 static int set_running(SbxLifecycle *l, const char *name, bool running, unsigned timeout_s, SbxError *error) {
@@ -668,8 +797,11 @@ int sbx_lifecycle_stop(SbxLifecycle *l, const char *name, unsigned timeout_s, Sb
 
 static int delete_locked(SbxLifecycle *l, const char *name, SbxError *error) {
         _cleanup_free_ char *id = NULL;
+        SbxError e = SBX_ERROR_NULL;
         int r, removed = 0;
 
+        if ((r = settle_name(l, name, error)) < 0)
+                return r;
         if ((r = find_container(l, name, &id, error)) < 0)
                 return r;
         if (r > 0) {
@@ -681,10 +813,16 @@ static int delete_locked(SbxLifecycle *l, const char *name, SbxError *error) {
                 else
                         removed = 1;
         }
-        r = sbx_store_delete_sandbox(l->store, name, error);
-        if (r < 0)
+        r = sbx_store_delete_sandbox(l->store, name, &e);
+        if (removed) {
+                store_after_docker(l, name, r, &e);
+                return 1;
+        }
+        if (r < 0) {
+                sbx_error_move(error, &e);      /* nothing was done: the store's error is the answer */
                 return r;
-        return removed || r > 0;
+        }
+        return r > 0;
 }
 
 int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error) {
@@ -806,10 +944,7 @@ int sbx_lifecycle_ensure(SbxLifecycle *l, const char *name, const SbxSpec *spec,
                 return r;
         r = ensure_existing(l, name, spec, owner, &reusable, &outcome, &mismatch);
         if (r < 0 && !(sbx_error_is(&mismatch, SBX_ERROR_RUNTIME_CONFLICT) && options->recreate)) {
-                if (error && !sbx_error_is_set(error))
-                        *error = mismatch;
-                else
-                        sbx_error_free(&mismatch);
+                sbx_error_move(error, &mismatch);
                 return r;
         }
         if (r < 0) {            /* a mismatch, to be replaced */
