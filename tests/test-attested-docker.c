@@ -88,12 +88,6 @@ static char *create(SbxDocker *d, const char *what, const SbxSpec *s, const char
         return TAKE_PTR(id);
 }
 
-static void env_list_free(char ***l) {
-        for (char **p = *l; p && *p; p++)
-                free(*p);
-        free(*l);
-}
-
 /* The image's Config.Env, NULL-terminated (NULL = none). */
 static char **image_env(SbxDocker *d, const char *image) {
         _cleanup_(json_object_putp) json_object *info = NULL;
@@ -117,7 +111,7 @@ static char **image_env(SbxDocker *d, const char *image) {
 /* sbx_spec_from_container() on the container as Docker reports it now. */
 static int recover(SbxDocker *d, const char *id, SbxObserved **ret_observed, SbxSpec **ret) {
         _cleanup_(json_object_putp) json_object *info = NULL;
-        _cleanup_(env_list_free) char **env = NULL;
+        _cleanup_strv_free_ char **env = NULL;
         SbxError e = SBX_ERROR_NULL;
         SbxObserved *o = NULL;
         int r;
@@ -173,7 +167,7 @@ START_TEST(test_image_env) {
                             *image_id = NULL, *id = NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *none = NULL, *same = NULL, *snap = NULL, *got = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
-        _cleanup_(env_list_free) char **env = NULL;
+        _cleanup_strv_free_ char **env = NULL;
         SbxError e = SBX_ERROR_NULL;
         size_t n;
 

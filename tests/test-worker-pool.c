@@ -143,6 +143,67 @@ START_TEST(test_free_drains) {
 }
 END_TEST
 
+static unsigned n_cancelled;
+
+static void job_cancel(void *j) {
+        TestJob *t = j;
+
+        t->done_on = pthread_self();
+        n_cancelled++;
+}
+
+static void other_done(void *j) {
+        job_done(j);
+}
+
+/* Shutdown: the jobs of one kind that wait in the queue are cancelled and never run;
+ * what runs finishes, and queued jobs of another kind still run. */
+START_TEST(test_cancel_queued) {
+        sd_event *e = NULL;
+        SbxWorkerPool *p = NULL;
+        pthread_barrier_t hold;
+        TestJob busy = {}, queued[4] = {}, other = {};
+        unsigned n_done = 0;
+        atomic_uint started = 0;
+
+        n_cancelled = 0;
+        pthread_barrier_init(&hold, NULL, 2);
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        ck_assert_int_eq(sbx_worker_pool_new(e, &(SbxWorkerPoolConfig) { .n_workers = 1, .max_queued = 8 }, &p), 0);
+        busy = (TestJob) { .hold = &hold, .started = &started, .n_done = &n_done };
+        ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &busy), 0);
+        for (int spins = 0; atomic_load(&started) < 1; spins++) {
+                ck_assert_int_lt(spins, 5000);
+                usleep(1000);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(queued); i++) {
+                queued[i].n_done = &n_done;
+                ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &queued[i]), 0);
+                if (i == 1) {
+                        other.n_done = &n_done;
+                        ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, other_done, &other), 0);
+                }
+        }
+        sbx_worker_pool_cancel_queued(p, job_done, job_cancel);
+        ck_assert_uint_eq(n_cancelled, ELEMENTSOF(queued));
+        ck_assert_uint_eq(sbx_worker_pool_pending(p), 2);
+        for (size_t i = 0; i < ELEMENTSOF(queued); i++) {
+                ck_assert(pthread_equal(queued[i].done_on, pthread_self()));
+                ck_assert(queued[i].ran_on == (pthread_t) 0);   /* never ran */
+        }
+
+        pthread_barrier_wait(&hold);
+        run_until(e, &n_done, 2);
+        ck_assert_uint_eq(sbx_worker_pool_pending(p), 0);
+        ck_assert(other.ran_on != (pthread_t) 0);
+        sbx_worker_pool_free(p);
+        ck_assert_uint_eq(n_done, 2);
+        ck_assert_uint_eq(n_cancelled, ELEMENTSOF(queued));
+        sd_event_unref(e);
+        pthread_barrier_destroy(&hold);
+}
+END_TEST
+
 static Suite *make_suite(void) {
         Suite *s = suite_create("worker-pool");
         TCase *tc = tcase_create("worker-pool");
@@ -151,6 +212,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_runs_on_workers_done_on_main);
         tcase_add_test(tc, test_queue_bound);
         tcase_add_test(tc, test_free_drains);
+        tcase_add_test(tc, test_cancel_queued);
         suite_add_tcase(s, tc);
         return s;
 }

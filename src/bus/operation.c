@@ -75,12 +75,6 @@ struct Operation {
         SbxEnsureOutcome outcome;
 };
 
-static void strv_free(char **v) {
-        for (char **p = v; p && *p; p++)
-                free(*p);
-        free(v);
-}
-
 static void operation_free_unstarted(Operation *o);
 
 static Operation *operation_free(Operation *o) {
@@ -502,6 +496,21 @@ static void job_done(void *job) {
                 audit(o, "ok", NULL);
         (void) sd_bus_send(NULL, reply, NULL);
         operation_free(o);
+}
+
+/* Shutting down: a queued operation never starts; its caller learns so now. */
+static void job_cancel(void *job) {
+        SbxError e = SBX_ERROR_NULL;
+        Operation *o = job;
+
+        fail(o, OPERATION_ERRED, sbx_error_set(&e, SBX_ERROR_BACKEND_UNAVAILABLE,
+                                               "The service is shutting down; the operation was not started"), &e);
+        sbx_error_free(&e);
+}
+
+void operation_cancel_queued(Manager *m) {
+        sbx_worker_pool_cancel_queued(m->pool, job_done, job_cancel);
+        sbx_worker_pool_cancel_queued(m->read_pool, job_done, job_cancel);
 }
 
 /* Reads and state changes have pools of their own: a read never waits behind

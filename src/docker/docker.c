@@ -2,6 +2,7 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <strings.h>
 #include <sys/un.h>
@@ -506,4 +507,103 @@ int sbx_docker_version(SbxDocker *d, json_object **ret, SbxError *error) {
 
 int sbx_docker_info(SbxDocker *d, json_object **ret, SbxError *error) {
         return sbx_docker_get_object(d, "/info", ret, error);
+}
+
+/* ---- streams ---------------------------------------------------------------------- */
+
+typedef struct Stream {
+        SbxDocker *d;
+        SbxDockerStreamData on_data;
+        void (*on_connected)(void *userdata);
+        void *userdata;
+        const atomic_bool *stop;
+        bool connected;
+        bool aborted;           /* on_data said stop */
+        long status;
+        char refusal[MESSAGE_MAX];      /* the start of a refusal's body */
+        size_t refusal_size;
+} Stream;
+
+static size_t stream_write(char *ptr, size_t size, size_t nmemb, void *userdata) {
+        Stream *s = userdata;
+        size_t n = size * nmemb, k;
+
+        if (s->status == 0)
+                (void) curl_easy_getinfo(s->d->curl, CURLINFO_RESPONSE_CODE, &s->status);
+        if (s->status == 200) {
+                if (!s->on_data(ptr, n, s->userdata)) {
+                        s->aborted = true;
+                        return 0;
+                }
+                return n;
+        }
+        k = MIN(n, sizeof s->refusal - 1 - s->refusal_size);
+        memcpy(s->refusal + s->refusal_size, ptr, k);
+        s->refusal_size += k;
+        return n;
+}
+
+/* Called at least once a second while the stream is open, data or not. */
+static int stream_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                           curl_off_t ulnow) {
+        Stream *s = userdata;
+        long status = 0;
+
+        if (atomic_load(s->stop))
+                return 1;
+        if (!s->connected && curl_easy_getinfo(s->d->curl, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK &&
+            status == 200) {
+                s->connected = true;
+                if (s->on_connected)
+                        s->on_connected(s->userdata);
+        }
+        return 0;
+}
+
+int sbx_docker_get_stream(SbxDocker *d, const char *path, SbxDockerStreamData on_data,
+                          void (*on_connected)(void *userdata), void *userdata, const atomic_bool *stop,
+                          SbxError *error) {
+        _cleanup_free_ char *url = NULL;
+        Stream s = {
+                .d = d, .on_data = on_data, .on_connected = on_connected, .userdata = userdata, .stop = stop,
+        };
+        CURL *c = d->curl;
+        CURLcode cc = CURLE_OK;
+        int r;
+
+        if ((r = sbx_docker_negotiate(d, error)) < 0)
+                return r;
+        if (asprintf(&url, "http://localhost/v%s%s", d->api_version, path) < 0)
+                return -ENOMEM;
+
+        curl_easy_reset(c);
+#define SET(opt, val) do { if (cc == CURLE_OK) cc = curl_easy_setopt(c, opt, val); } while (0)
+        SET(CURLOPT_UNIX_SOCKET_PATH, d->socket_path);
+        SET(CURLOPT_URL, url);
+        SET(CURLOPT_NOSIGNAL, 1L);
+        SET(CURLOPT_CONNECTTIMEOUT, (long) SBX_DOCKER_CONNECT_TIMEOUT_S);
+        SET(CURLOPT_ERRORBUFFER, d->errbuf);
+        SET(CURLOPT_HTTPGET, 1L);
+        SET(CURLOPT_WRITEFUNCTION, stream_write);
+        SET(CURLOPT_WRITEDATA, &s);
+        SET(CURLOPT_NOPROGRESS, 0L);
+        SET(CURLOPT_XFERINFOFUNCTION, stream_progress);
+        SET(CURLOPT_XFERINFODATA, &s);
+#undef SET
+        if (cc != CURLE_OK)
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "cannot set up a request to Docker");
+
+        d->errbuf[0] = 0;
+        d->n_requests++;
+        cc = curl_easy_perform(c);
+        if (atomic_load(stop))
+                return 0;
+        if (s.aborted)
+                return -ENOMEM;
+        if (s.status != 0 && s.status != 200)
+                return sbx_docker_http_error(s.status, s.refusal, s.refusal_size, error);
+        if (cc != CURLE_OK)
+                return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE, "lost Docker at %s: %s", d->host,
+                                     d->errbuf[0] ? d->errbuf : curl_easy_strerror(cc));
+        return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE, "Docker at %s ended the stream", d->host);
 }

@@ -28,6 +28,8 @@
  * BackendError. Success is ≥ 0. */
 
 #include <json-c/json.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "error.h"
@@ -121,6 +123,18 @@ int sbx_docker_json_string(json_object *j, const char *key, char **ret, SbxError
 
 /* URL-escapes s for a path component or query value (RFC 3986 unreserved kept). */
 int sbx_docker_escape(SbxDocker *d, const char *s, char **ret);
+
+/* A streamed answer's bytes as they arrive; false aborts the stream. */
+typedef bool (*SbxDockerStreamData)(const char *data, size_t size, void *userdata);
+
+/* GET path (versioned part, as for sbx_docker_request) as a stream with no time
+ * limit: on_connected once Docker answered 200, then every piece of the body to
+ * on_data, until *stop is set (looked at at least once a second: returns 0),
+ * Docker ends it or the connection breaks (SBX_ERROR_BACKEND_UNAVAILABLE), or
+ * Docker refuses (its typed error). -ENOMEM when on_data aborted. */
+int sbx_docker_get_stream(SbxDocker *d, const char *path, SbxDockerStreamData on_data,
+                          void (*on_connected)(void *userdata), void *userdata, const atomic_bool *stop,
+                          SbxError *error);
 
 /* GET /version and GET /info. */
 int sbx_docker_version(SbxDocker *d, json_object **ret, SbxError *error);

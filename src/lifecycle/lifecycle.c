@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
+#include <gnutls/crypto.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <time.h>
 
+#include "attested.h"
 #include "config.h"
 #include "conflict.h"
 #include "container-body.h"
@@ -36,6 +39,20 @@ SbxSandbox *sbx_sandbox_free(SbxSandbox *s) {
         sbx_observed_free(s->observed);
         free(s);
         return NULL;
+}
+
+int sbx_lifecycle_service_id(const char *state_dir, char **ret) {
+        char path[PATH_MAX];
+        uint8_t digest[32];
+
+        if (!realpath(state_dir, path))
+                return -errno;
+        if (gnutls_hash_fast(GNUTLS_DIG_SHA256, path, strlen(path), digest) < 0)
+                return -EIO;
+        if (asprintf(ret, "%02x%02x%02x%02x%02x%02x%02x%02x", digest[0], digest[1], digest[2], digest[3], digest[4],
+                     digest[5], digest[6], digest[7]) < 0)
+                return -ENOMEM;
+        return 0;
 }
 
 void sbx_sandbox_list_free(SbxSandbox **list, size_t n) {
@@ -282,11 +299,16 @@ static void undo_create(SbxLifecycle *l, const char *name, const char *id) {
         sbx_error_free(&e);
 }
 
+/* Whether the container is this instance's (made since containers say so). */
+static bool ours(SbxLifecycle *l, const SbxObserved *o) {
+        return l->service_id && streq_ptr(sbx_observed_get_label(o, SBX_LABEL_SERVICE), l->service_id);
+}
+
 /* Whether the container is the one the intent was about to make. */
-static bool made_by(const SbxObserved *o, const SbxIntentRow *in) {
+static bool made_by(SbxLifecycle *l, const SbxObserved *o, const SbxIntentRow *in) {
         const char *name = sbx_observed_get_label(o, SBX_LABEL_SANDBOX_NAME);
 
-        return o->owner_valid && o->owner == in->owner_uid && streq_ptr(name, in->name) &&
+        return ours(l, o) && o->owner_valid && o->owner == in->owner_uid && streq_ptr(name, in->name) &&
                 streq_ptr(o->fingerprint_label, in->fingerprint);
 }
 
@@ -304,7 +326,7 @@ static int settle_intent(SbxLifecycle *l, const SbxIntentRow *in, SbxError *erro
         if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
                 return r;
         sbx_error_free(error);
-        if (pending && made_by(pending, in)) {
+        if (pending && made_by(l, pending, in)) {
                 r = sbx_docker_container_remove(l->docker, pending->id, error);
                 if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
                         return r;
@@ -318,7 +340,7 @@ static int settle_intent(SbxLifecycle *l, const SbxIntentRow *in, SbxError *erro
                 if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
                         return r;
                 sbx_error_free(error);
-                if (final && made_by(final, in)) {
+                if (final && made_by(l, final, in)) {
                         /* Writing the row ends the intent (store.h). */
                         r = sbx_store_put_sandbox(l->store, &(SbxSandboxRow) {
                                 .name = in->name,
@@ -551,6 +573,7 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
                     .name = name, .spec = spec, .image = image, .fingerprint = fp,
                     .uid = owner->uid, .init_volume = init_volume,
                     .pids_limit = l->policy->pids_limit, .publish_address = l->policy->publish_address,
+                    .service = l->service_id,
             }, &body)) < 0 ||
             (r = sbx_container_name(name, &cname)) < 0 ||
             (r = sbx_spec_to_json_string(spec, &json)) < 0)
@@ -1093,27 +1116,272 @@ int sbx_lifecycle_list(SbxLifecycle *l, SbxSandbox ***ret, size_t *ret_n, SbxErr
         return 0;
 }
 
-int sbx_lifecycle_reconcile(SbxLifecycle *l, SbxError *error) {
-        _cleanup_(sbx_sandbox_row_list_freep) SbxSandboxRow **rows = NULL;
-        int r, dropped = 0;
+static bool has_suffix(const char *s, const char *suffix) {
+        size_t n = strlen(s), m = strlen(suffix);
 
-        if ((r = sbx_store_list_sandboxes(l->store, SBX_STORE_ANY_OWNER, &rows, error)) < 0)
-                return r;
-        for (SbxSandboxRow **row = rows; *row; row++) {
-                _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
-                _cleanup_free_ char *id = NULL;
+        return n >= m && streq(s + n - m, suffix);
+}
 
-                if ((r = lock_key(l, "sandbox", (*row)->name, &lock)) < 0)
-                        return r;
-                if ((r = find_container(l, (*row)->name, &id, error)) < 0)
-                        return r;
-                if (r > 0)
-                        continue;
-                if ((r = sbx_store_delete_sandbox(l->store, (*row)->name, error)) < 0)
-                        return r;
-                dropped++;
+/* The group of Config.User "uid:gid"; the owner's primary group if it says none. */
+static int user_gid(const SbxObserved *o, gid_t *ret, SbxError *error) {
+        const char *colon = o->user ? strchr(o->user, ':') : NULL;
+        SbxOwnerInfo info;
+        char *end;
+        unsigned long v;
+        int r;
+
+        if (colon) {
+                errno = 0;
+                v = strtoul(colon + 1, &end, 10);
+                if (errno == 0 && end != colon + 1 && !*end && v < (gid_t) -1) {
+                        *ret = (gid_t) v;
+                        return 0;
+                }
         }
-        return dropped;
+        if ((r = sbx_owner_info_lookup(o->owner, &info, error)) < 0)
+                return r;
+        *ret = info.owner.gid;
+        return 0;
+}
+
+/* The image's own environment, which Docker merged into the container's (NULL when
+ * the image is gone). */
+static int image_env(SbxLifecycle *l, const char *image, char ***ret, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *j = NULL;
+        json_object *config, *env;
+        char **v;
+        size_t n;
+        int r;
+
+        *ret = NULL;
+        r = sbx_docker_image_inspect(l->docker, image, &j, error);
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {
+                sbx_error_free(error);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        if (!json_object_object_get_ex(j, "Config", &config) || !json_object_object_get_ex(config, "Env", &env) ||
+            !json_object_is_type(env, json_type_array))
+                return 0;
+        n = json_object_array_length(env);
+        v = calloc(n + 1, sizeof(char *));
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0, k = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(env, i);
+
+                if (!json_object_is_type(e, json_type_string))
+                        continue;
+                if (!(v[k++] = strdup(json_object_get_string(e)))) {
+                        strv_free(v);
+                        return -ENOMEM;
+                }
+        }
+        *ret = v;
+        return 0;
+}
+
+/* An owner-labelled container without a row (its name's lock held): adopted when it
+ * provably passed verification — its final name, and a spec rebuilt from it whose
+ * fingerprint is its label (attested.h) — else removed (docs/lifecycle.md). Returns
+ * 1 if adopted, 0 if removed or gone. */
+static int adopt_or_remove(SbxLifecycle *l, const char *name, const char *id, SbxError *error) {
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
+        _cleanup_free_ char *json = NULL;
+        _cleanup_strv_free_ char **env = NULL;
+        gid_t gid;
+        int r;
+
+        r = inspect_container(l, id, &o, error);
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {
+                sbx_error_free(error);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        if (o->name && !has_suffix(o->name, PENDING_SUFFIX) && o->image_digest) {
+                if ((r = image_env(l, o->image_digest, &env, error)) < 0)
+                        return r;
+                r = sbx_spec_from_container(o, env, &spec);
+                if (r < 0)
+                        return r;
+        }
+        if (spec) {
+                if ((r = sbx_spec_to_json_string(spec, &json)) < 0 || (r = user_gid(o, &gid, error)) < 0)
+                        return r;
+                /* Running, it is judged by what it has mounted; until then the row says
+                 * stopped and keeps the owner's processes out (its owner's Start checks). */
+                r = sbx_store_put_sandbox(l->store, &(SbxSandboxRow) {
+                        .name = (char *) name,
+                        .owner_uid = o->owner,
+                        .owner_gid = gid,
+                        .container_id = o->id,
+                        .spec_json = json,
+                        .fingerprint = (char *) o->fingerprint_label,
+                        .contract_version = SBX_CONTRACT_VERSION,
+                        .state = o->state == SBX_STATE_RUNNING && mounts_truthful(l, o) ? SBX_SANDBOX_RUNNING
+                                                                                       : SBX_SANDBOX_STOPPED,
+                }, error);
+                if (r < 0)
+                        return r;
+                log_notice("Sandbox '%s' (container %s) had no row: its spec is proven by its fingerprint label; "
+                           "recorded again", plain(name), o->id);
+                return 1;
+        }
+        r = sbx_docker_container_remove(l->docker, o->id, error);
+        if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                return r;
+        sbx_error_free(error);
+        log_notice("Removed container %s of '%s': it had no row and nothing proves it passed verification",
+                   o->id, plain(name));
+        return 0;
+}
+
+static int row_cmp(const void *key, const void *elem) {
+        return strcmp(key, (*(SbxSandboxRow *const *) elem)->name);
+}
+
+/* One listed container of an owner (its owner label given): a row that names another
+ * container or none → adopted or removed, under the lock, with the store read again. */
+static int reconcile_container(SbxLifecycle *l, json_object *c, SbxSandboxRow **rows, size_t n_rows,
+                               SbxReconcileStats *st, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        _cleanup_(sbx_intent_row_freep) SbxIntentRow *in = NULL;
+        _cleanup_free_ char *name = NULL;
+        json_object *labels, *label, *id, *state;
+        SbxSandboxRow **listed;
+        uid_t owner;
+        int r;
+
+        if (!json_object_object_get_ex(c, "Id", &id) || !json_object_object_get_ex(c, "Labels", &labels) ||
+            !json_object_object_get_ex(labels, SBX_LABEL_SANDBOX_NAME, &label))
+                return 0;
+        /* Only this instance's own containers (the service label; xagent's and older
+         * ones have none) are recorded again or removed. */
+        if (!l->service_id || !(label = json_object_object_get(labels, SBX_LABEL_SERVICE)) ||
+            !streq_ptr(json_object_get_string(label), l->service_id) ||
+            !(label = json_object_object_get(labels, SBX_LABEL_OWNER)) ||
+            sbx_label_parse_owner(json_object_get_string(label), &owner) < 0)
+                return 0;
+        st->owned++;
+        if ((r = sbx_name_from_labels(json_object_get_string(json_object_object_get(labels, SBX_LABEL_SANDBOX_NAME)),
+                                      owner, &name)) < 0)
+                return r;
+        listed = bsearch(name, rows, n_rows, sizeof(SbxSandboxRow *), row_cmp);
+        if (listed && streq((*listed)->container_id, json_object_get_string(id))) {
+                /* Known: a row that says running for a container that is not is put right. */
+                state = json_object_object_get(c, "State");
+                if ((*listed)->state == SBX_SANDBOX_RUNNING && !streq_ptr(json_object_get_string(state), "running") &&
+                    sbx_store_update_sandbox_state(l->store, name, SBX_SANDBOX_STOPPED, error) > 0)
+                        st->repaired++;
+                return 0;
+        }
+
+        if ((r = sbx_lifecycle_lock(l, name, &lock)) < 0 ||
+            (r = sbx_store_get_intent(l->store, name, &in, error)) < 0 ||
+            (r = sbx_store_get_sandbox(l->store, name, &row, error)) < 0)
+                return r;
+        /* Recorded meanwhile, or an interrupted create still to be settled (by its intent). */
+        if (in || (row && streq(row->container_id, json_object_get_string(id))))
+                return 0;
+        r = adopt_or_remove(l, name, json_object_get_string(id), error);
+        if (r > 0)
+                st->adopted++;
+        else if (r == 0)
+                st->removed++;
+        return r;
+}
+
+/* A row whose container is not among those listed: dropped once Docker confirms it is
+ * gone (under the lock, with the row read again). */
+static int reconcile_row(SbxLifecycle *l, const SbxSandboxRow *listed, SbxReconcileStats *st, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        _cleanup_(json_object_putp) json_object *attrs = NULL;
+        int r;
+
+        if ((r = sbx_lifecycle_lock(l, listed->name, &lock)) < 0 ||
+            (r = sbx_store_get_sandbox(l->store, listed->name, &row, error)) <= 0)
+                return r;
+        if (!streq(row->container_id, listed->container_id))
+                return 0;
+        r = sbx_docker_container_inspect(l->docker, row->container_id, &attrs, error);
+        if (r >= 0 || !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                return r < 0 ? r : 0;
+        sbx_error_free(error);
+        if ((r = sbx_store_delete_sandbox(l->store, row->name, error)) < 0)
+                return r;
+        st->dropped++;
+        return 0;
+}
+
+static bool listed_id(json_object *list, const char *id) {
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+                json_object *c = json_object_array_get_idx(list, i), *j;
+
+                if (json_object_object_get_ex(c, "Id", &j) && streq_ptr(json_object_get_string(j), id))
+                        return true;
+        }
+        return false;
+}
+
+int sbx_lifecycle_reconcile(SbxLifecycle *l, SbxReconcileStats *ret, SbxError *error) {
+        static const char *const managed[] = { SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE, NULL };
+        _cleanup_(sbx_intent_row_list_freep) SbxIntentRow **intents = NULL;
+        _cleanup_(sbx_sandbox_row_list_freep) SbxSandboxRow **rows = NULL;
+        _cleanup_(json_object_putp) json_object *list = NULL;
+        SbxReconcileStats st = {};
+        int r, n_rows;
+
+        /* Interrupted creates first: afterwards, a container without a row is not one
+         * that an intent explains. */
+        if ((r = sbx_store_list_intents(l->store, &intents, error)) < 0)
+                return r;
+        for (SbxIntentRow **in = intents; *in; in++) {
+                _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+                _cleanup_(sbx_intent_row_freep) SbxIntentRow *again = NULL;
+
+                if ((r = sbx_lifecycle_lock(l, (*in)->name, &lock)) < 0 ||
+                    (r = sbx_store_get_intent(l->store, (*in)->name, &again, error)) < 0)
+                        return r;
+                if (r > 0 && (r = settle_intent(l, again, error)) < 0)
+                        return r;
+                st.settled += r >= 0;
+        }
+
+        if ((n_rows = sbx_store_list_sandboxes(l->store, SBX_STORE_ANY_OWNER, &rows, error)) < 0 ||
+            (r = sbx_docker_container_list(l->docker, managed, &list, error)) < 0)
+                return n_rows < 0 ? n_rows : r;
+        for (size_t i = 0; i < json_object_array_length(list); i++)
+                if ((r = reconcile_container(l, json_object_array_get_idx(list, i), rows, (size_t) n_rows, &st,
+                                             error)) < 0)
+                        return r;
+        for (int i = 0; i < n_rows; i++)
+                if (!listed_id(list, rows[i]->container_id) && (r = reconcile_row(l, rows[i], &st, error)) < 0)
+                        return r;
+
+        if (n_rows == 0 && st.owned > 0)
+                log_warning("The store %s held no sandboxes, but %u containers of this service exist: rows rebuilt "
+                            "from the containers (%u recorded again, %u removed without proof of verification)",
+                            sbx_store_path(l->store), st.owned, st.adopted, st.removed);
+        if (ret)
+                *ret = st;
+        return 0;
+}
+
+int sbx_lifecycle_forget(SbxLifecycle *l, const char *name, const char *container_id, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        int r;
+
+        if ((r = sbx_lifecycle_lock(l, name, &lock)) < 0 || (r = sbx_store_get_sandbox(l->store, name, &row, error)) <= 0)
+                return r;
+        if (!streq(row->container_id, container_id))
+                return 0;
+        return sbx_store_delete_sandbox(l->store, name, error);
 }
 
 int sbx_lifecycle_container_id(SbxLifecycle *l, const char *name, char **ret, SbxError *error) {

@@ -192,3 +192,19 @@ int sbx_worker_pool_submit(SbxWorkerPool *p, SbxJobRun run, SbxJobDone done, voi
 unsigned sbx_worker_pool_pending(SbxWorkerPool *p) {
         return p->pending;
 }
+
+void sbx_worker_pool_cancel_queued(SbxWorkerPool *p, SbxJobDone done, SbxJobDone cancel) {
+        JobList queued, kept = {}, cancelled = {};
+
+        pthread_mutex_lock(&p->lock);
+        queued = p->queued;
+        for (Job *j; (j = list_pop(&queued));)
+                list_push(j->done == done ? &cancelled : &kept, j);
+        p->queued = kept;
+        pthread_mutex_unlock(&p->lock);
+        for (Job *j; (j = list_pop(&cancelled));) {
+                p->pending--;
+                cancel(j->job);
+                free(j);
+        }
+}

@@ -7,8 +7,9 @@
  * The main thread submits a job (run + done callbacks). A worker runs `run` with
  * its own per-thread context (made by the pool's init callback: one Docker
  * connection and one SQLite connection per worker); then `done` is called on the
- * main thread, where replies are sent. A job always runs to completion: nothing
- * cancels it, even if the caller who asked for it has gone. */
+ * main thread, where replies are sent. A job that started always runs to completion,
+ * even if the caller who asked for it has gone; only a queued one can be cancelled
+ * (shutdown). */
 
 #include <systemd/sd-event.h>
 
@@ -39,6 +40,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(SbxWorkerPool *, sbx_worker_pool_free);
 /* Queues a job. -EBUSY when max_queued jobs are already waiting (the caller
  * answers LimitsExceeded). */
 int sbx_worker_pool_submit(SbxWorkerPool *pool, SbxJobRun run, SbxJobDone done, void *job);
+
+/* Shutting down: every queued job submitted with this done callback that no worker
+ * has started is taken off the queue and handed to cancel (on the calling, main
+ * thread) instead of run and done. Jobs already running, and other jobs, complete
+ * as usual. */
+void sbx_worker_pool_cancel_queued(SbxWorkerPool *pool, SbxJobDone done, SbxJobDone cancel);
 
 /* Jobs submitted whose completion has not yet been delivered. */
 unsigned sbx_worker_pool_pending(SbxWorkerPool *pool);
