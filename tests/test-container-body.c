@@ -43,7 +43,7 @@ START_TEST(test_body) {
         ck_assert_int_eq(sbx_container_body(&(SbxContainerParams) {
                 .name = "user::7", .spec = s, .image = "img:tag", .fingerprint = "abc",
                 .uid = 1001, .init_volume = "xagent-sandbox-init-0123456789ab", .pids_limit = 512,
-                .publish_address = "127.0.0.1",
+                .publish_address = "127.0.0.1", .service = "0011223344556677",
         }, &b), 0);
 
         ck_assert_str_eq(str_at(b, "Image"), "\"img:tag\"");
@@ -62,6 +62,8 @@ START_TEST(test_body) {
                          "abc");
         ck_assert_str_eq(json_object_get_string(json_object_object_get(labels, "xagent.sandbox.spec.version")), "1");
         ck_assert_str_eq(json_object_get_string(json_object_object_get(labels, "xagent.sandbox.owner")), "1001");
+        ck_assert_str_eq(json_object_get_string(json_object_object_get(labels, "xagent.sandbox.service")),
+                         "0011223344556677");
         ck_assert_str_eq(str_at(b, "HostConfig.NanoCpus"), "2000000000");
         ck_assert_str_eq(str_at(b, "HostConfig.Memory"), "268435456");
         ck_assert_str_eq(str_at(b, "HostConfig.MemorySwap"), "268435456");
@@ -103,6 +105,8 @@ START_TEST(test_isolated) {
         ck_assert_str_eq(str_at(b, "HostConfig.NetworkMode"), "\"none\"");
         ck_assert_str_eq(str_at(b, "HostConfig.PortBindings"), "{}");
         ck_assert_str_eq(str_at(b, "User"), "\"65534:65534\"");
+        /* no service id, no service label */
+        ck_assert(!json_object_object_get_ex(json_object_object_get(b, "Labels"), "xagent.sandbox.service", NULL));
         /* a body without the init's volume is never made */
         json_object_put(TAKE_PTR(b));
         ck_assert_int_eq(sbx_container_body(&(SbxContainerParams) {

@@ -403,6 +403,31 @@ START_TEST(test_timeout) {
 }
 END_TEST
 
+/* An operation's budget bounds its calls in all: a hung call ends when it runs out,
+ * and a call after that fails at once, without a connection. */
+START_TEST(test_deadline) {
+        static const char *const script[] = { PING_OK, HANG, NULL };
+        Fake *f = fake_start(script);
+        SbxDocker *d = client(f);
+        SbxError e = SBX_ERROR_NULL;
+        unsigned long n;
+
+        ck_assert_int_eq(sbx_docker_ping(d, &e), 0);
+        sbx_docker_set_deadline(d, 1);
+        ck_assert_int_eq(sbx_docker_request(d, "GET", "/info", NULL, 30, NULL, &e), -EHOSTDOWN);
+        assert_error(&e, SBX_ERROR_BACKEND_UNAVAILABLE, "did not answer within");
+        sbx_error_free(&e);
+        n = sbx_docker_n_requests(d);
+        ck_assert_uint_eq(n, 2);
+        ck_assert_int_eq(sbx_docker_request(d, "GET", "/info", NULL, 30, NULL, &e), -EHOSTDOWN);
+        assert_error(&e, SBX_ERROR_BACKEND_UNAVAILABLE, "did not finish within the operation's 1 s");
+        sbx_error_free(&e);
+        ck_assert_uint_eq(sbx_docker_n_requests(d), n);
+        d = sbx_docker_free(d);
+        fake_finish(f);
+}
+END_TEST
+
 START_TEST(test_body_cap) {
         static const char *const script[] = { PING_OK, HUGE_LENGTH, HUGE_CLOSE, NULL };
         Fake *f = fake_start(script);
@@ -463,6 +488,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_ping_versions);
         tcase_add_test(tc, test_status_mapping);
         tcase_add_test(tc, test_timeout);
+        tcase_add_test(tc, test_deadline);
         tcase_add_test(tc, test_body_cap);
         suite_add_tcase(s, tc);
         return s;

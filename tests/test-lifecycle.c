@@ -165,6 +165,7 @@ static void fixture_setup(void) {
                 .policy = F.policy,
                 .docker_socket = "/var/run/docker.sock",
                 .init_dir = SBX_BUILD_INIT_DIR,
+                .service_id = run_id,   /* this run's containers only: others on the dockerd are left alone */
         };
 }
 
@@ -1011,8 +1012,9 @@ START_TEST(test_unreachable) {
 }
 END_TEST
 
-/* 15. Reconcile drops the row whose container is gone; a container without a
- * row is left alone. */
+/* 15. Reconcile drops the row whose container is gone; a container without an owner
+ * label (xagent's own) and without a row is left alone; a row that says running for
+ * a stopped container is corrected. */
 START_TEST(test_reconcile) {
         _cleanup_free_ char *gone = name("rec-gone"), *kept = name("rec-kept"), *legacy = name_of(0, "rec-legacy");
         _cleanup_free_ char *legacy_id = NULL;
@@ -1020,13 +1022,22 @@ START_TEST(test_reconcile) {
         _cleanup_(sbx_sandbox_freep) SbxSandbox *a = NULL, *b = NULL, *sb = NULL;
         SbxError e = SBX_ERROR_NULL;
 
+        SbxReconcileStats st;
+
         a = create_ok(&F.l, gone, s, &owner);
         b = create_ok(&F.l, kept, s, &owner);
         legacy_id = create_legacy(legacy);
         ck_assert_int_eq(sbx_docker_container_remove(F.docker, a->container_id, &e), 0);
         ck_assert(has_row(gone));
+        ck_assert_int_eq(sbx_docker_container_stop(F.docker, b->container_id, 0, &e), 0);
+        ck_assert_int_eq(row_state(kept), SBX_SANDBOX_RUNNING);
 
-        ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &e), 1);
+        ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &st, &e), 0);
+        ck_assert_uint_eq(st.dropped, 1);
+        ck_assert_uint_eq(st.repaired, 1);
+        ck_assert_uint_eq(st.removed, 0);
+        ck_assert_uint_eq(st.adopted, 0);
+        ck_assert_int_eq(row_state(kept), SBX_SANDBOX_STOPPED);
         ck_assert(!has_row(gone));
         ck_assert(has_row(kept));
         ck_assert(!has_row(legacy));
@@ -1036,10 +1047,130 @@ START_TEST(test_reconcile) {
         sb = sbx_sandbox_free(sb);
         sb = inspect_ok(&F.l, kept);
         ck_assert_int_eq(sb->verdict, SBX_VERDICT_MATCH);
-        ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &e), 0);
+        ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &st, &e), 0);
+        ck_assert_uint_eq(st.dropped + st.repaired + st.removed + st.adopted + st.settled, 0);
 
         ck_assert_int_eq(sbx_lifecycle_delete(&F.l, kept, &e), 1);
         ck_assert_int_eq(sbx_lifecycle_delete(&F.l, legacy, &e), 1);
+}
+END_TEST
+
+/* 15b. Lost rows (a truncated store): a container whose spec is proven by its label
+ * is recorded again and matches; one whose label proves nothing (changed behind
+ * the service's back), and one still under its provisional name, are removed. */
+START_TEST(test_reconcile_lost_rows) {
+        _cleanup_free_ char *adopt = name("lost-adopt"), *bogus = name("lost-bogus"), *pend = name("lost-pending");
+        _cleanup_free_ char *cname = NULL, *pname = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{\"env\": {\"A\": \"1\"}, \"cpus\": 2}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *a = NULL, *b = NULL, *c = NULL, *sb = NULL;
+        SbxReconcileStats st;
+        SbxError e = SBX_ERROR_NULL;
+
+        a = create_ok(&F.l, adopt, s, &owner);
+        b = create_ok(&F.l, bogus, s, &owner);
+        c = create_ok(&F.l, pend, s, &owner);
+        ck_assert_int_eq(docker_update(F.docker, b->container_id, "{\"NanoCpus\": 500000000}"), 200);
+        ck_assert_int_eq(sbx_container_name(pend, &cname), 0);
+        ck_assert_int_ge(asprintf(&pname, "%s.pending", cname), 0);
+        ck_assert_int_eq(sbx_docker_container_rename(F.docker, c->container_id, pname, &e), 0);
+        for (const char *const *n = (const char *const[]) { adopt, bogus, pend, NULL }; *n; n++)
+                ck_assert_int_eq(sbx_store_delete_sandbox(F.store, *n, NULL), 1);
+
+        ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &st, &e), 0);
+        ck_assert_uint_ge(st.owned, 3);
+        ck_assert_uint_eq(st.adopted, 1);
+        ck_assert_uint_eq(st.removed, 2);
+        ck_assert(has_row(adopt));
+        ck_assert_int_eq(row_state(adopt), SBX_SANDBOX_RUNNING);
+        sb = inspect_ok(&F.l, adopt);
+        ck_assert_int_eq(sb->verdict, SBX_VERDICT_MATCH);
+        ck_assert_str_eq(sb->container_id, a->container_id);
+        ck_assert_uint_eq(count_containers(bogus), 0);
+        ck_assert_uint_eq(count_containers(pend), 0);
+        ck_assert(!has_row(bogus) && !has_row(pend));
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, adopt, &e), 1);
+}
+END_TEST
+
+/* Docker gone between the container's creation and its start: the create fails with
+ * BackendUnavailable, its intent stays, and the provisional container is removed by
+ * the next reconciliation (or create of the name) once Docker answers. */
+static void seam_lose_docker(SbxLifecycle *l, const char *container_id, void *userdata) {
+        *(SbxDocker **) userdata = l->docker;
+        l->docker = client("unix:///nonexistent.sock");
+}
+
+START_TEST(test_interrupted_create_settled) {
+        _cleanup_free_ char *n = name("interrupted"), *m = name("interrupted2");
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
+        _cleanup_(sbx_intent_row_freep) SbxIntentRow *in = NULL;
+        SbxDocker *real = NULL;
+        SbxReconcileStats st;
+        SbxError e = SBX_ERROR_NULL;
+
+        for (int round = 0; round < 2; round++) {
+                const char *which = round == 0 ? n : m;
+
+                F.l.seam_before_start = seam_lose_docker;
+                F.l.seam_userdata = &real;
+                ck_assert_int_eq(sbx_lifecycle_create(&F.l, which, s, &owner, &sb, &e), -EHOSTDOWN);
+                F.l.seam_before_start = NULL;
+                sbx_docker_free(F.l.docker);
+                F.l.docker = real;
+                assert_error(&e, SBX_ERROR_BACKEND_UNAVAILABLE, NULL);
+                sbx_error_free(&e);
+                ck_assert_uint_eq(count_containers(which), 1);          /* left, pending */
+                ck_assert_int_eq(sbx_store_get_intent(F.store, which, &in, NULL), 1);
+                ck_assert_msg(strstr(in->container_name, ".pending"), "%s", in->container_name);
+                in = sbx_intent_row_free(in);
+                ck_assert(!has_row(which));
+        }
+
+        /* the first: settled by a create of its name, which then succeeds */
+        sb = create_ok(&F.l, n, s, &owner);
+        ck_assert_uint_eq(count_containers(n), 1);
+        ck_assert_int_eq(sbx_store_get_intent(F.store, n, &in, NULL), 0);
+        sb = sbx_sandbox_free(sb);
+        /* the second: by the reconciliation */
+        ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &st, &e), 0);
+        ck_assert_uint_eq(st.settled, 1);
+        ck_assert_uint_eq(count_containers(m), 0);
+        ck_assert_int_eq(sbx_store_get_intent(F.store, m, &in, NULL), 0);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, &e), 1);
+}
+END_TEST
+
+/* A crash after the rename (verified) and before the row: the reconciliation records
+ * the sandbox from its intent, and it matches. */
+START_TEST(test_verified_create_recorded_from_intent) {
+        _cleanup_free_ char *n = name("renamed");
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        _cleanup_(sbx_intent_row_freep) SbxIntentRow *in = NULL;
+        SbxReconcileStats st;
+        SbxError e = SBX_ERROR_NULL;
+
+        sb = create_ok(&F.l, n, s, &owner);
+        ck_assert_int_eq(sbx_store_get_sandbox(F.store, n, &row, NULL), 1);
+        /* back to the moment before the row: the intent, no row */
+        ck_assert_int_eq(sbx_store_put_intent(F.store, &(SbxIntentRow) {
+                .name = row->name, .owner_uid = row->owner_uid, .owner_gid = row->owner_gid,
+                .container_name = (char *) "xagent_sandbox_nothing.pending", .fingerprint = row->fingerprint,
+                .spec_json = row->spec_json,
+        }, NULL), 0);
+        ck_assert_int_eq(sbx_store_delete_sandbox(F.store, n, NULL), 1);
+
+        ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &st, &e), 0);
+        ck_assert_uint_eq(st.settled, 1);
+        ck_assert_uint_eq(st.removed + st.adopted, 0);
+        ck_assert(has_row(n));
+        ck_assert_int_eq(sbx_store_get_intent(F.store, n, &in, NULL), 0);
+        sb = sbx_sandbox_free(sb);
+        sb = inspect_ok(&F.l, n);
+        ck_assert_int_eq(sb->verdict, SBX_VERDICT_MATCH);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, &e), 1);
 }
 END_TEST
 
@@ -1166,6 +1297,9 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_missing_image);
         tcase_add_test(tc, test_unreachable);
         tcase_add_test(tc, test_reconcile);
+        tcase_add_test(tc, test_reconcile_lost_rows);
+        tcase_add_test(tc, test_interrupted_create_settled);
+        tcase_add_test(tc, test_verified_create_recorded_from_intent);
         tcase_add_test(tc, test_odd_name);
         suite_add_tcase(s, tc);
         return s;

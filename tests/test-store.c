@@ -140,8 +140,9 @@ START_TEST(test_open_fresh) {
         ck_assert_int_eq(stat(wal, &st), 0);
         ck_assert_int_eq(st.st_mode & 07777, 0600);
 
+        ck_assert(sbx_store_created(s));
         version = raw_query("PRAGMA user_version");
-        ck_assert_str_eq(version, "2");
+        ck_assert_str_eq(version, "3");
         mode = raw_query("PRAGMA journal_mode");
         ck_assert_str_eq(mode, "wal");
         tables = raw_query("SELECT COUNT(*) FROM sqlite_master WHERE name IN ('sandboxes', 'snapshots')");
@@ -214,6 +215,85 @@ START_TEST(test_migration_to_owner_names) {
         ck_assert_uint_eq(got->owner_uid, 1001);
         ck_assert_int_eq(sbx_store_get_snapshot(s, "~1001:snap", &snap, NULL), 1);
         ck_assert_str_eq(snap->image_id, "sha256:1");
+        sbx_store_close(s);
+}
+END_TEST
+
+/* A create's intent: recorded before the container exists, ended by the row of its
+ * name in the same statement; kept by a state update. */
+START_TEST(test_intents) {
+        _cleanup_(sbx_intent_row_list_freep) SbxIntentRow **list = NULL;
+        _cleanup_(sbx_intent_row_freep) SbxIntentRow *got = NULL;
+        SbxSandboxRow row = sandbox("~1001:box", 1001, SBX_SANDBOX_RUNNING);
+        SbxIntentRow in = {
+                .name = (char *) "~1001:box", .owner_uid = 1001, .owner_gid = 1002,
+                .container_name = (char *) "xagent_sandbox_x.pending", .fingerprint = (char *) "fp",
+                .spec_json = (char *) "{}",
+        };
+        SbxError e = SBX_ERROR_NULL;
+        SbxStore *s = open_ok();
+
+        ck_assert_int_eq(sbx_store_get_intent(s, in.name, &got, NULL), 0);
+        ck_assert_int_eq(sbx_store_put_intent(s, &in, NULL), 0);
+        in.name = (char *) "other";
+        ck_assert_int_eq(sbx_store_put_intent(s, &in, NULL), 0);
+        ck_assert_int_eq(sbx_store_list_intents(s, &list, NULL), 2);
+        ck_assert_str_eq(list[0]->name, "other");
+        ck_assert_str_eq(list[1]->name, "~1001:box");
+        ck_assert_int_eq(sbx_store_get_intent(s, "~1001:box", &got, NULL), 1);
+        ck_assert_uint_eq(got->owner_uid, 1001);
+        ck_assert_uint_eq(got->owner_gid, 1002);
+        ck_assert_str_eq(got->container_name, "xagent_sandbox_x.pending");
+        ck_assert_str_eq(got->spec_json, "{}");
+        ck_assert_int_gt(got->created_us, 0);
+        got = sbx_intent_row_free(got);
+
+        /* the row ends it, in the same statement; a state update does not */
+        ck_assert_int_eq(sbx_store_put_sandbox(s, &row, NULL), 0);
+        ck_assert_int_eq(sbx_store_get_intent(s, "~1001:box", &got, NULL), 0);
+        ck_assert_int_eq(sbx_store_put_intent(s, &(SbxIntentRow) { .name = (char *) "~1001:box",
+                .container_name = (char *) "c", .fingerprint = (char *) "", .spec_json = (char *) "{}" }, NULL), 0);
+        ck_assert_int_eq(sbx_store_update_sandbox_state(s, "~1001:box", SBX_SANDBOX_STOPPED, NULL), 1);
+        ck_assert_int_eq(sbx_store_get_intent(s, "~1001:box", &got, NULL), 1);
+        got = sbx_intent_row_free(got);
+        ck_assert_int_eq(sbx_store_put_sandbox(s, &row, NULL), 0);       /* an upsert ends it too */
+        ck_assert_int_eq(sbx_store_get_intent(s, "~1001:box", &got, NULL), 0);
+
+        ck_assert_int_eq(sbx_store_delete_intent(s, "other", NULL), 1);
+        ck_assert_int_eq(sbx_store_delete_intent(s, "other", NULL), 0);
+        ck_assert_int_lt(sbx_store_put_intent(s, &(SbxIntentRow) { .name = (char *) "x" }, &e), 0);
+        ck_assert_int_eq(e.kind, SBX_ERROR_INVALID_ARGS);
+        sbx_error_free(&e);
+        sbx_store_close(s);
+
+        /* opened again: not made just now */
+        s = open_ok();
+        ck_assert(!sbx_store_created(s));
+        sbx_store_close(s);
+}
+END_TEST
+
+/* A truncated file is a new store: its opener can tell (the daemon then looks for
+ * containers whose rows were lost). */
+START_TEST(test_truncated_is_created) {
+        SbxStore *s = open_ok();
+        int fd;
+
+        ck_assert_int_eq(sbx_store_put_sandbox(s, &(SbxSandboxRow) { .name = (char *) "a",
+                .container_id = (char *) "c", .spec_json = (char *) "{}", .fingerprint = (char *) "f" }, NULL), 0);
+        sbx_store_close(s);
+        fd = open(db_path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        for (const char *suffix = "-wal"; suffix; suffix = streq(suffix, "-wal") ? "-shm" : NULL) {
+                char p[sizeof db_path + 4];
+
+                snprintf(p, sizeof p, "%s%s", db_path, suffix);
+                (void) unlink(p);
+        }
+        s = open_ok();
+        ck_assert(sbx_store_created(s));
+        ck_assert_int_eq(sbx_store_count_sandboxes(s, SBX_STORE_ANY_OWNER, NULL), 0);
         sbx_store_close(s);
 }
 END_TEST
@@ -575,6 +655,8 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_snapshot_crud);
         tcase_add_test(tc, test_snapshot_list);
         tcase_add_test(tc, test_concurrent_connections);
+        tcase_add_test(tc, test_intents);
+        tcase_add_test(tc, test_truncated_is_created);
         suite_add_tcase(s, tc);
         return s;
 }

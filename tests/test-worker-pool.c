@@ -302,14 +302,19 @@ static void job_cancel(void *j) {
         cancelled.last = j;
 }
 
-/* Cancelling takes the queued jobs (not the running one) off the queue, calls cancel
- * for each on the calling thread and never their done; the running job completes;
- * later submits fail with -ESHUTDOWN. */
+static void other_done(void *j) {
+        job_done(j);
+}
+
+/* Shutdown: the queued jobs of one kind (their done callback) are taken off the
+ * queue and handed to cancel on the calling thread, in order, never run and never
+ * done; the running job and queued jobs of another kind complete as usual, and a
+ * later submit is still taken. */
 START_TEST(test_cancel_queued) {
         sd_event *e = NULL;
         SbxWorkerPool *p = NULL;
         pthread_barrier_t hold;
-        TestJob running = {}, queued[3] = {}, refused = {};
+        TestJob running = {}, queued[4] = {}, other = {}, later = {};
         unsigned n_done = 0;
         atomic_uint started = 0;
 
@@ -324,28 +329,33 @@ START_TEST(test_cancel_queued) {
         for (size_t i = 0; i < ELEMENTSOF(queued); i++) {
                 queued[i].n_done = &n_done;
                 ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &queued[i]), 0);
+                if (i == 1) {
+                        other.n_done = &n_done;
+                        ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, other_done, &other), 0);
+                }
         }
-        ck_assert_uint_eq(sbx_worker_pool_pending(p), 4);
+        ck_assert_uint_eq(sbx_worker_pool_pending(p), 6);
 
-        ck_assert_uint_eq(sbx_worker_pool_cancel_queued(p, job_cancel), 3);
-        ck_assert_uint_eq(cancelled.n, 3);
+        ck_assert_uint_eq(sbx_worker_pool_cancel_queued(p, job_done, job_cancel), ELEMENTSOF(queued));
+        ck_assert_uint_eq(cancelled.n, ELEMENTSOF(queued));
         ck_assert(cancelled.on_main);
-        ck_assert_ptr_eq(cancelled.last, &queued[2]);   /* in queue order */
-        ck_assert_uint_eq(sbx_worker_pool_pending(p), 1);
-        refused.n_done = &n_done;
-        ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &refused), -ESHUTDOWN);
+        ck_assert_ptr_eq(cancelled.last, &queued[ELEMENTSOF(queued) - 1]);     /* in queue order */
+        ck_assert_uint_eq(sbx_worker_pool_pending(p), 2);
+        later.n_done = &n_done;
+        ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &later), 0);
 
         pthread_barrier_wait(&hold);
-        run_until(e, &n_done, 1);
+        run_until(e, &n_done, 3);
         ck_assert(pthread_equal(running.done_on, pthread_self()));
+        ck_assert(other.ran && later.ran);
         ck_assert_uint_eq(sbx_worker_pool_pending(p), 0);
-        ck_assert_uint_eq(sbx_worker_pool_cancel_queued(p, job_cancel), 0);
+        ck_assert_uint_eq(sbx_worker_pool_cancel_queued(p, job_done, job_cancel), 0);
 
         sbx_worker_pool_free(p);
-        ck_assert_uint_eq(n_done, 1);
+        ck_assert_uint_eq(n_done, 3);
         for (size_t i = 0; i < ELEMENTSOF(queued); i++)
                 ck_assert(!queued[i].ran);
-        ck_assert_uint_eq(cancelled.n, 3);
+        ck_assert_uint_eq(cancelled.n, ELEMENTSOF(queued));
         sd_event_unref(e);
         pthread_barrier_destroy(&hold);
 }

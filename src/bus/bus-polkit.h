@@ -12,7 +12,7 @@
 /* A hung polkitd costs a caller at most this long (then AccessDenied naming polkit):
  * far below the 25 s every D-Bus client waits by default. An interactive check waits
  * for a person: 5 minutes. */
-#define SBX_POLKIT_TIMEOUT_USEC (10ULL * 1000000ULL)
+#define SBX_POLKIT_TIMEOUT_USEC (5ULL * 1000000ULL)
 
 #define SBX_POLKIT_ACTION_INSPECT       "org.xagent.sandbox1.inspect"
 #define SBX_POLKIT_ACTION_CREATE        "org.xagent.sandbox1.create"

@@ -16,7 +16,10 @@
 #include "fileio.h"
 #include "log.h"
 #include "bus-exec.h"
+#include "events.h"
 #include "manager.h"
+#include "operation.h"
+#include "spec-json.h"
 
 #define MAX_POLICY_FILE (1024 * 1024)
 
@@ -142,6 +145,7 @@ static void *worker_init(void *userdata) {
         /* l->policy: set for each job (manager_policy_ref()), as a reload may swap it */
         l->docker_socket = m->docker_socket;
         l->init_dir = m->init_dir;
+        l->service_id = m->service_id;
         if (sbx_docker_new(m->docker_host, &l->docker, &e) < 0 || sbx_store_open(m->state_dir, &l->store, &e) < 0) {
                 log_error("Worker: %s", e.message ?: "out of memory");
                 sbx_error_free(&e);
@@ -255,12 +259,18 @@ int manager_new(const ManagerConfig *c, Manager **ret) {
                 log_error_errno(errno, "%s: %m", c->state_dir);
                 return -errno;
         }
+        if ((r = sbx_lifecycle_service_id(c->state_dir, &m->service_id)) < 0)
+                return log_error_errno(r, "%s: %m", c->state_dir);
         /* A corrupt or unreadable database stops the start, before anything else. */
         r = sbx_store_open(c->state_dir, &store, &e);
         if (r < 0) {
                 log_error("%s", e.message ?: "cannot open the store");
                 return r;
         }
+        /* A new, empty or truncated file: whatever Docker still has is found (and
+         * rebuilt from its containers) by the reconciliation. */
+        if (sbx_store_created(store))
+                log_notice("%s: no store yet (a first start, or the file was empty): created", sbx_store_path(store));
 
         if ((r = sd_event_default(&m->event)) < 0)
                 return r;
@@ -274,6 +284,7 @@ Manager *manager_free(Manager *m) {
         /* Running execs are killed and their relays stopped; running and queued
          * jobs (those kills included) finish and are answered before the bus goes. */
         bus_exec_shutdown_all(m);
+        manager_events_stop(m);
         sbx_worker_pool_free(m->pool);
         sbx_worker_pool_free(m->read_pool);
         tdestroy(m->busy_by_uid, free);
@@ -292,6 +303,7 @@ Manager *manager_free(Manager *m) {
         free(m->docker_host);
         free(m->init_dir);
         free(m->docker_socket);
+        free(m->service_id);
         free(m->docker_api_version);
         free(m);
         return NULL;
@@ -314,38 +326,207 @@ static int connect_bus(Manager *m) {
         return sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
 }
 
-/* Start-up reconciliation (docs/lifecycle.md) and the initial objects. Docker being away
- * is no reason not to start: calls will say BackendUnavailable. */
-static void reconcile(Manager *m) {
-        SbxLifecycle *l = worker_init(m);
-        SbxSandbox **list = NULL;
+/* The objects at start-up, from the store alone: the name is taken without waiting
+ * for Docker. Until the first reconciliation refreshes them (PropertiesChanged),
+ * their Status is empty and their Verdict unverified: nothing has been checked yet. */
+static void load_stored_objects(Manager *m) {
+        _cleanup_(sbx_store_closep) SbxStore *store = NULL;
+        _cleanup_(sbx_sandbox_row_list_freep) SbxSandboxRow **rows = NULL;
         SbxError e = SBX_ERROR_NULL;
-        size_t n = 0;
-        int r;
 
-        if (!l)
+        if (sbx_store_open(m->state_dir, &store, &e) < 0 ||
+            sbx_store_list_sandboxes(store, SBX_STORE_ANY_OWNER, &rows, &e) < 0) {
+                log_warning("Cannot read the stored sandboxes: %s", e.message ?: "out of memory");
+                sbx_error_free(&e);
                 return;
-        l->policy = m->policy;          /* the main thread: no reload can race it */
-        r = sbx_lifecycle_reconcile(l, &e);
-        if (r > 0)
-                log_notice("dropped %d stored sandbox(es) whose container is gone", r);
-        if (r >= 0)
-                r = sbx_lifecycle_list(l, &list, &n, &e);
-        if (r < 0)
-                log_warning("start-up reconciliation failed: %s", e.message ?: "error");
-        for (size_t i = 0; i < n; i++)
-                (void) manager_put_sandbox(m, list[i]);
-        if (r >= 0 && sbx_docker_api_version(l->docker))
-                m->docker_api_version = strdup(sbx_docker_api_version(l->docker));
-        sbx_sandbox_list_free(list, n);
+        }
+        for (SbxSandboxRow **row = rows; *row; row++) {
+                _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
+
+                (void) sbx_spec_from_json_string((*row)->spec_json, &spec, NULL);
+                (void) manager_put_sandbox(m, &(SbxSandbox) {
+                        .name = (*row)->name,
+                        .owner_valid = true,
+                        .owner = (*row)->owner_uid,
+                        .container_id = (*row)->container_id,
+                        .state = (*row)->state == SBX_SANDBOX_RUNNING ? SBX_STATE_RUNNING : SBX_STATE_STOPPED,
+                        .status = (char *) "",
+                        .image = spec && spec->image ? spec->image : (char *) "",
+                        .fingerprint = (*row)->fingerprint,
+                        .verdict = SBX_VERDICT_UNVERIFIED,
+                        .created_us = (uint64_t) MAX((*row)->created_us, 0),
+                });
+        }
+}
+
+/* Reconciliation in the background --------------------------------------------- */
+
+typedef struct ReconcileJob {
+        Manager *m;
+        uint64_t seq;                   /* the registry's when the job was made */
+        int r;
+        SbxError error;
+        SbxReconcileStats stats;
+        SbxSandbox **list;
+        size_t n;
+        char *api_version;
+} ReconcileJob;
+
+static void reconcile_run(void *job, void *ctx) {
+        ReconcileJob *j = job;
+        SbxLifecycle *l = ctx;
+
+        if (!l) {
+                j->r = sbx_error_set(&j->error, SBX_ERROR_IO, "the worker could not open the store or Docker client");
+                return;
+        }
+        l->policy = manager_policy_ref(j->m);
+        sbx_docker_set_deadline(l->docker, 0);          /* each call its own limit */
+        j->r = sbx_lifecycle_reconcile(l, &j->stats, &j->error);
+        if (j->r >= 0)
+                j->r = sbx_lifecycle_list(l, &j->list, &j->n, &j->error);
+        if (j->r >= 0 && sbx_docker_api_version(l->docker))
+                j->api_version = strdup(sbx_docker_api_version(l->docker));
+        l->policy = sbx_policy_unref((SbxPolicy *) l->policy);
+}
+
+typedef struct Stale {
+        const ReconcileJob *job;
+        char **names;
+        size_t n;
+} Stale;
+
+static void collect_stale(SandboxEntry *e, void *userdata) {
+        Stale *st = userdata;
+        char *copy;
+
+        for (size_t i = 0; i < st->job->n; i++)
+                if (streq(st->job->list[i]->name, e->name))
+                        return;
+        if ((copy = strdup(e->name)))
+                st->names[st->n++] = copy;
+}
+
+static void count_entry(SandboxEntry *e, void *userdata) {
+        (*(size_t *) userdata)++;
+}
+
+static void reconcile_done(void *job) {
+        ReconcileJob *j = job;
+        Manager *m = j->m;
+        size_t n_entries = 0;
+
+        m->reconciling = false;
+        if (j->r < 0)
+                log_warning("Reconciling the store with Docker failed (again once Docker answers): %s",
+                            j->error.message ?: strerror(-j->r));
+        else if (j->seq != m->registry_seq && m->reconcile_again < 3)
+                /* Objects came or went meanwhile: this list may be older than they are. */
+                m->reconcile_again++;
+        else {
+                Stale st = { .job = j };
+
+                for (size_t i = 0; i < j->n; i++)
+                        (void) manager_put_sandbox(m, j->list[i]);
+                /* Gone while nobody followed Docker's events. */
+                manager_foreach_sandbox(m, count_entry, &n_entries);
+                st.names = calloc(n_entries + 1, sizeof(char *));
+                if (st.names)
+                        manager_foreach_sandbox(m, collect_stale, &st);
+                for (size_t i = 0; i < st.n; i++)
+                        manager_drop_sandbox(m, st.names[i]);
+                strv_free(st.names);
+                if (j->api_version) {
+                        free(m->docker_api_version);
+                        m->docker_api_version = TAKE_PTR(j->api_version);
+                }
+                m->reconcile_again = 0;
+                log_debug("Reconciled: %zu sandboxes; %u creates settled, %u recorded again, %u removed, %u rows "
+                          "dropped, %u repaired", j->n, j->stats.settled, j->stats.adopted, j->stats.removed,
+                          j->stats.dropped, j->stats.repaired);
+        }
+        sbx_sandbox_list_free(j->list, j->n);
+        sbx_error_free(&j->error);
+        free(j->api_version);
+        free(j);
+        manager_idle(m, 0);
+        if (m->reconcile_again > 0)
+                manager_reconcile(m);
+}
+
+void manager_reconcile(Manager *m) {
+        ReconcileJob *j;
+
+        if (m->reconciling) {
+                m->reconcile_again = MAX(m->reconcile_again, 1U);
+                return;
+        }
+        j = calloc(1, sizeof(ReconcileJob));
+        if (!j || manager_busy(m, 0) < 0) {
+                free(j);
+                log_error("Out of memory: no reconciliation");
+                return;
+        }
+        *j = (ReconcileJob) { .m = m, .seq = m->registry_seq };
+        if (sbx_worker_pool_submit(m->pool, reconcile_run, reconcile_done, j) < 0) {
+                free(j);
+                manager_idle(m, 0);
+                log_warning("No worker for the reconciliation now; again on Docker's next connection");
+                return;
+        }
+        m->reconciling = true;
+        if (m->reconcile_again > 0)
+                m->reconcile_again--;
+}
+
+typedef struct ForgetJob {
+        Manager *m;
+        char *name;
+        char *container_id;
+} ForgetJob;
+
+static void forget_run(void *job, void *ctx) {
+        ForgetJob *j = job;
+        SbxLifecycle *l = ctx;
+        SbxError e = SBX_ERROR_NULL;
+
+        if (l && sbx_lifecycle_forget(l, j->name, j->container_id, &e) < 0)
+                log_warning("'%s': the row of removed container %s stays until the next start-up: %s", j->name,
+                            j->container_id, e.message ?: "out of memory");
         sbx_error_free(&e);
-        worker_fini(l);
+}
+
+static void forget_done(void *job) {
+        ForgetJob *j = job;
+
+        manager_idle(j->m, 0);
+        free(j->name);
+        free(j->container_id);
+        free(j);
+}
+
+void manager_forget(Manager *m, const char *name, const char *container_id) {
+        ForgetJob *j = calloc(1, sizeof(ForgetJob));
+
+        if (!j || !(j->name = strdup(name)) || !(j->container_id = strdup(container_id)) || manager_busy(m, 0) < 0) {
+                if (j) {
+                        free(j->name);
+                        free(j->container_id);
+                }
+                free(j);
+                return;
+        }
+        j->m = m;
+        if (sbx_worker_pool_submit(m->pool, forget_run, forget_done, j) < 0)
+                forget_done(j);
 }
 
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Manager *m = userdata;
 
         log_info("%s, exiting", strsignal((int) si->ssi_signo));
+        /* What has not started never will: answered now. What runs finishes. */
+        operation_cancel_queued(m);
         sd_event_exit(m->event, 0);
         return 0;
 }
@@ -403,8 +584,10 @@ int manager_run(Manager *m) {
                                            m)) < 0)
                 return r;
 
-        reconcile(m);
-
+        /* The name first, Docker afterwards (docs/lifecycle.md): activation never waits on
+         * a hung dockerd. Store and Docker are reconciled in the background each time
+         * the event stream (re)connects. */
+        load_stored_objects(m);
         r = sd_bus_request_name(m->bus, SBX_BUS_NAME, 0);
         if (r < 0) {
                 log_error_errno(r, "cannot own %s: %m", SBX_BUS_NAME);
@@ -412,6 +595,8 @@ int manager_run(Manager *m) {
         }
         arm_idle(m);
         (void) sd_notify(false, "READY=1\nSTATUS=Serving " SBX_BUS_NAME);
+        if ((r = manager_events_start(m)) < 0)
+                return log_error_errno(r, "cannot follow Docker's events: %m");
 
         r = sd_event_loop(m->event);
         (void) sd_notify(false, "STOPPING=1");

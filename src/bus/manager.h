@@ -64,9 +64,14 @@ typedef struct Manager {
         char *docker_host;
         char *init_dir;
         char *docker_socket;
+        char *service_id;               /* sbx_lifecycle_service_id() of the state directory */
         char *docker_api_version;
 
         void *sandboxes;                /* tsearch() tree of SandboxEntry, by name */
+        uint64_t registry_seq;          /* counts entries added and dropped */
+        struct ManagerEvents *events;   /* Docker's event stream (events.h) */
+        bool reconciling;               /* a reconciliation job is queued or running */
+        unsigned reconcile_again;       /* … and another was asked for meanwhile */
         AuthCache *auth_cache;
 
         unsigned n_busy;                /* operations between their call and their reply */
@@ -103,6 +108,12 @@ void manager_drop_sandbox(Manager *m, const char *name);
 void manager_free_sandbox_entry(void *e);
 /* Calls f for each entry. */
 void manager_foreach_sandbox(Manager *m, void (*f)(SandboxEntry *e, void *userdata), void *userdata);
+
+/* Has store and Docker reconciled in the background (sbx_lifecycle_reconcile) and
+ * the objects refreshed from Docker: on every connection to Docker's events. */
+void manager_reconcile(Manager *m);
+/* A sandbox's container was removed: its row is dropped if still about it. */
+void manager_forget(Manager *m, const char *name, const char *container_id);
 
 /* Operation bookkeeping, for the idle exit and each caller's share: busy refuses
  * (-EBUSY) a caller with max_operations_per_user operations in flight already

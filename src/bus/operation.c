@@ -75,12 +75,6 @@ struct Operation {
         SbxEnsureOutcome outcome;
 };
 
-static void strv_free(char **v) {
-        for (char **p = v; p && *p; p++)
-                free(*p);
-        free(v);
-}
-
 static void operation_free_unstarted(Operation *o);
 
 static Operation *operation_free(Operation *o) {
@@ -451,6 +445,21 @@ int operation_refuse(sd_bus_message *msg, Verb verb, const char *target, const S
         return r;
 }
 
+/* The seconds an operation's Docker calls may take in all (docs/lifecycle.md): the
+ * policy's docker_timeout, plus what the caller asked to wait for; a process in the
+ * sandbox and a copy run under limits of their own. */
+static unsigned docker_budget(const Operation *o, const SbxPolicy *p) {
+        unsigned budget = (unsigned) p->docker_timeout;
+
+        if (verbs[o->verb].exec)
+                return 0;
+        if (o->verb == VERB_STOP || (o->verb == VERB_ENSURE && o->recreate))
+                budget += o->timeout_s + SBX_DOCKER_STOP_MARGIN_S;
+        if (o->verb == VERB_SNAPSHOT)
+                budget += SBX_DOCKER_COMMIT_TIMEOUT_S;
+        return budget;
+}
+
 static void job_run(void *job, void *ctx) {
         Operation *o = job;
         SbxLifecycle *l = ctx;
@@ -461,6 +470,7 @@ static void job_run(void *job, void *ctx) {
         }
         /* The whole job under the policy in force when it began (SIGHUP may swap it). */
         l->policy = manager_policy_ref(o->m);
+        sbx_docker_set_deadline(l->docker, docker_budget(o, l->policy));
         o->r = verbs[o->verb].run(o, l);
         l->policy = sbx_policy_unref((SbxPolicy *) l->policy);
 }
@@ -486,6 +496,21 @@ static void job_done(void *job) {
                 audit(o, "ok", NULL);
         (void) sd_bus_send(NULL, reply, NULL);
         operation_free(o);
+}
+
+/* Shutting down: a queued operation never starts; its caller learns so now. */
+static void job_cancel(void *job) {
+        SbxError e = SBX_ERROR_NULL;
+        Operation *o = job;
+
+        fail(o, OPERATION_ERRED, sbx_error_set(&e, SBX_ERROR_BACKEND_UNAVAILABLE,
+                                               "The service is shutting down; the operation was not started"), &e);
+        sbx_error_free(&e);
+}
+
+void operation_cancel_queued(Manager *m) {
+        sbx_worker_pool_cancel_queued(m->pool, job_done, job_cancel);
+        sbx_worker_pool_cancel_queued(m->read_pool, job_done, job_cancel);
 }
 
 /* Reads and state changes have pools of their own: a read never waits behind

@@ -64,5 +64,9 @@ void operation_args_done(OperationArgs *args, Verb verb);
 int operation_refuse(sd_bus_message *msg, Verb verb, const char *target, const SbxError *e, int r,
                      sd_bus_error *ret_error);
 
+/* SIGTERM: every operation waiting for a worker is answered BackendUnavailable and
+ * never started; running ones finish. */
+void operation_cancel_queued(Manager *m);
+
 /* The caller's uid from non-augmented bus credentials. */
 int bus_caller_uid(sd_bus_message *m, uid_t *ret);

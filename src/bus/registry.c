@@ -107,6 +107,7 @@ int manager_put_sandbox(Manager *m, const SbxSandbox *s) {
         changed[n] = NULL;
 
         if (is_new) {
+                m->registry_seq++;
                 (void) sd_bus_emit_signal(m->bus, SBX_BUS_PATH, SBX_BUS_MANAGER_INTERFACE, "SandboxNew", "so", e->display,
                                           e->path);
                 (void) sd_bus_emit_object_added(m->bus, e->path);
@@ -138,6 +139,7 @@ void manager_drop_sandbox(Manager *m, const char *name) {
                                   e->path);
         tdelete(e, &m->sandboxes, entry_cmp);
         manager_free_sandbox_entry(e);
+        m->registry_seq++;
 }
 
 static void (*walk_fn)(SandboxEntry *e, void *userdata);

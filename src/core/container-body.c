@@ -170,6 +170,8 @@ int sbx_container_body(const SbxContainerParams *p, json_object **ret) {
             (r = build_ports(s, p->publish_address, &exposed, &bindings)) < 0 ||
             (r = build_host_config(p, bindings, &host)) < 0)
                 return r;
+        if (p->service && (r = sbx_json_put(labels, SBX_LABEL_SERVICE, json_object_new_string(p->service))) < 0)
+                return r;
 
         if ((r = sbx_json_put(body, "Image", json_object_new_string(p->image))) < 0 ||
             /* An Entrypoint and no Cmd: Docker then uses neither of the image's. */

@@ -36,6 +36,7 @@ typedef struct SbxContainerParams {
         const char *init_volume;        /* the Docker volume holding the first process */
         int64_t pids_limit;             /* from the host policy */
         const char *publish_address;    /* from the host policy */
+        const char *service;            /* the label SBX_LABEL_SERVICE; NULL = none */
 } SbxContainerParams;
 
 /* The body for POST /containers/create. */

@@ -59,3 +59,11 @@ void sbx_error_free(SbxError *e) {
         free(e->message);
         *e = SBX_ERROR_NULL;
 }
+
+void sbx_error_move(SbxError *dst, SbxError *src) {
+        if (dst && !sbx_error_is_set(dst)) {
+                *dst = *src;
+                *src = SBX_ERROR_NULL;
+        } else
+                sbx_error_free(src);
+}

@@ -78,3 +78,7 @@ static inline bool sbx_error_is(const SbxError *e, SbxErrorKind kind) {
 }
 
 void sbx_error_free(SbxError *e);
+
+/* Hands src over to dst (first error wins: if dst is NULL or already set, src is
+ * freed); src is left empty. */
+void sbx_error_move(SbxError *dst, SbxError *src);

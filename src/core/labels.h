@@ -21,6 +21,9 @@
 #define SBX_LABEL_SPEC_FINGERPRINT      "xagent.sandbox.spec.fingerprint"
 #define SBX_LABEL_SPEC_VERSION          "xagent.sandbox.spec.version"
 #define SBX_LABEL_OWNER                 "xagent.sandbox.owner"
+/* Which service instance (its state directory) made the container: only its own are
+ * recorded again or removed when rows are missing (docs/lifecycle.md). */
+#define SBX_LABEL_SERVICE               "xagent.sandbox.service"
 
 /* Builds the labels for a new container (the create body's Config.Labels):
  * managed "true", name, template type, snapshot_id (only for a snapshot template

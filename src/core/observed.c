@@ -32,13 +32,6 @@ SbxState sbx_state_from_status(const char *raw_status) {
         return raw_status && strcasecmp(raw_status, "running") == 0 ? SBX_STATE_RUNNING : SBX_STATE_STOPPED;
 }
 
-static void strv_free(char **l) {
-        if (!l)
-                return;
-        for (char **p = l; *p; p++)
-                free(*p);
-        free(l);
-}
 
 static void kv_free(SbxEnvVar *kv, size_t n) {
         for (size_t i = 0; i < n; i++) {

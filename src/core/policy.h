@@ -46,6 +46,10 @@
 #define SBX_POLICY_MAX_OPERATIONS_PER_USER_LIMIT 128
 #define SBX_POLICY_DEFAULT_MAX_STOP_TIMEOUT 60
 #define SBX_POLICY_MAX_STOP_TIMEOUT_LIMIT 3600
+/* Seconds an operation's Docker calls may take in all (docs/lifecycle.md): below the
+ * 25 s a D-Bus client waits by default. */
+#define SBX_POLICY_DEFAULT_DOCKER_TIMEOUT 20
+#define SBX_POLICY_DOCKER_TIMEOUT_LIMIT 600
 
 /* Where the Docker socket lives when the daemon is given no other docker host. */
 #define SBX_DOCKER_SOCKET_DEFAULT "/var/run/docker.sock"
@@ -80,6 +84,7 @@ typedef struct SbxPolicy {
         int64_t host_port_min;
         int64_t max_operations_per_user;        /* one caller's operations in flight */
         int64_t max_stop_timeout;               /* seconds a stop may wait before SIGKILL */
+        int64_t docker_timeout;                 /* seconds an operation's Docker calls may take */
         char *publish_address;  /* an IPv4 or IPv6 literal */
         /* The Python whose repr() the fingerprint stamped on created sandboxes
          * follows ("3.11"…"3.14"); verification accepts every version's. */

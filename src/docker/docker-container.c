@@ -84,6 +84,22 @@ int sbx_docker_container_remove(SbxDocker *d, const char *container, SbxError *e
         return r < 0 ? r : 0;
 }
 
+int sbx_docker_container_rename(SbxDocker *d, const char *container, const char *name, SbxError *error) {
+        _cleanup_free_ char *e = NULL, *suffix = NULL, *path = NULL;
+        int r;
+
+        if (isempty(name))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "name: must not be empty");
+        if ((r = sbx_docker_escape(d, name, &e)) < 0)
+                return r;
+        if (asprintf(&suffix, "/rename?name=%s", e) < 0)
+                return -ENOMEM;
+        if ((r = container_path(d, container, suffix, &path, error)) < 0)
+                return r;
+        r = sbx_docker_request(d, "POST", path, NULL, 0, NULL, error);
+        return r < 0 ? r : 0;
+}
+
 int sbx_docker_container_inspect(SbxDocker *d, const char *container, json_object **ret, SbxError *error) {
         _cleanup_free_ char *path = NULL;
         int r;

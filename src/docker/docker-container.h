@@ -30,6 +30,9 @@ int sbx_docker_container_stop(SbxDocker *d, const char *container, unsigned time
  * volumes. */
 int sbx_docker_container_remove(SbxDocker *d, const char *container, SbxError *error);
 
+/* POST /containers/{id}/rename?name=: DockerConflict when the name is taken. */
+int sbx_docker_container_rename(SbxDocker *d, const char *container, const char *name, SbxError *error);
+
 /* GET /containers/{id}/json. */
 int sbx_docker_container_inspect(SbxDocker *d, const char *container, json_object **ret, SbxError *error);
 

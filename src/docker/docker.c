@@ -2,9 +2,11 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <strings.h>
 #include <sys/un.h>
+#include <time.h>
 
 #include "docker.h"
 
@@ -17,6 +19,9 @@ struct SbxDocker {
         char *host;
         char *socket_path;
         char *api_version;
+        unsigned budget_s;              /* the operation's time for Docker (sbx_docker_set_deadline) */
+        uint64_t deadline_us;           /* CLOCK_MONOTONIC; 0 = none */
+        unsigned long n_requests;
         char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -78,6 +83,22 @@ SbxDocker *sbx_docker_free(SbxDocker *d) {
         free(d->api_version);
         free(d);
         return NULL;
+}
+
+static uint64_t now_monotonic_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000U + (uint64_t) ts.tv_nsec / 1000U;
+}
+
+void sbx_docker_set_deadline(SbxDocker *d, unsigned budget_s) {
+        d->budget_s = budget_s;
+        d->deadline_us = budget_s > 0 ? now_monotonic_usec() + (uint64_t) budget_s * 1000000U : 0;
+}
+
+unsigned long sbx_docker_n_requests(const SbxDocker *d) {
+        return d ? d->n_requests : 0;
 }
 
 const char *sbx_docker_host(const SbxDocker *d) {
@@ -160,7 +181,7 @@ static size_t header_cb(char *buf, size_t size, size_t nitems, void *userdata) {
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct curl_slist *, curl_slist_free_all);
 
 static int configure(SbxDocker *d, const char *method, const char *url, const char *body,
-                     unsigned timeout_s, struct curl_slist *headers, Response *resp) {
+                     uint64_t timeout_ms, struct curl_slist *headers, Response *resp) {
         CURL *c = d->curl;
         CURLcode r = CURLE_OK;
 
@@ -171,8 +192,8 @@ static int configure(SbxDocker *d, const char *method, const char *url, const ch
         SET(CURLOPT_UNIX_SOCKET_PATH, d->socket_path);
         SET(CURLOPT_URL, url);
         SET(CURLOPT_NOSIGNAL, 1L);
-        SET(CURLOPT_CONNECTTIMEOUT, (long) SBX_DOCKER_CONNECT_TIMEOUT_S);
-        SET(CURLOPT_TIMEOUT, (long) timeout_s);
+        SET(CURLOPT_CONNECTTIMEOUT_MS, (long) MIN(timeout_ms, SBX_DOCKER_CONNECT_TIMEOUT_S * 1000ULL));
+        SET(CURLOPT_TIMEOUT_MS, (long) timeout_ms);
         SET(CURLOPT_ERRORBUFFER, d->errbuf);
         SET(CURLOPT_WRITEFUNCTION, write_cb);
         SET(CURLOPT_WRITEDATA, resp);
@@ -193,7 +214,7 @@ static int configure(SbxDocker *d, const char *method, const char *url, const ch
         return r == CURLE_OK ? 0 : -EIO;
 }
 
-static int map_curl_error(SbxDocker *d, CURLcode c, unsigned timeout_s, const Response *resp, SbxError *error) {
+static int map_curl_error(SbxDocker *d, CURLcode c, uint64_t timeout_ms, const Response *resp, SbxError *error) {
         const char *why = d->errbuf[0] ? d->errbuf : curl_easy_strerror(c);
 
         if (resp->oom || c == CURLE_OUT_OF_MEMORY)
@@ -205,7 +226,7 @@ static int map_curl_error(SbxDocker *d, CURLcode c, unsigned timeout_s, const Re
         switch (c) {
         case CURLE_OPERATION_TIMEDOUT:
                 return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
-                                     "Docker at %s did not answer within %u s", d->host, timeout_s);
+                                     "Docker at %s did not answer within %g s", d->host, timeout_ms / 1000.0);
         case CURLE_COULDNT_CONNECT:
         case CURLE_COULDNT_RESOLVE_HOST:
         case CURLE_SEND_ERROR:
@@ -231,8 +252,19 @@ static int perform(SbxDocker *d, const char *method, const char *url_path, const
         CURLcode c;
         long status = 0;
 
-        if (timeout_s == 0)
-                timeout_s = SBX_DOCKER_TIMEOUT_DEFAULT_S;
+        uint64_t timeout_ms = (uint64_t) (timeout_s ?: d->budget_s ?: SBX_DOCKER_TIMEOUT_DEFAULT_S) * 1000U;
+
+        /* The operation's deadline bounds every call, so a caller is answered before its
+         * own D-Bus timeout however many calls a hung or slow Docker made wait. */
+        if (d->deadline_us > 0) {
+                uint64_t now = now_monotonic_usec();
+
+                if (now >= d->deadline_us)
+                        return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
+                                             "Docker at %s did not finish within the operation's %u s",
+                                             d->host, d->budget_s);
+                timeout_ms = MIN(timeout_ms, MAX((d->deadline_us - now) / 1000U, 1U));
+        }
         if (asprintf(&url, "http://localhost%s", url_path) < 0)
                 return -ENOMEM;
 
@@ -248,13 +280,14 @@ static int perform(SbxDocker *d, const char *method, const char *url_path, const
                 return -ENOMEM;
         headers = h;
 
-        if (configure(d, method, url, body, timeout_s, headers, resp) < 0)
+        if (configure(d, method, url, body, timeout_ms, headers, resp) < 0)
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "cannot set up a request to Docker");
 
         d->errbuf[0] = 0;
+        d->n_requests++;
         c = curl_easy_perform(d->curl);
         if (c != CURLE_OK)
-                return map_curl_error(d, c, timeout_s, resp, error);
+                return map_curl_error(d, c, timeout_ms, resp, error);
 
         if (curl_easy_getinfo(d->curl, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK)
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker's answer carries no HTTP status");
@@ -474,4 +507,103 @@ int sbx_docker_version(SbxDocker *d, json_object **ret, SbxError *error) {
 
 int sbx_docker_info(SbxDocker *d, json_object **ret, SbxError *error) {
         return sbx_docker_get_object(d, "/info", ret, error);
+}
+
+/* ---- streams ---------------------------------------------------------------------- */
+
+typedef struct Stream {
+        SbxDocker *d;
+        SbxDockerStreamData on_data;
+        void (*on_connected)(void *userdata);
+        void *userdata;
+        const atomic_bool *stop;
+        bool connected;
+        bool aborted;           /* on_data said stop */
+        long status;
+        char refusal[MESSAGE_MAX];      /* the start of a refusal's body */
+        size_t refusal_size;
+} Stream;
+
+static size_t stream_write(char *ptr, size_t size, size_t nmemb, void *userdata) {
+        Stream *s = userdata;
+        size_t n = size * nmemb, k;
+
+        if (s->status == 0)
+                (void) curl_easy_getinfo(s->d->curl, CURLINFO_RESPONSE_CODE, &s->status);
+        if (s->status == 200) {
+                if (!s->on_data(ptr, n, s->userdata)) {
+                        s->aborted = true;
+                        return 0;
+                }
+                return n;
+        }
+        k = MIN(n, sizeof s->refusal - 1 - s->refusal_size);
+        memcpy(s->refusal + s->refusal_size, ptr, k);
+        s->refusal_size += k;
+        return n;
+}
+
+/* Called at least once a second while the stream is open, data or not. */
+static int stream_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                           curl_off_t ulnow) {
+        Stream *s = userdata;
+        long status = 0;
+
+        if (atomic_load(s->stop))
+                return 1;
+        if (!s->connected && curl_easy_getinfo(s->d->curl, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK &&
+            status == 200) {
+                s->connected = true;
+                if (s->on_connected)
+                        s->on_connected(s->userdata);
+        }
+        return 0;
+}
+
+int sbx_docker_get_stream(SbxDocker *d, const char *path, SbxDockerStreamData on_data,
+                          void (*on_connected)(void *userdata), void *userdata, const atomic_bool *stop,
+                          SbxError *error) {
+        _cleanup_free_ char *url = NULL;
+        Stream s = {
+                .d = d, .on_data = on_data, .on_connected = on_connected, .userdata = userdata, .stop = stop,
+        };
+        CURL *c = d->curl;
+        CURLcode cc = CURLE_OK;
+        int r;
+
+        if ((r = sbx_docker_negotiate(d, error)) < 0)
+                return r;
+        if (asprintf(&url, "http://localhost/v%s%s", d->api_version, path) < 0)
+                return -ENOMEM;
+
+        curl_easy_reset(c);
+#define SET(opt, val) do { if (cc == CURLE_OK) cc = curl_easy_setopt(c, opt, val); } while (0)
+        SET(CURLOPT_UNIX_SOCKET_PATH, d->socket_path);
+        SET(CURLOPT_URL, url);
+        SET(CURLOPT_NOSIGNAL, 1L);
+        SET(CURLOPT_CONNECTTIMEOUT, (long) SBX_DOCKER_CONNECT_TIMEOUT_S);
+        SET(CURLOPT_ERRORBUFFER, d->errbuf);
+        SET(CURLOPT_HTTPGET, 1L);
+        SET(CURLOPT_WRITEFUNCTION, stream_write);
+        SET(CURLOPT_WRITEDATA, &s);
+        SET(CURLOPT_NOPROGRESS, 0L);
+        SET(CURLOPT_XFERINFOFUNCTION, stream_progress);
+        SET(CURLOPT_XFERINFODATA, &s);
+#undef SET
+        if (cc != CURLE_OK)
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "cannot set up a request to Docker");
+
+        d->errbuf[0] = 0;
+        d->n_requests++;
+        cc = curl_easy_perform(c);
+        if (atomic_load(stop))
+                return 0;
+        if (s.aborted)
+                return -ENOMEM;
+        if (s.status != 0 && s.status != 200)
+                return sbx_docker_http_error(s.status, s.refusal, s.refusal_size, error);
+        if (cc != CURLE_OK)
+                return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE, "lost Docker at %s: %s", d->host,
+                                     d->errbuf[0] ? d->errbuf : curl_easy_strerror(cc));
+        return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE, "Docker at %s ended the stream", d->host);
 }

@@ -28,6 +28,8 @@
  * BackendError. Success is ≥ 0. */
 
 #include <json-c/json.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "error.h"
@@ -38,7 +40,9 @@
 /* The oldest Engine API this client is written for (Docker 19.03). */
 #define SBX_DOCKER_API_MIN_MINOR 40
 #define SBX_DOCKER_CONNECT_TIMEOUT_S 5U
-#define SBX_DOCKER_TIMEOUT_DEFAULT_S 60U
+/* A call's default limit, and the default of policy docker_timeout: well under the
+ * 25 s every D-Bus client waits by default. */
+#define SBX_DOCKER_TIMEOUT_DEFAULT_S 20U
 /* A stop waits for the container's own timeout, then for the kill. */
 #define SBX_DOCKER_STOP_MARGIN_S 30U
 /* A commit copies the container's file system changes. */
@@ -54,6 +58,15 @@ typedef struct SbxDocker SbxDocker;
 int sbx_docker_new(const char *host_url, SbxDocker **ret, SbxError *error);
 SbxDocker *sbx_docker_free(SbxDocker *d);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SbxDocker *, sbx_docker_free);
+
+/* Gives the calls from now on budget_s seconds in all (0: no common limit, each call
+ * its own): a call's limit is what is left of it, and a call made after it ran out
+ * fails at once with SBX_ERROR_BACKEND_UNAVAILABLE. Also the default limit of a call
+ * made with timeout_s = 0. Set at the start of every operation. */
+void sbx_docker_set_deadline(SbxDocker *d, unsigned budget_s);
+
+/* The number of HTTP requests made so far (the version ping included). */
+unsigned long sbx_docker_n_requests(const SbxDocker *d);
 
 /* The endpoint as given (normalized to the default when NULL was passed). */
 const char *sbx_docker_host(const SbxDocker *d);
@@ -76,7 +89,8 @@ const char *sbx_docker_api_version(const SbxDocker *d);
 /* The one generic primitive. method is "GET", "POST" or "DELETE"; path is the
  * versioned part after /v<version>, starting with '/', query included, with
  * every inserted component already escaped (sbx_docker_escape()). body, if
- * non-NULL, is sent as JSON. timeout_s = 0 means SBX_DOCKER_TIMEOUT_DEFAULT_S.
+ * non-NULL, is sent as JSON. timeout_s = 0 means the operation's budget
+ * (sbx_docker_set_deadline), else SBX_DOCKER_TIMEOUT_DEFAULT_S.
  * On success returns the HTTP status (2xx, or 304 "not modified") and, if ret
  * is non-NULL, the parsed JSON answer (NULL for an empty one). */
 int sbx_docker_request(
@@ -109,6 +123,18 @@ int sbx_docker_json_string(json_object *j, const char *key, char **ret, SbxError
 
 /* URL-escapes s for a path component or query value (RFC 3986 unreserved kept). */
 int sbx_docker_escape(SbxDocker *d, const char *s, char **ret);
+
+/* A streamed answer's bytes as they arrive; false aborts the stream. */
+typedef bool (*SbxDockerStreamData)(const char *data, size_t size, void *userdata);
+
+/* GET path (versioned part, as for sbx_docker_request) as a stream with no time
+ * limit: on_connected once Docker answered 200, then every piece of the body to
+ * on_data, until *stop is set (looked at at least once a second: returns 0),
+ * Docker ends it or the connection breaks (SBX_ERROR_BACKEND_UNAVAILABLE), or
+ * Docker refuses (its typed error). -ENOMEM when on_data aborted. */
+int sbx_docker_get_stream(SbxDocker *d, const char *path, SbxDockerStreamData on_data,
+                          void (*on_connected)(void *userdata), void *userdata, const atomic_bool *stop,
+                          SbxError *error);
 
 /* GET /version and GET /info. */
 int sbx_docker_version(SbxDocker *d, json_object **ret, SbxError *error);

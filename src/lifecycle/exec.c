@@ -16,12 +16,6 @@
 /* After a kill, how long the stream may take to end. */
 #define KILL_DRAIN_US (5U * 1000000U)
 
-static void strv_free(char **v) {
-        for (char **p = v; p && *p; p++)
-                free(*p);
-        free(v);
-}
-
 void sbx_exec_request_done(SbxExecRequest *r) {
         strv_free(r->argv);
         strv_free(r->env);

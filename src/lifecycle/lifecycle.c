@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
+#include <gnutls/crypto.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <time.h>
 
+#include "attested.h"
 #include "config.h"
 #include "conflict.h"
 #include "container-body.h"
@@ -36,6 +39,20 @@ SbxSandbox *sbx_sandbox_free(SbxSandbox *s) {
         sbx_observed_free(s->observed);
         free(s);
         return NULL;
+}
+
+int sbx_lifecycle_service_id(const char *state_dir, char **ret) {
+        char path[PATH_MAX];
+        uint8_t digest[32];
+
+        if (!realpath(state_dir, path))
+                return -errno;
+        if (gnutls_hash_fast(GNUTLS_DIG_SHA256, path, strlen(path), digest) < 0)
+                return -EIO;
+        if (asprintf(ret, "%02x%02x%02x%02x%02x%02x%02x%02x", digest[0], digest[1], digest[2], digest[3], digest[4],
+                     digest[5], digest[6], digest[7]) < 0)
+                return -ENOMEM;
+        return 0;
 }
 
 void sbx_sandbox_list_free(SbxSandbox **list, size_t n) {
@@ -261,15 +278,106 @@ int sbx_lifecycle_inspect(SbxLifecycle *l, const char *name, SbxSandbox **ret, S
         return describe_by_name(l, name, ret, error);
 }
 
-/* Removes a container a failed create made; the create's own error stays the one
- * reported (first error wins), so a failing remove is only logged. */
-static void compensate(SbxLifecycle *l, const char *id) {
+/* A create's container carries a provisional name until it is verified, then its
+ * final one: a container found under the provisional name never passed verification
+ * (docs/lifecycle.md). */
+#define PENDING_SUFFIX ".pending"
+
+/* Removes the container a failed create made, and ends the create's intent. The
+ * create's own error stays the one reported (first error wins): a remove that fails
+ * (Docker gone) is logged and the intent kept, so the container is removed when
+ * Docker answers again (sbx_lifecycle_reconcile) or before the name is created again. */
+static void undo_create(SbxLifecycle *l, const char *name, const char *id) {
         SbxError e = SBX_ERROR_NULL;
 
-        if (sbx_docker_container_remove(l->docker, id, &e) < 0)
-                log_error("Could not remove container %s after a failed create: %s", id,
-                          e.message ?: "unknown error");
+        if (sbx_docker_container_remove(l->docker, id, &e) < 0 && !sbx_error_is(&e, SBX_ERROR_DOCKER_NOT_FOUND))
+                log_warning("Could not remove container %s after a failed create of '%s', will retry: %s", id,
+                            plain(name), e.message ?: "unknown error");
+        else if (sbx_store_delete_intent(l->store, name, &e) < 0)
+                log_warning("Could not end the create of '%s' in the store: %s", plain(name),
+                            e.message ?: "unknown error");
         sbx_error_free(&e);
+}
+
+/* Whether the container is this instance's (made since containers say so). */
+static bool ours(SbxLifecycle *l, const SbxObserved *o) {
+        return l->service_id && streq_ptr(sbx_observed_get_label(o, SBX_LABEL_SERVICE), l->service_id);
+}
+
+/* Whether the container is the one the intent was about to make. */
+static bool made_by(SbxLifecycle *l, const SbxObserved *o, const SbxIntentRow *in) {
+        const char *name = sbx_observed_get_label(o, SBX_LABEL_SANDBOX_NAME);
+
+        return ours(l, o) && o->owner_valid && o->owner == in->owner_uid && streq_ptr(name, in->name) &&
+                streq_ptr(o->fingerprint_label, in->fingerprint);
+}
+
+/* Finishes or undoes an interrupted create, with its name's lock held: a container
+ * still under the provisional name was never verified and is removed; one renamed to
+ * its final name passed verification and is recorded from the intent. Returns 1 if
+ * a sandbox was recorded, 0 otherwise; on a Docker or store failure the intent
+ * stays, for the next try. */
+static int settle_intent(SbxLifecycle *l, const SbxIntentRow *in, SbxError *error) {
+        _cleanup_(sbx_observed_freep) SbxObserved *pending = NULL, *final = NULL;
+        _cleanup_free_ char *final_name = NULL;
+        int r;
+
+        r = inspect_container(l, in->container_name, &pending, error);
+        if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                return r;
+        sbx_error_free(error);
+        if (pending && made_by(l, pending, in)) {
+                r = sbx_docker_container_remove(l->docker, pending->id, error);
+                if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                        return r;
+                sbx_error_free(error);
+                log_notice("Removed container %s of an interrupted create of '%s' (never verified)",
+                           pending->id, plain(in->name));
+        } else if (!pending) {
+                if ((r = sbx_container_name(in->name, &final_name)) < 0)
+                        return r;
+                r = inspect_container(l, final_name, &final, error);
+                if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                        return r;
+                sbx_error_free(error);
+                if (final && made_by(l, final, in)) {
+                        /* Writing the row ends the intent (store.h). */
+                        r = sbx_store_put_sandbox(l->store, &(SbxSandboxRow) {
+                                .name = in->name,
+                                .owner_uid = in->owner_uid,
+                                .owner_gid = in->owner_gid,
+                                .container_id = final->id,
+                                .spec_json = in->spec_json,
+                                .fingerprint = in->fingerprint,
+                                .contract_version = SBX_CONTRACT_VERSION,
+                                .state = final->state == SBX_STATE_RUNNING ? SBX_SANDBOX_RUNNING : SBX_SANDBOX_STOPPED,
+                                .created_us = in->created_us,
+                        }, error);
+                        if (r < 0)
+                                return r;
+                        log_notice("Recorded sandbox '%s' (container %s) of an interrupted create", plain(in->name),
+                                   final->id);
+                        return 1;
+                }
+        }
+        r = sbx_store_delete_intent(l->store, in->name, error);
+        return r < 0 ? r : 0;
+}
+
+/* The interrupted create of the name, if any, settled first (with the lock held). */
+static int settle_name(SbxLifecycle *l, const char *name, SbxError *error) {
+        _cleanup_(sbx_intent_row_freep) SbxIntentRow *in = NULL;
+        int r = sbx_store_get_intent(l->store, name, &in, error);
+
+        if (r <= 0)
+                return r;
+        r = settle_intent(l, in, error);
+        if (r < 0 && sbx_error_is(error, SBX_ERROR_BACKEND_UNAVAILABLE)) {
+                _cleanup_free_ char *why = TAKE_PTR(error->message);
+                return remap(error, SBX_ERROR_BACKEND_UNAVAILABLE,
+                             "An interrupted create of '%s' is still to be undone: %s", plain(name), why ?: "");
+        }
+        return r;
 }
 
 static int resolve_image(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, char **ret, SbxError *error) {
@@ -400,11 +508,11 @@ static int record(SbxLifecycle *l, const char *name, const SbxSpec *spec, const 
         }, error);
 }
 
-/* Everything after the container exists: start, verify, record. On failure the
- * caller removes the container. */
+/* Everything after the container exists: start, verify, rename, record (the row
+ * ends the intent). On failure the caller removes the container. */
 static int start_verify_record(SbxLifecycle *l, const char *name, const SbxSpec *spec, const char *image,
                                const char *fp, const SbxOwner *owner, const Pins *pins, const char *id,
-                               SbxObserved **ret, SbxError *error) {
+                               const char *final_name, SbxObserved **ret, SbxError *error) {
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         _cleanup_(sbx_mount_table_done) SbxMountTable mounts = {};
         uint64_t t0 = now_usec();
@@ -423,8 +531,13 @@ static int start_verify_record(SbxLifecycle *l, const char *name, const SbxSpec 
         if ((r = sbx_container_mounts(l->docker, id, t0, SBX_MOUNT_REPORT_TIMEOUT_MS, &mounts, error)) < 0 ||
             (r = sbx_mounts_verify(&mounts, spec->volumes, pins->fds, spec->n_volumes, error)) < 0 ||
             (r = inspect_container(l, id, &o, error)) < 0 ||
-            (r = verify_published(l, name, spec, image, owner, o, error)) < 0 ||
-            (r = record(l, name, spec, fp, owner, o, error)) < 0)
+            (r = verify_published(l, name, spec, image, owner, o, error)) < 0)
+                return r;
+        /* Verified: the final name says so, should the row below never be written. */
+        r = sbx_docker_container_rename(l->docker, id, final_name, error);
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT))
+                return remap(error, SBX_ERROR_SANDBOX_EXISTS, "Container name '%s' is taken", final_name);
+        if (r < 0 || (r = record(l, name, spec, fp, owner, o, error)) < 0)
                 return r;
         *ret = TAKE_PTR(o);
         return 0;
@@ -433,13 +546,16 @@ static int start_verify_record(SbxLifecycle *l, const char *name, const SbxSpec 
 /* Create, with the name's lock held. */
 static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
                          SbxSandbox **ret, SbxError *error) {
-        _cleanup_free_ char *existing = NULL, *image = NULL, *cname = NULL, *id = NULL, *init_volume = NULL;
+        _cleanup_free_ char *existing = NULL, *image = NULL, *cname = NULL, *pending = NULL, *id = NULL,
+                *init_volume = NULL, *json = NULL;
         _cleanup_(json_object_putp) json_object *body = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         _cleanup_(pins_done) Pins pins = {};
         char fp[SBX_FINGERPRINT_HEX_LEN + 1];
         int r;
 
+        if ((r = settle_name(l, name, error)) < 0)
+                return r;
         r = find_container(l, name, &existing, error);
         if (r < 0)
                 return r;
@@ -457,11 +573,35 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
                     .name = name, .spec = spec, .image = image, .fingerprint = fp,
                     .uid = owner->uid, .init_volume = init_volume,
                     .pids_limit = l->policy->pids_limit, .publish_address = l->policy->publish_address,
+                    .service = l->service_id,
             }, &body)) < 0 ||
-            (r = sbx_container_name(name, &cname)) < 0)
+            (r = sbx_container_name(name, &cname)) < 0 ||
+            (r = sbx_spec_to_json_string(spec, &json)) < 0)
                 return r;
+        if (asprintf(&pending, "%s" PENDING_SUFFIX, cname) < 0)
+                return -ENOMEM;
 
-        r = sbx_docker_container_create(l->docker, cname, body, &id, error);
+        /* The intent first: whatever happens from here on, the container is found again. */
+        r = sbx_store_put_intent(l->store, &(SbxIntentRow) {
+                .name = (char *) name,
+                .owner_uid = owner->uid,
+                .owner_gid = owner->gid,
+                .container_name = pending,
+                .fingerprint = fp,
+                .spec_json = json,
+        }, error);
+        if (r < 0)
+                return r;
+        r = sbx_docker_container_create(l->docker, pending, body, &id, error);
+        /* No answer: Docker may have made it; the intent stays to settle that. */
+        if (r < 0 && !sbx_error_is(error, SBX_ERROR_BACKEND_UNAVAILABLE)) {
+                SbxError e = SBX_ERROR_NULL;
+
+                if (sbx_store_delete_intent(l->store, name, &e) < 0)
+                        log_warning("Could not end the create of '%s' in the store: %s", plain(name),
+                                    e.message ?: "unknown error");
+                sbx_error_free(&e);
+        }
         if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT))
                 return remap(error, SBX_ERROR_SANDBOX_EXISTS, "Sandbox already exists: '%s'", plain(name));
         if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
@@ -469,9 +609,9 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
         if (r < 0)
                 return r;
 
-        r = start_verify_record(l, name, spec, image, fp, owner, &pins, id, &o, error);
+        r = start_verify_record(l, name, spec, image, fp, owner, &pins, id, cname, &o, error);
         if (r < 0) {
-                compensate(l, id);
+                undo_create(l, name, id);
                 return r;
         }
 
@@ -614,9 +754,21 @@ static int start_checked(SbxLifecycle *l, const char *name, const char *id, cons
         return r < 0 ? r : started;
 }
 
+/* What Docker did is done: a store write that fails after it does not make the
+ * operation fail (docs/lifecycle.md). The row is repaired by the start-up
+ * reconciliation (sbx_lifecycle_reconcile); until then a row that says stopped keeps
+ * an owner's exec out, the safe side. */
+static void store_after_docker(SbxLifecycle *l, const char *name, int r, SbxError *e) {
+        if (r < 0)
+                log_warning("'%s': Docker's part is done, but the store was not updated (repaired at the next "
+                            "start-up): %s", plain(name), e->message ?: strerror(-r));
+        sbx_error_free(e);
+}
+
 /* Start and stop: under the lock, converge the container and the row's state. */
 static int set_running_locked(SbxLifecycle *l, const char *name, bool running, unsigned timeout_s,
                               SbxError *error) {
+        SbxError e = SBX_ERROR_NULL;
         _cleanup_free_ char *id = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         int r, changed = 0;
@@ -644,9 +796,9 @@ static int set_running_locked(SbxLifecycle *l, const char *name, bool running, u
         if (r < 0)
                 return r;
         changed = running ? r : r == 0;
-        r = sbx_store_update_sandbox_state(l->store, name, running ? SBX_SANDBOX_RUNNING : SBX_SANDBOX_STOPPED,
-                                           error);
-        return r < 0 ? r : changed;
+        store_after_docker(l, name, sbx_store_update_sandbox_state(l->store, name, running ? SBX_SANDBOX_RUNNING :
+                                                                   SBX_SANDBOX_STOPPED, &e), &e);
+        return changed;
 }
 
 static int set_running(SbxLifecycle *l, const char *name, bool running, unsigned timeout_s, SbxError *error) {
@@ -668,8 +820,11 @@ int sbx_lifecycle_stop(SbxLifecycle *l, const char *name, unsigned timeout_s, Sb
 
 static int delete_locked(SbxLifecycle *l, const char *name, SbxError *error) {
         _cleanup_free_ char *id = NULL;
+        SbxError e = SBX_ERROR_NULL;
         int r, removed = 0;
 
+        if ((r = settle_name(l, name, error)) < 0)
+                return r;
         if ((r = find_container(l, name, &id, error)) < 0)
                 return r;
         if (r > 0) {
@@ -681,10 +836,16 @@ static int delete_locked(SbxLifecycle *l, const char *name, SbxError *error) {
                 else
                         removed = 1;
         }
-        r = sbx_store_delete_sandbox(l->store, name, error);
-        if (r < 0)
+        r = sbx_store_delete_sandbox(l->store, name, &e);
+        if (removed) {
+                store_after_docker(l, name, r, &e);
+                return 1;
+        }
+        if (r < 0) {
+                sbx_error_move(error, &e);      /* nothing was done: the store's error is the answer */
                 return r;
-        return removed || r > 0;
+        }
+        return r > 0;
 }
 
 int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error) {
@@ -806,10 +967,7 @@ int sbx_lifecycle_ensure(SbxLifecycle *l, const char *name, const SbxSpec *spec,
                 return r;
         r = ensure_existing(l, name, spec, owner, &reusable, &outcome, &mismatch);
         if (r < 0 && !(sbx_error_is(&mismatch, SBX_ERROR_RUNTIME_CONFLICT) && options->recreate)) {
-                if (error && !sbx_error_is_set(error))
-                        *error = mismatch;
-                else
-                        sbx_error_free(&mismatch);
+                sbx_error_move(error, &mismatch);
                 return r;
         }
         if (r < 0) {            /* a mismatch, to be replaced */
@@ -958,27 +1116,272 @@ int sbx_lifecycle_list(SbxLifecycle *l, SbxSandbox ***ret, size_t *ret_n, SbxErr
         return 0;
 }
 
-int sbx_lifecycle_reconcile(SbxLifecycle *l, SbxError *error) {
-        _cleanup_(sbx_sandbox_row_list_freep) SbxSandboxRow **rows = NULL;
-        int r, dropped = 0;
+static bool has_suffix(const char *s, const char *suffix) {
+        size_t n = strlen(s), m = strlen(suffix);
 
-        if ((r = sbx_store_list_sandboxes(l->store, SBX_STORE_ANY_OWNER, &rows, error)) < 0)
-                return r;
-        for (SbxSandboxRow **row = rows; *row; row++) {
-                _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
-                _cleanup_free_ char *id = NULL;
+        return n >= m && streq(s + n - m, suffix);
+}
 
-                if ((r = lock_key(l, "sandbox", (*row)->name, &lock)) < 0)
-                        return r;
-                if ((r = find_container(l, (*row)->name, &id, error)) < 0)
-                        return r;
-                if (r > 0)
-                        continue;
-                if ((r = sbx_store_delete_sandbox(l->store, (*row)->name, error)) < 0)
-                        return r;
-                dropped++;
+/* The group of Config.User "uid:gid"; the owner's primary group if it says none. */
+static int user_gid(const SbxObserved *o, gid_t *ret, SbxError *error) {
+        const char *colon = o->user ? strchr(o->user, ':') : NULL;
+        SbxOwnerInfo info;
+        char *end;
+        unsigned long v;
+        int r;
+
+        if (colon) {
+                errno = 0;
+                v = strtoul(colon + 1, &end, 10);
+                if (errno == 0 && end != colon + 1 && !*end && v < (gid_t) -1) {
+                        *ret = (gid_t) v;
+                        return 0;
+                }
         }
-        return dropped;
+        if ((r = sbx_owner_info_lookup(o->owner, &info, error)) < 0)
+                return r;
+        *ret = info.owner.gid;
+        return 0;
+}
+
+/* The image's own environment, which Docker merged into the container's (NULL when
+ * the image is gone). */
+static int image_env(SbxLifecycle *l, const char *image, char ***ret, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *j = NULL;
+        json_object *config, *env;
+        char **v;
+        size_t n;
+        int r;
+
+        *ret = NULL;
+        r = sbx_docker_image_inspect(l->docker, image, &j, error);
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {
+                sbx_error_free(error);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        if (!json_object_object_get_ex(j, "Config", &config) || !json_object_object_get_ex(config, "Env", &env) ||
+            !json_object_is_type(env, json_type_array))
+                return 0;
+        n = json_object_array_length(env);
+        v = calloc(n + 1, sizeof(char *));
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0, k = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(env, i);
+
+                if (!json_object_is_type(e, json_type_string))
+                        continue;
+                if (!(v[k++] = strdup(json_object_get_string(e)))) {
+                        strv_free(v);
+                        return -ENOMEM;
+                }
+        }
+        *ret = v;
+        return 0;
+}
+
+/* An owner-labelled container without a row (its name's lock held): adopted when it
+ * provably passed verification — its final name, and a spec rebuilt from it whose
+ * fingerprint is its label (attested.h) — else removed (docs/lifecycle.md). Returns
+ * 1 if adopted, 0 if removed or gone. */
+static int adopt_or_remove(SbxLifecycle *l, const char *name, const char *id, SbxError *error) {
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
+        _cleanup_free_ char *json = NULL;
+        _cleanup_strv_free_ char **env = NULL;
+        gid_t gid;
+        int r;
+
+        r = inspect_container(l, id, &o, error);
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {
+                sbx_error_free(error);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        if (o->name && !has_suffix(o->name, PENDING_SUFFIX) && o->image_digest) {
+                if ((r = image_env(l, o->image_digest, &env, error)) < 0)
+                        return r;
+                r = sbx_spec_from_container(o, env, &spec);
+                if (r < 0)
+                        return r;
+        }
+        if (spec) {
+                if ((r = sbx_spec_to_json_string(spec, &json)) < 0 || (r = user_gid(o, &gid, error)) < 0)
+                        return r;
+                /* Running, it is judged by what it has mounted; until then the row says
+                 * stopped and keeps the owner's processes out (its owner's Start checks). */
+                r = sbx_store_put_sandbox(l->store, &(SbxSandboxRow) {
+                        .name = (char *) name,
+                        .owner_uid = o->owner,
+                        .owner_gid = gid,
+                        .container_id = o->id,
+                        .spec_json = json,
+                        .fingerprint = (char *) o->fingerprint_label,
+                        .contract_version = SBX_CONTRACT_VERSION,
+                        .state = o->state == SBX_STATE_RUNNING && mounts_truthful(l, o) ? SBX_SANDBOX_RUNNING
+                                                                                       : SBX_SANDBOX_STOPPED,
+                }, error);
+                if (r < 0)
+                        return r;
+                log_notice("Sandbox '%s' (container %s) had no row: its spec is proven by its fingerprint label; "
+                           "recorded again", plain(name), o->id);
+                return 1;
+        }
+        r = sbx_docker_container_remove(l->docker, o->id, error);
+        if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                return r;
+        sbx_error_free(error);
+        log_notice("Removed container %s of '%s': it had no row and nothing proves it passed verification",
+                   o->id, plain(name));
+        return 0;
+}
+
+static int row_cmp(const void *key, const void *elem) {
+        return strcmp(key, (*(SbxSandboxRow *const *) elem)->name);
+}
+
+/* One listed container of an owner (its owner label given): a row that names another
+ * container or none → adopted or removed, under the lock, with the store read again. */
+static int reconcile_container(SbxLifecycle *l, json_object *c, SbxSandboxRow **rows, size_t n_rows,
+                               SbxReconcileStats *st, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        _cleanup_(sbx_intent_row_freep) SbxIntentRow *in = NULL;
+        _cleanup_free_ char *name = NULL;
+        json_object *labels, *label, *id, *state;
+        SbxSandboxRow **listed;
+        uid_t owner;
+        int r;
+
+        if (!json_object_object_get_ex(c, "Id", &id) || !json_object_object_get_ex(c, "Labels", &labels) ||
+            !json_object_object_get_ex(labels, SBX_LABEL_SANDBOX_NAME, &label))
+                return 0;
+        /* Only this instance's own containers (the service label; xagent's and older
+         * ones have none) are recorded again or removed. */
+        if (!l->service_id || !(label = json_object_object_get(labels, SBX_LABEL_SERVICE)) ||
+            !streq_ptr(json_object_get_string(label), l->service_id) ||
+            !(label = json_object_object_get(labels, SBX_LABEL_OWNER)) ||
+            sbx_label_parse_owner(json_object_get_string(label), &owner) < 0)
+                return 0;
+        st->owned++;
+        if ((r = sbx_name_from_labels(json_object_get_string(json_object_object_get(labels, SBX_LABEL_SANDBOX_NAME)),
+                                      owner, &name)) < 0)
+                return r;
+        listed = bsearch(name, rows, n_rows, sizeof(SbxSandboxRow *), row_cmp);
+        if (listed && streq((*listed)->container_id, json_object_get_string(id))) {
+                /* Known: a row that says running for a container that is not is put right. */
+                state = json_object_object_get(c, "State");
+                if ((*listed)->state == SBX_SANDBOX_RUNNING && !streq_ptr(json_object_get_string(state), "running") &&
+                    sbx_store_update_sandbox_state(l->store, name, SBX_SANDBOX_STOPPED, error) > 0)
+                        st->repaired++;
+                return 0;
+        }
+
+        if ((r = sbx_lifecycle_lock(l, name, &lock)) < 0 ||
+            (r = sbx_store_get_intent(l->store, name, &in, error)) < 0 ||
+            (r = sbx_store_get_sandbox(l->store, name, &row, error)) < 0)
+                return r;
+        /* Recorded meanwhile, or an interrupted create still to be settled (by its intent). */
+        if (in || (row && streq(row->container_id, json_object_get_string(id))))
+                return 0;
+        r = adopt_or_remove(l, name, json_object_get_string(id), error);
+        if (r > 0)
+                st->adopted++;
+        else if (r == 0)
+                st->removed++;
+        return r;
+}
+
+/* A row whose container is not among those listed: dropped once Docker confirms it is
+ * gone (under the lock, with the row read again). */
+static int reconcile_row(SbxLifecycle *l, const SbxSandboxRow *listed, SbxReconcileStats *st, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        _cleanup_(json_object_putp) json_object *attrs = NULL;
+        int r;
+
+        if ((r = sbx_lifecycle_lock(l, listed->name, &lock)) < 0 ||
+            (r = sbx_store_get_sandbox(l->store, listed->name, &row, error)) <= 0)
+                return r;
+        if (!streq(row->container_id, listed->container_id))
+                return 0;
+        r = sbx_docker_container_inspect(l->docker, row->container_id, &attrs, error);
+        if (r >= 0 || !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                return r < 0 ? r : 0;
+        sbx_error_free(error);
+        if ((r = sbx_store_delete_sandbox(l->store, row->name, error)) < 0)
+                return r;
+        st->dropped++;
+        return 0;
+}
+
+static bool listed_id(json_object *list, const char *id) {
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+                json_object *c = json_object_array_get_idx(list, i), *j;
+
+                if (json_object_object_get_ex(c, "Id", &j) && streq_ptr(json_object_get_string(j), id))
+                        return true;
+        }
+        return false;
+}
+
+int sbx_lifecycle_reconcile(SbxLifecycle *l, SbxReconcileStats *ret, SbxError *error) {
+        static const char *const managed[] = { SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE, NULL };
+        _cleanup_(sbx_intent_row_list_freep) SbxIntentRow **intents = NULL;
+        _cleanup_(sbx_sandbox_row_list_freep) SbxSandboxRow **rows = NULL;
+        _cleanup_(json_object_putp) json_object *list = NULL;
+        SbxReconcileStats st = {};
+        int r, n_rows;
+
+        /* Interrupted creates first: afterwards, a container without a row is not one
+         * that an intent explains. */
+        if ((r = sbx_store_list_intents(l->store, &intents, error)) < 0)
+                return r;
+        for (SbxIntentRow **in = intents; *in; in++) {
+                _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+                _cleanup_(sbx_intent_row_freep) SbxIntentRow *again = NULL;
+
+                if ((r = sbx_lifecycle_lock(l, (*in)->name, &lock)) < 0 ||
+                    (r = sbx_store_get_intent(l->store, (*in)->name, &again, error)) < 0)
+                        return r;
+                if (r > 0 && (r = settle_intent(l, again, error)) < 0)
+                        return r;
+                st.settled += r >= 0;
+        }
+
+        if ((n_rows = sbx_store_list_sandboxes(l->store, SBX_STORE_ANY_OWNER, &rows, error)) < 0 ||
+            (r = sbx_docker_container_list(l->docker, managed, &list, error)) < 0)
+                return n_rows < 0 ? n_rows : r;
+        for (size_t i = 0; i < json_object_array_length(list); i++)
+                if ((r = reconcile_container(l, json_object_array_get_idx(list, i), rows, (size_t) n_rows, &st,
+                                             error)) < 0)
+                        return r;
+        for (int i = 0; i < n_rows; i++)
+                if (!listed_id(list, rows[i]->container_id) && (r = reconcile_row(l, rows[i], &st, error)) < 0)
+                        return r;
+
+        if (n_rows == 0 && st.owned > 0)
+                log_warning("The store %s held no sandboxes, but %u containers of this service exist: rows rebuilt "
+                            "from the containers (%u recorded again, %u removed without proof of verification)",
+                            sbx_store_path(l->store), st.owned, st.adopted, st.removed);
+        if (ret)
+                *ret = st;
+        return 0;
+}
+
+int sbx_lifecycle_forget(SbxLifecycle *l, const char *name, const char *container_id, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        int r;
+
+        if ((r = sbx_lifecycle_lock(l, name, &lock)) < 0 || (r = sbx_store_get_sandbox(l->store, name, &row, error)) <= 0)
+                return r;
+        if (!streq(row->container_id, container_id))
+                return 0;
+        return sbx_store_delete_sandbox(l->store, name, error);
 }
 
 int sbx_lifecycle_container_id(SbxLifecycle *l, const char *name, char **ret, SbxError *error) {

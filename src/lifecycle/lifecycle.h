@@ -33,6 +33,7 @@ struct SbxLifecycle {
         const SbxPolicy *policy;        /* shared, read-only */
         const char *docker_socket;      /* the socket path, never mounted into a sandbox */
         const char *init_dir;           /* the directory of xagent-sandbox-init (init-volume.h) */
+        const char *service_id;         /* this instance's (sbx_lifecycle_service_id); NULL = none */
 #ifdef SBX_TEST_SEAMS
         /* Tests only: runs between a create's start and its publish verification,
          * to make a real daemon-side change that verification must catch. */
@@ -43,6 +44,11 @@ struct SbxLifecycle {
         void *seam_userdata;
 #endif
 };
+
+/* The id of a service instance: a hash of its state directory's absolute path, the
+ * same across restarts and a lost store; different for a second daemon on the same
+ * dockerd (a test's). Its containers carry it (SBX_LABEL_SERVICE). */
+int sbx_lifecycle_service_id(const char *state_dir, char **ret);
 
 /* What is known about one sandbox: its container as Docker reports it, and the
  * verdict of its stored spec against that container. */
@@ -130,9 +136,27 @@ int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, SbxE
 /* Every managed container (xagent's own included), with its verdict. */
 int sbx_lifecycle_list(SbxLifecycle *l, SbxSandbox ***ret, size_t *ret_n, SbxError *error);
 
-/* Start-up: drops rows whose container is gone. Deletes no container. Returns
- * the number of rows dropped. */
-int sbx_lifecycle_reconcile(SbxLifecycle *l, SbxError *error);
+/* What a reconciliation did. */
+typedef struct SbxReconcileStats {
+        unsigned settled;       /* interrupted creates finished or undone */
+        unsigned owned;         /* containers this instance made (its service label) */
+        unsigned adopted;       /* … without a row, recorded again from their attested spec */
+        unsigned removed;       /* … without a row and without proof of verification, removed */
+        unsigned dropped;       /* rows whose container is gone, dropped */
+        unsigned repaired;      /* rows that said running for a container that is not */
+} SbxReconcileStats;
+
+/* Store and Docker made to agree (docs/lifecycle.md), at start-up and whenever Docker
+ * is back: every interrupted create settled (its container removed, or recorded if it
+ * was verified); an owner-labelled container without a row recorded again if its
+ * spec is proven by its fingerprint label, else removed; rows whose container is
+ * gone dropped; a row that says running for a stopped container corrected. One
+ * container list; an inspect only for what has no row. Logs what it changed. */
+int sbx_lifecycle_reconcile(SbxLifecycle *l, SbxReconcileStats *ret, SbxError *error);
+
+/* The row of a sandbox whose container Docker removed (an event): dropped if it is
+ * still about that container. Returns 1 if dropped. */
+int sbx_lifecycle_forget(SbxLifecycle *l, const char *name, const char *container_id, SbxError *error);
 
 /* Docker's one-shot stats of the sandbox (zeros when it is not running). */
 int sbx_lifecycle_usage(SbxLifecycle *l, const char *name, SbxUsage *ret, SbxError *error);

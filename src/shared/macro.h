@@ -41,6 +41,19 @@ static inline int safe_close(int fd) {
         return -1;
 }
 
+/* Frees a NULL-terminated array of strings and the strings. */
+static inline char **strv_free(char **v) {
+        for (char **p = v; p && *p; p++)
+                free(*p);
+        free(v);
+        return NULL;
+}
+
+static inline void strv_freep(char ***v) {
+        strv_free(*v);
+}
+#define _cleanup_strv_free_ _cleanup_(strv_freep)
+
 static inline bool streq(const char *a, const char *b) {
         return strcmp(a, b) == 0;
 }

@@ -37,8 +37,7 @@ struct SbxWorkerPool {
         JobList finished;               /* waiting for the main thread */
         unsigned n_live;                /* threads started and not retiring */
         unsigned n_idle;                /* … of which waiting for a job, or still starting */
-        bool stopping;                  /* being freed: workers end once the queue is empty */
-        bool shut;                      /* no more submits (cancelled, or stopping) */
+        bool stopping;                  /* being freed: no submits; workers end once the queue is empty */
 
         /* main thread only */
         Worker *workers;                /* started and not yet joined */
@@ -241,7 +240,7 @@ SbxWorkerPool *sbx_worker_pool_free(SbxWorkerPool *p) {
                 return NULL;
 
         pthread_mutex_lock(&p->lock);
-        p->stopping = p->shut = true;
+        p->stopping = true;
         pthread_cond_broadcast(&p->cond);
         pthread_mutex_unlock(&p->lock);
         /* Only this thread changes the list; the live workers end once the queue is empty. */
@@ -269,7 +268,7 @@ int sbx_worker_pool_submit(SbxWorkerPool *p, SbxJobRun run, SbxJobDone done, voi
         int r = 0;
 
         pthread_mutex_lock(&p->lock);
-        if (p->shut)
+        if (p->stopping)
                 r = -ESHUTDOWN;
         else if (p->queued.n >= p->config.max_queued)
                 r = -EBUSY;
@@ -298,20 +297,20 @@ int sbx_worker_pool_submit(SbxWorkerPool *p, SbxJobRun run, SbxJobDone done, voi
         return 0;
 }
 
-unsigned sbx_worker_pool_cancel_queued(SbxWorkerPool *p, void (*cancel)(void *job)) {
-        JobList queued;
+unsigned sbx_worker_pool_cancel_queued(SbxWorkerPool *p, SbxJobDone done, SbxJobDone cancel) {
+        JobList queued, kept = {}, cancelled = {};
         unsigned n = 0;
 
         pthread_mutex_lock(&p->lock);
-        p->shut = true;
         queued = p->queued;
-        p->queued = (JobList) {};
+        for (Job *j; (j = list_pop(&queued));)
+                list_push(j->done == done ? &cancelled : &kept, j);
+        p->queued = kept;
         pthread_mutex_unlock(&p->lock);
 
-        for (Job *j; (j = list_pop(&queued)); n++) {
+        for (Job *j; (j = list_pop(&cancelled)); n++) {
                 p->pending--;
-                if (cancel)
-                        cancel(j->job);
+                cancel(j->job);
                 free(j);
         }
         return n;

@@ -7,8 +7,9 @@
  * The main thread submits a job (run + done callbacks). A worker runs `run` with
  * its own per-thread context (made by the pool's init callback: one Docker
  * connection and one SQLite connection per worker); then `done` is called on the
- * main thread, where replies are sent. A job that has started always runs to
- * completion: nothing cancels it, even if the caller who asked for it has gone.
+ * main thread, where replies are sent. A job that started always runs to completion,
+ * even if the caller who asked for it has gone; only a queued one can be cancelled
+ * (shutdown).
  *
  * Threads come and go with the work: none at creation; one more when a job is
  * queued and no thread is idle (up to n_workers); a thread with nothing to do for
@@ -49,15 +50,16 @@ SbxWorkerPool *sbx_worker_pool_free(SbxWorkerPool *pool);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SbxWorkerPool *, sbx_worker_pool_free);
 
 /* Queues a job, starting a thread for it if none is idle. -EBUSY when max_queued
- * jobs are already waiting (the caller answers LimitsExceeded); -ESHUTDOWN after
- * sbx_worker_pool_cancel_queued() or once the pool is being freed. */
+ * jobs are already waiting (the caller answers LimitsExceeded); -ESHUTDOWN once the
+ * pool is being freed. */
 int sbx_worker_pool_submit(SbxWorkerPool *pool, SbxJobRun run, SbxJobDone done, void *job);
 
-/* Takes every queued job that no worker has started off the queue and calls
- * cancel(job) for each, here, on the calling (main) thread; their done callbacks are
- * never called. From then on submit fails with -ESHUTDOWN. Jobs already running
- * complete and are delivered as usual. Returns the number of jobs cancelled. */
-unsigned sbx_worker_pool_cancel_queued(SbxWorkerPool *pool, void (*cancel)(void *job));
+/* Shutting down: every queued job submitted with this done callback that no worker
+ * has started is taken off the queue and handed to cancel (on the calling, main
+ * thread) instead of run and done, in queue order. Jobs already running, and other
+ * jobs, complete as usual; later submits are taken as usual. Returns the number of
+ * jobs cancelled. */
+unsigned sbx_worker_pool_cancel_queued(SbxWorkerPool *pool, SbxJobDone done, SbxJobDone cancel);
 
 /* Jobs submitted whose completion has not yet been delivered (nor cancelled). */
 unsigned sbx_worker_pool_pending(SbxWorkerPool *pool);

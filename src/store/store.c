@@ -46,6 +46,20 @@ static const char *const migrations[] = {
         "        WHERE owner_uid != 0 AND substr(name, 1, length(owner_uid) + 2) != '~' || owner_uid || ':';"
         "UPDATE snapshots SET id = '~' || owner_uid || ':' || id"
         "        WHERE owner_uid != 0 AND substr(id, 1, length(owner_uid) + 2) != '~' || owner_uid || ':';",
+        /* 2 → 3: intents, a create's record before its container exists (docs/lifecycle.md);
+         * the sandbox row of that name, once written, ends it in the same statement */
+        "CREATE TABLE IF NOT EXISTS intents ("
+        "        name TEXT PRIMARY KEY,"
+        "        owner_uid INTEGER NOT NULL,"
+        "        owner_gid INTEGER NOT NULL,"
+        "        container_name TEXT NOT NULL,"
+        "        fingerprint TEXT NOT NULL,"
+        "        spec_json TEXT NOT NULL,"
+        "        created_us INTEGER NOT NULL);"
+        "CREATE TRIGGER IF NOT EXISTS intents_end_on_insert AFTER INSERT ON sandboxes BEGIN"
+        "        DELETE FROM intents WHERE name = NEW.name; END;"
+        "CREATE TRIGGER IF NOT EXISTS intents_end_on_update AFTER UPDATE OF container_id ON sandboxes BEGIN"
+        "        DELETE FROM intents WHERE name = NEW.name; END;",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == SBX_STORE_SCHEMA_VERSION,
@@ -62,6 +76,10 @@ typedef enum StoreStatement {
         STMT_GET_SNAPSHOT,
         STMT_DELETE_SNAPSHOT,
         STMT_LIST_SNAPSHOTS,
+        STMT_PUT_INTENT,
+        STMT_GET_INTENT,
+        STMT_DELETE_INTENT,
+        STMT_LIST_INTENTS,
         _STMT_MAX,
 } StoreStatement;
 
@@ -70,6 +88,8 @@ typedef enum StoreStatement {
         "owner_gid"
 #define SNAPSHOT_COLUMNS \
         "id, owner_uid, source_sandbox, image_id, image_tag, created_us"
+#define INTENT_COLUMNS \
+        "name, owner_uid, owner_gid, container_name, fingerprint, spec_json, created_us"
 
 /* Owner filters bind -1 for "any owner". */
 static const char *const statement_sql[_STMT_MAX] = {
@@ -99,11 +119,20 @@ static const char *const statement_sql[_STMT_MAX] = {
                 "DELETE FROM snapshots WHERE id = ?1",
         [STMT_LIST_SNAPSHOTS] =
                 "SELECT " SNAPSHOT_COLUMNS " FROM snapshots WHERE ?1 < 0 OR owner_uid = ?1 ORDER BY id",
+        [STMT_PUT_INTENT] =
+                "INSERT OR REPLACE INTO intents(" INTENT_COLUMNS ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        [STMT_GET_INTENT] =
+                "SELECT " INTENT_COLUMNS " FROM intents WHERE name = ?1",
+        [STMT_DELETE_INTENT] =
+                "DELETE FROM intents WHERE name = ?1",
+        [STMT_LIST_INTENTS] =
+                "SELECT " INTENT_COLUMNS " FROM intents WHERE ?1 < 0 OR owner_uid = ?1 ORDER BY name",
 };
 
 struct SbxStore {
         sqlite3 *db;
         char *path;
+        bool created;           /* the file held no schema when opened: made just now */
         sqlite3_stmt *statements[_STMT_MAX];
 };
 
@@ -378,6 +407,8 @@ static int migrate(SbxStore *s, SbxError *error) {
         r = read_user_version(s, &version, error);
         if (r >= 0)
                 r = check_not_newer(s, version, error);
+        if (r >= 0 && version == 0)
+                s->created = true;
         if (r >= 0)
                 r = apply_migrations(s, version, error);
         if (r >= 0)
@@ -455,6 +486,10 @@ SbxStore *sbx_store_close(SbxStore *s) {
 
 const char *sbx_store_path(const SbxStore *s) {
         return s->path;
+}
+
+bool sbx_store_created(const SbxStore *s) {
+        return s->created;
 }
 
 /* ---- sandboxes -------------------------------------------------------------------- */
@@ -798,5 +833,114 @@ int sbx_store_list_snapshots(SbxStore *s, uid_t owner, SbxSnapshotRow ***ret, Sb
         assert(s);
         assert(ret);
         return store_list(s, STMT_LIST_SNAPSHOTS, owner, snapshot_row_read_any, snapshot_row_free_any,
+                          (void ***) ret, error);
+}
+
+/* ---- intents ---------------------------------------------------------------------- */
+
+SbxIntentRow *sbx_intent_row_free(SbxIntentRow *row) {
+        if (!row)
+                return NULL;
+        free(row->name);
+        free(row->container_name);
+        free(row->fingerprint);
+        free(row->spec_json);
+        free(row);
+        return NULL;
+}
+
+SbxIntentRow **sbx_intent_row_list_free(SbxIntentRow **rows) {
+        if (!rows)
+                return NULL;
+        for (SbxIntentRow **r = rows; *r; r++)
+                sbx_intent_row_free(*r);
+        free(rows);
+        return NULL;
+}
+
+int sbx_store_put_intent(SbxStore *s, const SbxIntentRow *row, SbxError *error) {
+        _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
+        int r;
+
+        assert(s);
+        assert(row);
+
+        if (isempty(row->name) || isempty(row->container_name) || !row->fingerprint || !row->spec_json)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "intent: a field is missing");
+        r = store_statement(s, STMT_PUT_INTENT, &st, error);
+        if (r < 0)
+                return r;
+        if (bind_text(st, 1, row->name) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 2, row->owner_uid) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 3, row->owner_gid) != SQLITE_OK ||
+            bind_text(st, 4, row->container_name) != SQLITE_OK ||
+            bind_text(st, 5, row->fingerprint) != SQLITE_OK ||
+            bind_text(st, 6, row->spec_json) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 7, row->created_us > 0 ? row->created_us : now_us()) != SQLITE_OK)
+                return store_fail(s, error, "cannot bind intent row");
+        r = store_step(s, st, error);
+        return r < 0 ? r : 0;
+}
+
+static int intent_row_read(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error) {
+        _cleanup_(sbx_intent_row_freep) SbxIntentRow *row = NULL;
+        int r;
+
+        row = calloc(1, sizeof *row);
+        if (!row)
+                return -ENOMEM;
+        r = column_strdup(st, 0, &row->name);
+        if (r >= 0)
+                r = column_strdup(st, 3, &row->container_name);
+        if (r >= 0)
+                r = column_strdup(st, 4, &row->fingerprint);
+        if (r >= 0)
+                r = column_strdup(st, 5, &row->spec_json);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return sbx_error_set(error, SBX_ERROR_IO, "%s: malformed intent row", s->path);
+        row->owner_uid = (uid_t) sqlite3_column_int64(st, 1);
+        row->owner_gid = (gid_t) sqlite3_column_int64(st, 2);
+        row->created_us = sqlite3_column_int64(st, 6);
+        *ret = TAKE_PTR(row);
+        return 0;
+}
+
+int sbx_store_get_intent(SbxStore *s, const char *name, SbxIntentRow **ret, SbxError *error) {
+        _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
+        int r;
+
+        assert(s);
+        assert(name);
+        assert(ret);
+
+        *ret = NULL;
+        r = store_statement(s, STMT_GET_INTENT, &st, error);
+        if (r < 0)
+                return r;
+        if (bind_text(st, 1, name) != SQLITE_OK)
+                return store_fail(s, error, "cannot bind name");
+        r = store_step(s, st, error);
+        if (r <= 0)
+                return r;
+        r = intent_row_read(s, st, (void **) ret, error);
+        return r < 0 ? r : 1;
+}
+
+int sbx_store_delete_intent(SbxStore *s, const char *name, SbxError *error) {
+        assert(s);
+        assert(name);
+        return store_delete(s, STMT_DELETE_INTENT, name, error);
+}
+
+static void *intent_row_free_any(void *row) {
+        return sbx_intent_row_free(row);
+}
+
+int sbx_store_list_intents(SbxStore *s, SbxIntentRow ***ret, SbxError *error) {
+        assert(s);
+        assert(ret);
+        return store_list(s, STMT_LIST_INTENTS, SBX_STORE_ANY_OWNER, intent_row_read, intent_row_free_any,
                           (void ***) ret, error);
 }

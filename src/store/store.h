@@ -10,9 +10,16 @@
  * opens its own SbxStore (WAL lets the connections read concurrently; writers
  * wait up to the busy timeout for each other).
  *
+ * Intents: before a create asks Docker for a container, it records what it is about to
+ * make (the name, the owner, the container's provisional name, the spec and its
+ * fingerprint); writing that name's sandbox row ends the intent in the same
+ * statement. An intent left over (a crash, Docker gone) is finished or undone by the
+ * lifecycle layer (docs/lifecycle.md).
+ *
  * Results: functions return a negative errno on failure and fill the optional
  * SbxError; lookups return 1 (found, *ret set) or 0 (absent, *ret = NULL). */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -21,7 +28,7 @@
 
 #define SBX_STORE_FILENAME "sandboxd.db"
 /* The newest schema this code knows; a database with a larger user_version is refused. */
-#define SBX_STORE_SCHEMA_VERSION 2
+#define SBX_STORE_SCHEMA_VERSION 3
 /* The owner filter that matches every row. */
 #define SBX_STORE_ANY_OWNER ((uid_t) -1)
 
@@ -62,6 +69,16 @@ typedef struct SbxSnapshotRow {
         int64_t created_us;
 } SbxSnapshotRow;
 
+typedef struct SbxIntentRow {
+        char *name;             /* the Docker-level sandbox name */
+        uid_t owner_uid;
+        gid_t owner_gid;
+        char *container_name;   /* the container's provisional Docker name */
+        char *fingerprint;
+        char *spec_json;        /* the canonical spec, as the sandbox row will hold it */
+        int64_t created_us;     /* 0 = now, on put */
+} SbxIntentRow;
+
 SbxSandboxRow *sbx_sandbox_row_free(SbxSandboxRow *row);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SbxSandboxRow *, sbx_sandbox_row_free);
 /* Frees a NULL-terminated array of rows and the rows in it. */
@@ -83,6 +100,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(SbxStore *, sbx_store_close);
 
 /* The database file's path (owned by the store). */
 const char *sbx_store_path(const SbxStore *store) _pure_;
+
+/* Whether this open found no schema (a new, empty or truncated file) and made it. */
+bool sbx_store_created(const SbxStore *store) _pure_;
 
 /* Inserts the row, or replaces every column of the row with that name (upsert).
  * created_us 0 means "now" for a new row and "keep" for an existing one;
@@ -108,3 +128,16 @@ int sbx_store_get_snapshot(SbxStore *store, const char *id, SbxSnapshotRow **ret
 int sbx_store_delete_snapshot(SbxStore *store, const char *id, SbxError *error);
 /* Like sbx_store_list_sandboxes(), ordered by id. */
 int sbx_store_list_snapshots(SbxStore *store, uid_t owner, SbxSnapshotRow ***ret, SbxError *error);
+
+SbxIntentRow *sbx_intent_row_free(SbxIntentRow *row);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SbxIntentRow *, sbx_intent_row_free);
+SbxIntentRow **sbx_intent_row_list_free(SbxIntentRow **rows);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SbxIntentRow **, sbx_intent_row_list_free);
+
+/* Records an intent (replacing one of the same name). */
+int sbx_store_put_intent(SbxStore *store, const SbxIntentRow *row, SbxError *error);
+int sbx_store_get_intent(SbxStore *store, const char *name, SbxIntentRow **ret, SbxError *error);
+/* Idempotent: 1 if an intent was deleted, 0 if there was none. */
+int sbx_store_delete_intent(SbxStore *store, const char *name, SbxError *error);
+/* Every intent, ordered by name, as a NULL-terminated array; returns the count. */
+int sbx_store_list_intents(SbxStore *store, SbxIntentRow ***ret, SbxError *error);

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
+#include <time.h>
+
+#include "docker-events.h"
+#include "events.h"
+#include "labels.h"
+#include "log.h"
+#include "naming.h"
+
+#define BACKOFF_MIN_MS 250U
+#define BACKOFF_MAX_MS 5000U
+
+typedef enum EventKind {
+        EVENT_CONNECTED,        /* the stream is (again) open: nothing is missed from now on */
+        EVENT_RUNNING,
+        EVENT_STOPPED,
+        EVENT_PAUSED,
+        EVENT_REMOVED,
+} EventKind;
+
+typedef struct Event {
+        EventKind kind;
+        char *name;             /* Docker-level sandbox name */
+        char *id;               /* container */
+        struct Event *next;
+} Event;
+
+struct ManagerEvents {
+        Manager *m;
+        pthread_t thread;
+        bool started;
+        bool connected;         /* the thread's: the current attempt got the stream */
+        atomic_bool stop;
+        pthread_mutex_t lock;
+        pthread_cond_t wake;    /* stop, for the thread's wait between attempts */
+        Event *head, **tail;
+        int efd;
+        sd_event_source *source;
+};
+
+static void event_free(Event *e) {
+        free(e->name);
+        free(e->id);
+        free(e);
+}
+
+/* The thread ---------------------------------------------------------------- */
+
+static void push(ManagerEvents *ev, EventKind kind, const char *name, const char *id) {
+        Event *e = calloc(1, sizeof(Event));
+
+        if (!e || (name && !(e->name = strdup(name))) || (id && !(e->id = strdup(id)))) {
+                if (e)
+                        event_free(e);
+                log_error("Out of memory: a Docker event was lost");
+                return;
+        }
+        e->kind = kind;
+        pthread_mutex_lock(&ev->lock);
+        *ev->tail = e;
+        ev->tail = &e->next;
+        pthread_mutex_unlock(&ev->lock);
+        (void) write(ev->efd, &(uint64_t) { 1 }, sizeof(uint64_t));
+}
+
+static void on_event(const SbxDockerEvent *d, void *userdata) {
+        static const struct {
+                const char *action;
+                EventKind kind;
+        } actions[] = {
+                { "start",   EVENT_RUNNING },
+                { "unpause", EVENT_RUNNING },
+                { "die",     EVENT_STOPPED },
+                { "pause",   EVENT_PAUSED  },
+                { "destroy", EVENT_REMOVED },
+        };
+        _cleanup_free_ char *name = NULL;
+        uid_t owner;
+
+        if (!d->name_label || sbx_label_parse_owner(d->owner_label, &owner) < 0 ||
+            sbx_name_from_labels(d->name_label, owner, &name) < 0)
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(actions); i++)
+                if (streq(d->action, actions[i].action))
+                        push(userdata, actions[i].kind, name, d->id);
+}
+
+static void on_connected(void *userdata) {
+        ManagerEvents *ev = userdata;
+
+        ev->connected = true;
+        push(ev, EVENT_CONNECTED, NULL, NULL);
+}
+
+/* Waits ms, or until told to stop. */
+static void pause_ms(ManagerEvents *ev, unsigned ms) {
+        struct timespec until;
+
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += ms / 1000;
+        until.tv_nsec += (long) (ms % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+        }
+        pthread_mutex_lock(&ev->lock);
+        while (!atomic_load(&ev->stop) && pthread_cond_timedwait(&ev->wake, &ev->lock, &until) == 0)
+                ;
+        pthread_mutex_unlock(&ev->lock);
+}
+
+static void *follow(void *userdata) {
+        ManagerEvents *ev = userdata;
+        _cleanup_(sbx_docker_freep) SbxDocker *d = NULL;
+        unsigned backoff = BACKOFF_MIN_MS;
+        bool quiet = false;             /* said so already, and nothing changed since */
+
+        if (sbx_docker_new(ev->m->docker_host, &d, NULL) < 0) {
+                log_error("Cannot follow Docker's events: no client");
+                return NULL;
+        }
+        while (!atomic_load(&ev->stop)) {
+                SbxError e = SBX_ERROR_NULL;
+
+                ev->connected = false;
+                (void) sbx_docker_follow_events(d, on_event, on_connected, ev, &ev->stop, &e);
+                if (atomic_load(&ev->stop))
+                        break;
+                if (ev->connected || !quiet)
+                        log_warning("Not following Docker's events (%s); retrying until Docker answers",
+                                    e.message ?: "out of memory");
+                quiet = true;
+                sbx_error_free(&e);
+                backoff = ev->connected ? BACKOFF_MIN_MS : MIN(backoff * 2, BACKOFF_MAX_MS);
+                pause_ms(ev, backoff);
+        }
+        return NULL;
+}
+
+/* The main thread ----------------------------------------------------------- */
+
+static void apply(Manager *m, const Event *e) {
+        SandboxEntry *entry;
+
+        if (e->kind == EVENT_CONNECTED) {
+                log_debug("Following Docker's events");
+                manager_reconcile(m);
+                return;
+        }
+        /* Only about the container the object shows: a removed old one of a name
+         * created again says nothing about the new one. */
+        entry = manager_get_sandbox(m, e->name);
+        if (!entry || !streq_ptr(entry->container_id, e->id))
+                return;
+        switch (e->kind) {
+        case EVENT_RUNNING:
+                manager_set_sandbox_state(m, e->name, SBX_STATE_RUNNING, "running");
+                break;
+        case EVENT_STOPPED:
+                manager_set_sandbox_state(m, e->name, SBX_STATE_STOPPED, "exited");
+                break;
+        case EVENT_PAUSED:
+                manager_set_sandbox_state(m, e->name, SBX_STATE_STOPPED, "paused");
+                break;
+        case EVENT_REMOVED:
+                manager_drop_sandbox(m, e->name);
+                manager_forget(m, e->name, e->id);
+                break;
+        default:
+                break;
+        }
+}
+
+static int on_efd(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        ManagerEvents *ev = userdata;
+        Event *list;
+        uint64_t v;
+
+        (void) read(fd, &v, sizeof v);
+        pthread_mutex_lock(&ev->lock);
+        list = ev->head;
+        ev->head = NULL;
+        ev->tail = &ev->head;
+        pthread_mutex_unlock(&ev->lock);
+        while (list) {
+                Event *next = list->next;
+
+                apply(ev->m, list);
+                event_free(list);
+                list = next;
+        }
+        return 0;
+}
+
+static void events_free(ManagerEvents *ev) {
+        if (!ev)
+                return;
+        if (ev->started) {
+                pthread_mutex_lock(&ev->lock);
+                atomic_store(&ev->stop, true);
+                pthread_cond_broadcast(&ev->wake);
+                pthread_mutex_unlock(&ev->lock);
+                pthread_join(ev->thread, NULL);
+        }
+        for (Event *e = ev->head, *next; e; e = next) {
+                next = e->next;
+                event_free(e);
+        }
+        sd_event_source_disable_unref(ev->source);
+        if (ev->efd >= 0)
+                close(ev->efd);
+        pthread_cond_destroy(&ev->wake);
+        pthread_mutex_destroy(&ev->lock);
+        free(ev);
+}
+
+int manager_events_start(Manager *m) {
+        ManagerEvents *ev = calloc(1, sizeof(ManagerEvents));
+        int r;
+
+        if (!ev)
+                return -ENOMEM;
+        ev->m = m;
+        ev->efd = -EBADF;
+        ev->tail = &ev->head;
+        pthread_mutex_init(&ev->lock, NULL);
+        pthread_cond_init(&ev->wake, NULL);
+        if ((ev->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+                r = -errno;
+        else if ((r = sd_event_add_io(m->event, &ev->source, ev->efd, EPOLLIN, on_efd, ev)) >= 0 &&
+                 (r = -pthread_create(&ev->thread, NULL, follow, ev)) >= 0)
+                ev->started = true;
+        if (r < 0) {
+                events_free(ev);
+                return r;
+        }
+        m->events = ev;
+        return 0;
+}
+
+void manager_events_stop(Manager *m) {
+        events_free(m->events);
+        m->events = NULL;
+}
