@@ -29,6 +29,10 @@ D-Bus error reply is a result, not a failure).
   client.py sequence DEST PATH INTERFACE < CALLS
       The calls of stdin's JSON list [[METHOD, SIGNATURE, ARGS], ...], one after the
       other on one connection, each waiting for its reply; prints the list of replies.
+  client.py lines DEST PATH INTERFACE
+      Like sequence, but one call per stdin line, each reply printed (one JSON line,
+      flushed) before the next line is read; ends at EOF. For a test that acts between
+      two calls on the same connection.
   client.py start-exec NAME ARGV_JSON OPTIONS_JSON [--vanish] [--kill SIGNAL] [--resize ROWS,COLS]
       StartExec with this process's own stdin, stdout and stderr as the exec's; waits
       for Exited and exits with the exit status (a D-Bus error: prints it as JSON on
@@ -273,9 +277,10 @@ def main():
     for a in ("dest", "path", "interface"):
         p.add_argument(a)
     p.add_argument("--connections", type=int, default=4)
-    p = sub.add_parser("sequence")
-    for a in ("dest", "path", "interface"):
-        p.add_argument(a)
+    for cmd in ("sequence", "lines"):
+        p = sub.add_parser(cmd)
+        for a in ("dest", "path", "interface"):
+            p.add_argument(a)
     a = ap.parse_args()
 
     if a.cmd == "listen":
@@ -293,6 +298,11 @@ def main():
             print(json.dumps(out), flush=True)
             sys.stdin.read()
             return 0
+    elif a.cmd == "lines":
+        for line in sys.stdin:
+            method, sig, args = json.loads(line)
+            print(json.dumps(call(bus, a.dest, a.path, a.interface, method, sig, args)), flush=True)
+        return 0
     elif a.cmd == "sequence":
         out = [call(bus, a.dest, a.path, a.interface, method, sig, args)
                for method, sig, args in json.load(sys.stdin)]

@@ -156,6 +156,115 @@ def test_a_deny_rule_on_one_sandbox_holds_after_a_yes_for_another(stack, sandbox
         os.unlink(rule)
 
 
+class PolkitCalls:
+    """dbus-monitor (root) on the stack's bus: the actions of the CheckAuthorization
+    calls made between two markers (GetId calls of root's, which the monitor sees in
+    order with everything else)."""
+
+    def __init__(self, stack):
+        self.stack = stack
+        self.lines = []
+        self.proc = subprocess.Popen(
+            ["dbus-monitor", "--address", stack.address,
+             "type='method_call',interface='org.freedesktop.PolicyKit1.Authority',member='CheckAuthorization'",
+             "type='method_call',interface='org.freedesktop.DBus',member='GetId'"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.reader = threading.Thread(target=lambda: self.lines.extend(iter(self.proc.stdout.readline, "")),
+                                       daemon=True)
+        self.reader.start()
+        self.start = self.mark()
+
+    def mark(self):
+        """A marker the monitor has seen; returns its line number."""
+        h.wait_until(lambda: self._marker_seen(), 10, what="dbus-monitor to see a GetId")
+        return self._last_marker
+
+    def _marker_seen(self):
+        before = sum(1 for x in list(self.lines) if "member=GetId" in x)
+        self.stack._bus_call("GetId")
+        time.sleep(0.05)
+        lines = list(self.lines)
+        seen = [i for i, x in enumerate(lines) if "member=GetId" in x]
+        if len(seen) > before:
+            self._last_marker = seen[-1]
+            return True
+        return False
+
+    def actions(self):
+        """The action ids asked about since the start (or the last actions() call)."""
+        end = self.mark()
+        lines = list(self.lines)[self.start:end]
+        self.start = end
+        return [x.split('"')[1] for x in lines if x.strip().startswith('string "org.xagent.sandbox1.')]
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def test_a_connection_listing_again_asks_polkit_nothing(stack, sandboxd, cleanup):
+    """ListSandboxes asks polkit twice (inspect for one's own objects, manage-others
+    without a prompt to see everyone's); both answers are remembered for the
+    connection, the challenge that a member without manage-others meets included:
+    five lists on one connection ask once each."""
+    name = cleanup.sandbox(h.unique("listed"))
+    sandboxd.create(MEMBER, name, h.spec()).result
+    polkit = PolkitCalls(stack)
+    try:
+        calls = [["ListSandboxes", "", []]] * 5
+        r = stack.run_as(MEMBER, stack.client_argv("sequence", h.BUS_NAME, h.MANAGER_PATH, h.MANAGER),
+                         input=json.dumps(calls))
+        replies = json.loads(r.stdout)
+        assert all(x["ok"] and [e[0] for e in x["result"][0]] == [name] for x in replies), replies
+        asked = polkit.actions()
+        assert sorted(asked) == ["org.xagent.sandbox1.inspect", "org.xagent.sandbox1.manage-others"], asked
+        # Another connection of the same user asks again.
+        sandboxd.list(MEMBER)
+        assert sorted(polkit.actions()) == ["org.xagent.sandbox1.inspect", "org.xagent.sandbox1.manage-others"]
+    finally:
+        polkit.close()
+
+
+def test_a_lists_remembered_no_ends_with_polkits_changed(stack, sandboxd, cleanup):
+    """The remembered no of a list's manage-others question lasts only until polkit
+    says its rules changed: a rule granting it, on the same connection, is honoured
+    at once (not after the remembered answer expires)."""
+    mine, roots = cleanup.sandbox(h.unique("mine")), cleanup.sandbox(h.unique("roots"))
+    sandboxd.create(MEMBER, mine, h.spec()).result
+    sandboxd.create(ROOT, roots, h.spec()).result
+    rule = os.path.join(stack.tmp, "polkit", "etc-rules.d", "10-test-list-all.rules")
+    client = stack.spawn_as(MEMBER, stack.client_argv("lines", h.BUS_NAME, h.MANAGER_PATH, h.MANAGER))
+
+    def listed():
+        client.stdin.write(json.dumps(["ListSandboxes", "", []]) + "\n")
+        client.stdin.flush()
+        reply = json.loads(client.stdout.readline())
+        assert reply["ok"], reply
+        return {e[0] for e in reply["result"][0]}
+
+    try:
+        assert listed() == {mine}
+        t0 = time.monotonic()
+        with open(rule + ".tmp", "w") as f:     # whole, or not at all, for polkitd
+            f.write('polkit.addRule(function(action, subject) {\n'
+                    '    if (action.id == "org.xagent.sandbox1.manage-others" && subject.user == "%s")\n'
+                    '        return polkit.Result.YES;\n'
+                    '});\n' % MEMBER)
+        os.rename(rule + ".tmp", rule)
+        # polkitd has the rule (and so sent Changed before this answer)...
+        h.wait_until(lambda: stack.client(MEMBER, "check-self", "org.xagent.sandbox1.manage-others")["authorized"],
+                     10, what="polkitd to load the rule")
+        # ... and the daemon, which gets Changed before this call, asks again.
+        seen = listed()
+        assert time.monotonic() - t0 < 5, "too slow to tell a forgotten answer from an expired one"
+        assert {mine, roots} <= seen, seen
+    finally:
+        client.stdin.close()
+        client.wait(timeout=30)
+        if os.path.exists(rule):
+            os.unlink(rule)
+
+
 def test_check_config(stack):
     daemon = stack.daemon_binary
     good = os.path.join(stack.tmp, "good.json")
