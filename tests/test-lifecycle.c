@@ -753,6 +753,7 @@ typedef struct Racer {
         pthread_barrier_t *barrier;
         const char *name;
         const SbxSpec *spec;
+        const SbxPolicy *policy;        /* NULL: the fixture's */
         int r;
         SbxErrorKind kind;
         char *message;
@@ -771,8 +772,9 @@ static void *race(void *userdata) {
                 racer->r = sbx_store_open(F.state_dir, &store, &e);
         pthread_barrier_wait(racer->barrier);
         if (racer->r >= 0) {
-                l = (SbxLifecycle) { .docker = d, .store = store, .locks = F.locks, .policy = F.policy,
-                                     .docker_socket = "/var/run/docker.sock", .init_dir = SBX_BUILD_INIT_DIR };
+                l = (SbxLifecycle) { .docker = d, .store = store, .locks = F.locks,
+                                     .policy = racer->policy ?: F.policy, .docker_socket = "/var/run/docker.sock",
+                                     .init_dir = SBX_BUILD_INIT_DIR, .service_id = run_id };
                 racer->r = sbx_lifecycle_create(&l, racer->name, racer->spec, &owner, &sb, &e);
         }
         racer->kind = e.kind;
@@ -814,6 +816,55 @@ START_TEST(test_concurrent_create) {
         ck_assert_uint_eq(count_containers(n), 1);
         ck_assert(has_row(n));
         ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, &e), 1);
+}
+END_TEST
+
+/* 9b. Six threads create six names of one owner at once, with a limit of two: the
+ * count and the intent are one transaction, so exactly two are made. */
+START_TEST(test_concurrent_creates_limited) {
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_policy_freep) SbxPolicy *p = NULL;
+        _cleanup_free_ char *text = NULL;
+        char *names[6] = {};
+        pthread_barrier_t barrier;
+        pthread_t threads[6];
+        Racer racers[6];
+        unsigned ok = 0, refused = 0;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_int_ge(asprintf(&text, "{ \"default_image\": \"" TEST_IMAGE "\", \"allowed_images\": "
+                                  "[\"xagent-sandbox-test:*\"], \"max_sandboxes_per_user\": 2 }"), 0);
+        ck_assert_int_eq(sbx_policy_parse(text, &p, NULL), 0);
+        ck_assert_int_eq(pthread_barrier_init(&barrier, NULL, 6), 0);
+        for (size_t i = 0; i < 6; i++) {
+                char what[16];
+
+                snprintf(what, sizeof what, "limited-%zu", i);
+                names[i] = name(what);
+                racers[i] = (Racer) { .barrier = &barrier, .name = names[i], .spec = s, .policy = p };
+                ck_assert_int_eq(pthread_create(&threads[i], NULL, race, &racers[i]), 0);
+        }
+        for (size_t i = 0; i < 6; i++)
+                ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+        pthread_barrier_destroy(&barrier);
+        for (size_t i = 0; i < 6; i++) {
+                if (racers[i].r == 0)
+                        ok++;
+                else if (racers[i].kind == SBX_ERROR_POLICY_VIOLATION &&
+                         strstr(racers[i].message, "max_sandboxes_per_user"))
+                        refused++;
+                else
+                        fprintf(stderr, "racer %zu: %d %s: %s\n", i, racers[i].r,
+                                sbx_error_kind_name(racers[i].kind), racers[i].message);
+                free(racers[i].message);
+        }
+        ck_assert_uint_eq(ok, 2);
+        ck_assert_uint_eq(refused, 4);
+        for (size_t i = 0; i < 6; i++) {
+                ck_assert_uint_eq(count_containers(names[i]), racers[i].r == 0);
+                ck_assert_int_ge(sbx_lifecycle_delete(&F.l, names[i], &e), 0);
+                free(names[i]);
+        }
 }
 END_TEST
 
@@ -1159,7 +1210,7 @@ START_TEST(test_verified_create_recorded_from_intent) {
                 .name = row->name, .owner_uid = row->owner_uid, .owner_gid = row->owner_gid,
                 .container_name = (char *) "xagent_sandbox_nothing.pending", .fingerprint = row->fingerprint,
                 .spec_json = row->spec_json,
-        }, NULL), 0);
+        }, 0, NULL), 0);
         ck_assert_int_eq(sbx_store_delete_sandbox(F.store, n, NULL), 1);
 
         ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &st, &e), 0);
@@ -1296,6 +1347,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_refusals);
         tcase_add_test(tc, test_missing_image);
         tcase_add_test(tc, test_unreachable);
+        tcase_add_test(tc, test_concurrent_creates_limited);
         tcase_add_test(tc, test_reconcile);
         tcase_add_test(tc, test_reconcile_lost_rows);
         tcase_add_test(tc, test_interrupted_create_settled);

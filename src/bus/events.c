@@ -19,8 +19,7 @@
 typedef enum EventKind {
         EVENT_CONNECTED,        /* the stream is (again) open: nothing is missed from now on */
         EVENT_RUNNING,
-        EVENT_STOPPED,
-        EVENT_PAUSED,
+        EVENT_STOPPED,          /* ended: exited, killed, out of memory */
         EVENT_REMOVED,
 } EventKind;
 
@@ -75,9 +74,7 @@ static void on_event(const SbxDockerEvent *d, void *userdata) {
                 EventKind kind;
         } actions[] = {
                 { "start",   EVENT_RUNNING },
-                { "unpause", EVENT_RUNNING },
                 { "die",     EVENT_STOPPED },
-                { "pause",   EVENT_PAUSED  },
                 { "destroy", EVENT_REMOVED },
         };
         _cleanup_free_ char *name = NULL;
@@ -164,9 +161,6 @@ static void apply(Manager *m, const Event *e) {
                 break;
         case EVENT_STOPPED:
                 manager_set_sandbox_state(m, e->name, SBX_STATE_STOPPED, "exited");
-                break;
-        case EVENT_PAUSED:
-                manager_set_sandbox_state(m, e->name, SBX_STATE_STOPPED, "paused");
                 break;
         case EVENT_REMOVED:
                 manager_drop_sandbox(m, e->name);

@@ -581,7 +581,8 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
         if (asprintf(&pending, "%s" PENDING_SUFFIX, cname) < 0)
                 return -ENOMEM;
 
-        /* The intent first: whatever happens from here on, the container is found again. */
+        /* The intent first: whatever happens from here on, the container is found again.
+         * It also counts against the owner's limit, with the other creates in flight. */
         r = sbx_store_put_intent(l->store, &(SbxIntentRow) {
                 .name = (char *) name,
                 .owner_uid = owner->uid,
@@ -589,8 +590,8 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
                 .container_name = pending,
                 .fingerprint = fp,
                 .spec_json = json,
-        }, error);
-        if (r < 0)
+        }, (unsigned) l->policy->max_sandboxes_per_user, error);
+        if (r < 0 || (r = sbx_policy_check_count(l->policy, (size_t) r, error)) < 0)
                 return r;
         r = sbx_docker_container_create(l->docker, pending, body, &id, error);
         /* No answer: Docker may have made it; the intent stays to settle that. */
