@@ -68,6 +68,7 @@ typedef struct Fixture {
         SbxStore *store;
         SbxKeyedLockRegistry *locks;
         SbxPolicy *policy;
+        SbxVerdictCache *judgements;
         SbxLifecycle l;
 } Fixture;
 
@@ -158,6 +159,7 @@ static void fixture_setup(void) {
         F.locks = sbx_keyed_lock_registry_new();
         ck_assert_ptr_nonnull(F.locks);
         F.policy = policy();
+        F.judgements = sbx_verdict_cache_new();
         F.l = (SbxLifecycle) {
                 .docker = F.docker,
                 .store = F.store,
@@ -166,6 +168,7 @@ static void fixture_setup(void) {
                 .docker_socket = "/var/run/docker.sock",
                 .init_dir = SBX_BUILD_INIT_DIR,
                 .service_id = run_id,   /* this run's containers only: others on the dockerd are left alone */
+                .judgements = F.judgements,
         };
 }
 
@@ -175,6 +178,7 @@ static void fixture_teardown(void) {
         F.store = sbx_store_close(F.store);
         F.locks = sbx_keyed_lock_registry_free(F.locks);
         F.policy = sbx_policy_free(F.policy);
+        F.judgements = sbx_verdict_cache_free(F.judgements);
 }
 
 /* A finalized spec from JSON text. */
@@ -456,7 +460,7 @@ START_TEST(test_unverified_legacy) {
         ck_assert_int_eq(sb->state, SBX_STATE_RUNNING);
         verify(&F.l, n, s, SBX_VERDICT_UNVERIFIED, 0);
 
-        ck_assert_msg(sbx_lifecycle_list(&F.l, &list, &n_list, &e) == 0, "list: %s", e.message);
+        ck_assert_msg(sbx_lifecycle_list(&F.l, SBX_STORE_ANY_OWNER, &list, &n_list, &e) == 0, "list: %s", e.message);
         for (size_t i = 0; i < n_list; i++)
                 if (streq(list[i]->name, n)) {
                         ck_assert(!found);
@@ -1050,7 +1054,7 @@ START_TEST(test_unreachable) {
         assert_error(&e, SBX_ERROR_BACKEND_UNAVAILABLE, NULL);
         sbx_error_free(&e);
         ck_assert_ptr_null(sb);
-        ck_assert_int_eq(sbx_lifecycle_list(&l, &list, &n_list, &e), -EHOSTDOWN);
+        ck_assert_int_eq(sbx_lifecycle_list(&l, SBX_STORE_ANY_OWNER, &list, &n_list, &e), -EHOSTDOWN);
         assert_error(&e, SBX_ERROR_BACKEND_UNAVAILABLE, NULL);
         sbx_error_free(&e);
         ck_assert_int_eq(sbx_lifecycle_verify(&l, n, s, &v, &fields, &e), -EHOSTDOWN);
@@ -1103,6 +1107,63 @@ START_TEST(test_reconcile) {
 
         ck_assert_int_eq(sbx_lifecycle_delete(&F.l, kept, &e), 1);
         ck_assert_int_eq(sbx_lifecycle_delete(&F.l, legacy, &e), 1);
+}
+END_TEST
+
+/* The Docker calls each operation makes (sbx_docker_n_requests): a by-name operation
+ * goes by the id its row records, never through a list that makes dockerd look at
+ * every container; a list is one call once the judgements are cached, and an event
+ * (here: forgetting the container, as a die event does) makes it inspect again. */
+static unsigned long calls_since(unsigned long *mark) {
+        unsigned long now = sbx_docker_n_requests(F.docker), d = now - *mark;
+
+        *mark = now;
+        return d;
+}
+
+START_TEST(test_docker_calls) {
+        _cleanup_free_ char *n = name("calls");
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
+        SbxSandbox **list = NULL;
+        size_t n_list = 0;
+        SbxError e = SBX_ERROR_NULL;
+        unsigned long mark;
+
+        sb = create_ok(&F.l, n, s, &owner);
+        mark = sbx_docker_n_requests(F.docker);
+        sb = sbx_sandbox_free(sb);
+        sb = inspect_ok(&F.l, n);
+        ck_assert_uint_eq(calls_since(&mark), 1);               /* GET /containers/{id}/json */
+        verify(&F.l, n, s, SBX_VERDICT_MATCH, 0);
+        ck_assert_uint_eq(calls_since(&mark), 1);
+        ck_assert_int_eq(sbx_lifecycle_stop(&F.l, n, 0, &e), 1);
+        ck_assert_uint_eq(calls_since(&mark), 2);               /* inspect, stop */
+        ck_assert_int_eq(sbx_lifecycle_stop(&F.l, n, 0, &e), 0);
+        ck_assert_uint_eq(calls_since(&mark), 1);               /* inspect: stopped already */
+
+        ck_assert_int_eq(sbx_lifecycle_list(&F.l, OWNER_UID, &list, &n_list, &e), 0);
+        sbx_sandbox_list_free(list, n_list);
+        ck_assert_uint_ge(calls_since(&mark), 1);
+        ck_assert_int_eq(sbx_lifecycle_list(&F.l, OWNER_UID, &list, &n_list, &e), 0);
+        ck_assert_uint_ge(n_list, 1);
+        for (size_t i = 0; i < n_list; i++)
+                if (streq(list[i]->name, n)) {
+                        ck_assert_int_eq(list[i]->verdict, SBX_VERDICT_MATCH);
+                        ck_assert_int_eq(list[i]->state, SBX_STATE_STOPPED);
+                        ck_assert_str_eq(list[i]->status, "exited");
+                        ck_assert_str_eq(list[i]->image, TEST_IMAGE);
+                        ck_assert(list[i]->hardened && list[i]->has_row);
+                }
+        sbx_sandbox_list_free(list, n_list);
+        ck_assert_uint_eq(calls_since(&mark), 1);               /* the list alone */
+        sbx_verdict_cache_forget(F.judgements, sb->container_id);
+        ck_assert_int_eq(sbx_lifecycle_list(&F.l, OWNER_UID, &list, &n_list, &e), 0);
+        sbx_sandbox_list_free(list, n_list);
+        ck_assert_uint_eq(calls_since(&mark), 2);               /* the list, and that one inspected */
+
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, &e), 1);
+        ck_assert_uint_eq(calls_since(&mark), 1);               /* DELETE by the row's id */
 }
 END_TEST
 
@@ -1349,6 +1410,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_unreachable);
         tcase_add_test(tc, test_concurrent_creates_limited);
         tcase_add_test(tc, test_reconcile);
+        tcase_add_test(tc, test_docker_calls);
         tcase_add_test(tc, test_reconcile_lost_rows);
         tcase_add_test(tc, test_interrupted_create_settled);
         tcase_add_test(tc, test_verified_create_recorded_from_intent);
