@@ -68,6 +68,7 @@ typedef struct Fixture {
         SbxStore *store;
         SbxKeyedLockRegistry *locks;
         SbxPolicy *policy;
+        SbxVerdictCache *judgements;
         SbxLifecycle l;
 } Fixture;
 
@@ -158,6 +159,7 @@ static void fixture_setup(void) {
         F.locks = sbx_keyed_lock_registry_new();
         ck_assert_ptr_nonnull(F.locks);
         F.policy = policy();
+        F.judgements = sbx_verdict_cache_new();
         F.l = (SbxLifecycle) {
                 .docker = F.docker,
                 .store = F.store,
@@ -166,6 +168,7 @@ static void fixture_setup(void) {
                 .docker_socket = "/var/run/docker.sock",
                 .init_dir = SBX_BUILD_INIT_DIR,
                 .service_id = run_id,   /* this run's containers only: others on the dockerd are left alone */
+                .judgements = F.judgements,
         };
 }
 
@@ -175,6 +178,7 @@ static void fixture_teardown(void) {
         F.store = sbx_store_close(F.store);
         F.locks = sbx_keyed_lock_registry_free(F.locks);
         F.policy = sbx_policy_free(F.policy);
+        F.judgements = sbx_verdict_cache_free(F.judgements);
 }
 
 /* A finalized spec from JSON text. */
@@ -456,7 +460,7 @@ START_TEST(test_unverified_legacy) {
         ck_assert_int_eq(sb->state, SBX_STATE_RUNNING);
         verify(&F.l, n, s, SBX_VERDICT_UNVERIFIED, 0);
 
-        ck_assert_msg(sbx_lifecycle_list(&F.l, &list, &n_list, &e) == 0, "list: %s", e.message);
+        ck_assert_msg(sbx_lifecycle_list(&F.l, SBX_STORE_ANY_OWNER, &list, &n_list, &e) == 0, "list: %s", e.message);
         for (size_t i = 0; i < n_list; i++)
                 if (streq(list[i]->name, n)) {
                         ck_assert(!found);
@@ -753,6 +757,7 @@ typedef struct Racer {
         pthread_barrier_t *barrier;
         const char *name;
         const SbxSpec *spec;
+        const SbxPolicy *policy;        /* NULL: the fixture's */
         int r;
         SbxErrorKind kind;
         char *message;
@@ -771,8 +776,9 @@ static void *race(void *userdata) {
                 racer->r = sbx_store_open(F.state_dir, &store, &e);
         pthread_barrier_wait(racer->barrier);
         if (racer->r >= 0) {
-                l = (SbxLifecycle) { .docker = d, .store = store, .locks = F.locks, .policy = F.policy,
-                                     .docker_socket = "/var/run/docker.sock", .init_dir = SBX_BUILD_INIT_DIR };
+                l = (SbxLifecycle) { .docker = d, .store = store, .locks = F.locks,
+                                     .policy = racer->policy ?: F.policy, .docker_socket = "/var/run/docker.sock",
+                                     .init_dir = SBX_BUILD_INIT_DIR, .service_id = run_id };
                 racer->r = sbx_lifecycle_create(&l, racer->name, racer->spec, &owner, &sb, &e);
         }
         racer->kind = e.kind;
@@ -814,6 +820,55 @@ START_TEST(test_concurrent_create) {
         ck_assert_uint_eq(count_containers(n), 1);
         ck_assert(has_row(n));
         ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, &e), 1);
+}
+END_TEST
+
+/* 9b. Six threads create six names of one owner at once, with a limit of two: the
+ * count and the intent are one transaction, so exactly two are made. */
+START_TEST(test_concurrent_creates_limited) {
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_policy_freep) SbxPolicy *p = NULL;
+        _cleanup_free_ char *text = NULL;
+        char *names[6] = {};
+        pthread_barrier_t barrier;
+        pthread_t threads[6];
+        Racer racers[6];
+        unsigned ok = 0, refused = 0;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_int_ge(asprintf(&text, "{ \"default_image\": \"" TEST_IMAGE "\", \"allowed_images\": "
+                                  "[\"xagent-sandbox-test:*\"], \"max_sandboxes_per_user\": 2 }"), 0);
+        ck_assert_int_eq(sbx_policy_parse(text, &p, NULL), 0);
+        ck_assert_int_eq(pthread_barrier_init(&barrier, NULL, 6), 0);
+        for (size_t i = 0; i < 6; i++) {
+                char what[16];
+
+                snprintf(what, sizeof what, "limited-%zu", i);
+                names[i] = name(what);
+                racers[i] = (Racer) { .barrier = &barrier, .name = names[i], .spec = s, .policy = p };
+                ck_assert_int_eq(pthread_create(&threads[i], NULL, race, &racers[i]), 0);
+        }
+        for (size_t i = 0; i < 6; i++)
+                ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+        pthread_barrier_destroy(&barrier);
+        for (size_t i = 0; i < 6; i++) {
+                if (racers[i].r == 0)
+                        ok++;
+                else if (racers[i].kind == SBX_ERROR_POLICY_VIOLATION &&
+                         strstr(racers[i].message, "max_sandboxes_per_user"))
+                        refused++;
+                else
+                        fprintf(stderr, "racer %zu: %d %s: %s\n", i, racers[i].r,
+                                sbx_error_kind_name(racers[i].kind), racers[i].message);
+                free(racers[i].message);
+        }
+        ck_assert_uint_eq(ok, 2);
+        ck_assert_uint_eq(refused, 4);
+        for (size_t i = 0; i < 6; i++) {
+                ck_assert_uint_eq(count_containers(names[i]), racers[i].r == 0);
+                ck_assert_int_ge(sbx_lifecycle_delete(&F.l, names[i], &e), 0);
+                free(names[i]);
+        }
 }
 END_TEST
 
@@ -999,7 +1054,7 @@ START_TEST(test_unreachable) {
         assert_error(&e, SBX_ERROR_BACKEND_UNAVAILABLE, NULL);
         sbx_error_free(&e);
         ck_assert_ptr_null(sb);
-        ck_assert_int_eq(sbx_lifecycle_list(&l, &list, &n_list, &e), -EHOSTDOWN);
+        ck_assert_int_eq(sbx_lifecycle_list(&l, SBX_STORE_ANY_OWNER, &list, &n_list, &e), -EHOSTDOWN);
         assert_error(&e, SBX_ERROR_BACKEND_UNAVAILABLE, NULL);
         sbx_error_free(&e);
         ck_assert_int_eq(sbx_lifecycle_verify(&l, n, s, &v, &fields, &e), -EHOSTDOWN);
@@ -1052,6 +1107,63 @@ START_TEST(test_reconcile) {
 
         ck_assert_int_eq(sbx_lifecycle_delete(&F.l, kept, &e), 1);
         ck_assert_int_eq(sbx_lifecycle_delete(&F.l, legacy, &e), 1);
+}
+END_TEST
+
+/* The Docker calls each operation makes (sbx_docker_n_requests): a by-name operation
+ * goes by the id its row records, never through a list that makes dockerd look at
+ * every container; a list is one call once the judgements are cached, and an event
+ * (here: forgetting the container, as a die event does) makes it inspect again. */
+static unsigned long calls_since(unsigned long *mark) {
+        unsigned long now = sbx_docker_n_requests(F.docker), d = now - *mark;
+
+        *mark = now;
+        return d;
+}
+
+START_TEST(test_docker_calls) {
+        _cleanup_free_ char *n = name("calls");
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
+        SbxSandbox **list = NULL;
+        size_t n_list = 0;
+        SbxError e = SBX_ERROR_NULL;
+        unsigned long mark;
+
+        sb = create_ok(&F.l, n, s, &owner);
+        mark = sbx_docker_n_requests(F.docker);
+        sb = sbx_sandbox_free(sb);
+        sb = inspect_ok(&F.l, n);
+        ck_assert_uint_eq(calls_since(&mark), 1);               /* GET /containers/{id}/json */
+        verify(&F.l, n, s, SBX_VERDICT_MATCH, 0);
+        ck_assert_uint_eq(calls_since(&mark), 1);
+        ck_assert_int_eq(sbx_lifecycle_stop(&F.l, n, 0, &e), 1);
+        ck_assert_uint_eq(calls_since(&mark), 2);               /* inspect, stop */
+        ck_assert_int_eq(sbx_lifecycle_stop(&F.l, n, 0, &e), 0);
+        ck_assert_uint_eq(calls_since(&mark), 1);               /* inspect: stopped already */
+
+        ck_assert_int_eq(sbx_lifecycle_list(&F.l, OWNER_UID, &list, &n_list, &e), 0);
+        sbx_sandbox_list_free(list, n_list);
+        ck_assert_uint_ge(calls_since(&mark), 1);
+        ck_assert_int_eq(sbx_lifecycle_list(&F.l, OWNER_UID, &list, &n_list, &e), 0);
+        ck_assert_uint_ge(n_list, 1);
+        for (size_t i = 0; i < n_list; i++)
+                if (streq(list[i]->name, n)) {
+                        ck_assert_int_eq(list[i]->verdict, SBX_VERDICT_MATCH);
+                        ck_assert_int_eq(list[i]->state, SBX_STATE_STOPPED);
+                        ck_assert_str_eq(list[i]->status, "exited");
+                        ck_assert_str_eq(list[i]->image, TEST_IMAGE);
+                        ck_assert(list[i]->hardened && list[i]->has_row);
+                }
+        sbx_sandbox_list_free(list, n_list);
+        ck_assert_uint_eq(calls_since(&mark), 1);               /* the list alone */
+        sbx_verdict_cache_forget(F.judgements, sb->container_id);
+        ck_assert_int_eq(sbx_lifecycle_list(&F.l, OWNER_UID, &list, &n_list, &e), 0);
+        sbx_sandbox_list_free(list, n_list);
+        ck_assert_uint_eq(calls_since(&mark), 2);               /* the list, and that one inspected */
+
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, &e), 1);
+        ck_assert_uint_eq(calls_since(&mark), 1);               /* DELETE by the row's id */
 }
 END_TEST
 
@@ -1159,7 +1271,7 @@ START_TEST(test_verified_create_recorded_from_intent) {
                 .name = row->name, .owner_uid = row->owner_uid, .owner_gid = row->owner_gid,
                 .container_name = (char *) "xagent_sandbox_nothing.pending", .fingerprint = row->fingerprint,
                 .spec_json = row->spec_json,
-        }, NULL), 0);
+        }, 0, NULL), 0);
         ck_assert_int_eq(sbx_store_delete_sandbox(F.store, n, NULL), 1);
 
         ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &st, &e), 0);
@@ -1296,7 +1408,9 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_refusals);
         tcase_add_test(tc, test_missing_image);
         tcase_add_test(tc, test_unreachable);
+        tcase_add_test(tc, test_concurrent_creates_limited);
         tcase_add_test(tc, test_reconcile);
+        tcase_add_test(tc, test_docker_calls);
         tcase_add_test(tc, test_reconcile_lost_rows);
         tcase_add_test(tc, test_interrupted_create_settled);
         tcase_add_test(tc, test_verified_create_recorded_from_intent);

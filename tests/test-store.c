@@ -234,9 +234,9 @@ START_TEST(test_intents) {
         SbxStore *s = open_ok();
 
         ck_assert_int_eq(sbx_store_get_intent(s, in.name, &got, NULL), 0);
-        ck_assert_int_eq(sbx_store_put_intent(s, &in, NULL), 0);
+        ck_assert_int_eq(sbx_store_put_intent(s, &in, 0, NULL), 0);
         in.name = (char *) "other";
-        ck_assert_int_eq(sbx_store_put_intent(s, &in, NULL), 0);
+        ck_assert_int_eq(sbx_store_put_intent(s, &in, 0, NULL), 1);     /* the first counts */
         ck_assert_int_eq(sbx_store_list_intents(s, &list, NULL), 2);
         ck_assert_str_eq(list[0]->name, "other");
         ck_assert_str_eq(list[1]->name, "~1001:box");
@@ -252,7 +252,7 @@ START_TEST(test_intents) {
         ck_assert_int_eq(sbx_store_put_sandbox(s, &row, NULL), 0);
         ck_assert_int_eq(sbx_store_get_intent(s, "~1001:box", &got, NULL), 0);
         ck_assert_int_eq(sbx_store_put_intent(s, &(SbxIntentRow) { .name = (char *) "~1001:box",
-                .container_name = (char *) "c", .fingerprint = (char *) "", .spec_json = (char *) "{}" }, NULL), 0);
+                .container_name = (char *) "c", .fingerprint = (char *) "", .spec_json = (char *) "{}" }, 0, NULL), 0);
         ck_assert_int_eq(sbx_store_update_sandbox_state(s, "~1001:box", SBX_SANDBOX_STOPPED, NULL), 1);
         ck_assert_int_eq(sbx_store_get_intent(s, "~1001:box", &got, NULL), 1);
         got = sbx_intent_row_free(got);
@@ -261,7 +261,7 @@ START_TEST(test_intents) {
 
         ck_assert_int_eq(sbx_store_delete_intent(s, "other", NULL), 1);
         ck_assert_int_eq(sbx_store_delete_intent(s, "other", NULL), 0);
-        ck_assert_int_lt(sbx_store_put_intent(s, &(SbxIntentRow) { .name = (char *) "x" }, &e), 0);
+        ck_assert_int_lt(sbx_store_put_intent(s, &(SbxIntentRow) { .name = (char *) "x" }, 0, &e), 0);
         ck_assert_int_eq(e.kind, SBX_ERROR_INVALID_ARGS);
         sbx_error_free(&e);
         sbx_store_close(s);
@@ -269,6 +269,31 @@ START_TEST(test_intents) {
         /* opened again: not made just now */
         s = open_ok();
         ck_assert(!sbx_store_created(s));
+        sbx_store_close(s);
+}
+END_TEST
+
+/* The owner's limit: its sandboxes and its other unfinished creates count, the
+ * name's own intent does not; over the limit nothing is recorded. */
+START_TEST(test_intent_limit) {
+        _cleanup_(sbx_intent_row_freep) SbxIntentRow *got = NULL;
+        SbxSandboxRow row = sandbox("~7:a", 7, SBX_SANDBOX_RUNNING);
+        SbxIntentRow in = {
+                .owner_uid = 7, .container_name = (char *) "c.pending", .fingerprint = (char *) "f",
+                .spec_json = (char *) "{}",
+        };
+        SbxStore *s = open_ok();
+
+        ck_assert_int_eq(sbx_store_put_sandbox(s, &row, NULL), 0);
+        in.name = (char *) "~7:b";
+        ck_assert_int_eq(sbx_store_put_intent(s, &in, 2, NULL), 1);
+        ck_assert_int_eq(sbx_store_put_intent(s, &in, 2, NULL), 1);      /* again: its own does not count */
+        in.name = (char *) "~7:c";
+        ck_assert_int_eq(sbx_store_put_intent(s, &in, 2, NULL), 2);      /* full */
+        ck_assert_int_eq(sbx_store_get_intent(s, "~7:c", &got, NULL), 0);
+        in.owner_uid = 8;                                                   /* another owner's */
+        ck_assert_int_eq(sbx_store_put_intent(s, &in, 2, NULL), 0);
+        ck_assert_int_eq(sbx_store_get_intent(s, "~7:c", &got, NULL), 1);
         sbx_store_close(s);
 }
 END_TEST
@@ -656,6 +681,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_snapshot_list);
         tcase_add_test(tc, test_concurrent_connections);
         tcase_add_test(tc, test_intents);
+        tcase_add_test(tc, test_intent_limit);
         tcase_add_test(tc, test_truncated_is_created);
         suite_add_tcase(s, tc);
         return s;

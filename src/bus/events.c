@@ -19,8 +19,7 @@
 typedef enum EventKind {
         EVENT_CONNECTED,        /* the stream is (again) open: nothing is missed from now on */
         EVENT_RUNNING,
-        EVENT_STOPPED,
-        EVENT_PAUSED,
+        EVENT_STOPPED,          /* ended: exited, killed, out of memory */
         EVENT_REMOVED,
 } EventKind;
 
@@ -75,25 +74,28 @@ static void on_event(const SbxDockerEvent *d, void *userdata) {
                 EventKind kind;
         } actions[] = {
                 { "start",   EVENT_RUNNING },
-                { "unpause", EVENT_RUNNING },
                 { "die",     EVENT_STOPPED },
-                { "pause",   EVENT_PAUSED  },
                 { "destroy", EVENT_REMOVED },
         };
+        ManagerEvents *ev = userdata;
         _cleanup_free_ char *name = NULL;
         uid_t owner;
 
+        /* Whatever happened to it, what an inspect told about it may be out of date. */
+        sbx_verdict_cache_forget(ev->m->judgements, d->id);
         if (!d->name_label || sbx_label_parse_owner(d->owner_label, &owner) < 0 ||
             sbx_name_from_labels(d->name_label, owner, &name) < 0)
                 return;
         for (size_t i = 0; i < ELEMENTSOF(actions); i++)
                 if (streq(d->action, actions[i].action))
-                        push(userdata, actions[i].kind, name, d->id);
+                        push(ev, actions[i].kind, name, d->id);
 }
 
 static void on_connected(void *userdata) {
         ManagerEvents *ev = userdata;
 
+        /* Nothing was followed until now: no judgement stands. */
+        sbx_verdict_cache_clear(ev->m->judgements);
         ev->connected = true;
         push(ev, EVENT_CONNECTED, NULL, NULL);
 }
@@ -164,9 +166,6 @@ static void apply(Manager *m, const Event *e) {
                 break;
         case EVENT_STOPPED:
                 manager_set_sandbox_state(m, e->name, SBX_STATE_STOPPED, "exited");
-                break;
-        case EVENT_PAUSED:
-                manager_set_sandbox_state(m, e->name, SBX_STATE_STOPPED, "paused");
                 break;
         case EVENT_REMOVED:
                 manager_drop_sandbox(m, e->name);

@@ -146,6 +146,7 @@ static void *worker_init(void *userdata) {
         l->docker_socket = m->docker_socket;
         l->init_dir = m->init_dir;
         l->service_id = m->service_id;
+        l->judgements = m->judgements;
         if (sbx_docker_new(m->docker_host, &l->docker, &e) < 0 || sbx_store_open(m->state_dir, &l->store, &e) < 0) {
                 log_error("Worker: %s", e.message ?: "out of memory");
                 sbx_error_free(&e);
@@ -249,7 +250,9 @@ int manager_new(const ManagerConfig *c, Manager **ret) {
         m->config_path = strdup(c->config_path);
         m->locks = sbx_keyed_lock_registry_new();
         m->auth_cache = auth_cache_new();
-        if (!m->state_dir || !m->docker_host || !m->init_dir || !m->config_path || !m->locks || !m->auth_cache)
+        m->judgements = sbx_verdict_cache_new();
+        if (!m->state_dir || !m->docker_host || !m->init_dir || !m->config_path || !m->locks || !m->auth_cache ||
+            !m->judgements)
                 return -ENOMEM;
         if ((r = docker_socket_of(c->docker_host, &m->docker_socket)) < 0 ||
             (r = load_policy(c->config_path, &m->policy)) < 0)
@@ -297,6 +300,7 @@ Manager *manager_free(Manager *m) {
         sd_event_unref(m->event);
         sbx_keyed_lock_registry_free(m->locks);
         auth_cache_free(m->auth_cache);
+        sbx_verdict_cache_free(m->judgements);
         sbx_policy_unref(m->policy);
         free(m->config_path);
         free(m->state_dir);
@@ -384,7 +388,7 @@ static void reconcile_run(void *job, void *ctx) {
         sbx_docker_set_deadline(l->docker, 0);          /* each call its own limit */
         j->r = sbx_lifecycle_reconcile(l, &j->stats, &j->error);
         if (j->r >= 0)
-                j->r = sbx_lifecycle_list(l, &j->list, &j->n, &j->error);
+                j->r = sbx_lifecycle_list(l, SBX_STORE_ANY_OWNER, &j->list, &j->n, &j->error);
         if (j->r >= 0 && sbx_docker_api_version(l->docker))
                 j->api_version = strdup(sbx_docker_api_version(l->docker));
         l->policy = sbx_policy_unref((SbxPolicy *) l->policy);

@@ -70,6 +70,7 @@ typedef struct Manager {
         void *sandboxes;                /* tsearch() tree of SandboxEntry, by name */
         uint64_t registry_seq;          /* counts entries added and dropped */
         struct ManagerEvents *events;   /* Docker's event stream (events.h) */
+        SbxVerdictCache *judgements;    /* what inspects told, for lists (verdict-cache.h) */
         bool reconciling;               /* a reconciliation job is queued or running */
         unsigned reconcile_again;       /* … and another was asked for meanwhile */
         AuthCache *auth_cache;

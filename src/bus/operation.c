@@ -190,7 +190,7 @@ static int run_delete_snapshot(Operation *o, SbxLifecycle *l) {
 }
 
 static int run_list(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_list(l, &o->list, &o->n_list, &o->error);
+        return sbx_lifecycle_list(l, o->all ? SBX_STORE_ANY_OWNER : o->uid, &o->list, &o->n_list, &o->error);
 }
 
 static int run_list_snapshots(Operation *o, SbxLifecycle *l) {

@@ -46,7 +46,7 @@ bool sbx_event_parser_feed(SbxEventParser *p, const char *data, size_t size) {
                         p->skipping = true;
                 if (!p->skipping) {
                         if (p->size + n + 1 > p->allocated) {
-                                size_t a = MAX(p->allocated * 2, p->size + n + 1);
+                                size_t a = MIN(MAX(p->allocated * 2, p->size + n + 1), SBX_DOCKER_EVENT_LINE_MAX + 1);
                                 char *l = realloc(p->line, a);
 
                                 if (!l)
@@ -89,7 +89,7 @@ static void on_connected_trampoline(void *userdata) {
 int sbx_docker_follow_events(SbxDocker *d, SbxDockerEventCallback callback, void (*on_connected)(void *userdata),
                              void *userdata, const atomic_bool *stop, SbxError *error) {
         static const char filters[] =
-                "{\"type\":[\"container\"],\"event\":[\"start\",\"die\",\"destroy\",\"pause\",\"unpause\"],"
+                "{\"type\":[\"container\"],\"event\":[\"start\",\"die\",\"destroy\",\"update\",\"rename\"],"
                 "\"label\":[\"" SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE "\"]}";
         _cleanup_free_ char *escaped = NULL, *path = NULL;
         SbxEventParser p = { .callback = callback, .on_connected = on_connected, .userdata = userdata };

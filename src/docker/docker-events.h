@@ -12,7 +12,7 @@
  * callback only. name_label and owner_label are the container's labels (NULL when
  * absent). */
 typedef struct SbxDockerEvent {
-        const char *action;             /* "start", "die", "destroy", "pause", "unpause", … */
+        const char *action;             /* "start", "die", "destroy", "update", "rename" */
         const char *id;                 /* the container */
         const char *name_label;         /* xagent.sandbox.name */
         const char *owner_label;        /* xagent.sandbox.owner */
@@ -38,7 +38,8 @@ typedef struct SbxEventParser {
 bool sbx_event_parser_feed(SbxEventParser *p, const char *data, size_t size);
 void sbx_event_parser_done(SbxEventParser *p);
 
-/* Follows the events start, die, destroy, pause and unpause of containers labelled
+/* Follows the events start, die (exited, killed, out of memory), destroy, update and
+ * rename of containers labelled
  * xagent.managed=true until *stop is set (returns 0), Docker goes away or ends the
  * stream (SBX_ERROR_BACKEND_UNAVAILABLE) or refuses. on_connected is called once
  * Docker accepted the stream (from then on no event is missed). */

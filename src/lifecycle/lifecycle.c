@@ -246,32 +246,90 @@ static int make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const
         return 0;
 }
 
-static int describe(SbxLifecycle *l, const char *name, const char *id, SbxSandbox **ret, SbxError *error) {
-        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+/* The sandbox of a container Docker reported (takes o). */
+static int describe_observed(SbxLifecycle *l, const char *name, SbxObserved *o, SbxSandbox **ret, SbxError *error) {
+        _cleanup_(sbx_observed_freep) SbxObserved *owned = o;
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *stored = NULL;
+        int r;
+
+        if ((r = load_row(l, name, o->id, &row, &stored, error)) < 0)
+                return r;
+        r = make_sandbox(l, name, o, row, stored, ret);
+        if (r >= 0)
+                TAKE_PTR(owned);
+        return r;
+}
+
+static int describe(SbxLifecycle *l, const char *name, const char *id, SbxSandbox **ret, SbxError *error) {
+        SbxObserved *o = NULL;
         int r;
 
         if ((r = inspect_container(l, id, &o, error)) < 0)
                 return sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)
                         ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name)) : r;
-        if ((r = load_row(l, name, o->id, &row, &stored, error)) < 0)
+        return describe_observed(l, name, o, ret, error);
+}
+
+/* Whether the container carries the Docker-level name in its owner's namespace. */
+static bool names_it(const SbxObserved *o, const char *name) {
+        _cleanup_free_ char *q = NULL;
+
+        return o->owner_valid &&
+                sbx_name_from_labels(sbx_observed_get_label(o, SBX_LABEL_SANDBOX_NAME), o->owner, &q) >= 0 &&
+                streq_ptr(q, name);
+}
+
+/* The sandbox's container as Docker reports it now: by the id its row records — one
+ * inspect, its labels checked — and only without a row, or when that container is
+ * gone, by the label-filtered list (which makes dockerd look at every container).
+ * Returns 1 and *ret, or 0 when there is none. */
+static int locate(SbxLifecycle *l, const char *name, SbxObserved **ret, SbxError *error) {
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        _cleanup_free_ char *id = NULL;
+        int r;
+
+        if ((r = sbx_store_get_sandbox(l->store, name, &row, error)) < 0)
                 return r;
-        r = make_sandbox(l, name, o, row, stored, ret);
-        if (r >= 0)
-                TAKE_PTR(o);
+        if (r > 0) {
+                r = inspect_container(l, row->container_id, &o, error);
+                if (r >= 0 && names_it(o, name)) {
+                        *ret = TAKE_PTR(o);
+                        return 1;
+                }
+                if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                        return r;
+                sbx_error_free(error);
+                o = sbx_observed_free(o);
+        }
+        if ((r = find_container(l, name, &id, error)) <= 0)
+                return r;
+        r = inspect_container(l, id, &o, error);
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {  /* removed since the listing */
+                sbx_error_free(error);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(o);
+        return 1;
+}
+
+/* locate(), with none being NoSuchSandbox. */
+static int locate_existing(SbxLifecycle *l, const char *name, SbxObserved **ret, SbxError *error) {
+        int r = locate(l, name, ret, error);
+
+        if (r == 0)
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
         return r;
 }
 
 static int describe_by_name(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error) {
-        _cleanup_free_ char *id = NULL;
-        int r = find_container(l, name, &id, error);
+        SbxObserved *o = NULL;
+        int r = locate_existing(l, name, &o, error);
 
-        if (r < 0)
-                return r;
-        if (r == 0)
-                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
-        return describe(l, name, id, ret, error);
+        return r < 0 ? r : describe_observed(l, name, o, ret, error);
 }
 
 int sbx_lifecycle_inspect(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error) {
@@ -581,7 +639,8 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
         if (asprintf(&pending, "%s" PENDING_SUFFIX, cname) < 0)
                 return -ENOMEM;
 
-        /* The intent first: whatever happens from here on, the container is found again. */
+        /* The intent first: whatever happens from here on, the container is found again.
+         * It also counts against the owner's limit, with the other creates in flight. */
         r = sbx_store_put_intent(l->store, &(SbxIntentRow) {
                 .name = (char *) name,
                 .owner_uid = owner->uid,
@@ -589,8 +648,8 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
                 .container_name = pending,
                 .fingerprint = fp,
                 .spec_json = json,
-        }, error);
-        if (r < 0)
+        }, (unsigned) l->policy->max_sandboxes_per_user, error);
+        if (r < 0 || (r = sbx_policy_check_count(l->policy, (size_t) r, error)) < 0)
                 return r;
         r = sbx_docker_container_create(l->docker, pending, body, &id, error);
         /* No answer: Docker may have made it; the intent stays to settle that. */
@@ -641,23 +700,14 @@ int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec,
 
 int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desired, SbxVerdict *ret_verdict,
                          unsigned *ret_fields, SbxError *error) {
-        _cleanup_free_ char *id = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *stored = NULL;
         SbxFingerprints fps;
         int r;
 
-        if ((r = sbx_spec_fingerprints(desired, &fps)) < 0)
-                return r;
-        if ((r = find_container(l, name, &id, error)) < 0)
-                return r;
-        if (r == 0)
-                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
-        if ((r = inspect_container(l, id, &o, error)) < 0)
-                return sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)
-                        ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name)) : r;
-        if ((r = load_row(l, name, o->id, &row, &stored, error)) < 0)
+        if ((r = sbx_spec_fingerprints(desired, &fps)) < 0 || (r = locate_existing(l, name, &o, error)) < 0 ||
+            (r = load_row(l, name, o->id, &row, &stored, error)) < 0)
                 return r;
 
         *ret_verdict = sbx_verdict(desired, &fps, o, SBX_CONTRACT_VERSION);
@@ -769,26 +819,20 @@ static void store_after_docker(SbxLifecycle *l, const char *name, int r, SbxErro
 static int set_running_locked(SbxLifecycle *l, const char *name, bool running, unsigned timeout_s,
                               SbxError *error) {
         SbxError e = SBX_ERROR_NULL;
-        _cleanup_free_ char *id = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         int r, changed = 0;
 
-        if ((r = find_container(l, name, &id, error)) < 0)
+        if ((r = locate_existing(l, name, &o, error)) < 0)
                 return r;
-        if (r == 0)
-                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
-        if ((r = inspect_container(l, id, &o, error)) < 0)
-                return sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)
-                        ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name)) : r;
 
         /* Until its mounts are verified the row says stopped, so nothing of the owner's
          * runs in it (exec.c) should the check fail and the stop too, or this process die. */
         if (running && (r = sbx_store_update_sandbox_state(l->store, name, SBX_SANDBOX_STOPPED, error)) < 0)
                 return r;
         if (running)
-                r = start_checked(l, name, id, o, error);
+                r = start_checked(l, name, o->id, o, error);
         else if (o->state == SBX_STATE_RUNNING)
-                r = sbx_docker_container_stop(l->docker, id, timeout_s, error);
+                r = sbx_docker_container_stop(l->docker, o->id, timeout_s, error);
         else
                 r = 1;
         if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
@@ -818,23 +862,33 @@ int sbx_lifecycle_stop(SbxLifecycle *l, const char *name, unsigned timeout_s, Sb
         return set_running(l, name, false, timeout_s, error);
 }
 
+/* Removes the container; 1 if it was there, 0 if it was gone already. */
+static int remove_container(SbxLifecycle *l, const char *id, SbxError *error) {
+        int r = sbx_docker_container_remove(l->docker, id, error);
+
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {
+                sbx_error_free(error);          /* gone meanwhile: that is what was asked */
+                return 0;
+        }
+        return r < 0 ? r : 1;
+}
+
 static int delete_locked(SbxLifecycle *l, const char *name, SbxError *error) {
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
         _cleanup_free_ char *id = NULL;
         SbxError e = SBX_ERROR_NULL;
         int r, removed = 0;
 
-        if ((r = settle_name(l, name, error)) < 0)
+        if ((r = settle_name(l, name, error)) < 0 || (r = sbx_store_get_sandbox(l->store, name, &row, error)) < 0)
                 return r;
-        if ((r = find_container(l, name, &id, error)) < 0)
+        /* By the id the row records (a container this service made for that name);
+         * else, or when it is gone, whatever carries the name (xagent's own, say). */
+        if (row && (r = removed = remove_container(l, row->container_id, error)) < 0)
                 return r;
-        if (r > 0) {
-                r = sbx_docker_container_remove(l->docker, id, error);
-                if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
-                        sbx_error_free(error);  /* gone meanwhile: that is what was asked */
-                else if (r < 0)
+        if (!removed) {
+                if ((r = find_container(l, name, &id, error)) < 0 ||
+                    (r > 0 && (r = removed = remove_container(l, id, error)) < 0))
                         return r;
-                else
-                        removed = 1;
         }
         r = sbx_store_delete_sandbox(l->store, name, &e);
         if (removed) {
@@ -887,12 +941,12 @@ static int ensure_existing(SbxLifecycle *l, const char *name, const SbxSpec *des
         _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *stored = NULL;
-        _cleanup_free_ char *id = NULL;
+        SbxObserved *o = NULL;
         SbxFingerprints fps;
         SbxVerdict verdict;
         int r;
 
-        if ((r = find_container(l, name, &id, error)) <= 0 || (r = describe(l, name, id, &sb, error)) < 0)
+        if ((r = locate(l, name, &o, error)) <= 0 || (r = describe_observed(l, name, o, &sb, error)) < 0)
                 return r;
         if ((r = sbx_spec_fingerprints(desired, &fps)) < 0 ||
             (r = load_row(l, name, sb->container_id, &row, &stored, error)) < 0)
@@ -935,14 +989,12 @@ static int ensure_existing(SbxLifecycle *l, const char *name, const SbxSpec *des
 /* A mismatched sandbox, replaced: stopped (it must really stop), deleted, created. */
 static int recreate_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
                            unsigned stop_timeout_s, SbxError *error) {
-        _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
-        _cleanup_free_ char *id = NULL;
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         SbxError e = SBX_ERROR_NULL;
         int r;
 
         r = set_running_locked(l, name, false, stop_timeout_s, &e);
-        if (r >= 0 && (r = find_container(l, name, &id, &e)) > 0 && (r = describe(l, name, id, &sb, &e)) >= 0 &&
-            sb->state == SBX_STATE_RUNNING)
+        if (r >= 0 && (r = locate(l, name, &o, &e)) > 0 && o->state == SBX_STATE_RUNNING)
                 r = sbx_error_set(&e, SBX_ERROR_IO, "it is still running");
         if (r < 0) {
                 r = sbx_error_set(error, SBX_ERROR_RECOVERY_REQUIRED,
@@ -994,12 +1046,9 @@ int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, const char *snapsh
         int r;
 
         /* Lock order: the sandbox, then the snapshot id. */
-        if ((r = lock_key(l, "sandbox", name, &lock)) < 0 || (r = lock_key(l, "snapshot", snapshot_id, &snap_lock)) < 0)
+        if ((r = lock_key(l, "sandbox", name, &lock)) < 0 || (r = lock_key(l, "snapshot", snapshot_id, &snap_lock)) < 0 ||
+            (r = sbx_lifecycle_container_id(l, name, &id, error)) < 0)
                 return r;
-        if ((r = find_container(l, name, &id, error)) < 0)
-                return r;
-        if (r == 0)
-                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
         if ((r = sbx_store_get_snapshot(l->store, snapshot_id, &existing, error)) < 0)
                 return r;
         if (r > 0)
@@ -1072,14 +1121,77 @@ int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, SbxE
         return 1;
 }
 
-int sbx_lifecycle_list(SbxLifecycle *l, SbxSandbox ***ret, size_t *ret_n, SbxError *error) {
-        static const char *const managed[] = { SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE, NULL };
-        _cleanup_(json_object_putp) json_object *list = NULL;
-        SbxSandbox **out = NULL;
-        size_t n = 0, len;
+static int row_cmp(const void *key, const void *elem) {
+        return strcmp(key, (*(SbxSandboxRow *const *) elem)->name);
+}
+
+/* A listed container's sandbox from the list's answer, its row and its cached
+ * judgement; without a judgement, from an inspect (which is then cached). */
+static int list_one(SbxLifecycle *l, json_object *c, const char *name, SbxSandboxRow *const *rows, size_t n_rows,
+                    SbxSandbox **ret, SbxError *error) {
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *s = NULL;
+        SbxSandboxRow *const *found = bsearch(name, rows, n_rows, sizeof(SbxSandboxRow *), row_cmp);
+        const char *id = json_object_get_string(json_object_object_get(c, "Id"));
+        const SbxSandboxRow *row = found && streq((*found)->container_id, id) ? *found : NULL;
+        json_object *labels = json_object_object_get(c, "Labels"), *owner_label;
+        SbxJudgement j = {};
         int r;
 
-        r = sbx_docker_container_list(l->docker, managed, &list, error);
+        if (!l->judgements || !sbx_verdict_cache_get(l->judgements, id, row ? row->fingerprint : "", &j)) {
+                r = describe(l, name, id, &s, error);
+                if (r >= 0 && l->judgements)
+                        sbx_verdict_cache_put(l->judgements, id, row ? row->fingerprint : "", &(SbxJudgement) {
+                                .verdict = s->verdict, .hardened = s->hardened, .image = s->image,
+                                .created_us = s->created_us });
+                if (r >= 0)
+                        s->observed = sbx_observed_free(s->observed);
+                *ret = TAKE_PTR(s);
+                return r;
+        }
+        s = calloc(1, sizeof(SbxSandbox));
+        if (!s) {
+                free(j.image);
+                return -ENOMEM;
+        }
+        s->image = j.image;
+        s->verdict = j.verdict;
+        s->hardened = j.hardened;
+        s->created_us = j.created_us;
+        owner_label = json_object_object_get(labels, SBX_LABEL_OWNER);
+        s->owner_valid = sbx_label_parse_owner(owner_label ? json_object_get_string(owner_label) : NULL,
+                                               &s->owner) >= 0;
+        s->status = strdup(json_object_get_string(json_object_object_get(c, "State")) ?: "");
+        s->state = sbx_state_from_status(s->status);
+        s->name = strdup(name);
+        s->container_id = strdup(id);
+        s->fingerprint = strdup(sbx_label_attestation(json_object_get_string(
+                json_object_object_get(labels, SBX_LABEL_SPEC_FINGERPRINT))) ?: "");
+        s->has_row = row != NULL;
+        if (!s->status || !s->name || !s->container_id || !s->fingerprint || !s->image)
+                return -ENOMEM;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int sbx_lifecycle_list(SbxLifecycle *l, uid_t owner, SbxSandbox ***ret, size_t *ret_n, SbxError *error) {
+        _cleanup_(sbx_sandbox_row_list_freep) SbxSandboxRow **rows = NULL;
+        _cleanup_(json_object_putp) json_object *list = NULL;
+        _cleanup_free_ char *owner_filter = NULL;
+        const char *filters[3] = { SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE };
+        SbxSandbox **out = NULL;
+        size_t n = 0, len;
+        int r, n_rows;
+
+        /* Another owner's containers are not even looked at; root's have no label
+         * (xagent's own) or "0", so root's are picked below. */
+        if (owner != SBX_STORE_ANY_OWNER && owner != 0) {
+                if (asprintf(&owner_filter, "%s=%u", SBX_LABEL_OWNER, (unsigned) owner) < 0)
+                        return -ENOMEM;
+                filters[1] = owner_filter;
+        }
+        if ((n_rows = sbx_store_list_sandboxes(l->store, owner, &rows, error)) < 0)
+                return n_rows;
+        r = sbx_docker_container_list(l->docker, filters, &list, error);
         if (r < 0)
                 return r;
         len = json_object_array_length(list);
@@ -1089,18 +1201,22 @@ int sbx_lifecycle_list(SbxLifecycle *l, SbxSandbox ***ret, size_t *ret_n, SbxErr
         for (size_t i = 0; i < len; i++) {
                 json_object *c = json_object_array_get_idx(list, i), *id, *labels, *name, *owner_label;
                 _cleanup_free_ char *qualified = NULL;
-                uid_t owner = 0;
+                uid_t uid = 0;
 
                 if (!json_object_object_get_ex(c, "Id", &id) || !json_object_object_get_ex(c, "Labels", &labels) ||
                     !json_object_object_get_ex(labels, SBX_LABEL_SANDBOX_NAME, &name))
                         continue;       /* not one of ours after all */
                 owner_label = json_object_object_get(labels, SBX_LABEL_OWNER);
-                (void) sbx_label_parse_owner(owner_label ? json_object_get_string(owner_label) : NULL, &owner);
-                if ((r = sbx_name_from_labels(json_object_get_string(name), owner, &qualified)) < 0) {
+                if (sbx_label_parse_owner(owner_label ? json_object_get_string(owner_label) : NULL, &uid) < 0 &&
+                    owner != SBX_STORE_ANY_OWNER)
+                        continue;       /* nobody's: only in everyone's list */
+                if (owner != SBX_STORE_ANY_OWNER && uid != owner)
+                        continue;
+                if ((r = sbx_name_from_labels(json_object_get_string(name), uid, &qualified)) < 0) {
                         sbx_sandbox_list_free(out, n);
                         return r;
                 }
-                r = describe(l, qualified, json_object_get_string(id), &out[n], error);
+                r = list_one(l, c, qualified, rows, (size_t) MAX(n_rows, 0), &out[n], error);
                 if (sbx_error_is(error, SBX_ERROR_NO_SUCH_SANDBOX)) {   /* removed since the listing */
                         sbx_error_free(error);
                         continue;
@@ -1237,10 +1353,6 @@ static int adopt_or_remove(SbxLifecycle *l, const char *name, const char *id, Sb
         log_notice("Removed container %s of '%s': it had no row and nothing proves it passed verification",
                    o->id, plain(name));
         return 0;
-}
-
-static int row_cmp(const void *key, const void *elem) {
-        return strcmp(key, (*(SbxSandboxRow *const *) elem)->name);
 }
 
 /* One listed container of an owner (its owner label given): a row that names another
@@ -1385,15 +1497,20 @@ int sbx_lifecycle_forget(SbxLifecycle *l, const char *name, const char *containe
 }
 
 int sbx_lifecycle_container_id(SbxLifecycle *l, const char *name, char **ret, SbxError *error) {
-        const char *plain;
-        int r = find_container(l, name, ret, error);
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        int r = sbx_store_get_sandbox(l->store, name, &row, error);
 
         if (r < 0)
                 return r;
-        if (r == 0) {
-                (void) sbx_name_unqualify(name, &plain);
-                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain);
+        if (r > 0) {            /* what this service made: no Docker call */
+                *ret = TAKE_PTR(row->container_id);
+                return 0;
         }
+        r = find_container(l, name, ret, error);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
         return 0;
 }
 

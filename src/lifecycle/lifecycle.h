@@ -17,6 +17,7 @@
 #include "spec.h"
 #include "store.h"
 #include "usage.h"
+#include "verdict-cache.h"
 #include "verdict.h"
 
 typedef struct SbxLifecycle SbxLifecycle;
@@ -34,6 +35,7 @@ struct SbxLifecycle {
         const char *docker_socket;      /* the socket path, never mounted into a sandbox */
         const char *init_dir;           /* the directory of xagent-sandbox-init (init-volume.h) */
         const char *service_id;         /* this instance's (sbx_lifecycle_service_id); NULL = none */
+        SbxVerdictCache *judgements;    /* shared by all workers; NULL = none (lists inspect each) */
 #ifdef SBX_TEST_SEAMS
         /* Tests only: runs between a create's start and its publish verification,
          * to make a real daemon-side change that verification must catch. */
@@ -133,8 +135,11 @@ int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, const char *snapsh
  * was made. Returns 1 if something was removed. */
 int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, SbxError *error);
 
-/* Every managed container (xagent's own included), with its verdict. */
-int sbx_lifecycle_list(SbxLifecycle *l, SbxSandbox ***ret, size_t *ret_n, SbxError *error);
+/* Every managed container (xagent's own included) of owner (SBX_STORE_ANY_OWNER:
+ * everyone's), with its verdict: one Docker list — filtered by the owner label for
+ * an owner other than root — plus the store, and an inspect only for a container
+ * whose judgement is not cached (verdict-cache.h). The sandboxes have no observed. */
+int sbx_lifecycle_list(SbxLifecycle *l, uid_t owner, SbxSandbox ***ret, size_t *ret_n, SbxError *error);
 
 /* What a reconciliation did. */
 typedef struct SbxReconcileStats {

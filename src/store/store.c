@@ -80,6 +80,7 @@ typedef enum StoreStatement {
         STMT_GET_INTENT,
         STMT_DELETE_INTENT,
         STMT_LIST_INTENTS,
+        STMT_COUNT_OWNED,
         _STMT_MAX,
 } StoreStatement;
 
@@ -125,6 +126,9 @@ static const char *const statement_sql[_STMT_MAX] = {
                 "SELECT " INTENT_COLUMNS " FROM intents WHERE name = ?1",
         [STMT_DELETE_INTENT] =
                 "DELETE FROM intents WHERE name = ?1",
+        [STMT_COUNT_OWNED] =
+                "SELECT (SELECT COUNT(*) FROM sandboxes WHERE owner_uid = ?1 AND name != ?2) + "
+                "       (SELECT COUNT(*) FROM intents WHERE owner_uid = ?1 AND name != ?2)",
         [STMT_LIST_INTENTS] =
                 "SELECT " INTENT_COLUMNS " FROM intents WHERE ?1 < 0 OR owner_uid = ?1 ORDER BY name",
 };
@@ -858,15 +862,24 @@ SbxIntentRow **sbx_intent_row_list_free(SbxIntentRow **rows) {
         return NULL;
 }
 
-int sbx_store_put_intent(SbxStore *s, const SbxIntentRow *row, SbxError *error) {
+/* The owner's sandboxes and unfinished creates, but for the name. */
+static int count_owned(SbxStore *s, uid_t owner, const char *name, SbxError *error) {
         _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
         int r;
 
-        assert(s);
-        assert(row);
+        if ((r = store_statement(s, STMT_COUNT_OWNED, &st, error)) < 0)
+                return r;
+        if (sqlite3_bind_int64(st, 1, owner) != SQLITE_OK || bind_text(st, 2, name) != SQLITE_OK)
+                return store_fail(s, error, "cannot bind owner");
+        if ((r = store_step(s, st, error)) <= 0)
+                return r < 0 ? r : store_fail(s, error, "cannot count sandboxes");
+        return sqlite3_column_int(st, 0);
+}
 
-        if (isempty(row->name) || isempty(row->container_name) || !row->fingerprint || !row->spec_json)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "intent: a field is missing");
+static int put_intent(SbxStore *s, const SbxIntentRow *row, SbxError *error) {
+        _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
+        int r;
+
         r = store_statement(s, STMT_PUT_INTENT, &st, error);
         if (r < 0)
                 return r;
@@ -880,6 +893,29 @@ int sbx_store_put_intent(SbxStore *s, const SbxIntentRow *row, SbxError *error) 
                 return store_fail(s, error, "cannot bind intent row");
         r = store_step(s, st, error);
         return r < 0 ? r : 0;
+}
+
+int sbx_store_put_intent(SbxStore *s, const SbxIntentRow *row, unsigned max_per_owner, SbxError *error) {
+        int r, n;
+
+        assert(s);
+        assert(row);
+
+        if (isempty(row->name) || isempty(row->container_name) || !row->fingerprint || !row->spec_json)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "intent: a field is missing");
+        /* Counted and recorded under the write lock: concurrent creates of one owner
+         * (other names, other workers) cannot all pass the same count. */
+        if ((r = store_exec(s, "BEGIN IMMEDIATE", "cannot begin", error)) < 0)
+                return r;
+        n = count_owned(s, row->owner_uid, row->name, error);
+        r = n < 0 ? n : (max_per_owner > 0 && (unsigned) n >= max_per_owner) ? 0 : put_intent(s, row, error);
+        if (r >= 0)
+                r = store_exec(s, "COMMIT", "cannot commit", error);
+        if (r < 0) {
+                sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+                return r;
+        }
+        return n;
 }
 
 static int intent_row_read(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error) {

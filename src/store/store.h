@@ -134,8 +134,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(SbxIntentRow *, sbx_intent_row_free);
 SbxIntentRow **sbx_intent_row_list_free(SbxIntentRow **rows);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SbxIntentRow **, sbx_intent_row_list_free);
 
-/* Records an intent (replacing one of the same name). */
-int sbx_store_put_intent(SbxStore *store, const SbxIntentRow *row, SbxError *error);
+/* Records an intent (replacing one of the same name), unless the owner already has
+ * max_per_owner sandboxes and unfinished creates of other names (0 = no limit):
+ * counted and recorded in one transaction. Returns that number (≥ 0); the intent was
+ * recorded if it is below max_per_owner. */
+int sbx_store_put_intent(SbxStore *store, const SbxIntentRow *row, unsigned max_per_owner, SbxError *error);
 int sbx_store_get_intent(SbxStore *store, const char *name, SbxIntentRow **ret, SbxError *error);
 /* Idempotent: 1 if an intent was deleted, 0 if there was none. */
 int sbx_store_delete_intent(SbxStore *store, const char *name, SbxError *error);

@@ -56,6 +56,11 @@ PREFIX = "e2e-%x-%x" % (os.getpid(), int(time.time()) & 0xffffff)
 _counter = itertools.count(1)
 
 
+def service_id(state_dir):
+    """The daemon's instance id for a state directory (its label xagent.sandbox.service)."""
+    return hashlib.sha256(os.path.realpath(state_dir).encode()).hexdigest()[:16]
+
+
 def unique(tag):
     """A sandbox name / snapshot id no other test and no other run uses."""
     return f"{PREFIX}-{tag}-{next(_counter)}"

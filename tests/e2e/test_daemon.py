@@ -97,6 +97,8 @@ def test_lifecycle_with_match_through_three_clients(stack, sandboxd, cleanup):
             "xagent.sandbox.spec.fingerprint": fp,
             "xagent.sandbox.spec.version": "1",
             "xagent.sandbox.template.type": "image",
+            # which service instance made it: a hash of its state directory
+            "xagent.sandbox.service": h.service_id(stack.state_dir),
         }
         # What Docker itself says about the posture.
         d = h.docker_inspect(ins["container_id"])
@@ -168,11 +170,12 @@ def test_lifecycle_with_match_through_three_clients(stack, sandboxd, cleanup):
     assert props["Name"] == name and props["Owner"] == h.uid_of(MEMBER)
     assert props.get("Image", "") == "" and props.get("Fingerprint", "") == "", props
     assert any(s["member"] == "InterfacesRemoved" and s["args"][0] == path for s in signals)
-    # Stop and start announced the object's new State (and Docker's raw Status).
+    # Stop and start announced the object's new State (and Docker's raw Status); the
+    # delete's kill may be seen (Docker's event) before the object goes.
     states = [s["args"][1]["State"] for s in signals
               if s["member"] == "PropertiesChanged" and s["path"] == path
               and s["args"][0] == h.SANDBOX and "State" in s["args"][1]]
-    assert states == ["stopped", "running"], signals
+    assert states in (["stopped", "running"], ["stopped", "running", "stopped"]), signals
     for s in signals:
         assert h.TEST_IMAGE not in json.dumps(s) and fp not in json.dumps(s), s
 

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* The judgements lists use instead of an inspect: keyed by container and row,
+ * forgotten on request, bounded. */
+
+#include "sbx-test.h"
+
+#include "verdict-cache.h"
+
+START_TEST(test_get_put_forget) {
+        _cleanup_(sbx_verdict_cache_freep) SbxVerdictCache *c = sbx_verdict_cache_new();
+        SbxJudgement j = {};
+
+        ck_assert_ptr_nonnull(c);
+        ck_assert(!sbx_verdict_cache_get(c, "c1", "", &j));
+        sbx_verdict_cache_put(c, "c1", "fp", &(SbxJudgement) { .verdict = SBX_VERDICT_MATCH, .hardened = true,
+                                                              .image = (char *) "img", .created_us = 7 });
+        ck_assert(sbx_verdict_cache_get(c, "c1", "fp", &j));
+        ck_assert_int_eq(j.verdict, SBX_VERDICT_MATCH);
+        ck_assert(j.hardened);
+        ck_assert_str_eq(j.image, "img");
+        ck_assert_uint_eq(j.created_us, 7);
+        free(j.image);
+        /* another row (or none) about the same container: not this judgement */
+        ck_assert(!sbx_verdict_cache_get(c, "c1", "", &j));
+        ck_assert(!sbx_verdict_cache_get(c, "c1", "other", &j));
+        /* replaced, then forgotten */
+        sbx_verdict_cache_put(c, "c1", "", &(SbxJudgement) { .verdict = SBX_VERDICT_UNVERIFIED });
+        ck_assert(!sbx_verdict_cache_get(c, "c1", "fp", &j));
+        ck_assert(sbx_verdict_cache_get(c, "c1", "", &j));
+        ck_assert_int_eq(j.verdict, SBX_VERDICT_UNVERIFIED);
+        ck_assert_ptr_null(j.image);
+        ck_assert_uint_eq(sbx_verdict_cache_size(c), 1);
+        sbx_verdict_cache_forget(c, "c1");
+        sbx_verdict_cache_forget(c, "c1");
+        ck_assert(!sbx_verdict_cache_get(c, "c1", "", &j));
+        ck_assert_uint_eq(sbx_verdict_cache_size(c), 0);
+}
+END_TEST
+
+START_TEST(test_bounded_and_cleared) {
+        _cleanup_(sbx_verdict_cache_freep) SbxVerdictCache *c = sbx_verdict_cache_new();
+        SbxJudgement j = {};
+        char id[32];
+
+        for (unsigned i = 0; i < SBX_VERDICT_CACHE_MAX + 10; i++) {
+                snprintf(id, sizeof id, "c%u", i);
+                sbx_verdict_cache_put(c, id, "", &(SbxJudgement) { .image = (char *) "i" });
+                ck_assert_uint_le(sbx_verdict_cache_size(c), SBX_VERDICT_CACHE_MAX);
+        }
+        ck_assert(sbx_verdict_cache_get(c, id, "", &j));
+        free(j.image);
+        sbx_verdict_cache_clear(c);
+        ck_assert_uint_eq(sbx_verdict_cache_size(c), 0);
+        ck_assert(!sbx_verdict_cache_get(c, id, "", &j));
+}
+END_TEST
+
+static Suite *make_suite(void) {
+        Suite *s = suite_create("verdict-cache");
+        TCase *tc = tcase_create("verdict-cache");
+
+        tcase_add_test(tc, test_get_put_forget);
+        tcase_add_test(tc, test_bounded_and_cleared);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+SBX_TEST_MAIN(make_suite)
