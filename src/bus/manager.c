@@ -42,6 +42,7 @@ static int on_name_owner_changed(sd_bus_message *message, void *userdata, sd_bus
                 return 0;
         if (name[0] == ':' && isempty(new_owner)) {
                 auth_cache_forget(m->auth_cache, name);        /* that connection is gone */
+                bus_caller_forget(name);
                 return 0;
         }
         if (!streq(name, SBX_BUS_NAME))
@@ -300,6 +301,7 @@ Manager *manager_free(Manager *m) {
         sd_event_unref(m->event);
         sbx_keyed_lock_registry_free(m->locks);
         auth_cache_free(m->auth_cache);
+        bus_caller_forget_all();
         sbx_verdict_cache_free(m->judgements);
         sbx_policy_unref(m->policy);
         free(m->config_path);

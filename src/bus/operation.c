@@ -2,6 +2,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <search.h>
 #include <stdio.h>
 
 #include "audit.h"
@@ -110,11 +111,81 @@ static void operation_free_unstarted(Operation *o) {
         free(o);
 }
 
+/* Callers' uids by unique name (main thread only). On dbus-daemon the credentials are
+ * not in the message: asking for them is a synchronous round trip to the bus, which
+ * held up the main loop on every call. The bus took the uid from the socket when the
+ * connection was made, so it cannot change while the connection lasts, and a unique
+ * name is never given out again: it is asked once per connection and forgotten when
+ * the connection goes (bus_caller_forget(), from NameOwnerChanged). Bounded: past
+ * CALLER_UIDS_MAX connections the bus is asked every time. */
+#define CALLER_UIDS_MAX 4096U
+
+typedef struct CallerUid {
+        char *name;
+        uid_t uid;
+} CallerUid;
+
+static void *caller_uids;
+static unsigned n_caller_uids;
+
+static int caller_cmp(const void *a, const void *b) {
+        return strcmp(((const CallerUid *) a)->name, ((const CallerUid *) b)->name);
+}
+
+static void remember_caller(const char *name, uid_t uid) {
+        CallerUid *c, **found;
+
+        if (n_caller_uids >= CALLER_UIDS_MAX || !(c = calloc(1, sizeof(CallerUid))))
+                return;
+        *c = (CallerUid) { .name = strdup(name), .uid = uid };
+        if (!c->name || !(found = tsearch(c, &caller_uids, caller_cmp)) || *found != c) {
+                free(c->name);
+                free(c);
+                return;
+        }
+        n_caller_uids++;
+}
+
+static void caller_free(void *p) {
+        CallerUid *c = p;
+
+        free(c->name);
+        free(c);
+}
+
+void bus_caller_forget(const char *name) {
+        CallerUid key = { .name = (char *) name }, **found = tfind(&key, &caller_uids, caller_cmp);
+        CallerUid *c;
+
+        if (!found)
+                return;
+        c = *found;
+        tdelete(c, &caller_uids, caller_cmp);
+        caller_free(c);
+        n_caller_uids--;
+}
+
+void bus_caller_forget_all(void) {
+        tdestroy(caller_uids, caller_free);
+        caller_uids = NULL;
+        n_caller_uids = 0;
+}
+
 int bus_caller_uid(sd_bus_message *m, uid_t *ret) {
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        const char *sender = sd_bus_message_get_sender(m);
         uint64_t augmented;
+        uid_t uid;
         int r;
 
+        if (sender && sender[0] == ':') {
+                CallerUid key = { .name = (char *) sender }, **found = tfind(&key, &caller_uids, caller_cmp);
+
+                if (found) {
+                        *ret = (*found)->uid;
+                        return 0;
+                }
+        }
         r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID, &creds);
         if (r < 0)
                 return r;
@@ -123,7 +194,13 @@ int bus_caller_uid(sd_bus_message *m, uid_t *ret) {
         augmented = sd_bus_creds_get_augmented_mask(creds);
         if (augmented & SD_BUS_CREDS_EUID)
                 return -EPERM;
-        return sd_bus_creds_get_euid(creds, ret);
+        r = sd_bus_creds_get_euid(creds, &uid);
+        if (r < 0)
+                return r;
+        if (sender && sender[0] == ':')
+                remember_caller(sender, uid);
+        *ret = uid;
+        return 0;
 }
 
 /* A Docker-level name as its owner calls it. */

@@ -68,5 +68,9 @@ int operation_refuse(sd_bus_message *msg, Verb verb, const char *target, const S
  * never started; running ones finish. */
 void operation_cancel_queued(Manager *m);
 
-/* The caller's uid from non-augmented bus credentials. */
+/* The caller's uid from non-augmented bus credentials, asked of the bus once per
+ * connection (unique name) and remembered until bus_caller_forget(name). */
 int bus_caller_uid(sd_bus_message *m, uid_t *ret);
+/* That connection is gone (NameOwnerChanged); all of them (shutdown). */
+void bus_caller_forget(const char *name);
+void bus_caller_forget_all(void);
