@@ -6,7 +6,8 @@ benchmark, not a test).
 
 For each N (--sizes, default 1,50,200) there are exactly N filler containers of another
 uid on the host: created directly in dockerd with a real sandbox's labels (managed, name,
-owner of uid FILLER_UID), never started, removed at the end (also on Ctrl-C/SIGTERM).
+owner of uid FILLER_UID; no service label, so the daemon neither adopts nor removes
+them), never started, removed at the end (also on Ctrl-C/SIGTERM).
 Then, sides interleaved (the order alternating per round) after a warm-up round:
 
   inspect   InspectSandbox p50     vs GET /containers/{id}/json on one persistent connection
@@ -107,6 +108,9 @@ class Bench:
         uid = str(h.uid_of(MEMBER))
         self.filler_labels = dict(labels)
         self.filler_labels["xagent.sandbox.owner"] = str(FILLER_UID)
+        # Not this daemon's own (its reconciliation would remove a container it cannot
+        # prove): like another instance's or xagent's, which it lists but leaves alone.
+        self.filler_labels.pop("xagent.sandbox.service", None)
         self.name_label_qualified = labels["xagent.sandbox.name"].startswith(f"~{uid}:")
 
     def filler(self, i):
