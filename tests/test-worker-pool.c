@@ -163,6 +163,40 @@ START_TEST(test_queue_bound) {
 }
 END_TEST
 
+/* A burst on a pool without threads takes n_workers + max_queued jobs, however fast
+ * the threads start: those they will take do not count as waiting. */
+START_TEST(test_burst_on_an_idle_pool) {
+        sd_event *e = NULL;
+        SbxWorkerPool *p = NULL;
+        pthread_barrier_t hold;
+        TestJob jobs[7] = {}, extra = {};
+        unsigned n_done = 0;
+        atomic_uint started = 0;
+
+        pthread_barrier_init(&hold, NULL, 5);
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        ck_assert_int_eq(sbx_worker_pool_new(e, &(SbxWorkerPoolConfig) { .n_workers = 4, .max_queued = 3 }, &p), 0);
+        for (size_t i = 0; i < ELEMENTSOF(jobs); i++) {
+                jobs[i] = (TestJob) { .hold = i < 4 ? &hold : NULL, .started = &started, .n_done = &n_done };
+                ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &jobs[i]), 0);
+        }
+        extra.n_done = &n_done;
+        ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &extra), -EBUSY);
+        /* Once the four run, still three waiting, still no room. */
+        wait_started(&started, 4);
+        ck_assert_uint_eq(sbx_worker_pool_threads(p), 4);
+        ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &extra), -EBUSY);
+
+        pthread_barrier_wait(&hold);
+        run_until(e, &n_done, 7);
+        ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &extra), 0);
+        run_until(e, &n_done, 8);
+        sbx_worker_pool_free(p);
+        sd_event_unref(e);
+        pthread_barrier_destroy(&hold);
+}
+END_TEST
+
 /* Freeing the pool lets queued jobs finish and delivers their completions. */
 START_TEST(test_free_drains) {
         sd_event *e = NULL;
@@ -369,6 +403,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_runs_on_workers_done_on_main);
         tcase_add_test(tc, test_queue_bound);
         tcase_add_test(tc, test_free_drains);
+        tcase_add_test(tc, test_burst_on_an_idle_pool);
         tcase_add_test(tc, test_threads_on_demand);
         tcase_add_test(tc, test_idle_threads_retire);
         tcase_add_test(tc, test_cancel_queued);

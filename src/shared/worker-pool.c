@@ -270,7 +270,11 @@ int sbx_worker_pool_submit(SbxWorkerPool *p, SbxJobRun run, SbxJobDone done, voi
         pthread_mutex_lock(&p->lock);
         if (p->stopping)
                 r = -ESHUTDOWN;
-        else if (p->queued.n >= p->config.max_queued)
+        /* Room for it: with an idle (or starting) thread, in a thread yet to be
+         * started, or among the max_queued that wait for one. Counting the threads not
+         * started yet makes a burst on an idle pool take as many jobs as one with
+         * every thread waiting would (n_workers + max_queued). */
+        else if (p->queued.n >= p->n_idle + (p->config.n_workers - p->n_live) + p->config.max_queued)
                 r = -EBUSY;
         else if (!(j = malloc(sizeof(*j))))
                 r = -ENOMEM;

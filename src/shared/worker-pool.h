@@ -35,7 +35,7 @@ typedef void (*SbxJobDone)(void *job);                    /* on the main thread 
 
 typedef struct SbxWorkerPoolConfig {
         unsigned n_workers;             /* threads at most */
-        unsigned max_queued;            /* jobs waiting for a worker; more → -EBUSY */
+        unsigned max_queued;            /* jobs waiting for a busy worker; more → -EBUSY */
         uint64_t idle_usec;             /* a worker idle this long retires; 0 = SBX_WORKER_IDLE_USEC_DEFAULT */
         SbxWorkerInit init;
         SbxWorkerFini fini;
@@ -49,9 +49,9 @@ int sbx_worker_pool_new(sd_event *event, const SbxWorkerPoolConfig *config, SbxW
 SbxWorkerPool *sbx_worker_pool_free(SbxWorkerPool *pool);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SbxWorkerPool *, sbx_worker_pool_free);
 
-/* Queues a job, starting a thread for it if none is idle. -EBUSY when max_queued
- * jobs are already waiting (the caller answers LimitsExceeded); -ESHUTDOWN once the
- * pool is being freed. */
+/* Queues a job, starting a thread for it if none is idle. -EBUSY when every thread
+ * there may be is busy and max_queued jobs are already waiting (the caller answers
+ * LimitsExceeded); -ESHUTDOWN once the pool is being freed. */
 int sbx_worker_pool_submit(SbxWorkerPool *pool, SbxJobRun run, SbxJobDone done, void *job);
 
 /* Shutting down: every queued job submitted with this done callback that no worker
