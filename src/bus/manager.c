@@ -125,7 +125,7 @@ void manager_idle(Manager *m, uid_t uid) {
         }
         if (--m->n_busy > 0)
                 return;
-        if (m->name_released)
+        if (m->name_released || m->terminating)
                 sd_event_exit(m->event, 0);
         else
                 arm_idle(m);
@@ -548,10 +548,21 @@ void manager_forget(Manager *m, const char *name, const char *container_id) {
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Manager *m = userdata;
 
+        if (m->terminating) {           /* asked twice: now */
+                sd_event_exit(m->event, 0);
+                return 0;
+        }
         log_info("%s, exiting", strsignal((int) si->ssi_signo));
-        /* What has not started never will: answered now. What runs finishes. */
+        /* What has not started never will: answered now, and so is whatever comes
+         * in meanwhile. Execs are killed. What runs finishes and is answered: the loop
+         * (whose end closes the bus) ends when nothing is busy any more. */
+        m->terminating = true;
         operation_cancel_queued(m);
-        sd_event_exit(m->event, 0);
+        bus_exec_shutdown_all(m);
+        if (m->n_busy == 0)
+                sd_event_exit(m->event, 0);
+        else
+                log_info("Waiting for %u running operation(s) to finish", m->n_busy);
         return 0;
 }
 

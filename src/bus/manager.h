@@ -82,6 +82,7 @@ typedef struct Manager {
         sd_event_source *idle_source;
         bool releasing;                 /* idle exit: the name is being given up */
         bool name_released;             /* … and is gone: exit once nothing is busy */
+        bool terminating;               /* SIGTERM: nothing starts, exit once nothing is busy */
 } Manager;
 
 int manager_new(const ManagerConfig *config, Manager **ret);

@@ -522,6 +522,10 @@ static void submit(Operation *o) {
         SbxError e = SBX_ERROR_NULL;
         int r;
 
+        if (o->m->terminating) {
+                job_cancel(o);
+                return;
+        }
         /* A process in the sandbox holds an exec slot until it ends (policy
          * max_execs_per_user, max_execs). */
         if (verbs[o->verb].exec) {
