@@ -127,7 +127,7 @@ void manager_idle(Manager *m, uid_t uid) {
         }
         if (--m->n_busy > 0)
                 return;
-        if (m->name_released)
+        if (m->name_released || m->terminating)
                 sd_event_exit(m->event, 0);
         else
                 arm_idle(m);
@@ -298,6 +298,7 @@ Manager *manager_free(Manager *m) {
         }
         tdestroy(m->sandboxes, manager_free_sandbox_entry);
         sd_event_source_unref(m->idle_source);
+        sd_event_source_unref(m->retry_source);
         sd_event_unref(m->event);
         sbx_keyed_lock_registry_free(m->locks);
         auth_cache_free(m->auth_cache);
@@ -423,9 +424,11 @@ static void reconcile_done(void *job) {
         size_t n_entries = 0;
 
         m->reconciling = false;
-        if (j->r < 0)
-                log_warning("Reconciling the store with Docker failed (again once Docker answers): %s",
+        if (j->r < 0) {
+                log_warning("Reconciling the store with Docker failed (again in %u s): %s", SBX_RECONCILE_RETRY_S,
                             j->error.message ?: strerror(-j->r));
+                manager_reconcile_later(m);
+        }
         else if (j->seq != m->registry_seq && m->reconcile_again < 3)
                 /* Objects came or went meanwhile: this list may be older than they are. */
                 m->reconcile_again++;
@@ -458,6 +461,27 @@ static void reconcile_done(void *job) {
         manager_idle(m, 0);
         if (m->reconcile_again > 0)
                 manager_reconcile(m);
+}
+
+static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        manager_reconcile(userdata);
+        return 0;
+}
+
+void manager_reconcile_later(Manager *m) {
+        int r;
+
+        if (m->retry_source) {
+                if (sd_event_source_get_enabled(m->retry_source, NULL) > 0)
+                        return;         /* already on its way */
+                r = sd_event_source_set_time_relative(m->retry_source, SBX_RECONCILE_RETRY_S * 1000000ULL);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->retry_source, SD_EVENT_ONESHOT);
+        } else
+                r = sd_event_add_time_relative(m->event, &m->retry_source, CLOCK_MONOTONIC,
+                                               SBX_RECONCILE_RETRY_S * 1000000ULL, 0, on_retry, m);
+        if (r < 0)
+                log_warning_errno(r, "Cannot schedule a reconciliation: %m");
 }
 
 void manager_reconcile(Manager *m) {
@@ -530,10 +554,21 @@ void manager_forget(Manager *m, const char *name, const char *container_id) {
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Manager *m = userdata;
 
+        if (m->terminating) {           /* asked twice: now */
+                sd_event_exit(m->event, 0);
+                return 0;
+        }
         log_info("%s, exiting", strsignal((int) si->ssi_signo));
-        /* What has not started never will: answered now. What runs finishes. */
+        /* What has not started never will: answered now, and so is whatever comes
+         * in meanwhile. Execs are killed. What runs finishes and is answered: the loop
+         * (whose end closes the bus) ends when nothing is busy any more. */
+        m->terminating = true;
         operation_cancel_queued(m);
-        sd_event_exit(m->event, 0);
+        bus_exec_shutdown_all(m);
+        if (m->n_busy == 0)
+                sd_event_exit(m->event, 0);
+        else
+                log_info("Waiting for %u running operation(s) to finish", m->n_busy);
         return 0;
 }
 

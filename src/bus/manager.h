@@ -72,6 +72,7 @@ typedef struct Manager {
         struct ManagerEvents *events;   /* Docker's event stream (events.h) */
         SbxVerdictCache *judgements;    /* what inspects told, for lists (verdict-cache.h) */
         bool reconciling;               /* a reconciliation job is queued or running */
+        sd_event_source *retry_source;  /* the next reconciliation while Docker failed */
         unsigned reconcile_again;       /* … and another was asked for meanwhile */
         AuthCache *auth_cache;
 
@@ -81,6 +82,7 @@ typedef struct Manager {
         sd_event_source *idle_source;
         bool releasing;                 /* idle exit: the name is being given up */
         bool name_released;             /* … and is gone: exit once nothing is busy */
+        bool terminating;               /* SIGTERM: nothing starts, exit once nothing is busy */
 } Manager;
 
 int manager_new(const ManagerConfig *config, Manager **ret);
@@ -113,6 +115,11 @@ void manager_foreach_sandbox(Manager *m, void (*f)(SandboxEntry *e, void *userda
 /* Has store and Docker reconciled in the background (sbx_lifecycle_reconcile) and
  * the objects refreshed from Docker: on every connection to Docker's events. */
 void manager_reconcile(Manager *m);
+/* The same a little later (SBX_RECONCILE_RETRY_S), once: after Docker failed an
+ * operation, whatever it left (an intent) is settled when Docker answers again. */
+void manager_reconcile_later(Manager *m);
+#define SBX_RECONCILE_RETRY_S 5U
+
 /* A sandbox's container was removed: its row is dropped if still about it. */
 void manager_forget(Manager *m, const char *name, const char *container_id);
 

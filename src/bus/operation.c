@@ -561,6 +561,9 @@ static void job_done(void *job) {
                 /* A sandbox found missing is gone from the objects too. */
                 if (o->name && o->error.kind == SBX_ERROR_NO_SUCH_SANDBOX)
                         manager_drop_sandbox(o->m, o->name);
+                /* Docker failed midway: what the operation left is settled once it answers. */
+                if (verbs[o->verb].changes && o->error.kind == SBX_ERROR_BACKEND_UNAVAILABLE)
+                        manager_reconcile_later(o->m);
                 fail(o, OPERATION_ERRED, o->r, &o->error);
                 return;
         }
@@ -596,6 +599,10 @@ static void submit(Operation *o) {
         SbxError e = SBX_ERROR_NULL;
         int r;
 
+        if (o->m->terminating) {
+                job_cancel(o);
+                return;
+        }
         /* A process in the sandbox holds an exec slot until it ends (policy
          * max_execs_per_user, max_execs). */
         if (verbs[o->verb].exec) {

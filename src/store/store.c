@@ -496,6 +496,33 @@ bool sbx_store_created(const SbxStore *s) {
         return s->created;
 }
 
+/* ---- rows ------------------------------------------------------------------------- */
+
+typedef int (*RowReader)(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error);
+typedef void *(*RowFree)(void *row);
+
+/* Runs a one-key SELECT: 1 and the row read by read, or 0 and NULL. */
+static int store_get(SbxStore *s, StoreStatement id, const char *key, RowReader read, void **ret, SbxError *error) {
+        _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
+        int r;
+
+        assert(s);
+        assert(key);
+        assert(ret);
+
+        *ret = NULL;
+        r = store_statement(s, id, &st, error);
+        if (r < 0)
+                return r;
+        if (bind_text(st, 1, key) != SQLITE_OK)
+                return store_fail(s, error, "cannot bind key");
+        r = store_step(s, st, error);
+        if (r <= 0)
+                return r;
+        r = read(s, st, ret, error);
+        return r < 0 ? r : 1;
+}
+
 /* ---- sandboxes -------------------------------------------------------------------- */
 
 static int sandbox_row_check(const SbxSandboxRow *row, SbxError *error) {
@@ -571,25 +598,16 @@ static int sandbox_row_read(SbxStore *s, sqlite3_stmt *st, SbxSandboxRow **ret, 
         return 0;
 }
 
+static int sandbox_row_read_any(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error) {
+        SbxSandboxRow *row = NULL;
+        int r = sandbox_row_read(s, st, &row, error);
+
+        *ret = row;
+        return r;
+}
+
 int sbx_store_get_sandbox(SbxStore *s, const char *name, SbxSandboxRow **ret, SbxError *error) {
-        _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
-        int r;
-
-        assert(s);
-        assert(name);
-        assert(ret);
-
-        *ret = NULL;
-        r = store_statement(s, STMT_GET_SANDBOX, &st, error);
-        if (r < 0)
-                return r;
-        if (bind_text(st, 1, name) != SQLITE_OK)
-                return store_fail(s, error, "cannot bind name");
-        r = store_step(s, st, error);
-        if (r <= 0)
-                return r;
-        r = sandbox_row_read(s, st, ret, error);
-        return r < 0 ? r : 1;
+        return store_get(s, STMT_GET_SANDBOX, name, sandbox_row_read_any, (void **) ret, error);
 }
 
 int sbx_store_update_sandbox_state(SbxStore *s, const char *name, SbxSandboxState state, SbxError *error) {
@@ -648,8 +666,6 @@ static int list_append(void ***list, size_t *n, void *item) {
         return 0;
 }
 
-typedef int (*RowReader)(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error);
-typedef void *(*RowFree)(void *row);
 
 /* Lists the rows of an owner-filtered SELECT through read; returns the count. The
  * callers hand the void * array out as an array of their row pointer type. */
@@ -690,13 +706,6 @@ static int store_list(SbxStore *s, StoreStatement id, uid_t owner, RowReader rea
         return (int) n;
 }
 
-static int sandbox_row_read_any(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error) {
-        SbxSandboxRow *row = NULL;
-        int r = sandbox_row_read(s, st, &row, error);
-
-        *ret = row;
-        return r;
-}
 
 static void *sandbox_row_free_any(void *row) {
         return sbx_sandbox_row_free(row);
@@ -794,25 +803,16 @@ static int snapshot_row_read(SbxStore *s, sqlite3_stmt *st, SbxSnapshotRow **ret
         return 0;
 }
 
+static int snapshot_row_read_any(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error) {
+        SbxSnapshotRow *row = NULL;
+        int r = snapshot_row_read(s, st, &row, error);
+
+        *ret = row;
+        return r;
+}
+
 int sbx_store_get_snapshot(SbxStore *s, const char *id, SbxSnapshotRow **ret, SbxError *error) {
-        _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
-        int r;
-
-        assert(s);
-        assert(id);
-        assert(ret);
-
-        *ret = NULL;
-        r = store_statement(s, STMT_GET_SNAPSHOT, &st, error);
-        if (r < 0)
-                return r;
-        if (bind_text(st, 1, id) != SQLITE_OK)
-                return store_fail(s, error, "cannot bind snapshot id");
-        r = store_step(s, st, error);
-        if (r <= 0)
-                return r;
-        r = snapshot_row_read(s, st, ret, error);
-        return r < 0 ? r : 1;
+        return store_get(s, STMT_GET_SNAPSHOT, id, snapshot_row_read_any, (void **) ret, error);
 }
 
 int sbx_store_delete_snapshot(SbxStore *s, const char *id, SbxError *error) {
@@ -821,13 +821,6 @@ int sbx_store_delete_snapshot(SbxStore *s, const char *id, SbxError *error) {
         return store_delete(s, STMT_DELETE_SNAPSHOT, id, error);
 }
 
-static int snapshot_row_read_any(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error) {
-        SbxSnapshotRow *row = NULL;
-        int r = snapshot_row_read(s, st, &row, error);
-
-        *ret = row;
-        return r;
-}
 
 static void *snapshot_row_free_any(void *row) {
         return sbx_snapshot_row_free(row);
@@ -944,24 +937,7 @@ static int intent_row_read(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *
 }
 
 int sbx_store_get_intent(SbxStore *s, const char *name, SbxIntentRow **ret, SbxError *error) {
-        _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
-        int r;
-
-        assert(s);
-        assert(name);
-        assert(ret);
-
-        *ret = NULL;
-        r = store_statement(s, STMT_GET_INTENT, &st, error);
-        if (r < 0)
-                return r;
-        if (bind_text(st, 1, name) != SQLITE_OK)
-                return store_fail(s, error, "cannot bind name");
-        r = store_step(s, st, error);
-        if (r <= 0)
-                return r;
-        r = intent_row_read(s, st, (void **) ret, error);
-        return r < 0 ? r : 1;
+        return store_get(s, STMT_GET_INTENT, name, intent_row_read, (void **) ret, error);
 }
 
 int sbx_store_delete_intent(SbxStore *s, const char *name, SbxError *error) {
