@@ -232,7 +232,7 @@ START_TEST(test_threads_on_demand) {
         ck_assert_int_ge(sd_event_new(&e), 0);
         ck_assert_int_eq(sbx_worker_pool_new(e, &(SbxWorkerPoolConfig) {
                 .n_workers = 3, .max_queued = 8, .idle_usec = SBX_WORKER_IDLE_NEVER,
-                .init = ctx_init, .fini = ctx_fini,
+                .init = ctx_init, .fini = ctx_fini, .init_userdata = &inits,
         }, &p), 0);
         ck_assert_uint_eq(sbx_worker_pool_threads(p), 0);
         ck_assert_uint_eq(atomic_load(&inits), 0);
@@ -318,6 +318,47 @@ START_TEST(test_idle_threads_retire) {
         ck_assert_uint_eq(atomic_load(&finis), 3);
         sd_event_unref(e);
         pthread_barrier_destroy(&hold);
+}
+END_TEST
+
+static atomic_uint init_calls;
+
+/* Fails the first time, then gives userdata. */
+static void *flaky_init(void *userdata) {
+        return atomic_fetch_add(&init_calls, 1) == 0 ? NULL : userdata;
+}
+
+/* A thread whose init failed runs the job it was started for with a NULL context and
+ * ends; the jobs queued behind it get a new thread, whose init is tried again. */
+START_TEST(test_failed_init_is_tried_again) {
+        sd_event *e = NULL;
+        SbxWorkerPool *p = NULL;
+        TestJob jobs[3] = {}, later = {};
+        unsigned n_done = 0;
+        int marker;
+
+        atomic_store(&init_calls, 0);
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        ck_assert_int_eq(sbx_worker_pool_new(e, &(SbxWorkerPoolConfig) {
+                .n_workers = 1, .max_queued = 8, .init = flaky_init, .init_userdata = &marker,
+        }, &p), 0);
+        for (size_t i = 0; i < ELEMENTSOF(jobs); i++) {
+                jobs[i].n_done = &n_done;
+                ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &jobs[i]), 0);
+        }
+        run_until(e, &n_done, 3);
+        ck_assert_ptr_null(jobs[0].ctx);
+        ck_assert_ptr_eq(jobs[1].ctx, &marker);
+        ck_assert_ptr_eq(jobs[2].ctx, &marker);
+        ck_assert_uint_eq(atomic_load(&init_calls), 2);
+        /* The good thread stays. */
+        later.n_done = &n_done;
+        ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &later), 0);
+        run_until(e, &n_done, 4);
+        ck_assert_ptr_eq(later.ctx, &marker);
+        ck_assert_uint_eq(atomic_load(&init_calls), 2);
+        sbx_worker_pool_free(p);
+        sd_event_unref(e);
 }
 END_TEST
 
@@ -407,6 +448,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_threads_on_demand);
         tcase_add_test(tc, test_idle_threads_retire);
         tcase_add_test(tc, test_cancel_queued);
+        tcase_add_test(tc, test_failed_init_is_tried_again);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -106,9 +106,13 @@ static void *worker_main(void *userdata) {
         Worker *w = userdata;
         SbxWorkerPool *p = w->pool;
         void *ctx = p->config.init ? p->config.init(p->config.init_userdata) : NULL;
+        /* Its context could not be made (init gave NULL): the thread runs the job it was
+         * started for (which reports the failure) and ends, so that the next job tries
+         * again with a new one rather than fail for as long as this thread would live. */
+        bool failed = p->config.init && !ctx;
 
         pthread_mutex_lock(&p->lock);
-        while (wait_for_job(p)) {
+        while (failed ? p->queued.head != NULL : wait_for_job(p)) {
                 Job *j = list_pop(&p->queued);
 
                 p->n_idle--;
@@ -120,6 +124,8 @@ static void *worker_main(void *userdata) {
                 list_push(&p->finished, j);
                 p->n_idle++;
                 wake_main(p);
+                if (failed)
+                        break;
         }
         /* From here on a submit no longer counts on this thread. */
         p->n_idle--;
@@ -136,7 +142,17 @@ static void *worker_main(void *userdata) {
         return NULL;
 }
 
-/* Main thread: joins the workers that have ended. */
+static int spawn(SbxWorkerPool *p);
+
+/* Main thread, under the lock: threads for the queued jobs no thread will take (a
+ * thread whose init failed ended with jobs still queued). */
+static void top_up(SbxWorkerPool *p) {
+        while (!p->stopping && p->queued.n > p->n_idle && p->n_live < p->config.n_workers)
+                if (spawn(p) < 0)
+                        break;
+}
+
+/* Main thread: joins the workers that have ended, and replaces them if jobs are left. */
 static void reap(SbxWorkerPool *p) {
         Worker *gone = NULL;
 
@@ -149,6 +165,7 @@ static void reap(SbxWorkerPool *p) {
                         gone = x;
                 } else
                         w = &(*w)->next;
+        top_up(p);
         pthread_mutex_unlock(&p->lock);
 
         while (gone) {

@@ -28,7 +28,10 @@
 
 typedef struct SbxWorkerPool SbxWorkerPool;
 
-typedef void *(*SbxWorkerInit)(void *userdata);          /* in the worker thread, at start */
+/* In the worker thread, at start. NULL means it failed: the thread runs the one job it
+ * was started for with a NULL context (the job reports it) and ends; the next job gets a
+ * new thread that tries again. */
+typedef void *(*SbxWorkerInit)(void *userdata);
 typedef void (*SbxWorkerFini)(void *ctx);                 /* in the worker thread, when it retires */
 typedef void (*SbxJobRun)(void *job, void *ctx);          /* in a worker thread */
 typedef void (*SbxJobDone)(void *job);                    /* on the main thread */
