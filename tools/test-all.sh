@@ -51,6 +51,9 @@ meson test -C build --suite docker --print-errorlogs --logbase docker
 step "end-to-end tests (private dbus-daemon, real polkitd, test users)"
 meson test -C build --suite e2e --print-errorlogs --logbase e2e
 
+step "fault injection (private dockerd, relay)"
+meson test -C build --suite fault --print-errorlogs --logbase fault
+
 step "end-to-end tests with the daemon built with ASan+UBSan (daemon life, volumes, bad input, exec)"
 sanitizer_logs=$(mktemp -d /tmp/sbx-e2e-asan.XXXXXX)
 SBX_BUILD_ROOT="$PWD/build-sanitize" PYTHONDONTWRITEBYTECODE=1 \
