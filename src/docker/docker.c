@@ -13,6 +13,7 @@
 #define UNIX_PREFIX "unix://"
 /* Docker's error text is quoted into our messages; keep a runaway one short. */
 #define MESSAGE_MAX 1024U
+#define DEADLINE_SLACK_US 20000U
 
 struct SbxDocker {
         CURL *curl;
@@ -259,11 +260,12 @@ static int perform(SbxDocker *d, const char *method, const char *url_path, const
         if (d->deadline_us > 0) {
                 uint64_t now = now_monotonic_usec();
 
-                if (now >= d->deadline_us)
+                /* Less than a moment left is nothing left: no request that cannot answer. */
+                if (now + DEADLINE_SLACK_US >= d->deadline_us)
                         return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
                                              "Docker at %s did not finish within the operation's %u s",
                                              d->host, d->budget_s);
-                timeout_ms = MIN(timeout_ms, MAX((d->deadline_us - now) / 1000U, 1U));
+                timeout_ms = MIN(timeout_ms, (d->deadline_us - now) / 1000U);
         }
         if (asprintf(&url, "http://localhost%s", url_path) < 0)
                 return -ENOMEM;

@@ -159,10 +159,10 @@ static int inspect_container(SbxLifecycle *l, const char *id, SbxObserved **ret,
 /* The stored row of this container and its spec (NULL when there is no row, or
  * it cannot be read back). A row about another container (one re-created behind
  * our back) says nothing about this one and counts as none. */
-static int load_row(SbxLifecycle *l, const char *name, const char *container_id, SbxSandboxRow **ret_row,
-                    SbxSpec **ret_spec, SbxError *error) {
-        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
-        int r = sbx_store_get_sandbox(l->store, name, &row, error);
+static int load_row(SbxLifecycle *l, const char *name, const char *container_id, SbxSandboxRow *given,
+                    SbxSandboxRow **ret_row, SbxSpec **ret_spec, SbxError *error) {
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = given;   /* read already, or NULL */
+        int r = row ? 1 : sbx_store_get_sandbox(l->store, name, &row, error);
 
         if (r <= 0)
                 return r;
@@ -247,13 +247,14 @@ static int make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const
 }
 
 /* The sandbox of a container Docker reported (takes o). */
-static int describe_observed(SbxLifecycle *l, const char *name, SbxObserved *o, SbxSandbox **ret, SbxError *error) {
+static int describe_observed(SbxLifecycle *l, const char *name, SbxObserved *o, SbxSandboxRow *given,
+                             SbxSandbox **ret, SbxError *error) {
         _cleanup_(sbx_observed_freep) SbxObserved *owned = o;
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *stored = NULL;
         int r;
 
-        if ((r = load_row(l, name, o->id, &row, &stored, error)) < 0)
+        if ((r = load_row(l, name, o->id, given, &row, &stored, error)) < 0)
                 return r;
         r = make_sandbox(l, name, o, row, stored, ret);
         if (r >= 0)
@@ -268,7 +269,7 @@ static int describe(SbxLifecycle *l, const char *name, const char *id, SbxSandbo
         if ((r = inspect_container(l, id, &o, error)) < 0)
                 return sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)
                         ? remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name)) : r;
-        return describe_observed(l, name, o, ret, error);
+        return describe_observed(l, name, o, NULL, ret, error);
 }
 
 /* Whether the container carries the Docker-level name in its owner's namespace. */
@@ -284,7 +285,7 @@ static bool names_it(const SbxObserved *o, const char *name) {
  * inspect, its labels checked — and only without a row, or when that container is
  * gone, by the label-filtered list (which makes dockerd look at every container).
  * Returns 1 and *ret, or 0 when there is none. */
-static int locate(SbxLifecycle *l, const char *name, SbxObserved **ret, SbxError *error) {
+static int locate(SbxLifecycle *l, const char *name, SbxObserved **ret, SbxSandboxRow **ret_row, SbxError *error) {
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         _cleanup_free_ char *id = NULL;
@@ -296,6 +297,8 @@ static int locate(SbxLifecycle *l, const char *name, SbxObserved **ret, SbxError
                 r = inspect_container(l, row->container_id, &o, error);
                 if (r >= 0 && names_it(o, name)) {
                         *ret = TAKE_PTR(o);
+                        if (ret_row)
+                                *ret_row = TAKE_PTR(row);
                         return 1;
                 }
                 if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
@@ -317,8 +320,9 @@ static int locate(SbxLifecycle *l, const char *name, SbxObserved **ret, SbxError
 }
 
 /* locate(), with none being NoSuchSandbox. */
-static int locate_existing(SbxLifecycle *l, const char *name, SbxObserved **ret, SbxError *error) {
-        int r = locate(l, name, ret, error);
+static int locate_existing(SbxLifecycle *l, const char *name, SbxObserved **ret, SbxSandboxRow **ret_row,
+                           SbxError *error) {
+        int r = locate(l, name, ret, ret_row, error);
 
         if (r == 0)
                 return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
@@ -326,10 +330,11 @@ static int locate_existing(SbxLifecycle *l, const char *name, SbxObserved **ret,
 }
 
 static int describe_by_name(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error) {
+        SbxSandboxRow *row = NULL;
         SbxObserved *o = NULL;
-        int r = locate_existing(l, name, &o, error);
+        int r = locate_existing(l, name, &o, &row, error);
 
-        return r < 0 ? r : describe_observed(l, name, o, ret, error);
+        return r < 0 ? r : describe_observed(l, name, o, row, ret, error);
 }
 
 int sbx_lifecycle_inspect(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error) {
@@ -706,8 +711,10 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
         SbxFingerprints fps;
         int r;
 
-        if ((r = sbx_spec_fingerprints(desired, &fps)) < 0 || (r = locate_existing(l, name, &o, error)) < 0 ||
-            (r = load_row(l, name, o->id, &row, &stored, error)) < 0)
+        SbxSandboxRow *found = NULL;
+
+        if ((r = sbx_spec_fingerprints(desired, &fps)) < 0 || (r = locate_existing(l, name, &o, &found, error)) < 0 ||
+            (r = load_row(l, name, o->id, found, &row, &stored, error)) < 0)
                 return r;
 
         *ret_verdict = sbx_verdict(desired, &fps, o, SBX_CONTRACT_VERSION);
@@ -822,7 +829,7 @@ static int set_running_locked(SbxLifecycle *l, const char *name, bool running, u
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         int r, changed = 0;
 
-        if ((r = locate_existing(l, name, &o, error)) < 0)
+        if ((r = locate_existing(l, name, &o, NULL, error)) < 0)
                 return r;
 
         /* Until its mounts are verified the row says stopped, so nothing of the owner's
@@ -946,10 +953,10 @@ static int ensure_existing(SbxLifecycle *l, const char *name, const SbxSpec *des
         SbxVerdict verdict;
         int r;
 
-        if ((r = locate(l, name, &o, error)) <= 0 || (r = describe_observed(l, name, o, &sb, error)) < 0)
+        if ((r = locate(l, name, &o, NULL, error)) <= 0 || (r = describe_observed(l, name, o, NULL, &sb, error)) < 0)
                 return r;
         if ((r = sbx_spec_fingerprints(desired, &fps)) < 0 ||
-            (r = load_row(l, name, sb->container_id, &row, &stored, error)) < 0)
+            (r = load_row(l, name, sb->container_id, NULL, &row, &stored, error)) < 0)
                 return r;
         verdict = sbx_verdict(desired, &fps, sb->observed, SBX_CONTRACT_VERSION);
         if (verdict == SBX_VERDICT_MATCH && !sb->hardened && sb->owner != 0)
@@ -994,7 +1001,7 @@ static int recreate_locked(SbxLifecycle *l, const char *name, const SbxSpec *spe
         int r;
 
         r = set_running_locked(l, name, false, stop_timeout_s, &e);
-        if (r >= 0 && (r = locate(l, name, &o, &e)) > 0 && o->state == SBX_STATE_RUNNING)
+        if (r >= 0 && (r = locate(l, name, &o, NULL, &e)) > 0 && o->state == SBX_STATE_RUNNING)
                 r = sbx_error_set(&e, SBX_ERROR_IO, "it is still running");
         if (r < 0) {
                 r = sbx_error_set(error, SBX_ERROR_RECOVERY_REQUIRED,
