@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-bus-call.h"
 #include "bench-util.h"
 #include "config.h"
 #include "container-body.h"
@@ -117,26 +118,6 @@ static void run_direct(const char *image, const char *name) {
 
 /* Through the bus ----------------------------------------------------------- */
 
-#define DEST "org.xagent.Sandbox1", "/org/xagent/Sandbox1", "org.xagent.Sandbox1.Manager"
-
-static void call(sd_bus *bus, const char *method, const char *types, ...) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        va_list ap;
-        int r;
-
-        if ((r = sd_bus_message_new_method_call(bus, &m, DEST, method)) < 0)
-                die(method, r, NULL);
-        va_start(ap, types);
-        r = sd_bus_message_appendv(m, types, ap);
-        va_end(ap);
-        if (r < 0)
-                die(method, r, NULL);
-        if ((r = sd_bus_call(bus, m, 120 * 1000000ULL, &error, &reply)) < 0) {
-                fprintf(stderr, "bench-bus: %s: %s: %s\n", method, error.name, error.message);
-                exit(EXIT_FAILURE);
-        }
-}
 
 static void run_bus(const char *image, const char *name) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
@@ -150,22 +131,22 @@ static void run_bus(const char *image, const char *name) {
                 die("asprintf", -ENOMEM, NULL);
 
         t0 = now_ms();
-        call(bus, "CreateSandbox", "sa{sv}a{sv}", name, 1, "image", "s", image, 0);
+        sd_bus_message_unref(bench_call(bus, "bench-bus", "CreateSandbox", "sa{sv}a{sv}", name, 1, "image", "s", image, 0));
         t_create = now_ms();
-        call(bus, "VerifySandbox", "sa{sv}", name, 1, "image", "s", image);
+        sd_bus_message_unref(bench_call(bus, "bench-bus", "VerifySandbox", "sa{sv}", name, 1, "image", "s", image));
         t_verify = now_ms();
-        call(bus, "StopSandbox", "sa{sv}", name, 1, "timeout", "u", 0);
+        sd_bus_message_unref(bench_call(bus, "bench-bus", "StopSandbox", "sa{sv}", name, 1, "timeout", "u", 0));
         t_stop = now_ms();
-        call(bus, "DeleteSandbox", "s", name);
+        sd_bus_message_unref(bench_call(bus, "bench-bus", "DeleteSandbox", "s", name));
         t_delete = now_ms();
 
-        call(bus, "CreateSandbox", "sa{sv}a{sv}", other, 1, "image", "s", image, 0);
+        sd_bus_message_unref(bench_call(bus, "bench-bus", "CreateSandbox", "sa{sv}a{sv}", other, 1, "image", "s", image, 0));
         for (size_t i = 0; i < INSPECTS; i++) {
                 double s = now_ms();
-                call(bus, "InspectSandbox", "s", other);
+                sd_bus_message_unref(bench_call(bus, "bench-bus", "InspectSandbox", "s", other));
                 insp[i] = now_ms() - s;
         }
-        call(bus, "DeleteSandbox", "s", other);
+        sd_bus_message_unref(bench_call(bus, "bench-bus", "DeleteSandbox", "s", other));
 
         printf("{\"create\": %.3f, \"verify\": %.3f, \"stop\": %.3f, \"delete\": %.3f, \"cycle\": %.3f, "
                "\"inspect_p50\": %.3f}\n",

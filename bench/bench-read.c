@@ -31,6 +31,7 @@
 #include <systemd/sd-bus.h>
 #include <unistd.h>
 
+#include "bench-bus-call.h"
 #include "bench-util.h"
 #include "config.h"
 #include "container-body.h"
@@ -41,7 +42,6 @@
 #include "naming.h"
 #include "spec.h"
 
-#define DEST "org.xagent.Sandbox1", "/org/xagent/Sandbox1", "org.xagent.Sandbox1.Manager"
 #define MAX_THREADS 256
 
 static _Noreturn void die(const char *what, int r, const SbxError *e) {
@@ -111,35 +111,13 @@ static sd_bus *bus_open(void) {
         return bus;
 }
 
-/* Calls method; returns the reply (for the caller to read) or exits on an error. */
-static sd_bus_message *call(sd_bus *bus, const char *method, const char *types, ...) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        sd_bus_message *reply = NULL;
-        va_list ap;
-        int r;
-
-        if ((r = sd_bus_message_new_method_call(bus, &m, DEST, method)) < 0)
-                die(method, r, NULL);
-        va_start(ap, types);
-        r = sd_bus_message_appendv(m, types, ap);
-        va_end(ap);
-        if (r < 0)
-                die(method, r, NULL);
-        if ((r = sd_bus_call(bus, m, 120 * 1000000ULL, &error, &reply)) < 0) {
-                fprintf(stderr, "bench-read: %s: %s: %s\n", method, error.name, error.message);
-                exit(EXIT_FAILURE);
-        }
-        return reply;
-}
-
 static void bus_inspect(sd_bus *bus, const char *name) {
-        sd_bus_message_unref(call(bus, "InspectSandbox", "s", name));
+        sd_bus_message_unref(bench_call(bus, "bench-read", "InspectSandbox", "s", name));
 }
 
 static void bus_verify(sd_bus *bus, const char *name, const char *image) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply =
-                call(bus, "VerifySandbox", "sa{sv}", name, 1, "image", "s", image);
+                sd_bus_message_unref(bench_call(bus, "bench-read", "VerifySandbox", "sa{sv}", name, 1, "image", "s", image));
         const char *verdict;
 
         if (sd_bus_message_read(reply, "s", &verdict) < 0 || !streq(verdict, "match")) {
@@ -149,7 +127,7 @@ static void bus_verify(sd_bus *bus, const char *name, const char *image) {
 }
 
 static size_t bus_list(sd_bus *bus) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = call(bus, "ListSandboxes", "");
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = bench_call(bus, "bench-read", "ListSandboxes", "");
         size_t n = 0;
         int r;
 
@@ -272,10 +250,10 @@ static void run_bus_cycles(const char *image, const char *name, unsigned count) 
         for (unsigned i = 0; i < count + 1; i++) {
                 double t0 = now_ms();
 
-                sd_bus_message_unref(call(bus, "CreateSandbox", "sa{sv}a{sv}", name, 1, "image", "s", image, 0));
+                sd_bus_message_unref(bench_call(bus, "bench-read", "CreateSandbox", "sa{sv}a{sv}", name, 1, "image", "s", image, 0));
                 bus_verify(bus, name, image);
-                sd_bus_message_unref(call(bus, "StopSandbox", "sa{sv}", name, 1, "timeout", "u", 0));
-                sd_bus_message_unref(call(bus, "DeleteSandbox", "s", name));
+                sd_bus_message_unref(bench_call(bus, "bench-read", "StopSandbox", "sa{sv}", name, 1, "timeout", "u", 0));
+                sd_bus_message_unref(bench_call(bus, "bench-read", "DeleteSandbox", "s", name));
                 ms[i] = now_ms() - t0;
         }
         print_ms(ms + 1, count, -1);
