@@ -275,6 +275,7 @@ int manager_new(const ManagerConfig *c, Manager **ret) {
          * rebuilt from its containers) by the reconciliation. */
         if (sbx_store_created(store))
                 log_notice("%s: no store yet (a first start, or the file was empty): created", sbx_store_path(store));
+        m->startup_store = TAKE_PTR(store);     /* the objects at start-up are read from it */
 
         if ((r = sd_event_default(&m->event)) < 0)
                 return r;
@@ -304,6 +305,7 @@ Manager *manager_free(Manager *m) {
         auth_cache_free(m->auth_cache);
         bus_caller_forget_all();
         sbx_verdict_cache_free(m->judgements);
+        sbx_store_close(m->startup_store);
         sbx_policy_unref(m->policy);
         free(m->config_path);
         free(m->state_dir);
@@ -337,12 +339,11 @@ static int connect_bus(Manager *m) {
  * for Docker. Until the first reconciliation refreshes them (PropertiesChanged),
  * their Status is empty and their Verdict unverified: nothing has been checked yet. */
 static void load_stored_objects(Manager *m) {
-        _cleanup_(sbx_store_closep) SbxStore *store = NULL;
+        _cleanup_(sbx_store_closep) SbxStore *store = TAKE_PTR(m->startup_store);       /* checked by manager_new() */
         _cleanup_(sbx_sandbox_row_list_freep) SbxSandboxRow **rows = NULL;
         SbxError e = SBX_ERROR_NULL;
 
-        if (sbx_store_open(m->state_dir, &store, &e) < 0 ||
-            sbx_store_list_sandboxes(store, SBX_STORE_ANY_OWNER, &rows, &e) < 0) {
+        if (!store || sbx_store_list_sandboxes(store, SBX_STORE_ANY_OWNER, &rows, &e) < 0) {
                 log_warning("Cannot read the stored sandboxes: %s", e.message ?: "out of memory");
                 sbx_error_free(&e);
                 return;

@@ -64,6 +64,7 @@ typedef struct Manager {
         char *docker_host;
         char *init_dir;
         char *docker_socket;
+        SbxStore *startup_store;        /* opened (and checked) by manager_new(), closed once read */
         char *service_id;               /* sbx_lifecycle_service_id() of the state directory */
         char *docker_api_version;
 
