@@ -346,6 +346,17 @@ int sbx_lifecycle_inspect(SbxLifecycle *l, const char *name, SbxSandbox **ret, S
  * (docs/lifecycle.md). */
 #define PENDING_SUFFIX ".pending"
 
+/* Removes the container; 1 if it was there, 0 if it was gone already. */
+static int remove_container(SbxLifecycle *l, const char *id, SbxError *error) {
+        int r = sbx_docker_container_remove(l->docker, id, error);
+
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {
+                sbx_error_free(error);          /* gone meanwhile: that is what was asked */
+                return 0;
+        }
+        return r < 0 ? r : 1;
+}
+
 /* Removes the container a failed create made, and ends the create's intent. The
  * create's own error stays the one reported (first error wins): a remove that fails
  * (Docker gone) is logged and the intent kept, so the container is removed when
@@ -353,7 +364,7 @@ int sbx_lifecycle_inspect(SbxLifecycle *l, const char *name, SbxSandbox **ret, S
 static void undo_create(SbxLifecycle *l, const char *name, const char *id) {
         SbxError e = SBX_ERROR_NULL;
 
-        if (sbx_docker_container_remove(l->docker, id, &e) < 0 && !sbx_error_is(&e, SBX_ERROR_DOCKER_NOT_FOUND))
+        if (remove_container(l, id, &e) < 0)
                 log_warning("Could not remove container %s after a failed create of '%s', will retry: %s", id,
                             plain(name), e.message ?: "unknown error");
         else if (sbx_store_delete_intent(l->store, name, &e) < 0)
@@ -390,10 +401,8 @@ static int settle_intent(SbxLifecycle *l, const SbxIntentRow *in, SbxError *erro
                 return r;
         sbx_error_free(error);
         if (pending && made_by(l, pending, in)) {
-                r = sbx_docker_container_remove(l->docker, pending->id, error);
-                if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                if ((r = remove_container(l, pending->id, error)) < 0)
                         return r;
-                sbx_error_free(error);
                 log_notice("Removed container %s of an interrupted create of '%s' (never verified)",
                            pending->id, plain(in->name));
         } else if (!pending) {
@@ -869,17 +878,6 @@ int sbx_lifecycle_stop(SbxLifecycle *l, const char *name, unsigned timeout_s, Sb
         return set_running(l, name, false, timeout_s, error);
 }
 
-/* Removes the container; 1 if it was there, 0 if it was gone already. */
-static int remove_container(SbxLifecycle *l, const char *id, SbxError *error) {
-        int r = sbx_docker_container_remove(l->docker, id, error);
-
-        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {
-                sbx_error_free(error);          /* gone meanwhile: that is what was asked */
-                return 0;
-        }
-        return r < 0 ? r : 1;
-}
-
 static int delete_locked(SbxLifecycle *l, const char *name, SbxError *error) {
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
         _cleanup_free_ char *id = NULL;
@@ -1353,10 +1351,8 @@ static int adopt_or_remove(SbxLifecycle *l, const char *name, const char *id, Sb
                            "recorded again", plain(name), o->id);
                 return 1;
         }
-        r = sbx_docker_container_remove(l->docker, o->id, error);
-        if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+        if ((r = remove_container(l, o->id, error)) < 0)
                 return r;
-        sbx_error_free(error);
         log_notice("Removed container %s of '%s': it had no row and nothing proves it passed verification",
                    o->id, plain(name));
         return 0;
