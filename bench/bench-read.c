@@ -8,6 +8,8 @@
  *   bench-read direct-inspect ID COUNT       GET /containers/ID/json
  *   bench-read bus-inspect NAME COUNT        InspectSandbox(NAME)
  *   bench-read bus-verify NAME IMAGE COUNT   VerifySandbox(NAME, {image: IMAGE})
+ *   bench-read bus-ping COUNT                org.freedesktop.DBus.Peer.Ping to the service:
+ *                                            the bus's own round trip, no work (the floor)
  *   bench-read direct-list COUNT             GET /containers/json?all=1&filters={"label":["xagent.managed=true"]}
  *   bench-read bus-list COUNT                ListSandboxes()
  *   bench-read direct-readers ID THREADS MS  THREADS clients, each its own connection,
@@ -117,13 +119,23 @@ static void bus_inspect(sd_bus *bus, const char *name) {
 
 static void bus_verify(sd_bus *bus, const char *name, const char *image) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply =
-                sd_bus_message_unref(bench_call(bus, "bench-read", "VerifySandbox", "sa{sv}", name, 1, "image", "s", image));
+                bench_call(bus, "bench-read", "VerifySandbox", "sa{sv}", name, 1, "image", "s", image);
         const char *verdict;
 
         if (sd_bus_message_read(reply, "s", &verdict) < 0 || !streq(verdict, "match")) {
                 fprintf(stderr, "bench-read: VerifySandbox(%s): not a match\n", name);
                 exit(EXIT_FAILURE);
         }
+}
+
+static void bus_ping(sd_bus *bus) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = sd_bus_call_method(bus, "org.xagent.Sandbox1", "/org/xagent/Sandbox1", "org.freedesktop.DBus.Peer",
+                               "Ping", &error, NULL, "");
+        if (r < 0)
+                die(error.message ?: "Ping", r, NULL);
 }
 
 static size_t bus_list(sd_bus *bus) {
@@ -306,8 +318,8 @@ int main(int argc, char **argv) {
         }
 
         if (streq(mode, "direct-inspect") || streq(mode, "bus-inspect") || streq(mode, "direct-list") ||
-            streq(mode, "bus-list")) {
-                bool list = streq(mode, "direct-list") || streq(mode, "bus-list");
+            streq(mode, "bus-list") || streq(mode, "bus-ping")) {
+                bool list = streq(mode, "direct-list") || streq(mode, "bus-list") || streq(mode, "bus-ping");
                 if (argc != (list ? 3 : 4))
                         return usage();
                 count = parse_unsigned(argv[list ? 2 : 3]);
@@ -343,6 +355,8 @@ int main(int argc, char **argv) {
 
                         if (streq(mode, "bus-list"))
                                 entries = (long) bus_list(bus);
+                        else if (streq(mode, "bus-ping"))
+                                bus_ping(bus);
                         else if (streq(mode, "bus-verify"))
                                 bus_verify(bus, argv[2], argv[3]);
                         else

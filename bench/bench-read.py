@@ -12,15 +12,18 @@ Then, sides interleaved (the order alternating per round) after a warm-up round:
 
   inspect   InspectSandbox p50     vs GET /containers/{id}/json on one persistent connection
   verify    VerifySandbox p50      vs the same plain inspect
+  ping      org.freedesktop.DBus.Peer.Ping to the service (answered by sd-bus itself): the
+            bus's own round trip, so (ping + plain inspect) / plain inspect is the lowest
+            ratio any read that asks Docker can have
   list      ListSandboxes p50      vs GET /containers/json?all=1&filters={"label":["xagent.managed=true"]}
   readers   16 concurrent InspectSandbox callers (one connection each) vs 16 raw inspectors:
             calls per second
   cycle     Create, Verify, Stop, Delete through the bus vs create+start, inspect, stop,
             remove by id with the same body
   cold      the daemon stopped, then one InspectSandbox: activation → first reply
-  memory    the daemon's VmRSS and thread count (/proc/PID/status) after --idle-wait s
-            idle following a cold start, right after a large list, and --idle-wait s
-            after that
+  memory    the daemon's VmRSS (of it RssAnon; the rest is shared-library pages) and
+            thread count (/proc/PID/status) after --idle-wait s idle following a cold
+            start, right after a large list, and --idle-wait s after that
 
 The bus side is bench-read (bench/bench-read.c) run as the unprivileged member sbx-member
 (real polkit checks; the first call of each run is untimed); the direct side is the same
@@ -170,6 +173,8 @@ class Bench:
                 k, _, v = line.partition(":")
                 if k == "VmRSS":
                     out["rss_mib"] = int(v.split()[0]) / 1024
+                elif k == "RssAnon":
+                    out["anon_mib"] = int(v.split()[0]) / 1024
                 elif k == "Threads":
                     out["threads"] = int(v)
         return out
@@ -195,10 +200,11 @@ class Bench:
             "direct": ("direct-inspect", self.cid, a.calls),
             "inspect": ("bus-inspect", self.name, a.calls),
             "verify": ("bus-verify", self.name, a.image, a.calls),
+            "ping": ("bus-ping", a.calls),
         }, a.rounds)
         p50 = {k: statistics.median(x for r in v for x in r["ms"]) for k, v in reads.items()}
-        res["inspect_direct_ms"], res["inspect_ms"], res["verify_ms"] = \
-            p50["direct"], p50["inspect"], p50["verify"]
+        res["inspect_direct_ms"], res["inspect_ms"], res["verify_ms"], res["ping_ms"] = \
+            p50["direct"], p50["inspect"], p50["verify"], p50["ping"]
         cpu = {k: cpu_per_call(v) for k, v in reads.items()}
         res["dockerd_cpu_per_call"] = cpu
 
@@ -280,7 +286,7 @@ def cpu_per_call(results):
 
 
 def fmt_mem(m):
-    return f"{m['rss_mib']:5.1f} MiB {m['threads']:2d} thr" if m else "(no daemon)"
+    return f"{m['rss_mib']:5.1f} MiB (anonymous {m['anon_mib']:.1f}) {m['threads']:2d} thr" if m else "(no daemon)"
 
 
 def report(results, a):
@@ -301,6 +307,8 @@ def report(results, a):
         rd = r["readers_per_s"] / r["readers_direct_per_s"]
         print(f"  {'readers (calls/s)':<18} {r['readers_per_s']:9.0f} {r['readers_direct_per_s']:9.0f} "
               f"{rd:7.2f}  ≥ {TARGETS['readers']}")
+        print(f"  {'bus ping':<18} {r['ping_ms']:9.3f}            floor of a read that asks Docker: "
+              f"{(r['ping_ms'] + r['inspect_direct_ms']) / r['inspect_direct_ms']:.2f}x")
         c = r["dockerd_cpu_per_call"]
         if c["direct"] is not None:
             print(f"  dockerd CPU ms/call (approx.): inspect {c['inspect']:.3f}, verify {c['verify']:.3f}, "
