@@ -23,6 +23,7 @@ struct SbxDocker {
         unsigned budget_s;              /* the operation's time for Docker (sbx_docker_set_deadline) */
         uint64_t deadline_us;           /* CLOCK_MONOTONIC; 0 = none */
         unsigned long n_requests;
+        unsigned long n_lists;          /* of them, container lists */
         char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -100,6 +101,10 @@ void sbx_docker_set_deadline(SbxDocker *d, unsigned budget_s) {
 
 unsigned long sbx_docker_n_requests(const SbxDocker *d) {
         return d ? d->n_requests : 0;
+}
+
+unsigned long sbx_docker_n_lists(const SbxDocker *d) {
+        return d ? d->n_lists : 0;
 }
 
 const char *sbx_docker_host(const SbxDocker *d) {
@@ -287,6 +292,8 @@ static int perform(SbxDocker *d, const char *method, const char *url_path, const
 
         d->errbuf[0] = 0;
         d->n_requests++;
+        if (strstr(url_path, "/containers/json?"))
+                d->n_lists++;
         c = curl_easy_perform(d->curl);
         if (c != CURLE_OK)
                 return map_curl_error(d, c, timeout_ms, resp, error);

@@ -67,6 +67,8 @@ void sbx_docker_set_deadline(SbxDocker *d, unsigned budget_s);
 
 /* The number of HTTP requests made so far (the version ping included). */
 unsigned long sbx_docker_n_requests(const SbxDocker *d);
+/* Of them, the container lists (each makes dockerd look at every container). */
+unsigned long sbx_docker_n_lists(const SbxDocker *d);
 
 /* The endpoint as given (normalized to the default when NULL was passed). */
 const char *sbx_docker_host(const SbxDocker *d);

@@ -99,9 +99,10 @@ _printf_(3, 4) static int remap(SbxError *error, SbxErrorKind kind, const char *
         return r;
 }
 
-/* The first listed container whose owner label is owner's (missing or blank:
- * root's). Returns 1 and its id, 0 if none. */
-static int pick_owned(json_object *list, uid_t owner, char **ret_id, SbxError *error) {
+/* The first listed container whose owner label is owner's (missing or blank: root's)
+ * and, unless name_label is NULL, whose name label is name_label. Returns 1 and its
+ * id, 0 if none. */
+static int pick_owned(json_object *list, uid_t owner, const char *name_label, char **ret_id, SbxError *error) {
         for (size_t i = 0; i < json_object_array_length(list); i++) {
                 json_object *c = json_object_array_get_idx(list, i), *labels, *label, *id;
                 uid_t uid;
@@ -109,6 +110,9 @@ static int pick_owned(json_object *list, uid_t owner, char **ret_id, SbxError *e
                 labels = json_object_object_get(c, "Labels");
                 label = labels ? json_object_object_get(labels, SBX_LABEL_OWNER) : NULL;
                 if (sbx_label_parse_owner(label ? json_object_get_string(label) : NULL, &uid) < 0 || uid != owner)
+                        continue;
+                label = labels ? json_object_object_get(labels, SBX_LABEL_SANDBOX_NAME) : NULL;
+                if (name_label && !streq_ptr(label ? json_object_get_string(label) : NULL, name_label))
                         continue;
                 if (!json_object_object_get_ex(c, "Id", &id) || !json_object_is_type(id, json_type_string))
                         return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker: a listed container has no Id");
@@ -118,33 +122,31 @@ static int pick_owned(json_object *list, uid_t owner, char **ret_id, SbxError *e
         return 0;
 }
 
-static int list_named(SbxLifecycle *l, const char *name_label, json_object **ret, SbxError *error) {
-        _cleanup_free_ char *filter = NULL;
-
-        if (asprintf(&filter, "%s=%s", SBX_LABEL_SANDBOX_NAME, name_label) < 0)
-                return -ENOMEM;
-        return sbx_docker_container_list(l->docker, (const char *const[]) {
-                SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE, filter, NULL }, ret, error);
-}
-
 /* The managed container of the Docker-level name (xagent's look-up: by labels, not
  * by the derived container name), in its owner's namespace only: a container
  * carrying the name label but another owner's label is not this sandbox. An
  * owner's container from before names had owners carries the plain name: it is
- * found too. Returns 1 and its id, or 0 if none. */
+ * found too. One list, so dockerd looks at each container once: root's by the name
+ * label (a container without an owner label is root's), another uid's by its owner
+ * label, which sbx_label_parse_owner() accepts only in the one spelling asked for
+ * here. Returns 1 and its id, or 0 if none. */
 static int find_container(SbxLifecycle *l, const char *name, char **ret_id, SbxError *error) {
-        _cleanup_(json_object_putp) json_object *list = NULL, *legacy = NULL;
+        _cleanup_(json_object_putp) json_object *list = NULL;
+        _cleanup_free_ char *filter = NULL;
         const char *plain;
         uid_t owner = sbx_name_unqualify(name, &plain);
         int r;
 
-        if ((r = list_named(l, name, &list, error)) < 0 || (r = pick_owned(list, owner, ret_id, error)) != 0)
+        if ((owner == 0 ? asprintf(&filter, "%s=%s", SBX_LABEL_SANDBOX_NAME, name)
+                        : asprintf(&filter, "%s=%u", SBX_LABEL_OWNER, (unsigned) owner)) < 0)
+                return -ENOMEM;
+        if ((r = sbx_docker_container_list(l->docker, (const char *const[]) {
+                SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE, filter, NULL }, &list, error)) < 0)
                 return r;
         if (owner == 0)
-                return 0;
-        if ((r = list_named(l, plain, &legacy, error)) < 0)
-                return r;
-        return pick_owned(legacy, owner, ret_id, error);
+                return pick_owned(list, 0, NULL, ret_id, error);
+        r = pick_owned(list, owner, name, ret_id, error);
+        return r != 0 ? r : pick_owned(list, owner, plain, ret_id, error);
 }
 
 static int inspect_container(SbxLifecycle *l, const char *id, SbxObserved **ret, SbxError *error) {
