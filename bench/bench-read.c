@@ -14,6 +14,7 @@
  *   bench-read bus-list COUNT                ListSandboxes()
  *   bench-read direct-readers ID THREADS MS  THREADS clients, each its own connection,
  *   bench-read bus-readers NAME THREADS MS   inspecting for MS milliseconds
+ *   bench-read ping-readers THREADS MS       THREADS bus clients pinging the service (the floor)
  *   bench-read direct-cycle IMAGE NAME COUNT create+start, inspect, stop (0 s), remove by id
  *   bench-read bus-cycle IMAGE NAME COUNT    CreateSandbox, VerifySandbox, StopSandbox, DeleteSandbox
  *   bench-read cold NAME                     one InspectSandbox(NAME) on a connection made
@@ -154,40 +155,46 @@ static size_t bus_list(sd_bus *bus) {
 
 /* Readers ------------------------------------------------------------------ */
 
+typedef enum ReaderKind { READ_DIRECT, READ_BUS, READ_PING } ReaderKind;
+
 typedef struct Reader {
         pthread_t thread;
-        bool bus;
+        ReaderKind kind;
         const char *target;
         pthread_barrier_t *ready;
         double *deadline;               /* set by the main thread once all are ready */
         unsigned long calls;
 } Reader;
 
+static void reader_call(const Reader *rd, sd_bus *bus, SbxDocker *d) {
+        if (rd->kind == READ_DIRECT)
+                direct_inspect(d, rd->target);
+        else if (rd->kind == READ_BUS)
+                bus_inspect(bus, rd->target);
+        else
+                bus_ping(bus);
+}
+
 static void *reader_main(void *userdata) {
         Reader *rd = userdata;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sbx_docker_freep) SbxDocker *d = NULL;
 
-        if (rd->bus) {
-                bus = bus_open();
-                bus_inspect(bus, rd->target);
-        } else {
+        if (rd->kind == READ_DIRECT)
                 d = docker_open();
-                direct_inspect(d, rd->target);
-        }
+        else
+                bus = bus_open();
+        reader_call(rd, bus, d);
         pthread_barrier_wait(rd->ready);        /* every client connected and warm */
         pthread_barrier_wait(rd->ready);        /* the deadline is set */
         while (now_ms() < *rd->deadline) {
-                if (rd->bus)
-                        bus_inspect(bus, rd->target);
-                else
-                        direct_inspect(d, rd->target);
+                reader_call(rd, bus, d);
                 rd->calls++;
         }
         return NULL;
 }
 
-static void run_readers(bool bus, const char *target, unsigned n, unsigned ms) {
+static void run_readers(ReaderKind kind, const char *target, unsigned n, unsigned ms) {
         Reader readers[MAX_THREADS] = {};
         pthread_barrier_t ready;
         double deadline = 0, t0;
@@ -197,7 +204,7 @@ static void run_readers(bool bus, const char *target, unsigned n, unsigned ms) {
                 die("threads", -E2BIG, NULL);
         pthread_barrier_init(&ready, NULL, n + 1);
         for (unsigned i = 0; i < n; i++) {
-                readers[i] = (Reader) { .bus = bus, .target = target, .ready = &ready, .deadline = &deadline };
+                readers[i] = (Reader) { .kind = kind, .target = target, .ready = &ready, .deadline = &deadline };
                 if (pthread_create(&readers[i].thread, NULL, reader_main, &readers[i]) != 0)
                         die("pthread_create", -EAGAIN, NULL);
         }
@@ -290,7 +297,14 @@ int main(int argc, char **argv) {
         if (streq(mode, "direct-readers") || streq(mode, "bus-readers")) {
                 if (argc != 5)
                         return usage();
-                run_readers(streq(mode, "bus-readers"), argv[2], parse_unsigned(argv[3]), parse_unsigned(argv[4]));
+                run_readers(streq(mode, "bus-readers") ? READ_BUS : READ_DIRECT, argv[2], parse_unsigned(argv[3]),
+                            parse_unsigned(argv[4]));
+                return 0;
+        }
+        if (streq(mode, "ping-readers")) {
+                if (argc != 4)
+                        return usage();
+                run_readers(READ_PING, NULL, parse_unsigned(argv[2]), parse_unsigned(argv[3]));
                 return 0;
         }
         if (streq(mode, "direct-cycle") || streq(mode, "bus-cycle")) {
