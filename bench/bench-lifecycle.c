@@ -320,6 +320,7 @@ int main(int argc, char **argv) {
         _cleanup_(sbx_keyed_lock_registry_freep) SbxKeyedLockRegistry *locks = NULL;
         _cleanup_(sbx_policy_freep) SbxPolicy *policy = NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
+        _cleanup_(sbx_spec_memo_freep) SbxSpecMemo *specs = sbx_spec_memo_new();
         char state_dir[] = "/tmp/sbx-bench-XXXXXX";
         SbxError e = SBX_ERROR_NULL;
         unsigned cycles = 20;
@@ -344,12 +345,13 @@ int main(int argc, char **argv) {
             (r = sbx_spec_finalize(spec, TEST_IMAGE, &e)) < 0 ||
             (r = sbx_spec_fingerprint(spec, SBX_PYTHON_DEFAULT, b.fp)) < 0 ||
             (r = sbx_init_volume_ensure(d, SBX_BUILD_INIT_DIR, &b.init_volume, &e)) < 0 ||
-            !(locks = sbx_keyed_lock_registry_new())) {
+            !(locks = sbx_keyed_lock_registry_new()) || !specs) {
                 fail("setup", &e, r < 0 ? r : -ENOMEM);
                 goto finish;
         }
         b.l = (SbxLifecycle) { .docker = d, .store = store, .locks = locks, .policy = policy,
-                               .docker_socket = SBX_DOCKER_SOCKET_DEFAULT, .init_dir = SBX_BUILD_INIT_DIR };
+                               .docker_socket = SBX_DOCKER_SOCKET_DEFAULT, .init_dir = SBX_BUILD_INIT_DIR,
+                               .specs = specs };
         b.spec = spec;
         /* The owner (nobody) is not root: its names are "~<uid>:<name>" (naming.h). */
         snprintf(b.prefix, sizeof b.prefix, "~%u:bench-%d-", (unsigned) owner.uid, (int) getpid());

@@ -69,6 +69,7 @@ typedef struct Fixture {
         SbxKeyedLockRegistry *locks;
         SbxPolicy *policy;
         SbxVerdictCache *judgements;
+        SbxSpecMemo *specs;
         SbxLifecycle l;
 } Fixture;
 
@@ -160,6 +161,8 @@ static void fixture_setup(void) {
         ck_assert_ptr_nonnull(F.locks);
         F.policy = policy();
         F.judgements = sbx_verdict_cache_new();
+        F.specs = sbx_spec_memo_new();
+        ck_assert_ptr_nonnull(F.specs);
         F.l = (SbxLifecycle) {
                 .docker = F.docker,
                 .store = F.store,
@@ -169,6 +172,7 @@ static void fixture_setup(void) {
                 .init_dir = SBX_BUILD_INIT_DIR,
                 .service_id = run_id,   /* this run's containers only: others on the dockerd are left alone */
                 .judgements = F.judgements,
+                .specs = F.specs,
         };
 }
 
@@ -179,6 +183,7 @@ static void fixture_teardown(void) {
         F.locks = sbx_keyed_lock_registry_free(F.locks);
         F.policy = sbx_policy_free(F.policy);
         F.judgements = sbx_verdict_cache_free(F.judgements);
+        F.specs = sbx_spec_memo_free(F.specs);
 }
 
 /* A finalized spec from JSON text. */
@@ -768,17 +773,18 @@ static void *race(void *userdata) {
         _cleanup_(sbx_docker_freep) SbxDocker *d = NULL;
         _cleanup_(sbx_store_closep) SbxStore *store = NULL;
         _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
+        _cleanup_(sbx_spec_memo_freep) SbxSpecMemo *specs = sbx_spec_memo_new();
         SbxError e = SBX_ERROR_NULL;
         SbxLifecycle l;
 
-        racer->r = sbx_docker_new(getenv("DOCKER_HOST"), &d, &e);
+        racer->r = specs ? sbx_docker_new(getenv("DOCKER_HOST"), &d, &e) : -ENOMEM;
         if (racer->r >= 0)
                 racer->r = sbx_store_open(F.state_dir, &store, &e);
         pthread_barrier_wait(racer->barrier);
         if (racer->r >= 0) {
                 l = (SbxLifecycle) { .docker = d, .store = store, .locks = F.locks,
                                      .policy = racer->policy ?: F.policy, .docker_socket = "/var/run/docker.sock",
-                                     .init_dir = SBX_BUILD_INIT_DIR, .service_id = run_id };
+                                     .init_dir = SBX_BUILD_INIT_DIR, .service_id = run_id, .specs = specs };
                 racer->r = sbx_lifecycle_create(&l, racer->name, racer->spec, &owner, &sb, &e);
         }
         racer->kind = e.kind;

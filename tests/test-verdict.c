@@ -66,6 +66,30 @@ static SbxVerdict verdict_of(const char *fp_label, const char *version, int64_t 
         return sbx_verdict(s, &fps, o, current);
 }
 
+/* sbx_spec_fingerprints() writes the repr once for an ASCII spec: each version's
+ * entry is still that version's fingerprint, also when the only character above
+ * ASCII is in the last string of the tuple (a volume's mode). */
+START_TEST(test_fingerprints_per_version) {
+        for (int i = 0; i < 3; i++) {
+                _cleanup_(sbx_spec_freep) SbxSpec *s = make_spec();
+                SbxFingerprints fps;
+                char one[SBX_FINGERPRINT_HEX_LEN + 1];
+
+                if (i > 0) {
+                        free(s->volumes[0].mode);
+                        s->volumes[0].mode = strdup(i == 1 ? "r\xf0\x9f\x9b\x9c" : "r\xc3\xa9");
+                }
+                ck_assert_int_eq(sbx_spec_fingerprints(s, &fps), 0);
+                for (SbxPythonVersion v = 0; v < _SBX_PYTHON_VERSION_MAX; v++) {
+                        ck_assert_int_eq(sbx_spec_fingerprint(s, v, one), 0);
+                        ck_assert_str_eq(fps.hex[v], one);
+                }
+                if (i == 1)
+                        ck_assert_str_ne(fps.hex[SBX_PYTHON_3_11], fps.hex[SBX_PYTHON_3_12]);
+        }
+}
+END_TEST
+
 /* U+1F6DC (WIRELESS, Unicode 15.0) is escaped by Python 3.11 and printed by 3.12
  * on: a label xagent wrote on either Python verifies as match. */
 START_TEST(test_any_python_version) {
@@ -227,6 +251,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_version_int);
         tcase_add_test(tc, test_names);
         tcase_add_test(tc, test_names_order);
+        tcase_add_test(tc, test_fingerprints_per_version);
         tcase_add_test(tc, test_any_python_version);
         tcase_add_test(tc, test_diff);
         tcase_add_test(tc, test_mismatched_fields);

@@ -148,10 +148,13 @@ static void *worker_init(void *userdata) {
         l->init_dir = m->init_dir;
         l->service_id = m->service_id;
         l->judgements = m->judgements;
-        if (sbx_docker_new(m->docker_host, &l->docker, &e) < 0 || sbx_store_open(m->state_dir, &l->store, &e) < 0) {
+        l->specs = sbx_spec_memo_new();
+        if (!l->specs || sbx_docker_new(m->docker_host, &l->docker, &e) < 0 ||
+            sbx_store_open(m->state_dir, &l->store, &e) < 0) {
                 log_error("Worker: %s", e.message ?: "out of memory");
                 sbx_error_free(&e);
                 sbx_docker_free(l->docker);
+                sbx_spec_memo_free(l->specs);
                 free(l);
                 return NULL;
         }
@@ -164,6 +167,7 @@ static void worker_fini(void *ctx) {
         if (l) {
                 sbx_docker_free(l->docker);
                 sbx_store_close(l->store);
+                sbx_spec_memo_free(l->specs);
                 free(l);
         }
         /* A retiring worker (worker-pool.h) leaves its malloc arena full of free

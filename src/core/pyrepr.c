@@ -62,7 +62,7 @@ int sbx_pyrepr_str(FILE *f, SbxPythonVersion v, const char *s) {
         return 0;
 }
 
-int sbx_pyrepr_to_string(SbxPyreprWriter write, const void *value, char **ret) {
+int sbx_pyrepr_to_string(SbxPyreprWriter write, void *value, char **ret) {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0;
         FILE *f;
@@ -85,7 +85,7 @@ typedef struct VersionedStr {
         const char *s;
 } VersionedStr;
 
-static int write_str(FILE *f, const void *value) {
+static int write_str(FILE *f, void *value) {
         const VersionedStr *vs = value;
         return sbx_pyrepr_str(f, vs->version, vs->s);
 }

@@ -18,9 +18,10 @@
  * written) if s is not well-formed UTF-8. */
 int sbx_pyrepr_str(FILE *f, SbxPythonVersion v, const char *s);
 
-/* Runs write(f, value) on a memory stream and hands out what it wrote. */
-typedef int (*SbxPyreprWriter)(FILE *f, const void *value);
-int sbx_pyrepr_to_string(SbxPyreprWriter write, const void *value, char **ret);
+/* Runs write(f, value) on a memory stream and hands out what it wrote (write may
+ * note what it saw in value). */
+typedef int (*SbxPyreprWriter)(FILE *f, void *value);
+int sbx_pyrepr_to_string(SbxPyreprWriter write, void *value, char **ret);
 
 /* The same into a new string. -EILSEQ or -ENOMEM. */
 int sbx_pyrepr_str_to_string(SbxPythonVersion v, const char *s, char **ret);

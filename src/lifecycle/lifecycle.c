@@ -158,21 +158,27 @@ static int inspect_container(SbxLifecycle *l, const char *id, SbxObserved **ret,
         return sbx_observed_from_json(attrs, ret, error);
 }
 
-/* The stored row of this container and its spec (NULL when there is no row, or
- * it cannot be read back). A row about another container (one re-created behind
- * our back) says nothing about this one and counts as none. */
+/* The stored row of this container, and its spec with the spec's fingerprints from
+ * the worker's memo (valid until the memo's next use; NULL when the spec cannot be
+ * read back). A row about another container (one re-created behind our back) says
+ * nothing about this one and counts as none: 0, and nothing is set. */
 static int load_row(SbxLifecycle *l, const char *name, const char *container_id, SbxSandboxRow *given,
-                    SbxSandboxRow **ret_row, SbxSpec **ret_spec, SbxError *error) {
+                    SbxSandboxRow **ret_row, const SbxSpec **ret_spec, const SbxFingerprints **ret_fps,
+                    SbxError *error) {
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = given;   /* read already, or NULL */
+        const SbxFingerprints *fps = NULL;
+        const SbxSpec *spec = NULL;
         int r = row ? 1 : sbx_store_get_sandbox(l->store, name, &row, error);
 
         if (r <= 0)
                 return r;
         if (!streq_ptr(row->container_id, container_id))
                 return 0;
-        if (sbx_spec_from_json_string(row->spec_json, ret_spec, NULL) >= 0 &&
-            sbx_spec_normalize(*ret_spec, NULL) < 0)
-                *ret_spec = sbx_spec_free(*ret_spec);
+        if ((r = sbx_spec_memo_get(l->specs, row->spec_json, &spec, &fps)) < 0)
+                return r;
+        *ret_spec = spec;
+        if (ret_fps)
+                *ret_fps = fps;
         *ret_row = TAKE_PTR(row);
         return 1;
 }
@@ -212,10 +218,9 @@ static bool mounts_truthful(SbxLifecycle *l, const SbxObserved *o) {
 }
 
 static int make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const SbxSandboxRow *row,
-                        const SbxSpec *stored, SbxSandbox **ret) {
+                        const SbxSpec *stored, const SbxFingerprints *fps, SbxSandbox **ret) {
         _cleanup_(sbx_sandbox_freep) SbxSandbox *s = calloc(1, sizeof(SbxSandbox));
         bool truthful = mounts_truthful(l, o);
-        SbxFingerprints fps;
 
         if (!s)
                 return -ENOMEM;
@@ -231,8 +236,8 @@ static int make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const
         s->state = o->state;
         s->has_row = row != NULL;
         s->verdict = SBX_VERDICT_UNVERIFIED;
-        if (stored && row && sbx_spec_fingerprints(stored, &fps) >= 0)
-                s->verdict = sbx_verdict(stored, &fps, o, SBX_CONTRACT_VERSION);
+        if (stored && row)
+                s->verdict = sbx_verdict(stored, fps, o, SBX_CONTRACT_VERSION);
         if (!truthful && s->verdict == SBX_VERDICT_MATCH)
                 s->verdict = SBX_VERDICT_MISMATCH;
         if (row && row->created_us > 0)
@@ -253,12 +258,13 @@ static int describe_observed(SbxLifecycle *l, const char *name, SbxObserved *o, 
                              SbxSandbox **ret, SbxError *error) {
         _cleanup_(sbx_observed_freep) SbxObserved *owned = o;
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
-        _cleanup_(sbx_spec_freep) SbxSpec *stored = NULL;
+        const SbxFingerprints *fps = NULL;
+        const SbxSpec *stored = NULL;
         int r;
 
-        if ((r = load_row(l, name, o->id, given, &row, &stored, error)) < 0)
+        if ((r = load_row(l, name, o->id, given, &row, &stored, &fps, error)) < 0)
                 return r;
-        r = make_sandbox(l, name, o, row, stored, ret);
+        r = make_sandbox(l, name, o, row, stored, fps, ret);
         if (r >= 0)
                 TAKE_PTR(owned);
         return r;
@@ -625,6 +631,8 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
         _cleanup_(json_object_putp) json_object *body = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         _cleanup_(pins_done) Pins pins = {};
+        const SbxFingerprints *fps = NULL;
+        const SbxSpec *stored = NULL;
         char fp[SBX_FINGERPRINT_HEX_LEN + 1];
         int r;
 
@@ -690,8 +698,12 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
                 return r;
         }
 
+        /* Judged like every later read of it: by the spec the row records. */
+        r = sbx_spec_memo_get(l->specs, json, &stored, &fps);
+        if (r < 0)
+                return r;
         r = make_sandbox(l, name, o, &(SbxSandboxRow) { .owner_gid = owner->gid, .fingerprint = fp,
-                                                        .created_us = (int64_t) now_usec() }, spec, ret);
+                                                        .created_us = (int64_t) now_usec() }, stored, fps, ret);
         if (r >= 0)
                 TAKE_PTR(o);
         return r;
@@ -717,21 +729,22 @@ int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec,
 int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desired, SbxVerdict *ret_verdict,
                          unsigned *ret_fields, SbxError *error) {
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
-        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
-        _cleanup_(sbx_spec_freep) SbxSpec *stored = NULL;
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *found = NULL, *row = NULL;
+        const SbxSpec *stored = NULL;
         SbxFingerprints fps;
         int r;
 
-        SbxSandboxRow *found = NULL;
-
-        if ((r = sbx_spec_fingerprints(desired, &fps)) < 0 || (r = locate_existing(l, name, &o, &found, error)) < 0 ||
-            (r = load_row(l, name, o->id, found, &row, &stored, error)) < 0)
+        if ((r = sbx_spec_fingerprints(desired, &fps)) < 0 || (r = locate_existing(l, name, &o, &found, error)) < 0)
                 return r;
 
         *ret_verdict = sbx_verdict(desired, &fps, o, SBX_CONTRACT_VERSION);
-        *ret_fields = *ret_verdict == SBX_VERDICT_MISMATCH
-                ? sbx_verify_mismatched_fields(desired, stored, row ? row->fingerprint : NULL, o)
-                : 0;
+        *ret_fields = 0;
+        /* Which fields differ is told by the stored spec: read only for a mismatch. */
+        if (*ret_verdict == SBX_VERDICT_MISMATCH) {
+                if ((r = load_row(l, name, o->id, TAKE_PTR(found), &row, &stored, NULL, error)) < 0)
+                        return r;
+                *ret_fields = sbx_verify_mismatched_fields(desired, stored, row ? row->fingerprint : NULL, o);
+        }
         /* Judged by what is mounted, not by what was asked (docs/security.md). */
         if (*ret_verdict == SBX_VERDICT_MATCH && !mounts_truthful(l, o)) {
                 *ret_verdict = SBX_VERDICT_MISMATCH;
@@ -947,7 +960,7 @@ static int ensure_existing(SbxLifecycle *l, const char *name, const SbxSpec *des
                            bool *ret_reusable, SbxEnsureOutcome *ret_outcome, SbxError *error) {
         _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
-        _cleanup_(sbx_spec_freep) SbxSpec *stored = NULL;
+        const SbxSpec *stored = NULL;
         SbxObserved *o = NULL;
         SbxFingerprints fps;
         SbxVerdict verdict;
@@ -956,7 +969,7 @@ static int ensure_existing(SbxLifecycle *l, const char *name, const SbxSpec *des
         if ((r = locate(l, name, &o, NULL, error)) <= 0 || (r = describe_observed(l, name, o, NULL, &sb, error)) < 0)
                 return r;
         if ((r = sbx_spec_fingerprints(desired, &fps)) < 0 ||
-            (r = load_row(l, name, sb->container_id, NULL, &row, &stored, error)) < 0)
+            (r = load_row(l, name, sb->container_id, NULL, &row, &stored, NULL, error)) < 0)
                 return r;
         verdict = sbx_verdict(desired, &fps, sb->observed, SBX_CONTRACT_VERSION);
         if (verdict == SBX_VERDICT_MATCH && !sb->hardened && sb->owner != 0)

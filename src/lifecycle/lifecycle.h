@@ -14,6 +14,7 @@
 #include "keyed-lock.h"
 #include "observed.h"
 #include "policy.h"
+#include "spec-memo.h"
 #include "spec.h"
 #include "store.h"
 #include "usage.h"
@@ -36,6 +37,7 @@ struct SbxLifecycle {
         const char *init_dir;           /* the directory of xagent-sandbox-init (init-volume.h) */
         const char *service_id;         /* this instance's (sbx_lifecycle_service_id); NULL = none */
         SbxVerdictCache *judgements;    /* shared by all workers; NULL = none (lists inspect each) */
+        SbxSpecMemo *specs;             /* this worker's stored specs, read once (spec-memo.h); required */
 #ifdef SBX_TEST_SEAMS
         /* Tests only: runs between a create's start and its publish verification,
          * to make a real daemon-side change that verification must catch. */
