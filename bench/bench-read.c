@@ -17,6 +17,9 @@
  *   bench-read ping-readers THREADS MS       THREADS bus clients pinging the service (the floor)
  *   bench-read direct-cycle IMAGE NAME COUNT create+start, inspect, stop (0 s), remove by id
  *   bench-read bus-cycle IMAGE NAME COUNT    CreateSandbox, VerifySandbox, StopSandbox, DeleteSandbox
+ *   bench-read rss                           this program's VmRSS and RssAnon (kB) after what
+ *                                            any client of Docker and the bus must do: libcurl
+ *                                            initialised, one Docker ping, one bus Hello
  *   bench-read cold NAME                     one InspectSandbox(NAME) on a connection made
  *                                            before it: with the service not running, the
  *                                            time from its activation to its first reply
@@ -39,6 +42,7 @@
 #include "config.h"
 #include "container-body.h"
 #include "docker-container.h"
+#include "fileio.h"
 #include "fingerprint.h"
 #include "init-volume.h"
 #include "labels.h"
@@ -312,6 +316,23 @@ int main(int argc, char **argv) {
                         return usage();
                 (streq(mode, "bus-cycle") ? run_bus_cycles : run_direct_cycles)(argv[2], argv[3],
                                                                                  parse_unsigned(argv[4]));
+                return 0;
+        }
+        if (streq(mode, "rss")) {
+                _cleanup_(sbx_docker_freep) SbxDocker *d = NULL;
+                _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+                _cleanup_free_ char *status = NULL;
+                const char *rss, *anon;
+
+                if (argc != 2)
+                        return usage();
+                d = docker_open();
+                bus = bus_open();
+                if (sd_bus_get_unique_name(bus, &(const char *) { NULL }) < 0 ||
+                    sbx_read_text_file("/proc/self/status", 65536, &status, NULL) < 0 || !(rss = strstr(status, "\nVmRSS:")) ||
+                    !(anon = strstr(status, "\nRssAnon:")))
+                        die("rss", -EIO, NULL);
+                printf("{\"rss_kb\": %ld, \"anon_kb\": %ld}\n", strtol(rss + 7, NULL, 10), strtol(anon + 9, NULL, 10));
                 return 0;
         }
         if (streq(mode, "cold")) {

@@ -25,7 +25,9 @@ Then, sides interleaved (the order alternating per round) after a warm-up round:
   cold      the daemon stopped, then one InspectSandbox: activation → first reply
   memory    the daemon's VmRSS (of it RssAnon; the rest is shared-library pages) and
             thread count (/proc/PID/status) after --idle-wait s idle following a cold
-            start, right after a large list, and --idle-wait s after that
+            start, right after a large list, and --idle-wait s after that; beside it the
+            floor: bench-read itself after only initialising libcurl, one Docker ping and
+            one bus Hello (the same libraries)
 
 The bus side is bench-read (bench/bench-read.c) run as the unprivileged member sbx-member
 (real polkit checks; the first call of each run is untimed); the direct side is the same
@@ -251,11 +253,13 @@ class Bench:
         h.write_config(self.stack, {"max_operations_per_user": 64})
         results = []
         try:
+            self.rss_floor = self.side("rss", as_member=False)
             self.make_mine()
             for n in a.sizes:
                 t0 = time.monotonic()
                 results.append(self.run_size(n))
                 results[-1]["failed_runs"] = self.failures
+                results[-1]["rss_floor"] = self.rss_floor
                 print(f"N = {n}: {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
         finally:
             self.cleanup()
@@ -325,6 +329,9 @@ def report(results, a):
         print(f"  memory: idle after start {fmt_mem(r['mem_idle_fresh'])}; after lists "
               f"{fmt_mem(r['mem_after_load'])}; idle after that {fmt_mem(r['mem_idle_after_load'])} "
               f"(target idle ≤ {TARGETS['idle_rss_mib']:.0f} MiB)")
+        fl = r["rss_floor"]
+        print(f"  memory floor: a program that only initialised libcurl, pinged Docker and said Hello on "
+              f"the bus (bench-read rss): {fl['rss_kb'] / 1024:.1f} MiB (anonymous {fl['anon_kb'] / 1024:.1f})")
     by_n = {r["n"]: r for r in results}
     if len(by_n) > 1:
         lo, hi = min(by_n), max(by_n)

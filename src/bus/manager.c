@@ -403,7 +403,7 @@ static void reconcile_run(void *job, void *ctx) {
 }
 
 typedef struct Stale {
-        const ReconcileJob *job;
+        uint64_t mark;                  /* this reconciliation's */
         char **names;
         size_t n;
 } Stale;
@@ -412,10 +412,7 @@ static void collect_stale(SandboxEntry *e, void *userdata) {
         Stale *st = userdata;
         char *copy;
 
-        for (size_t i = 0; i < st->job->n; i++)
-                if (streq(st->job->list[i]->name, e->name))
-                        return;
-        if ((copy = strdup(e->name)))
+        if (e->listed != st->mark && (copy = strdup(e->name)))
                 st->names[st->n++] = copy;
 }
 
@@ -438,10 +435,15 @@ static void reconcile_done(void *job) {
                 /* Objects came or went meanwhile: this list may be older than they are. */
                 m->reconcile_again++;
         else {
-                Stale st = { .job = j };
+                Stale st = { .mark = ++m->reconcile_mark };
 
-                for (size_t i = 0; i < j->n; i++)
+                for (size_t i = 0; i < j->n; i++) {
+                        SandboxEntry *e;
+
                         (void) manager_put_sandbox(m, j->list[i]);
+                        if ((e = manager_get_sandbox(m, j->list[i]->name)))
+                                e->listed = st.mark;
+                }
                 /* Gone while nobody followed Docker's events. */
                 manager_foreach_sandbox(m, count_entry, &n_entries);
                 st.names = calloc(n_entries + 1, sizeof(char *));

@@ -49,6 +49,7 @@ typedef struct SandboxEntry {
         char *fingerprint;
         SbxVerdict verdict;
         uint64_t created_us;
+        uint64_t listed;                /* the last reconciliation that listed it (reconcile_mark) */
 } SandboxEntry;
 
 typedef struct Manager {
@@ -70,6 +71,7 @@ typedef struct Manager {
 
         void *sandboxes;                /* tsearch() tree of SandboxEntry, by name */
         uint64_t registry_seq;          /* counts entries added and dropped */
+        uint64_t reconcile_mark;        /* counts reconciliations applied to the objects */
         struct ManagerEvents *events;   /* Docker's event stream (events.h) */
         SbxVerdictCache *judgements;    /* what inspects told, for lists (verdict-cache.h) */
         bool reconciling;               /* a reconciliation job is queued or running */

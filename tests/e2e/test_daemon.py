@@ -260,6 +260,23 @@ def test_removed_behind_the_daemons_back(sandboxd, cleanup):
     sandboxd.create(MEMBER, name, h.spec()).result
 
 
+def test_removed_while_no_daemon_ran(stack, sandboxd, cleanup):
+    """A container removed while no daemon followed Docker: the next one shows its
+    object from the store at first, and the reconciliation after start-up drops it;
+    the object of a sandbox still there stays."""
+    gone = cleanup.sandbox(h.unique("gone-offline"))
+    kept = cleanup.sandbox(h.unique("kept-offline"))
+    gone_path, _ = sandboxd.create(MEMBER, gone, h.spec()).result
+    kept_path, _ = sandboxd.create(MEMBER, kept, h.spec()).result
+    stack.stop_daemon()
+    for cid in h.docker_containers_labelled(gone):
+        h.docker_remove_container(cid)
+    h.wait_until(lambda: gone_path not in sandboxd.managed_objects(MEMBER), 10, what="the stale object dropped")
+    assert kept_path in sandboxd.managed_objects(MEMBER)
+    assert sandboxd.list(MEMBER)[kept][0] == "running"
+    assert gone not in sandboxd.list(MEMBER)
+
+
 # ---- lists and the ObjectManager are filtered per caller ------------------------------
 
 def test_lists_and_object_manager_are_per_user(sandboxd, cleanup):
