@@ -344,7 +344,7 @@ def main():
     ap.add_argument("--sizes", default="1,50,200", help="N values, comma-separated")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--calls", type=int, default=20, help="calls per round and side")
-    ap.add_argument("--cycles", type=int, default=3, help="cycles per round and side (0: none)")
+    ap.add_argument("--cycles", type=int, default=8, help="cycles per round and side (0: none; a start varies by ± 20 %%)")
     ap.add_argument("--cold", type=int, default=5, help="cold starts per N")
     ap.add_argument("--readers-ms", type=int, default=2000)
     ap.add_argument("--idle-wait", type=float, default=31)
