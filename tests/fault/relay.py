@@ -358,7 +358,8 @@ class Relay:
             except ValueError:
                 return None
             names = [x.split("=", 1)[1] for x in labels if x.startswith("xagent.sandbox.name=")]
-            return names[0] if names else None
+            owners = [x.split("=", 1)[1] for x in labels if x.startswith("xagent.sandbox.owner=")]
+            return names[0] if names else f"owner={owners[0]}" if owners else None
         if m:
             with self._lock:
                 return self.names.get(m.group(1), m.group(1))

@@ -18,7 +18,7 @@ import fault as F
 from fault import MEMBER, ROOT
 
 SPEC_ORDER = """the create's requests, as docs/lifecycle.md lists them:
-  GET  /containers/json (the name's label; for a non-root owner then the plain name)
+  GET  /containers/json (root: the name's label; another owner: the owner's label)
   GET  /volumes/xagent-sandbox-init-…   (POST /volumes/create the first time)
   POST /containers/create?name=<final>.pending
   POST /containers/{id}/start
@@ -30,8 +30,7 @@ ID = r"[0-9a-f]{64}"
 
 # step → (method, path regex, what the request's subject is)
 STEPS = {
-    "list": ("GET", r"^/containers/json\?", "qualified"),
-    "list-plain": ("GET", r"^/containers/json\?", "plain"),
+    "list": ("GET", r"^/containers/json\?", "list"),
     "volume-inspect": ("GET", r"^/volumes/xagent-sandbox-init-", None),
     "volume-create": ("POST", r"^/volumes/create", None),
     "create": ("POST", r"^/containers/create\?", "container"),
@@ -42,14 +41,12 @@ STEPS = {
 }
 
 THREE = [(ROOT, False), (MEMBER, False), (MEMBER, True)]
-MEMBERS = [(MEMBER, False), (MEMBER, True), (MEMBER, False)]
 
 
 def subject_of(kind, user, name):
-    if kind == "qualified":
-        return "^" + re.escape(F.qualified(name, user)) + "$"
-    if kind == "plain":
-        return "^" + re.escape(name) + "$"
+    """The relay's subject of a list is its name label, else its owner label."""
+    if kind == "list":
+        return "^" + (re.escape(F.qualified(name, ROOT)) if user == ROOT else f"owner={F.uid_of(user)}") + "$"
     if kind == "container":
         return "^" + re.escape(F.container_name(name, user)) + r"(\.pending)?$"
     return None
@@ -73,7 +70,7 @@ def test_create_request_sequence(f):
     assert f.create(MEMBER, name).result().ok
     cname = F.container_name(name, MEMBER)
     mine = [r for r in f.relay.since(mark)
-            if r.subject in (F.qualified(name, MEMBER), name, cname, cname + ".pending")
+            if r.subject in (f"owner={F.uid_of(MEMBER)}", cname, cname + ".pending")
             or r.decoded.startswith(("/volumes/",))]
     assert mine, f.relay.since(mark)
     conn = mine[0].conn_id
@@ -85,7 +82,7 @@ def test_create_request_sequence(f):
                  if i == 0 or s != steps[i - 1] or not s[1].endswith("/logs")]
     vol = [p for m, p in collapsed if p.startswith("/volumes/xagent")]
     assert collapsed == [
-        ("GET", "/containers/json"), ("GET", "/containers/json"),
+        ("GET", "/containers/json"),
         ("GET", vol[0] if vol else "/volumes/xagent-sandbox-init-?"),
         ("POST", "/volumes/create"),
         ("POST", "/containers/create"), ("POST", "/containers/{id}/start"),
@@ -163,7 +160,7 @@ CASES = [(s, w) for s in STEPS if s != "volume-create" for w in ("before", "afte
 def test_sigkill_during_create(f, step, when):
     f.activate()
     f.wait_settled()
-    timings = kill_round(f, step, when, MEMBERS if step == "list-plain" else THREE)
+    timings = kill_round(f, step, when, THREE)
     print(f"{step}-{when}: " + ", ".join(f"{k} {v:.2f}s" for k, v in timings.items()))
 
 
