@@ -11,9 +11,11 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "docker-container.h"
@@ -26,6 +28,10 @@
 /* 200 with a body one byte over the cap, announced by Content-Length / not. */
 #define HUGE_LENGTH "HUGE_LENGTH"
 #define HUGE_CLOSE "HUGE_CLOSE"
+/* 200, a stream's head and one chunk, then nothing more until the client closes. */
+#define STREAM "STREAM"
+#define STREAM_HEAD "HTTP/1.1 200 OK\r\nApi-Version: 1.41\r\nContent-Type: application/json\r\n" \
+        "Transfer-Encoding: chunked\r\n\r\n3\r\n{}\n\r\n"
 #define MAX_REQUESTS 16
 
 typedef struct Fake {
@@ -143,17 +149,20 @@ static void *fake_run(void *userdata) {
                 }
                 f->n_requests++;
 
-                if (streq(*step, HANG)) {
+                if (streq(*step, HANG) || streq(*step, STREAM)) {
                         char c;
 
-                        /* the client times out and closes */
+                        if (streq(*step, STREAM))
+                                send_all(fd, STREAM_HEAD, strlen(STREAM_HEAD));
+                        /* the client times out (or stops) and closes */
                         while (wait_readable(fd) && read(fd, &c, 1) > 0)
                                 ;
                 } else if (streq(*step, HUGE_LENGTH) || streq(*step, HUGE_CLOSE))
                         send_huge(fd, streq(*step, HUGE_LENGTH));
                 else
                         send_all(fd, *step, strlen(*step));
-                if (!streq(*step, HANG) && !strstr(*step, "Connection: close") && !streq(*step, HUGE_CLOSE)) {
+                if (!streq(*step, HANG) && !streq(*step, STREAM) && !strstr(*step, "Connection: close") &&
+                    !streq(*step, HUGE_CLOSE)) {
                         step++;
                         continue;
                 }
@@ -449,6 +458,65 @@ START_TEST(test_body_cap) {
 END_TEST
 
 /* Runs in the parent around all tests, also when one failed. */
+typedef struct Follower {
+        SbxDocker *d;
+        SbxDockerStop stop;
+        atomic_bool got_data;
+        int r;
+        SbxError e;
+} Follower;
+
+static bool follower_data(const char *data, size_t size, void *userdata) {
+        atomic_store(&((Follower *) userdata)->got_data, true);
+        return true;
+}
+
+static void *follower_run(void *userdata) {
+        Follower *fl = userdata;
+
+        fl->r = sbx_docker_get_stream(fl->d, "/events", follower_data, NULL, fl, &fl->stop, &fl->e);
+        return NULL;
+}
+
+static double now_s(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/* A stream that waits for Docker ends as soon as a stop is asked for from another
+ * thread, not at its next look a second later (the daemon's exit waits for it). */
+START_TEST(test_stream_stop) {
+        /* the stream has a connection of its own: the fake serves one at a time */
+        static const char *const script[] = {
+                "HTTP/1.1 200 OK\r\nApi-Version: 1.41\r\nConnection: close\r\nContent-Length: 2\r\n\r\nOK",
+                STREAM, NULL };
+        Fake *f = fake_start(script);
+        Follower fl = { .d = client(f), .stop = SBX_DOCKER_STOP_INIT };
+        pthread_t thread;
+        double t0;
+
+        ck_assert_int_eq(pthread_create(&thread, NULL, follower_run, &fl), 0);
+        for (int i = 0; i < 500 && !atomic_load(&fl.got_data); i++)
+                usleep(10000);
+        ck_assert(atomic_load(&fl.got_data));
+        usleep(10000);                  /* inside the wait for more */
+        t0 = now_s();
+        sbx_docker_stop(&fl.stop);
+        ck_assert_int_eq(pthread_join(thread, NULL), 0);
+        ck_assert_msg(now_s() - t0 < 0.06, "the stream ended %.3f s after the stop", now_s() - t0);
+        ck_assert_int_eq(fl.r, 0);
+        ck_assert(!sbx_error_is_set(&fl.e));
+        /* asked for before the stream begins: it ends at once too */
+        t0 = now_s();
+        ck_assert_int_eq(sbx_docker_get_stream(fl.d, "/events", follower_data, NULL, &fl, &fl.stop, &fl.e), 0);
+        ck_assert(now_s() - t0 < 0.5);
+        fl.d = sbx_docker_free(fl.d);
+        fake_finish(f);
+}
+END_TEST
+
 static void make_fake_dir(void) {
         strcpy(fake_dir, "/tmp/sbx-test-fake.XXXXXX");
         ck_assert_ptr_nonnull(mkdtemp(fake_dir));
@@ -490,6 +558,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_timeout);
         tcase_add_test(tc, test_deadline);
         tcase_add_test(tc, test_body_cap);
+        tcase_add_test(tc, test_stream_stop);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -35,7 +35,7 @@ struct ManagerEvents {
         pthread_t thread;
         bool started;
         bool connected;         /* the thread's: the current attempt got the stream */
-        atomic_bool stop;
+        SbxDockerStop stop;     /* wakes the stream too */
         pthread_mutex_t lock;
         pthread_cond_t wake;    /* stop, for the thread's wait between attempts */
         Event *head, **tail;
@@ -112,7 +112,7 @@ static void pause_ms(ManagerEvents *ev, unsigned ms) {
                 until.tv_nsec -= 1000000000L;
         }
         pthread_mutex_lock(&ev->lock);
-        while (!atomic_load(&ev->stop) && pthread_cond_timedwait(&ev->wake, &ev->lock, &until) == 0)
+        while (!sbx_docker_stop_requested(&ev->stop) && pthread_cond_timedwait(&ev->wake, &ev->lock, &until) == 0)
                 ;
         pthread_mutex_unlock(&ev->lock);
 }
@@ -127,12 +127,12 @@ static void *follow(void *userdata) {
                 log_error("Cannot follow Docker's events: no client");
                 return NULL;
         }
-        while (!atomic_load(&ev->stop)) {
+        while (!sbx_docker_stop_requested(&ev->stop)) {
                 SbxError e = SBX_ERROR_NULL;
 
                 ev->connected = false;
                 (void) sbx_docker_follow_events(d, on_event, on_connected, ev, &ev->stop, &e);
-                if (atomic_load(&ev->stop))
+                if (sbx_docker_stop_requested(&ev->stop))
                         break;
                 if (ev->connected || !quiet)
                         log_warning("Not following Docker's events (%s); retrying until Docker answers",
@@ -201,8 +201,8 @@ static void events_free(ManagerEvents *ev) {
         if (!ev)
                 return;
         if (ev->started) {
+                sbx_docker_stop(&ev->stop);
                 pthread_mutex_lock(&ev->lock);
-                atomic_store(&ev->stop, true);
                 pthread_cond_broadcast(&ev->wake);
                 pthread_mutex_unlock(&ev->lock);
                 pthread_join(ev->thread, NULL);
@@ -216,6 +216,7 @@ static void events_free(ManagerEvents *ev) {
                 close(ev->efd);
         pthread_cond_destroy(&ev->wake);
         pthread_mutex_destroy(&ev->lock);
+        pthread_mutex_destroy(&ev->stop.lock);
         free(ev);
 }
 
@@ -226,6 +227,7 @@ int manager_events_start(Manager *m) {
         if (!ev)
                 return -ENOMEM;
         ev->m = m;
+        ev->stop = (SbxDockerStop) SBX_DOCKER_STOP_INIT;
         ev->efd = -EBADF;
         ev->tail = &ev->head;
         pthread_mutex_init(&ev->lock, NULL);

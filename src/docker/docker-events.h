@@ -40,8 +40,8 @@ void sbx_event_parser_done(SbxEventParser *p);
 
 /* Follows the events start, die (exited, killed, out of memory), destroy, update and
  * rename of containers labelled
- * xagent.managed=true until *stop is set (returns 0), Docker goes away or ends the
+ * xagent.managed=true until sbx_docker_stop(stop) (returns 0), Docker goes away or ends the
  * stream (SBX_ERROR_BACKEND_UNAVAILABLE) or refuses. on_connected is called once
  * Docker accepted the stream (from then on no event is missed). */
 int sbx_docker_follow_events(SbxDocker *d, SbxDockerEventCallback callback, void (*on_connected)(void *userdata),
-                             void *userdata, const atomic_bool *stop, SbxError *error);
+                             void *userdata, SbxDockerStop *stop, SbxError *error);

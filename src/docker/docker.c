@@ -525,7 +525,7 @@ typedef struct Stream {
         SbxDockerStreamData on_data;
         void (*on_connected)(void *userdata);
         void *userdata;
-        const atomic_bool *stop;
+        SbxDockerStop *stop;
         bool connected;
         bool aborted;           /* on_data said stop */
         long status;
@@ -558,7 +558,7 @@ static int stream_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow,
         Stream *s = userdata;
         long status = 0;
 
-        if (atomic_load(s->stop))
+        if (sbx_docker_stop_requested(s->stop))
                 return 1;
         if (!s->connected && curl_easy_getinfo(s->d->curl, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK &&
             status == 200) {
@@ -569,8 +569,58 @@ static int stream_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow,
         return 0;
 }
 
+void sbx_docker_stop(SbxDockerStop *stop) {
+        atomic_store(&stop->requested, true);
+        pthread_mutex_lock(&stop->lock);
+        if (stop->multi)
+                (void) curl_multi_wakeup(stop->multi);
+        pthread_mutex_unlock(&stop->lock);
+}
+
+bool sbx_docker_stop_requested(SbxDockerStop *stop) {
+        return atomic_load(&stop->requested);
+}
+
+static void set_stream_multi(SbxDockerStop *stop, CURLM *m) {
+        pthread_mutex_lock(&stop->lock);
+        stop->multi = m;
+        pthread_mutex_unlock(&stop->lock);
+}
+
+/* Runs the transfer on a multi handle of its own, so that sbx_docker_stop() can wake
+ * its wait: 0 and the transfer's result in *ret (CURLE_OK when stopped or still
+ * running), -ENOMEM, or -1 when the multi interface itself failed. */
+static int perform_stoppable(CURL *c, SbxDockerStop *stop, CURLcode *ret) {
+        CURLM *m = curl_multi_init();
+        CURLMcode mc;
+        CURLMsg *msg;
+        int running = 1, left;
+
+        if (!m)
+                return -ENOMEM;
+        if ((mc = curl_multi_add_handle(m, c)) != CURLM_OK) {
+                curl_multi_cleanup(m);
+                return -ENOMEM;
+        }
+        set_stream_multi(stop, m);
+        /* A stop asked for before set_stream_multi() is seen here; one after it wakes the poll. */
+        while (mc == CURLM_OK && running > 0 && !sbx_docker_stop_requested(stop)) {
+                mc = curl_multi_perform(m, &running);
+                if (mc == CURLM_OK && running > 0)
+                        mc = curl_multi_poll(m, NULL, 0, 1000, NULL);
+        }
+        set_stream_multi(stop, NULL);
+        *ret = CURLE_OK;
+        while ((msg = curl_multi_info_read(m, &left)))
+                if (msg->msg == CURLMSG_DONE)
+                        *ret = msg->data.result;
+        (void) curl_multi_remove_handle(m, c);
+        curl_multi_cleanup(m);
+        return mc == CURLM_OK ? 0 : -1;
+}
+
 int sbx_docker_get_stream(SbxDocker *d, const char *path, SbxDockerStreamData on_data,
-                          void (*on_connected)(void *userdata), void *userdata, const atomic_bool *stop,
+                          void (*on_connected)(void *userdata), void *userdata, SbxDockerStop *stop,
                           SbxError *error) {
         _cleanup_free_ char *url = NULL;
         Stream s = {
@@ -604,11 +654,13 @@ int sbx_docker_get_stream(SbxDocker *d, const char *path, SbxDockerStreamData on
 
         d->errbuf[0] = 0;
         d->n_requests++;
-        cc = curl_easy_perform(c);
-        if (atomic_load(stop))
+        r = perform_stoppable(c, stop, &cc);
+        if (sbx_docker_stop_requested(stop))
                 return 0;
-        if (s.aborted)
+        if (r == -ENOMEM || s.aborted)
                 return -ENOMEM;
+        if (r < 0)
+                return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE, "lost Docker at %s", d->host);
         if (s.status != 0 && s.status != 200)
                 return sbx_docker_http_error(s.status, s.refusal, s.refusal_size, error);
         if (cc != CURLE_OK)

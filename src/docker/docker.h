@@ -28,6 +28,7 @@
  * BackendError. Success is ≥ 0. */
 
 #include <json-c/json.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -129,13 +130,27 @@ int sbx_docker_escape(SbxDocker *d, const char *s, char **ret);
 /* A streamed answer's bytes as they arrive; false aborts the stream. */
 typedef bool (*SbxDockerStreamData)(const char *data, size_t size, void *userdata);
 
+/* A stream's stop, asked for from any thread with sbx_docker_stop(): a stream that
+ * waits for Docker wakes at once to end (a service that exits is not held up by a
+ * quiet event stream). Initialise with SBX_DOCKER_STOP_INIT. */
+typedef struct SbxDockerStop {
+        atomic_bool requested;
+        pthread_mutex_t lock;
+        void *multi;                    /* the running stream's CURLM, under lock */
+} SbxDockerStop;
+
+#define SBX_DOCKER_STOP_INIT { .lock = PTHREAD_MUTEX_INITIALIZER }
+
+void sbx_docker_stop(SbxDockerStop *stop);
+bool sbx_docker_stop_requested(SbxDockerStop *stop);
+
 /* GET path (versioned part, as for sbx_docker_request) as a stream with no time
  * limit: on_connected once Docker answered 200, then every piece of the body to
- * on_data, until *stop is set (looked at at least once a second: returns 0),
- * Docker ends it or the connection breaks (SBX_ERROR_BACKEND_UNAVAILABLE), or
- * Docker refuses (its typed error). -ENOMEM when on_data aborted. */
+ * on_data, until a stop is asked for (returns 0), Docker ends it or the connection
+ * breaks (SBX_ERROR_BACKEND_UNAVAILABLE), or Docker refuses (its typed error).
+ * -ENOMEM when on_data aborted. */
 int sbx_docker_get_stream(SbxDocker *d, const char *path, SbxDockerStreamData on_data,
-                          void (*on_connected)(void *userdata), void *userdata, const atomic_bool *stop,
+                          void (*on_connected)(void *userdata), void *userdata, SbxDockerStop *stop,
                           SbxError *error);
 
 /* GET /version and GET /info. */
