@@ -34,9 +34,9 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
 step "threaded unit tests under ThreadSanitizer"
 [ -d build-tsan ] || meson setup build-tsan -Dwerror=true -Db_sanitize=thread -Db_lundef=false \
         -Dbuildtype=debug >/dev/null
-ninja -C build-tsan tests/test-keyed-lock tests/test-worker-pool
+ninja -C build-tsan tests/test-keyed-lock tests/test-worker-pool tests/test-docker-http
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-        meson test -C build-tsan --no-rebuild keyed-lock worker-pool --print-errorlogs --logbase unit-tsan
+        meson test -C build-tsan --no-rebuild keyed-lock worker-pool docker-http --print-errorlogs --logbase unit-tsan
 
 VALGRIND='valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite'
 step "unit tests under valgrind"

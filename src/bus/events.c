@@ -227,10 +227,10 @@ int manager_events_start(Manager *m) {
         if (!ev)
                 return -ENOMEM;
         ev->m = m;
-        ev->stop = (SbxDockerStop) SBX_DOCKER_STOP_INIT;
         ev->efd = -EBADF;
         ev->tail = &ev->head;
         pthread_mutex_init(&ev->lock, NULL);
+        pthread_mutex_init(&ev->stop.lock, NULL);
         pthread_cond_init(&ev->wake, NULL);
         if ((ev->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
                 r = -errno;

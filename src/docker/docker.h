@@ -132,7 +132,8 @@ typedef bool (*SbxDockerStreamData)(const char *data, size_t size, void *userdat
 
 /* A stream's stop, asked for from any thread with sbx_docker_stop(): a stream that
  * waits for Docker wakes at once to end (a service that exits is not held up by a
- * quiet event stream). Initialise with SBX_DOCKER_STOP_INIT. */
+ * quiet event stream). Initialise with SBX_DOCKER_STOP_INIT, or zeroed with its lock
+ * made by pthread_mutex_init(). */
 typedef struct SbxDockerStop {
         atomic_bool requested;
         pthread_mutex_t lock;
