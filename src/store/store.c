@@ -567,7 +567,7 @@ int sbx_store_put_sandbox(SbxStore *s, const SbxSandboxRow *row, SbxError *error
         return r < 0 ? r : 0;
 }
 
-static int sandbox_row_read(SbxStore *s, sqlite3_stmt *st, SbxSandboxRow **ret, SbxError *error) {
+static int sandbox_row_read(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error) {
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
         _cleanup_free_ char *state = NULL;
         int r;
@@ -598,16 +598,8 @@ static int sandbox_row_read(SbxStore *s, sqlite3_stmt *st, SbxSandboxRow **ret, 
         return 0;
 }
 
-static int sandbox_row_read_any(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error) {
-        SbxSandboxRow *row = NULL;
-        int r = sandbox_row_read(s, st, &row, error);
-
-        *ret = row;
-        return r;
-}
-
 int sbx_store_get_sandbox(SbxStore *s, const char *name, SbxSandboxRow **ret, SbxError *error) {
-        return store_get(s, STMT_GET_SANDBOX, name, sandbox_row_read_any, (void **) ret, error);
+        return store_get(s, STMT_GET_SANDBOX, name, sandbox_row_read, (void **) ret, error);
 }
 
 int sbx_store_update_sandbox_state(SbxStore *s, const char *name, SbxSandboxState state, SbxError *error) {
@@ -714,7 +706,7 @@ static void *sandbox_row_free_any(void *row) {
 int sbx_store_list_sandboxes(SbxStore *s, uid_t owner, SbxSandboxRow ***ret, SbxError *error) {
         assert(s);
         assert(ret);
-        return store_list(s, STMT_LIST_SANDBOXES, owner, sandbox_row_read_any, sandbox_row_free_any,
+        return store_list(s, STMT_LIST_SANDBOXES, owner, sandbox_row_read, sandbox_row_free_any,
                           (void ***) ret, error);
 }
 
@@ -779,7 +771,7 @@ int sbx_store_add_snapshot(SbxStore *s, const SbxSnapshotRow *row, SbxError *err
         return store_fail(s, error, "cannot add snapshot");
 }
 
-static int snapshot_row_read(SbxStore *s, sqlite3_stmt *st, SbxSnapshotRow **ret, SbxError *error) {
+static int snapshot_row_read(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error) {
         _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *row = NULL;
         int r;
 
@@ -803,16 +795,8 @@ static int snapshot_row_read(SbxStore *s, sqlite3_stmt *st, SbxSnapshotRow **ret
         return 0;
 }
 
-static int snapshot_row_read_any(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error) {
-        SbxSnapshotRow *row = NULL;
-        int r = snapshot_row_read(s, st, &row, error);
-
-        *ret = row;
-        return r;
-}
-
 int sbx_store_get_snapshot(SbxStore *s, const char *id, SbxSnapshotRow **ret, SbxError *error) {
-        return store_get(s, STMT_GET_SNAPSHOT, id, snapshot_row_read_any, (void **) ret, error);
+        return store_get(s, STMT_GET_SNAPSHOT, id, snapshot_row_read, (void **) ret, error);
 }
 
 int sbx_store_delete_snapshot(SbxStore *s, const char *id, SbxError *error) {
@@ -829,7 +813,7 @@ static void *snapshot_row_free_any(void *row) {
 int sbx_store_list_snapshots(SbxStore *s, uid_t owner, SbxSnapshotRow ***ret, SbxError *error) {
         assert(s);
         assert(ret);
-        return store_list(s, STMT_LIST_SNAPSHOTS, owner, snapshot_row_read_any, snapshot_row_free_any,
+        return store_list(s, STMT_LIST_SNAPSHOTS, owner, snapshot_row_read, snapshot_row_free_any,
                           (void ***) ret, error);
 }
 
