@@ -341,9 +341,10 @@ class _UnixConnection(http.client.HTTPConnection):
         self.sock.connect(self._path)
 
 
-def docker(method, path, body=None, timeout=120):
-    """One Docker Engine API request; returns (status, parsed JSON or text or None)."""
-    conn = _UnixConnection(DOCKER_SOCKET, timeout)
+def docker(method, path, body=None, timeout=120, socket_path=DOCKER_SOCKET):
+    """One Docker Engine API request (to the shared dockerd unless socket_path says
+    another); returns (status, parsed JSON or text or None)."""
+    conn = _UnixConnection(socket_path, timeout)
     try:
         headers = {"Content-Type": "application/json"} if body is not None else {}
         conn.request(method, path, json.dumps(body) if body is not None else None, headers)

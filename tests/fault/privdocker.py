@@ -15,15 +15,18 @@ containerd's pid file under the exec root, the containers' init.pid whose parent
 shim), never by name, and each is checked to belong to this temp dir before a signal.
 """
 
-import http.client
 import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
+import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "e2e"))
+
+import sandbox_helpers as h  # noqa: E402
 
 TEST_IMAGE = "xagent-sandbox-test:latest"
 BUSYBOX = "/bin/busybox"
@@ -31,17 +34,6 @@ BUSYBOX = "/bin/busybox"
 
 class DockerError(RuntimeError):
     pass
-
-
-class _UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path, timeout):
-        super().__init__("localhost", timeout=timeout)
-        self._path = path
-
-    def connect(self):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(self.timeout)
-        self.sock.connect(self._path)
 
 
 def _cmdline(pid):
@@ -216,24 +208,9 @@ class PrivateDocker:
 
     # ---- the API ----------------------------------------------------------------------
 
-    def api(self, method, path, body=None, timeout=30, raw=None, headers=None):
+    def api(self, method, path, body=None, timeout=30):
         """One Engine API request (unversioned path); (status, parsed JSON / text / None)."""
-        conn = _UnixConnection(self.socket, timeout)
-        try:
-            hdrs = dict(headers or {})
-            data = raw
-            if body is not None:
-                data = json.dumps(body)
-                hdrs["Content-Type"] = "application/json"
-            conn.request(method, path, data, hdrs)
-            resp = conn.getresponse()
-            out = resp.read()
-        finally:
-            conn.close()
-        try:
-            return resp.status, json.loads(out) if out else None
-        except ValueError:
-            return resp.status, out.decode(errors="replace")
+        return h.docker(method, path, body, timeout, socket_path=self.socket)
 
     def ok(self, method, path, body=None, timeout=30):
         status, data = self.api(method, path, body, timeout)

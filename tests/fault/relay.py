@@ -277,13 +277,7 @@ class Relay:
             self._sock.close()
         except OSError:
             pass
-        with self._lock:
-            conns = list(self._conns)
-        for s in conns:
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        self.close_connections()
         if self._thread:
             self._thread.join(timeout=5)
         if os.path.exists(self.listen_path):
@@ -292,7 +286,7 @@ class Relay:
     def hold(self, method, path_re, when="before", count=1, subject=None):
         """subject: a regex the request's container name must match (creates: the
         name asked for; /containers/{id}/…: the name that id was created or renamed
-        with; lists: the name label of the filter)."""
+        with; lists: the name label of the filter, else "owner=<uid>" of its owner label)."""
         h = Hold(self, method, path_re, when, count, subject)
         with self._lock:
             self._holds.append(h)

@@ -165,6 +165,20 @@ def signal_within(listener, pred, t0, limit=1.0):
     return t
 
 
+def kill_behind_the_back(f, listener, cid, name):
+    """Kills the member's container with Docker directly; seconds until State said so."""
+    t0 = time.monotonic()
+    f.docker.ok("POST", f"/containers/{cid}/kill")
+    return signal_within(listener, state_changed(h.object_path(name, MEMBER), "stopped"), t0)
+
+
+def remove_behind_the_back(f, listener, cid, name):
+    """Removes it with Docker directly; seconds until SandboxRemoved."""
+    t0 = time.monotonic()
+    f.docker.remove(cid)
+    return signal_within(listener, removed(name, h.object_path(name, MEMBER)), t0)
+
+
 def test_events_outside_the_daemon(f):
     """A container killed or removed directly in Docker: State becomes "stopped"
     (PropertiesChanged) or SandboxRemoved is emitted within a second; the same after
@@ -177,12 +191,8 @@ def test_events_outside_the_daemon(f):
     try:
         (ida, _), = f.containers_of(a, MEMBER).items()
         (idb, _), = f.containers_of(b, MEMBER).items()
-        t0 = time.monotonic()
-        f.docker.ok("POST", f"/containers/{ida}/kill")
-        ta = signal_within(listener, state_changed(h.object_path(a, MEMBER), "stopped"), t0)
-        t0 = time.monotonic()
-        f.docker.remove(idb)
-        tb = signal_within(listener, removed(b, h.object_path(b, MEMBER)), t0)
+        ta = kill_behind_the_back(f, listener, ida, a)
+        tb = remove_behind_the_back(f, listener, idb, b)
 
         mark = f.relay.mark()
         f.docker.restart()
@@ -191,12 +201,8 @@ def test_events_outside_the_daemon(f):
                      15, what="the daemon's event stream reconnected")
         assert f.create(MEMBER, c).result().ok
         (idc, _), = f.containers_of(c, MEMBER).items()
-        t0 = time.monotonic()
-        f.docker.ok("POST", f"/containers/{idc}/kill")
-        tc = signal_within(listener, state_changed(h.object_path(c, MEMBER), "stopped"), t0)
-        t0 = time.monotonic()
-        f.docker.remove(ida)
-        td = signal_within(listener, removed(a, h.object_path(a, MEMBER)), t0)
+        tc = kill_behind_the_back(f, listener, idc, c)
+        td = remove_behind_the_back(f, listener, ida, a)
         print(f"signals after kill {ta:.2f}s, remove {tb:.2f}s; after restart: kill {tc:.2f}s, "
               f"remove {td:.2f}s")
     finally:
