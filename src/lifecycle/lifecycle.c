@@ -959,17 +959,21 @@ static int record_found(SbxLifecycle *l, const char *name, const SbxSpec *spec, 
 static int ensure_existing(SbxLifecycle *l, const char *name, const SbxSpec *desired, const SbxOwner *owner,
                            bool *ret_reusable, SbxEnsureOutcome *ret_outcome, SbxError *error) {
         _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
-        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *found = NULL, *row = NULL;
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        const SbxFingerprints *stored_fps = NULL;
         const SbxSpec *stored = NULL;
-        SbxObserved *o = NULL;
         SbxFingerprints fps;
         SbxVerdict verdict;
         int r;
 
-        if ((r = locate(l, name, &o, NULL, error)) <= 0 || (r = describe_observed(l, name, o, NULL, &sb, error)) < 0)
+        /* The row located by is the row described and judged by: one store read. */
+        if ((r = locate(l, name, &o, &found, error)) <= 0 ||
+            (r = load_row(l, name, o->id, TAKE_PTR(found), &row, &stored, &stored_fps, error)) < 0 ||
+            (r = make_sandbox(l, name, o, row, stored, stored_fps, &sb)) < 0)
                 return r;
-        if ((r = sbx_spec_fingerprints(desired, &fps)) < 0 ||
-            (r = load_row(l, name, sb->container_id, NULL, &row, &stored, NULL, error)) < 0)
+        TAKE_PTR(o);                    /* sb->observed */
+        if ((r = sbx_spec_fingerprints(desired, &fps)) < 0)
                 return r;
         verdict = sbx_verdict(desired, &fps, sb->observed, SBX_CONTRACT_VERSION);
         if (verdict == SBX_VERDICT_MATCH && !sb->hardened && sb->owner != 0)
