@@ -21,7 +21,11 @@
  * of one exec and their descendants (docs/security.md, "Exec"). Docker has no
  * way to signal an exec'd process, and the service may neither see the
  * container's processes nor signal another uid's. Running as the owner, it can
- * signal only what the owner could. */
+ * signal only what the owner could.
+ *
+ * Run as `xagent-sandbox-init --unpack DIR`, again as the owner, it unpacks a
+ * CopyToSandbox stream below DIR (unpack.c); as `--pack DIR NAME` it writes the
+ * CopyFromSandbox stream of DIR/NAME (pack.c): copies need no tar in the image. */
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -31,6 +35,9 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "pack.h"
+#include "unpack.h"
 
 #define MARKER "xagent-sandbox-init: mounts "
 
@@ -130,6 +137,10 @@ int main(int argc, char *argv[]) {
 
         if (argc == 4 && strcmp(argv[1], "--kill") == 0)
                 return kill_exec(argv[2], argv[3]);
+        if (argc == 3 && strcmp(argv[1], "--unpack") == 0)
+                return sbx_init_unpack(argv[2]);
+        if (argc == 4 && strcmp(argv[1], "--pack") == 0)
+                return sbx_init_pack(argv[2], argv[3]);
         if (argc != 1)
                 return 2;
         if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)

@@ -272,15 +272,16 @@ static int copy_filter(void *userdata, const char *data, size_t size, char **out
         return sbx_tar_filter_feed(c->filter, data, size, out, out_size, out_alloc, &c->error);
 }
 
-/* tar's complaint, for the message. */
+/* The program's complaint, for the message. */
 static const char *tar_said(const SbxExecProcess *p) {
         const char *s = p->relay.out[1].data;
 
         return s && *s ? s : "no message";
 }
 
-/* After the stream: tar's exit status decides; its stderr is the message. */
-static int copy_result(SbxLifecycle *l, SbxExecProcess *p, const char *field, const char *path, SbxError *error) {
+/* After the stream: the program's exit status decides; its stderr is the message. */
+static int copy_result(SbxLifecycle *l, SbxExecProcess *p, const char *field, const char *what, const char *path,
+                       SbxError *error) {
         int status, r;
 
         r = sbx_exec_wait(l->docker, p, &status, error);
@@ -290,8 +291,8 @@ static int copy_result(SbxLifecycle *l, SbxExecProcess *p, const char *field, co
                 return 0;
         if (p->relay.out[1].data)
                 p->relay.out[1].data[strcspn(p->relay.out[1].data, "\n")] = 0;
-        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: tar in the sandbox failed for '%s' (status %d): %s",
-                             field, path, status, tar_said(p));
+        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: %s in the sandbox failed for '%s' (status %d): %s",
+                             field, what, path, status, tar_said(p));
 }
 
 static int copy_run(SbxLifecycle *l, SbxExecProcess *p, SbxError *error) {
@@ -316,9 +317,11 @@ int sbx_lifecycle_copy_to(SbxLifecycle *l, const char *name, const char *guest_d
         gid_t gid;
         int r;
 
+        /* The service's own program unpacks, as the owner (src/init/unpack.c): no tar in
+         * the image is needed or run, and nothing is under its final name before it is whole. */
         r = sbx_lifecycle_exec_start(l, name, &(SbxExecRequest) {
-                .argv = (char *[]) { (char *) "tar", (char *) "-x", (char *) "-f", (char *) "-", (char *) "-C",
-                                     (char *) guest_dir, NULL } }, &p, error);
+                .argv = (char *[]) { (char *) SBX_EXEC_INIT_PATH, (char *) "--unpack", (char *) guest_dir, NULL } },
+                &p, error);
         if (r < 0)
                 return r;
         if ((r = owner_ids(p, &uid, &gid)) < 0 || (r = sbx_tar_filter_new(uid, gid, &c.filter)) < 0)
@@ -329,14 +332,14 @@ int sbx_lifecycle_copy_to(SbxLifecycle *l, const char *name, const char *guest_d
         r = copy_run(l, p, error);
         sbx_tar_filter_free(c.filter);
         if (sbx_error_is_set(&c.error)) {
-                /* A refused entry: tar was killed before it (copy_run()). */
+                /* A refused entry: the unpacking was killed before it (copy_run()). */
                 sbx_error_free(error);
                 *error = c.error;
                 return -EINVAL;
         }
         if (r < 0)
                 return r;
-        return copy_result(l, p, "guest_dir", guest_dir, error);
+        return copy_result(l, p, "guest_dir", "the unpacking", guest_dir, error);
 }
 
 int sbx_lifecycle_copy_from(SbxLifecycle *l, const char *name, const char *guest_path, int tar_fd, SbxError *error) {
@@ -361,13 +364,12 @@ int sbx_lifecycle_copy_from(SbxLifecycle *l, const char *name, const char *guest
                 *slash = 0;
 
         r = sbx_lifecycle_exec_start(l, name, &(SbxExecRequest) {
-                .argv = (char *[]) { (char *) "tar", (char *) "-c", (char *) "-f", (char *) "-", (char *) "-C", dir,
-                                     (char *) "--", base, NULL } }, &p, error);
+                .argv = (char *[]) { (char *) SBX_EXEC_INIT_PATH, (char *) "--pack", dir, base, NULL } }, &p, error);
         if (r < 0)
                 return r;
         p->relay.out[0].fd = tar_fd;
         r = copy_run(l, p, error);
         if (r < 0)
                 return r;
-        return copy_result(l, p, "guest_path", guest_path, error);
+        return copy_result(l, p, "guest_path", "the packing", guest_path, error);
 }
