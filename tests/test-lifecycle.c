@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "channel.h"
 #include "docker-container.h"
 #include "docker-image.h"
 #include "docker.h"
@@ -1395,6 +1396,93 @@ static void sweep(void) {
         curl_global_cleanup();
 }
 
+/* The kept channel (channel.h): file calls answered by the service's program in the
+ * sandbox as the owner, one exec for all of them, reopened when the sandbox was
+ * restarted; what the owner may not reach stays out of reach. */
+static void read_ok(const char *n, const char *path, uint64_t offset, uint64_t length, const char *want,
+                    bool eof) {
+        _cleanup_(sbx_file_data_done) SbxFileData d = {};
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_msg(sbx_lifecycle_read_file(&F.l, n, path, offset, length, &d, &e) == 0, "read %s: %s", path,
+                      e.message);
+        ck_assert_uint_eq(d.size, strlen(want));
+        ck_assert_mem_eq(d.data, want, d.size);
+        ck_assert_int_eq(d.eof, eof);
+}
+
+START_TEST(test_channel_files) {
+        _cleanup_free_ char *n = name("files");
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
+        _cleanup_(sbx_channels_freep) SbxChannels *channels = NULL;
+        _cleanup_(sbx_file_data_done) SbxFileData d = {};
+        SbxFileEntry *entries = NULL;
+        size_t n_entries = 0;
+        bool truncated, saw_deep = false;
+        SbxError e = SBX_ERROR_NULL;
+        unsigned long mark;
+
+        ck_assert_int_eq(sbx_channels_new(&channels), 0);
+        F.l.channels = channels;
+        sb = create_ok(&F.l, n, s, &owner);
+
+        ck_assert_int_eq(sbx_lifecycle_write_file(&F.l, n, "/tmp/a.txt", "hello world", 11, 0640, 0, &e), 0);
+        mark = sbx_docker_n_requests(F.docker);
+        read_ok(n, "/tmp/a.txt", 0, 100, "hello world", true);
+        read_ok(n, "/tmp/a.txt", 6, 3, "wor", false);
+        ck_assert_uint_eq(calls_since(&mark), 0);               /* no exec per call: the kept channel */
+
+        ck_assert_int_eq(sbx_lifecycle_read_file(&F.l, n, "/tmp/a.txt", 0, 100, &d, &e), 0);
+        ck_assert_uint_eq(d.mode, 0100640);
+        ck_assert_uint_eq(d.file_size, 11);
+        sbx_file_data_done(&d);
+
+        ck_assert_int_eq(sbx_lifecycle_write_file(&F.l, n, "/tmp/d/e/deep", "x", 1, 0600, SBX_WRITE_MAKE_PARENTS,
+                                                  &e), 0);
+        ck_assert_int_eq(sbx_lifecycle_write_file(&F.l, n, "/tmp/a.txt", "!", 1, 0, SBX_WRITE_APPEND, &e), 0);
+        read_ok(n, "/tmp/a.txt", 0, 100, "hello world!", true);
+        ck_assert_int_eq(sbx_lifecycle_list_files(&F.l, n, "/tmp", 3, 100, &entries, &n_entries, &truncated, &e), 0);
+        ck_assert(!truncated);
+        for (size_t i = 0; i < n_entries; i++)
+                if (streq(entries[i].name, "d/e/deep")) {
+                        ck_assert_str_eq(entries[i].kind, "file");
+                        ck_assert_uint_eq(entries[i].size, 1);
+                        saw_deep = true;
+                }
+        ck_assert(saw_deep);
+        sbx_file_entries_free(entries, n_entries);
+
+        /* Errors name the path and what the sandbox said, typed. */
+        ck_assert_int_lt(sbx_lifecycle_remove_file(&F.l, n, "/tmp/d", false, &e), 0);
+        assert_error(&e, SBX_ERROR_INVALID_ARGS, "/tmp/d");
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_lifecycle_remove_file(&F.l, n, "/tmp/d", true, &e), 0);
+        ck_assert_int_lt(sbx_lifecycle_read_file(&F.l, n, "/tmp/d/e/deep", 0, 1, &d, &e), 0);
+        assert_error(&e, SBX_ERROR_INVALID_ARGS, "No such file");
+        sbx_error_free(&e);
+        /* The first process runs as another uid and is not dumpable: its root is
+         * not the owner's way out (it is the same root anyway). */
+        ck_assert_int_lt(sbx_lifecycle_read_file(&F.l, n, "/proc/1/root/etc/passwd", 0, 1, &d, &e), 0);
+        assert_error(&e, SBX_ERROR_INVALID_ARGS, "Permission denied");
+        sbx_error_free(&e);
+        ck_assert_int_lt(sbx_lifecycle_read_file(&F.l, n, "relative", 0, 1, &d, &e), 0);
+        assert_error(&e, SBX_ERROR_INVALID_ARGS, "absolute path");
+        sbx_error_free(&e);
+
+        /* A restarted sandbox: the old channel ended with it, a new one is opened. */
+        ck_assert_int_eq(sbx_lifecycle_stop(&F.l, n, 0, &e), 1);
+        ck_assert_int_lt(sbx_lifecycle_read_file(&F.l, n, "/tmp/a.txt", 0, 1, &d, &e), 0);
+        assert_error(&e, SBX_ERROR_NOT_RUNNING, NULL);
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_lifecycle_start(&F.l, n, &e), 1);
+        ck_assert_int_eq(sbx_lifecycle_write_file(&F.l, n, "/tmp/again", "2", 1, 0644, 0, &e), 0);
+        read_ok(n, "/tmp/again", 0, 10, "2", true);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, &e), 1);
+        F.l.channels = NULL;
+}
+END_TEST
+
 static Suite *make_suite(void) {
         Suite *s = suite_create("lifecycle");
         TCase *tc = tcase_create("real-daemon");
@@ -1425,6 +1513,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_interrupted_create_settled);
         tcase_add_test(tc, test_verified_create_recorded_from_intent);
         tcase_add_test(tc, test_odd_name);
+        tcase_add_test(tc, test_channel_files);
         suite_add_tcase(s, tc);
         return s;
 }

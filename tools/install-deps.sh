@@ -15,6 +15,8 @@ packages=(
         debhelper dpkg-dev fakeroot lintian
         # tests
         check valgrind python3 file
+        # the channel protocol's fuzzing (tools/fuzz.sh: libFuzzer)
+        clang libclang-rt-14-dev
         python3-pytest python3-gi
         # the real things the service talks to
         docker.io busybox-static

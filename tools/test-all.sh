@@ -45,6 +45,9 @@ meson test -C build --suite unit --no-suite oracle --print-errorlogs --logbase u
 # The oracle's C side (the batch program) under valgrind too, on fewer specs.
 /usr/bin/python3 tests/fingerprint-oracle.py build/tests/fingerprint-batch --count 2000 --wrap "$VALGRIND"
 
+step "fuzzing the channel protocol (libFuzzer, ASan+UBSan, 30 s)"
+tools/fuzz.sh 30
+
 step "Docker suite (real dockerd; started if none answers)"
 meson test -C build --suite docker --print-errorlogs --logbase docker
 

@@ -24,12 +24,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "unpack.h"
 
 #define BLOCK 512U
@@ -55,7 +57,6 @@ typedef struct Deferred {
 
 static Deferred deferred[DEFERRED_MAX];
 static size_t n_deferred;
-static unsigned long tmp_counter;
 
 static int fail(const char *name, const char *fmt, ...) {
         char msg[512];
@@ -278,45 +279,12 @@ static void split(const char *name, char *dir, const char **base) {
         *base = slash + 1;
 }
 
-/* Makes every directory of path (relative to root) that is missing, mode 0755
- * as tar does; returns an open descriptor of the last one, or -1. */
-static int open_dirs(int root, const char *path) {
-        char part[NAME_MAX_LEN + 1];
-        int fd;
-
-        if (strcmp(path, ".") == 0)
-                return fcntl(root, F_DUPFD_CLOEXEC, 3);
-        strcpy(part, path);
-        for (char *c = part;; c++) {
-                if (*c != '/' && *c != 0)
-                        continue;
-                char was = *c;
-
-                *c = 0;
-                if (mkdirat(root, part, 0755) < 0 && errno != EEXIST)
-                        return -1;
-                *c = was;
-                if (was == 0)
-                        break;
-        }
-        fd = openat(root, part, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        return fd;
-}
-
-static void tmp_name(char *buf, size_t n) {
-        snprintf(buf, n, ".xagent-copy.%ld.%lu", (long) getpid(), ++tmp_counter);
-}
-
 /* Moves what is at tmp (in dir) to its final name. A directory there is not
  * replaced: tar refuses that too. */
 static int publish(int dir, const char *tmp, const Entry *e, const char *base) {
-        if (renameat(dir, tmp, dir, base) == 0)
-                return 0;
-        int saved = errno;
-
-        (void) unlinkat(dir, tmp, 0);
-        errno = saved;
-        return fail(e->name, "cannot put it in place: %s", strerror(errno));
+        if (fs_rename_into_place(dir, tmp, base) < 0)
+                return fail(e->name, "cannot put it in place: %s", strerror(errno));
+        return 0;
 }
 
 /* Writes the data of a regular file to a file with no name yet. */
@@ -347,41 +315,31 @@ static int copy_data(int fd, const Entry *e) {
 }
 
 static int unpack_file(int dir, const Entry *e, const char *base) {
-        char tmp[64], proc[64];
+        char tmp[FS_TMP_NAME_MAX];
         struct timespec times[2] = { e->mtime, e->mtime };
-        int fd, unnamed, r;
+        bool unnamed;
+        int fd = fs_create_hidden(dir, tmp, &unnamed);
 
-        tmp_name(tmp, sizeof tmp);
-        fd = openat(dir, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-        unnamed = fd >= 0;
-        if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL))
-                fd = openat(dir, tmp, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return fail(e->name, "cannot create: %s", strerror(errno));
-
-        r = copy_data(fd, e);
-        if (r == 0 && (fchmod(fd, e->mode) < 0 || futimens(fd, times) < 0))
-                r = fail(e->name, "cannot set its mode or time: %s", strerror(errno));
-        /* The unnamed file gets its temporary name only once complete. */
-        if (r == 0 && unnamed) {
-                snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-                if (linkat(AT_FDCWD, proc, dir, tmp, AT_SYMLINK_FOLLOW) < 0)
-                        r = fail(e->name, "cannot name the file: %s", strerror(errno));
+        if (copy_data(fd, e) < 0) {
+                fs_discard(dir, fd, unnamed, tmp);
+                return -1;
         }
-        close(fd);
-        if (r < 0) {
-                if (!unnamed)
-                        (void) unlinkat(dir, tmp, 0);
-                return r;
+        if (fchmod(fd, e->mode) < 0 || futimens(fd, times) < 0) {
+                fs_discard(dir, fd, unnamed, tmp);
+                return fail(e->name, "cannot set its mode or time: %s", strerror(errno));
         }
-        return publish(dir, tmp, e, base);
+        if (fs_publish(dir, fd, unnamed, tmp, base) < 0)
+                return fail(e->name, "cannot put it in place: %s", strerror(errno));
+        return 0;
 }
 
 static int unpack_link(int root, int dir, const Entry *e, const char *base) {
-        char tmp[64];
+        char tmp[FS_TMP_NAME_MAX];
         int r;
 
-        tmp_name(tmp, sizeof tmp);
+        fs_tmp_name(tmp);
         r = e->type == '2' ? symlinkat(e->link, dir, tmp) : linkat(root, e->link, dir, tmp, 0);
         if (r < 0)
                 return fail(e->name, "cannot make the link: %s", strerror(errno));
@@ -401,7 +359,7 @@ static int set_dir(int root, const char *name, unsigned mode, struct timespec mt
 }
 
 static int unpack_dir(int root, const Entry *e) {
-        int fd = open_dirs(root, e->name);
+        int fd = fs_open_dirs(root, e->name, true);
 
         if (fd < 0)
                 return fail(e->name, "cannot make the directory: %s", strerror(errno));
@@ -423,7 +381,7 @@ static int unpack_entry(int root, const Entry *e) {
         if (e->type == '5')
                 return unpack_dir(root, e);
         split(e->name, dir_name, &base);
-        dir = open_dirs(root, dir_name);
+        dir = fs_open_dirs(root, dir_name, true);
         if (dir < 0)
                 return fail(e->name, "cannot make its directory: %s", strerror(errno));
         r = e->type == '0' ? unpack_file(dir, e, base) : unpack_link(root, dir, e, base);

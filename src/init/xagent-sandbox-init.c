@@ -25,7 +25,8 @@
  *
  * Run as `xagent-sandbox-init --unpack DIR`, again as the owner, it unpacks a
  * CopyToSandbox stream below DIR (unpack.c); as `--pack DIR NAME` it writes the
- * CopyFromSandbox stream of DIR/NAME (pack.c): copies need no tar in the image. */
+ * CopyFromSandbox stream of DIR/NAME (pack.c): copies need no tar in the image;
+ * as `--serve` it is the service's kept channel for file requests (serve.c). */
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -37,6 +38,7 @@
 #include <unistd.h>
 
 #include "pack.h"
+#include "serve.h"
 #include "unpack.h"
 
 #define MARKER "xagent-sandbox-init: mounts "
@@ -139,6 +141,8 @@ int main(int argc, char *argv[]) {
                 return kill_exec(argv[2], argv[3]);
         if (argc == 3 && strcmp(argv[1], "--unpack") == 0)
                 return sbx_init_unpack(argv[2]);
+        if (argc == 2 && strcmp(argv[1], "--serve") == 0)
+                return sbx_init_serve();
         if (argc == 4 && strcmp(argv[1], "--pack") == 0)
                 return sbx_init_pack(argv[2], argv[3]);
         if (argc != 1)

@@ -38,6 +38,7 @@ struct SbxLifecycle {
         const char *service_id;         /* this instance's (sbx_lifecycle_service_id); NULL = none */
         SbxVerdictCache *judgements;    /* shared by all workers; NULL = none (lists inspect each) */
         SbxSpecMemo *specs;             /* this worker's stored specs, read once (spec-memo.h); required */
+        struct SbxChannels *channels;   /* shared by all workers (channel.h); NULL = no file calls */
 #ifdef SBX_TEST_SEAMS
         /* Tests only: runs between a create's start and its publish verification,
          * to make a real daemon-side change that verification must catch. */

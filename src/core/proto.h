@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The private protocol between the service and its own program inside a sandbox
+ * (xagent-sandbox-init --serve, docs/architecture.md "The channel"). Pure: no I/O,
+ * no allocation except a growing writer's buffer; compiled into the static init
+ * as well as the daemon.
+ *
+ * A frame is a 12-byte header — the magic "XSB" and the protocol version (one
+ * byte), the message type (u32), the payload's length (u32), all little-endian —
+ * and a payload of fields: a tag (u8), a length (u32), that many bytes. Integers
+ * are 8 bytes little-endian; strings carry no NUL; a nested list entry is a field
+ * whose bytes are fields again. Every length read is checked against what is left
+ * and against the limits below before anything is used: both ends treat the other
+ * as hostile (the program in the sandbox shares it with the owner's processes). */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SBX_PROTO_VERSION 1
+#define SBX_PROTO_HEADER_SIZE 12U
+/* Above the largest ReadFile/WriteFile data the policy allows (16 MiB), with room
+ * for the other fields. */
+#define SBX_PROTO_MAX_PAYLOAD ((16U << 20) + 65536U)
+#define SBX_PROTO_MAX_PATH 4096U
+
+typedef enum SbxProtoType {
+        /* requests */
+        SBX_PROTO_HELLO = 1,            /* VERSION → OK(VERSION) */
+        SBX_PROTO_READ = 2,             /* PATH, OFFSET, LENGTH → OK(DATA, SIZE, MODE, MTIME, EOF) */
+        SBX_PROTO_WRITE = 3,            /* PATH, DATA, MODE, FLAGS → OK */
+        SBX_PROTO_LIST = 4,             /* PATH, DEPTH, LIMIT → OK(ENTRY…, TRUNCATED) */
+        SBX_PROTO_REMOVE = 5,           /* PATH, FLAGS → OK */
+        /* replies */
+        SBX_PROTO_OK = 100,
+        SBX_PROTO_ERROR = 101,          /* ERRNO, MESSAGE */
+} SbxProtoType;
+
+typedef enum SbxProtoTag {
+        SBX_TAG_VERSION = 1,
+        SBX_TAG_PATH = 2,
+        SBX_TAG_OFFSET = 3,
+        SBX_TAG_LENGTH = 4,
+        SBX_TAG_DATA = 5,
+        SBX_TAG_MODE = 6,
+        SBX_TAG_FLAGS = 7,
+        SBX_TAG_DEPTH = 8,
+        SBX_TAG_LIMIT = 9,
+        SBX_TAG_SIZE = 10,
+        SBX_TAG_MTIME = 11,             /* µs since the epoch */
+        SBX_TAG_EOF = 12,
+        SBX_TAG_ENTRY = 13,             /* nested: NAME, KIND, SIZE, MTIME, MODE */
+        SBX_TAG_NAME = 14,
+        SBX_TAG_KIND = 15,
+        SBX_TAG_TRUNCATED = 16,
+        SBX_TAG_ERRNO = 17,
+        SBX_TAG_MESSAGE = 18,
+} SbxProtoTag;
+
+/* FLAGS bits */
+#define SBX_PROTO_WRITE_APPEND       (1U << 0)
+#define SBX_PROTO_WRITE_MAKE_PARENTS (1U << 1)
+#define SBX_PROTO_REMOVE_RECURSIVE   (1U << 0)
+
+typedef struct SbxProtoFrame {
+        uint32_t type;
+        const uint8_t *payload;
+        uint32_t size;
+} SbxProtoFrame;
+
+typedef struct SbxProtoField {
+        uint8_t tag;
+        const uint8_t *data;
+        uint32_t size;
+} SbxProtoField;
+
+/* The first frame of buf (n bytes so far): > 0 its whole length, with *ret
+ * pointing into buf; 0 when more bytes are needed; -EBADMSG for a wrong magic or
+ * version, -EMSGSIZE for a payload above the limit. */
+int sbx_proto_frame(const uint8_t *buf, size_t n, SbxProtoFrame *ret);
+
+/* The field at *pos of a payload; advances *pos. 1 with *ret, 0 at the end,
+ * -EBADMSG when a field does not fit. */
+int sbx_proto_next(const uint8_t *payload, size_t size, size_t *pos, SbxProtoField *ret);
+
+/* The first field with tag in payload: 1 found, 0 absent, -EBADMSG malformed. */
+int sbx_proto_find(const uint8_t *payload, size_t size, uint8_t tag, SbxProtoField *ret);
+
+/* Typed readers of a field: -EBADMSG when its size is not the type's. */
+int sbx_proto_u64(const SbxProtoField *f, uint64_t *ret);
+/* A string without NUL, at most max bytes, copied NUL-terminated into buf (of
+ * max + 1 bytes). */
+int sbx_proto_str(const SbxProtoField *f, char *buf, size_t max);
+
+/* A writer. With fixed set, buf is never grown (the init allocates nothing): a
+ * frame that does not fit fails with -ENOBUFS. */
+typedef struct SbxProtoWriter {
+        uint8_t *buf;
+        size_t size, alloc;
+        size_t frame_at;                /* where the open frame's header is */
+        bool fixed;
+        int error;                      /* the first failure; every later call is a no-op */
+} SbxProtoWriter;
+
+void sbx_proto_begin(SbxProtoWriter *w, uint32_t type);
+void sbx_proto_put(SbxProtoWriter *w, uint8_t tag, const void *data, size_t size);
+void sbx_proto_put_u64(SbxProtoWriter *w, uint8_t tag, uint64_t v);
+void sbx_proto_put_str(SbxProtoWriter *w, uint8_t tag, const char *s);
+/* A nested field: open it, put its fields, close it. */
+size_t sbx_proto_open_nested(SbxProtoWriter *w, uint8_t tag);
+void sbx_proto_close_nested(SbxProtoWriter *w, size_t at);
+/* Closes the frame; its total length, or the first failure (negative errno). */
+int sbx_proto_end(SbxProtoWriter *w);
+/* Frees a growing writer's buffer. */
+void sbx_proto_writer_done(SbxProtoWriter *w);
+
+/* ---- requests, as both ends see them ---------------------------------------------- */
+
+typedef struct SbxProtoRequest {
+        uint32_t type;
+        char path[SBX_PROTO_MAX_PATH + 1];
+        uint64_t offset, length;        /* READ */
+        const uint8_t *data;            /* WRITE (into the frame) */
+        uint32_t data_size;
+        uint64_t mode, flags;           /* WRITE (mode), WRITE and REMOVE (flags) */
+        uint64_t depth, limit;          /* LIST */
+} SbxProtoRequest;
+
+/* Defaults of the optional fields. */
+#define SBX_PROTO_DEFAULT_MODE 0644U
+#define SBX_PROTO_DEFAULT_DEPTH 1U
+#define SBX_PROTO_DEFAULT_LIMIT 1000U
+#define SBX_PROTO_MAX_DEPTH 32U
+#define SBX_PROTO_MAX_LIMIT 100000U
+#define SBX_PROTO_MAX_DATA (16U << 20)
+
+/* Parses and checks a request frame (every field within its bounds, the path
+ * absolute without NUL); on -EINVAL/-EBADMSG/-EOPNOTSUPP, why says what was
+ * wrong. The data of a WRITE points into the frame. */
+int sbx_proto_request_parse(const SbxProtoFrame *f, SbxProtoRequest *ret, char *why, size_t why_size);
+
+/* Writes a request frame; the writer's result. */
+int sbx_proto_request_write(SbxProtoWriter *w, const SbxProtoRequest *q);
+
+/* ---- replies, as the service reads them ------------------------------------------- */
+
+typedef struct SbxProtoError {
+        int err;                        /* errno in the sandbox (positive) */
+        char message[512];
+} SbxProtoError;
+
+/* An ERROR frame: -EBADMSG if malformed. */
+int sbx_proto_error_parse(const SbxProtoFrame *f, SbxProtoError *ret);
+
+typedef struct SbxProtoReadReply {
+        const uint8_t *data;
+        uint32_t data_size;
+        uint64_t size, mode, mtime_us;
+        bool eof;
+} SbxProtoReadReply;
+
+int sbx_proto_read_reply_parse(const SbxProtoFrame *f, uint64_t max_data, SbxProtoReadReply *ret);
+
+typedef struct SbxProtoEntry {
+        char name[SBX_PROTO_MAX_PATH + 1];
+        char kind[16];
+        uint64_t size, mtime_us, mode;
+} SbxProtoEntry;
+
+/* The entries of a LIST reply, one at a time: call with *pos 0 first; 1 with an
+ * entry, 0 at the end, -EBADMSG for anything malformed (a name that is empty,
+ * absolute, has NUL or a ".." component; a kind not of the protocol). */
+int sbx_proto_list_next(const SbxProtoFrame *f, size_t *pos, SbxProtoEntry *ret);
+/* The TRUNCATED flag of a LIST reply. */
+int sbx_proto_list_truncated(const SbxProtoFrame *f, bool *ret);
