@@ -12,7 +12,7 @@ packages=(
         # manual pages, completion (and their tests)
         scdoc man-db bash-completion
         # the Debian package (tools/build-deb.sh) and its check
-        debhelper dpkg-dev fakeroot lintian
+        debhelper dpkg-dev fakeroot lintian dh-python
         # tests
         check valgrind python3 file
         # the channel protocol's fuzzing (tools/fuzz.sh: libFuzzer)

@@ -1,0 +1,599 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""xagent_sandbox: sandboxes for agents, through xagent-sandboxd on the system bus.
+
+The calling process's own user is who acts: polkit, ownership and the host's limits
+apply exactly as to any other client of org.xagent.Sandbox1 (no Docker socket, no new
+privilege). Every D-Bus type, descriptor and timeout is handled here::
+
+    from xagent_sandbox import Sandbox
+
+    with Sandbox.ensure("work", image="python:3.12", ports=[(0, 8000)]) as sb:
+        r = sb.run("python3 -c 'print(6 * 7)'", timeout=30)
+        print(r.exit_code, r.stdout)                 # 0 42
+        sb.files.write("/tmp/hello.txt", b"hi\\n")
+        print(sb.files.read("/tmp/hello.txt"))       # b'hi\\n'
+        print(sb.ports, sb.usage()["memory_bytes"])
+
+Errors are exceptions, one class per D-Bus error of the service (NoSuchSandbox,
+PolicyViolation, …), all subclasses of SandboxError, each carrying the D-Bus error
+name and the service's message. The module uses Gio (python3-gi); the bus is the
+system bus, or DBUS_SYSTEM_BUS_ADDRESS when set. See docs/python.md.
+"""
+
+import io
+import os
+import posixpath
+import select
+import tarfile
+import tempfile
+import time
+
+import gi
+
+gi.require_version("Gio", "2.0")
+gi.require_version("GLib", "2.0")
+from gi.repository import Gio, GLib  # noqa: E402
+
+__all__ = [
+    "Sandbox", "RunResult", "Snapshot", "SandboxError", "list_sandboxes", "list_snapshots", "policy",
+]
+
+BUS_NAME = "org.xagent.Sandbox1"
+MANAGER_PATH = "/org/xagent/Sandbox1"
+MANAGER = "org.xagent.Sandbox1.Manager"
+EXEC = "org.xagent.Sandbox1.Exec"
+PROPERTIES = "org.freedesktop.DBus.Properties"
+
+# Time given to a call on top of what it may take itself (polkit, Docker).
+_MARGIN_S = 30
+_DEFAULT_CALL_S = 60
+
+
+# ---- errors ----------------------------------------------------------------------------
+
+class SandboxError(Exception):
+    """An error the service (or the bus) returned. `name` is the D-Bus error name,
+    `message` the service's text, which names what was wrong."""
+
+    dbus_name = None
+
+    def __init__(self, message, name=None):
+        super().__init__(message)
+        self.message = message
+        self.name = name or self.dbus_name
+
+
+_ERRORS = {}
+
+
+def _error(short, prefix="org.xagent.Sandbox1.Error.", doc=""):
+    cls = type(short, (SandboxError,), {"dbus_name": prefix + short, "__doc__": doc})
+    _ERRORS[cls.dbus_name] = cls
+    globals()[short] = cls
+    __all__.append(short)
+    return cls
+
+
+for _short, _doc in [
+        ("NoSuchSandbox", "No sandbox of that name in the caller's namespace."),
+        ("SandboxExists", "The name is taken."),
+        ("RuntimeConflict", "The spec conflicts, or Docker's result differs; the message names the fields."),
+        ("RecoveryRequired", "The sandbox cannot be brought back as it is: delete and create it again."),
+        ("NoSuchSnapshot", "No snapshot of that id of the caller's."),
+        ("SnapshotExists", "The snapshot id is taken."),
+        ("PolicyViolation", "Outside the host policy; the message names the rule."),
+        ("BackendUnavailable", "The engine does not answer."),
+        ("BackendError", "The engine refused; the message is its own."),
+        ("NotRunning", "The sandbox is not running."),
+        ("TimedOut", "The operation did not finish in time."),
+        ("AuthorizationTimedOut", "polkit did not answer in time: retry."),
+        ("StoreUnavailable", "The service's state cannot be read: an administrator must look."),
+]:
+    _error(_short, doc=_doc)
+for _short, _doc in [
+        ("InvalidArgs", "A malformed argument; the message names the field."),
+        ("AccessDenied", "polkit (or ownership) says no."),
+        ("InteractiveAuthorizationRequired", "polkit wants to ask; pass interactive=True to let it."),
+        ("LimitsExceeded", "Too much at once (the caller's share or the service's)."),
+        ("ServiceUnknown", "The service is not installed or cannot be activated."),
+        ("NoReply", "The service did not answer in time."),
+]:
+    _error(_short, prefix="org.freedesktop.DBus.Error.", doc=_doc)
+
+
+def _raise(err):
+    """A GLib.Error from Gio as the matching SandboxError."""
+    name = Gio.DBusError.get_remote_error(err) if Gio.DBusError.is_remote_error(err) else None
+    if name is None and err.matches(Gio.io_error_quark(), Gio.IOErrorEnum.TIMED_OUT):
+        name = "org.freedesktop.DBus.Error.NoReply"
+    message = err.message
+    # Gio writes the remote name into the text ("GDBus.Error:NAME: message").
+    if name and message.startswith(f"GDBus.Error:{name}: "):
+        message = message[len(f"GDBus.Error:{name}: "):]
+    cls = _ERRORS.get(name, SandboxError)
+    raise cls(message, name) from None
+
+
+# ---- variants --------------------------------------------------------------------------
+
+def _v(sig, value):
+    return GLib.Variant(sig, value)
+
+
+def _spec(image=None, snapshot=None, working_dir=None, cpus=None, memory=None, env=None, volumes=None,
+          network_isolated=None, ports=None):
+    """The spec as a{sv}: only the keys given (the service fills the defaults)."""
+    s = {}
+    if image is not None:
+        s["image"] = _v("s", image)
+    if snapshot is not None:
+        s["snapshot"] = _v("s", snapshot)
+    if working_dir is not None:
+        s["working_dir"] = _v("s", working_dir)
+    if cpus is not None:
+        s["cpus"] = _v("u", int(cpus))
+    if memory is not None:
+        s["memory"] = _v("u", int(memory))
+    if env is not None:
+        s["env"] = _v("a{ss}", {str(k): str(v) for k, v in env.items()})
+    if volumes is not None:
+        s["volumes"] = _v("a(sss)", [_volume(v) for v in volumes])
+    if network_isolated is not None:
+        s["network_isolated"] = _v("b", bool(network_isolated))
+    if ports is not None:
+        s["ports"] = _v("a(qq)", [(int(h), int(g)) for h, g in ports])
+    return s
+
+
+def _volume(v):
+    """(host, guest[, mode]) or "HOST:GUEST[:MODE]"."""
+    if isinstance(v, str):
+        v = v.split(":")
+    if len(v) == 2:
+        v = (v[0], v[1], "rw")
+    host, guest, mode = v
+    return (str(host), str(guest), str(mode))
+
+
+def _unpack(value):
+    """A GLib.Variant's value with every ay as bytes (a plain unpack gives lists of ints)."""
+    if isinstance(value, GLib.Variant):
+        if value.get_type_string() == "ay":
+            return bytes(value.get_data_as_bytes().get_data())
+        if value.get_type_string() == "v":
+            return _unpack(value.get_variant())
+        if value.is_container() and value.get_type_string().startswith("a{"):
+            return {_unpack(value.get_child_value(i).get_child_value(0)):
+                    _unpack(value.get_child_value(i).get_child_value(1)) for i in range(value.n_children())}
+        if value.is_container():
+            items = [_unpack(value.get_child_value(i)) for i in range(value.n_children())]
+            return tuple(items) if value.get_type_string().startswith("(") else items
+        return value.unpack()
+    return value
+
+
+# ---- the connection --------------------------------------------------------------------
+
+class _Bus:
+    """One connection to the system bus (its own, so that closing it is ours to do)."""
+
+    def __init__(self, interactive=False):
+        try:
+            address = Gio.dbus_address_get_for_bus_sync(Gio.BusType.SYSTEM, None)
+            self.conn = Gio.DBusConnection.new_for_address_sync(
+                address, Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT |
+                Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION, None, None)
+        except GLib.Error as e:
+            _raise(e)
+        self.interactive = interactive
+
+    def call(self, path, iface, method, sig, args, reply_sig=None, timeout_s=_DEFAULT_CALL_S, fds=None):
+        flags = Gio.DBusCallFlags.ALLOW_INTERACTIVE_AUTHORIZATION if self.interactive else Gio.DBusCallFlags.NONE
+        params = GLib.Variant(f"({sig})", tuple(args)) if sig else None
+        rtype = GLib.VariantType.new(f"({reply_sig})") if reply_sig is not None else None
+        try:
+            if fds is None:
+                reply = self.conn.call_sync(BUS_NAME, path, iface, method, params, rtype, flags,
+                                            int(timeout_s * 1000), None)
+            else:
+                fdlist = Gio.UnixFDList.new()
+                for fd in fds:
+                    fdlist.append(fd)           # a copy: the caller's fds stay the caller's
+                reply, out_fds = self.conn.call_with_unix_fd_list_sync(
+                    BUS_NAME, path, iface, method, params, rtype, flags, int(timeout_s * 1000), fdlist, None)
+                _close_fd_list(out_fds)
+                _close_fd_list(fdlist)
+        except GLib.Error as e:
+            _raise(e)
+        return [_unpack(reply.get_child_value(i)) for i in range(reply.n_children())] if reply else []
+
+    def manager(self, method, sig="", args=(), reply_sig=None, **kw):
+        return self.call(MANAGER_PATH, MANAGER, method, sig, args, reply_sig, **kw)
+
+    def close(self):
+        if self.conn is not None and not self.conn.is_closed():
+            self.conn.close_sync(None)
+        self.conn = None
+
+
+def _close_fd_list(fdlist):
+    """Gio keeps a UnixFDList's descriptors open until the list is freed, which
+    Python's GC decides: close them now."""
+    if fdlist is None:
+        return
+    for fd in fdlist.steal_fds():
+        os.close(fd)
+
+
+# ---- results ---------------------------------------------------------------------------
+
+class RunResult:
+    """What a run gave: exit_code (the code, 128+N after signal N, 124 when it timed
+    out), stdout/stderr as text (UTF-8, undecodable bytes replaced) and as bytes,
+    timed_out, truncated (output beyond the limit was dropped)."""
+
+    def __init__(self, exit_code, stdout, stderr, timed_out=False, truncated=False):
+        self.exit_code = exit_code
+        self.stdout_bytes = stdout
+        self.stderr_bytes = stderr
+        self.timed_out = timed_out
+        self.truncated = truncated
+
+    @property
+    def stdout(self):
+        return self.stdout_bytes.decode("utf-8", "replace")
+
+    @property
+    def stderr(self):
+        return self.stderr_bytes.decode("utf-8", "replace")
+
+    @property
+    def ok(self):
+        return self.exit_code == 0 and not self.timed_out
+
+    def __repr__(self):
+        return (f"RunResult(exit_code={self.exit_code}, stdout={self.stdout!r}, stderr={self.stderr!r}, "
+                f"timed_out={self.timed_out}, truncated={self.truncated})")
+
+
+class Snapshot:
+    def __init__(self, snapshot_id, source, image_id, owner, created_us):
+        self.id, self.source, self.image_id, self.owner, self.created_us = (
+            snapshot_id, source, image_id, owner, created_us)
+
+    def __repr__(self):
+        return f"Snapshot({self.id!r}, source={self.source!r}, image_id={self.image_id!r})"
+
+
+def _argv(cmd):
+    """A command as argv: a list as it is, a string through /bin/sh -c."""
+    if isinstance(cmd, str):
+        return ["/bin/sh", "-c", cmd]
+    argv = [str(a) for a in cmd]
+    if not argv:
+        raise ValueError("an empty command")
+    return argv
+
+
+def _exec_options(env, cwd, timeout):
+    o = {}
+    if env:
+        o["env"] = _v("a{ss}", {str(k): str(v) for k, v in env.items()})
+    if cwd is not None:
+        o["working_dir"] = _v("s", cwd)
+    if timeout is not None:
+        o["timeout"] = _v("u", max(1, int(-(-timeout // 1))))
+    return o
+
+
+# ---- files -----------------------------------------------------------------------------
+
+class Files:
+    """sb.files: files of the sandbox, read and written with its owner's rights."""
+
+    def __init__(self, sandbox):
+        self._sb = sandbox
+
+    def write(self, path, data, mode=0o644):
+        """Writes data (bytes, or str as UTF-8) to the absolute path; the directory
+        must exist. The file appears whole or not at all."""
+        if isinstance(data, str):
+            data = data.encode()
+        directory, name = posixpath.split(posixpath.normpath(path))
+        if not posixpath.isabs(path) or not name:
+            raise InvalidArgs(f"path: '{path}' is not an absolute file path")  # noqa: F821
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(data), mode, int(time.time())
+            t.addfile(info, io.BytesIO(data))
+        with tempfile.TemporaryFile() as f:
+            f.write(buf.getvalue())
+            f.seek(0)
+            self._sb._call("CopyToSandbox", "sha{sv}", [directory, 0, {}], fds=[f.fileno()],
+                           timeout_s=600 + _MARGIN_S)
+
+    def read(self, path):
+        """The contents of the file at the absolute path, as bytes."""
+        with tempfile.TemporaryFile() as f:
+            self._sb._call("CopyFromSandbox", "sha{sv}", [path, 0, {}], fds=[f.fileno()],
+                           timeout_s=600 + _MARGIN_S)
+            f.seek(0)
+            with tarfile.open(fileobj=f) as t:
+                for m in t:
+                    if m.isfile():
+                        return t.extractfile(m).read()
+                    raise InvalidArgs(f"path: '{path}' is not a regular file")  # noqa: F821
+        raise InvalidArgs(f"path: '{path}': nothing came back")  # noqa: F821
+
+
+# ---- sandboxes -------------------------------------------------------------------------
+
+class Sandbox:
+    """One sandbox of the calling user's, by name. Made by Sandbox.ensure() or
+    Sandbox.create(), or found with Sandbox(name)."""
+
+    def __init__(self, name, interactive=False, on_exit="keep", _bus=None):
+        self.name = name
+        self._bus = _bus or _Bus(interactive)
+        if on_exit not in ("keep", "stop", "delete"):
+            raise ValueError("on_exit: keep, stop or delete")
+        self._on_exit = on_exit
+        self.files = Files(self)
+        self.fingerprint = None
+        self.outcome = None
+
+    # -- making one
+
+    @classmethod
+    def ensure(cls, name, image=None, snapshot=None, working_dir=None, cpus=None, memory=None, env=None,
+               volumes=None, network_isolated=None, ports=None, on_mismatch="fail", stop_timeout=None,
+               interactive=False, on_exit="keep"):
+        """Gets the sandbox `name` if it matches this spec (starting it if stopped),
+        else creates it; with on_mismatch="recreate" a different one is replaced.
+        sb.outcome says which: created, started, reused, recreated."""
+        sb = cls(name, interactive, on_exit)
+        options = {"on_mismatch": _v("s", on_mismatch)}
+        if stop_timeout is not None:
+            options["stop_timeout"] = _v("u", int(stop_timeout))
+        try:
+            _, sb.fingerprint, sb.outcome = sb._bus.manager(
+                "EnsureSandbox", "sa{sv}a{sv}",
+                [name, _spec(image, snapshot, working_dir, cpus, memory, env, volumes, network_isolated, ports),
+                 options], timeout_s=120 + (stop_timeout or 30))
+        except BaseException:
+            sb.close()
+            raise
+        return sb
+
+    @classmethod
+    def create(cls, name, interactive=False, on_exit="keep", **spec):
+        """Creates the sandbox `name` (SandboxExists if the name is taken)."""
+        sb = cls(name, interactive, on_exit)
+        try:
+            _, sb.fingerprint = sb._bus.manager("CreateSandbox", "sa{sv}a{sv}", [name, _spec(**spec), {}],
+                                                timeout_s=120)
+            sb.outcome = "created"
+        except BaseException:
+            sb.close()
+            raise
+        return sb
+
+    # -- the connection and the context manager
+
+    def close(self):
+        """Closes this object's bus connection (the sandbox stays)."""
+        if self._bus is not None:
+            self._bus.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            if self._on_exit == "delete":
+                self.delete()
+            elif self._on_exit == "stop":
+                self.stop()
+        finally:
+            self.close()
+        return False
+
+    def _call(self, method, sig, args, reply_sig=None, **kw):
+        return self._bus.manager(method, "s" + sig, [self.name] + list(args), reply_sig, **kw)
+
+    # -- lifecycle
+
+    def start(self):
+        self._call("StartSandbox", "", [], timeout_s=_DEFAULT_CALL_S + _MARGIN_S)
+
+    def stop(self, timeout=10):
+        """Stops it: SIGTERM, then SIGKILL after timeout seconds."""
+        self._call("StopSandbox", "a{sv}", [{"timeout": _v("u", int(timeout))}], timeout_s=timeout + _MARGIN_S)
+
+    def delete(self):
+        """Deletes it (nothing happens if it is gone already)."""
+        self._call("DeleteSandbox", "", [], timeout_s=_DEFAULT_CALL_S + _MARGIN_S)
+
+    def snapshot(self, snapshot_id):
+        """Commits it as a snapshot; the snapshot's image id."""
+        return self._call("SnapshotSandbox", "s", [snapshot_id], timeout_s=300)[0]
+
+    def inspect(self):
+        """What the engine reports now, as a dict (the service's inspection keys)."""
+        return self._call("InspectSandbox", "", [])[0]
+
+    def verify(self, **spec):
+        """(verdict, mismatched_fields) of this spec against the sandbox now."""
+        verdict, fields = self._call("VerifySandbox", "a{sv}", [_spec(**spec)])
+        return verdict, list(fields)
+
+    @property
+    def state(self):
+        return self.inspect()["state"]
+
+    @property
+    def ports(self):
+        """The published ports as (host address, host port bound, guest port)."""
+        return [tuple(p) for p in self.inspect().get("bound_ports", [])]
+
+    def usage(self):
+        """cpu_usage_ns, memory_bytes, memory_limit_bytes, pids (and net_* where reported)."""
+        return self._call("GetSandboxUsage", "", [])[0]
+
+    # -- running commands
+
+    def run(self, cmd, timeout=60, env=None, cwd=None, stdin=None, on_stdout=None, on_stderr=None,
+            output_limit=None):
+        """Runs cmd (a list, or a string for /bin/sh -c) as the sandbox's owner and
+        waits for it. Without callbacks the output is captured by the service (up
+        to output_limit bytes a stream); with on_stdout/on_stderr each chunk (bytes)
+        is given to them as it arrives, and collected as well. Past timeout seconds
+        the process is killed: the result then has timed_out and exit_code 124."""
+        if on_stdout is None and on_stderr is None:
+            return self._run_captured(cmd, timeout, env, cwd, stdin, output_limit)
+        return self._run_streamed(cmd, timeout, env, cwd, stdin, on_stdout, on_stderr, output_limit)
+
+    def _run_captured(self, cmd, timeout, env, cwd, stdin, output_limit):
+        options = _exec_options(env, cwd, timeout)
+        if stdin is not None:
+            options["stdin"] = _v("ay", _bytes(stdin))
+        if output_limit is not None:
+            options["output_limit"] = _v("t", int(output_limit))
+        try:
+            status, out, err, truncated = self._call("ExecSandbox", "asa{sv}", [_argv(cmd), options],
+                                                     timeout_s=(timeout or 60) + _MARGIN_S)
+        except TimedOut:  # noqa: F821
+            return RunResult(124, b"", b"", timed_out=True)
+        return RunResult(status, out, err, truncated=truncated)
+
+    def _run_streamed(self, cmd, timeout, env, cwd, stdin, on_stdout, on_stderr, output_limit):
+        limit = output_limit if output_limit is not None else 16 << 20
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        try:
+            # The service's own timeout is a backstop a little after ours.
+            options = _exec_options(env, cwd, (timeout + 5) if timeout else None)
+            (path,) = self._call("StartExec", "asa{sv}hhh", [_argv(cmd), options, 0, 1, 2],
+                                 fds=[in_r, out_w, err_w], timeout_s=_DEFAULT_CALL_S + _MARGIN_S)
+        except BaseException:
+            for fd in (in_r, in_w, out_r, out_w, err_r, err_w):
+                os.close(fd)
+            raise
+        for fd in (in_r, out_w, err_w):
+            os.close(fd)
+        try:
+            _feed_stdin(in_w, stdin)
+            in_w = -1
+            deadline = time.monotonic() + timeout if timeout else None
+            outs, truncated, timed_out = _pump({out_r: on_stdout, err_r: on_stderr}, limit, deadline)
+            if timed_out:
+                self._kill(path)
+                _pump({out_r: on_stdout, err_r: on_stderr}, limit, time.monotonic() + 5, outs)
+                return RunResult(124, bytes(outs[out_r]), bytes(outs[err_r]), timed_out=True,
+                                 truncated=truncated)
+            status = self._exit_status(path)
+            return RunResult(status, bytes(outs[out_r]), bytes(outs[err_r]), truncated=truncated)
+        finally:
+            for fd in (in_w, out_r, err_r):
+                if fd >= 0:
+                    os.close(fd)
+
+    def _kill(self, path):
+        try:
+            self._bus.call(path, EXEC, "Kill", "s", ["KILL"])
+        except NotRunning:  # noqa: F821
+            pass
+
+    def _exit_status(self, path):
+        """The exec object's ExitStatus once it has ended (it lags the streams' end)."""
+        delay, give_up = 0.005, time.monotonic() + 10
+        while True:
+            (status,) = self._bus.call(path, PROPERTIES, "Get", "ss", [EXEC, "ExitStatus"])
+            if status != -1 or time.monotonic() > give_up:
+                return status
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+
+
+def _bytes(data):
+    return data.encode() if isinstance(data, str) else bytes(data)
+
+
+def _feed_stdin(fd, data):
+    """Writes stdin (if any) and closes it, so the process sees its end."""
+    try:
+        if data:
+            view = memoryview(_bytes(data))
+            while view:
+                view = view[os.write(fd, view):]
+    except BrokenPipeError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _pump(callbacks, limit, deadline, outs=None):
+    """Reads the pipes to their ends (or the deadline), giving each chunk to its
+    callback and keeping up to limit bytes of each. (outs, truncated, timed_out)."""
+    outs = outs if outs is not None else {fd: bytearray() for fd in callbacks}
+    open_fds = [fd for fd in callbacks]
+    truncated = False
+    while open_fds:
+        wait = None if deadline is None else deadline - time.monotonic()
+        if wait is not None and wait <= 0:
+            return outs, truncated, True
+        ready, _, _ = select.select(open_fds, [], [], wait)
+        for fd in ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                open_fds.remove(fd)
+                continue
+            room = limit - len(outs[fd])
+            truncated |= len(chunk) > room
+            outs[fd] += chunk[:max(room, 0)]
+            if callbacks[fd]:
+                callbacks[fd](chunk)
+    return outs, truncated, False
+
+
+# ---- the service as a whole ------------------------------------------------------------
+
+def list_sandboxes(interactive=False):
+    """The caller's sandboxes as (name, state, owner uid, verdict) tuples."""
+    bus = _Bus(interactive)
+    try:
+        (rows,) = bus.manager("ListSandboxes")
+        return [(n, s, o, v) for n, s, o, v, _ in rows]
+    finally:
+        bus.close()
+
+
+def list_snapshots(interactive=False):
+    bus = _Bus(interactive)
+    try:
+        (rows,) = bus.manager("ListSnapshots")
+        return [Snapshot(*r) for r in rows]
+    finally:
+        bus.close()
+
+
+def policy():
+    """What the host policy allows the caller (limits, images, volume roots)."""
+    bus = _Bus()
+    try:
+        return bus.manager("GetPolicy")[0]
+    finally:
+        bus.close()
+
+
+def delete_snapshot(snapshot_id, interactive=False):
+    bus = _Bus(interactive)
+    try:
+        bus.manager("DeleteSnapshot", "s", [snapshot_id])
+    finally:
+        bus.close()
+
+
+__all__.append("delete_snapshot")
