@@ -39,7 +39,9 @@ expect -f "$unitdir/xagent-sandboxd.service"
 expect -f "$datadir/doc/xagent-sandboxd/sandboxd.json.example"
 expect -f "$datadir/doc/xagent-sandboxd/README.md"
 expect -f "$sysusersdir/xagent-sandboxd.conf"
-expected=14
+# The Python client, where Debian's /usr/bin/python3 imports from for this prefix.
+expect -f "$prefix/lib/python3/dist-packages/xagent_sandbox/__init__.py"
+expected=15
 if [ "$completiondir" != no ]; then
         expect -f "$completiondir/xagent-sandboxctl"
         expected=$((expected + 1))
