@@ -4,6 +4,7 @@
 #include "json-util.h"
 #include "sbx-test.h"
 #include "spec-json.h"
+#include "utf8.h"
 
 static SbxSpec *parse_ok(const char *text) {
         SbxSpec *s = NULL;
@@ -298,6 +299,14 @@ START_TEST(test_lone_surrogates) {
         parse_bad("{\"env\": {\"\\ud800\": \"v\"}}", "lone high surrogate");
         parse_bad("{\"image\": \"\\ude00\"}", "(under the key \"image\")");
         parse_bad("{\"image\": \"\\ude00\"}", "refused rather than replaced");
+
+        /* A long key in the message is cut between characters, not inside one. */
+        _cleanup_(sbx_spec_freep) SbxSpec *s = NULL;
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        ck_assert_int_lt(sbx_spec_from_json_string("{\"env\": {\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                                                   "\xe4\xb8\xad\": \"\\ud800\"}}", &s, &e), 0);
+        ck_assert_msg(sbx_utf8_is_valid(e.message), "%s", e.message);
+        ck_assert_msg(strstr(e.message, "a\")"), "%s", e.message);
 }
 END_TEST
 

@@ -45,11 +45,16 @@ typedef struct Scan {
         SbxError *error;
 } Scan;
 
-/* " (under the key \"k\")" for messages, or "" at the top. */
+/* " (under the key \"k\")" for messages, or "" at the top; a long key is cut
+ * at a character boundary (messages go out as D-Bus strings). */
 static const char *where(const Scan *s, char *buf, size_t size) {
+        size_t n = MIN(s->key_len, (size_t) 60);
+
         if (!s->key)
                 return "";
-        snprintf(buf, size, " (under the key \"%.*s\")", (int) MIN(s->key_len, (size_t) 60), s->key);
+        while (n > 0 && n < s->key_len && ((unsigned char) s->key[n] & 0xc0) == 0x80)
+                n--;
+        snprintf(buf, size, " (under the key \"%.*s\")", (int) n, s->key);
         return buf;
 }
 
