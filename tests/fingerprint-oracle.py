@@ -17,6 +17,12 @@ Unicode 14.0.0). Then, per Python version 3.11, 3.12, 3.13, 3.14:
                sides must refuse the same specs;
   json         the same specs in this service's JSON format, through the
                contract-level parser (everything from_parts() accepts);
+  json-ascii   those specs and --count Unicode-heavy ones (astral code points,
+               CJK Ext F, code points whose low 16 bits are D800-DFFF) written
+               as json.dumps() writes by default (ensure_ascii: every non-ASCII
+               character a \\u escape, astral ones as surrogate pairs), and
+               (3.11) each with a lone surrogate escape in it, which the
+               reader refuses (json.loads() keeps it; no spec string can hold it);
   code-points  3.11: repr(), isdecimal()/decimal(), isspace(), isprintable() of
                every code point U+0001…U+10FFFF except the surrogates; the other
                versions: their C table equals the data's ranges, and repr() of
@@ -232,8 +238,23 @@ def random_code_point(rng):
 VERSION_SENSITIVE = []     # code points whose printability differs between versions, set in main()
 
 
+HEAVY = [False]     # random_char() draws astral code points mostly (random_heavy_specs())
+CJK_EXT_F = (0x2CEB0, 0x2EBEF)
+
+
+def random_astral(rng):
+    r = rng.random()
+    if r < 0.3:
+        return chr(rng.randint(*CJK_EXT_F))
+    if r < 0.6:     # low 16 bits in D800-DFFF: json-c 0.16 made these U+FFFD
+        return chr(rng.randint(1, 16) << 16 | rng.randint(0xD800, 0xDFFF))
+    return chr(rng.randint(0x10000, MAX_CP))
+
+
 def random_char(rng):
     r = rng.random()
+    if HEAVY[0] and r < 0.6:
+        return random_astral(rng)
     if r < 0.45:
         return chr(rng.randint(0x20, 0x7e))
     if r < 0.70:
@@ -332,6 +353,23 @@ def service_json(spec):
     return json.dumps(d, ensure_ascii=False) + "\n", parts
 
 
+def random_heavy_specs(rng, count):
+    HEAVY[0] = True
+    try:
+        return [random_spec(rng) for _ in range(count)]
+    finally:
+        HEAVY[0] = False
+
+
+LONE_SURROGATES = ["\\ud800", "\\udbff", "\\udc00", "\\udfff", "\\udc00\\ud800", "\\ud876x"]
+
+
+def with_lone_surrogate(rng, line):
+    """line with a lone surrogate escape put into the first string after its first key."""
+    i = line.index('"', line.index(":")) + 1
+    return line[:i] + rng.choice(LONE_SURROGATES) + line[i:]
+
+
 def run_batch(batch, mode, lines, version=None):
     out = subprocess.run(batch + [mode] + ([version] if version else []), input="".join(lines).encode("utf-8"),
                          stdout=subprocess.PIPE, check=True).stdout
@@ -369,6 +407,21 @@ def check_json(batch, specs, version, db):
     print(f"{name}: {len(lines)} of the specs in the JSON format, "
           f"{sum(e != b'error' for e in expected)} of them valid for from_parts()")
     return compare(name, expected, run_batch(batch, "json", lines, version), lambda i: lines[i].strip())
+
+
+def check_json_ascii(batch, specs, version, db, rng):
+    """rng: for the lone surrogates (None: none, they do not depend on the version)."""
+    converted = [c for c in map(service_json, specs) if c]
+    lines = [json.dumps(json.loads(line), ensure_ascii=True) + "\n" for line, _ in converted]
+    expected = [expected_line(parts, db).encode() for _, parts in converted]
+    lone = [with_lone_surrogate(rng, line) for line in lines] if rng else []
+    assert all(json.loads(line) is not None for line in lone)  # Python takes them
+    name = f"json-ascii {version}"
+    astral = sum(bool(re.search(r"\\ud[89ab]", line)) for line in lines)
+    print(f"{name}: {len(lines)} specs with every non-ASCII character escaped, {astral} of them with surrogate "
+          f"pairs; {len(lone)} with a lone surrogate, refused")
+    return compare(name, expected + [b"error"] * len(lone), run_batch(batch, "json", lines + lone, version),
+                   lambda i: (lines + lone)[i].strip())
 
 
 def check_table(batch, version, db):
@@ -470,6 +523,7 @@ def main():
     rng = random.Random(args.seed)
     print(f"seed {args.seed}")
     specs = [random_spec(rng) for _ in range(args.count)]
+    heavy = random_heavy_specs(rng, args.count)
     base = [expected_line(spec, BASE_DB) for spec in specs]
     for python, _ in VERSIONS[1:]:
         n = sum(e != expected_line(spec, dbs[python]) for spec, e in zip(specs, base))
@@ -477,6 +531,8 @@ def main():
     for python, _ in VERSIONS:
         failed += check_specs(batch, specs, python, dbs[python])[1]
         failed += check_json(batch, specs, python, dbs[python])[1]
+        failed += check_json_ascii(batch, specs + heavy, python, dbs[python],
+                                   random.Random(args.seed) if dbs[python] is BASE_DB else None)[1]
         failed += check_code_points(batch, python, dbs[python])[1] if dbs[python] is BASE_DB \
             else check_table(batch, python, dbs[python])
     failed += check_ints(batch, rng, args.count)[1]

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include "fingerprint.h"
+#include "json-util.h"
 #include "sbx-test.h"
 #include "spec-json.h"
+#include "utf8.h"
 
 static SbxSpec *parse_ok(const char *text) {
         SbxSpec *s = NULL;
@@ -209,6 +211,184 @@ START_TEST(test_null_and_int64) {
 }
 END_TEST
 
+static char *env_value(const char *json_value) {
+        _cleanup_(sbx_spec_freep) SbxSpec *s = NULL;
+        _cleanup_free_ char *text = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_int_ge(asprintf(&text, "{\"env\": {\"A\": \"%s\"}}", json_value), 0);
+        ck_assert_msg(sbx_spec_from_json_string(text, &s, &e) == 0, "%s: %s", text, e.message);
+        ck_assert_int_eq(s->n_env, 1);
+        return strdup(s->env[0].value);
+}
+
+static void utf8_of(uint32_t cp, char out[5]) {
+        memset(out, 0, 5);
+        if (cp < 0x80)
+                out[0] = (char) cp;
+        else if (cp < 0x800) {
+                out[0] = (char) (0xc0 | cp >> 6);
+                out[1] = (char) (0x80 | (cp & 0x3f));
+        } else if (cp < 0x10000) {
+                out[0] = (char) (0xe0 | cp >> 12);
+                out[1] = (char) (0x80 | (cp >> 6 & 0x3f));
+                out[2] = (char) (0x80 | (cp & 0x3f));
+        } else {
+                out[0] = (char) (0xf0 | cp >> 18);
+                out[1] = (char) (0x80 | (cp >> 12 & 0x3f));
+                out[2] = (char) (0x80 | (cp >> 6 & 0x3f));
+                out[3] = (char) (0x80 | (cp & 0x3f));
+        }
+}
+
+/* Every \u escape decodes as Python's json.loads() has it. json-c 0.16 turned
+ * U+2D800 (\ud876\udc00) — every code point whose low 16 bits are D800–DFFF —
+ * into U+FFFD. Each high surrogate with lows that give both kinds of code point. */
+START_TEST(test_surrogate_pairs) {
+        static const uint32_t lows[] = { 0xdc00, 0xdc01, 0xddff, 0xde00, 0xdfff };
+        _cleanup_free_ char *ext_f = env_value("\\ud876\\udc00"), *upper = env_value("\\uD83D\\uDE00x"),
+                            *bmp = env_value("\\u0080\\u07ff\\u0800\\u00e9\\uffff\\ue000\\u0041\\u0022");
+
+        ck_assert_str_eq(ext_f, "\xf0\xad\xa0\x80");
+        ck_assert_str_eq(upper, "\xf0\x9f\x98\x80x");
+        ck_assert_str_eq(bmp, "\xc2\x80\xdf\xbf\xe0\xa0\x80\xc3\xa9\xef\xbf\xbf\xee\x80\x80" "A\"");
+        for (uint32_t hi = 0xd800; hi <= 0xdbff; hi++)
+                for (size_t i = 0; i < ELEMENTSOF(lows); i++) {
+                        uint32_t cp = 0x10000 + ((hi - 0xd800) << 10) + (lows[i] - 0xdc00);
+                        char esc[16], want[5];
+                        _cleanup_free_ char *got = NULL;
+
+                        snprintf(esc, sizeof esc, "\\u%04x\\u%04x", hi, lows[i]);
+                        utf8_of(cp, want);
+                        got = env_value(esc);
+                        ck_assert_msg(streq(got, want), "%s: U+%04X decoded wrongly", esc, cp);
+                }
+}
+END_TEST
+
+/* The fingerprint of a spec written with escapes (json.dumps()' default) is that
+ * of the same spec in UTF-8. */
+START_TEST(test_escaped_fingerprint) {
+        _cleanup_(sbx_spec_freep) SbxSpec *a = NULL, *b = NULL;
+        char fa[SBX_FINGERPRINT_HEX_LEN + 1], fb[SBX_FINGERPRINT_HEX_LEN + 1];
+
+        ck_assert_int_eq(sbx_spec_from_json_string("{\"env\": {\"\\ud876\\udc00\": \"\\ud87e\\udfff\\u4e2d\"}}", &a,
+                                                   NULL), 0);
+        ck_assert_int_eq(sbx_spec_from_json_string("{\"env\": {\"\xf0\xad\xa0\x80\": \"\xf0\xaf\xaf\xbf\xe4\xb8\xad\"}}",
+                                                   &b, NULL), 0);
+        ck_assert_int_eq(sbx_spec_complete(a, "default:img", NULL), 0);
+        ck_assert_int_eq(sbx_spec_complete(b, "default:img", NULL), 0);
+        ck_assert_int_eq(sbx_spec_fingerprint(a, SBX_PYTHON_DEFAULT, fa), 0);
+        ck_assert_int_eq(sbx_spec_fingerprint(b, SBX_PYTHON_DEFAULT, fb), 0);
+        ck_assert_str_eq(fa, fb);
+}
+END_TEST
+
+/* A surrogate that is not half of a pair is refused saying so, never replaced
+ * (json-c made every one of them U+FFFD: 2,048 specs, one fingerprint). */
+START_TEST(test_lone_surrogates) {
+        parse_bad("{\"env\": {\"A\": \"\\ud800\"}}", "a lone high surrogate \\ud800 at byte 15 (under the key \"A\")");
+        parse_bad("{\"env\": {\"A\": \"x\\udbffy\"}}", "lone high surrogate \\udbff");
+        parse_bad("{\"env\": {\"A\": \"\\ud800\\ud800\"}}", "lone high surrogate");
+        parse_bad("{\"env\": {\"A\": \"\\ud800\\n\"}}", "lone high surrogate");
+        parse_bad("{\"env\": {\"A\": \"\\ud800\\u0041\"}}", "lone high surrogate");
+        parse_bad("{\"env\": {\"A\": \"\\ud800\\udc0\"}}", "lone high surrogate");
+        parse_bad("{\"env\": {\"A\": \"\\udc00\"}}", "a lone low surrogate \\udc00");
+        parse_bad("{\"env\": {\"A\": \"\\udfff\"}}", "lone low surrogate");
+        parse_bad("{\"env\": {\"A\": \"\\udc00\\ud800\"}}", "lone low surrogate");     /* reversed */
+        parse_bad("{\"env\": {\"\\ud800\": \"v\"}}", "lone high surrogate");
+        parse_bad("{\"image\": \"\\ude00\"}", "(under the key \"image\")");
+        parse_bad("{\"image\": \"\\ude00\"}", "refused rather than replaced");
+
+        /* A long key in the message is cut between characters, not inside one. */
+        _cleanup_(sbx_spec_freep) SbxSpec *s = NULL;
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        ck_assert_int_lt(sbx_spec_from_json_string("{\"env\": {\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                                                   "\xe4\xb8\xad\": \"\\ud800\"}}", &s, &e), 0);
+        ck_assert_msg(sbx_utf8_is_valid(e.message), "%s", e.message);
+        ck_assert_msg(strstr(e.message, "a\")"), "%s", e.message);
+}
+END_TEST
+
+/* A spec file is strict JSON: what json-c lets through besides is refused. */
+START_TEST(test_strict) {
+        static const struct {
+                const char *json, *why;
+        } cases[] = {
+                { "/* c */ {}", "an unexpected character at byte 0" },
+                { "{} // c", "text after the value at byte 3" },
+                { "{\"cpus\": 2 /* c */}", "a missing ',' or '}'" },
+                { "{\"cpus\": 2,}", "a trailing comma" },
+                { "{\"ports\": [[1, 2],]}", "a trailing comma" },
+                { "{\"ports\": [[1, 2,]]}", "a trailing comma" },
+                { "{,}", "an object key that is not a string" },
+                { "{\"cpus\": 01}", "a leading zero" },
+                { "{\"cpus\": -01}", "a leading zero" },
+                { "{\"cpus\": 00}", "a leading zero" },
+                { "{'image': 'x'}", "an object key that is not a string" },
+                { "{\"image\": 'x'}", "an unexpected character" },
+                { "{image: \"x\"}", "an object key that is not a string" },
+                { "{\"cpus\": NaN}", "an unexpected character" },
+                { "{\"cpus\": Infinity}", "an unexpected character" },
+                { "{\"cpus\": -Infinity}", "an unexpected character" },
+                { "{\"cpus\": +1}", "an unexpected character" },
+                { "{\"cpus\": .5}", "an unexpected character" },
+                { "{\"cpus\": 1.}", "without digits after its '.'" },
+                { "{\"cpus\": 1e}", "without digits in its exponent" },
+                { "{\"cpus\": 0x10}", "a missing ',' or '}'" },
+                { "{\"network_isolated\": TRUE}", "an unexpected character" },
+                { "{\"network_isolated\": tru}", "an unexpected character" },
+                { "{\"image\": \"a\tb\"}", "a control character in a string" },
+                { "{\"image\": \"a\nb\"}", "a control character in a string" },
+                { "{\"image\": \"\\x41\"}", "an unknown escape" },
+                { "{\"image\": \"\\'\"}", "an unknown escape" },
+                { "{\"image\": \"\\u12G4\"}", "without four hex digits" },
+                { "{\"image\": \"\xff\"}", "not UTF-8" },
+                { "{\"image\": \"\xed\xa0\x80\"}", "not UTF-8" },           /* a surrogate in UTF-8 */
+                { "{\"image\": \"\xc0\xaf\"}", "not UTF-8" },               /* overlong */
+                { "\xef\xbb\xbf{}", "an unexpected character at byte 0" },    /* a BOM */
+                { "{\"image\": \"x", "an unterminated string" },
+                { "{\"image\" \"x\"}", "a missing ':'" },
+                { "{} {}", "text after the value" },
+                { "", "the text ends before a value" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                parse_bad(cases[i].json, "spec: not valid JSON: ");
+                parse_bad(cases[i].json, cases[i].why);
+        }
+        /* What strict JSON allows still parses. */
+        _cleanup_(sbx_spec_freep) SbxSpec *s = parse_ok(
+                " \t\r\n{ \"cpus\" : 2 , \"memory\":-0, \"env\":{\"A\":\"\\/\\b\\f\\n\\r\\t\\\"\\\\\"},"
+                " \"ports\" : [ ] , \"volumes\":null } \n");
+        ck_assert_int_eq(s->cpus, 2);
+        ck_assert_str_eq(s->env[0].value, "/\b\f\n\r\t\"\\");
+        parse_bad("{\"cpus\": 1e2}", "cpus: expected an integer");
+        parse_bad("{\"cpus\": -0.0}", "cpus: expected an integer");
+        parse_bad("null", "spec: expected a JSON object");
+}
+END_TEST
+
+static char *nested(size_t depth) {
+        char *t = malloc(2 * depth + 16);
+
+        strcpy(t, "{\"env\": ");
+        for (size_t i = 0; i < depth; i++)
+                strcat(t, "[");
+        for (size_t i = 0; i < depth; i++)
+                strcat(t, "]");
+        strcat(t, "}");
+        return t;
+}
+
+START_TEST(test_depth) {
+        _cleanup_free_ char *ok = nested(SBX_JSON_MAX_DEPTH - 1), *deep = nested(SBX_JSON_MAX_DEPTH);
+
+        parse_bad(ok, "env: expected an object");
+        parse_bad(deep, "nested more than 32 deep");
+}
+END_TEST
+
 static Suite *make_suite(void) {
         Suite *s = suite_create("spec-json");
         TCase *tc = tcase_create("spec-json");
@@ -221,6 +401,11 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_contract_level);
         tcase_add_test(tc, test_nul);
         tcase_add_test(tc, test_null_and_int64);
+        tcase_add_test(tc, test_surrogate_pairs);
+        tcase_add_test(tc, test_escaped_fingerprint);
+        tcase_add_test(tc, test_lone_surrogates);
+        tcase_add_test(tc, test_strict);
+        tcase_add_test(tc, test_depth);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -5,6 +5,7 @@ what may not is refused naming the entry."""
 
 import io
 import os
+import resource
 import subprocess
 import tarfile
 
@@ -16,8 +17,16 @@ RUN = os.path.join(os.environ["SBX_BUILD_ROOT"], "tests", "tar-filter-run")
 UID, GID = 1234, 5678
 
 
-def run(data):
-    return subprocess.run([RUN, str(UID), str(GID)], input=data, capture_output=True)
+def run(data, *options):
+    return subprocess.run([RUN, str(UID), str(GID), *options], input=data, capture_output=True)
+
+
+def run_cpu(data, *options):
+    """run() and the CPU seconds (user + system) the filter took."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    r = run(data, *options)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def members(out):
@@ -94,3 +103,83 @@ def test_a_pax_record_without_its_length_separator():
     data = head + body + b"\0" * (512 - len(body)) + archive([({"name": "f"}, b"x")], tarfile.USTAR_FORMAT)
     r = run(data)
     assert r.returncode == 1 and b"malformed pax header" in r.stderr, r.stderr
+
+
+def symlink(name, target):
+    return ({"name": name, "type": tarfile.SYMTYPE, "linkname": target}, None)
+
+
+# Issue 28 #6: each entry was compared with every earlier symbolic link, per
+# component of a target: 4,000 long-named links and one target of 30,000
+# components took 72 s of the root daemon's CPU in one feed call.
+LONG_DIR = "/".join(["p" * 250] * 12)
+MANY_LINKS = [symlink(f"{LONG_DIR}/s{i:05d}", "t") for i in range(4000)]
+
+
+def test_the_attack_is_refused_at_once():
+    evil = symlink(f"{LONG_DIR}/evil", "/".join(["a"] * 30000))
+    r, cpu = run_cpu(archive(MANY_LINKS + [evil]), "chunk=67108864")
+    assert r.returncode == 1 and b"a link target longer than 4096 bytes, the limit of a copy" in r.stderr, r.stderr
+    assert cpu < 2, f"{cpu:.2f} s of CPU"
+
+
+def test_links_within_the_limits_cost_linear_time():
+    """The heaviest the limits allow: 50 targets of 1,024 components each, walked
+    next to 4,000 links whose names share a 3,000-byte directory (quadratic before:
+    minutes). Still refused: a target through one of those links."""
+    deep = "/".join(["x", ".."] * 512)
+    walks = [symlink(f"{LONG_DIR}/w{i}", deep) for i in range(50)]
+    data = archive(MANY_LINKS + walks)
+    r, cpu = run_cpu(data, "chunk=67108864")
+    assert r.returncode == 0, r.stderr
+    assert cpu < 2, f"{cpu:.2f} s of CPU"
+    through = symlink(f"{LONG_DIR}/bad", "s00001/" + "/".join([".."] * 12) + "/x")
+    r, cpu = run_cpu(archive(MANY_LINKS + walks + [through]), "chunk=67108864")
+    assert r.returncode == 1 and b"leads outside" in r.stderr, r.stderr
+    assert cpu < 2, f"{cpu:.2f} s of CPU"
+
+
+def files(n, prefix="f"):
+    return [({"name": f"{prefix}{i}"}, b"x") for i in range(n)]
+
+
+@pytest.mark.parametrize("option, ok, refused, needle", [
+    ("entries=3", files(3), files(4), "the archive has more than 3 entries"),
+    ("symlinks=2", [symlink("a", "x"), symlink("b", "x")], [symlink("a", "x"), symlink("b", "x"), symlink("c", "x")],
+     "the archive has more than 2 symbolic links"),
+    ("symlink-bytes=10", [symlink("aaaaa", "x"), symlink("bbbbb", "x")],
+     [symlink("aaaaa", "x"), symlink("bbbbbb", "x")], "symbolic links have more than 10 bytes of names"),
+    ("name=50", [({"name": "n" * 50}, b"")], [({"name": "n" * 51}, b"")], "a name longer than 50 bytes"),
+    ("target=20", [symlink("l", "t" * 20)], [symlink("l", "t" * 21)], "a link target longer than 20 bytes"),
+    ("target=20", [({"name": "t" * 20}, b""), ({"name": "h", "type": tarfile.LNKTYPE, "linkname": "t" * 20}, None)],
+     [({"name": "t" * 21}, b""), ({"name": "h", "type": tarfile.LNKTYPE, "linkname": "t" * 21}, None)],
+     "a link target longer than 20 bytes"),
+    ("components=4", [symlink("l", "a/b/./d")], [symlink("l", "a/b/c/./e")], "target of more than 4 components"),
+    # the defaults
+    ("chunk=777", [({"name": "d/" * 2047 + "nn"}, b"")], [({"name": "d/" * 2047 + "nnn"}, b"")],
+     "a name longer than 4096 bytes"),
+    ("chunk=777", [symlink("l", "t" * 2000 + "/" + "t" * 2095)], [symlink("l", "t" * 2000 + "/" + "t" * 2096)],
+     "a link target longer than 4096 bytes"),
+    ("chunk=777", [symlink("l", "t/" * 1023 + "t")], [symlink("l", "t/" * 1024 + "t")],
+     "target of more than 1024 components"),
+])
+def test_each_limit_refuses_naming_itself(option, ok, refused, needle):
+    r = run(archive(ok), option)
+    assert r.returncode == 0, r.stderr
+    r = run(archive(refused), option)
+    assert r.returncode == 1, r.stderr
+    err = r.stderr.decode()
+    assert err.startswith("InvalidArgs: tar: entry '") and f"{needle}, the limit of a copy" in err, err
+
+
+def test_the_deadline_is_consulted_inside_one_feed_call():
+    """One feed call for the whole stream: should_stop() is asked within it, every
+    few thousand steps, and its stop is TimedOut naming how far the check got."""
+    data = archive(files(200, "a" * 90) + MANY_LINKS[:100])
+    assert run(data, "chunk=67108864").returncode == 0
+    r = run(data, "chunk=67108864", "stop-after=5")
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    assert err.startswith("TimedOut: tar: the copy's time ran out while its archive was checked (after "), err
+    done = int(err.split("(after ")[1].split()[0])
+    assert 0 < done < 300, err

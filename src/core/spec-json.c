@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stddef.h>
 
 #include "json-util.h"
 #include "spec-json.h"
@@ -174,34 +173,12 @@ static int spec_from_json(json_object *obj, SbxSpec **ret, SbxError *error) {
         return 0;
 }
 
-/* json-c decodes "\u0000" in an object key and then keeps the key as a C string,
- * cut at the NUL ({"A\u0000B": …} would read as {"A": …}). Keys cannot be checked
- * after parsing, so the text is: a \u0000 escape is one preceded by an odd run of
- * backslashes. (One in a comment is refused too.) */
-static const char *find_nul_escape(const char *text) {
-        for (const char *p = strstr(text, "u0000"); p; p = strstr(p + 1, "u0000")) {
-                size_t backslashes = 0;
-
-                while (p - backslashes > text && p[-(ptrdiff_t) backslashes - 1] == '\\')
-                        backslashes++;
-                if (backslashes % 2 == 1)
-                        return p - 1;
-        }
-        return NULL;
-}
-
 int sbx_spec_from_json_string(const char *text, SbxSpec **ret, SbxError *error) {
         _cleanup_(json_object_putp) json_object *obj = NULL;
-        enum json_tokener_error jerr;
-        const char *nul = find_nul_escape(text);
+        int r;
 
-        if (nul)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
-                                     "spec: a key or string (\\u0000 at byte %zu) " NUL_REFUSED, (size_t) (nul - text));
-        obj = json_tokener_parse_verbose(text, &jerr);
-        if (!obj)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "spec: not valid JSON: %s",
-                                     json_tokener_error_desc(jerr));
+        if ((r = sbx_json_parse_strict(text, "spec", &obj, error)) < 0)
+                return r;
         return spec_from_json(obj, ret, error);
 }
 

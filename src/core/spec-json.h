@@ -16,9 +16,13 @@
  * (strings, integers within int64, lists of at most SBX_MAX_INPUT_ENTRIES);
  * null for working_dir, cpus, memory, env, volumes or ports means the default,
  * as None does for from_parts(). Unknown keys and wrong types are InvalidArgs
- * naming the key. A U+0000 anywhere (a \u0000 escape in a key or a string) is
- * InvalidArgs saying so: json-c would cut a key there, and no part of a spec can
- * hold it, so it is refused, never truncated. "snapshot" makes a snapshot
+ * naming the key. The text must be strict JSON (sbx_json_parse_strict(): no
+ * comments, trailing commas, single quotes, leading zeros, NaN or Infinity);
+ * every \u escape is decoded as Python's json.loads() does, except that a lone
+ * surrogate is refused saying so, never replaced. A U+0000 anywhere (a \u0000
+ * escape in a key or a string) is InvalidArgs saying so: json-c would cut a key
+ * there, and no part of a spec can hold it, so it is refused, never truncated.
+ * "snapshot" makes a snapshot
  * template; neither "image" nor "snapshot" leaves an image template without an
  * image, for sbx_spec_complete()/sbx_spec_finalize() to fill in. */
 int sbx_spec_from_json_string(const char *text, SbxSpec **ret, SbxError *error);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
+#include <gnutls/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,9 @@
 #define BLOCK 512U
 /* pax and GNU long-name data kept at most (a path is at most 4096 bytes). */
 #define EXT_MAX 65536U
-#define PATH_MAX_LEN 4096U
+/* Steps of work (bytes hashed or passed on) between two should_stop() calls. */
+#define STOP_QUANTUM 4096U
+#define MERSENNE31 0x7fffffffU
 
 typedef enum Phase {
         PHASE_HEADER,
@@ -20,9 +23,31 @@ typedef enum Phase {
         PHASE_END,                      /* after the end blocks: the rest is dropped */
 } Phase;
 
+/* Two polynomial hashes mod 2^31 - 1 of a string, extended byte by byte. */
+typedef struct Hash {
+        uint32_t a, b;
+} Hash;
+
+typedef struct Slot {
+        uint64_t hash;
+        char *name;                     /* NULL: free */
+        size_t len;
+} Slot;
+
+/* Open addressing, linear probing; never more than half full. */
+typedef struct NameSet {
+        Slot *slots;
+        size_t n, cap;
+} NameSet;
+
 struct SbxTarFilter {
         uid_t uid;
         gid_t gid;
+        SbxTarLimits limits;
+        uint32_t base[2];               /* the hashes' random bases */
+        bool (*should_stop)(void *userdata);
+        void *stop_userdata;
+        uint64_t work, next_check;
         Phase phase;
         uint8_t block[BLOCK];
         size_t fill;
@@ -31,29 +56,46 @@ struct SbxTarFilter {
         char *ext;
         size_t ext_size, ext_fill;
         char *path, *linkpath;          /* overrides for the next entry */
-        char **symlinks;                /* names made symbolic links so far */
-        size_t n_symlinks;
+        NameSet symlinks;               /* names made symbolic links so far */
+        uint64_t n_symlinks, symlink_bytes;
         unsigned zero_blocks;
         uint64_t entries;
 };
 
 int sbx_tar_filter_new(uid_t uid, gid_t gid, SbxTarFilter **ret) {
-        SbxTarFilter *f = calloc(1, sizeof(SbxTarFilter));
+        _cleanup_free_ SbxTarFilter *f = calloc(1, sizeof(SbxTarFilter));
+        uint32_t r[2];
 
         if (!f)
                 return -ENOMEM;
+        /* Random bases: who writes the archive cannot make names collide. */
+        if (gnutls_rnd(GNUTLS_RND_NONCE, r, sizeof r) < 0)
+                return -EIO;
+        for (size_t i = 0; i < 2; i++)
+                f->base[i] = 256 + r[i] % (MERSENNE31 - 512);
         f->uid = uid;
         f->gid = gid;
-        *ret = f;
+        f->limits = SBX_TAR_LIMITS_DEFAULT;
+        f->next_check = STOP_QUANTUM;
+        *ret = TAKE_PTR(f);
         return 0;
+}
+
+void sbx_tar_filter_set_limits(SbxTarFilter *f, const SbxTarLimits *limits) {
+        f->limits = *limits;
+}
+
+void sbx_tar_filter_set_stop(SbxTarFilter *f, bool (*should_stop)(void *userdata), void *userdata) {
+        f->should_stop = should_stop;
+        f->stop_userdata = userdata;
 }
 
 SbxTarFilter *sbx_tar_filter_free(SbxTarFilter *f) {
         if (!f)
                 return NULL;
-        for (size_t i = 0; i < f->n_symlinks; i++)
-                free(f->symlinks[i]);
-        free(f->symlinks);
+        for (size_t i = 0; i < f->symlinks.cap; i++)
+                free(f->symlinks.slots[i].name);
+        free(f->symlinks.slots);
         free(f->ext);
         free(f->path);
         free(f->linkpath);
@@ -142,53 +184,195 @@ static char *normalize(const char *name) {
         return TAKE_PTR(out);
 }
 
-/* Whether name (a normalized path) is a symbolic link made earlier (itself, with
- * itself true) or lies below one. */
-static bool on_symlink(const SbxTarFilter *f, const char *name, bool itself) {
-        for (size_t i = 0; i < f->n_symlinks; i++) {
-                size_t l = strlen(f->symlinks[i]);
-
-                if (strncmp(name, f->symlinks[i], l) == 0 && (name[l] == '/' || (itself && name[l] == 0)))
-                        return true;
-        }
-        return false;
+/* Work counted; past each STOP_QUANTUM steps, the caller is asked whether to go on. */
+static int tick(SbxTarFilter *f, size_t steps, SbxError *error) {
+        f->work += steps;
+        if (f->work < f->next_check)
+                return 0;
+        f->next_check = f->work + STOP_QUANTUM;
+        if (f->should_stop && f->should_stop(f->stop_userdata))
+                return sbx_error_set(error, SBX_ERROR_TIMED_OUT,
+                                     "tar: the copy's time ran out while its archive was checked (after %llu entries)",
+                                     (unsigned long long) f->entries);
+        return 0;
 }
 
-/* A symbolic link at name (normalized) to target stays below the root, read
- * lexically from the link's directory, and does not pass through a link made
- * earlier: lexical ".." after such a link is not where the file system goes. */
-static bool link_contained(const SbxTarFilter *f, const char *name, const char *target) {
-        _cleanup_free_ char *copy = strdup(target), *path = NULL;
-        char *save = NULL, *slash;
-        size_t n;
+static uint32_t mod31(uint64_t x) {
+        x = (x & MERSENNE31) + (x >> 31);
+        x = (x & MERSENNE31) + (x >> 31);
+        return (uint32_t) (x >= MERSENNE31 ? x - MERSENNE31 : x);
+}
 
-        if (!copy || target[0] == '/' || target[0] == 0)
+static void hash_add(const SbxTarFilter *f, Hash *h, unsigned char c) {
+        h->a = mod31((uint64_t) h->a * f->base[0] + c + 1);
+        h->b = mod31((uint64_t) h->b * f->base[1] + c + 1);
+}
+
+static void hash_add_bytes(const SbxTarFilter *f, Hash *h, const char *p, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                hash_add(f, h, (unsigned char) p[i]);
+}
+
+static uint64_t hash_value(Hash h) {
+        return (uint64_t) h.a << 32 | h.b;
+}
+
+static size_t slot_of(const NameSet *s, uint64_t hash) {
+        return (size_t) ((hash * UINT64_C(0x9e3779b97f4a7c15)) >> 16) & (s->cap - 1);
+}
+
+static bool set_contains(const NameSet *s, uint64_t hash, const char *name, size_t len) {
+        if (s->cap == 0)
                 return false;
-        if (!(path = malloc(strlen(name) + strlen(target) + 2)))
-                return false;
-        strcpy(path, name);
-        slash = strrchr(path, '/');
-        n = slash ? (size_t) (slash - path) : 0;        /* the link's directory */
-        path[n] = 0;
-        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-                if (streq(c, "."))
-                        continue;
-                if (n > 0 && on_symlink(f, path, true))
+        for (size_t i = slot_of(s, hash);; i = (i + 1) & (s->cap - 1)) {
+                const Slot *e = &s->slots[i];
+
+                if (!e->name)
                         return false;
-                if (streq(c, "..")) {
-                        if (n == 0)
-                                return false;
-                        slash = strrchr(path, '/');
-                        n = slash ? (size_t) (slash - path) : 0;
-                } else {
-                        if (n > 0)
-                                path[n++] = '/';
-                        strcpy(path + n, c);
-                        n += strlen(c);
-                }
-                path[n] = 0;
+                if (e->hash == hash && e->len == len && memcmp(e->name, name, len) == 0)
+                        return true;
         }
-        return true;
+}
+
+static void set_place(NameSet *s, Slot e) {
+        size_t i = slot_of(s, e.hash);
+
+        while (s->slots[i].name)
+                i = (i + 1) & (s->cap - 1);
+        s->slots[i] = e;
+}
+
+static int set_grow(NameSet *s) {
+        NameSet bigger = { .cap = MAX(s->cap * 2, (size_t) 64), .n = s->n };
+
+        if (!(bigger.slots = calloc(bigger.cap, sizeof(Slot))))
+                return -ENOMEM;
+        for (size_t i = 0; i < s->cap; i++)
+                if (s->slots[i].name)
+                        set_place(&bigger, s->slots[i]);
+        free(s->slots);
+        *s = bigger;
+        return 0;
+}
+
+/* Adds name (if not there yet): 1 if added, 0 if it was there. */
+static int set_add(NameSet *s, uint64_t hash, const char *name, size_t len) {
+        char *copy;
+        int r;
+
+        if (set_contains(s, hash, name, len))
+                return 0;
+        if ((s->n + 1) * 2 > s->cap && (r = set_grow(s)) < 0)
+                return r;
+        if (!(copy = strndup(name, len)))
+                return -ENOMEM;
+        set_place(s, (Slot) { .hash = hash, .name = copy, .len = len });
+        s->n++;
+        return 1;
+}
+
+/* Whether name (a normalized path) is a symbolic link made earlier (itself, with
+ * itself true) or lies below one: each prefix looked up once, hashed on the way. */
+static int on_symlink(SbxTarFilter *f, const char *name, bool itself, bool *ret, SbxError *error) {
+        size_t len = strlen(name), from = 0;
+        Hash h = {};
+        int r;
+
+        for (size_t i = 0; i <= len; i++) {
+                if (i < len && name[i] != '/')
+                        continue;
+                hash_add_bytes(f, &h, name + from, i - from);
+                if ((r = tick(f, i - from + 1, error)) < 0)
+                        return r;
+                if ((i < len || itself) && set_contains(&f->symlinks, hash_value(h), name, i)) {
+                        *ret = true;
+                        return 0;
+                }
+                if (i < len)
+                        hash_add(f, &h, '/');
+                from = i + 1;
+        }
+        *ret = false;
+        return 0;
+}
+
+static size_t count_components(const char *p) {
+        size_t n = 0;
+
+        for (; *p; p++)
+                if (*p != '/' && (p[1] == '/' || p[1] == 0))
+                        n++;
+        return n;
+}
+
+/* One level of a lexical walk: the path's first len bytes, and their hash. */
+typedef struct Level {
+        size_t len;
+        Hash hash;
+} Level;
+
+/* A symbolic link at name (normalized, not below a link of the archive) to target
+ * stays below the root, read lexically from the link's directory, and does not
+ * pass through a link made earlier: lexical ".." after such a link is not where
+ * the file system goes. Every prefix of the path walked is checked when it is
+ * reached, so each step looks up the path itself only. */
+static int link_contained(SbxTarFilter *f, const char *name, const char *target, bool *ret,
+                          SbxError *error) {
+        size_t nlen = strlen(name), tlen = strlen(target), depth = 0;
+        _cleanup_free_ char *path = NULL;
+        _cleanup_free_ Level *levels = NULL;
+        const char *slash = strrchr(name, '/');
+        size_t dir = slash ? (size_t) (slash - name) : 0;      /* the link's directory */
+        int r;
+
+        *ret = false;
+        if (target[0] == '/' || target[0] == 0)
+                return 0;
+        path = malloc(nlen + tlen + 2);
+        levels = calloc(count_components(name) + count_components(target) + 1, sizeof(Level));
+        if (!path || !levels)
+                return -ENOMEM;
+        memcpy(path, name, dir);
+        for (size_t i = 0, from = 0; dir > 0 && i <= dir; i++)
+                if (i == dir || name[i] == '/') {
+                        Level l = levels[depth];
+                        if (depth > 0)
+                                hash_add(f, &l.hash, '/');
+                        hash_add_bytes(f, &l.hash, name + from, i - from);
+                        l.len = i;
+                        levels[++depth] = l;
+                        from = i + 1;
+                }
+        for (const char *c = target; *c;) {
+                size_t n = strcspn(c, "/");
+
+                if ((r = tick(f, n + 1, error)) < 0)
+                        return r;
+                if (n == 0 || (n == 1 && c[0] == '.')) {
+                        c += n + (c[n] == '/');
+                        continue;
+                }
+                if (depth > 0 && set_contains(&f->symlinks, hash_value(levels[depth].hash), path, levels[depth].len))
+                        return 0;
+                if (n == 2 && c[0] == '.' && c[1] == '.') {
+                        if (depth == 0)
+                                return 0;
+                        depth--;
+                } else {
+                        Level l = levels[depth];
+                        if (depth > 0) {
+                                path[l.len++] = '/';
+                                hash_add(f, &l.hash, '/');
+                        }
+                        memcpy(path + l.len, c, n);
+                        hash_add_bytes(f, &l.hash, c, n);
+                        l.len += n;
+                        levels[++depth] = l;
+                }
+                c += n + (c[n] == '/');
+        }
+        *ret = true;
+        return 0;
 }
 
 static int refuse(SbxError *error, const char *name, const char *why) {
@@ -285,20 +469,80 @@ static int emit_long_names(const char *name, const char *link, char **out, size_
 }
 
 static int remember_symlink(SbxTarFilter *f, const char *name) {
-        char **l = reallocarray(f->symlinks, f->n_symlinks + 1, sizeof(char *));
+        size_t len = strlen(name);
+        Hash h = {};
+        int r;
 
-        if (!l)
-                return -ENOMEM;
-        f->symlinks = l;
-        l[f->n_symlinks] = strdup(name);
-        if (!l[f->n_symlinks])
-                return -ENOMEM;
+        hash_add_bytes(f, &h, name, len);
+        if ((r = set_add(&f->symlinks, hash_value(h), name, len)) < 0)
+                return r;
         f->n_symlinks++;
+        f->symlink_bytes += len;
         return 0;
 }
 
 static uint64_t padded(uint64_t n) {
         return (n + BLOCK - 1) / BLOCK * BLOCK;
+}
+
+/* "tar: entry 'x': <what> <limit> <unit>, the limit of a copy" */
+static int refuse_limit(SbxError *error, const char *name, const char *what, uint64_t limit, const char *unit) {
+        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "tar: entry '%.200s': %s %llu %s, the limit of a copy",
+                             name, what, (unsigned long long) limit, unit);
+}
+
+/* The caps of one stream, before any work on the entry. */
+static int check_limits(const SbxTarFilter *f, char type, const char *raw, const char *rawlink,
+                        SbxError *error) {
+        const SbxTarLimits *l = &f->limits;
+
+        if (f->entries >= l->entries)
+                return refuse_limit(error, raw, "the archive has more than", l->entries, "entries");
+        if (strlen(raw) > l->name)
+                return refuse_limit(error, raw, "a name longer than", l->name, "bytes");
+        if (type != '1' && type != '2')
+                return 0;
+        if (strlen(rawlink) > l->target)
+                return refuse_limit(error, raw, "a link target longer than", l->target, "bytes");
+        if (type == '1')
+                return 0;
+        if (f->n_symlinks >= l->symlinks)
+                return refuse_limit(error, raw, "the archive has more than", l->symlinks, "symbolic links");
+        if (f->symlink_bytes + strlen(raw) > l->symlink_bytes)
+                return refuse_limit(error, raw, "the archive's symbolic links have more than",
+                                    l->symlink_bytes, "bytes of names");
+        if (count_components(rawlink) > l->components)
+                return refuse_limit(error, raw, "a symbolic link's target of more than",
+                                    l->components, "components");
+        return 0;
+}
+
+/* name (normalized) not below a link of the archive; a link's target contained. */
+static int check_links(SbxTarFilter *f, char type, const char *raw, const char *name, const char *rawlink,
+                       char **ret_link, SbxError *error) {
+        bool yes;
+        int r;
+
+        if ((r = on_symlink(f, name, false, &yes, error)) < 0)
+                return r;
+        if (yes)
+                return refuse(error, raw, "lies below a symbolic link of the same archive");
+        if (type == '2') {
+                if ((r = link_contained(f, name, rawlink, &yes, error)) < 0)
+                        return r;
+                if (!yes)
+                        return refuse(error, raw, "a symbolic link that leads outside the target directory");
+        }
+        if (type != '1')
+                return 0;
+        /* A hard link to a symbolic link is that symbolic link again, elsewhere. */
+        if (!(*ret_link = normalize(rawlink)))
+                yes = true;
+        else if ((r = on_symlink(f, *ret_link, true, &yes, error)) < 0)
+                return r;
+        if (yes)
+                return refuse(error, raw, "a hard link to a name outside the target directory, or to a symbolic link");
+        return 0;
 }
 
 /* Checks one entry and writes its clean header; sets the data phase. */
@@ -324,15 +568,12 @@ static int entry(SbxTarFilter *f, char type, char **out, size_t *size, size_t *a
 
         if (!regular && type != '5' && type != '2' && type != '1')
                 return refuse(error, raw, "only files, directories and links may be copied (no devices, FIFOs)");
-        if (strlen(raw) > PATH_MAX_LEN || !(name = normalize(raw)))
+        if ((r = check_limits(f, type, raw, rawlink, error)) < 0)
+                return r;
+        if (!(name = normalize(raw)))
                 return refuse(error, raw, "an absolute name, or one with a '..' component");
-        if (on_symlink(f, name, false))
-                return refuse(error, raw, "lies below a symbolic link of the same archive");
-        if (type == '2' && !link_contained(f, name, rawlink))
-                return refuse(error, raw, "a symbolic link that leads outside the target directory");
-        /* A hard link to a symbolic link is that symbolic link again, elsewhere. */
-        if (type == '1' && (!(link = normalize(rawlink)) || on_symlink(f, link, true)))
-                return refuse(error, raw, "a hard link to a name outside the target directory, or to a symbolic link");
+        if ((r = check_links(f, type, raw, name, rawlink, &link, error)) < 0)
+                return r;
         if (type == '2' && (r = remember_symlink(f, name)) < 0)
                 return r;
 
@@ -437,7 +678,8 @@ int sbx_tar_filter_feed(SbxTarFilter *f, const char *data, size_t size, char **o
                         f->fill += n;
                         if (f->fill == BLOCK) {
                                 f->fill = 0;
-                                if ((r = header(f, out, out_size, out_alloc, error)) < 0)
+                                if ((r = tick(f, BLOCK, error)) < 0 ||
+                                    (r = header(f, out, out_size, out_alloc, error)) < 0)
                                         return r;
                         }
                         break;
@@ -445,6 +687,8 @@ int sbx_tar_filter_feed(SbxTarFilter *f, const char *data, size_t size, char **o
                 case PHASE_SKIP:
                 case PHASE_EXT:
                         n = (size_t) MIN((uint64_t) size, f->remaining);
+                        if ((r = tick(f, n, error)) < 0)
+                                return r;
                         if (f->phase == PHASE_DATA && (r = emit(data, n, out, out_size, out_alloc)) < 0)
                                 return r;
                         if (f->phase == PHASE_EXT && f->ext_fill < f->ext_size) {

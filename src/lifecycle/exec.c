@@ -272,6 +272,13 @@ static int copy_filter(void *userdata, const char *data, size_t size, char **out
         return sbx_tar_filter_feed(c->filter, data, size, out, out_size, out_alloc, &c->error);
 }
 
+/* The filter's check of a long archive stops at the copy's deadline too. */
+static bool copy_past_deadline(void *userdata) {
+        const SbxRelay *r = userdata;
+
+        return r->deadline_us > 0 && sbx_now_monotonic_us() >= r->deadline_us;
+}
+
 /* The program's complaint, for the message. */
 static const char *tar_said(const SbxExecProcess *p) {
         const char *s = p->relay.out[1].data;
@@ -326,6 +333,7 @@ int sbx_lifecycle_copy_to(SbxLifecycle *l, const char *name, const char *guest_d
                 return r;
         if ((r = owner_ids(p, &uid, &gid)) < 0 || (r = sbx_tar_filter_new(uid, gid, &c.filter)) < 0)
                 return r;
+        sbx_tar_filter_set_stop(c.filter, copy_past_deadline, &p->relay);
         p->relay.in_fd = tar_fd;
         p->relay.in_filter = copy_filter;
         p->relay.in_filter_userdata = &c;

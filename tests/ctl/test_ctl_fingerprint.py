@@ -68,12 +68,29 @@ def test_policy_default_image_is_used(tmp_path):
     ('{"imgae": "x"}', "imgae: unknown key"),
     ('not json', "not valid JSON"),
     ('{"env": {"A\\u0000B": "v"}}', "U+0000"),
+    ('{"env": {"A": "\\ud800"}}', "a lone high surrogate \\ud800"),
+    ('{"env": {"A": "\\udc00\\ud876"}}', "a lone low surrogate \\udc00"),
+    ('{"cpus": 2,}', "not valid JSON: a trailing comma"),
+    ('{"cpus": 2} // two', "not valid JSON: text after the value"),
+    ('{"cpus": NaN}', "not valid JSON"),
 ])
 def test_invalid_spec_names_the_field(no_policy, spec, needle):
     r = ctl("fingerprint", "--config", no_policy, stdin=spec)
     assert r.returncode != 0
     assert r.stdout == ""
     assert "InvalidArgs" in r.stderr and needle in r.stderr
+
+
+def test_escaped_astral_characters(no_policy):
+    """json.dumps() writes U+2D800 (CJK Ext F) as the pair \\ud876\\udc00: it means the
+    character itself (json-c 0.16 made it U+FFFD)."""
+    spec = {"image": "img", "env": {"A": "\U0002D800\U0001DFFF\U0001F600"}}
+    escaped = ctl("fingerprint", "--config", no_policy, stdin=json.dumps(spec))
+    raw = ctl("fingerprint", "--config", no_policy, stdin=json.dumps(spec, ensure_ascii=False))
+    replaced = ctl("fingerprint", "--config", no_policy,
+                   stdin=json.dumps({"image": "img", "env": {"A": "\ufffd\ufffd\U0001F600"}}))
+    assert escaped.returncode == 0, escaped.stderr
+    assert escaped.stdout == raw.stdout != replaced.stdout
 
 
 V5 = "6c98f55b42f76d74d4de177847b62ce4f6778e9f35a73e9c5f5d9a4473d64b32"

@@ -200,9 +200,11 @@ def test_people_output_of_create(ctl):
 
 
 def test_spec_file_equals_options(ctl, stack, member_dir):
-    opts = ["--image", IMAGE, "--cpus", "1", "--memory", "384", "--env", "A=1", "--env", "B=two words",
-            "--volume", f"{member_dir}:/data:ro", "--workdir", "/data"]
-    spec = {"image": IMAGE, "cpus": 1, "memory": 384, "env": {"B": "two words", "A": "1"},
+    # U+2D800 (CJK Ext F): json.dump() writes it as the pair \ud876\udc00, which
+    # json-c read as U+FFFD
+    opts = ["--image", IMAGE, "--cpus", "1", "--memory", "384", "--env", "A=1",
+            "--env", "B=two words \U0002D800", "--volume", f"{member_dir}:/data:ro", "--workdir", "/data"]
+    spec = {"image": IMAGE, "cpus": 1, "memory": 384, "env": {"B": "two words \U0002D800", "A": "1"},
             "volumes": [[member_dir, "/data", "ro"]], "working_dir": "/data"}
     path = os.path.join(stack.tmp, "ctl-spec-%s.json" % uuid.uuid4().hex[:8])
     with open(path, "w") as f:
@@ -351,6 +353,8 @@ def test_bad_spec_is_invalid_args(ctl, stack):
     assert "imgae" in r.stderr
     r = ctl("verify", names[3], "--spec", "-", input="not json")
     assert r.returncode == 1 and INVALID_ARGS in r.stderr
+    r = ctl("create", names[3], "--spec", "-", input='{"env": {"A": "\\ud800"}}')
+    assert r.returncode == 1 and INVALID_ARGS in r.stderr and "lone high surrogate" in r.stderr
     assert not set(names) & {row["name"] for row in ctl.json("list")}
 
 

@@ -319,6 +319,9 @@ def test_copy_in_as_the_owner_without_special_bits(sandboxd, box, cleanup):
     ([({"name": "dev", "type": tarfile.CHRTYPE, "devmajor": 1, "devminor": 3}, None)], "devices"),
     ([({"name": "fifo", "type": tarfile.FIFOTYPE}, None)], "FIFO"),
     ([({"name": "hard", "type": tarfile.LNKTYPE, "linkname": "../evil"}, None)], "hard link"),
+    ([({"name": "d/" * 2047 + "nnn"}, b"x")], "a name longer than 4096 bytes, the limit of a copy"),
+    ([({"name": "l", "type": tarfile.SYMTYPE, "linkname": "t/" * 1024 + "t"}, None)],
+     "target of more than 1024 components, the limit of a copy"),
 ])
 def test_copy_refuses_a_hostile_tar(sandboxd, box, cleanup, entries, needle):
     ws = cleanup.workspace(MEMBER, "hostile")
