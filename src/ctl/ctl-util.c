@@ -43,12 +43,13 @@ static void verror(const char *name, bool named, const char *usage, const char *
                 if (usage && asprintf(&full, "xagent-sandboxctl %s", usage) < 0)
                         full = NULL;
                 print_json_error(name, message, full ?: usage);
+                return;
         }
-        else if (named)
+        if (named)
                 fprintf(stderr, "xagent-sandboxctl: %s: %s\n", name, message);
         else
                 fprintf(stderr, "xagent-sandboxctl: %s\n", message);
-        if (usage && !ctl_errors_as_json)
+        if (usage)
                 fprintf(stderr, "usage: xagent-sandboxctl %s\n", usage);
 }
 
