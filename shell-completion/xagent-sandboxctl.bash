@@ -7,12 +7,13 @@
 
 # One line per command: its name, the kinds of its arguments in order (comma-separated,
 # "-" for none), and its own options. Kinds: sandbox, snapshot, file, python (a Python
-# version of the fingerprint), word (anything; nothing offered). An option taking a value is written --option=KIND; @spec stands
+# version of the fingerprint), copy (cp's ends: NAME: of a sandbox or a local file;
+# the second one the other kind than the first), word (anything; nothing offered). An option taking a value is written --option=KIND; @spec stands
 # for the spec options of create and verify. A new command is one more line here
 # (tests/test_completion.py holds this table equal to `xagent-sandboxctl --help`).
 _xagent_sandboxctl_commands=(
-        'list             -                 '
-        'snapshots        -                 '
+        'list             -                 --no-legend'
+        'snapshots        -                 --no-legend'
         'create           word              @spec'
         'ensure           word              @spec --recreate --stop-timeout=word'
         'inspect          sandbox           '
@@ -24,7 +25,7 @@ _xagent_sandboxctl_commands=(
         'delete-snapshot  snapshot          '
         'exec             sandbox           --tty --env=word --workdir=word --timeout=word'
         'shell            sandbox           '
-        'cp               word,word         '
+        'cp               copy,copy         '
         'usage            sandbox           '
         'policy           -                 '
         'fingerprint      file              --config=file --python=python'
@@ -46,6 +47,35 @@ __xagent_sandboxctl_names() {
                 value=${value//\\\"/\"}
                 printf '%s\n' "${value//$'\001'/\\}"
         done
+}
+
+# A cp argument that names a sandbox's side: NAME:PATH, NAME without a '/'.
+__xagent_sandboxctl_is_remote() {
+        [[ $1 == *:* && ${1%%:*} != */* ]]
+}
+
+# COMPREPLY for one end of cp; other: the first end, when this is the second.
+__xagent_sandboxctl_complete_copy() {
+        local cur=$1 other=$2 name word
+        local -a names
+        # Inside a sandbox there is nothing to list without running something there.
+        __xagent_sandboxctl_is_remote "$cur" && return
+        if [[ -z $other ]] || ! __xagent_sandboxctl_is_remote "$other"; then
+                mapfile -t names < <(__xagent_sandboxctl_names list name)
+                word=$(dequote "$cur") || word=$cur
+                for name in "${names[@]}"; do
+                        [[ $name == "$word"* ]] && COMPREPLY+=("$(printf '%q' "$name"):")
+                done
+        fi
+        if [[ -z $other ]] || __xagent_sandboxctl_is_remote "$other"; then
+                local -a sandboxes=("${COMPREPLY[@]}")
+                COMPREPLY=()
+                # From a sandbox, the local end is an existing directory.
+                if [[ -n $other ]]; then _filedir -d; else _filedir; fi
+                COMPREPLY=("${sandboxes[@]}" "${COMPREPLY[@]}")
+        fi
+        # NAME: goes on with the path in the sandbox: no space after it.
+        [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *: ]] && compopt -o nospace 2>/dev/null
 }
 
 # COMPREPLY: the words offered for one argument of the given kind.
@@ -75,6 +105,9 @@ __xagent_sandboxctl_complete_kind() {
         python)
                 COMPREPLY=($(compgen -W '3.11 3.12 3.13 3.14' -- "$cur"))
                 ;;
+        copy)
+                __xagent_sandboxctl_complete_copy "$cur" "$3"
+                ;;
         esac
 }
 
@@ -83,7 +116,7 @@ _xagent_sandboxctl() {
         _init_completion -n := || return
 
         local line c k o command= kinds= options= i n_args=0 word kind
-        local -a arg_kinds
+        local -a arg_kinds args=()
         local -A takes_value=() value_kind=()
 
         # The global options are known before the command is.
@@ -122,6 +155,7 @@ _xagent_sandboxctl() {
                                 fi
                         done
                 else
+                        args+=("$word")
                         ((n_args++))
                 fi
         done
@@ -160,7 +194,7 @@ _xagent_sandboxctl() {
 
         IFS=, read -r -a arg_kinds <<<"$kinds"
         kind=${arg_kinds[n_args]-}
-        [[ -n $kind && $kind != - ]] && __xagent_sandboxctl_complete_kind "$kind" "$cur"
+        [[ -n $kind && $kind != - ]] && __xagent_sandboxctl_complete_kind "$kind" "$cur" "${args[0]-}"
         return 0
 } &&
         complete -F _xagent_sandboxctl xagent-sandboxctl

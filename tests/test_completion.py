@@ -130,6 +130,7 @@ def test_snapshot_ids_from_the_service(fake_service):
     ("stop", "--timeout", ""),          # a number
     ("list", ""),                       # no arguments
     ("inspect", "work", ""),            # one argument only
+    ("cp", "a", "work:", ""),           # two arguments only
     ("no-such-command", ""),
 ])
 def test_nothing_where_nothing_fits(fake_service, words):
@@ -142,6 +143,32 @@ def test_files_for_spec_and_config(tmp_path):
     assert sorted(complete("create", "x", "--spec", "", cwd=tmp_path)) == ["spec.json", "sub"]
     assert complete("fingerprint", "--config", "sp", cwd=tmp_path) == ["spec.json"]
     assert complete("fingerprint", "sp", cwd=tmp_path) == ["spec.json"]
+
+
+def test_cp_offers_sandboxes_and_local_files(fake_service, tmp_path):
+    """cp's ends are NAME:PATH or a local file: the first one either (the sandboxes as
+    NAME:), the second the other kind (from a sandbox: a local directory)."""
+    (tmp_path / "local.txt").write_text("x")
+    (tmp_path / "sub").mkdir()
+    names = [n + ":" for n in SANDBOXES]
+
+    def cp(*words):
+        return [unquote(w) for w in complete("cp", *words, path_dir=fake_service, cwd=tmp_path)]
+
+    assert sorted(cp("")) == sorted(names + ["local.txt", "sub"])
+    assert cp("wor") == ["work:"]
+    assert cp("we") == ["web-1:", "we have spaces:"]
+    assert cp("lo") == ["local.txt"]
+    # Into a sandbox from a local file: only the sandboxes.
+    assert cp("local.txt", "") == names
+    assert cp("local.txt", "w") == ["work:", "web-1:", "we have spaces:"]
+    # Out of a sandbox: only local directories.
+    assert cp("work:/etc/hosts", "") == ["sub"]
+    # A path inside a sandbox is not known here: nothing, and no local file for it.
+    assert cp("work:") == [] and cp("work:/et") == [] and cp("local.txt", "work:/") == []
+    # A local path that merely holds a colon after a slash is a local file.
+    (tmp_path / "sub" / "a:b").write_text("x")
+    assert cp("sub/a") == ["sub/a:b"]
 
 
 def test_python_versions_for_fingerprint():

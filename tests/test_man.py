@@ -207,3 +207,10 @@ def test_bus_page_documents_every_action_and_error():
     errors = {"org.xagent.Sandbox1.Error." + e for e in re.findall(r'SBX_BUS_ERROR_PREFIX "(\w+)"', header)}
     documented = set(headings(section(page, "ERRORS")))
     assert errors and errors <= documented
+
+
+def test_bus_page_names_every_interface_file():
+    """The INTRODUCTION names each installed interface file (dbus/*.xml)."""
+    files = sorted(f for f in os.listdir(os.path.join(SOURCE_ROOT, "dbus")) if f.endswith(".xml"))
+    intro = " ".join(section(render("org.xagent.Sandbox1.7"), "INTRODUCTION").split())
+    assert files and [f for f in files if f not in intro.replace("‐ ", "").replace("-\n", "")] == []

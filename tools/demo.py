@@ -6,22 +6,33 @@ Brings up a self-contained stack (a private system bus with the project's bus po
 the real polkitd with the project's polkit files in a private mount namespace, the
 build-tree daemon activated on demand) and, as the unprivileged user sbx-member,
 drives xagent-sandboxctl: create a sandbox with a workspace volume, show it, verify it
-as match, snapshot it, stop it, delete it. Every step is printed. Everything it made is
-removed at the end; the host's D-Bus and polkit configuration are never touched.
+as match and against a different spec as mismatch, run a command in it, copy a file
+in and out, open a shell on a terminal, snapshot it, stop it, delete it. Every step is
+printed and checked; the first step that fails stops the demo (exit status 1).
+Everything it made is removed at the end; the host's D-Bus and polkit configuration
+are never touched.
 
 Needs root, a Docker daemon and the test image (tools/demo.sh sees to both).
 """
 
+import fcntl
 import os
+import pty
 import pwd
+import re
+import select
 import shlex
 import shutil
+import struct
+import subprocess
 import sys
+import termios
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 
-from stack import MEMBER, Stack  # noqa: E402
+from stack import MEMBER, SAFE_PATH, Stack  # noqa: E402
 
 IMAGE = "xagent-sandbox-test:latest"
 # Unique per run: Docker is shared with whatever else runs on the machine.
@@ -29,60 +40,127 @@ NAME = f"demo-{os.getpid()}"
 SNAPSHOT = f"{NAME}-snapshot"
 
 
+class StepFailed(Exception):
+    pass
+
+
+def on_terminal(stack, argv, keystrokes, timeout=60):
+    """Runs argv as the member on a new pseudo-terminal, types keystrokes once it shows
+    a prompt; returns (exit status, what the terminal showed)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    p = subprocess.Popen(stack._as_user(MEMBER, argv), stdin=slave, stdout=slave, stderr=slave,
+                         cwd=stack.tmp, env={"PATH": SAFE_PATH})
+    os.close(slave)
+    out, sent = b"", False
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        if not sent and (b"$ " in out or b"# " in out):
+            os.write(master, keystrokes)
+            sent = True
+        if p.poll() is not None and not ready:
+            break
+    os.close(master)
+    try:
+        status = p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        status = p.wait()
+    # Shown as text: no line editing's escape sequences, no carriage returns.
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.decode(errors="replace"))
+    return status, text.replace("\r\n", "\n").replace("\r", "")
+
+
 def main():
     build = os.environ.get("SBX_BUILD_ROOT", os.path.join(ROOT, "build"))
     ctl = os.path.join(build, "src", "ctl", "xagent-sandboxctl")
     stack = Stack(ROOT, build).start()
-    home = pwd.getpwnam(MEMBER).pw_dir
-    workspace = os.path.join(home, "demo-workspace")
-    failed = False
+    pw = pwd.getpwnam(MEMBER)
+    workspace = os.path.join(pw.pw_dir, "demo-workspace")
+    outbox = os.path.join(pw.pw_dir, "demo-outbox")
+    spec = ["--image", IMAGE, "--volume", f"{workspace}:/workspace:rw", "--port", "0:8080"]
 
-    def step(title, *args, expect=0):
-        nonlocal failed
+    def step(title, *args, expect=0, want=(), terminal=None):
+        """Runs one command, prints it and its output; raises StepFailed when its exit
+        status is not expect or a line of want is missing from its output."""
         argv = [ctl, "--no-ask-password", *args]
         print(f"\n### {title}\n$ xagent-sandboxctl {shlex.join(args)}", flush=True)
-        r = stack.run_as(MEMBER, argv, timeout=120)
-        sys.stdout.write(r.stdout)
-        sys.stdout.write(r.stderr)
-        if r.returncode != expect:
-            print(f"!!! exit status {r.returncode}, expected {expect}", flush=True)
-            failed = True
-        return r
+        if terminal is None:
+            r = stack.run_as(MEMBER, argv, timeout=120)
+            status, out = r.returncode, r.stdout + r.stderr
+        else:
+            print(f"(typed on its terminal: {terminal!r})", flush=True)
+            status, out = on_terminal(stack, argv, terminal.encode())
+        sys.stdout.write(out if out.endswith("\n") or not out else out + "\n")
+        if status != expect:
+            raise StepFailed(f"{title}: exit status {status}, expected {expect}")
+        # Lines as words: a table's columns widen with other users' names (Docker is shared).
+        lines = {" ".join(line.split()) for line in out.splitlines()}
+        missing = [w for w in want if w not in lines]
+        if missing:
+            raise StepFailed(f"{title}: the output lacks {missing}")
+        return out
 
+    failed = None
     try:
         print(f"A private system bus at {stack.address}, polkitd and the build-tree daemon;")
         print(f"the calls below run as the unprivileged user {MEMBER}. The sandbox: {NAME}")
-        os.makedirs(workspace, exist_ok=True)
-        with open(os.path.join(workspace, "hello.txt"), "w") as f:
+        for d in (workspace, outbox):
+            os.makedirs(d, exist_ok=True)
+            os.chown(d, pw.pw_uid, pw.pw_gid)
+        hello = os.path.join(workspace, "hello.txt")
+        with open(hello, "w") as f:
             f.write("hello from the host\n")
-        pw = pwd.getpwnam(MEMBER)
-        for p in (workspace, os.path.join(workspace, "hello.txt")):
-            os.chown(p, pw.pw_uid, pw.pw_gid)
+        os.chown(hello, pw.pw_uid, pw.pw_gid)
 
-        step("Create a sandbox with a workspace volume", "create", NAME, "--image", IMAGE,
-             "--volume", f"{workspace}:/workspace:rw", "--port", "0:8080")
-        step("List my sandboxes", "list")
-        step("Show it", "inspect", NAME)
-        step("Verify it against the spec it was made from", "verify", NAME, "--image", IMAGE,
-             "--volume", f"{workspace}:/workspace:rw", "--port", "0:8080")
-        step("Verify it against a different spec (mismatch, exit status 1)", "verify", NAME,
-             "--image", IMAGE, "--volume", f"{workspace}:/workspace:rw", "--port", "0:8080",
-             "--memory", "1024", expect=1)
+        step("Create a sandbox with a workspace volume", "create", NAME, *spec)
+        step("List my sandboxes", "list", want=[f"{NAME} running {MEMBER} match"])
+        step("Show it", "inspect", NAME, want=["hardened: yes", "verdict: match"])
+        step("Verify it against the spec it was made from", "verify", NAME, *spec,
+             want=["verdict: match"])
+        step("Verify it against a different spec (mismatch, exit status 1)", "verify", NAME, *spec,
+             "--memory", "1024", expect=1, want=["verdict: mismatch", "mismatched_fields: memory"])
+        step("Run a command in it, as me, on the workspace (exits with its status)", "exec", NAME, "--",
+             "sh", "-c", "id -u; cat /workspace/hello.txt; exit 3", expect=3,
+             want=[str(pw.pw_uid), "hello from the host"])
+        step("Copy a file into it", "cp", hello, f"{NAME}:/tmp")
+        step("Copy it back out", "cp", f"{NAME}:/tmp/hello.txt", outbox)
+        with open(os.path.join(outbox, "hello.txt")) as f:
+            print(f"({outbox}/hello.txt: {f.read().strip()!r})")
+        step("Open a shell in it on this terminal", "shell", NAME, terminal="echo in $(pwd) as $(id -u); exit\r",
+             want=[f"in /home as {pw.pw_uid}"])
         step("Snapshot it", "snapshot", NAME, SNAPSHOT)
         step("List my snapshots", "snapshots")
         step("Stop it", "stop", NAME, "--timeout", "1")
         step("Delete it", "delete", NAME)
         step("Delete the snapshot", "delete-snapshot", SNAPSHOT)
-        step("None of it is left", "list")
+        out = step("None of it is left", "list")
+        if NAME in out:
+            raise StepFailed(f"None of it is left: {NAME} is still listed")
+    except StepFailed as e:
+        failed = e
     finally:
-        # Whatever happened above: no sandbox, snapshot or workspace stays behind.
+        # Whatever happened above: no sandbox, snapshot or directory stays behind.
         for args in (["delete", NAME], ["delete-snapshot", SNAPSHOT]):
             stack.run_as(MEMBER, [ctl, "--no-ask-password", *args], timeout=120)
         shutil.rmtree(workspace, ignore_errors=True)
+        shutil.rmtree(outbox, ignore_errors=True)
         stack.stop()
 
-    print("\nDemo failed." if failed else "\nDemo complete: a verified sandbox lifecycle through the bus.")
-    return 1 if failed else 0
+    if failed:
+        print(f"\n!!! {failed}\nDemo failed: it stopped at the first step that did not do what it should.")
+        return 1
+    print("\nDemo complete: a verified sandbox lifecycle through the bus.")
+    return 0
 
 
 if __name__ == "__main__":

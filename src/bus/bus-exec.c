@@ -39,7 +39,6 @@ struct ExecObject {
         bool thread_started;
         bool running;
         int exit_status;
-        sd_bus_slot *slot;
         sd_bus_track *track;
         sd_event_source *done_source, *linger;
         unsigned n_jobs;                /* Kill/Resize in flight: they use process */
@@ -113,7 +112,6 @@ static ExecObject *exec_free(ExecObject *e) {
                 manager_exec_release(e->m, e->caller);
         if (e->running || e->thread_started)
                 manager_idle(e->m, BUSY_UID);
-        sd_bus_slot_unref(e->slot);
         sd_bus_track_unref(e->track);
         sd_event_source_disable_unref(e->done_source);
         sd_event_source_disable_unref(e->linger);
@@ -356,6 +354,10 @@ static int method_resize(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         return audit_refusal(e, uid, "exec-resize", r, error);
 }
 
+static bool may_read(const ExecObject *e, uid_t uid) {
+        return uid == 0 || uid == e->caller || uid == e->owner;
+}
+
 static int property_get(sd_bus *bus, const char *path, const char *interface, const char *property,
                         sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         ExecObject *e = userdata;
@@ -364,7 +366,7 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
 
         /* Its path is in broadcast signals: what it is about is for its caller, the
          * sandbox's owner and root only. */
-        if (call && (bus_caller_uid(call, &uid) < 0 || (uid != 0 && uid != e->caller && uid != e->owner)))
+        if (call && (bus_caller_uid(call, &uid) < 0 || !may_read(e, uid)))
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
         if (streq(property, "Sandbox"))
                 return sd_bus_message_append(reply, "s", e->sandbox);
@@ -391,6 +393,58 @@ static const sd_bus_vtable exec_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
+/* The exec objects are one fallback vtable over the list: a caller is shown (in
+ * introspection and the ObjectManager) only those it may read, as for sandboxes;
+ * one registration per object would show every caller all of them, and the
+ * ObjectManager's answer would fail as a whole on the first it may not read. */
+static int exec_find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
+                     sd_bus_error *error) {
+        for (ExecObject *e = execs; e; e = e->next)
+                if (streq(e->path, path)) {
+                        *found = e;
+                        return 1;
+                }
+        return 0;
+}
+
+static int exec_enumerate(sd_bus *bus, const char *path, void *userdata, char ***ret_nodes, sd_bus_error *error) {
+        sd_bus_message *call = sd_bus_get_current_message(bus);
+        size_t n = 0, total = 0;
+        char **nodes;
+        uid_t uid;
+
+        *ret_nodes = NULL;
+        if (!call || bus_caller_uid(call, &uid) < 0)
+                return 0;
+        for (ExecObject *e = execs; e; e = e->next)
+                total++;
+        nodes = calloc(total + 1, sizeof(char *));
+        if (!nodes)
+                return -ENOMEM;
+        for (ExecObject *e = execs; e; e = e->next) {
+                if (!may_read(e, uid))
+                        continue;
+                nodes[n] = strdup(e->path);
+                if (!nodes[n]) {
+                        while (n > 0)
+                                free(nodes[--n]);
+                        free(nodes);
+                        return -ENOMEM;
+                }
+                n++;
+        }
+        *ret_nodes = nodes;
+        return 0;
+}
+
+int bus_exec_register(Manager *m) {
+        int r = sd_bus_add_fallback_vtable(m->bus, NULL, SBX_BUS_EXEC_PREFIX, SBX_BUS_EXEC_INTERFACE, exec_vtable,
+                                           exec_find, m);
+        if (r < 0)
+                return r;
+        return sd_bus_add_node_enumerator(m->bus, NULL, SBX_BUS_EXEC_PREFIX, exec_enumerate, m);
+}
+
 /* The caller's connection closed: its running exec is killed; a finished one
  * has nobody left to read it. */
 static int on_caller_gone(sd_bus_track *t, void *userdata) {
@@ -416,8 +470,8 @@ static int exec_publish(ExecObject *e, const char *caller_name) {
                 snprintf(e->id + 2 * i, 3, "%02x", b[i]);
         if (asprintf(&e->path, SBX_BUS_EXEC_PREFIX "/%s", e->id) < 0)
                 return -ENOMEM;
-        if ((r = sd_bus_add_object_vtable(e->m->bus, &e->slot, e->path, SBX_BUS_EXEC_INTERFACE, exec_vtable, e)) < 0 ||
-            (r = sd_bus_track_new(e->m->bus, &e->track, on_caller_gone, e)) < 0)
+        /* Published by being on the list (exec_find()). */
+        if ((r = sd_bus_track_new(e->m->bus, &e->track, on_caller_gone, e)) < 0)
                 return r;
         return sd_bus_track_add_name(e->track, caller_name);
 }

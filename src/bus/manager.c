@@ -613,7 +613,7 @@ int manager_run(Manager *m) {
                 log_error_errno(r, "cannot connect to the bus: %m");
                 return r;
         }
-        if ((r = bus_manager_register(m)) < 0 || (r = bus_sandbox_register(m)) < 0 ||
+        if ((r = bus_manager_register(m)) < 0 || (r = bus_sandbox_register(m)) < 0 || (r = bus_exec_register(m)) < 0 ||
             (r = sd_bus_add_object_manager(m->bus, NULL, SBX_BUS_PATH)) < 0)
                 return r;
         /* Not every NameOwnerChanged on the bus: our own name's (for the idle exit),

@@ -21,7 +21,7 @@ int ctl_bus_connect(const CtlOptions *o, sd_bus **ret) {
                 return ctl_bus_fail("registering the error map", r), r;
         r = sd_bus_open_system(&bus);
         if (r < 0) {
-                fprintf(stderr, "xagent-sandboxctl: cannot connect to the system bus: %s\n", strerror(-r));
+                ctl_error_unnamed(ctl_errno_name(r), "cannot connect to the system bus: %s", strerror(-r));
                 return r;
         }
         r = sd_bus_set_allow_interactive_authorization(bus, o->ask_password);
@@ -67,7 +67,7 @@ int ctl_bus_new_sandbox_call(sd_bus *bus, const CtlOptions *o, const char *metho
                 return 0;
         }
         if (parse_user(o->owner, &uid) < 0) {
-                fprintf(stderr, "xagent-sandboxctl: --owner: no such user: %s\n", o->owner);
+                ctl_error_unnamed(SD_BUS_ERROR_INVALID_ARGS, "--owner: no such user: %s", o->owner);
                 return -ESRCH;
         }
         /* The object's method is the Manager's without "Sandbox": InspectSandbox →
@@ -106,15 +106,14 @@ int ctl_bus_call(sd_bus *bus, sd_bus_message *m, uint64_t timeout_usec, const Ct
         if (r >= 0)
                 return r;
         if (sd_bus_error_is_set(&error))
-                fprintf(stderr, "xagent-sandboxctl: %s: %s\n", error.name,
-                        error.message ?: strerror(-r));
+                ctl_error(error.name, "%s", error.message ?: strerror(-r));
         else
-                fprintf(stderr, "xagent-sandboxctl: %s: %s\n", sd_bus_message_get_member(m), strerror(-r));
+                ctl_error_unnamed(ctl_errno_name(r), "%s: %s", sd_bus_message_get_member(m), strerror(-r));
         return r;
 }
 
 int ctl_bus_fail(const char *what, int r) {
-        fprintf(stderr, "xagent-sandboxctl: %s: %s\n", what, strerror(-r));
+        ctl_error_unnamed(ctl_errno_name(r), "%s: %s", what, strerror(-r));
         return CTL_EXIT_FAILURE;
 }
 

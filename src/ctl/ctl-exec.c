@@ -544,7 +544,9 @@ static int spawn_filter(int in, int out, int other, pid_t *ret) {
                         r = n > 0 ? sbx_tar_filter_feed(f, chunk, (size_t) n, &buf, &size, &alloc, &error)
                                   : sbx_tar_filter_finish(f, &buf, &size, &alloc, &error);
                         if (r < 0) {
-                                fprintf(stderr, "xagent-sandboxctl: cp: %s\n", error.message ?: strerror(-r));
+                                ctl_error_unnamed(sbx_error_is_set(&error) ? sbx_error_bus_name(error.kind)
+                                                                           : ctl_errno_name(r),
+                                                  "cp: %s", error.message ?: strerror(-r));
                                 _exit(EXIT_FAILURE);
                         }
                         if (size > 0 && write_all(out, buf, size) < 0)

@@ -39,11 +39,35 @@ static void format_image_id(const char *id, char *buf, size_t size) {
         snprintf(buf, size, "%.12s", hex);
 }
 
-static void print_legend(const CtlTable *t, const char *one, const char *many) {
+/* list and snapshots: --no-legend leaves out the header and the count, as machinectl. */
+enum { ARG_NO_LEGEND = 0x200 };
+
+static int list_option(int c, const char *arg, void *userdata) {
+        bool *no_legend = userdata;
+
+        (void) arg;
+        if (c != ARG_NO_LEGEND)
+                return CTL_EXIT_USAGE;
+        *no_legend = true;
+        return CTL_PROCEED;
+}
+
+static int parse_list_args(int argc, char **argv, CtlOptions *o, bool *no_legend) {
+        static const struct option options[] = {
+                CTL_COMMON_OPTIONS,
+                { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
+                {}
+        };
+
+        return ctl_parse_args(argc, argv, options, o, list_option, no_legend, 0, 0);
+}
+
+static void print_table(const CtlTable *t, bool no_legend, const char *one, const char *many) {
         size_t n = ctl_table_rows(t);
 
-        ctl_table_print(t, stdout);
-        printf("\n%zu %s listed.\n", n, n == 1 ? one : many);
+        ctl_table_print(t, stdout, !no_legend);
+        if (!no_legend)
+                printf("\n%zu %s listed.\n", n, n == 1 ? one : many);
 }
 
 static int call_list(const char *method, const CtlOptions *o, sd_bus_message **ret) {
@@ -60,6 +84,31 @@ static int call_list(const char *method, const CtlOptions *o, sd_bus_message **r
         return CTL_PROCEED;
 }
 
+static const char *row_string(json_object *row, const char *key) {
+        return json_object_get_string(json_object_object_get(row, key));
+}
+
+static int64_t row_int(json_object *row, const char *key) {
+        return json_object_get_int64(json_object_object_get(row, key));
+}
+
+/* Rows in a stable order, whatever order the service answered in: by the key, then by
+ * owner (root sees everyone's, and names repeat across owners). */
+static int compare_rows(json_object *a, json_object *b, const char *key) {
+        int c = strcmp(row_string(a, key), row_string(b, key));
+        int64_t oa = row_int(a, "owner"), ob = row_int(b, "owner");
+
+        return c != 0 ? c : (oa > ob) - (oa < ob);
+}
+
+static int compare_sandboxes(const void *a, const void *b) {
+        return compare_rows(*(json_object *const *) a, *(json_object *const *) b, "name");
+}
+
+static int compare_snapshots(const void *a, const void *b) {
+        return compare_rows(*(json_object *const *) a, *(json_object *const *) b, "snapshot_id");
+}
+
 static int list_row_json(json_object *array, const char *name, const char *state, uint32_t owner,
                          const char *verdict, const char *path) {
         _cleanup_(json_object_putp) json_object *row = json_object_new_object();
@@ -74,43 +123,58 @@ static int list_row_json(json_object *array, const char *name, const char *state
         return sbx_json_push(array, TAKE_PTR(row));
 }
 
+/* The reply's sandboxes as the JSON rows of --json, sorted. */
+static int read_sandboxes(sd_bus_message *reply, json_object *array) {
+        int r;
+
+        if ((r = sd_bus_message_enter_container(reply, 'a', "(ssuso)")) < 0)
+                return r;
+        for (;;) {
+                const char *name, *state, *verdict, *path;
+                uint32_t owner;
+
+                r = sd_bus_message_read(reply, "(ssuso)", &name, &state, &owner, &verdict, &path);
+                if (r <= 0)
+                        break;
+                if ((r = list_row_json(array, name, state, owner, verdict, path)) < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        json_object_array_sort(array, compare_sandboxes);
+        return 0;
+}
+
 int verb_list(int argc, char **argv, CtlOptions *o) {
-        static const struct option options[] = { CTL_COMMON_OPTIONS, {} };
         static const char *const titles[] = { "NAME", "STATE", "OWNER", "VERDICT" };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(json_object_putp) json_object *array = json_object_new_array();
         _cleanup_(ctl_table_freep) CtlTable *t = ctl_table_new(ELEMENTSOF(titles), titles);
+        bool no_legend = false;
         int r;
 
-        if ((r = ctl_parse_args(argc, argv, options, o, NULL, NULL, 0, 0)) != CTL_PROCEED ||
+        if ((r = parse_list_args(argc, argv, o, &no_legend)) != CTL_PROCEED ||
             (r = call_list("ListSandboxes", o, &reply)) != CTL_PROCEED)
                 return r;
         if (!array || !t)
                 return ctl_bus_fail("list", -ENOMEM);
-        if ((r = sd_bus_message_enter_container(reply, 'a', "(ssuso)")) < 0)
+        if ((r = read_sandboxes(reply, array)) < 0)
                 return ctl_bus_fail("ListSandboxes reply", r);
-        for (;;) {
-                const char *name, *state, *verdict, *path;
-                uint32_t owner;
-                char owner_str[64];
+        if (o->json) {
+                ctl_print_json(array);
+                return 0;
+        }
+        for (size_t i = 0; i < json_object_array_length(array); i++) {
+                json_object *row = json_object_array_get_idx(array, i);
+                char owner[64];
 
-                r = sd_bus_message_read(reply, "(ssuso)", &name, &state, &owner, &verdict, &path);
-                if (r < 0)
-                        return ctl_bus_fail("ListSandboxes reply", r);
-                if (r == 0)
-                        break;
-                format_owner(owner, owner_str, sizeof owner_str);
-                if (o->json)
-                        r = list_row_json(array, name, state, owner, verdict, path);
-                else
-                        r = ctl_table_add_row(t, (const char *const[]) { name, state, owner_str, verdict });
+                format_owner((uint32_t) row_int(row, "owner"), owner, sizeof owner);
+                r = ctl_table_add_row(t, (const char *const[]) { row_string(row, "name"), row_string(row, "state"),
+                                                                owner, row_string(row, "verdict") });
                 if (r < 0)
                         return ctl_bus_fail("list", r);
         }
-        if (o->json)
-                ctl_print_json(array);
-        else
-                print_legend(t, "sandbox", "sandboxes");
+        print_table(t, no_legend, "sandbox", "sandboxes");
         return 0;
 }
 
@@ -128,46 +192,61 @@ static int snapshot_row_json(json_object *array, const char *id, const char *sou
         return sbx_json_push(array, TAKE_PTR(row));
 }
 
-int verb_snapshots(int argc, char **argv, CtlOptions *o) {
-        static const struct option options[] = { CTL_COMMON_OPTIONS, {} };
-        static const char *const titles[] = { "ID", "SOURCE", "OWNER", "CREATED", "IMAGE" };
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(json_object_putp) json_object *array = json_object_new_array();
-        _cleanup_(ctl_table_freep) CtlTable *t = ctl_table_new(ELEMENTSOF(titles), titles);
+static int read_snapshots(sd_bus_message *reply, json_object *array) {
         int r;
 
-        if ((r = ctl_parse_args(argc, argv, options, o, NULL, NULL, 0, 0)) != CTL_PROCEED ||
-            (r = call_list("ListSnapshots", o, &reply)) != CTL_PROCEED)
-                return r;
-        if (!array || !t)
-                return ctl_bus_fail("snapshots", -ENOMEM);
         if ((r = sd_bus_message_enter_container(reply, 'a', "(sssut)")) < 0)
-                return ctl_bus_fail("ListSnapshots reply", r);
+                return r;
         for (;;) {
                 const char *id, *source, *image;
                 uint32_t owner;
                 uint64_t created;
-                char owner_str[64], created_str[64], image_str[16];
 
                 r = sd_bus_message_read(reply, "(sssut)", &id, &source, &image, &owner, &created);
-                if (r < 0)
-                        return ctl_bus_fail("ListSnapshots reply", r);
-                if (r == 0)
+                if (r <= 0)
                         break;
-                format_owner(owner, owner_str, sizeof owner_str);
-                format_time(created, created_str, sizeof created_str);
-                format_image_id(image, image_str, sizeof image_str);
-                if (o->json)
-                        r = snapshot_row_json(array, id, source, image, owner, created);
-                else
-                        r = ctl_table_add_row(t, (const char *const[]) { id, source, owner_str, created_str, image_str });
+                if ((r = snapshot_row_json(array, id, source, image, owner, created)) < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        json_object_array_sort(array, compare_snapshots);
+        return 0;
+}
+
+int verb_snapshots(int argc, char **argv, CtlOptions *o) {
+        static const char *const titles[] = { "ID", "SOURCE", "OWNER", "CREATED", "IMAGE" };
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(json_object_putp) json_object *array = json_object_new_array();
+        _cleanup_(ctl_table_freep) CtlTable *t = ctl_table_new(ELEMENTSOF(titles), titles);
+        bool no_legend = false;
+        int r;
+
+        if ((r = parse_list_args(argc, argv, o, &no_legend)) != CTL_PROCEED ||
+            (r = call_list("ListSnapshots", o, &reply)) != CTL_PROCEED)
+                return r;
+        if (!array || !t)
+                return ctl_bus_fail("snapshots", -ENOMEM);
+        if ((r = read_snapshots(reply, array)) < 0)
+                return ctl_bus_fail("ListSnapshots reply", r);
+        if (o->json) {
+                ctl_print_json(array);
+                return 0;
+        }
+        for (size_t i = 0; i < json_object_array_length(array); i++) {
+                json_object *row = json_object_array_get_idx(array, i);
+                char owner[64], created[64], image[16];
+
+                format_owner((uint32_t) row_int(row, "owner"), owner, sizeof owner);
+                format_time(json_object_get_uint64(json_object_object_get(row, "created_us")), created,
+                            sizeof created);
+                format_image_id(row_string(row, "image_id"), image, sizeof image);
+                r = ctl_table_add_row(t, (const char *const[]) { row_string(row, "snapshot_id"),
+                                                                row_string(row, "source"), owner, created, image });
                 if (r < 0)
                         return ctl_bus_fail("snapshots", r);
         }
-        if (o->json)
-                ctl_print_json(array);
-        else
-                print_legend(t, "snapshot", "snapshots");
+        print_table(t, no_legend, "snapshot", "snapshots");
         return 0;
 }
 

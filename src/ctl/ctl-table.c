@@ -63,7 +63,7 @@ static size_t width(const char *s) {
         return w;
 }
 
-void ctl_table_print(const CtlTable *t, FILE *f) {
+void ctl_table_print(const CtlTable *t, FILE *f, bool header) {
         _cleanup_free_ size_t *widths = calloc(t->n_columns, sizeof(size_t));
 
         if (!widths)
@@ -73,7 +73,7 @@ void ctl_table_print(const CtlTable *t, FILE *f) {
                 if (w > widths[i % t->n_columns])
                         widths[i % t->n_columns] = w;
         }
-        for (size_t i = 0; i < t->n_cells; i++) {
+        for (size_t i = header ? 0 : t->n_columns; i < t->n_cells; i++) {
                 size_t col = i % t->n_columns;
 
                 fputs(t->cells[i], f);

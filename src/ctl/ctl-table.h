@@ -3,6 +3,7 @@
 
 /* A table for people: a header row, then rows, columns aligned, as machinectl prints. */
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "macro.h"
@@ -20,5 +21,6 @@ int ctl_table_add_row(CtlTable *t, const char *const *cells);
 /* Number of rows, not counting the header. */
 size_t ctl_table_rows(const CtlTable *t);
 
-/* Prints the header and the rows, each column as wide as its widest cell. */
-void ctl_table_print(const CtlTable *t, FILE *f);
+/* Prints the header (unless !header) and the rows, each column as wide as its widest
+ * cell (the header's included, so that columns line up the same either way). */
+void ctl_table_print(const CtlTable *t, FILE *f, bool header);

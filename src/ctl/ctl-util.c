@@ -7,10 +7,76 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bus-error.h"
 #include <json-c/json.h>
+#include <systemd/sd-bus.h>
 
+#include "bus-error.h"
 #include "ctl-util.h"
+#include "json-util.h"
+
+bool ctl_errors_as_json = false;
+
+/* {"error": name, "message": message[, "usage": usage]} on one line. */
+static void print_json_error(const char *name, const char *message, const char *usage) {
+        _cleanup_(json_object_putp) json_object *j = json_object_new_object();
+
+        if (!j || sbx_json_put(j, "error", json_object_new_string(name)) < 0 ||
+            sbx_json_put(j, "message", json_object_new_string(message)) < 0 ||
+            (usage && sbx_json_put(j, "usage", json_object_new_string(usage)) < 0)) {
+                /* out of memory: the plain line is still worth printing */
+                fprintf(stderr, "xagent-sandboxctl: %s: %s\n", name, message);
+                return;
+        }
+        fprintf(stderr, "%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+static void verror(const char *name, bool named, const char *usage, const char *fmt, va_list ap) {
+        _cleanup_free_ char *message = NULL;
+
+        if (vasprintf(&message, fmt, ap) < 0) {
+                fprintf(stderr, "xagent-sandboxctl: %s\n", name);
+                return;
+        }
+        if (ctl_errors_as_json) {
+                _cleanup_free_ char *full = NULL;
+
+                if (usage && asprintf(&full, "xagent-sandboxctl %s", usage) < 0)
+                        full = NULL;
+                print_json_error(name, message, full ?: usage);
+                return;
+        }
+        if (named)
+                fprintf(stderr, "xagent-sandboxctl: %s: %s\n", name, message);
+        else
+                fprintf(stderr, "xagent-sandboxctl: %s\n", message);
+        if (usage)
+                fprintf(stderr, "usage: xagent-sandboxctl %s\n", usage);
+}
+
+void ctl_error(const char *name, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        verror(name, true, NULL, fmt, ap);
+        va_end(ap);
+}
+
+void ctl_error_unnamed(const char *name, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        verror(name, false, NULL, fmt, ap);
+        va_end(ap);
+}
+
+const char *ctl_errno_name(int r) {
+        static sd_bus_error e = SD_BUS_ERROR_NULL;
+
+        /* One error at a time is printed; the previous name is no longer needed. */
+        sd_bus_error_free(&e);
+        (void) sd_bus_error_set_errno(&e, r < 0 ? -r : r);
+        return e.name ?: SD_BUS_ERROR_FAILED;
+}
 
 static int common_option(int c, const char *verb, CtlOptions *o) {
         switch (c) {
@@ -67,11 +133,9 @@ int ctl_parse_args(int argc, char **argv, const struct option *options, CtlOptio
 int ctl_usage_error(const char *verb, const char *fmt, ...) {
         va_list ap;
 
-        fputs("xagent-sandboxctl: ", stderr);
         va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
+        verror("usage", false, ctl_verb_usage(verb), fmt, ap);
         va_end(ap);
-        fprintf(stderr, "\nusage: xagent-sandboxctl %s\n", ctl_verb_usage(verb));
         return CTL_EXIT_USAGE;
 }
 
@@ -91,12 +155,11 @@ int ctl_parse_uint(const char *verb, const char *name, const char *s, uint64_t m
 
 int ctl_fail(const char *what, int r, const SbxError *error) {
         if (sbx_error_is_set(error) && error->kind == SBX_ERROR_IO)
-                fprintf(stderr, "xagent-sandboxctl: %s\n", error->message ?: what);
+                ctl_error_unnamed(sbx_error_bus_name(error->kind), "%s", error->message ?: what);
         else if (sbx_error_is_set(error))
-                fprintf(stderr, "xagent-sandboxctl: %s: %s\n", sbx_error_bus_name(error->kind),
-                        error->message ?: what);
+                ctl_error(sbx_error_bus_name(error->kind), "%s", error->message ?: what);
         else
-                fprintf(stderr, "xagent-sandboxctl: %s: %s\n", what, strerror(-r));
+                ctl_error_unnamed(ctl_errno_name(r), "%s: %s", what, strerror(-r));
         return CTL_EXIT_FAILURE;
 }
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "macro.h"
 
 /* Global options of xagent-sandboxctl; every command accepts them after its name too. */
 typedef struct CtlOptions {
@@ -61,6 +62,20 @@ int ctl_parse_uint(const char *verb, const char *name, const char *s, uint64_t m
 /* Prints a local failure — "xagent-sandboxctl: <D-Bus error name>: <message>" as the
  * daemon would have named it, or the plain message for local I/O — and returns 1. */
 int ctl_fail(const char *what, int r, const SbxError *error);
+
+/* How failures are printed on standard error: for people, "xagent-sandboxctl: NAME:
+ * MESSAGE" (ctl_error) or "xagent-sandboxctl: MESSAGE" (ctl_error_unnamed); with
+ * --json (ctl_errors_as_json), whichever of the two, one line of JSON
+ * {"error": NAME, "message": MESSAGE}. NAME is a D-Bus error name, or "usage" for a
+ * usage error (which also carries "usage": the command's usage line). */
+extern bool ctl_errors_as_json;
+void ctl_error(const char *name, const char *fmt, ...) _printf_(2, 3);
+void ctl_error_unnamed(const char *name, const char *fmt, ...) _printf_(2, 3);
+
+/* The D-Bus name sd-bus gives a local errno (org.freedesktop.DBus.Error.NoMemory,
+ * System.Error.ENOTDIR, ...), for failures that come with no name of their own. The
+ * string is static or lives until the program ends. */
+const char *ctl_errno_name(int r);
 
 /* Prints a JSON value for programs (pretty, '/' unescaped) on standard output. */
 struct json_object;

@@ -20,8 +20,10 @@ typedef struct Verb {
 } Verb;
 
 static const Verb verbs[] = {
-        { "list", verb_list, "list", "List the sandboxes", "" },
-        { "snapshots", verb_snapshots, "snapshots", "List the snapshots", "" },
+        { "list", verb_list, "list [--no-legend]", "List the sandboxes, by name",
+          "     --no-legend              Print neither the header nor the count\n" },
+        { "snapshots", verb_snapshots, "snapshots [--no-legend]", "List the snapshots, by id",
+          "     --no-legend              Print neither the header nor the count\n" },
         { "create", verb_create, "create NAME [SPEC OPTIONS...]",
           "Create a sandbox from a spec and start it", CTL_SPEC_OPTIONS_HELP },
         { "ensure", verb_ensure, "ensure NAME [SPEC OPTIONS...] [--recreate] [--stop-timeout S]",
@@ -107,6 +109,12 @@ int main(int argc, char **argv) {
         const Verb *v;
         int c;
 
+        /* Errors are JSON when --json is anywhere before "--", so that even a usage
+         * error met before getopt reaches it comes out as JSON. */
+        for (int i = 1; i < argc && !streq(argv[i], "--"); i++)
+                if (streq(argv[i], "--json"))
+                        ctl_errors_as_json = true;
+
         /* '+': stop at the command; what follows is the command's business. */
         opterr = 0;
         while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0)
@@ -127,17 +135,17 @@ int main(int argc, char **argv) {
                         o.owner = optarg;
                         break;
                 default:
-                        fprintf(stderr, "xagent-sandboxctl: unknown option '%s'; see --help\n", argv[optind - 1]);
+                        ctl_error_unnamed("usage", "unknown option '%s'; see --help", argv[optind - 1]);
                         return CTL_EXIT_USAGE;
                 }
 
         if (optind >= argc) {
-                fprintf(stderr, "xagent-sandboxctl: a command is needed; see --help\n");
+                ctl_error_unnamed("usage", "a command is needed; see --help");
                 return CTL_EXIT_USAGE;
         }
         v = find_verb(argv[optind]);
         if (!v) {
-                fprintf(stderr, "xagent-sandboxctl: unknown command '%s'; see --help\n", argv[optind]);
+                ctl_error_unnamed("usage", "unknown command '%s'; see --help", argv[optind]);
                 return CTL_EXIT_USAGE;
         }
         return v->run(argc - optind, argv + optind, &o);

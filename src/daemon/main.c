@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "config.h"
+#include "init-volume.h"
 #include "log.h"
 #include "manager.h"
 #include "policy.h"
@@ -123,6 +124,13 @@ int main(int argc, char **argv) {
                 return do_check_config(optind < argc ? argv[optind] : config.config_path, argc - optind);
         if (optind < argc) {
                 log_error("takes no arguments");
+                return EXIT_FAILURE;
+        }
+
+        /* Every create needs it: better no start at all than a failure at the first one. */
+        _cleanup_(sbx_error_free) SbxError init_error = SBX_ERROR_NULL;
+        if (sbx_init_program_check(config.init_dir, &init_error) < 0) {
+                log_error("%s", init_error.message ?: "out of memory");
                 return EXIT_FAILURE;
         }
 

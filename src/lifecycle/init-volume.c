@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <gnutls/crypto.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "container-body.h"
@@ -49,15 +50,32 @@ static bool same_options(json_object *volume, json_object *want) {
         return true;
 }
 
-int sbx_init_volume_ensure(SbxDocker *d, const char *init_dir, char **ret_name, SbxError *error) {
-        _cleanup_(json_object_putp) json_object *volume = NULL, *options = NULL;
-        _cleanup_free_ char *name = NULL, *program = NULL;
-        int r;
+int sbx_init_program_check(const char *init_dir, SbxError *error) {
+        _cleanup_free_ char *program = NULL;
+        struct stat st;
 
         if (asprintf(&program, "%s/%s", init_dir, INIT_PROGRAM) < 0)
                 return -ENOMEM;
-        if (init_dir[0] != '/' || access(program, X_OK) < 0)
-                return sbx_error_set(error, SBX_ERROR_IO, "The sandboxes' first process '%s' is missing: %m", program);
+        if (init_dir[0] != '/')
+                return sbx_error_set(error, SBX_ERROR_IO, "--init-dir %s: not an absolute path", init_dir);
+        if (stat(program, &st) < 0)
+                return sbx_error_set(error, SBX_ERROR_IO,
+                                     "The sandboxes' first process %s is missing (%m); --init-dir names its directory",
+                                     program);
+        if (!S_ISREG(st.st_mode) || access(program, X_OK) < 0)
+                return sbx_error_set(error, SBX_ERROR_IO,
+                                     "The sandboxes' first process %s is not an executable file; "
+                                     "--init-dir names its directory", program);
+        return 0;
+}
+
+int sbx_init_volume_ensure(SbxDocker *d, const char *init_dir, char **ret_name, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *volume = NULL, *options = NULL;
+        _cleanup_free_ char *name = NULL;
+        int r;
+
+        if ((r = sbx_init_program_check(init_dir, error)) < 0)
+                return r;
         if ((r = volume_name(init_dir, &name)) < 0 || (r = driver_options(init_dir, &options)) < 0)
                 return r;
 

@@ -10,6 +10,10 @@
 
 #include "docker.h"
 
+/* Checks that init_dir holds the program, a regular executable file: the daemon
+ * refuses to start without it (IO, naming the path and --init-dir). */
+int sbx_init_program_check(const char *init_dir, SbxError *error);
+
 /* Makes sure the volume for init_dir exists with exactly these options, and that
  * the program is there; returns its name. A volume of that name bound elsewhere is
  * a BackendError (it is never silently replaced). */

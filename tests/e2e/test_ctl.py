@@ -295,6 +295,43 @@ def test_snapshots(ctl):
     ctl.ok("delete-snapshot", snap)
 
 
+def test_list_is_sorted_and_no_legend_drops_header_and_count(ctl):
+    """Whatever order the service answers in, the rows come by name (and snapshots by
+    id); --no-legend prints the rows only, for scripts."""
+    tag = uuid.uuid4().hex[:6]
+    names = [f"ctl-{tag}-{w}" for w in ("zulu", "alpha", "mike", "bravo")]
+    ctl.sandboxes.extend(names)
+    snaps = [f"ctl-snap-{tag}-{w}" for w in ("yankee", "echo", "kilo")]
+    ctl.snapshots.extend(snaps)
+    for n in names:
+        ctl.create(n)
+    for s in snaps:
+        ctl.json("snapshot", names[0], s)
+
+    mine = [row["name"] for row in ctl.json("list") if row["name"].startswith(f"ctl-{tag}-")]
+    assert mine == sorted(names)
+    everything = [row["name"] for row in ctl.json("list")]
+    assert everything == sorted(everything)
+    _, rows, _ = table(ctl.ok("list").stdout)
+    assert [r[0] for r in rows] == sorted(r[0] for r in rows)
+
+    # (Docker is shared: other runs' sandboxes of the member may come and go meanwhile.)
+    bare = ctl.ok("list", "--no-legend").stdout
+    lines = bare.splitlines()
+    assert lines and "NAME" not in bare and "listed" not in bare and "" not in lines, bare
+    first = [re.split(r" +", line)[0] for line in lines]
+    assert first == sorted(first)
+    assert [re.split(r" +", line) for line in lines if line.startswith(f"ctl-{tag}-")] == \
+        [[n, "running", MEMBER, "match"] for n in sorted(names)]
+
+    ids = [row["snapshot_id"] for row in ctl.json("snapshots")]
+    assert ids == sorted(ids) and [i for i in ids if i in snaps] == sorted(snaps)
+    bare = ctl.ok("snapshots", "--no-legend").stdout.splitlines()
+    first = [line.split()[0] for line in bare]
+    assert first == sorted(first) and [i for i in first if i in snaps] == sorted(snaps)
+    assert not any("listed" in line or line.startswith("ID ") for line in bare)
+
+
 # ---- failures ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("verb", ["inspect", "start", "stop", "verify", "snapshot"])
@@ -337,6 +374,56 @@ def test_usage_errors(ctl, args):
     r = ctl(*args)
     assert r.returncode == 2, (args, r.stdout, r.stderr)
     assert r.stdout == "" and r.stderr.startswith("xagent-sandboxctl: ")
+
+
+def json_error(r):
+    """The one line of JSON a failure prints on stderr with --json (nothing on stdout)."""
+    assert r.stdout == "", r.stdout
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, r.stderr
+    return json.loads(lines[0])
+
+
+def test_json_errors_are_json_on_stderr(ctl, stack):
+    """With --json (before or after the command) every failure is one line of JSON on
+    stderr: {"error": D-Bus name, "message": ...}; a usage error is "usage" with the
+    command's usage line; the exit statuses stay 1 and 2."""
+    missing = "ctl-missing-" + uuid.uuid4().hex[:8]
+    for args in (["--json", "inspect", missing], ["inspect", missing, "--json"]):
+        r = ctl(*args)
+        assert r.returncode == 1
+        e = json_error(r)
+        assert e == {"error": NO_SUCH_SANDBOX, "message": f"Sandbox not found: {missing}"}, e
+    # Without --json: the plain line, as before.
+    r = ctl("inspect", missing)
+    assert r.stderr == f"xagent-sandboxctl: {NO_SUCH_SANDBOX}: Sandbox not found: {missing}\n"
+
+    r = ctl("--json", "create", "x", "--spec", "-", input='{"imgae": "x"}')
+    assert r.returncode == 1 and json_error(r) == {"error": INVALID_ARGS, "message": "imgae: unknown key"}
+
+    r = ctl("--json", "list", "extra")
+    assert r.returncode == 2
+    assert json_error(r) == {"error": "usage", "message": "too many arguments",
+                             "usage": "xagent-sandboxctl list [--no-legend]"}
+    for args in (["--json", "no-such-command"], ["--json"], ["--json", "--bogus", "list"],
+                 ["--bogus", "--json", "list"], ["--json", "stop", "x", "--timeout", "soon"]):
+        r = ctl(*args)
+        assert r.returncode == 2, args
+        assert json_error(r)["error"] == "usage", args
+
+    r = ctl("--json", "--owner", "no-such-user-here", "inspect", "x")
+    assert r.returncode == 1 and json_error(r) == {
+        "error": INVALID_ARGS, "message": "--owner: no such user: no-such-user-here"}
+    # A local failure: no bus at all.
+    r = subprocess.run([ctl.binary, "--json", "list"], capture_output=True, text=True,
+                       env={"DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/bus"})
+    assert r.returncode == 1 and json_error(r) == {
+        "error": "org.freedesktop.DBus.Error.FileNotFound",
+        "message": "cannot connect to the system bus: No such file or directory"}
+    # A refusal by polkit, as the daemon named it.
+    r = ctl("--json", "create", ctl.name(), "--image", IMAGE, user=OTHER)
+    assert r.returncode == 1
+    assert json_error(r)["error"] == "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired"
 
 
 def test_bad_spec_is_invalid_args(ctl, stack):
