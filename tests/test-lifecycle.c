@@ -1320,6 +1320,129 @@ START_TEST(test_odd_name) {
 }
 END_TEST
 
+/* Whether a list of owner (SBX_STORE_ANY_OWNER: everyone's) shows the container. */
+static bool listed(uid_t who, const char *container_id) {
+        SbxSandbox **list = NULL;
+        size_t n_list = 0;
+        bool found = false;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_msg(sbx_lifecycle_list(&F.l, who, &list, &n_list, &e) == 0, "list: %s", e.message);
+        for (size_t i = 0; i < n_list; i++)
+                found = found || streq(list[i]->container_id, container_id);
+        sbx_sandbox_list_free(list, n_list);
+        return found;
+}
+
+/* 16. A container labelled with an owner's Docker-level name but without that owner's
+ * label (xagent's own sandbox literally named "~65534:x", whose container name is
+ * the one the owner's "x" derives) is nobody's: listed to no one, not root's "x", and
+ * the owner's create of the name works, its container taking another name. */
+START_TEST(test_nobodys_name) {
+        _cleanup_free_ char *n = name("nobodys"), *foreign = NULL, *cname = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL, *again = NULL;
+        _cleanup_(json_object_putp) json_object *info = NULL;
+        SbxReconcileStats st;
+        SbxError e = SBX_ERROR_NULL;
+
+        foreign = create_legacy(n);             /* name label n, no owner label */
+        ck_assert(!listed(SBX_STORE_ANY_OWNER, foreign));
+        ck_assert(!listed(0, foreign));
+        ck_assert(!listed(OWNER_UID, foreign));
+        assert_no_such_sandbox(sbx_lifecycle_stop(&F.l, plain_of(n), 0, &e), &e, plain_of(n));
+
+        sb = create_ok(&F.l, n, s, &owner);
+        ck_assert_str_ne(sb->container_id, foreign);
+        ck_assert_int_eq(sb->verdict, SBX_VERDICT_MATCH);
+        ck_assert_int_eq(sbx_container_name(n, &cname), 0);
+        ck_assert_int_eq(sbx_docker_container_inspect(F.docker, sb->container_id, &info, &e), 0);
+        ck_assert_msg(strncmp(jstr(info, "Name") + 1, cname, strlen(cname)) == 0 &&
+                      !streq(jstr(info, "Name") + 1, cname), "%s", jstr(info, "Name"));
+        again = inspect_ok(&F.l, n);
+        ck_assert_str_eq(again->container_id, sb->container_id);
+        ck_assert(listed(OWNER_UID, sb->container_id));
+
+        /* nobody's is not this service's to adopt or remove */
+        ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &st, &e), 0);
+        ck_assert_uint_eq(count_containers(n), 2);
+        ck_assert(has_row(n));
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, &e), 1);
+        ck_assert_uint_eq(count_containers(n), 1);
+        ck_assert_int_eq(sbx_docker_container_remove(F.docker, foreign, &e), 0);
+}
+END_TEST
+
+/* 5. A create Docker carried out after the create had given up and its intent was
+ * settled: a container of this service under the provisional name, no intent. It is
+ * no sandbox (not listed, not found) and the next create of the name removes it and
+ * succeeds. */
+START_TEST(test_late_pending_removed) {
+        _cleanup_free_ char *n = name("late"), *cname = NULL, *pname = NULL, *late = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *a = NULL, *b = NULL;
+        _cleanup_(json_object_putp) json_object *gone = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        a = create_ok(&F.l, n, s, &owner);
+        late = strdup(a->container_id);
+        ck_assert_int_eq(sbx_container_name(n, &cname), 0);
+        ck_assert_int_ge(asprintf(&pname, "%s.pending", cname), 0);
+        ck_assert_int_eq(sbx_docker_container_stop(F.docker, late, 0, &e), 0);
+        ck_assert_int_eq(sbx_docker_container_rename(F.docker, late, pname, &e), 0);
+        ck_assert_int_eq(sbx_store_delete_sandbox(F.store, n, NULL), 1);
+
+        ck_assert(!listed(OWNER_UID, late));
+        assert_no_such_sandbox(sbx_lifecycle_stop(&F.l, n, 0, &e), &e, n);
+        b = create_ok(&F.l, n, s, &owner);
+        ck_assert_str_ne(b->container_id, late);
+        ck_assert_int_lt(sbx_docker_container_inspect(F.docker, late, &gone, &e), 0);
+        assert_error(&e, SBX_ERROR_DOCKER_NOT_FOUND, NULL);
+        sbx_error_free(&e);
+        ck_assert_uint_eq(count_containers(n), 1);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, &e), 1);
+}
+END_TEST
+
+/* 5. An intent with nothing there before the create's deadline: Docker may still make
+ * its container, so the intent is kept (a create of the name is BackendUnavailable,
+ * the reconciliation counts it in flight); after the deadline it is settled. */
+START_TEST(test_intent_in_flight) {
+        _cleanup_free_ char *n = name("inflight"), *cname = NULL, *pname = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
+        _cleanup_(sbx_intent_row_freep) SbxIntentRow *in = NULL;
+        SbxReconcileStats st;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_int_eq(sbx_container_name(n, &cname), 0);
+        ck_assert_int_ge(asprintf(&pname, "%s.pending", cname), 0);
+        for (int round = 0; round < 2; round++) {
+                /* round 0: just written; round 1: older than docker_timeout */
+                int64_t created = ((int64_t) time(NULL) - (round == 0 ? 0 : F.policy->docker_timeout + 1)) * 1000000;
+
+                ck_assert_int_ge(sbx_store_put_intent(F.store, &(SbxIntentRow) {
+                        .name = n, .owner_uid = OWNER_UID, .owner_gid = OWNER_GID, .container_name = pname,
+                        .fingerprint = (char *) "f", .spec_json = (char *) "{}", .created_us = created,
+                }, 0, NULL), 0);
+                ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &st, &e), 0);
+                ck_assert_uint_eq(st.in_flight, round == 0);
+                ck_assert_int_eq(sbx_store_get_intent(F.store, n, &in, NULL), round == 0);
+                in = sbx_intent_row_free(in);
+                if (round == 0) {
+                        ck_assert_int_eq(sbx_lifecycle_create(&F.l, n, s, &owner, &sb, &e), -EHOSTDOWN);
+                        assert_error(&e, SBX_ERROR_BACKEND_UNAVAILABLE, "may still be carried out");
+                        sbx_error_free(&e);
+                        ck_assert_int_eq(sbx_store_get_intent(F.store, n, &in, NULL), 1);
+                        in = sbx_intent_row_free(in);
+                        ck_assert_int_eq(sbx_store_delete_intent(F.store, n, NULL), 1);
+                }
+        }
+        sb = create_ok(&F.l, n, s, &owner);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, &e), 1);
+}
+END_TEST
+
 /* Runs in the parent, before the tests: the daemon, the image, the scratch tree. */
 static void require_docker(void) {
         _cleanup_(sbx_docker_freep) SbxDocker *d = NULL;
@@ -1425,6 +1548,9 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_interrupted_create_settled);
         tcase_add_test(tc, test_verified_create_recorded_from_intent);
         tcase_add_test(tc, test_odd_name);
+        tcase_add_test(tc, test_nobodys_name);
+        tcase_add_test(tc, test_late_pending_removed);
+        tcase_add_test(tc, test_intent_in_flight);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -426,6 +426,9 @@ static void reconcile_done(void *job) {
         size_t n_entries = 0;
 
         m->reconciling = false;
+        /* An interrupted create Docker may still carry out: looked at again later. */
+        if (j->r >= 0 && j->stats.in_flight > 0)
+                manager_reconcile_later(m);
         if (j->r < 0) {
                 log_warning("Reconciling the store with Docker failed (again in %u s): %s", SBX_RECONCILE_RETRY_S,
                             j->error.message ?: strerror(-j->r));
