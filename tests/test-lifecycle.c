@@ -1469,7 +1469,8 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
         return 0;
 }
 
-/* Every managed container whose name label starts with the run's prefix. */
+/* Every managed container whose name label, in any owner's namespace, starts with the
+ * run's prefix. */
 static void sweep_containers(SbxDocker *d) {
         static const char *const managed[] = { SBX_LABEL_MANAGED "=true", NULL };
         _cleanup_(json_object_putp) json_object *list = NULL;
@@ -1479,9 +1480,9 @@ static void sweep_containers(SbxDocker *d) {
                 return;
         for (size_t i = 0; i < json_object_array_length(list); i++) {
                 json_object *c = json_object_array_get_idx(list, i);
-                const char *label = jstr(c, "Labels", SBX_LABEL_SANDBOX_NAME);
+                const char *label = jstr(c, "Labels", SBX_LABEL_SANDBOX_NAME), *p = label ? plain_of(label) : NULL;
 
-                if (label && strncmp(label, run_id, plen) == 0 && label[plen] == '-') {
+                if (p && strncmp(p, run_id, plen) == 0 && p[plen] == '-') {
                         fprintf(stderr, "teardown: removing leftover container of %s\n", label);
                         (void) sbx_docker_container_remove(d, jstr(c, "Id"), NULL);
                 }
