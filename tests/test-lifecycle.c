@@ -1443,6 +1443,85 @@ START_TEST(test_intent_in_flight) {
 }
 END_TEST
 
+/* 15. Adoption within max_sandboxes_per_user: of two proven containers without rows
+ * of an owner whose limit leaves one place, one is recorded again and the other
+ * stays as it is, listed unverified without a row (not this service's to remove);
+ * an ensure that reuses a proven container without a row records it only within
+ * the limit too. */
+START_TEST(test_adoption_within_limit) {
+        _cleanup_free_ char *a = name("quota-a"), *b = name("quota-b"), *c = name("quota-c");
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sa = NULL, *sb = NULL, *sc = NULL, *ens = NULL;
+        SbxEnsureOutcome outcome;
+        SbxReconcileStats st;
+        SbxError e = SBX_ERROR_NULL;
+
+        sa = create_ok(&F.l, a, s, &owner);
+        sb = create_ok(&F.l, b, s, &owner);
+        sc = create_ok(&F.l, c, s, &owner);
+        ck_assert_int_eq(sbx_store_delete_sandbox(F.store, b, NULL), 1);
+        ck_assert_int_eq(sbx_store_delete_sandbox(F.store, c, NULL), 1);
+        F.policy->max_sandboxes_per_user = 2;
+
+        ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &st, &e), 0);
+        ck_assert_uint_eq(st.adopted, 1);
+        ck_assert_uint_eq(st.over_limit, 1);
+        ck_assert_uint_eq(st.removed, 0);
+        ck_assert_int_eq(sbx_store_count_sandboxes(F.store, OWNER_UID, NULL), 2);
+        ck_assert(has_row(b) != has_row(c));
+        ck_assert_uint_eq(count_containers(b) + count_containers(c), 2);
+        ck_assert(listed(OWNER_UID, has_row(b) ? sc->container_id : sb->container_id));
+
+        /* the one left: an ensure reuses it, but records it only within the limit */
+        {
+                const char *left = has_row(b) ? c : b;
+
+                ck_assert_msg(sbx_lifecycle_ensure(&F.l, left, s, &owner, &(SbxEnsureOptions) {}, &ens, &outcome,
+                                                   &e) == 0, "ensure: %s", e.message);
+                ck_assert_int_eq(outcome, SBX_ENSURE_REUSED);
+                ck_assert(!has_row(left));
+                ck_assert_int_eq(sbx_store_count_sandboxes(F.store, OWNER_UID, NULL), 2);
+                ens = sbx_sandbox_free(ens);
+                F.policy->max_sandboxes_per_user = 3;
+                ck_assert_msg(sbx_lifecycle_ensure(&F.l, left, s, &owner, &(SbxEnsureOptions) {}, &ens, &outcome,
+                                                   &e) == 0, "ensure: %s", e.message);
+                ck_assert(has_row(left));
+                ck_assert_int_eq(ens->verdict, SBX_VERDICT_MATCH);
+        }
+        for (const char *const *n = (const char *const[]) { a, b, c, NULL }; *n; n++)
+                ck_assert_int_eq(sbx_lifecycle_delete(&F.l, *n, &e), 1);
+}
+END_TEST
+
+/* 15. A proven container without a row that lacks the posture now (here its pids
+ * limit raised behind the service's back, which no spec field shows): recorded
+ * again, but stopped in its row (so its owner's processes stay out, and a start
+ * refuses it), and inspected hardened false. */
+START_TEST(test_adopted_unhardened) {
+        _cleanup_free_ char *n = name("unhardened");
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *created = NULL, *sb = NULL;
+        SbxReconcileStats st;
+        SbxError e = SBX_ERROR_NULL;
+
+        created = create_ok(&F.l, n, s, &owner);
+        ck_assert_int_eq(docker_update(F.docker, created->container_id, "{\"PidsLimit\": 4096}"), 200);
+        ck_assert_int_eq(sbx_store_delete_sandbox(F.store, n, NULL), 1);
+
+        ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &st, &e), 0);
+        ck_assert_uint_eq(st.adopted, 1);
+        ck_assert(has_row(n));
+        ck_assert_int_eq(row_state(n), SBX_SANDBOX_STOPPED);
+        sb = inspect_ok(&F.l, n);
+        ck_assert(!sb->hardened);
+        ck_assert_int_eq(sb->state, SBX_STATE_RUNNING);
+        ck_assert_int_eq(sbx_lifecycle_start(&F.l, n, &e), -ENOTRECOVERABLE);
+        assert_error(&e, SBX_ERROR_RECOVERY_REQUIRED, "posture");
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, &e), 1);
+}
+END_TEST
+
 /* Runs in the parent, before the tests: the daemon, the image, the scratch tree. */
 static void require_docker(void) {
         _cleanup_(sbx_docker_freep) SbxDocker *d = NULL;
@@ -1552,6 +1631,8 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_nobodys_name);
         tcase_add_test(tc, test_late_pending_removed);
         tcase_add_test(tc, test_intent_in_flight);
+        tcase_add_test(tc, test_adoption_within_limit);
+        tcase_add_test(tc, test_adopted_unhardened);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -1059,16 +1059,82 @@ const char *sbx_ensure_outcome_to_string(SbxEnsureOutcome o) {
         return o >= 0 && o < _SBX_ENSURE_OUTCOME_MAX ? outcome_table[o] : NULL;
 }
 
-/* A verified container without its row (the row was lost): recorded again. */
-static int record_found(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
-                        const SbxObserved *o, SbxError *error) {
-        char fp[SBX_FINGERPRINT_HEX_LEN + 1];
-        int r = sbx_spec_fingerprint(spec, l->policy->python_version, fp);
+/* Records a row for a container found without one (adopted: by the reconciliation,
+ * or by an ensure that reuses it), within the owner's max_sandboxes_per_user: an
+ * intent reserves the place, counted with the owner's rows and creates in flight in
+ * one transaction (as a create's does), and the row ends it. Returns 1 if recorded,
+ * 0 when the owner has no place left: the container stays as it is, listed
+ * unverified without a row — it is not this service's to remove. */
+static int put_adopted(SbxLifecycle *l, const SbxSandboxRow *row, const SbxObserved *o, SbxError *error) {
+        _cleanup_free_ char *reserved = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        int r;
 
+        /* No container has this provisional name: an intent left by a crash here is
+         * settled by the final name, or dropped (and the adoption made again). */
+        if (asprintf(&reserved, "%s" PENDING_SUFFIX, o->name && o->name[0] == '/' ? o->name + 1 : o->name ?: "") < 0)
+                return -ENOMEM;
+        r = sbx_store_put_intent(l->store, &(SbxIntentRow) {
+                .name = row->name,
+                .owner_uid = row->owner_uid,
+                .owner_gid = row->owner_gid,
+                .container_name = reserved,
+                .fingerprint = row->fingerprint,
+                .spec_json = row->spec_json,
+        }, (unsigned) l->policy->max_sandboxes_per_user, error);
         if (r < 0)
                 return r;
-        /* The label may be another Python's fingerprint of the same spec: keep it. */
-        return record(l, name, spec, o->fingerprint_label ?: fp, owner, o, error);
+        if (l->policy->max_sandboxes_per_user > 0 && r >= l->policy->max_sandboxes_per_user) {
+                log_notice("Sandbox '%s' (container %s) is not recorded: uid %u has max_sandboxes_per_user (%" PRIi64
+                           ") sandboxes already; it stays, unverified", plain(row->name), o->id,
+                           (unsigned) row->owner_uid, l->policy->max_sandboxes_per_user);
+                return 0;
+        }
+        r = sbx_store_put_sandbox(l->store, row, error);
+        if (r < 0 && sbx_store_delete_intent(l->store, row->name, &e) < 0)
+                log_warning("Could not drop the reservation of '%s': %s", plain(row->name),
+                            e.message ?: "unknown error");
+        sbx_error_free(&e);
+        return r < 0 ? r : 1;
+}
+
+/* The first posture item the container lacks, or NULL: it is hardened. */
+static const char *lacks(SbxLifecycle *l, const SbxObserved *o) {
+        const char *items[SBX_POSTURE_ITEM_COUNT + 1];
+        unsigned posture = posture_of(l, o, o->network_isolated, o->has_raw_memory_bytes ? o->raw_memory_bytes : 0);
+
+        if (posture == 0)
+                return NULL;
+        sbx_posture_items_to_names(posture, items);
+        return items[0];
+}
+
+/* A verified container without its row (the row was lost, or it is xagent's own):
+ * recorded again, within the owner's limit. Returns 1 if recorded, 0 if not. */
+static int record_found(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
+                        const SbxObserved *o, SbxError *error) {
+        _cleanup_free_ char *json = NULL;
+        char fp[SBX_FINGERPRINT_HEX_LEN + 1];
+        const char *missing = lacks(l, o);
+        int r = sbx_spec_fingerprint(spec, l->policy->python_version, fp);
+
+        if (r < 0 || (r = sbx_spec_to_json_string(spec, &json)) < 0)
+                return r;
+        r = put_adopted(l, &(SbxSandboxRow) {
+                .name = (char *) name,
+                .owner_uid = owner->uid,
+                .owner_gid = owner->gid,
+                .container_id = o->id,
+                .spec_json = json,
+                /* The label may be another Python's fingerprint of the same spec: keep it. */
+                .fingerprint = (char *) (o->fingerprint_label ?: fp),
+                .contract_version = SBX_CONTRACT_VERSION,
+                .state = o->state == SBX_STATE_RUNNING ? SBX_SANDBOX_RUNNING : SBX_SANDBOX_STOPPED,
+        }, o, error);
+        if (r > 0 && missing)
+                log_notice("Sandbox '%s' (container %s) recorded; it does not carry the service's posture (first: "
+                           "%s): hardened is false", plain(name), o->id, missing);
+        return r;
 }
 
 /* What the desired spec makes of the sandbox there is: reuse it (starting it if need
@@ -1438,10 +1504,14 @@ static int image_env(SbxLifecycle *l, const char *image, char ***ret, SbxError *
         return 0;
 }
 
+/* adopt_or_remove(): proven, but its owner has no place left (put_adopted()). */
+#define ADOPT_OVER_LIMIT 2
+
 /* An owner-labelled container without a row (its name's lock held): adopted when it
  * provably passed verification — its final name, and a spec rebuilt from it whose
- * fingerprint is its label (attested.h) — else removed (docs/lifecycle.md). Returns
- * 1 if adopted, 0 if removed or gone. */
+ * fingerprint is its label (attested.h) — and its owner is below the limit, else
+ * removed (docs/lifecycle.md). Returns 1 if adopted, 0 if removed or gone,
+ * ADOPT_OVER_LIMIT if left as it is. */
 static int adopt_or_remove(SbxLifecycle *l, const char *name, const char *id, SbxError *error) {
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
@@ -1465,11 +1535,16 @@ static int adopt_or_remove(SbxLifecycle *l, const char *name, const char *id, Sb
                         return r;
         }
         if (spec) {
+                const char *missing = lacks(l, o);
+
                 if ((r = sbx_spec_to_json_string(spec, &json)) < 0 || (r = user_gid(o, &gid, error)) < 0)
                         return r;
-                /* Running, it is judged by what it has mounted; until then the row says
-                 * stopped and keeps the owner's processes out (its owner's Start checks). */
-                r = sbx_store_put_sandbox(l->store, &(SbxSandboxRow) {
+                /* Running, it is judged by what it has mounted and by its posture: only a
+                 * hardened one whose mounts are what its sources name is recorded
+                 * running, the row that lets its owner's processes in (exec.c); else the
+                 * row says stopped and its owner's Start checks (and refuses one that is
+                 * not hardened). */
+                r = put_adopted(l, &(SbxSandboxRow) {
                         .name = (char *) name,
                         .owner_uid = o->owner,
                         .owner_gid = gid,
@@ -1477,13 +1552,14 @@ static int adopt_or_remove(SbxLifecycle *l, const char *name, const char *id, Sb
                         .spec_json = json,
                         .fingerprint = (char *) o->fingerprint_label,
                         .contract_version = SBX_CONTRACT_VERSION,
-                        .state = o->state == SBX_STATE_RUNNING && mounts_truthful(l, o) ? SBX_SANDBOX_RUNNING
-                                                                                       : SBX_SANDBOX_STOPPED,
-                }, error);
-                if (r < 0)
-                        return r;
+                        .state = o->state == SBX_STATE_RUNNING && (!missing || o->owner == 0) && mounts_truthful(l, o)
+                                ? SBX_SANDBOX_RUNNING : SBX_SANDBOX_STOPPED,
+                }, o, error);
+                if (r <= 0)
+                        return r < 0 ? r : ADOPT_OVER_LIMIT;
                 log_notice("Sandbox '%s' (container %s) had no row: its spec is proven by its fingerprint label; "
-                           "recorded again", plain(name), o->id);
+                           "recorded again%s%s%s", plain(name), o->id, missing ? " (it does not carry the current "
+                           "posture, first: " : "", missing ?: "", missing ? "; hardened is false)" : "");
                 return 1;
         }
         if ((r = remove_container(l, o->id, error)) < 0)
@@ -1541,7 +1617,9 @@ static int reconcile_container(SbxLifecycle *l, json_object *c, SbxSandboxRow **
         if (in || (row && streq(row->container_id, json_object_get_string(id))))
                 return 0;
         r = adopt_or_remove(l, name, json_object_get_string(id), error);
-        if (r > 0)
+        if (r == ADOPT_OVER_LIMIT)
+                st->over_limit++;
+        else if (r > 0)
                 st->adopted++;
         else if (r == 0)
                 st->removed++;

@@ -150,6 +150,7 @@ typedef struct SbxReconcileStats {
         unsigned owned;         /* containers this instance made (its service label) */
         unsigned adopted;       /* … without a row, recorded again from their attested spec */
         unsigned removed;       /* … without a row and without proof of verification, removed */
+        unsigned over_limit;    /* … proven, but left without a row: the owner is at max_sandboxes_per_user */
         unsigned dropped;       /* rows whose container is gone, dropped */
         unsigned repaired;      /* rows that said running for a container that is not */
 } SbxReconcileStats;
