@@ -533,11 +533,13 @@ static int settle_name(SbxLifecycle *l, const char *name, SbxError *error) {
                 return remap(error, SBX_ERROR_BACKEND_UNAVAILABLE,
                              "An interrupted create of '%s' is still to be undone: %s", plain(name), why ?: "");
         }
-        if (r == SETTLE_IN_FLIGHT)
+        if (r == SETTLE_IN_FLIGHT) {
+                uint64_t deadline = intent_deadline_us(l, in), now = now_usec();
+
                 return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
                                      "An interrupted create of '%s' may still be carried out by Docker; try again "
-                                     "in %" PRIu64 " s", plain(name),
-                                     (intent_deadline_us(l, in) - now_usec()) / 1000000U + 1);
+                                     "in %" PRIu64 " s", plain(name), (deadline > now ? deadline - now : 0) / 1000000U + 1);
+        }
         return r;
 }
 
