@@ -1321,6 +1321,208 @@ START_TEST(test_odd_name) {
 }
 END_TEST
 
+/* Whether a list of owner (SBX_STORE_ANY_OWNER: everyone's) shows the container. */
+static bool listed(uid_t who, const char *container_id) {
+        SbxSandbox **list = NULL;
+        size_t n_list = 0;
+        bool found = false;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_msg(sbx_lifecycle_list(&F.l, who, &list, &n_list, &e) == 0, "list: %s", e.message);
+        for (size_t i = 0; i < n_list; i++)
+                found = found || streq(list[i]->container_id, container_id);
+        sbx_sandbox_list_free(list, n_list);
+        return found;
+}
+
+/* 16. A container labelled with an owner's Docker-level name but without that owner's
+ * label (xagent's own sandbox literally named "~65534:x", whose container name is
+ * the one the owner's "x" derives) is nobody's: listed to no one, not root's "x", and
+ * the owner's create of the name works, its container taking another name. */
+START_TEST(test_nobodys_name) {
+        _cleanup_free_ char *n = name("nobodys"), *foreign = NULL, *cname = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL, *again = NULL;
+        _cleanup_(json_object_putp) json_object *info = NULL;
+        SbxReconcileStats st;
+        SbxError e = SBX_ERROR_NULL;
+
+        foreign = create_legacy(n);             /* name label n, no owner label */
+        ck_assert(!listed(SBX_STORE_ANY_OWNER, foreign));
+        ck_assert(!listed(0, foreign));
+        ck_assert(!listed(OWNER_UID, foreign));
+        assert_no_such_sandbox(sbx_lifecycle_stop(&F.l, plain_of(n), 0, &e), &e, plain_of(n));
+
+        sb = create_ok(&F.l, n, s, &owner);
+        ck_assert_str_ne(sb->container_id, foreign);
+        ck_assert_int_eq(sb->verdict, SBX_VERDICT_MATCH);
+        ck_assert_int_eq(sbx_container_name(n, &cname), 0);
+        ck_assert_int_eq(sbx_docker_container_inspect(F.docker, sb->container_id, &info, &e), 0);
+        ck_assert_msg(strncmp(jstr(info, "Name") + 1, cname, strlen(cname)) == 0 &&
+                      !streq(jstr(info, "Name") + 1, cname), "%s", jstr(info, "Name"));
+        again = inspect_ok(&F.l, n);
+        ck_assert_str_eq(again->container_id, sb->container_id);
+        ck_assert(listed(OWNER_UID, sb->container_id));
+
+        /* nobody's is not this service's to adopt or remove */
+        ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &st, &e), 0);
+        ck_assert_uint_eq(count_containers(n), 2);
+        ck_assert(has_row(n));
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, &e), 1);
+        ck_assert_uint_eq(count_containers(n), 1);
+        ck_assert_int_eq(sbx_docker_container_remove(F.docker, foreign, &e), 0);
+}
+END_TEST
+
+/* 5. A create Docker carried out after the create had given up and its intent was
+ * settled: a container of this service under the provisional name, no intent. It is
+ * no sandbox (not listed, not found) and the next create of the name removes it and
+ * succeeds. */
+START_TEST(test_late_pending_removed) {
+        _cleanup_free_ char *n = name("late"), *cname = NULL, *pname = NULL, *late = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *a = NULL, *b = NULL;
+        _cleanup_(json_object_putp) json_object *gone = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        a = create_ok(&F.l, n, s, &owner);
+        late = strdup(a->container_id);
+        ck_assert_int_eq(sbx_container_name(n, &cname), 0);
+        ck_assert_int_ge(asprintf(&pname, "%s.pending", cname), 0);
+        ck_assert_int_eq(sbx_docker_container_stop(F.docker, late, 0, &e), 0);
+        ck_assert_int_eq(sbx_docker_container_rename(F.docker, late, pname, &e), 0);
+        ck_assert_int_eq(sbx_store_delete_sandbox(F.store, n, NULL), 1);
+
+        ck_assert(!listed(OWNER_UID, late));
+        assert_no_such_sandbox(sbx_lifecycle_stop(&F.l, n, 0, &e), &e, n);
+        b = create_ok(&F.l, n, s, &owner);
+        ck_assert_str_ne(b->container_id, late);
+        ck_assert_int_lt(sbx_docker_container_inspect(F.docker, late, &gone, &e), 0);
+        assert_error(&e, SBX_ERROR_DOCKER_NOT_FOUND, NULL);
+        sbx_error_free(&e);
+        ck_assert_uint_eq(count_containers(n), 1);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, &e), 1);
+}
+END_TEST
+
+/* 5. An intent with nothing there before the create's deadline: Docker may still make
+ * its container, so the intent is kept (a create of the name is BackendUnavailable,
+ * the reconciliation counts it in flight); after the deadline it is settled. */
+START_TEST(test_intent_in_flight) {
+        _cleanup_free_ char *n = name("inflight"), *cname = NULL, *pname = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
+        _cleanup_(sbx_intent_row_freep) SbxIntentRow *in = NULL;
+        SbxReconcileStats st;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_int_eq(sbx_container_name(n, &cname), 0);
+        ck_assert_int_ge(asprintf(&pname, "%s.pending", cname), 0);
+        for (int round = 0; round < 2; round++) {
+                /* round 0: just written; round 1: older than docker_timeout */
+                int64_t created = ((int64_t) time(NULL) - (round == 0 ? 0 : F.policy->docker_timeout + 1)) * 1000000;
+
+                ck_assert_int_ge(sbx_store_put_intent(F.store, &(SbxIntentRow) {
+                        .name = n, .owner_uid = OWNER_UID, .owner_gid = OWNER_GID, .container_name = pname,
+                        .fingerprint = (char *) "f", .spec_json = (char *) "{}", .created_us = created,
+                }, 0, NULL), 0);
+                ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &st, &e), 0);
+                ck_assert_uint_eq(st.in_flight, round == 0);
+                ck_assert_int_eq(sbx_store_get_intent(F.store, n, &in, NULL), round == 0);
+                in = sbx_intent_row_free(in);
+                if (round == 0) {
+                        ck_assert_int_eq(sbx_lifecycle_create(&F.l, n, s, &owner, &sb, &e), -EHOSTDOWN);
+                        assert_error(&e, SBX_ERROR_BACKEND_UNAVAILABLE, "may still be carried out");
+                        sbx_error_free(&e);
+                        ck_assert_int_eq(sbx_store_get_intent(F.store, n, &in, NULL), 1);
+                        in = sbx_intent_row_free(in);
+                        ck_assert_int_eq(sbx_store_delete_intent(F.store, n, NULL), 1);
+                }
+        }
+        sb = create_ok(&F.l, n, s, &owner);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, &e), 1);
+}
+END_TEST
+
+/* 15. Adoption within max_sandboxes_per_user: of two proven containers without rows
+ * of an owner whose limit leaves one place, one is recorded again and the other
+ * stays as it is, listed unverified without a row (not this service's to remove);
+ * an ensure that reuses a proven container without a row records it only within
+ * the limit too. */
+START_TEST(test_adoption_within_limit) {
+        _cleanup_free_ char *a = name("quota-a"), *b = name("quota-b"), *c = name("quota-c");
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sa = NULL, *sb = NULL, *sc = NULL, *ens = NULL;
+        SbxEnsureOutcome outcome;
+        SbxReconcileStats st;
+        SbxError e = SBX_ERROR_NULL;
+
+        sa = create_ok(&F.l, a, s, &owner);
+        sb = create_ok(&F.l, b, s, &owner);
+        sc = create_ok(&F.l, c, s, &owner);
+        ck_assert_int_eq(sbx_store_delete_sandbox(F.store, b, NULL), 1);
+        ck_assert_int_eq(sbx_store_delete_sandbox(F.store, c, NULL), 1);
+        F.policy->max_sandboxes_per_user = 2;
+
+        ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &st, &e), 0);
+        ck_assert_uint_eq(st.adopted, 1);
+        ck_assert_uint_eq(st.over_limit, 1);
+        ck_assert_uint_eq(st.removed, 0);
+        ck_assert_int_eq(sbx_store_count_sandboxes(F.store, OWNER_UID, NULL), 2);
+        ck_assert(has_row(b) != has_row(c));
+        ck_assert_uint_eq(count_containers(b) + count_containers(c), 2);
+        ck_assert(listed(OWNER_UID, has_row(b) ? sc->container_id : sb->container_id));
+
+        /* the one left: an ensure reuses it, but records it only within the limit */
+        {
+                const char *left = has_row(b) ? c : b;
+
+                ck_assert_msg(sbx_lifecycle_ensure(&F.l, left, s, &owner, &(SbxEnsureOptions) {}, &ens, &outcome,
+                                                   &e) == 0, "ensure: %s", e.message);
+                ck_assert_int_eq(outcome, SBX_ENSURE_REUSED);
+                ck_assert(!has_row(left));
+                ck_assert_int_eq(sbx_store_count_sandboxes(F.store, OWNER_UID, NULL), 2);
+                ens = sbx_sandbox_free(ens);
+                F.policy->max_sandboxes_per_user = 3;
+                ck_assert_msg(sbx_lifecycle_ensure(&F.l, left, s, &owner, &(SbxEnsureOptions) {}, &ens, &outcome,
+                                                   &e) == 0, "ensure: %s", e.message);
+                ck_assert(has_row(left));
+                ck_assert_int_eq(ens->verdict, SBX_VERDICT_MATCH);
+        }
+        for (const char *const *n = (const char *const[]) { a, b, c, NULL }; *n; n++)
+                ck_assert_int_eq(sbx_lifecycle_delete(&F.l, *n, &e), 1);
+}
+END_TEST
+
+/* 15. A proven container without a row that lacks the posture now (here its pids
+ * limit raised behind the service's back, which no spec field shows): recorded
+ * again, but stopped in its row (so its owner's processes stay out, and a start
+ * refuses it), and inspected hardened false. */
+START_TEST(test_adopted_unhardened) {
+        _cleanup_free_ char *n = name("unhardened");
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *created = NULL, *sb = NULL;
+        SbxReconcileStats st;
+        SbxError e = SBX_ERROR_NULL;
+
+        created = create_ok(&F.l, n, s, &owner);
+        ck_assert_int_eq(docker_update(F.docker, created->container_id, "{\"PidsLimit\": 4096}"), 200);
+        ck_assert_int_eq(sbx_store_delete_sandbox(F.store, n, NULL), 1);
+
+        ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &st, &e), 0);
+        ck_assert_uint_eq(st.adopted, 1);
+        ck_assert(has_row(n));
+        ck_assert_int_eq(row_state(n), SBX_SANDBOX_STOPPED);
+        sb = inspect_ok(&F.l, n);
+        ck_assert(!sb->hardened);
+        ck_assert_int_eq(sb->state, SBX_STATE_RUNNING);
+        ck_assert_int_eq(sbx_lifecycle_start(&F.l, n, &e), -ENOTRECOVERABLE);
+        assert_error(&e, SBX_ERROR_RECOVERY_REQUIRED, "posture");
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, &e), 1);
+}
+END_TEST
+
 /* Runs in the parent, before the tests: the daemon, the image, the scratch tree. */
 static void require_docker(void) {
         _cleanup_(sbx_docker_freep) SbxDocker *d = NULL;
@@ -1347,7 +1549,8 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
         return 0;
 }
 
-/* Every managed container whose name label starts with the run's prefix. */
+/* Every managed container whose name label, in any owner's namespace, starts with the
+ * run's prefix. */
 static void sweep_containers(SbxDocker *d) {
         static const char *const managed[] = { SBX_LABEL_MANAGED "=true", NULL };
         _cleanup_(json_object_putp) json_object *list = NULL;
@@ -1357,9 +1560,9 @@ static void sweep_containers(SbxDocker *d) {
                 return;
         for (size_t i = 0; i < json_object_array_length(list); i++) {
                 json_object *c = json_object_array_get_idx(list, i);
-                const char *label = jstr(c, "Labels", SBX_LABEL_SANDBOX_NAME);
+                const char *label = jstr(c, "Labels", SBX_LABEL_SANDBOX_NAME), *p = label ? plain_of(label) : NULL;
 
-                if (label && strncmp(label, run_id, plen) == 0 && label[plen] == '-') {
+                if (p && strncmp(p, run_id, plen) == 0 && p[plen] == '-') {
                         fprintf(stderr, "teardown: removing leftover container of %s\n", label);
                         (void) sbx_docker_container_remove(d, jstr(c, "Id"), NULL);
                 }
@@ -1514,6 +1717,11 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_verified_create_recorded_from_intent);
         tcase_add_test(tc, test_odd_name);
         tcase_add_test(tc, test_channel_files);
+        tcase_add_test(tc, test_nobodys_name);
+        tcase_add_test(tc, test_late_pending_removed);
+        tcase_add_test(tc, test_intent_in_flight);
+        tcase_add_test(tc, test_adoption_within_limit);
+        tcase_add_test(tc, test_adopted_unhardened);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -2,6 +2,8 @@
 
 #include "sbx-test.h"
 
+#include <errno.h>
+
 #include "macro.h"
 #include "naming.h"
 
@@ -70,6 +72,36 @@ START_TEST(test_hash_of_original) {
 }
 END_TEST
 
+static void assert_from_labels(const char *label, uid_t owner, const char *expected) {
+        _cleanup_free_ char *s = NULL;
+
+        ck_assert_int_eq(sbx_name_from_labels(label, owner, &s), 0);
+        ck_assert_str_eq(s, expected);
+}
+
+/* A name label read in the owner label's namespace; "~<uid>:…" only on uid's own
+ * container: anywhere else it names nobody's sandbox (never root's "x", never a
+ * second "~1002:x"). */
+START_TEST(test_name_from_labels) {
+        _cleanup_free_ char *s = NULL;
+
+        assert_from_labels("x", 0, "x");
+        assert_from_labels("x", 1002, "~1002:x");               /* from before names had owners */
+        assert_from_labels("~1002:x", 1002, "~1002:x");
+        assert_from_labels("~x", 0, "~x");                      /* not the reserved form */
+        assert_from_labels("~1002x", 1002, "~1002:~1002x");
+        ck_assert_int_eq(sbx_name_from_labels(NULL, 0, &s), 0);
+        ck_assert_ptr_null(s);
+
+        ck_assert_int_eq(sbx_name_from_labels("~1002:x", 0, &s), -EBADMSG);     /* no owner label */
+        ck_assert_int_eq(sbx_name_from_labels("~1002:x", 1003, &s), -EBADMSG);  /* another owner's */
+        ck_assert_int_eq(sbx_name_from_labels("~0:x", 0, &s), -EBADMSG);
+        ck_assert_int_eq(sbx_name_from_labels("~01002:x", 1002, &s), -EBADMSG); /* not canonical */
+        ck_assert_int_eq(sbx_name_from_labels("~1002:", 1003, &s), -EBADMSG);
+        ck_assert_ptr_null(s);
+}
+END_TEST
+
 static Suite *make_suite(void) {
         Suite *s = suite_create("naming");
         TCase *tc = tcase_create("core");
@@ -78,6 +110,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_snapshot_names);
         tcase_add_test(tc, test_non_ascii_and_edges);
         tcase_add_test(tc, test_hash_of_original);
+        tcase_add_test(tc, test_name_from_labels);
         suite_add_tcase(s, tc);
         return s;
 }

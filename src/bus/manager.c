@@ -402,6 +402,57 @@ static void reconcile_run(void *job, void *ctx) {
         l->policy = sbx_policy_unref((SbxPolicy *) l->policy);
 }
 
+/* After the first reconciliation: the execs a dead instance left running are killed,
+ * on a worker, while the daemon serves (again after a failure, at the next one). */
+typedef struct SweepJob {
+        Manager *m;
+        int r;
+} SweepJob;
+
+static void sweep_run(void *job, void *ctx) {
+        SweepJob *j = job;
+        SbxLifecycle *l = ctx;
+        SbxError e = SBX_ERROR_NULL;
+
+        if (!l) {
+                j->r = -EIO;
+                return;
+        }
+        sbx_docker_set_deadline(l->docker, 0);
+        j->r = sbx_lifecycle_exec_sweep(l, NULL, &e);
+        if (j->r < 0)
+                log_warning("Killing the execs an earlier instance left running failed (again at the next "
+                            "reconciliation): %s", e.message ?: strerror(-j->r));
+        sbx_error_free(&e);
+}
+
+static void sweep_done(void *job) {
+        SweepJob *j = job;
+
+        if (j->r < 0)
+                j->m->execs_swept = false;
+        manager_idle(j->m, 0);
+        free(j);
+}
+
+static void sweep_execs(Manager *m) {
+        SweepJob *j;
+
+        if (m->execs_swept || !(j = calloc(1, sizeof(SweepJob))))
+                return;
+        if (manager_busy(m, 0) < 0) {
+                free(j);
+                return;
+        }
+        j->m = m;
+        m->execs_swept = true;
+        if (sbx_worker_pool_submit(m->pool, sweep_run, sweep_done, j) < 0) {
+                m->execs_swept = false;
+                manager_idle(m, 0);
+                free(j);
+        }
+}
+
 typedef struct Stale {
         uint64_t mark;                  /* this reconciliation's */
         char **names;
@@ -426,6 +477,9 @@ static void reconcile_done(void *job) {
         size_t n_entries = 0;
 
         m->reconciling = false;
+        /* An interrupted create Docker may still carry out: looked at again later. */
+        if (j->r >= 0 && j->stats.in_flight > 0)
+                manager_reconcile_later(m);
         if (j->r < 0) {
                 log_warning("Reconciling the store with Docker failed (again in %u s): %s", SBX_RECONCILE_RETRY_S,
                             j->error.message ?: strerror(-j->r));
@@ -457,6 +511,7 @@ static void reconcile_done(void *job) {
                         m->docker_api_version = TAKE_PTR(j->api_version);
                 }
                 m->reconcile_again = 0;
+                sweep_execs(m);
                 log_debug("Reconciled: %zu sandboxes; %u creates settled, %u recorded again, %u removed, %u rows "
                           "dropped, %u repaired", j->n, j->stats.settled, j->stats.adopted, j->stats.removed,
                           j->stats.dropped, j->stats.repaired);

@@ -77,6 +77,7 @@ typedef struct Manager {
         bool reconciling;               /* a reconciliation job is queued or running */
         sd_event_source *retry_source;  /* the next reconciliation while Docker failed */
         unsigned reconcile_again;       /* … and another was asked for meanwhile */
+        bool execs_swept;               /* a dead instance's execs killed (exec.h), or on the way */
         AuthCache *auth_cache;
 
         unsigned n_busy;                /* operations between their call and their reply */

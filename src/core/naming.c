@@ -131,7 +131,13 @@ int sbx_name_from_labels(const char *name_label, uid_t owner, char **ret) {
                 *ret = NULL;
                 return 0;
         }
-        if (owner == 0 || sbx_name_unqualify(name_label, &plain) == owner)
+        /* "~<uid>:…" is the form of uid's names alone: on root's container (one
+         * without an owner label) or another owner's it names nobody's sandbox. */
+        if (sbx_name_is_reserved(name_label))
+                return owner != 0 && sbx_name_unqualify(name_label, &plain) == owner
+                        ? (*ret = strdup(name_label)) ? 0 : -ENOMEM
+                        : -EBADMSG;
+        if (owner == 0)
                 return (*ret = strdup(name_label)) ? 0 : -ENOMEM;
         return sbx_name_qualify(owner, name_label, ret);
 }

@@ -43,7 +43,9 @@ uid_t sbx_name_unqualify(const char *qualified, const char **ret_name);
 /* The Docker-level name of a container from its labels: its name label as the
  * owner label's namespace reads it. A name label without the owner's form on a
  * container of a non-root owner is one made before names had owners: it is that
- * owner's name. NULL name → NULL. */
+ * owner's name. A name label in the form of another owner's names ("~1002:x" on
+ * root's container, one without an owner label, or on uid 1003's) is in nobody's
+ * namespace: -EBADMSG, and the container is no one's sandbox. NULL name → NULL. */
 int sbx_name_from_labels(const char *name_label, uid_t owner, char **ret);
 
 /* "~", decimal digits, ":" at the start: the form of another owner's Docker-level

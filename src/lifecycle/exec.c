@@ -2,13 +2,17 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "docker-container.h"
 #include "exec.h"
 #include "labels.h"
+#include "log.h"
 #include "naming.h"
 #include "owner-info.h"
 #include "tar-filter.h"
@@ -73,13 +77,38 @@ static int owner_user(SbxLifecycle *l, const char *name, const char *container_i
         return asprintf(ret, "%u:%u", (unsigned) owner, (unsigned) gid) < 0 ? -ENOMEM : 0;
 }
 
-static int make_token(char token[static 33]) {
+static void hex(const uint8_t *b, size_t n, char *out) {
+        for (size_t i = 0; i < n; i++)
+                snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+static char instance_id[SBX_EXEC_INSTANCE_LEN + 1];
+static pthread_once_t instance_once = PTHREAD_ONCE_INIT;
+
+static void make_instance_id(void) {
+        uint8_t b[SBX_EXEC_INSTANCE_LEN / 2];
+        uint64_t t = sbx_now_monotonic_us() ^ ((uint64_t) getpid() << 40);
+
+        if (getrandom(b, sizeof b, 0) != (ssize_t) sizeof b)
+                memcpy(b, &t, sizeof b);        /* unique enough among this host's instances */
+        hex(b, sizeof b, instance_id);
+}
+
+const char *sbx_exec_instance_id(void) {
+        (void) pthread_once(&instance_once, make_instance_id);
+        return instance_id;
+}
+
+/* "<instance id>.<random>": the instance id tells the next instance which execs
+ * were this one's (sbx_lifecycle_exec_sweep). */
+static int make_token(char token[static SBX_EXEC_TOKEN_LEN + 1]) {
         uint8_t b[16];
 
         if (getrandom(b, sizeof b, 0) != (ssize_t) sizeof b)
                 return -EIO;
-        for (size_t i = 0; i < sizeof b; i++)
-                snprintf(token + 2 * i, 3, "%02x", b[i]);
+        memcpy(token, sbx_exec_instance_id(), SBX_EXEC_INSTANCE_LEN);
+        token[SBX_EXEC_INSTANCE_LEN] = '.';
+        hex(b, sizeof b, token + SBX_EXEC_INSTANCE_LEN + 1);
         return 0;
 }
 
@@ -161,16 +190,18 @@ int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, const SbxExecReq
         return 0;
 }
 
-int sbx_exec_kill(SbxDocker *d, const SbxExecProcess *p, int sig, SbxError *error) {
+/* The service's init in the sandbox, as user, in one of its kill modes. */
+static int run_init_kill(SbxDocker *d, const char *container_id, const char *user, const char *mode, int sig,
+                         const char *what, SbxError *error) {
         _cleanup_free_ char *id = NULL;
         char signum[16];
         SbxRelay relay = SBX_RELAY_INIT;
         int fd = -1, code = -1, r;
 
         snprintf(signum, sizeof signum, "%d", sig);
-        r = sbx_docker_exec_create(d, p->container_id, &(SbxExecConfig) {
-                .argv = (char *[]) { (char *) SBX_EXEC_INIT_PATH, (char *) "--kill", signum, (char *) p->token, NULL },
-                .user = p->user }, &id, error);
+        r = sbx_docker_exec_create(d, container_id, &(SbxExecConfig) {
+                .argv = (char *[]) { (char *) SBX_EXEC_INIT_PATH, (char *) mode, signum, (char *) what, NULL },
+                .user = (char *) user }, &id, error);
         if (r >= 0)
                 r = sbx_docker_exec_start(d, id, false, &fd, error);
         if (r < 0)
@@ -191,6 +222,77 @@ int sbx_exec_kill(SbxDocker *d, const SbxExecProcess *p, int sig, SbxError *erro
                                      "The sandbox cannot signal its processes (exit status %d): it lacks the "
                                      "service's init (" SBX_EXEC_INIT_PATH ")", code);
         return code == 0;
+}
+
+int sbx_exec_kill(SbxDocker *d, const SbxExecProcess *p, int sig, SbxError *error) {
+        return run_init_kill(d, p->container_id, p->user, "--kill", sig, p->token, error);
+}
+
+/* One running container of this service: its owner's execs of other instances. */
+static int sweep_container(SbxLifecycle *l, json_object *c, SbxError *error) {
+        json_object *labels = json_object_object_get(c, "Labels"), *v;
+        const char *id = json_object_get_string(json_object_object_get(c, "Id"));
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        _cleanup_free_ char *name = NULL, *user = NULL;
+        SbxOwnerInfo info;
+        gid_t gid;
+        uid_t uid;
+        int r;
+
+        if (!id || !streq_ptr(json_object_get_string(json_object_object_get(c, "State")), "running") ||
+            !json_object_object_get_ex(labels, SBX_LABEL_OWNER, &v) ||
+            sbx_label_parse_owner(json_object_get_string(v), &uid) < 0 ||
+            !json_object_object_get_ex(labels, SBX_LABEL_SANDBOX_NAME, &v) ||
+            sbx_name_from_labels(json_object_get_string(v), uid, &name) < 0 || !name)
+                return 0;
+        if ((r = sbx_store_get_sandbox(l->store, name, &row, error)) < 0)
+                return r;
+        if (r > 0 && streq_ptr(row->container_id, id))
+                gid = row->owner_gid;
+        else if ((r = sbx_owner_info_lookup(uid, &info, error)) >= 0)
+                gid = info.owner.gid;
+        else
+                return r;
+        if (asprintf(&user, "%u:%u", (unsigned) uid, (unsigned) gid) < 0)
+                return -ENOMEM;
+        r = run_init_kill(l->docker, id, user, "--kill-leftovers", SIGKILL, sbx_exec_instance_id(), error);
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT) || sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {
+                sbx_error_free(error);          /* stopped or removed meanwhile: nothing runs in it */
+                return 0;
+        }
+        if (r > 0)
+                log_notice("Killed the execs an earlier instance of the service left running in '%s' (container "
+                           "%s)", json_object_get_string(v), id);
+        return r;
+}
+
+int sbx_lifecycle_exec_sweep(SbxLifecycle *l, unsigned *ret_killed, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *list = NULL;
+        _cleanup_free_ char *service = NULL;
+        unsigned killed = 0;
+        int r, failed = 0;
+
+        if (!l->service_id)
+                return 0;
+        if (asprintf(&service, "%s=%s", SBX_LABEL_SERVICE, l->service_id) < 0)
+                return -ENOMEM;
+        if ((r = sbx_docker_container_list(l->docker, (const char *const[]) {
+                SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE, service, NULL }, &list, error)) < 0)
+                return r;
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+                SbxError e = SBX_ERROR_NULL;
+
+                r = sweep_container(l, json_object_array_get_idx(list, i), &e);
+                if (r < 0 && failed == 0) {
+                        failed = r;
+                        sbx_error_move(error, &e);
+                }
+                sbx_error_free(&e);
+                killed += r > 0;
+        }
+        if (ret_killed)
+                *ret_killed = killed;
+        return failed;
 }
 
 int sbx_exec_wait(SbxDocker *d, const SbxExecProcess *p, int *ret_status, SbxError *error) {

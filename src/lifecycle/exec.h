@@ -3,10 +3,13 @@
 
 /* Running processes in a sandbox (DESIGN §11): as the sandbox owner's uid:gid,
  * never privileged, with the container's (empty) capability set, each carrying
- * a random token in its environment (XAGENT_SANDBOX_EXEC) so that the service's
- * own init can signal it and its descendants later (the init's --kill mode, run
- * through a second exec as the same owner): Docker cannot signal an exec, and
- * the service may neither see nor signal another uid's processes. */
+ * a token in its environment (XAGENT_SANDBOX_EXEC) so that the service's own init
+ * can signal it and its descendants later (the init's --kill mode, run through a
+ * second exec as the same owner): Docker cannot signal an exec, and the service
+ * may neither see nor signal another uid's processes. The token is this service
+ * instance's id (random, made once per process) and a random part: an instance
+ * that starts after another died finds the execs the dead one left running by it
+ * (sbx_lifecycle_exec_sweep). */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,6 +20,8 @@
 
 #define SBX_EXEC_INIT_PATH "/.xagent-sandbox/xagent-sandbox-init"
 #define SBX_EXEC_TOKEN_VAR "XAGENT_SANDBOX_EXEC"
+#define SBX_EXEC_INSTANCE_LEN 16                                /* hex digits */
+#define SBX_EXEC_TOKEN_LEN (SBX_EXEC_INSTANCE_LEN + 1 + 32)     /* "<instance>.<random>" */
 
 #define SBX_EXEC_TIMEOUT_DEFAULT_S 60U
 #define SBX_EXEC_TIMEOUT_MAX_S 86400U
@@ -39,7 +44,7 @@ typedef struct SbxExecProcess {
         char *container_id;
         char *exec_id;
         char *user;                     /* "uid:gid" */
-        char token[33];
+        char token[SBX_EXEC_TOKEN_LEN + 1];
         SbxRelay relay;
 } SbxExecProcess;
 
@@ -55,6 +60,20 @@ int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, const SbxExecReq
 /* Signals the exec's processes (as the owner, through the service's init).
  * Returns 1 when something was signalled, 0 when nothing was left. */
 int sbx_exec_kill(SbxDocker *d, const SbxExecProcess *p, int sig, SbxError *error);
+
+/* This process's instance id (SBX_EXEC_INSTANCE_LEN hex digits), the first part of
+ * every token it gives an exec. */
+const char *sbx_exec_instance_id(void);
+
+/* At start-up, after the reconciliation: in every running container of this service
+ * (its service label), the execs of another instance of the service that still run
+ * — their first process has not ended: the instance died without killing them — are
+ * killed (SIGKILL, with their descendants), through the init's --kill-leftovers mode
+ * as the sandbox's owner. What a finished exec left behind is not touched. They were
+ * the dead instance's to time out and to count against the exec limits; killed, they
+ * need neither. *ret_killed: in how many sandboxes something was killed. Goes on
+ * past a sandbox that fails; returns the first failure. */
+int sbx_lifecycle_exec_sweep(SbxLifecycle *l, unsigned *ret_killed, SbxError *error);
 
 /* After the stream ended: the exit status (the code, or 128+N after signal N). */
 int sbx_exec_wait(SbxDocker *d, const SbxExecProcess *p, int *ret_status, SbxError *error);

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <gnutls/crypto.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "attested.h"
@@ -99,20 +101,82 @@ _printf_(3, 4) static int remap(SbxError *error, SbxErrorKind kind, const char *
         return r;
 }
 
-/* The first listed container whose owner label is owner's (missing or blank: root's)
- * and, unless name_label is NULL, whose name label is name_label. Returns 1 and its
- * id, 0 if none. */
-static int pick_owned(json_object *list, uid_t owner, const char *name_label, char **ret_id, SbxError *error) {
-        for (size_t i = 0; i < json_object_array_length(list); i++) {
-                json_object *c = json_object_array_get_idx(list, i), *labels, *label, *id;
-                uid_t uid;
+/* A create's container carries a provisional name until it is verified, then its
+ * final one: a container found under the provisional name never passed verification
+ * (docs/lifecycle.md). */
+#define PENDING_SUFFIX ".pending"
 
-                labels = json_object_object_get(c, "Labels");
-                label = labels ? json_object_object_get(labels, SBX_LABEL_OWNER) : NULL;
-                if (sbx_label_parse_owner(label ? json_object_get_string(label) : NULL, &uid) < 0 || uid != owner)
+static bool has_suffix(const char *s, const char *suffix) {
+        size_t n = strlen(s), m = strlen(suffix);
+
+        return n >= m && streq(s + n - m, suffix);
+}
+
+static const char *listed_label(json_object *c, const char *key) {
+        json_object *labels = json_object_object_get(c, "Labels"), *v;
+
+        return labels && json_object_object_get_ex(labels, key, &v) ? json_object_get_string(v) : NULL;
+}
+
+/* Whether a listed container is this instance's and still under its provisional
+ * name: a create that never passed verification — one being made, one whose undo
+ * failed, or one Docker carried out after the create had given up. It is never a
+ * sandbox: it does not block its name and is not listed. */
+static bool listed_pending(SbxLifecycle *l, json_object *c) {
+        json_object *names = json_object_object_get(c, "Names");
+
+        if (!l->service_id || !streq_ptr(listed_label(c, SBX_LABEL_SERVICE), l->service_id) ||
+            !json_object_is_type(names, json_type_array))
+                return false;
+        for (size_t i = 0; i < json_object_array_length(names); i++) {
+                const char *n = json_object_get_string(json_object_array_get_idx(names, i));
+
+                if (n && has_suffix(n, PENDING_SUFFIX))
+                        return true;
+        }
+        return false;
+}
+
+/* Whether the listed container's owner label is owner's (missing or blank: root's)
+ * and, unless name_label is NULL, its name label is name_label. */
+static bool listed_as(json_object *c, uid_t owner, const char *name_label) {
+        uid_t uid;
+
+        return sbx_label_parse_owner(listed_label(c, SBX_LABEL_OWNER), &uid) >= 0 && uid == owner &&
+                (!name_label || streq_ptr(listed_label(c, SBX_LABEL_SANDBOX_NAME), name_label));
+}
+
+static int remove_container(SbxLifecycle *l, const char *id, SbxError *error);
+
+/* This instance's provisional containers of the name (name_label NULL: the list is
+ * the name's already) are removed: nothing of this service's is creating the name
+ * now, its lock being held, so none of them will ever be verified. */
+static int sweep_pending(SbxLifecycle *l, json_object *list, uid_t owner, const char *name_label,
+                         SbxError *error) {
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+                json_object *c = json_object_array_get_idx(list, i);
+                const char *id = json_object_get_string(json_object_object_get(c, "Id"));
+                int r;
+
+                if (!id || !listed_pending(l, c) || !listed_as(c, owner, name_label))
                         continue;
-                label = labels ? json_object_object_get(labels, SBX_LABEL_SANDBOX_NAME) : NULL;
-                if (name_label && !streq_ptr(label ? json_object_get_string(label) : NULL, name_label))
+                if ((r = remove_container(l, id, error)) < 0)
+                        return r;
+                if (r > 0)
+                        log_notice("Removed container %s: a create of '%s' that never passed verification",
+                                   id, listed_label(c, SBX_LABEL_SANDBOX_NAME));
+        }
+        return 0;
+}
+
+/* The first listed container of owner (and of name_label, unless NULL) that is not
+ * a provisional one. Returns 1 and its id, 0 if none. */
+static int pick_owned(SbxLifecycle *l, json_object *list, uid_t owner, const char *name_label, char **ret_id,
+                      SbxError *error) {
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+                json_object *c = json_object_array_get_idx(list, i), *id;
+
+                if (!listed_as(c, owner, name_label) || listed_pending(l, c))
                         continue;
                 if (!json_object_object_get_ex(c, "Id", &id) || !json_object_is_type(id, json_type_string))
                         return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker: a listed container has no Id");
@@ -129,8 +193,9 @@ static int pick_owned(json_object *list, uid_t owner, const char *name_label, ch
  * found too. One list, so dockerd looks at each container once: root's by the name
  * label (a container without an owner label is root's), another uid's by its owner
  * label, which sbx_label_parse_owner() accepts only in the one spelling asked for
- * here. Returns 1 and its id, or 0 if none. */
-static int find_container(SbxLifecycle *l, const char *name, char **ret_id, SbxError *error) {
+ * here. This instance's provisional containers are none (and with sweep, the name's
+ * lock held, they are removed). Returns 1 and its id, or 0 if none. */
+static int find_container(SbxLifecycle *l, const char *name, bool sweep, char **ret_id, SbxError *error) {
         _cleanup_(json_object_putp) json_object *list = NULL;
         _cleanup_free_ char *filter = NULL;
         const char *plain;
@@ -143,10 +208,12 @@ static int find_container(SbxLifecycle *l, const char *name, char **ret_id, SbxE
         if ((r = sbx_docker_container_list(l->docker, (const char *const[]) {
                 SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE, filter, NULL }, &list, error)) < 0)
                 return r;
+        if (sweep && (r = sweep_pending(l, list, owner, owner == 0 ? NULL : name, error)) < 0)
+                return r;
         if (owner == 0)
-                return pick_owned(list, 0, NULL, ret_id, error);
-        r = pick_owned(list, owner, name, ret_id, error);
-        return r != 0 ? r : pick_owned(list, owner, plain, ret_id, error);
+                return pick_owned(l, list, 0, NULL, ret_id, error);
+        r = pick_owned(l, list, owner, name, ret_id, error);
+        return r != 0 ? r : pick_owned(l, list, owner, plain, ret_id, error);
 }
 
 static int inspect_container(SbxLifecycle *l, const char *id, SbxObserved **ret, SbxError *error) {
@@ -314,7 +381,7 @@ static int locate(SbxLifecycle *l, const char *name, SbxObserved **ret, SbxSandb
                 sbx_error_free(error);
                 o = sbx_observed_free(o);
         }
-        if ((r = find_container(l, name, &id, error)) <= 0)
+        if ((r = find_container(l, name, false, &id, error)) <= 0)
                 return r;
         r = inspect_container(l, id, &o, error);
         if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {  /* removed since the listing */
@@ -348,11 +415,6 @@ static int describe_by_name(SbxLifecycle *l, const char *name, SbxSandbox **ret,
 int sbx_lifecycle_inspect(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error) {
         return describe_by_name(l, name, ret, error);
 }
-
-/* A create's container carries a provisional name until it is verified, then its
- * final one: a container found under the provisional name never passed verification
- * (docs/lifecycle.md). */
-#define PENDING_SUFFIX ".pending"
 
 /* Removes the container; 1 if it was there, 0 if it was gone already. */
 static int remove_container(SbxLifecycle *l, const char *id, SbxError *error) {
@@ -394,11 +456,22 @@ static bool made_by(SbxLifecycle *l, const SbxObserved *o, const SbxIntentRow *i
                 streq_ptr(o->fingerprint_label, in->fingerprint);
 }
 
+/* Until the create's own deadline (every Docker call of it shares the operation's
+ * budget, which began before the intent was written) has passed, Docker may still
+ * carry out a create request that reached it: the intent is kept that long. */
+static uint64_t intent_deadline_us(SbxLifecycle *l, const SbxIntentRow *in) {
+        return in->created_us > 0 ? (uint64_t) in->created_us + (uint64_t) l->policy->docker_timeout * 1000000U : 0;
+}
+
+/* The intent is kept: nothing of it is there yet, and Docker may still make it. */
+#define SETTLE_IN_FLIGHT 2
+
 /* Finishes or undoes an interrupted create, with its name's lock held: a container
  * still under the provisional name was never verified and is removed; one renamed to
  * its final name passed verification and is recorded from the intent. Returns 1 if
- * a sandbox was recorded, 0 otherwise; on a Docker or store failure the intent
- * stays, for the next try. */
+ * a sandbox was recorded, SETTLE_IN_FLIGHT if neither is there and the create's
+ * deadline has not passed (the intent stays), 0 otherwise; on a Docker or store
+ * failure the intent stays, for the next try. */
 static int settle_intent(SbxLifecycle *l, const SbxIntentRow *in, SbxError *error) {
         _cleanup_(sbx_observed_freep) SbxObserved *pending = NULL, *final = NULL;
         _cleanup_free_ char *final_name = NULL;
@@ -439,6 +512,9 @@ static int settle_intent(SbxLifecycle *l, const SbxIntentRow *in, SbxError *erro
                                    final->id);
                         return 1;
                 }
+                /* Looked for after the deadline: what Docker never made, it never will. */
+                if (now_usec() < intent_deadline_us(l, in))
+                        return SETTLE_IN_FLIGHT;
         }
         r = sbx_store_delete_intent(l->store, in->name, error);
         return r < 0 ? r : 0;
@@ -456,6 +532,13 @@ static int settle_name(SbxLifecycle *l, const char *name, SbxError *error) {
                 _cleanup_free_ char *why = TAKE_PTR(error->message);
                 return remap(error, SBX_ERROR_BACKEND_UNAVAILABLE,
                              "An interrupted create of '%s' is still to be undone: %s", plain(name), why ?: "");
+        }
+        if (r == SETTLE_IN_FLIGHT) {
+                uint64_t deadline = intent_deadline_us(l, in), now = now_usec();
+
+                return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
+                                     "An interrupted create of '%s' may still be carried out by Docker; try again "
+                                     "in %" PRIu64 " s", plain(name), (deadline > now ? deadline - now : 0) / 1000000U + 1);
         }
         return r;
 }
@@ -588,6 +671,38 @@ static int record(SbxLifecycle *l, const char *name, const SbxSpec *spec, const 
         }, error);
 }
 
+/* The final name is held by a container that is not this sandbox (its lock is held
+ * and the name's look-up found none): one whose labels name nobody's sandbox, say
+ * "~1002:x" without uid 1002's owner label, which derives the same container name.
+ * It never blocks the owner: the container takes the final name plus a random part
+ * instead (the look-ups go by labels, never by the container name). A holder that is
+ * this sandbox after all (made meanwhile, outside the service) is SandboxExists. */
+static int rename_aside(SbxLifecycle *l, const char *name, const char *id, const char *final_name,
+                        SbxError *error) {
+        _cleanup_(sbx_observed_freep) SbxObserved *holder = NULL;
+        _cleanup_free_ char *aside = NULL;
+        uint8_t b[4];
+        int r;
+
+        r = inspect_container(l, final_name, &holder, error);
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {         /* gone meanwhile */
+                sbx_error_free(error);
+                return sbx_docker_container_rename(l->docker, id, final_name, error);
+        }
+        if (r < 0)
+                return r;
+        if (names_it(holder, name))
+                return sbx_error_set(error, SBX_ERROR_SANDBOX_EXISTS, "Sandbox already exists: '%s'", plain(name));
+        if (getrandom(b, sizeof b, 0) != (ssize_t) sizeof b)
+                return -EIO;
+        if (asprintf(&aside, "%s.%02x%02x%02x%02x", final_name, b[0], b[1], b[2], b[3]) < 0)
+                return -ENOMEM;
+        log_notice("Container name %s is held by container %s, which is not '%s' (its name label: %s): it is "
+                   "created as %s", final_name, holder->id, plain(name),
+                   sbx_observed_get_label(holder, SBX_LABEL_SANDBOX_NAME) ?: "none", aside);
+        return sbx_docker_container_rename(l->docker, id, aside, error);
+}
+
 /* Everything after the container exists: start, verify, rename, record (the row
  * ends the intent). On failure the caller removes the container. */
 static int start_verify_record(SbxLifecycle *l, const char *name, const SbxSpec *spec, const char *image,
@@ -615,6 +730,10 @@ static int start_verify_record(SbxLifecycle *l, const char *name, const SbxSpec 
                 return r;
         /* Verified: the final name says so, should the row below never be written. */
         r = sbx_docker_container_rename(l->docker, id, final_name, error);
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT)) {
+                sbx_error_free(error);
+                r = rename_aside(l, name, id, final_name, error);
+        }
         if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT))
                 return remap(error, SBX_ERROR_SANDBOX_EXISTS, "Container name '%s' is taken", final_name);
         if (r < 0 || (r = record(l, name, spec, fp, owner, o, error)) < 0)
@@ -638,7 +757,7 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
 
         if ((r = settle_name(l, name, error)) < 0)
                 return r;
-        r = find_container(l, name, &existing, error);
+        r = find_container(l, name, true, &existing, error);
         if (r < 0)
                 return r;
         if (r > 0)
@@ -906,7 +1025,7 @@ static int delete_locked(SbxLifecycle *l, const char *name, SbxError *error) {
         if (row && (r = removed = remove_container(l, row->container_id, error)) < 0)
                 return r;
         if (!removed) {
-                if ((r = find_container(l, name, &id, error)) < 0 ||
+                if ((r = find_container(l, name, true, &id, error)) < 0 ||
                     (r > 0 && (r = removed = remove_container(l, id, error)) < 0))
                         return r;
         }
@@ -942,16 +1061,82 @@ const char *sbx_ensure_outcome_to_string(SbxEnsureOutcome o) {
         return o >= 0 && o < _SBX_ENSURE_OUTCOME_MAX ? outcome_table[o] : NULL;
 }
 
-/* A verified container without its row (the row was lost): recorded again. */
-static int record_found(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
-                        const SbxObserved *o, SbxError *error) {
-        char fp[SBX_FINGERPRINT_HEX_LEN + 1];
-        int r = sbx_spec_fingerprint(spec, l->policy->python_version, fp);
+/* Records a row for a container found without one (adopted: by the reconciliation,
+ * or by an ensure that reuses it), within the owner's max_sandboxes_per_user: an
+ * intent reserves the place, counted with the owner's rows and creates in flight in
+ * one transaction (as a create's does), and the row ends it. Returns 1 if recorded,
+ * 0 when the owner has no place left: the container stays as it is, listed
+ * unverified without a row — it is not this service's to remove. */
+static int put_adopted(SbxLifecycle *l, const SbxSandboxRow *row, const SbxObserved *o, SbxError *error) {
+        _cleanup_free_ char *reserved = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        int r;
 
+        /* No container has this provisional name: an intent left by a crash here is
+         * settled by the final name, or dropped (and the adoption made again). */
+        if (asprintf(&reserved, "%s" PENDING_SUFFIX, o->name && o->name[0] == '/' ? o->name + 1 : o->name ?: "") < 0)
+                return -ENOMEM;
+        r = sbx_store_put_intent(l->store, &(SbxIntentRow) {
+                .name = row->name,
+                .owner_uid = row->owner_uid,
+                .owner_gid = row->owner_gid,
+                .container_name = reserved,
+                .fingerprint = row->fingerprint,
+                .spec_json = row->spec_json,
+        }, (unsigned) l->policy->max_sandboxes_per_user, error);
         if (r < 0)
                 return r;
-        /* The label may be another Python's fingerprint of the same spec: keep it. */
-        return record(l, name, spec, o->fingerprint_label ?: fp, owner, o, error);
+        if (l->policy->max_sandboxes_per_user > 0 && r >= l->policy->max_sandboxes_per_user) {
+                log_notice("Sandbox '%s' (container %s) is not recorded: uid %u has max_sandboxes_per_user (%" PRIi64
+                           ") sandboxes already; it stays, unverified", plain(row->name), o->id,
+                           (unsigned) row->owner_uid, l->policy->max_sandboxes_per_user);
+                return 0;
+        }
+        r = sbx_store_put_sandbox(l->store, row, error);
+        if (r < 0 && sbx_store_delete_intent(l->store, row->name, &e) < 0)
+                log_warning("Could not drop the reservation of '%s': %s", plain(row->name),
+                            e.message ?: "unknown error");
+        sbx_error_free(&e);
+        return r < 0 ? r : 1;
+}
+
+/* The first posture item the container lacks, or NULL: it is hardened. */
+static const char *lacks(SbxLifecycle *l, const SbxObserved *o) {
+        const char *items[SBX_POSTURE_ITEM_COUNT + 1];
+        unsigned posture = posture_of(l, o, o->network_isolated, o->has_raw_memory_bytes ? o->raw_memory_bytes : 0);
+
+        if (posture == 0)
+                return NULL;
+        sbx_posture_items_to_names(posture, items);
+        return items[0];
+}
+
+/* A verified container without its row (the row was lost, or it is xagent's own):
+ * recorded again, within the owner's limit. Returns 1 if recorded, 0 if not. */
+static int record_found(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
+                        const SbxObserved *o, SbxError *error) {
+        _cleanup_free_ char *json = NULL;
+        char fp[SBX_FINGERPRINT_HEX_LEN + 1];
+        const char *missing = lacks(l, o);
+        int r = sbx_spec_fingerprint(spec, l->policy->python_version, fp);
+
+        if (r < 0 || (r = sbx_spec_to_json_string(spec, &json)) < 0)
+                return r;
+        r = put_adopted(l, &(SbxSandboxRow) {
+                .name = (char *) name,
+                .owner_uid = owner->uid,
+                .owner_gid = owner->gid,
+                .container_id = o->id,
+                .spec_json = json,
+                /* The label may be another Python's fingerprint of the same spec: keep it. */
+                .fingerprint = (char *) (o->fingerprint_label ?: fp),
+                .contract_version = SBX_CONTRACT_VERSION,
+                .state = o->state == SBX_STATE_RUNNING ? SBX_SANDBOX_RUNNING : SBX_SANDBOX_STOPPED,
+        }, o, error);
+        if (r > 0 && missing)
+                log_notice("Sandbox '%s' (container %s) recorded; it does not carry the service's posture (first: "
+                           "%s): hardened is false", plain(name), o->id, missing);
+        return r;
 }
 
 /* What the desired spec makes of the sandbox there is: reuse it (starting it if need
@@ -1236,7 +1421,12 @@ int sbx_lifecycle_list(SbxLifecycle *l, uid_t owner, SbxSandbox ***ret, size_t *
                         continue;       /* nobody's: only in everyone's list */
                 if (owner != SBX_STORE_ANY_OWNER && uid != owner)
                         continue;
-                if ((r = sbx_name_from_labels(json_object_get_string(name), uid, &qualified)) < 0) {
+                if (listed_pending(l, c))
+                        continue;       /* a create not verified (yet): no sandbox */
+                r = sbx_name_from_labels(json_object_get_string(name), uid, &qualified);
+                if (r == -EBADMSG)
+                        continue;       /* a name in nobody's namespace: no one's sandbox */
+                if (r < 0) {
                         sbx_sandbox_list_free(out, n);
                         return r;
                 }
@@ -1254,12 +1444,6 @@ int sbx_lifecycle_list(SbxLifecycle *l, uid_t owner, SbxSandbox ***ret, size_t *
         *ret = out;
         *ret_n = n;
         return 0;
-}
-
-static bool has_suffix(const char *s, const char *suffix) {
-        size_t n = strlen(s), m = strlen(suffix);
-
-        return n >= m && streq(s + n - m, suffix);
 }
 
 /* The group of Config.User "uid:gid"; the owner's primary group if it says none. */
@@ -1322,10 +1506,14 @@ static int image_env(SbxLifecycle *l, const char *image, char ***ret, SbxError *
         return 0;
 }
 
+/* adopt_or_remove(): proven, but its owner has no place left (put_adopted()). */
+#define ADOPT_OVER_LIMIT 2
+
 /* An owner-labelled container without a row (its name's lock held): adopted when it
  * provably passed verification — its final name, and a spec rebuilt from it whose
- * fingerprint is its label (attested.h) — else removed (docs/lifecycle.md). Returns
- * 1 if adopted, 0 if removed or gone. */
+ * fingerprint is its label (attested.h) — and its owner is below the limit, else
+ * removed (docs/lifecycle.md). Returns 1 if adopted, 0 if removed or gone,
+ * ADOPT_OVER_LIMIT if left as it is. */
 static int adopt_or_remove(SbxLifecycle *l, const char *name, const char *id, SbxError *error) {
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
@@ -1349,11 +1537,16 @@ static int adopt_or_remove(SbxLifecycle *l, const char *name, const char *id, Sb
                         return r;
         }
         if (spec) {
+                const char *missing = lacks(l, o);
+
                 if ((r = sbx_spec_to_json_string(spec, &json)) < 0 || (r = user_gid(o, &gid, error)) < 0)
                         return r;
-                /* Running, it is judged by what it has mounted; until then the row says
-                 * stopped and keeps the owner's processes out (its owner's Start checks). */
-                r = sbx_store_put_sandbox(l->store, &(SbxSandboxRow) {
+                /* Running, it is judged by what it has mounted and by its posture: only a
+                 * hardened one whose mounts are what its sources name is recorded
+                 * running, the row that lets its owner's processes in (exec.c); else the
+                 * row says stopped and its owner's Start checks (and refuses one that is
+                 * not hardened). */
+                r = put_adopted(l, &(SbxSandboxRow) {
                         .name = (char *) name,
                         .owner_uid = o->owner,
                         .owner_gid = gid,
@@ -1361,13 +1554,14 @@ static int adopt_or_remove(SbxLifecycle *l, const char *name, const char *id, Sb
                         .spec_json = json,
                         .fingerprint = (char *) o->fingerprint_label,
                         .contract_version = SBX_CONTRACT_VERSION,
-                        .state = o->state == SBX_STATE_RUNNING && mounts_truthful(l, o) ? SBX_SANDBOX_RUNNING
-                                                                                       : SBX_SANDBOX_STOPPED,
-                }, error);
-                if (r < 0)
-                        return r;
+                        .state = o->state == SBX_STATE_RUNNING && (!missing || o->owner == 0) && mounts_truthful(l, o)
+                                ? SBX_SANDBOX_RUNNING : SBX_SANDBOX_STOPPED,
+                }, o, error);
+                if (r <= 0)
+                        return r < 0 ? r : ADOPT_OVER_LIMIT;
                 log_notice("Sandbox '%s' (container %s) had no row: its spec is proven by its fingerprint label; "
-                           "recorded again", plain(name), o->id);
+                           "recorded again%s%s%s", plain(name), o->id, missing ? " (it does not carry the current "
+                           "posture, first: " : "", missing ?: "", missing ? "; hardened is false)" : "");
                 return 1;
         }
         if ((r = remove_container(l, o->id, error)) < 0)
@@ -1400,10 +1594,13 @@ static int reconcile_container(SbxLifecycle *l, json_object *c, SbxSandboxRow **
             !(label = json_object_object_get(labels, SBX_LABEL_OWNER)) ||
             sbx_label_parse_owner(json_object_get_string(label), &owner) < 0)
                 return 0;
-        st->owned++;
-        if ((r = sbx_name_from_labels(json_object_get_string(json_object_object_get(labels, SBX_LABEL_SANDBOX_NAME)),
-                                      owner, &name)) < 0)
+        r = sbx_name_from_labels(json_object_get_string(json_object_object_get(labels, SBX_LABEL_SANDBOX_NAME)),
+                                 owner, &name);
+        if (r == -EBADMSG)
+                return 0;               /* labels this service never writes: nobody's */
+        if (r < 0)
                 return r;
+        st->owned++;
         listed = bsearch(name, rows, n_rows, sizeof(SbxSandboxRow *), row_cmp);
         if (listed && streq((*listed)->container_id, json_object_get_string(id))) {
                 /* Known: a row that says running for a container that is not is put right. */
@@ -1422,7 +1619,9 @@ static int reconcile_container(SbxLifecycle *l, json_object *c, SbxSandboxRow **
         if (in || (row && streq(row->container_id, json_object_get_string(id))))
                 return 0;
         r = adopt_or_remove(l, name, json_object_get_string(id), error);
-        if (r > 0)
+        if (r == ADOPT_OVER_LIMIT)
+                st->over_limit++;
+        else if (r > 0)
                 st->adopted++;
         else if (r == 0)
                 st->removed++;
@@ -1483,7 +1682,10 @@ int sbx_lifecycle_reconcile(SbxLifecycle *l, SbxReconcileStats *ret, SbxError *e
                         return r;
                 if (r > 0 && (r = settle_intent(l, again, error)) < 0)
                         return r;
-                st.settled += r >= 0;
+                if (r == SETTLE_IN_FLIGHT)
+                        st.in_flight++;
+                else
+                        st.settled++;
         }
 
         if ((n_rows = sbx_store_list_sandboxes(l->store, SBX_STORE_ANY_OWNER, &rows, error)) < 0 ||
@@ -1528,7 +1730,7 @@ int sbx_lifecycle_container_id(SbxLifecycle *l, const char *name, char **ret, Sb
                 *ret = TAKE_PTR(row->container_id);
                 return 0;
         }
-        r = find_container(l, name, ret, error);
+        r = find_container(l, name, false, ret, error);
         if (r < 0)
                 return r;
         if (r == 0)

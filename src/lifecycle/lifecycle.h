@@ -147,19 +147,25 @@ int sbx_lifecycle_list(SbxLifecycle *l, uid_t owner, SbxSandbox ***ret, size_t *
 /* What a reconciliation did. */
 typedef struct SbxReconcileStats {
         unsigned settled;       /* interrupted creates finished or undone */
+        unsigned in_flight;     /* … not yet: nothing there, and Docker may still make it (retry later) */
         unsigned owned;         /* containers this instance made (its service label) */
         unsigned adopted;       /* … without a row, recorded again from their attested spec */
         unsigned removed;       /* … without a row and without proof of verification, removed */
+        unsigned over_limit;    /* … proven, but left without a row: the owner is at max_sandboxes_per_user */
         unsigned dropped;       /* rows whose container is gone, dropped */
         unsigned repaired;      /* rows that said running for a container that is not */
 } SbxReconcileStats;
 
 /* Store and Docker made to agree (docs/lifecycle.md), at start-up and whenever Docker
  * is back: every interrupted create settled (its container removed, or recorded if it
- * was verified); an owner-labelled container without a row recorded again if its
- * spec is proven by its fingerprint label, else removed; rows whose container is
- * gone dropped; a row that says running for a stopped container corrected. One
- * container list; an inspect only for what has no row. Logs what it changed. */
+ * was verified; one with nothing there before its deadline is kept, counted in
+ * in_flight: reconcile again later); an owner-labelled container of this instance
+ * without a row recorded again if its spec is proven by its fingerprint label and its
+ * owner is below max_sandboxes_per_user (else left as it is, in over_limit; stopped in
+ * its row when it lacks the posture), removed if nothing proves it; rows whose
+ * container is gone dropped; a row that says running for a stopped container
+ * corrected. One container list; an inspect only for what has no row. Logs what it
+ * changed. */
 int sbx_lifecycle_reconcile(SbxLifecycle *l, SbxReconcileStats *ret, SbxError *error);
 
 /* The row of a sandbox whose container Docker removed (an event): dropped if it is

@@ -157,6 +157,7 @@ class Request:
         self.status = None
         self.response = b""         # the answer's body (bounded ones, up to 64 KiB)
         self.outcome = None         # "answered", "dropped" (held, then the daemon left)…
+        self.orphaned = False       # forwarded by an orphan hold after the daemon left
 
     def __repr__(self):
         return (f"<{self.method} {self.decoded} subject={self.subject} status={self.status} "
@@ -167,8 +168,10 @@ class Hold:
     """Holds the next `count` requests matching (method, path regex, subject regex), each
     before it is forwarded ("before") or once Docker answered it ("after")."""
 
-    def __init__(self, relay, method, path_re, when, count, subject):
+    def __init__(self, relay, method, path_re, when, count, subject, orphan=False):
         assert when in ("before", "after")
+        assert not orphan or when == "before"
+        self.orphan = orphan        # forwarded at release even when the daemon left meanwhile
         self.relay = relay
         self.method = method
         self.path_re = re.compile(path_re)
@@ -228,13 +231,18 @@ class Hold:
         while not self._released.wait(0.05):
             if self.relay.stopping:
                 return False
+            if self.orphan:
+                continue
             if _peer_closed(down):
                 with self._cond:
                     self.dropped.append(req)
                 return False
             if up is not None and _peer_closed(up):     # dockerd's side died
                 return False
-        # released: but not to a daemon that is gone meanwhile
+        # released: but not to a daemon that is gone meanwhile (unless an orphan)
+        if self.orphan:
+            req.orphaned = _peer_closed(down)
+            return True
         if _peer_closed(down):
             with self._cond:
                 self.dropped.append(req)
@@ -283,11 +291,14 @@ class Relay:
         if os.path.exists(self.listen_path):
             os.unlink(self.listen_path)
 
-    def hold(self, method, path_re, when="before", count=1, subject=None):
+    def hold(self, method, path_re, when="before", count=1, subject=None, orphan=False):
         """subject: a regex the request's container name must match (creates: the
         name asked for; /containers/{id}/…: the name that id was created or renamed
-        with; lists: the name label of the filter, else "owner=<uid>" of its owner label)."""
-        h = Hold(self, method, path_re, when, count, subject)
+        with; lists: the name label of the filter, else "owner=<uid>" of its owner label).
+        orphan (before only): at release the request goes to dockerd even when the
+        daemon's side closed meanwhile (a request Docker carries out after the daemon
+        gave up on it); its answer goes nowhere."""
+        h = Hold(self, method, path_re, when, count, subject, orphan)
         with self._lock:
             self._holds.append(h)
         return h
@@ -452,6 +463,12 @@ class Relay:
                     req.outcome = "dockerd gone"
                     return
                 req.t_forwarded = time.monotonic()
+                if req.orphaned:
+                    rhead = ur.head()
+                    req.status = int(_parse_head(rhead)[0].split(" ", 2)[1]) if rhead else None
+                    req.t_answered = time.monotonic()
+                    req.outcome = "orphan"
+                    return
 
                 rhead = ur.head(watch=down)
                 if rhead is None:
