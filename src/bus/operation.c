@@ -706,18 +706,26 @@ static void on_polkit(int r, SbxError *error, void *userdata) {
 /* Asks polkit about o->action, with the operation's details; on_polkit() goes on. */
 static void ask(Operation *o) {
         char owner[32];
-        const char *image = NULL;
+        const char *template = NULL, *source = NULL;
         int r;
 
         if (o->owner_valid)
                 snprintf(owner, sizeof owner, "%u", (unsigned) o->owner);
-        if (o->verb == VERB_CREATE || o->verb == VERB_ENSURE)
-                image = o->spec->template_type == SBX_TEMPLATE_IMAGE ? o->spec->image : o->spec->snapshot_id;
+        /* A create names its template under a key of its own: an image reference is
+         * "image", a snapshot id "snapshot" — a rule keyed on an image prefix never
+         * matches a snapshot that happens to be named like one. */
+        if (o->verb == VERB_CREATE || o->verb == VERB_ENSURE) {
+                bool image = o->spec->template_type == SBX_TEMPLATE_IMAGE;
+
+                template = image ? "image" : "snapshot";
+                source = image ? o->spec->image : o->spec->snapshot_id;
+        }
         const char *details[] = {
                 "verb", verbs[o->verb].name,
                 "sandbox", plain(o->name) ?: plain(o->snapshot_id) ?: "",
                 "owner", o->owner_valid ? owner : "",
-                image ? "image" : NULL, image,
+                template ? "template" : NULL, template,
+                template, source,
                 NULL,
         };
 
