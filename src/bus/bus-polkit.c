@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
-#include <inttypes.h>
 
 #include "bus-polkit.h"
 
@@ -35,8 +34,8 @@ static int on_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_err
                  * polkit was slow, the caller may retry. */
                 if (sd_bus_error_has_names(err, SD_BUS_ERROR_NO_REPLY, SD_BUS_ERROR_TIMEOUT))
                         r = sbx_error_set(&e, SBX_ERROR_AUTHORIZATION_TIMED_OUT,
-                                          "Authorization for %s timed out: polkit did not answer within %" PRIu64
-                                          " s; try again", c->action, c->timeout_usec / 1000000U);
+                                          "Authorization for %s timed out: polkit did not answer within %g s; "
+                                          "try again", c->action, (double) c->timeout_usec / 1e6);
                 else
                         r = sbx_error_set(&e, SBX_ERROR_ACCESS_DENIED,
                                           "Authorization for %s failed: polkit answered %s: %s", c->action,
