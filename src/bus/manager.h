@@ -66,6 +66,8 @@ typedef struct Manager {
         char *init_dir;
         char *docker_socket;
         SbxStore *startup_store;        /* opened (and checked) by manager_new(), closed once read */
+        SbxError store_error;           /* the store could not be opened: every call gets this
+                                         * (StoreUnavailable), nothing touches Docker */
         char *service_id;               /* sbx_lifecycle_service_id() of the state directory */
         char *docker_api_version;
 

@@ -53,3 +53,61 @@ def test_an_image_prefix_rule_does_not_match_a_snapshot_named_like_one(stack, sa
         assert h.docker_containers_labelled(child) == []
     finally:
         os.unlink(rule)
+
+
+# ---- a store that cannot be opened ----------------------------------------------------
+
+STORE_UNAVAILABLE = h.ERR + "StoreUnavailable"
+
+
+def test_an_unopenable_store_is_named_to_every_caller(stack, sandboxd, cleanup):
+    """Garbage in sandboxd.db: the daemon takes its name anyway and answers every call
+    (the Manager's methods, the objects' properties, the ObjectManager) with
+    StoreUnavailable naming the file and the problem, logs it, leaves the sandboxes in
+    Docker alone, and exits idle as usual; with the file back, the next activation
+    manages them again."""
+    name = cleanup.sandbox(h.unique("kept"))
+    sandboxd.create(MEMBER, name, h.spec()).result
+    cid = sandboxd.inspect(MEMBER, name).result[0]["container_id"]
+    db = os.path.join(stack.state_dir, "sandboxd.db")
+    argv = stack.default_daemon_argv()
+    argv[argv.index("--idle-timeout") + 1] = "3"
+    with h.daemon_argv(stack, argv):
+        saved = {}
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(db + suffix):
+                with open(db + suffix, "rb") as f:
+                    saved[suffix] = f.read()
+                os.unlink(db + suffix)
+        try:
+            with open(db, "wb") as f:
+                f.write(b"this is no SQLite database\n" * 512)
+            os.chmod(db, 0o600)
+            mark = h.LogMark(stack)
+            t0 = time.monotonic()
+            for r in (sandboxd.call(MEMBER, "ListSandboxes"), sandboxd.inspect(MEMBER, name),
+                      sandboxd.call(OTHER, "GetManagedObjects", iface=h.OBJECT_MANAGER),
+                      sandboxd.call(ROOT, "Get", "ss", [h.MANAGER, "Version"], iface=h.PROPERTIES),
+                      sandboxd.delete(ROOT, name)):
+                msg = r.error(STORE_UNAVAILABLE)
+                assert db in msg and "not a database" in msg, msg
+            pid = stack.daemon_pid()
+            assert pid, "the daemon does not hold its name"
+            assert db in mark.new() and "not a database" in mark.new(), mark.new()
+            # Docker was not touched: the sandbox is there and still running.
+            d = h.docker_inspect(cid)
+            assert d["State"]["Running"], d["State"]
+            # Idle exit as usual (3 s here).
+            h.wait_until(lambda: stack.daemon_pid() is None, 15, what="the idle exit")
+            assert time.monotonic() - t0 >= 3
+        finally:
+            for suffix in ("", "-wal", "-shm"):
+                if os.path.exists(db + suffix):
+                    os.unlink(db + suffix)
+            for suffix, data in saved.items():
+                with open(db + suffix, "wb") as f:
+                    f.write(data)
+                os.chmod(db + suffix, 0o600)
+    # The repaired file is picked up by the next activation.
+    ins = sandboxd.inspect(MEMBER, name).result[0]
+    assert ins["container_id"] == cid and ins["verdict"] == "match", ins
