@@ -85,7 +85,8 @@ static void arm_idle(Manager *m) {
 
 typedef struct UserShare {
         uid_t uid;
-        unsigned n;
+        unsigned n;                     /* state changes in flight */
+        unsigned reads;                 /* reads in flight */
 } UserShare;
 
 static int share_cmp(const void *a, const void *b) {
@@ -93,8 +94,10 @@ static int share_cmp(const void *a, const void *b) {
         return x < y ? -1 : x > y;
 }
 
-int manager_busy(Manager *m, uid_t uid) {
+int manager_busy_as(Manager *m, uid_t uid, bool read) {
         UserShare key = { .uid = uid }, *share, **found = tfind(&key, &m->busy_by_uid, share_cmp);
+        unsigned *n;
+        int64_t max;
 
         if (found)
                 share = *found;
@@ -108,22 +111,39 @@ int manager_busy(Manager *m, uid_t uid) {
                         return -ENOMEM;
                 }
         }
-        if (uid != 0 && share->n >= (uint64_t) m->policy->max_operations_per_user)
+        n = read ? &share->reads : &share->n;
+        max = read ? m->policy->max_reads_per_user : m->policy->max_operations_per_user;
+        if (uid != 0 && *n >= (uint64_t) max) {
+                if (share->n == 0 && share->reads == 0) {
+                        tdelete(share, &m->busy_by_uid, share_cmp);
+                        free(share);
+                }
                 return -EBUSY;
-        share->n++;
+        }
+        (*n)++;
         m->n_busy++;
         if (m->idle_source)
                 (void) sd_event_source_set_enabled(m->idle_source, SD_EVENT_OFF);
         return 0;
 }
 
-void manager_idle(Manager *m, uid_t uid) {
+int manager_busy(Manager *m, uid_t uid) {
+        return manager_busy_as(m, uid, false);
+}
+
+void manager_idle_as(Manager *m, uid_t uid, bool read) {
         UserShare key = { .uid = uid }, **found = tfind(&key, &m->busy_by_uid, share_cmp);
 
-        if (found && --(*found)->n == 0) {
+        if (found) {
                 UserShare *share = *found;
-                tdelete(share, &m->busy_by_uid, share_cmp);
-                free(share);
+                unsigned *n = read ? &share->reads : &share->n;
+
+                if (*n > 0)
+                        (*n)--;
+                if (share->n == 0 && share->reads == 0) {
+                        tdelete(share, &m->busy_by_uid, share_cmp);
+                        free(share);
+                }
         }
         if (--m->n_busy > 0)
                 return;
@@ -131,6 +151,10 @@ void manager_idle(Manager *m, uid_t uid) {
                 sd_event_exit(m->event, 0);
         else
                 arm_idle(m);
+}
+
+void manager_idle(Manager *m, uid_t uid) {
+        manager_idle_as(m, uid, false);
 }
 
 /* Workers ----------------------------------------------------------------- */
@@ -248,6 +272,7 @@ int manager_new(const ManagerConfig *c, Manager **ret) {
         if (!m)
                 return -ENOMEM;
         pthread_mutex_init(&m->policy_lock, NULL);
+        m->reads_waiting_tail = &m->reads_waiting;
         m->idle_timeout_s = c->idle_timeout_s;
         m->state_dir = strdup(c->state_dir);
         m->docker_host = strdup(c->docker_host);

@@ -111,3 +111,82 @@ def test_an_unopenable_store_is_named_to_every_caller(stack, sandboxd, cleanup):
     # The repaired file is picked up by the next activation.
     ins = sandboxd.inspect(MEMBER, name).result[0]
     assert ins["container_id"] == cid and ins["verdict"] == "match", ins
+
+
+# ---- shares and workers: reads and state changes apart, slow reads fenced -------------
+
+class Lines:
+    """client.py lines as a user: one connection, calls sent one at a time, each timed
+    from its line written to its reply read (no process start in the figure)."""
+
+    def __init__(self, stack, user):
+        self.proc = stack.spawn_as(user, stack.client_argv("lines", h.BUS_NAME, h.MANAGER_PATH, h.MANAGER))
+
+    def call(self, method, sig, args):
+        t0 = time.monotonic()
+        self.proc.stdin.write(json.dumps([method, sig, args]) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        assert line, self.proc.stderr.read()
+        return h.Reply(json.loads(line)), time.monotonic() - t0
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def test_a_users_slow_reads_do_not_hold_up_anothers(stack, sandboxd, cleanup):
+    """sbx-member has 8 GetSandboxUsage calls in flight (each about a second in
+    Docker); root's InspectSandbox meanwhile is answered at once, before the usage
+    calls are: one caller holds at most half the read workers."""
+    mine, theirs = cleanup.sandbox(h.unique("usage")), cleanup.sandbox(h.unique("theirs"))
+    sandboxd.create(MEMBER, mine, h.spec()).result
+    sandboxd.create(ROOT, theirs, h.spec()).result
+    reader = Lines(stack, ROOT)
+    try:
+        reader.call("InspectSandbox", "s", [theirs])[0].result     # connected and warm
+        result = {}
+
+        def flood():
+            usage = [["GetSandboxUsage", "s", [mine]]] * 8
+            t0 = time.monotonic()
+            result["replies"] = h.flood(stack, MEMBER, [{"delay": 0, "calls": usage}], connections=8)
+            result["elapsed"] = time.monotonic() - t0
+
+        t = threading.Thread(target=flood)
+        t.start()
+        time.sleep(0.5)         # the flood's client started (about 0.2 s), its calls sent
+        timings = []
+        for _ in range(3):
+            r, elapsed = reader.call("InspectSandbox", "s", [theirs])
+            assert r.result[0]["state"] == "running"
+            timings.append(elapsed)
+        still_running = t.is_alive()
+        t.join(timeout=120)
+        print("root's inspect while sbx-member's 8 usage calls run:", ["%.3f" % x for x in timings],
+              "the usage calls took %.2f s" % result["elapsed"])
+        assert all(r.ok for r in result["replies"]), result["replies"]
+        assert still_running, "the usage calls were all answered before the inspects"
+        assert max(timings) < 0.3, timings
+    finally:
+        reader.close()
+
+
+def test_a_read_storm_does_not_refuse_the_same_users_state_changes(stack, sandboxd, cleanup):
+    """sbx-member floods 24 slow reads (usage) and then deletes three of its sandboxes:
+    the reads beyond max_reads_per_user (16) are LimitsExceeded naming it, the deletes
+    all succeed — reads and state changes have shares of their own."""
+    busy = cleanup.sandbox(h.unique("busy"))
+    doomed = [cleanup.sandbox(h.unique("doomed")) for _ in range(3)]
+    for n in [busy] + doomed:
+        sandboxd.create(MEMBER, n, h.spec()).result
+    calls = [["GetSandboxUsage", "s", [busy]]] * 24 + [["DeleteSandbox", "s", [n]] for n in doomed]
+    replies = h.flood(stack, MEMBER, [{"delay": 0, "calls": calls}], connections=8)
+    reads, deletes = replies[:24], replies[24:]
+    assert all(r.ok for r in deletes), [dict(r) for r in deletes]
+    refused = [r for r in reads if not r.ok]
+    assert refused, "no read was refused: the share was not full"
+    assert all(r["error"] == h.LIMITS_EXCEEDED and "max_reads_per_user" in r["message"] for r in refused), refused
+    assert len(reads) - len(refused) >= 16
+    for n in doomed:
+        assert h.docker_containers_labelled(n) == []
