@@ -168,6 +168,30 @@ void bus_caller_forget(const char *name) {
         n_caller_uids--;
 }
 
+static struct {
+        uid_t a, b;
+        void (*f)(const char *name, void *userdata);
+        void *userdata;
+} caller_walk;
+
+static void caller_walk_action(const void *node, VISIT which, int depth) {
+        const CallerUid *c = *(const CallerUid *const *) node;
+
+        if ((which == postorder || which == leaf) &&
+            (c->uid == 0 || c->uid == caller_walk.a || c->uid == caller_walk.b))
+                caller_walk.f(c->name, caller_walk.userdata);
+}
+
+void bus_caller_foreach(uid_t a, uid_t b, void (*f)(const char *name, void *userdata), void *userdata) {
+        /* twalk() has no userdata; the main thread alone touches this cache. */
+        caller_walk.a = a;
+        caller_walk.b = b;
+        caller_walk.f = f;
+        caller_walk.userdata = userdata;
+        twalk(caller_uids, caller_walk_action);
+        caller_walk.f = NULL;
+}
+
 void bus_caller_forget_all(void) {
         tdestroy(caller_uids, caller_free);
         caller_uids = NULL;

@@ -190,3 +190,84 @@ def test_a_read_storm_does_not_refuse_the_same_users_state_changes(stack, sandbo
     assert len(reads) - len(refused) >= 16
     for n in doomed:
         assert h.docker_containers_labelled(n) == []
+
+
+# ---- what signals, the ObjectManager and introspection tell --------------------------
+
+EXEC = "org.xagent.Sandbox1.Exec"
+EXEC_PREFIX = h.MANAGER_PATH + "/exec"
+
+
+def introspect(sandboxd, user, path):
+    r = sandboxd.call(user, "Introspect", path=path, iface="org.freedesktop.DBus.Introspectable")
+    return r.result[0]
+
+
+def test_signals_reach_only_who_may_read_them(stack, sandboxd, cleanup):
+    """An outsider's match on the service's signals receives nothing of a member's
+    sandbox or exec (no name, owner, container id, state, exit status); the owner's
+    own listener receives all of it, and so does root's."""
+    name = cleanup.sandbox(h.unique("quiet"))
+    path = h.object_path(name, MEMBER)
+    outsider, owner, root = (h.Listener(stack, u) for u in (OTHER, MEMBER, ROOT))
+    try:
+        sandboxd.create(MEMBER, name, h.spec()).result
+        cid = sandboxd.inspect(MEMBER, name).result[0]["container_id"]
+        r = stack.run_as(MEMBER, stack.client_argv("start-exec", name, json.dumps(["sh", "-c", "exit 7"]), "{}"),
+                         input="")
+        assert r.returncode == 7, r.stderr
+        exec_path = json.loads(r.stderr.splitlines()[0])["exec"]
+        sandboxd.stop(MEMBER, name, timeout=1).result
+        sandboxd.delete(MEMBER, name).result
+        for listener in (owner, root):
+            listener.wait_for(lambda ss: any(s["member"] == "SandboxRemoved" and s["args"][0] == name for s in ss))
+            listener.wait_for(lambda ss: any(s["member"] == "Exited" and s["path"] == exec_path for s in ss))
+        time.sleep(0.5)     # anything still on its way to the outsider
+    finally:
+        heard = {u: l.close() for u, l in ((OTHER, outsider), (MEMBER, owner), (ROOT, root))}
+    for user in (MEMBER, ROOT):
+        members = [(s["member"], s["path"]) for s in heard[user]]
+        for want in [("SandboxNew", h.MANAGER_PATH), ("InterfacesAdded", h.MANAGER_PATH),
+                     ("PropertiesChanged", path), ("InterfacesRemoved", h.MANAGER_PATH),
+                     ("SandboxRemoved", h.MANAGER_PATH), ("Exited", exec_path), ("PropertiesChanged", exec_path)]:
+            assert want in members, (user, want, members)
+        exited = [s for s in heard[user] if s["member"] == "Exited" and s["path"] == exec_path]
+        assert exited[0]["args"] == [7], exited
+        added = [s for s in heard[user] if s["member"] == "InterfacesAdded" and s["args"][0] == path]
+        props = added[0]["args"][1][h.SANDBOX]
+        assert props["Name"] == name and props["Owner"] == h.uid_of(MEMBER), props
+        assert props.get("Image", "") == "" and props.get("Fingerprint", "") == "", props
+    leaked = [s for s in heard[OTHER] if any(x in json.dumps(s) for x in (name, cid, path, exec_path))]
+    assert not leaked, leaked
+    assert not [s for s in heard[OTHER] if s["path"].startswith(h.MANAGER_PATH)], heard[OTHER]
+
+
+def test_another_users_exec_breaks_no_listing_and_shows_no_id(stack, sandboxd, cleanup):
+    """While sbx-member's exec runs, everyone's GetManagedObjects still answers and
+    lists what that caller may read only; introspecting the exec tree lists the exec's
+    id to its caller (and root), to nobody else."""
+    name = cleanup.sandbox(h.unique("execs"))
+    theirs = cleanup.sandbox(h.unique("theirs"))
+    sandboxd.create(MEMBER, name, h.spec()).result
+    sandboxd.create(ROOT, theirs, h.spec()).result
+    p = stack.spawn_as(MEMBER, stack.client_argv("start-exec", name, json.dumps(["sleep", "infinity"]), "{}"))
+    try:
+        exec_path = json.loads(p.stderr.readline())["exec"]
+        exec_id = exec_path.rsplit("/", 1)[1]
+        other = sandboxd.managed_objects(OTHER)
+        assert exec_path not in other and h.object_path(name, MEMBER) not in other, other
+        mine = sandboxd.managed_objects(MEMBER)
+        assert exec_path in mine and mine[exec_path][EXEC]["Running"] is True, mine
+        assert h.object_path(name, MEMBER) in mine and h.object_path(theirs) not in mine, mine
+        everything = sandboxd.managed_objects(ROOT)
+        assert exec_path in everything and h.object_path(name, MEMBER) in everything
+        assert exec_id not in introspect(sandboxd, OTHER, EXEC_PREFIX)
+        assert exec_id not in introspect(sandboxd, OTHER, h.MANAGER_PATH)
+        assert exec_id in introspect(sandboxd, MEMBER, EXEC_PREFIX)
+        assert exec_id in introspect(sandboxd, ROOT, EXEC_PREFIX)
+        # Its object still answers its caller.
+        props = sandboxd.call(MEMBER, "GetAll", "s", [EXEC], path=exec_path, iface=h.PROPERTIES).result[0]
+        assert props["Running"] is True and props["Sandbox"] == name
+    finally:
+        p.kill()
+        p.wait()
