@@ -7,7 +7,8 @@
  * connection the service knows (from its calls: bus_caller_uid()) of the object's
  * owner, of the other uid given (an exec's caller), and of root. A connection that
  * has never called the service gets nothing; a client subscribes by calling once
- * (GetManagedObjects, an ObjectManager client's first call, does). Holders of
+ * (GetManagedObjects, an ObjectManager client's first call, does; the cache keeps at
+ * most 4096 connections, later ones are not told). Holders of
  * manage-others are not sent other users' signals: telling them apart would mean
  * asking polkit about every connection for every signal; they list instead. */
 
