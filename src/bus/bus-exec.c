@@ -11,6 +11,7 @@
 #include "audit.h"
 #include "bus-error.h"
 #include "bus-exec.h"
+#include "bus-signal.h"
 #include "log.h"
 #include "operation.h"
 
@@ -39,6 +40,7 @@ struct ExecObject {
         bool thread_started;
         bool running;
         int exit_status;
+        sd_bus_slot *slot;
         sd_bus_track *track;
         sd_event_source *done_source, *linger;
         unsigned n_jobs;                /* Kill/Resize in flight: they use process */
@@ -112,6 +114,7 @@ static ExecObject *exec_free(ExecObject *e) {
                 manager_exec_release(e->m, e->caller);
         if (e->running || e->thread_started)
                 manager_idle(e->m, BUSY_UID);
+        sd_bus_slot_unref(e->slot);
         sd_bus_track_unref(e->track);
         sd_event_source_disable_unref(e->done_source);
         sd_event_source_disable_unref(e->linger);
@@ -181,6 +184,17 @@ static int on_linger(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+static int append_exec_changed(sd_bus_message *msg, void *userdata) {
+        const ExecObject *e = userdata;
+        return sd_bus_message_append(msg, "sa{sv}as", SBX_BUS_EXEC_INTERFACE, 2, "Running", "b", (int) e->running,
+                                     "ExitStatus", "i", (int32_t) e->exit_status, 0);
+}
+
+static int append_exited(sd_bus_message *msg, void *userdata) {
+        const ExecObject *e = userdata;
+        return sd_bus_message_append(msg, "i", (int32_t) e->exit_status);
+}
+
 static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         ExecObject *e = userdata;
         eventfd_t v;
@@ -194,10 +208,11 @@ static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
         manager_exec_release(e->m, e->caller);
         manager_idle(e->m, BUSY_UID);
         audit_exec(e, e->caller, "exec-exited", NULL);
-        (void) sd_bus_emit_properties_changed(e->m->bus, e->path, SBX_BUS_EXEC_INTERFACE, "Running", "ExitStatus",
-                                              NULL);
-        (void) sd_bus_emit_signal(e->m->bus, e->path, SBX_BUS_EXEC_INTERFACE, "Exited", "i",
-                                  (int32_t) e->exit_status);
+        /* For who may read the object only (bus-signal.h): its caller, the sandbox's
+         * owner, root. */
+        bus_signal_send(e->m, e->owner, e->caller, e->path, "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                        append_exec_changed, e);
+        bus_signal_send(e->m, e->owner, e->caller, e->path, SBX_BUS_EXEC_INTERFACE, "Exited", append_exited, e);
         if (sd_event_add_time_relative(e->m->event, &e->linger, CLOCK_MONOTONIC, LINGER_USEC, 0, on_linger, e) < 0)
                 exec_free(e);
         return 0;
@@ -354,10 +369,6 @@ static int method_resize(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         return audit_refusal(e, uid, "exec-resize", r, error);
 }
 
-static bool may_read(const ExecObject *e, uid_t uid) {
-        return uid == 0 || uid == e->caller || uid == e->owner;
-}
-
 static int property_get(sd_bus *bus, const char *path, const char *interface, const char *property,
                         sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         ExecObject *e = userdata;
@@ -366,7 +377,7 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
 
         /* Its path is in broadcast signals: what it is about is for its caller, the
          * sandbox's owner and root only. */
-        if (call && (bus_caller_uid(call, &uid) < 0 || !may_read(e, uid)))
+        if (call && (bus_caller_uid(call, &uid) < 0 || (uid != 0 && uid != e->caller && uid != e->owner)))
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
         if (streq(property, "Sandbox"))
                 return sd_bus_message_append(reply, "s", e->sandbox);
@@ -393,58 +404,6 @@ static const sd_bus_vtable exec_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
-/* The exec objects are one fallback vtable over the list: a caller is shown (in
- * introspection and the ObjectManager) only those it may read, as for sandboxes;
- * one registration per object would show every caller all of them, and the
- * ObjectManager's answer would fail as a whole on the first it may not read. */
-static int exec_find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
-                     sd_bus_error *error) {
-        for (ExecObject *e = execs; e; e = e->next)
-                if (streq(e->path, path)) {
-                        *found = e;
-                        return 1;
-                }
-        return 0;
-}
-
-static int exec_enumerate(sd_bus *bus, const char *path, void *userdata, char ***ret_nodes, sd_bus_error *error) {
-        sd_bus_message *call = sd_bus_get_current_message(bus);
-        size_t n = 0, total = 0;
-        char **nodes;
-        uid_t uid;
-
-        *ret_nodes = NULL;
-        if (!call || bus_caller_uid(call, &uid) < 0)
-                return 0;
-        for (ExecObject *e = execs; e; e = e->next)
-                total++;
-        nodes = calloc(total + 1, sizeof(char *));
-        if (!nodes)
-                return -ENOMEM;
-        for (ExecObject *e = execs; e; e = e->next) {
-                if (!may_read(e, uid))
-                        continue;
-                nodes[n] = strdup(e->path);
-                if (!nodes[n]) {
-                        while (n > 0)
-                                free(nodes[--n]);
-                        free(nodes);
-                        return -ENOMEM;
-                }
-                n++;
-        }
-        *ret_nodes = nodes;
-        return 0;
-}
-
-int bus_exec_register(Manager *m) {
-        int r = sd_bus_add_fallback_vtable(m->bus, NULL, SBX_BUS_EXEC_PREFIX, SBX_BUS_EXEC_INTERFACE, exec_vtable,
-                                           exec_find, m);
-        if (r < 0)
-                return r;
-        return sd_bus_add_node_enumerator(m->bus, NULL, SBX_BUS_EXEC_PREFIX, exec_enumerate, m);
-}
-
 /* The caller's connection closed: its running exec is killed; a finished one
  * has nobody left to read it. */
 static int on_caller_gone(sd_bus_track *t, void *userdata) {
@@ -460,6 +419,62 @@ static int on_caller_gone(sd_bus_track *t, void *userdata) {
         return 0;
 }
 
+static int exec_find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
+                     sd_bus_error *error) {
+        const char *id = startswith(path, SBX_BUS_EXEC_PREFIX "/");
+
+        for (ExecObject *e = execs; id && e; e = e->next)
+                if (streq(e->id, id)) {
+                        *found = e;
+                        return 1;
+                }
+        return 0;
+}
+
+/* Introspection and the ObjectManager list a caller's own execs only (its own, those
+ * in its sandboxes; root: all): their ids are for who may read them (property_get()). */
+static int exec_enumerate(sd_bus *bus, const char *path, void *userdata, char ***ret_nodes, sd_bus_error *error) {
+        sd_bus_message *call = sd_bus_get_current_message(bus);
+        size_t n = 0, total = 0;
+        char **paths;
+        uid_t uid;
+
+        *ret_nodes = NULL;
+        if (!call || bus_caller_uid(call, &uid) < 0)
+                return 0;
+        for (ExecObject *e = execs; e; e = e->next)
+                total++;
+        paths = calloc(total + 1, sizeof(char *));
+        if (!paths)
+                return -ENOMEM;
+        for (ExecObject *e = execs; e; e = e->next) {
+                if (uid != 0 && uid != e->caller && uid != e->owner)
+                        continue;
+                if (!(paths[n++] = strdup(e->path))) {
+                        strv_free(paths);
+                        return -ENOMEM;
+                }
+        }
+        *ret_nodes = paths;
+        return 0;
+}
+
+/* One fallback vtable and enumerator for every exec object, registered with the
+ * first: objects of their own would each be listed to every caller. */
+static int exec_register(Manager *m) {
+        static sd_bus *registered_on;
+        int r;
+
+        if (registered_on == m->bus)
+                return 0;
+        if ((r = sd_bus_add_fallback_vtable(m->bus, NULL, SBX_BUS_EXEC_PREFIX, SBX_BUS_EXEC_INTERFACE, exec_vtable,
+                                            exec_find, m)) < 0 ||
+            (r = sd_bus_add_node_enumerator(m->bus, NULL, SBX_BUS_EXEC_PREFIX, exec_enumerate, m)) < 0)
+                return r;
+        registered_on = m->bus;
+        return 0;
+}
+
 static int exec_publish(ExecObject *e, const char *caller_name) {
         uint8_t b[16];
         int r;
@@ -470,8 +485,7 @@ static int exec_publish(ExecObject *e, const char *caller_name) {
                 snprintf(e->id + 2 * i, 3, "%02x", b[i]);
         if (asprintf(&e->path, SBX_BUS_EXEC_PREFIX "/%s", e->id) < 0)
                 return -ENOMEM;
-        /* Published by being on the list (exec_find()). */
-        if ((r = sd_bus_track_new(e->m->bus, &e->track, on_caller_gone, e)) < 0)
+        if ((r = exec_register(e->m)) < 0 || (r = sd_bus_track_new(e->m->bus, &e->track, on_caller_gone, e)) < 0)
                 return r;
         return sd_bus_track_add_name(e->track, caller_name);
 }

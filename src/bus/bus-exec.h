@@ -25,9 +25,6 @@ typedef struct ExecStartArgs {
         int fds[3];                     /* taken over */
 } ExecStartArgs;
 
-/* The exec objects' vtable and enumerator (once, at start-up). */
-int bus_exec_register(Manager *m);
-
 /* Publishes the exec and starts its relay; takes over process and the fds (also
  * on failure). The object's path in *ret_path (owned by the object). */
 int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const char **ret_path);

@@ -383,11 +383,12 @@ static int method_get_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
             (r = append_roots(reply, p, &info.owner)) < 0 ||
             (r = sd_bus_message_close_container(reply)) < 0 ||
             (r = sd_bus_message_close_container(reply)) < 0 ||
-            (r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}",
+            (r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}",
                                        "max_cpus", "t", (uint64_t) p->max_cpus,
                                        "max_memory_mib", "t", (uint64_t) p->max_memory_mib,
                                        "max_sandboxes_per_user", "t", (uint64_t) p->max_sandboxes_per_user,
                                        "max_operations_per_user", "t", (uint64_t) p->max_operations_per_user,
+                                       "max_reads_per_user", "t", (uint64_t) p->max_reads_per_user,
                                        "max_execs_per_user", "t", (uint64_t) p->max_execs_per_user,
                                        "max_execs", "t", (uint64_t) p->max_execs,
                                        "max_stop_timeout", "t", (uint64_t) p->max_stop_timeout,

@@ -12,6 +12,7 @@ typedef struct Check {
         SbxPolkitCallback callback;
         void *userdata;
         bool interactive;
+        uint64_t timeout_usec;
         char *action;
 } Check;
 
@@ -28,8 +29,17 @@ static int on_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_err
 
         if (sd_bus_message_is_method_error(reply, NULL)) {
                 const sd_bus_error *err = sd_bus_message_get_error(reply);
-                r = sbx_error_set(&e, SBX_ERROR_ACCESS_DENIED, "Authorization for %s failed: polkit answered %s: %s",
-                                  c->action, err->name, err->message ?: "");
+
+                /* No answer in time (sd-bus's own timeout is NoReply) is no refusal:
+                 * polkit was slow, the caller may retry. */
+                if (sd_bus_error_has_names(err, SD_BUS_ERROR_NO_REPLY, SD_BUS_ERROR_TIMEOUT))
+                        r = sbx_error_set(&e, SBX_ERROR_AUTHORIZATION_TIMED_OUT,
+                                          "Authorization for %s timed out: polkit did not answer within %g s; "
+                                          "try again", c->action, (double) c->timeout_usec / 1e6);
+                else
+                        r = sbx_error_set(&e, SBX_ERROR_ACCESS_DENIED,
+                                          "Authorization for %s failed: polkit answered %s: %s", c->action,
+                                          err->name, err->message ?: "");
         } else if ((r = sd_bus_message_enter_container(reply, 'r', "bba{ss}")) < 0 ||
                    (r = sd_bus_message_read(reply, "bb", &authorized, &challenge)) < 0)
                 r = sbx_error_set(&e, SBX_ERROR_ACCESS_DENIED, "Authorization for %s failed: malformed polkit reply",
@@ -86,6 +96,7 @@ int sbx_polkit_check_async(sd_bus *bus, const char *sender, const char *action, 
         }
         if (timeout_usec == 0)
                 timeout_usec = interactive ? POLKIT_INTERACTIVE_TIMEOUT_USEC : SBX_POLKIT_TIMEOUT_USEC;
+        c->timeout_usec = timeout_usec;
         r = sd_bus_call_async(bus, &slot, m, on_reply, c, timeout_usec);
         if (r < 0) {
                 check_free(c);

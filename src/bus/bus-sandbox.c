@@ -31,14 +31,7 @@ static int may_read(sd_bus *bus, const SandboxEntry *e, bool *ret_broadcast, sd_
                                  "Sandbox '%s' belongs to another user; its Inspect asks for manage-others", e->display);
 }
 
-static int property_get(sd_bus *bus, const char *path, const char *interface, const char *property,
-                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        SandboxEntry *e = userdata;
-        bool broadcast;
-        int r = may_read(bus, e, &broadcast, error);
-
-        if (r < 0)
-                return r;
+static int append_value(sd_bus_message *reply, const SandboxEntry *e, const char *property, bool broadcast) {
         if (streq(property, "Name"))
                 return sd_bus_message_append(reply, "s", e->display);
         if (streq(property, "Owner"))
@@ -58,6 +51,87 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
         if (streq(property, "CreatedAt"))
                 return sd_bus_message_append(reply, "t", e->created_us);
         return -ENOENT;
+}
+
+static int property_get(sd_bus *bus, const char *path, const char *interface, const char *property,
+                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        SandboxEntry *e = userdata;
+        bool broadcast;
+        int r = may_read(bus, e, &broadcast, error);
+
+        return r < 0 ? r : append_value(reply, e, property, broadcast);
+}
+
+/* The properties as the vtable below has them: signature, and whether a change is
+ * announced with the value (or only invalidated: spec contents). */
+static const struct {
+        const char *name, *signature;
+        bool invalidates;
+} properties[] = {
+        { "Name", "s", false }, { "Owner", "u", false }, { "ContainerId", "s", false },
+        { "State", "s", false }, { "Status", "s", false }, { "Image", "s", true },
+        { "Fingerprint", "s", true }, { "Verdict", "s", false }, { "CreatedAt", "t", false },
+};
+
+static int append_property(sd_bus_message *m, const SandboxEntry *e, size_t i) {
+        int r;
+
+        if ((r = sd_bus_message_open_container(m, 'e', "sv")) < 0 ||
+            (r = sd_bus_message_append_basic(m, 's', properties[i].name)) < 0 ||
+            (r = sd_bus_message_open_container(m, 'v', properties[i].signature)) < 0 ||
+            (r = append_value(m, e, properties[i].name, true)) < 0 || (r = sd_bus_message_close_container(m)) < 0)
+                return r;
+        return sd_bus_message_close_container(m);
+}
+
+int bus_sandbox_append_interfaces(sd_bus_message *m, const SandboxEntry *e) {
+        static const char *const standard[] = {
+                "org.freedesktop.DBus.Peer", "org.freedesktop.DBus.Introspectable", "org.freedesktop.DBus.Properties",
+        };
+        int r;
+
+        if ((r = sd_bus_message_append(m, "o", e->path)) < 0 || (r = sd_bus_message_open_container(m, 'a', "{sa{sv}}")) < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(standard); i++)
+                if ((r = sd_bus_message_append(m, "{sa{sv}}", standard[i], 0)) < 0)
+                        return r;
+        if ((r = sd_bus_message_open_container(m, 'e', "sa{sv}")) < 0 ||
+            (r = sd_bus_message_append_basic(m, 's', SBX_BUS_SANDBOX_INTERFACE)) < 0 ||
+            (r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0)
+                return r;
+        /* As sd-bus's own: the values of the properties that announce them. */
+        for (size_t i = 0; i < ELEMENTSOF(properties); i++)
+                if (!properties[i].invalidates && (r = append_property(m, e, i)) < 0)
+                        return r;
+        if ((r = sd_bus_message_close_container(m)) < 0 || (r = sd_bus_message_close_container(m)) < 0)
+                return r;
+        return sd_bus_message_close_container(m);
+}
+
+static bool named(const char *const *names, const char *name) {
+        for (; names && *names; names++)
+                if (streq(*names, name))
+                        return true;
+        return false;
+}
+
+int bus_sandbox_append_changed(sd_bus_message *m, const SandboxEntry *e, const char *const *names) {
+        int r;
+
+        if ((r = sd_bus_message_append(m, "s", SBX_BUS_SANDBOX_INTERFACE)) < 0 ||
+            (r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(properties); i++)
+                if (!properties[i].invalidates && named(names, properties[i].name) &&
+                    (r = append_property(m, e, i)) < 0)
+                        return r;
+        if ((r = sd_bus_message_close_container(m)) < 0 || (r = sd_bus_message_open_container(m, 'a', "s")) < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(properties); i++)
+                if (properties[i].invalidates && named(names, properties[i].name) &&
+                    (r = sd_bus_message_append_basic(m, 's', properties[i].name)) < 0)
+                        return r;
+        return sd_bus_message_close_container(m);
 }
 
 #define ENTRY_METHOD(fn, verb)                                                                  \

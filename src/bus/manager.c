@@ -85,7 +85,8 @@ static void arm_idle(Manager *m) {
 
 typedef struct UserShare {
         uid_t uid;
-        unsigned n;
+        unsigned n;                     /* state changes in flight */
+        unsigned reads;                 /* reads in flight */
 } UserShare;
 
 static int share_cmp(const void *a, const void *b) {
@@ -93,8 +94,10 @@ static int share_cmp(const void *a, const void *b) {
         return x < y ? -1 : x > y;
 }
 
-int manager_busy(Manager *m, uid_t uid) {
+int manager_busy_as(Manager *m, uid_t uid, bool read) {
         UserShare key = { .uid = uid }, *share, **found = tfind(&key, &m->busy_by_uid, share_cmp);
+        unsigned *n;
+        int64_t max;
 
         if (found)
                 share = *found;
@@ -108,22 +111,39 @@ int manager_busy(Manager *m, uid_t uid) {
                         return -ENOMEM;
                 }
         }
-        if (uid != 0 && share->n >= (uint64_t) m->policy->max_operations_per_user)
+        n = read ? &share->reads : &share->n;
+        max = read ? m->policy->max_reads_per_user : m->policy->max_operations_per_user;
+        if (uid != 0 && *n >= (uint64_t) max) {
+                if (share->n == 0 && share->reads == 0) {
+                        tdelete(share, &m->busy_by_uid, share_cmp);
+                        free(share);
+                }
                 return -EBUSY;
-        share->n++;
+        }
+        (*n)++;
         m->n_busy++;
         if (m->idle_source)
                 (void) sd_event_source_set_enabled(m->idle_source, SD_EVENT_OFF);
         return 0;
 }
 
-void manager_idle(Manager *m, uid_t uid) {
+int manager_busy(Manager *m, uid_t uid) {
+        return manager_busy_as(m, uid, false);
+}
+
+void manager_idle_as(Manager *m, uid_t uid, bool read) {
         UserShare key = { .uid = uid }, **found = tfind(&key, &m->busy_by_uid, share_cmp);
 
-        if (found && --(*found)->n == 0) {
+        if (found) {
                 UserShare *share = *found;
-                tdelete(share, &m->busy_by_uid, share_cmp);
-                free(share);
+                unsigned *n = read ? &share->reads : &share->n;
+
+                if (*n > 0)
+                        (*n)--;
+                if (share->n == 0 && share->reads == 0) {
+                        tdelete(share, &m->busy_by_uid, share_cmp);
+                        free(share);
+                }
         }
         if (--m->n_busy > 0)
                 return;
@@ -131,6 +151,10 @@ void manager_idle(Manager *m, uid_t uid) {
                 sd_event_exit(m->event, 0);
         else
                 arm_idle(m);
+}
+
+void manager_idle(Manager *m, uid_t uid) {
+        manager_idle_as(m, uid, false);
 }
 
 /* Workers ----------------------------------------------------------------- */
@@ -248,6 +272,7 @@ int manager_new(const ManagerConfig *c, Manager **ret) {
         if (!m)
                 return -ENOMEM;
         pthread_mutex_init(&m->policy_lock, NULL);
+        m->reads_waiting_tail = &m->reads_waiting;
         m->idle_timeout_s = c->idle_timeout_s;
         m->state_dir = strdup(c->state_dir);
         m->docker_host = strdup(c->docker_host);
@@ -269,15 +294,22 @@ int manager_new(const ManagerConfig *c, Manager **ret) {
         }
         if ((r = sbx_lifecycle_service_id(c->state_dir, &m->service_id)) < 0)
                 return log_error_errno(r, "%s: %m", c->state_dir);
-        /* A corrupt or unreadable database stops the start, before anything else. */
+        /* A corrupt or unreadable database: the service takes its name all the same and
+         * answers every call with what is wrong (manager_run()), so that an administrator
+         * learns it from any client; it touches nothing, in Docker or the store, and
+         * exits idle as usual, so the next activation picks up a repaired file. */
         r = sbx_store_open(c->state_dir, &store, &e);
         if (r < 0) {
-                log_error("%s", e.message ?: "cannot open the store");
-                return r;
+                sbx_error_set(&m->store_error, SBX_ERROR_STORE_UNAVAILABLE,
+                              "The service's store cannot be opened, so no sandbox is managed until it is "
+                              "repaired or moved away: %s", e.message ?: strerror(-r));
+                if (!m->store_error.message)
+                        return -ENOMEM;
+                log_error("%s", m->store_error.message);
         }
         /* A new, empty or truncated file: whatever Docker still has is found (and
          * rebuilt from its containers) by the reconciliation. */
-        if (sbx_store_created(store))
+        if (store && sbx_store_created(store))
                 log_notice("%s: no store yet (a first start, or the file was empty): created", sbx_store_path(store));
         m->startup_store = TAKE_PTR(store);     /* the objects at start-up are read from it */
 
@@ -310,6 +342,7 @@ Manager *manager_free(Manager *m) {
         bus_caller_forget_all();
         sbx_verdict_cache_free(m->judgements);
         sbx_store_close(m->startup_store);
+        sbx_error_free(&m->store_error);
         sbx_policy_unref(m->policy);
         free(m->config_path);
         free(m->state_dir);
@@ -634,6 +667,42 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
         return 0;
 }
 
+static int take_name(Manager *m) {
+        int r = sd_bus_request_name(m->bus, SBX_BUS_NAME, 0);
+
+        if (r < 0)
+                return log_error_errno(r, "cannot own %s: %m", SBX_BUS_NAME);
+        arm_idle(m);
+        return 0;
+}
+
+/* Before any object sees it: every method call addressed to the service (but the bus's
+ * Peer interface) is answered with the store's problem. */
+static int on_call_without_store(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+
+        if (!sd_bus_message_is_method_call(msg, NULL, NULL) ||
+            streq_ptr(sd_bus_message_get_interface(msg), "org.freedesktop.DBus.Peer"))
+                return 0;
+        (void) sd_bus_reply_method_errorf(msg, sbx_error_bus_name(m->store_error.kind), "%s",
+                                          m->store_error.message);
+        arm_idle(m);            /* the idle exit counts from the last call */
+        return 1;
+}
+
+/* The store could not be opened: the name is taken, every call is answered with why,
+ * nothing is read from or done to Docker (no reconciliation, no events). */
+static int run_store_unavailable(Manager *m) {
+        int r;
+
+        if ((r = sd_bus_add_filter(m->bus, NULL, on_call_without_store, m)) < 0 || (r = take_name(m)) < 0)
+                return r;
+        (void) sd_notify(false, "READY=1\nSTATUS=Store unavailable: answering every call with StoreUnavailable");
+        r = sd_event_loop(m->event);
+        (void) sd_notify(false, "STOPPING=1");
+        return r;
+}
+
 int manager_run(Manager *m) {
         sigset_t mask;
         int r;
@@ -668,7 +737,7 @@ int manager_run(Manager *m) {
                 log_error_errno(r, "cannot connect to the bus: %m");
                 return r;
         }
-        if ((r = bus_manager_register(m)) < 0 || (r = bus_sandbox_register(m)) < 0 || (r = bus_exec_register(m)) < 0 ||
+        if ((r = bus_manager_register(m)) < 0 || (r = bus_sandbox_register(m)) < 0 ||
             (r = sd_bus_add_object_manager(m->bus, NULL, SBX_BUS_PATH)) < 0)
                 return r;
         /* Not every NameOwnerChanged on the bus: our own name's (for the idle exit),
@@ -687,16 +756,15 @@ int manager_run(Manager *m) {
                                            m)) < 0)
                 return r;
 
+        if (sbx_error_is_set(&m->store_error))
+                return run_store_unavailable(m);
+
         /* The name first, Docker afterwards (docs/lifecycle.md): activation never waits on
          * a hung dockerd. Store and Docker are reconciled in the background each time
          * the event stream (re)connects. */
         load_stored_objects(m);
-        r = sd_bus_request_name(m->bus, SBX_BUS_NAME, 0);
-        if (r < 0) {
-                log_error_errno(r, "cannot own %s: %m", SBX_BUS_NAME);
+        if ((r = take_name(m)) < 0)
                 return r;
-        }
-        arm_idle(m);
         (void) sd_notify(false, "READY=1\nSTATUS=Serving " SBX_BUS_NAME);
         if ((r = manager_events_start(m)) < 0)
                 return log_error_errno(r, "cannot follow Docker's events: %m");

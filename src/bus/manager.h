@@ -23,7 +23,10 @@
 #define SBX_BUS_SANDBOX_INTERFACE "org.xagent.Sandbox1.Sandbox"
 
 #define SBX_WORKERS 16U
-#define SBX_READ_WORKERS 4U
+#define SBX_READ_WORKERS 8U
+/* Read workers one caller may hold at once: half of them, so that another caller's
+ * read never waits behind one user's slow ones (usage: about 1 s each in Docker). */
+#define SBX_READ_WORKERS_PER_USER (SBX_READ_WORKERS / 2U)
 #define SBX_MAX_QUEUED 128U
 
 typedef struct ManagerConfig {
@@ -66,6 +69,8 @@ typedef struct Manager {
         char *init_dir;
         char *docker_socket;
         SbxStore *startup_store;        /* opened (and checked) by manager_new(), closed once read */
+        SbxError store_error;           /* the store could not be opened: every call gets this
+                                         * (StoreUnavailable), nothing touches Docker */
         char *service_id;               /* sbx_lifecycle_service_id() of the state directory */
         char *docker_api_version;
 
@@ -79,6 +84,12 @@ typedef struct Manager {
         unsigned reconcile_again;       /* … and another was asked for meanwhile */
         bool execs_swept;               /* a dead instance's execs killed (exec.h), or on the way */
         AuthCache *auth_cache;
+
+        /* Reads wait here for a read worker, in arrival order; one caller holds at most
+         * SBX_READ_WORKERS_PER_USER of them (operation.c). */
+        struct Operation *reads_waiting, **reads_waiting_tail;
+        unsigned n_reads_waiting, n_reads_running;
+        struct { uid_t uid; unsigned n; } reads_running_by[SBX_READ_WORKERS];
 
         unsigned n_busy;                /* operations between their call and their reply */
         void *busy_by_uid;              /* tsearch() tree: operations in flight per caller */
@@ -127,9 +138,14 @@ void manager_reconcile_later(Manager *m);
 /* A sandbox's container was removed: its row is dropped if still about it. */
 void manager_forget(Manager *m, const char *name, const char *container_id);
 
-/* Operation bookkeeping, for the idle exit and each caller's share: busy refuses
- * (-EBUSY) a caller with max_operations_per_user operations in flight already
- * (root excepted); every successful busy is paired with one idle. */
+/* Operation bookkeeping, for the idle exit and each caller's shares: busy refuses
+ * (-EBUSY) a caller with max_operations_per_user state changes (read: with
+ * max_reads_per_user reads) in flight already (root excepted); every successful busy
+ * is paired with one idle of the same kind. The shares are apart: a caller's read
+ * storm never refuses its own state changes. */
+int manager_busy_as(Manager *m, uid_t uid, bool read);
+void manager_idle_as(Manager *m, uid_t uid, bool read);
+/* A state change's (manager_busy_as(m, uid, false)). */
 int manager_busy(Manager *m, uid_t uid);
 void manager_idle(Manager *m, uid_t uid);
 

@@ -37,6 +37,9 @@ struct Operation {
         Manager *m;
         sd_bus_message *call;
         Verb verb;
+        bool read;                      /* counted in the caller's read share, run by a read worker */
+        bool on_read_worker;            /* holds one of the read workers */
+        Operation *next_read;           /* waiting for a read worker: the next one */
         OperationState state;
         uid_t uid;                      /* the caller */
         uid_t owner;                    /* whose object: the caller's namespace, or the object's owner */
@@ -81,7 +84,7 @@ static void operation_free_unstarted(Operation *o);
 static Operation *operation_free(Operation *o) {
         if (!o)
                 return NULL;
-        manager_idle(o->m, o->uid);
+        manager_idle_as(o->m, o->uid, o->read);
         operation_free_unstarted(o);
         return NULL;
 }
@@ -163,6 +166,30 @@ void bus_caller_forget(const char *name) {
         tdelete(c, &caller_uids, caller_cmp);
         caller_free(c);
         n_caller_uids--;
+}
+
+static struct {
+        uid_t a, b;
+        void (*f)(const char *name, void *userdata);
+        void *userdata;
+} caller_walk;
+
+static void caller_walk_action(const void *node, VISIT which, int depth) {
+        const CallerUid *c = *(const CallerUid *const *) node;
+
+        if ((which == postorder || which == leaf) &&
+            (c->uid == 0 || c->uid == caller_walk.a || c->uid == caller_walk.b))
+                caller_walk.f(c->name, caller_walk.userdata);
+}
+
+void bus_caller_foreach(uid_t a, uid_t b, void (*f)(const char *name, void *userdata), void *userdata) {
+        /* twalk() has no userdata; the main thread alone touches this cache. */
+        caller_walk.a = a;
+        caller_walk.b = b;
+        caller_walk.f = f;
+        caller_walk.userdata = userdata;
+        twalk(caller_uids, caller_walk_action);
+        caller_walk.f = NULL;
 }
 
 void bus_caller_forget_all(void) {
@@ -552,9 +579,10 @@ static void job_run(void *job, void *ctx) {
         l->policy = sbx_policy_unref((SbxPolicy *) l->policy);
 }
 
-static void job_done(void *job) {
+static void reads_dispatch(Manager *m);
+
+static void job_reply(Operation *o) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        Operation *o = job;
         int r;
 
         if (o->r < 0) {
@@ -578,6 +606,37 @@ static void job_done(void *job) {
         operation_free(o);
 }
 
+/* The caller's entry among the read workers' holders (add: make one). */
+static unsigned *reads_running_of(Manager *m, uid_t uid, bool add) {
+        unsigned *free_slot = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(m->reads_running_by); i++) {
+                if (m->reads_running_by[i].n > 0 && m->reads_running_by[i].uid == uid)
+                        return &m->reads_running_by[i].n;
+                if (m->reads_running_by[i].n == 0 && !free_slot) {
+                        free_slot = &m->reads_running_by[i].n;
+                        if (add)
+                                m->reads_running_by[i].uid = uid;
+                }
+        }
+        return add ? free_slot : NULL;
+}
+
+static void job_done(void *job) {
+        Operation *o = job;
+        Manager *m = o->m;
+        bool read = o->on_read_worker;
+
+        if (read) {
+                (*reads_running_of(m, o->uid, false))--;
+                m->n_reads_running--;
+                o->on_read_worker = false;
+        }
+        job_reply(o);
+        if (read)
+                reads_dispatch(m);
+}
+
 /* Shutting down: a queued operation never starts; its caller learns so now. */
 static void job_cancel(void *job) {
         SbxError e = SBX_ERROR_NULL;
@@ -591,10 +650,76 @@ static void job_cancel(void *job) {
 void operation_cancel_queued(Manager *m) {
         sbx_worker_pool_cancel_queued(m->pool, job_done, job_cancel);
         sbx_worker_pool_cancel_queued(m->read_pool, job_done, job_cancel);
+        while (m->reads_waiting) {
+                Operation *o = m->reads_waiting;
+
+                m->reads_waiting = o->next_read;
+                m->n_reads_waiting--;
+                job_cancel(o);
+        }
+        m->reads_waiting_tail = &m->reads_waiting;
+}
+
+static void read_start(Operation *o) {
+        SbxError e = SBX_ERROR_NULL;
+        int r = sbx_worker_pool_submit(o->m->read_pool, job_run, job_done, o);
+
+        if (r < 0) {
+                fail(o, OPERATION_REFUSED,
+                     sbx_error_set(&e, SBX_ERROR_LIMITS_EXCEEDED, "Too many operations in progress; try again later"),
+                     &e);
+                sbx_error_free(&e);
+                return;
+        }
+        (*reads_running_of(o->m, o->uid, true))++;
+        o->m->n_reads_running++;
+        o->on_read_worker = true;
+}
+
+/* Hands waiting reads to free read workers, in arrival order, passing over those of a
+ * caller who holds SBX_READ_WORKERS_PER_USER already: one user's slow reads (usage)
+ * leave workers free for everyone else's. */
+static void reads_dispatch(Manager *m) {
+        Operation **p = &m->reads_waiting;
+
+        while (*p && m->n_reads_running < SBX_READ_WORKERS) {
+                Operation *o = *p;
+                const unsigned *n = reads_running_of(m, o->uid, false);
+
+                if (n && *n >= SBX_READ_WORKERS_PER_USER) {
+                        p = &o->next_read;
+                        continue;
+                }
+                *p = o->next_read;
+                if (m->reads_waiting_tail == &o->next_read)
+                        m->reads_waiting_tail = p;
+                o->next_read = NULL;
+                m->n_reads_waiting--;
+                read_start(o);
+        }
+}
+
+static void read_enqueue(Operation *o) {
+        Manager *m = o->m;
+        SbxError e = SBX_ERROR_NULL;
+
+        if (m->n_reads_waiting >= SBX_MAX_QUEUED) {
+                fail(o, OPERATION_REFUSED,
+                     sbx_error_set(&e, SBX_ERROR_LIMITS_EXCEEDED, "Too many operations in progress; try again later"),
+                     &e);
+                sbx_error_free(&e);
+                return;
+        }
+        *m->reads_waiting_tail = o;
+        m->reads_waiting_tail = &o->next_read;
+        m->n_reads_waiting++;
+        advance(o, OPERATION_SUBMITTED);
+        reads_dispatch(m);
 }
 
 /* Reads and state changes have pools of their own: a read never waits behind
- * another caller's slow state change. */
+ * another caller's slow state change; reads wait for a read worker in a queue of
+ * their own (reads_dispatch()). */
 static void submit(Operation *o) {
         SbxError e = SBX_ERROR_NULL;
         int r;
@@ -614,7 +739,11 @@ static void submit(Operation *o) {
                 }
                 o->exec_slot = true;
         }
-        r = sbx_worker_pool_submit(verbs[o->verb].changes ? o->m->pool : o->m->read_pool, job_run, job_done, o);
+        if (o->read) {
+                read_enqueue(o);
+                return;
+        }
+        r = sbx_worker_pool_submit(o->m->pool, job_run, job_done, o);
         if (r == -EBUSY)
                 r = sbx_error_set(&e, SBX_ERROR_LIMITS_EXCEEDED, "Too many operations in progress; try again later");
         if (r < 0) {
@@ -706,18 +835,26 @@ static void on_polkit(int r, SbxError *error, void *userdata) {
 /* Asks polkit about o->action, with the operation's details; on_polkit() goes on. */
 static void ask(Operation *o) {
         char owner[32];
-        const char *image = NULL;
+        const char *template = NULL, *source = NULL;
         int r;
 
         if (o->owner_valid)
                 snprintf(owner, sizeof owner, "%u", (unsigned) o->owner);
-        if (o->verb == VERB_CREATE || o->verb == VERB_ENSURE)
-                image = o->spec->template_type == SBX_TEMPLATE_IMAGE ? o->spec->image : o->spec->snapshot_id;
+        /* A create names its template under a key of its own: an image reference is
+         * "image", a snapshot id "snapshot" — a rule keyed on an image prefix never
+         * matches a snapshot that happens to be named like one. */
+        if (o->verb == VERB_CREATE || o->verb == VERB_ENSURE) {
+                bool image = o->spec->template_type == SBX_TEMPLATE_IMAGE;
+
+                template = image ? "image" : "snapshot";
+                source = image ? o->spec->image : o->spec->snapshot_id;
+        }
         const char *details[] = {
                 "verb", verbs[o->verb].name,
                 "sandbox", plain(o->name) ?: plain(o->snapshot_id) ?: "",
                 "owner", o->owner_valid ? owner : "",
-                image ? "image" : NULL, image,
+                template ? "template" : NULL, template,
+                template, source,
                 NULL,
         };
 
@@ -766,6 +903,7 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .m = m,
                 .call = sd_bus_message_ref(call),
                 .verb = verb,
+                .read = !verbs[verb].changes,
                 .state = OPERATION_AUTHORIZING,
                 .uid = uid,
                 .owner = uid,
@@ -814,6 +952,7 @@ void operation_args_done(OperationArgs *args, Verb verb) {
 
 int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *args, sd_bus_error *ret_error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        bool read = !verbs[verb].changes;
         Operation *o;
         uid_t uid;
         int r;
@@ -824,20 +963,21 @@ int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *
                 return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED,
                                         "Cannot tell who is calling from the bus credentials");
         }
-        /* The caller's share of operations in flight (policy max_operations_per_user):
-         * a full share is LimitsExceeded for that caller only. */
-        r = manager_busy(m, uid);
+        /* The caller's share of state changes (policy max_operations_per_user) or of
+         * reads (max_reads_per_user) in flight: a full share is LimitsExceeded for that
+         * caller's calls of that kind only. */
+        r = manager_busy_as(m, uid, read);
         if (r < 0) {
                 operation_args_done(args, verb);
-                sbx_error_set(&e, SBX_ERROR_LIMITS_EXCEEDED,
-                              "Too many operations of uid %u in progress (max_operations_per_user); try again later",
-                              (unsigned) uid);
+                sbx_error_set(&e, SBX_ERROR_LIMITS_EXCEEDED, "Too many %s of uid %u in progress (%s); try again later",
+                              read ? "reads" : "operations", (unsigned) uid,
+                              read ? "max_reads_per_user" : "max_operations_per_user");
                 return operation_refuse(call, verb, args->name, &e, r, ret_error);
         }
         r = operation_new(m, call, verb, uid, args, &o);
         if (r < 0) {
                 operation_args_done(args, verb);
-                manager_idle(m, uid);
+                manager_idle_as(m, uid, read);
                 return r;
         }
         authorize(o);

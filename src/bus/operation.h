@@ -71,6 +71,9 @@ void operation_cancel_queued(Manager *m);
 /* The caller's uid from non-augmented bus credentials, asked of the bus once per
  * connection (unique name) and remembered until bus_caller_forget(name). */
 int bus_caller_uid(sd_bus_message *m, uid_t *ret);
+/* Calls f with the unique name of every connection remembered (those that called)
+ * whose uid is a, b or 0, once each. f must not call back into this cache. */
+void bus_caller_foreach(uid_t a, uid_t b, void (*f)(const char *name, void *userdata), void *userdata);
 /* That connection is gone (NameOwnerChanged); all of them (shutdown). */
 void bus_caller_forget(const char *name);
 void bus_caller_forget_all(void);

@@ -8,9 +8,63 @@
 #include <search.h>
 
 #include "bus-sandbox.h"
+#include "bus-signal.h"
 #include "manager.h"
 #include "naming.h"
 
+/* Signals -------------------------------------------------------------------- */
+
+/* Who may read what a signal about e tells: its owner (and root, always). */
+static uid_t reader(const SandboxEntry *e) {
+        return e->owner_valid ? e->owner : BUS_SIGNAL_NO_UID;
+}
+
+static int append_name_path(sd_bus_message *msg, void *userdata) {
+        const SandboxEntry *e = userdata;
+        return sd_bus_message_append(msg, "so", e->display, e->path);
+}
+
+static int append_added(sd_bus_message *msg, void *userdata) {
+        return bus_sandbox_append_interfaces(msg, userdata);
+}
+
+static int append_removed(sd_bus_message *msg, void *userdata) {
+        const SandboxEntry *e = userdata;
+        return sd_bus_message_append(msg, "oas", e->path, 4, "org.freedesktop.DBus.Peer",
+                                     "org.freedesktop.DBus.Introspectable", "org.freedesktop.DBus.Properties",
+                                     SBX_BUS_SANDBOX_INTERFACE);
+}
+
+typedef struct Changed {
+        const SandboxEntry *e;
+        const char *const *names;
+} Changed;
+
+static int append_changed(sd_bus_message *msg, void *userdata) {
+        const Changed *c = userdata;
+        return bus_sandbox_append_changed(msg, c->e, c->names);
+}
+
+static void announce_new(Manager *m, SandboxEntry *e) {
+        bus_signal_send(m, reader(e), BUS_SIGNAL_NO_UID, SBX_BUS_PATH, SBX_BUS_MANAGER_INTERFACE, "SandboxNew",
+                        append_name_path, e);
+        bus_signal_send(m, reader(e), BUS_SIGNAL_NO_UID, SBX_BUS_PATH, "org.freedesktop.DBus.ObjectManager",
+                        "InterfacesAdded", append_added, e);
+}
+
+static void announce_changed(Manager *m, const SandboxEntry *e, const char *const *names) {
+        bus_signal_send(m, reader(e), BUS_SIGNAL_NO_UID, e->path, "org.freedesktop.DBus.Properties",
+                        "PropertiesChanged", append_changed, &(Changed) { .e = e, .names = names });
+}
+
+static void announce_removed(Manager *m, SandboxEntry *e) {
+        bus_signal_send(m, reader(e), BUS_SIGNAL_NO_UID, SBX_BUS_PATH, "org.freedesktop.DBus.ObjectManager",
+                        "InterfacesRemoved", append_removed, e);
+        bus_signal_send(m, reader(e), BUS_SIGNAL_NO_UID, SBX_BUS_PATH, SBX_BUS_MANAGER_INTERFACE, "SandboxRemoved",
+                        append_name_path, e);
+}
+
+/* The registry ------------------------------------------------------------------ */
 
 static int entry_cmp(const void *a, const void *b) {
         return strcmp(((const SandboxEntry *) a)->name, ((const SandboxEntry *) b)->name);
@@ -108,12 +162,9 @@ int manager_put_sandbox(Manager *m, const SbxSandbox *s) {
 
         if (is_new) {
                 m->registry_seq++;
-                (void) sd_bus_emit_signal(m->bus, SBX_BUS_PATH, SBX_BUS_MANAGER_INTERFACE, "SandboxNew", "so", e->display,
-                                          e->path);
-                (void) sd_bus_emit_object_added(m->bus, e->path);
+                announce_new(m, e);
         } else if (n > 0)
-                (void) sd_bus_emit_properties_changed_strv(m->bus, e->path, SBX_BUS_SANDBOX_INTERFACE,
-                                                           (char **) changed);
+                announce_changed(m, e, changed);
         return 0;
 }
 
@@ -125,7 +176,7 @@ void manager_set_sandbox_state(Manager *m, const char *name, SbxState state, con
         e->state = state;
         if (set_string(&e->status, status) < 0)
                 return;
-        (void) sd_bus_emit_properties_changed(m->bus, e->path, SBX_BUS_SANDBOX_INTERFACE, "State", "Status", NULL);
+        announce_changed(m, e, (const char *const[]) { "State", "Status", NULL });
 }
 
 void manager_drop_sandbox(Manager *m, const char *name) {
@@ -133,10 +184,7 @@ void manager_drop_sandbox(Manager *m, const char *name) {
 
         if (!e)
                 return;
-        /* InterfacesRemoved is built from the live object: emit before removing. */
-        (void) sd_bus_emit_object_removed(m->bus, e->path);
-        (void) sd_bus_emit_signal(m->bus, SBX_BUS_PATH, SBX_BUS_MANAGER_INTERFACE, "SandboxRemoved", "so", e->display,
-                                  e->path);
+        announce_removed(m, e);
         tdelete(e, &m->sandboxes, entry_cmp);
         manager_free_sandbox_entry(e);
         m->registry_seq++;

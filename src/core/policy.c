@@ -65,6 +65,7 @@ SbxPolicy *sbx_policy_new_default(void) {
         p->max_execs = SBX_POLICY_DEFAULT_MAX_EXECS;
         p->host_port_min = SBX_POLICY_DEFAULT_HOST_PORT_MIN;
         p->max_operations_per_user = SBX_POLICY_DEFAULT_MAX_OPERATIONS_PER_USER;
+        p->max_reads_per_user = SBX_POLICY_DEFAULT_MAX_READS_PER_USER;
         p->max_stop_timeout = SBX_POLICY_DEFAULT_MAX_STOP_TIMEOUT;
         p->docker_timeout = SBX_POLICY_DEFAULT_DOCKER_TIMEOUT;
         p->python_version = SBX_PYTHON_DEFAULT;
@@ -357,6 +358,7 @@ static const struct {
         INT_KEY(max_execs,              1,                  SBX_POLICY_MAX_EXECS_LIMIT),
         INT_KEY(host_port_min,          1,                  SBX_MAX_PORT),
         INT_KEY(max_operations_per_user, 1,                 SBX_POLICY_MAX_OPERATIONS_PER_USER_LIMIT),
+        INT_KEY(max_reads_per_user,     1,                  SBX_POLICY_MAX_READS_PER_USER_LIMIT),
         INT_KEY(max_stop_timeout,       0,                  SBX_POLICY_MAX_STOP_TIMEOUT_LIMIT),
         INT_KEY(docker_timeout,         1,                  SBX_POLICY_DOCKER_TIMEOUT_LIMIT),
 #undef INT_KEY

@@ -44,6 +44,10 @@
  * user always finds some free. */
 #define SBX_POLICY_DEFAULT_MAX_OPERATIONS_PER_USER 8
 #define SBX_POLICY_MAX_OPERATIONS_PER_USER_LIMIT 128
+/* One caller's reads in flight: a share of their own, so that a user's read storm
+ * never refuses that user's state changes (nor the other way round). */
+#define SBX_POLICY_DEFAULT_MAX_READS_PER_USER 16
+#define SBX_POLICY_MAX_READS_PER_USER_LIMIT 1024
 #define SBX_POLICY_DEFAULT_MAX_STOP_TIMEOUT 60
 #define SBX_POLICY_MAX_STOP_TIMEOUT_LIMIT 3600
 /* Seconds an operation's Docker calls may take in all (docs/lifecycle.md): below the
@@ -82,7 +86,8 @@ typedef struct SbxPolicy {
         int64_t max_execs_per_user;
         int64_t max_execs;
         int64_t host_port_min;
-        int64_t max_operations_per_user;        /* one caller's operations in flight */
+        int64_t max_operations_per_user;        /* one caller's state changes in flight */
+        int64_t max_reads_per_user;             /* one caller's reads in flight */
         int64_t max_stop_timeout;               /* seconds a stop may wait before SIGKILL */
         int64_t docker_timeout;                 /* seconds an operation's Docker calls may take */
         char *publish_address;  /* an IPv4 or IPv6 literal */

@@ -41,7 +41,10 @@ D-Bus error reply is a result, not a failure).
       --resize: sends Resize(ROWS, COLS) once it started.
   client.py listen SENDER
       Subscribes to every signal from the bus name SENDER, prints {"ready": true} once
-      the match is in place, then one {"member", "interface", "path", "args"} line per
+      the match is in place and the service knows this connection (it sends its signals
+      as unicasts to the connections that called it and may read them: the listener
+      calls GetManagedObjects, as an ObjectManager client does, and again whenever the
+      name gets a new owner), then one {"member", "interface", "path", "args"} line per
       signal, until stdin reaches EOF.
 """
 
@@ -152,6 +155,22 @@ def listen(sender):
     bus.get_unique_name()
     bus.call_blocking("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
                       "GetId", "", [])
+
+    def subscribe(owner=None):
+        if owner == "":
+            return
+        msg = dbus.lowlevel.MethodCallMessage(sender, "/org/xagent/Sandbox1",
+                                              "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+        if owner is None:
+            try:
+                bus.send_message_with_reply_and_block(msg, 60)
+            except dbus.exceptions.DBusException:
+                pass        # the service refused: it knows the connection all the same
+        else:
+            bus.send_message_with_reply(msg, lambda reply: None, 60)
+
+    subscribe()
+    bus.watch_name_owner(sender, subscribe)
     print(json.dumps({"ready": True}), flush=True)
     GLib.io_add_watch(sys.stdin.fileno(), GLib.IO_IN | GLib.IO_HUP,
                       lambda *_: (loop.quit(), False)[1])
