@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "volume-check.h"
@@ -63,6 +64,26 @@ static void mk_link(const char *rel, const char *target) {
         ck_assert_int_eq(symlink(target, P(rel)), 0);
 }
 
+/* A POSIX access ACL (the kernel's xattr form, no libacl): the mode's three classes
+ * plus one named-user entry and the mask that entry needs. */
+static void set_acl_user(const char *rel, uid_t user, unsigned perm) {
+        struct { uint16_t tag, perm; uint32_t id; } __attribute__((packed)) entries[5];
+        unsigned char blob[4 + sizeof entries];
+        const uint32_t version = 2, undefined = UINT32_MAX;
+        struct stat st;
+
+        ck_assert_int_eq(stat(P(rel), &st), 0);
+        entries[0] = (typeof(entries[0])) { 0x01, (st.st_mode >> 6) & 7, undefined };   /* user:: */
+        entries[1] = (typeof(entries[0])) { 0x02, perm, user };                         /* user:ID: */
+        entries[2] = (typeof(entries[0])) { 0x04, (st.st_mode >> 3) & 7, undefined };   /* group:: */
+        entries[3] = (typeof(entries[0])) { 0x10, 7, undefined };                       /* mask:: */
+        entries[4] = (typeof(entries[0])) { 0x20, st.st_mode & 7, undefined };          /* other:: */
+        memcpy(blob, &version, 4);
+        memcpy(blob + 4, entries, sizeof entries);
+        ck_assert_msg(setxattr(P(rel), "system.posix_acl_access", blob, sizeof blob, 0) == 0,
+                      "setxattr %s: %m", P(rel));
+}
+
 static void setup(void) {
         char tmpl[] = "/tmp/sbx-volcheck-XXXXXX";
 
@@ -92,6 +113,16 @@ static void setup(void) {
         mk_link("root/link-final", "mine");
         mk_link("root/link-mid", "mine");
         mk_link("root/link-abs", P("root/mine"));
+
+        /* ACLs: a denying entry on a parent and on the path, a granting one */
+        mk("root/bob-acl", S_IFDIR, 0755, BOB, BOB);
+        mk("root/bob-acl/inner", S_IFDIR, 0755, BOB, BOB);
+        mk("root/bob-acl/inner/secret", S_IFREG, 0644, BOB, BOB);
+        set_acl_user("root/bob-acl", ALICE, 0);
+        mk("root/bob-acl-file", S_IFREG, 0644, BOB, BOB);
+        set_acl_user("root/bob-acl-file", ALICE, 0);
+        mk("root/bob-acl-grant", S_IFDIR, 0700, BOB, BOB);
+        set_acl_user("root/bob-acl-grant", ALICE, 5);
 
         mk("real", S_IFDIR, 0755, 0, 0);
         mk("real/vol", S_IFDIR, 0755, ALICE, ALICE);
@@ -337,6 +368,40 @@ START_TEST(test_uid0) {
 }
 END_TEST
 
+/* POSIX ACLs count as the kernel counts them, on every directory on the way and on
+ * the path itself: mode bits alone would admit the first two. */
+START_TEST(test_acl) {
+        const gid_t groups[] = { 3000 };
+        SbxError e = SBX_ERROR_NULL;
+
+        assert_violation(ALICE, P("root"), P("root/bob-acl/inner"), "ro",
+                         "the caller must be able to reach the path", "may not search the directory",
+                         P("root/bob-acl"), "ACLs included");
+        assert_violation(ALICE, P("root"), P("root/bob-acl/inner/secret"), "ro",
+                         "the caller must be able to reach the path", P("root/bob-acl"));
+        assert_violation(ALICE, P("root"), P("root/bob-acl-file"), "ro", "ro volumes must be readable by the caller",
+                         "ACLs included");
+        /* with supplementary groups set as well */
+        assert_refused_kind(check_as(ALICE, ALICE, groups, 1, P("root"), P("root/bob-acl/inner"), "ro", &e), &e,
+                            SBX_ERROR_POLICY_VIOLATION, P("root/bob-acl"), NULL);
+        /* the entry names Alice only */
+        assert_ok(STRANGER, P("root"), P("root/bob-acl/inner/secret"), "ro");
+        assert_ok(STRANGER, P("root"), P("root/bob-acl-file"), "ro");
+        /* and an ACL may grant what the mode bits do not */
+        assert_ok(ALICE, P("root"), P("root/bob-acl-grant"), "ro");
+        assert_violation(STRANGER, P("root"), P("root/bob-acl-grant"), "ro", "ro volumes must be readable by the caller");
+}
+END_TEST
+
+/* The check's threads take the caller's credentials; the process keeps root's. */
+START_TEST(test_credentials_kept) {
+        assert_violation(ALICE, P("root"), P("root/bob-acl/inner"), "ro", "the caller must be able to reach the path");
+        ck_assert_int_eq(geteuid(), 0);
+        ck_assert_int_eq(access(P("root/bob-private/pub"), R_OK), 0);
+        ck_assert_int_eq(getgroups(0, NULL) >= 0, 1);
+}
+END_TEST
+
 START_TEST(test_no_error_struct) {
         ck_assert_int_eq(sbx_volume_check_fs(P("root"), P("root/link-final"), "rw", ALICE, ALICE, NULL, 0, NULL),
                          -EPERM);
@@ -365,6 +430,8 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_invalid_args);
         tcase_add_test(tc, test_uid0);
         tcase_add_test(tc, test_no_error_struct);
+        tcase_add_test(tc, test_acl);
+        tcase_add_test(tc, test_credentials_kept);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -14,7 +14,7 @@ packages=(
         # the Debian package (tools/build-deb.sh) and its check
         debhelper dpkg-dev fakeroot lintian
         # tests
-        check valgrind python3 file
+        check valgrind python3 file acl
         python3-pytest python3-gi
         # the real things the service talks to
         docker.io busybox-static

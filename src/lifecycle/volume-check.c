@@ -2,8 +2,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "path.h"
@@ -22,28 +24,50 @@ typedef struct Caller {
         size_t n_groups;
 } Caller;
 
-static bool caller_in_group(const Caller *c, gid_t g) {
-        if (c->gid == g)
-                return true;
-        for (size_t i = 0; i < c->n_groups; i++)
-                if (c->groups[i] == g)
-                        return true;
-        return false;
+typedef struct AccessQuery {
+        const Caller *caller;
+        int fd;
+        int mode;
+        int result;     /* 0: granted, else a negative errno */
+} AccessQuery;
+
+/* In a thread of its own: file-system credentials and supplementary groups are
+ * per thread in the kernel (glibc's setgroups() would set them for every thread of
+ * the process; the raw syscall does not). A non-zero fsuid also drops the
+ * capabilities that override permissions, so the kernel decides as for the caller:
+ * mode bits, POSIX ACLs and all. */
+static void *access_as_caller(void *userdata) {
+        AccessQuery *q = userdata;
+        const Caller *c = q->caller;
+
+        if (syscall(SYS_setgroups, c->n_groups, c->groups) < 0 ||
+            syscall(SYS_setfsgid, c->gid) < 0 || (gid_t) syscall(SYS_setfsgid, -1) != c->gid ||
+            syscall(SYS_setfsuid, c->uid) < 0 || (uid_t) syscall(SYS_setfsuid, -1) != c->uid) {
+                q->result = -EPERM;
+                return NULL;
+        }
+        q->result = faccessat(q->fd, "", q->mode, AT_EACCESS | AT_EMPTY_PATH) < 0 ? -errno : 0;
+        return NULL;
 }
 
-/* The kernel's choice without ACLs: exactly one class of the mode bits applies. */
-static bool caller_may(const Caller *c, const struct stat *st, mode_t need) {
-        mode_t bits;
+/* Whether the caller may access what fd refers to with need (R_OK, X_OK): 1 or 0,
+ * or a negative errno when that cannot be told. */
+static int caller_may(const Caller *c, int fd, int need) {
+        AccessQuery q = { .caller = c, .fd = fd, .mode = need };
+        pthread_t t;
+        int r;
 
         if (c->uid == 0)
-                return true;
-        if (st->st_uid == c->uid)
-                bits = (st->st_mode >> 6) & 07;
-        else if (caller_in_group(c, st->st_gid))
-                bits = (st->st_mode >> 3) & 07;
-        else
-                bits = st->st_mode & 07;
-        return (bits & need) == need;
+                return 1;
+        r = pthread_create(&t, NULL, access_as_caller, &q);
+        if (r != 0)
+                return -r;
+        r = pthread_join(t, NULL);
+        if (r != 0)
+                return -r;
+        if (q.result == -EACCES)
+                return 0;
+        return q.result < 0 ? q.result : 1;
 }
 
 static const char *special_file_type(mode_t m) {
@@ -118,7 +142,7 @@ static int walk_below_root(int *fd, struct stat *st, const char *root, const cha
                 return -ENOMEM;
 
         for (char *name = rel, *next; name; name = next) {
-                int nfd;
+                int nfd, r;
                 /* host_path up to and including this component */
                 int len = (int) (offset + (size_t) (name - rel) + strcspn(name, "/"));
 
@@ -156,10 +180,13 @@ static int walk_below_root(int *fd, struct stat *st, const char *root, const cha
                         return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
                                              "volumes: '%s': '%.*s' is not a directory (rule: the path must exist)",
                                              host_path, len, host_path);
-                if (!caller_may(c, st, S_IXOTH))
+                if ((r = caller_may(c, *fd, X_OK)) < 0)
+                        return sbx_error_set(error, SBX_ERROR_IO, "volumes: '%s': cannot check access to '%.*s': %s",
+                                             host_path, len, host_path, strerror(-r));
+                if (r == 0)
                         return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
                                              "volumes: '%s': the caller (uid %u) may not search the directory "
-                                             "'%.*s' (mode %04o, owner %u, group %u) "
+                                             "'%.*s' (mode %04o, owner %u, group %u; ACLs included) "
                                              "(rule: the caller must be able to reach the path)",
                                              host_path, (unsigned) c->uid, len, host_path,
                                              (unsigned) (st->st_mode & 07777), (unsigned) st->st_uid,
@@ -168,9 +195,10 @@ static int walk_below_root(int *fd, struct stat *st, const char *root, const cha
         return 0;
 }
 
-static int check_access(const struct stat *st, const char *host_path, const char *mode, const Caller *c,
+static int check_access(int fd, const struct stat *st, const char *host_path, const char *mode, const Caller *c,
                         SbxError *error) {
         bool dir = S_ISDIR(st->st_mode);
+        int r;
 
         if (c->uid == 0)
                 return 0;
@@ -185,9 +213,13 @@ static int check_access(const struct stat *st, const char *host_path, const char
         }
 
         /* A directory is of use read-only only if it can be listed and entered. */
-        if (!caller_may(c, st, dir ? S_IROTH | S_IXOTH : S_IROTH))
+        if ((r = caller_may(c, fd, dir ? R_OK | X_OK : R_OK)) < 0)
+                return sbx_error_set(error, SBX_ERROR_IO, "volumes: '%s': cannot check access: %s", host_path,
+                                     strerror(-r));
+        if (r == 0)
                 return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
-                                     "volumes: '%s' is not %s by the caller (uid %u): mode %04o, owner %u, group %u "
+                                     "volumes: '%s' is not %s by the caller (uid %u): mode %04o, owner %u, group %u; "
+                                     "ACLs included "
                                      "(rule: ro volumes must be readable by the caller)",
                                      host_path, dir ? "readable and searchable" : "readable", (unsigned) c->uid,
                                      (unsigned) (st->st_mode & 07777), (unsigned) st->st_uid, (unsigned) st->st_gid);
@@ -221,7 +253,7 @@ int sbx_volume_open_checked(const char *root, const char *host_path, const char 
                                      "volumes: '%s' is %s (rule: only files and directories can be volumes)",
                                      host_path, special_file_type(st.st_mode));
 
-        if ((r = check_access(&st, host_path, mode, &c, error)) < 0)
+        if ((r = check_access(fd, &st, host_path, mode, &c, error)) < 0)
                 return r;
         return TAKE_FD(fd);
 }
