@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <sys/random.h>
 
+#include "container-body.h"
 #include "docker-container.h"
 #include "exec.h"
 #include "labels.h"
 #include "naming.h"
 #include "owner-info.h"
+#include "spec-json.h"
 #include "tar-filter.h"
 
 /* After a kill, how long the stream may take to end. */
@@ -40,12 +42,28 @@ void sbx_exec_result_done(SbxExecResult *r) {
         *r = (SbxExecResult) {};
 }
 
+/* The spec's working directory when Docker was not given it (container-body.h), for
+ * an exec that names none; else NULL (Docker's Config.WorkingDir is the spec's). */
+static int spec_working_dir(const SbxSandboxRow *row, char **ret) {
+        _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
+        int r;
+
+        *ret = NULL;
+        r = sbx_spec_from_json_string(row->spec_json, &spec, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || streq(sbx_container_config_working_dir(spec), spec->working_dir))
+                return 0;
+        *ret = strdup(spec->working_dir);
+        return *ret ? 0 : -ENOMEM;
+}
+
 /* "uid:gid": the group the sandbox was created for, else the owner's primary one.
  * Under the sandbox's lock: a non-root owner's process runs only in a container
  * this service started and verified (its row, for this container, says running),
  * never in one whose start's mount check is pending or failed. */
 static int owner_user(SbxLifecycle *l, const char *name, const char *container_id, uid_t owner, char **ret,
-                      SbxError *error) {
+                      char **ret_working_dir, SbxError *error) {
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
         SbxOwnerInfo info;
         const char *plain;
@@ -62,9 +80,11 @@ static int owner_user(SbxLifecycle *l, const char *name, const char *container_i
                 return sbx_error_set(error, SBX_ERROR_NOT_RUNNING,
                                      "Sandbox '%s' was not started and verified by this service; start it", plain);
         }
-        if (ours)
+        if (ours) {
                 gid = row->owner_gid;
-        else {
+                if ((r = spec_working_dir(row, ret_working_dir)) < 0)
+                        return r;
+        } else {
                 r = sbx_owner_info_lookup(owner, &info, error);
                 if (r < 0)
                         return r;
@@ -103,7 +123,8 @@ static int env_with_token(char **env, const char *token, char ***ret) {
         return 0;
 }
 
-static int start_exec(SbxLifecycle *l, SbxExecProcess *p, const SbxExecRequest *req, SbxError *error) {
+static int start_exec(SbxLifecycle *l, SbxExecProcess *p, const SbxExecRequest *req, const char *working_dir,
+                      SbxError *error) {
         _cleanup_free_ char **env = NULL;
         size_t n = 0;
         int fd = -1, r;
@@ -114,7 +135,7 @@ static int start_exec(SbxLifecycle *l, SbxExecProcess *p, const SbxExecRequest *
         if (r < 0)
                 return r;
         r = sbx_docker_exec_create(l->docker, p->container_id, &(SbxExecConfig) {
-                .argv = req->argv, .env = env, .working_dir = req->working_dir, .user = p->user,
+                .argv = req->argv, .env = env, .working_dir = req->working_dir ?: working_dir, .user = p->user,
                 .tty = req->tty, .attach_stdin = true }, &p->exec_id, error);
         free(env[n]);
         if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT)) {
@@ -141,6 +162,7 @@ int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, const SbxExecReq
                              SbxError *error) {
         _cleanup_(sbx_exec_process_freep) SbxExecProcess *p = NULL;
         _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        _cleanup_free_ char *working_dir = NULL;
         const char *plain;
         uid_t owner = sbx_name_unqualify(name, &plain);
         int r;
@@ -154,8 +176,8 @@ int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, const SbxExecReq
         if ((r = make_token(p->token)) < 0 ||
             (r = sbx_lifecycle_lock(l, name, &lock)) < 0 ||
             (r = sbx_lifecycle_container_id(l, name, &p->container_id, error)) < 0 ||
-            (r = owner_user(l, name, p->container_id, owner, &p->user, error)) < 0 ||
-            (r = start_exec(l, p, req, error)) < 0)
+            (r = owner_user(l, name, p->container_id, owner, &p->user, &working_dir, error)) < 0 ||
+            (r = start_exec(l, p, req, working_dir, error)) < 0)
                 return r;
         *ret = TAKE_PTR(p);
         return 0;
