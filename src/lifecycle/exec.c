@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/random.h>
@@ -283,15 +284,59 @@ int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, const SbxExecR
 typedef struct CopyFilter {
         SbxTarFilter *filter;
         SbxError error;
+        uint64_t budget;        /* bytes the writable layer may still take (max_disk_mib) */
+        uint64_t passed;        /* archive bytes passed on so far */
+        int64_t max_disk_mib;
 } CopyFilter;
 
 static int copy_filter(void *userdata, const char *data, size_t size, char **out, size_t *out_size,
                        size_t *out_alloc) {
         CopyFilter *c = userdata;
+        int r;
 
         if (!data)
-                return sbx_tar_filter_finish(c->filter, out, out_size, out_alloc, &c->error);
-        return sbx_tar_filter_feed(c->filter, data, size, out, out_size, out_alloc, &c->error);
+                r = sbx_tar_filter_finish(c->filter, out, out_size, out_alloc, &c->error);
+        else
+                r = sbx_tar_filter_feed(c->filter, data, size, out, out_size, out_alloc, &c->error);
+        if (r < 0)
+                return r;
+        /* The archive's bytes, headers included, bound what tar writes; the piece that
+         * would cross the bound is never passed on. */
+        c->passed += *out_size;
+        if (c->passed > c->budget)
+                return sbx_error_set(&c->error, SBX_ERROR_POLICY_VIOLATION,
+                                     "max_disk_mib: the copy would take the sandbox's writable layer past the "
+                                     "host policy's max_disk_mib %" PRIi64 " MiB; refused after %" PRIu64
+                                     " bytes", c->max_disk_mib, c->passed - *out_size);
+        return r;
+}
+
+/* What the writable layer may still take: max_disk_mib less Docker's SizeRw now. */
+static int disk_budget(SbxLifecycle *l, const char *name, CopyFilter *c, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *j = NULL;
+        _cleanup_free_ char *id = NULL, *path = NULL;
+        uint64_t bound = (uint64_t) l->policy->max_disk_mib * 1024 * 1024;
+        json_object *v;
+        int64_t used = 0;
+        int r;
+
+        if ((r = sbx_lifecycle_container_id(l, name, &id, error)) < 0)
+                return r;
+        if (asprintf(&path, "/containers/%s/json?size=1", id) < 0)
+                return -ENOMEM;
+        r = sbx_docker_get_object(l->docker, path, &j, error);
+        if (r < 0)
+                return r;
+        if (json_object_object_get_ex(j, "SizeRw", &v) && json_object_is_type(v, json_type_int))
+                used = json_object_get_int64(v);
+        c->max_disk_mib = l->policy->max_disk_mib;
+        c->budget = used > 0 && (uint64_t) used >= bound ? 0 : bound - (uint64_t) (used > 0 ? used : 0);
+        if (c->budget == 0)
+                return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                     "max_disk_mib: the sandbox's writable layer holds %" PRIi64 " bytes, the host "
+                                     "policy's max_disk_mib %" PRIi64 " MiB or more; nothing more is copied in",
+                                     used, c->max_disk_mib);
+        return 0;
 }
 
 /* tar's complaint, for the message. */
@@ -338,6 +383,10 @@ int sbx_lifecycle_copy_to(SbxLifecycle *l, const char *name, const char *guest_d
         gid_t gid;
         int r;
 
+        /* Before anything runs: a full layer takes no tar. */
+        r = disk_budget(l, name, &c, error);
+        if (r < 0)
+                return r;
         r = sbx_lifecycle_exec_start(l, name, &(SbxExecRequest) {
                 .argv = (char *[]) { (char *) "tar", (char *) "-x", (char *) "-f", (char *) "-", (char *) "-C",
                                      (char *) guest_dir, NULL } }, &p, error);

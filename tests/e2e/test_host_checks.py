@@ -3,8 +3,10 @@
 working directory inside a volume is never runc's to create, POSIX ACLs count in the
 volume checks, and a sandbox's writable layer is bounded."""
 
+import io
 import os
 import subprocess
+import tarfile
 
 import sandbox_helpers as h
 from sandbox_helpers import MEMBER
@@ -93,3 +95,53 @@ def test_acl_on_a_parent_refuses(sandboxd, cleanup, stack):
     subprocess.run(["setfacl", "-b", parent], check=True)
     sandboxd.create_ok(MEMBER, name, h.spec(volumes=[(inner, "/data", "ro")]), cleanup)
     assert run(sandboxd, name, ["cat", "/data/secret"])[:2] == (0, "not the member's")
+
+
+def make_tar(path, files):
+    """A tar of (name, size) regular files of random bytes, owned by the member."""
+    with tarfile.open(path, "w") as t:
+        for name, size in files:
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = size, 0o644
+            t.addfile(info, io.BytesIO(os.urandom(size)))
+    os.chown(path, h.uid_of(MEMBER), h.gid_of(MEMBER))
+    return path
+
+
+def copy_to(sandboxd, name, guest_dir, tar_path):
+    return sandboxd.call(MEMBER, "CopyToSandbox", "ssha{sv}", [name, guest_dir, "<" + tar_path, {}])
+
+
+def layer_size(name):
+    status, info = h.docker("GET", f"/containers/{container_of(name)}/json?size=1")
+    assert status == 200, info
+    return info.get("SizeRw") or 0
+
+
+def test_disk_bound_on_copies(sandboxd, cleanup, stack):
+    """max_disk_mib bounds a sandbox's writable layer on what is copied in (the storage
+    driver here has no per-container size): GetPolicy shows the bound and how it is
+    enforced; a copy within it lands, one past it is PolicyViolation naming the bound
+    and leaves the layer within it; a full layer takes nothing more."""
+    mib = 1024 * 1024
+    with h.daemon_config(stack, {"max_disk_mib": 2}):
+        policy = sandboxd.call(MEMBER, "GetPolicy").result[0]
+        assert policy["max_disk_mib"] == 2 and policy["disk_enforcement"] == "copies", policy
+        ws = cleanup.workspace(MEMBER, "disk")
+        name = cleanup.sandbox(h.unique("disk"))
+        sandboxd.create_ok(MEMBER, name, h.spec(), cleanup)
+
+        small = make_tar(os.path.join(ws, "small.tar"), [("small", mib // 2)])
+        copy_to(sandboxd, name, "/tmp", small).result
+        assert run(sandboxd, name, ["stat", "-c", "%s", "/tmp/small"])[:2] == (0, f"{mib // 2}\n")
+
+        big = make_tar(os.path.join(ws, "big.tar"), [("a", mib // 2), ("big", 3 * mib)])
+        msg = copy_to(sandboxd, name, "/tmp", big).error(h.POLICY_VIOLATION)
+        assert "max_disk_mib" in msg and "2 MiB" in msg, msg
+        assert layer_size(name) <= 2 * mib, layer_size(name)
+
+        # what the layer holds now counts: fill it from inside (execs are not bounded
+        # on this driver), and then no copy runs at all
+        assert run(sandboxd, name, ["dd", "if=/dev/zero", "of=/tmp/fill", "bs=1M", "count=3"])[0] == 0
+        msg = copy_to(sandboxd, name, "/tmp", small).error(h.POLICY_VIOLATION)
+        assert "max_disk_mib" in msg and "nothing more is copied in" in msg, msg
