@@ -5,6 +5,7 @@ volume checks, and a sandbox's writable layer is bounded."""
 
 import io
 import os
+import signal
 import subprocess
 import tarfile
 
@@ -12,6 +13,17 @@ import sandbox_helpers as h
 from sandbox_helpers import MEMBER
 
 HOME = h.home_of(MEMBER)
+
+# Another process on the state database, as a backup or monitoring script would be:
+# "read" counts the rows, "exclusive" holds BEGIN EXCLUSIVE for argv[3] seconds first.
+OUTSIDE = r"""
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+if sys.argv[2] == "exclusive":
+    c.execute("BEGIN EXCLUSIVE"); time.sleep(float(sys.argv[3])); c.execute("COMMIT")
+print(c.execute("SELECT COUNT(*) FROM sandboxes").fetchone()[0])
+c.close()
+"""
 
 
 def owned_dir(cleanup, parent, tag, user=MEMBER, mode=0o755):
@@ -145,3 +157,52 @@ def test_disk_bound_on_copies(sandboxd, cleanup, stack):
         assert run(sandboxd, name, ["dd", "if=/dev/zero", "of=/tmp/fill", "bs=1M", "count=3"])[0] == 0
         msg = copy_to(sandboxd, name, "/tmp", small).error(h.POLICY_VIOLATION)
         assert "max_disk_mib" in msg and "nothing more is copied in" in msg, msg
+
+
+def outside(db, mode, hold=0):
+    r = subprocess.run(["/usr/bin/python3", "-c", OUTSIDE, db, mode, str(hold)], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return int(r.stdout)
+
+
+def deleted_store_files(pid):
+    """The daemon's descriptors of database files that were unlinked under it."""
+    found = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except FileNotFoundError:
+            continue
+        if "sandboxd.db" in target and target.endswith("(deleted)"):
+            found.append(target)
+    return found
+
+
+def test_an_outside_connection_leaves_the_daemons_wal(sandboxd, cleanup, stack):
+    """root's script opening the state database read-write, and another holding BEGIN
+    EXCLUSIVE, while the daemon runs: the daemon's -wal and -shm stay linked, its reads
+    and writes go on, and a row written afterwards survives a SIGKILL."""
+    db = os.path.join(stack.state_dir, "sandboxd.db")
+    names = [cleanup.sandbox(h.unique("wal")) for _ in range(3)]
+    pid = sandboxd.ensure_running()
+    for name in names[:2]:
+        sandboxd.create_ok(MEMBER, name, h.spec(), cleanup)
+    # several workers' connections
+    for _ in range(4):
+        sandboxd.list(MEMBER)
+        sandboxd.inspect(MEMBER, names[0]).result
+    rows = outside(db, "read")
+    assert rows >= 2
+    assert deleted_store_files(pid) == []
+    assert outside(db, "exclusive", 2) == rows
+    assert deleted_store_files(pid) == []
+    for _ in range(4):
+        assert set(names[:2]) <= set(sandboxd.list(MEMBER))
+        assert dict(sandboxd.inspect(MEMBER, names[1]).result[0])["state"] == "running"
+    sandboxd.create_ok(MEMBER, names[2], h.spec(), cleanup)
+    assert stack.stop_daemon(sig=signal.SIGKILL) == pid
+    # the next call activates a fresh daemon on the same state
+    listed = sandboxd.list(MEMBER)
+    assert set(names) <= set(listed), listed
+    assert outside(db, "read") == rows + 1
