@@ -116,12 +116,56 @@ START_TEST(test_isolated) {
 }
 END_TEST
 
+/* A working directory inside a volume is never Docker's (runc would create it as root
+ * wherever the volume leads at start): "/" and the label; on the volume's mount point
+ * or outside every volume it is Docker's as before. */
+START_TEST(test_working_dir_in_volume) {
+        static const struct { const char *wd, *config; bool label; } cases[] = {
+                { "/g/rw/sub/deeper", "/", true },
+                { "/g/ro/x", "/", true },
+                { "/g/rw", "/g/rw", false },
+                { "/g/rwx", "/g/rwx", false },
+                { "/home", "/home", false },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(sbx_spec_freep) SbxSpec *s = spec(true);
+                _cleanup_(json_object_putp) json_object *b = NULL;
+                json_object *label = NULL, *labels;
+                char expect[64];
+
+                free(s->working_dir);
+                s->working_dir = strdup(cases[i].wd);
+                ck_assert_int_eq(sbx_container_body(&(SbxContainerParams) {
+                        .name = "n", .spec = s, .image = "img:tag", .fingerprint = "", .init_volume = "v",
+                        .pids_limit = 64, .publish_address = "::1" }, &b), 0);
+                snprintf(expect, sizeof expect, "\"%s\"", cases[i].config);
+                ck_assert_str_eq(str_at(b, "WorkingDir"), expect);
+                labels = json_object_object_get(b, "Labels");
+                ck_assert_int_eq(json_object_object_get_ex(labels, "xagent.sandbox.working_dir", &label),
+                                 cases[i].label);
+                if (cases[i].label)
+                        ck_assert_str_eq(json_object_get_string(label), cases[i].wd);
+                /* and read back from what Docker reports */
+                ck_assert_str_eq(sbx_container_spec_working_dir(cases[i].config, json_object_get_string(label),
+                                                                s->volumes, s->n_volumes), cases[i].wd);
+        }
+        /* the label counts only with "/" and only inside a volume */
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec(true);
+        ck_assert_str_eq(sbx_container_spec_working_dir("/home", "/g/rw/x", s->volumes, s->n_volumes), "/home");
+        ck_assert_str_eq(sbx_container_spec_working_dir("/", "/elsewhere", s->volumes, s->n_volumes), "/");
+        ck_assert_str_eq(sbx_container_spec_working_dir("/", "/g/rw", s->volumes, s->n_volumes), "/");
+        ck_assert_ptr_null(sbx_container_spec_working_dir(NULL, "/g/rw/x", s->volumes, s->n_volumes));
+}
+END_TEST
+
 static Suite *make_suite(void) {
         Suite *s = suite_create("container-body");
         TCase *tc = tcase_create("container-body");
 
         tcase_add_test(tc, test_body);
         tcase_add_test(tc, test_isolated);
+        tcase_add_test(tc, test_working_dir_in_volume);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -77,6 +77,7 @@ START_TEST(test_defaults) {
         ck_assert_uint_eq(d->volume_roots[0].modes, SBX_VOLUME_MODE_RO | SBX_VOLUME_MODE_RW);
         ck_assert_int_eq(d->max_cpus, 4);
         ck_assert_int_eq(d->max_memory_mib, 8192);
+        ck_assert_int_eq(d->max_disk_mib, 10240);
         ck_assert_int_eq(d->max_sandboxes_per_user, 16);
         ck_assert_int_eq(d->pids_limit, 512);
         ck_assert_int_eq(d->host_port_min, 1024);
@@ -143,6 +144,9 @@ START_TEST(test_parse_all_keys) {
         ck_assert_str_eq(p->publish_address, "::1");
         ck_assert_int_eq(p->python_version, SBX_PYTHON_3_14);
 
+        _cleanup_(sbx_policy_freep) SbxPolicy *disk = parse_ok("{ \"max_disk_mib\": 2048 }");
+        ck_assert_int_eq(disk->max_disk_mib, 2048);
+
         /* empty lists are meaningful: no volumes at all */
         _cleanup_(sbx_policy_freep) SbxPolicy *q = parse_ok("{ \"volume_roots\": [] }");
         ck_assert_int_eq(q->n_volume_roots, 0);
@@ -182,6 +186,8 @@ static const struct {
         { "{\"max_memory_mib\": 0}",            "max_memory_mib: 0 is outside" },
         { "{\"max_sandboxes_per_user\": 0}",    "max_sandboxes_per_user: 0 is outside 1–65536" },
         { "{\"pids_limit\": 0}",                "pids_limit: 0 is outside 1–4194304" },
+        { "{\"max_disk_mib\": 0}",              "max_disk_mib: 0 is outside 1–16777216" },
+        { "{\"max_disk_mib\": 1.5}",            "max_disk_mib: must be a whole number" },
         { "{\"pids_limit\": -1}",               "pids_limit: -1 is outside" },
         { "{\"host_port_min\": 0}",             "host_port_min: 0 is outside 1–65535" },
         { "{\"host_port_min\": 65536}",         "host_port_min: 65536 is outside" },

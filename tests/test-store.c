@@ -6,7 +6,9 @@
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "store.h"
@@ -603,6 +605,140 @@ START_TEST(test_snapshot_list) {
 }
 END_TEST
 
+/* Another process (a backup or monitoring script) opening the database read-write:
+ * "read" counts the rows, "exclusive" holds BEGIN EXCLUSIVE a while first. Returns
+ * the count it read. */
+static long outside_connection(const char *mode) {
+        static const char script[] =
+                "import sqlite3, sys, time\n"
+                "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+                "if sys.argv[2] == 'exclusive':\n"
+                "    c.execute('BEGIN EXCLUSIVE'); time.sleep(0.3); c.execute('COMMIT')\n"
+                "print(c.execute('SELECT COUNT(*) FROM sandboxes').fetchone()[0])\n"
+                "c.close()\n";
+        char cmd[sizeof script + sizeof db_path + 64], out[32] = "";
+        FILE *f;
+        long n;
+
+        snprintf(cmd, sizeof cmd, "/usr/bin/python3 -c \"%s\" '%s' %s", script, db_path, mode);
+        f = popen(cmd, "r");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_ptr_nonnull(fgets(out, sizeof out, f));
+        ck_assert_int_eq(pclose(f), 0);
+        n = strtol(out, NULL, 10);
+        return n;
+}
+
+static ino_t wal_inode(void) {
+        char wal[sizeof db_path + 4];
+        struct stat st;
+
+        snprintf(wal, sizeof wal, "%s-wal", db_path);
+        ck_assert_msg(stat(wal, &st) == 0, "%s: %m", wal);
+        return st.st_ino;
+}
+
+static void put_ok(SbxStore *s, const char *name) {
+        SbxSandboxRow row = sandbox(name, 1000, SBX_SANDBOX_RUNNING);
+        SbxError e = SBX_ERROR_NULL;
+        int r = sbx_store_put_sandbox(s, &row, &e);
+
+        ck_assert_msg(r == 0, "put %s: %d %s", name, r, e.message);
+}
+
+static void get_ok(SbxStore *s, const char *name) {
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        int r = sbx_store_get_sandbox(s, name, &row, &e);
+
+        ck_assert_msg(r == 1, "get %s: %d %s", name, r, e.message);
+}
+
+/* Two workers' connections (the second open must not drop the first's locks): an
+ * outside reader, then an outside exclusive writer, leave the live WAL in place, and
+ * both connections keep reading and writing. */
+START_TEST(test_outside_connection_keeps_wal) {
+        _cleanup_(sbx_store_closep) SbxStore *s1 = open_ok();
+        ino_t ino;
+
+        put_ok(s1, "a");
+        ino = wal_inode();
+        _cleanup_(sbx_store_closep) SbxStore *s2 = open_ok();
+
+        ck_assert_int_eq(outside_connection("read"), 1);
+        ck_assert_msg(wal_inode() == ino, "the live WAL was replaced");
+        ck_assert_int_eq(outside_connection("exclusive"), 1);
+        ck_assert_msg(wal_inode() == ino, "the live WAL was replaced");
+
+        put_ok(s1, "b");
+        put_ok(s2, "c");
+        get_ok(s1, "c");
+        get_ok(s2, "b");
+        ck_assert_int_eq(sbx_store_count_sandboxes(s1, SBX_STORE_ANY_OWNER, NULL), 3);
+        ck_assert_int_eq(outside_connection("read"), 3);
+}
+END_TEST
+
+static char read_byte(int fd) {
+        char c = 0;
+
+        ck_assert_int_eq(read(fd, &c, 1), 1);
+        return c;
+}
+
+static void send_byte(int fd, char c) {
+        ck_assert_int_eq(write(fd, &c, 1), 1);
+}
+
+/* The writer of the daemon's rows (two connections) in a child: 'r' once each row is
+ * written, 'x' on a failure. */
+__attribute__((noreturn)) static void killed_writer(int to_parent, int from_parent) {
+        SbxStore *s1 = NULL, *s2 = NULL;
+        SbxSandboxRow a = sandbox("a", 1000, SBX_SANDBOX_RUNNING), b = sandbox("b", 1000, SBX_SANDBOX_RUNNING);
+
+        if (sbx_store_open(dir, &s1, NULL) < 0 || sbx_store_put_sandbox(s1, &a, NULL) < 0 ||
+            sbx_store_open(dir, &s2, NULL) < 0) {
+                send_byte(to_parent, 'x');
+                _exit(EXIT_FAILURE);
+        }
+        send_byte(to_parent, 'r');
+        (void) read_byte(from_parent);
+        send_byte(to_parent, sbx_store_put_sandbox(s1, &b, NULL) == 0 ? 'r' : 'x');
+        for (;;)
+                pause();
+}
+
+/* Rows written after an outside connection came and went survive a SIGKILL of the
+ * process that wrote them (they went to the live WAL, not to an unlinked one). */
+START_TEST(test_outside_connection_then_kill_keeps_rows) {
+        int up[2], down[2], status;
+        pid_t pid;
+
+        ck_assert_int_eq(pipe(up), 0);
+        ck_assert_int_eq(pipe(down), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0)
+                killed_writer(up[1], down[0]);
+
+        ck_assert_int_eq(read_byte(up[0]), 'r');
+        ck_assert_int_eq(outside_connection("read"), 1);
+        ck_assert_int_eq(outside_connection("exclusive"), 1);
+        send_byte(down[1], 'g');
+        ck_assert_int_eq(read_byte(up[0]), 'r');
+        ck_assert_int_eq(kill(pid, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+
+        _cleanup_(sbx_store_closep) SbxStore *s = open_ok();
+        get_ok(s, "a");
+        get_ok(s, "b");
+        for (int i = 0; i < 2; i++) {
+                close(up[i]);
+                close(down[i]);
+        }
+}
+END_TEST
+
 #define N_WRITERS 4
 #define ROWS_PER_WRITER 50
 
@@ -683,6 +819,8 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_intents);
         tcase_add_test(tc, test_intent_limit);
         tcase_add_test(tc, test_truncated_is_created);
+        tcase_add_test(tc, test_outside_connection_keeps_wal);
+        tcase_add_test(tc, test_outside_connection_then_kill_keeps_rows);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "volume-check.h"
@@ -63,6 +64,35 @@ static void mk_link(const char *rel, const char *target) {
         ck_assert_int_eq(symlink(target, P(rel)), 0);
 }
 
+/* A POSIX access ACL in the kernel's xattr form (no libacl): entries sorted by tag. */
+typedef struct AclEntry { uint16_t tag, perm; uint32_t id; } AclEntry;
+#define ACL_NO_ID UINT32_MAX
+
+static void set_acl(const char *rel, const AclEntry *entries, size_t n) {
+        unsigned char blob[4 + 16 * sizeof(AclEntry)];
+        const uint32_t version = 2;
+
+        ck_assert_int_le(n, 16);
+        memcpy(blob, &version, 4);
+        memcpy(blob + 4, entries, n * sizeof(AclEntry));
+        ck_assert_msg(setxattr(P(rel), "system.posix_acl_access", blob, 4 + n * sizeof(AclEntry), 0) == 0,
+                      "setxattr %s: %m", P(rel));
+}
+
+/* The mode's three classes plus a named-user entry and the mask it needs. */
+static void set_acl_user(const char *rel, uid_t user, unsigned perm) {
+        struct stat st;
+
+        ck_assert_int_eq(stat(P(rel), &st), 0);
+        set_acl(rel, (const AclEntry[]) {
+                { 0x01, (st.st_mode >> 6) & 7, ACL_NO_ID },     /* user:: */
+                { 0x02, perm, user },                           /* user:ID: */
+                { 0x04, (st.st_mode >> 3) & 7, ACL_NO_ID },     /* group:: */
+                { 0x10, 7, ACL_NO_ID },                         /* mask:: */
+                { 0x20, st.st_mode & 7, ACL_NO_ID },            /* other:: */
+        }, 5);
+}
+
 static void setup(void) {
         char tmpl[] = "/tmp/sbx-volcheck-XXXXXX";
 
@@ -92,6 +122,30 @@ static void setup(void) {
         mk_link("root/link-final", "mine");
         mk_link("root/link-mid", "mine");
         mk_link("root/link-abs", P("root/mine"));
+
+        /* ACLs: a denying entry on a parent and on the path, a granting one */
+        mk("root/bob-acl", S_IFDIR, 0755, BOB, BOB);
+        mk("root/bob-acl/inner", S_IFDIR, 0755, BOB, BOB);
+        mk("root/bob-acl/inner/secret", S_IFREG, 0644, BOB, BOB);
+        set_acl_user("root/bob-acl", ALICE, 0);
+        mk("root/bob-acl-file", S_IFREG, 0644, BOB, BOB);
+        set_acl_user("root/bob-acl-file", ALICE, 0);
+        mk("root/bob-acl-grant", S_IFDIR, 0700, BOB, BOB);
+        set_acl_user("root/bob-acl-grant", ALICE, 5);
+        /* a named group grants; the mask limits a named user; a matching group that
+         * grants nothing refuses, whatever "other" says */
+        mk("root/bob-acl-group", S_IFDIR, 0700, BOB, BOB);
+        set_acl("root/bob-acl-group", (const AclEntry[]) {
+                { 0x01, 7, ACL_NO_ID }, { 0x04, 0, ACL_NO_ID }, { 0x08, 5, SHARED_GID }, { 0x10, 5, ACL_NO_ID },
+                { 0x20, 0, ACL_NO_ID } }, 5);
+        mk("root/bob-acl-mask", S_IFDIR, 0700, BOB, BOB);
+        set_acl("root/bob-acl-mask", (const AclEntry[]) {
+                { 0x01, 7, ACL_NO_ID }, { 0x02, 7, ALICE }, { 0x04, 0, ACL_NO_ID }, { 0x10, 4, ACL_NO_ID },
+                { 0x20, 0, ACL_NO_ID } }, 5);
+        mk("root/bob-acl-group-deny", S_IFREG, 0604, BOB, BOB);
+        set_acl("root/bob-acl-group-deny", (const AclEntry[]) {
+                { 0x01, 6, ACL_NO_ID }, { 0x04, 0, ACL_NO_ID }, { 0x08, 0, SHARED_GID }, { 0x10, 7, ACL_NO_ID },
+                { 0x20, 4, ACL_NO_ID } }, 5);
 
         mk("real", S_IFDIR, 0755, 0, 0);
         mk("real/vol", S_IFDIR, 0755, ALICE, ALICE);
@@ -337,6 +391,42 @@ START_TEST(test_uid0) {
 }
 END_TEST
 
+/* POSIX ACLs count as the kernel counts them, on every directory on the way and on
+ * the path itself: mode bits alone would admit the first two. */
+START_TEST(test_acl) {
+        const gid_t groups[] = { 3000 };
+        SbxError e = SBX_ERROR_NULL;
+
+        assert_violation(ALICE, P("root"), P("root/bob-acl/inner"), "ro",
+                         "the caller must be able to reach the path", "may not search the directory",
+                         P("root/bob-acl"), "ACLs included");
+        assert_violation(ALICE, P("root"), P("root/bob-acl/inner/secret"), "ro",
+                         "the caller must be able to reach the path", P("root/bob-acl"));
+        assert_violation(ALICE, P("root"), P("root/bob-acl-file"), "ro", "ro volumes must be readable by the caller",
+                         "ACLs included");
+        /* with supplementary groups set as well */
+        assert_refused_kind(check_as(ALICE, ALICE, groups, 1, P("root"), P("root/bob-acl/inner"), "ro", &e), &e,
+                            SBX_ERROR_POLICY_VIOLATION, P("root/bob-acl"), NULL);
+        /* the entry names Alice only */
+        assert_ok(STRANGER, P("root"), P("root/bob-acl/inner/secret"), "ro");
+        assert_ok(STRANGER, P("root"), P("root/bob-acl-file"), "ro");
+        /* and an ACL may grant what the mode bits do not */
+        assert_ok(ALICE, P("root"), P("root/bob-acl-grant"), "ro");
+        assert_violation(STRANGER, P("root"), P("root/bob-acl-grant"), "ro", "ro volumes must be readable by the caller");
+
+        const gid_t shared[] = { 3000, SHARED_GID };
+        ck_assert_int_eq(check_as(ALICE, ALICE, shared, 2, P("root"), P("root/bob-acl-group"), "ro", &e), 0);
+        assert_violation(ALICE, P("root"), P("root/bob-acl-group"), "ro", "ro volumes must be readable by the caller");
+        /* user:alice:rwx under mask::r-- : no search */
+        assert_violation(ALICE, P("root"), P("root/bob-acl-mask"), "ro", "ro volumes must be readable by the caller");
+        ck_assert_int_eq(check_as(ALICE, ALICE, shared, 2, P("root"), P("root/bob-acl-group-deny"), "ro", &e),
+                         -EPERM);
+        sbx_error_free(&e);
+        assert_ok(ALICE, P("root"), P("root/bob-acl-group-deny"), "ro");
+        assert_ok(BOB, P("root"), P("root/bob-acl-group-deny"), "ro");
+}
+END_TEST
+
 START_TEST(test_no_error_struct) {
         ck_assert_int_eq(sbx_volume_check_fs(P("root"), P("root/link-final"), "rw", ALICE, ALICE, NULL, 0, NULL),
                          -EPERM);
@@ -365,6 +455,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_invalid_args);
         tcase_add_test(tc, test_uid0);
         tcase_add_test(tc, test_no_error_struct);
+        tcase_add_test(tc, test_acl);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -14,7 +14,7 @@ packages=(
         # the Debian package (tools/build-deb.sh) and its check
         debhelper dpkg-dev fakeroot lintian dh-python
         # tests
-        check valgrind python3 file
+        check valgrind python3 file acl
         # the channel protocol's fuzzing (tools/fuzz.sh: libFuzzer)
         clang libclang-rt-14-dev
         python3-pytest python3-gi

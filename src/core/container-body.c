@@ -6,6 +6,7 @@
 #include "container-body.h"
 #include "json-util.h"
 #include "labels.h"
+#include "policy.h"
 
 #define CPU_NANOS INT64_C(1000000000)
 #define MIB INT64_C(1048576)
@@ -154,6 +155,27 @@ static int build_host_config(const SbxContainerParams *p, json_object *bindings,
         return 0;
 }
 
+static bool working_dir_in_volume(const char *working_dir, const SbxVolume *volumes, size_t n_volumes) {
+        const SbxSpec view = { .working_dir = (char *) working_dir, .volumes = (SbxVolume *) volumes,
+                               .n_volumes = n_volumes };
+        const char *rest;
+
+        return working_dir && sbx_spec_working_dir_volume(&view, &rest) >= 0;
+}
+
+const char *sbx_container_config_working_dir(const SbxSpec *spec) {
+        return working_dir_in_volume(spec->working_dir, spec->volumes, spec->n_volumes) ?
+                SBX_CONFIG_WORKING_DIR_IN_VOLUME : spec->working_dir;
+}
+
+const char *sbx_container_spec_working_dir(const char *config_working_dir, const char *label,
+                                           const SbxVolume *volumes, size_t n_volumes) {
+        if (streq_ptr(config_working_dir, SBX_CONFIG_WORKING_DIR_IN_VOLUME) &&
+            working_dir_in_volume(label, volumes, n_volumes))
+                return label;
+        return config_working_dir;
+}
+
 int sbx_container_body(const SbxContainerParams *p, json_object **ret) {
         static const char *const entrypoint[] = { SBX_INIT_PATH, NULL };
         const SbxSpec *s = p->spec;
@@ -172,12 +194,15 @@ int sbx_container_body(const SbxContainerParams *p, json_object **ret) {
                 return r;
         if (p->service && (r = sbx_json_put(labels, SBX_LABEL_SERVICE, json_object_new_string(p->service))) < 0)
                 return r;
+        if (!streq(sbx_container_config_working_dir(s), s->working_dir) &&
+            (r = sbx_json_put(labels, SBX_LABEL_WORKING_DIR, json_object_new_string(s->working_dir))) < 0)
+                return r;
 
         if ((r = sbx_json_put(body, "Image", json_object_new_string(p->image))) < 0 ||
             /* An Entrypoint and no Cmd: Docker then uses neither of the image's. */
             (r = sbx_json_put(body, "Entrypoint", string_array(entrypoint))) < 0 ||
             (r = sbx_json_put(body, "User", json_object_new_string(SBX_INIT_USER))) < 0 ||
-            (r = sbx_json_put(body, "WorkingDir", json_object_new_string(s->working_dir))) < 0 ||
+            (r = sbx_json_put(body, "WorkingDir", json_object_new_string(sbx_container_config_working_dir(s)))) < 0 ||
             (r = sbx_json_put(body, "Env", TAKE_PTR(env))) < 0 ||
             (r = sbx_json_put(body, "Labels", TAKE_PTR(labels))) < 0 ||
             (r = sbx_json_put(body, "ExposedPorts", TAKE_PTR(exposed))) < 0 ||

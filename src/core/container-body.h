@@ -27,6 +27,23 @@
 #define SBX_LOG_MAX_SIZE "1m"
 #define SBX_LOG_MAX_FILE "2"
 
+/* A working directory strictly inside a volume's guest path is never given to Docker:
+ * runc creates a missing one as root at every start, in whatever the volume's path
+ * leads to by then (a swap after the check). Config.WorkingDir is then "/", the label
+ * keeps the spec's, and execs get it as their own WorkingDir (runc's exec changes
+ * into it, as root first, and creates nothing). */
+#define SBX_LABEL_WORKING_DIR "xagent.sandbox.working_dir"
+#define SBX_CONFIG_WORKING_DIR_IN_VOLUME "/"
+
+/* Config.WorkingDir for the spec. */
+const char *sbx_container_config_working_dir(const SbxSpec *spec);
+/* The spec's working directory, from the container's Config.WorkingDir, its label
+ * SBX_LABEL_WORKING_DIR (NULL: none) and its bind volumes: the label's when
+ * Config.WorkingDir is "/" and the label lies strictly inside one of the volumes,
+ * else Config.WorkingDir. */
+const char *sbx_container_spec_working_dir(const char *config_working_dir, const char *label,
+                                           const SbxVolume *volumes, size_t n_volumes);
+
 typedef struct SbxContainerParams {
         const char *name;               /* the sandbox name (label) */
         const SbxSpec *spec;            /* normalized, admissible */

@@ -547,6 +547,23 @@ static int parse_posture(json_object *config, json_object *hc, json_object *stat
         return 0;
 }
 
+/* A working directory inside a volume is in the label, not in Config.WorkingDir
+ * (container-body.h). */
+static int restore_working_dir(SbxObserved *o) {
+        const char *wd = sbx_container_spec_working_dir(o->working_dir, sbx_observed_get_label(o, SBX_LABEL_WORKING_DIR),
+                                                        o->volumes, o->n_volumes);
+        char *copy;
+
+        if (wd == o->working_dir)
+                return 0;
+        copy = strdup(wd);
+        if (!copy)
+                return -ENOMEM;
+        free(o->working_dir);
+        o->working_dir = copy;
+        return 0;
+}
+
 int sbx_observed_from_json(json_object *attrs, SbxObserved **ret, SbxError *error) {
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         json_object *config, *host_config, *state;
@@ -571,6 +588,8 @@ int sbx_observed_from_json(json_object *attrs, SbxObserved **ret, SbxError *erro
         o->fingerprint_label = sbx_label_attestation(sbx_observed_get_label(o, SBX_LABEL_SPEC_FINGERPRINT));
         o->version_label = sbx_label_attestation(sbx_observed_get_label(o, SBX_LABEL_SPEC_VERSION));
         o->owner_valid = sbx_label_parse_owner(sbx_observed_get_label(o, SBX_LABEL_OWNER), &o->owner) >= 0;
+        if ((r = restore_working_dir(o)) < 0)
+                return r;
 
         *ret = TAKE_PTR(o);
         return 0;

@@ -55,6 +55,14 @@
 #define SBX_POLICY_DEFAULT_DOCKER_TIMEOUT 20
 #define SBX_POLICY_DOCKER_TIMEOUT_LIMIT 600
 
+/* A sandbox's writable layer, in MiB (docs/security.md, "Disk"): bounded by the
+ * service on what enters through it (copies), the storage driver here supporting no
+ * per-container size. */
+#define SBX_POLICY_DEFAULT_MAX_DISK_MIB 10240
+#define SBX_POLICY_MAX_DISK_MIB_LIMIT (INT64_C(16) * 1024 * 1024)
+/* How the bound is enforced, as GetPolicy's disk_enforcement reports it. */
+#define SBX_POLICY_DISK_ENFORCEMENT "copies"
+
 /* Where the Docker socket lives when the daemon is given no other docker host. */
 #define SBX_DOCKER_SOCKET_DEFAULT "/var/run/docker.sock"
 
@@ -90,6 +98,7 @@ typedef struct SbxPolicy {
         int64_t max_reads_per_user;             /* one caller's reads in flight */
         int64_t max_stop_timeout;               /* seconds a stop may wait before SIGKILL */
         int64_t docker_timeout;                 /* seconds an operation's Docker calls may take */
+        int64_t max_disk_mib;                   /* a sandbox's writable layer, by copies into it */
         char *publish_address;  /* an IPv4 or IPv6 literal */
         /* The Python whose repr() the fingerprint stamped on created sandboxes
          * follows ("3.11"…"3.14"); verification accepts every version's. */

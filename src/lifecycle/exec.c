@@ -3,18 +3,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "container-body.h"
 #include "docker-container.h"
 #include "exec.h"
 #include "labels.h"
 #include "log.h"
 #include "naming.h"
 #include "owner-info.h"
+#include "spec-json.h"
 #include "tar-filter.h"
 
 /* After a kill, how long the stream may take to end. */
@@ -44,12 +47,28 @@ void sbx_exec_result_done(SbxExecResult *r) {
         *r = (SbxExecResult) {};
 }
 
+/* The spec's working directory when Docker was not given it (container-body.h), for
+ * an exec that names none; else NULL (Docker's Config.WorkingDir is the spec's). */
+static int spec_working_dir(const SbxSandboxRow *row, char **ret) {
+        _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
+        int r;
+
+        *ret = NULL;
+        r = sbx_spec_from_json_string(row->spec_json, &spec, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || streq(sbx_container_config_working_dir(spec), spec->working_dir))
+                return 0;
+        *ret = strdup(spec->working_dir);
+        return *ret ? 0 : -ENOMEM;
+}
+
 /* "uid:gid": the group the sandbox was created for, else the owner's primary one.
  * Under the sandbox's lock: a non-root owner's process runs only in a container
  * this service started and verified (its row, for this container, says running),
  * never in one whose start's mount check is pending or failed. */
 static int owner_user(SbxLifecycle *l, const char *name, const char *container_id, uid_t owner, char **ret,
-                      SbxError *error) {
+                      char **ret_working_dir, SbxError *error) {
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
         SbxOwnerInfo info;
         const char *plain;
@@ -66,9 +85,11 @@ static int owner_user(SbxLifecycle *l, const char *name, const char *container_i
                 return sbx_error_set(error, SBX_ERROR_NOT_RUNNING,
                                      "Sandbox '%s' was not started and verified by this service; start it", plain);
         }
-        if (ours)
+        if (ours) {
                 gid = row->owner_gid;
-        else {
+                if ((r = spec_working_dir(row, ret_working_dir)) < 0)
+                        return r;
+        } else {
                 r = sbx_owner_info_lookup(owner, &info, error);
                 if (r < 0)
                         return r;
@@ -132,7 +153,8 @@ static int env_with_token(char **env, const char *token, char ***ret) {
         return 0;
 }
 
-static int start_exec(SbxLifecycle *l, SbxExecProcess *p, const SbxExecRequest *req, SbxError *error) {
+static int start_exec(SbxLifecycle *l, SbxExecProcess *p, const SbxExecRequest *req, const char *working_dir,
+                      SbxError *error) {
         _cleanup_free_ char **env = NULL;
         size_t n = 0;
         int fd = -1, r;
@@ -143,7 +165,7 @@ static int start_exec(SbxLifecycle *l, SbxExecProcess *p, const SbxExecRequest *
         if (r < 0)
                 return r;
         r = sbx_docker_exec_create(l->docker, p->container_id, &(SbxExecConfig) {
-                .argv = req->argv, .env = env, .working_dir = req->working_dir, .user = p->user,
+                .argv = req->argv, .env = env, .working_dir = req->working_dir ?: working_dir, .user = p->user,
                 .tty = req->tty, .attach_stdin = true }, &p->exec_id, error);
         free(env[n]);
         if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT)) {
@@ -170,6 +192,7 @@ int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, const SbxExecReq
                              SbxError *error) {
         _cleanup_(sbx_exec_process_freep) SbxExecProcess *p = NULL;
         _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        _cleanup_free_ char *working_dir = NULL;
         const char *plain;
         uid_t owner = sbx_name_unqualify(name, &plain);
         int r;
@@ -183,8 +206,8 @@ int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, const SbxExecReq
         if ((r = make_token(p->token)) < 0 ||
             (r = sbx_lifecycle_lock(l, name, &lock)) < 0 ||
             (r = sbx_lifecycle_container_id(l, name, &p->container_id, error)) < 0 ||
-            (r = owner_user(l, name, p->container_id, owner, &p->user, error)) < 0 ||
-            (r = start_exec(l, p, req, error)) < 0)
+            (r = owner_user(l, name, p->container_id, owner, &p->user, &working_dir, error)) < 0 ||
+            (r = start_exec(l, p, req, working_dir, error)) < 0)
                 return r;
         *ret = TAKE_PTR(p);
         return 0;
@@ -363,15 +386,59 @@ int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, const SbxExecR
 typedef struct CopyFilter {
         SbxTarFilter *filter;
         SbxError error;
+        uint64_t budget;        /* bytes the writable layer may still take (max_disk_mib) */
+        uint64_t passed;        /* archive bytes passed on so far */
+        int64_t max_disk_mib;
 } CopyFilter;
 
 static int copy_filter(void *userdata, const char *data, size_t size, char **out, size_t *out_size,
                        size_t *out_alloc) {
         CopyFilter *c = userdata;
+        int r;
 
         if (!data)
-                return sbx_tar_filter_finish(c->filter, out, out_size, out_alloc, &c->error);
-        return sbx_tar_filter_feed(c->filter, data, size, out, out_size, out_alloc, &c->error);
+                r = sbx_tar_filter_finish(c->filter, out, out_size, out_alloc, &c->error);
+        else
+                r = sbx_tar_filter_feed(c->filter, data, size, out, out_size, out_alloc, &c->error);
+        if (r < 0)
+                return r;
+        /* The archive's bytes, headers included, bound what tar writes; the piece that
+         * would cross the bound is never passed on. */
+        c->passed += *out_size;
+        if (c->passed > c->budget)
+                return sbx_error_set(&c->error, SBX_ERROR_POLICY_VIOLATION,
+                                     "max_disk_mib: the copy would take the sandbox's writable layer past the "
+                                     "host policy's max_disk_mib %" PRIi64 " MiB; refused after %" PRIu64
+                                     " bytes", c->max_disk_mib, c->passed - *out_size);
+        return r;
+}
+
+/* What the writable layer may still take: max_disk_mib less Docker's SizeRw now. */
+static int disk_budget(SbxLifecycle *l, const char *name, CopyFilter *c, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *j = NULL;
+        _cleanup_free_ char *id = NULL, *path = NULL;
+        uint64_t bound = (uint64_t) l->policy->max_disk_mib * 1024 * 1024;
+        json_object *v;
+        int64_t used = 0;
+        int r;
+
+        if ((r = sbx_lifecycle_container_id(l, name, &id, error)) < 0)
+                return r;
+        if (asprintf(&path, "/containers/%s/json?size=1", id) < 0)
+                return -ENOMEM;
+        r = sbx_docker_get_object(l->docker, path, &j, error);
+        if (r < 0)
+                return r;
+        if (json_object_object_get_ex(j, "SizeRw", &v) && json_object_is_type(v, json_type_int))
+                used = json_object_get_int64(v);
+        c->max_disk_mib = l->policy->max_disk_mib;
+        c->budget = used > 0 && (uint64_t) used >= bound ? 0 : bound - (uint64_t) (used > 0 ? used : 0);
+        if (c->budget == 0)
+                return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                     "max_disk_mib: the sandbox's writable layer holds %" PRIi64 " bytes, the host "
+                                     "policy's max_disk_mib %" PRIi64 " MiB or more; nothing more is copied in",
+                                     used, c->max_disk_mib);
+        return 0;
 }
 
 /* The filter's check of a long archive stops at the copy's deadline too. */
@@ -426,6 +493,10 @@ int sbx_lifecycle_copy_to(SbxLifecycle *l, const char *name, const char *guest_d
         gid_t gid;
         int r;
 
+        /* Before anything runs: a full layer takes no copy. */
+        r = disk_budget(l, name, &c, error);
+        if (r < 0)
+                return r;
         /* The service's own program unpacks, as the owner (src/init/unpack.c): no tar in
          * the image is needed or run, and nothing is under its final name before it is whole. */
         r = sbx_lifecycle_exec_start(l, name, &(SbxExecRequest) {

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "path.h"
@@ -31,12 +35,10 @@ static bool caller_in_group(const Caller *c, gid_t g) {
         return false;
 }
 
-/* The kernel's choice without ACLs: exactly one class of the mode bits applies. */
-static bool caller_may(const Caller *c, const struct stat *st, mode_t need) {
-        mode_t bits;
+/* Without an ACL: exactly one class of the mode bits applies. */
+static bool mode_permits(const Caller *c, const struct stat *st, unsigned need) {
+        unsigned bits;
 
-        if (c->uid == 0)
-                return true;
         if (st->st_uid == c->uid)
                 bits = (st->st_mode >> 6) & 07;
         else if (caller_in_group(c, st->st_gid))
@@ -44,6 +46,114 @@ static bool caller_may(const Caller *c, const struct stat *st, mode_t need) {
         else
                 bits = st->st_mode & 07;
         return (bits & need) == need;
+}
+
+/* The on-disk form of a POSIX access ACL (the kernel's xattr), sorted by tag. */
+#define ACL_XATTR "system.posix_acl_access"
+#define ACL_XATTR_VERSION 2
+enum { ACL_USER_OBJ = 0x01, ACL_USER = 0x02, ACL_GROUP_OBJ = 0x04, ACL_GROUP = 0x08, ACL_MASK = 0x10,
+       ACL_OTHER = 0x20 };
+typedef struct AclEntry {
+        uint16_t tag, perm;
+        uint32_t id;
+} AclEntry;
+_Static_assert(sizeof(AclEntry) == 8, "an ACL entry is 8 bytes on disk");
+
+/* The kernel's posix_acl_permission(): the owner's entry; else a named user's,
+ * masked; else any matching group entry (owning or named) that grants, masked, and
+ * if some group matched but none grants, refused; else the other entry. 1 granted,
+ * 0 refused, -EIO for a malformed ACL. */
+static int acl_permits(const Caller *c, const struct stat *st, const AclEntry *e, size_t n, unsigned need) {
+        bool group_matched = false;
+        size_t i;
+
+        for (i = 0; i < n; i++) {
+                switch (e[i].tag) {
+                case ACL_USER_OBJ:
+                        if (st->st_uid == c->uid)
+                                return (e[i].perm & need) == need;
+                        continue;
+                case ACL_USER:
+                        if (e[i].id == c->uid)
+                                goto masked;
+                        continue;
+                case ACL_GROUP_OBJ:
+                case ACL_GROUP:
+                        if (caller_in_group(c, e[i].tag == ACL_GROUP_OBJ ? st->st_gid : (gid_t) e[i].id)) {
+                                group_matched = true;
+                                if ((e[i].perm & need) == need)
+                                        goto masked;
+                        }
+                        continue;
+                case ACL_MASK:
+                        continue;
+                case ACL_OTHER:
+                        return !group_matched && (e[i].perm & need) == need;
+                default:
+                        return -EIO;
+                }
+        }
+        return -EIO;
+masked:
+        for (size_t m = i + 1; m < n; m++)
+                if (e[m].tag == ACL_MASK)
+                        return (e[i].perm & e[m].perm & need) == need;
+        return (e[i].perm & need) == need;
+}
+
+/* The access ACL of what fd (O_PATH) refers to: 1 and *ret (n entries), 0 when it
+ * has none (or the file system knows none), or a negative errno. */
+static int read_acl(int fd, AclEntry **ret, size_t *ret_n) {
+        _cleanup_free_ uint8_t *buf = NULL;
+        char path[64];
+        ssize_t size, got;
+        uint32_t version;
+
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        size = getxattr(path, ACL_XATTR, NULL, 0);
+        if (size < 0)
+                return errno == ENODATA || errno == EOPNOTSUPP ? 0 : -errno;
+        if (size < 4 || (size - 4) % (ssize_t) sizeof(AclEntry) != 0)
+                return -EIO;
+        buf = malloc((size_t) size);
+        if (!buf)
+                return -ENOMEM;
+        got = getxattr(path, ACL_XATTR, buf, (size_t) size);
+        if (got < 0)
+                return errno == ERANGE ? -EAGAIN : -errno;
+        if (got != size)
+                return -EAGAIN;
+        memcpy(&version, buf, 4);
+        if (le32toh(version) != ACL_XATTR_VERSION)
+                return -EIO;
+        *ret_n = (size_t) (size - 4) / sizeof(AclEntry);
+        *ret = malloc(*ret_n * sizeof(AclEntry) ?: 1);
+        if (!*ret)
+                return -ENOMEM;
+        memcpy(*ret, buf + 4, *ret_n * sizeof(AclEntry));
+        for (size_t i = 0; i < *ret_n; i++)
+                (*ret)[i] = (AclEntry) { le16toh((*ret)[i].tag), le16toh((*ret)[i].perm), le32toh((*ret)[i].id) };
+        return 1;
+}
+
+/* Whether the caller may access what fd refers to (stat st) with need (R_OK, X_OK),
+ * as the kernel decides it for the caller's uid and groups: its POSIX ACL when it has
+ * one, else its mode bits. 1 or 0, or a negative errno when that cannot be told.
+ * (Not faccessat() under the caller's fsuid: the unit's capability bounding set and
+ * system call filter deny this service setfsuid() and setgroups().) */
+static int caller_may(const Caller *c, int fd, const struct stat *st, unsigned need) {
+        _cleanup_free_ AclEntry *acl = NULL;
+        size_t n = 0;
+        int r;
+
+        if (c->uid == 0)
+                return 1;
+        r = read_acl(fd, &acl, &n);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return mode_permits(c, st, need);
+        return acl_permits(c, st, acl, n, need);
 }
 
 static const char *special_file_type(mode_t m) {
@@ -118,7 +228,7 @@ static int walk_below_root(int *fd, struct stat *st, const char *root, const cha
                 return -ENOMEM;
 
         for (char *name = rel, *next; name; name = next) {
-                int nfd;
+                int nfd, r;
                 /* host_path up to and including this component */
                 int len = (int) (offset + (size_t) (name - rel) + strcspn(name, "/"));
 
@@ -156,10 +266,13 @@ static int walk_below_root(int *fd, struct stat *st, const char *root, const cha
                         return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
                                              "volumes: '%s': '%.*s' is not a directory (rule: the path must exist)",
                                              host_path, len, host_path);
-                if (!caller_may(c, st, S_IXOTH))
+                if ((r = caller_may(c, *fd, st, X_OK)) < 0)
+                        return sbx_error_set(error, SBX_ERROR_IO, "volumes: '%s': cannot check access to '%.*s': %s",
+                                             host_path, len, host_path, strerror(-r));
+                if (r == 0)
                         return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
                                              "volumes: '%s': the caller (uid %u) may not search the directory "
-                                             "'%.*s' (mode %04o, owner %u, group %u) "
+                                             "'%.*s' (mode %04o, owner %u, group %u; ACLs included) "
                                              "(rule: the caller must be able to reach the path)",
                                              host_path, (unsigned) c->uid, len, host_path,
                                              (unsigned) (st->st_mode & 07777), (unsigned) st->st_uid,
@@ -168,9 +281,10 @@ static int walk_below_root(int *fd, struct stat *st, const char *root, const cha
         return 0;
 }
 
-static int check_access(const struct stat *st, const char *host_path, const char *mode, const Caller *c,
+static int check_access(int fd, const struct stat *st, const char *host_path, const char *mode, const Caller *c,
                         SbxError *error) {
         bool dir = S_ISDIR(st->st_mode);
+        int r;
 
         if (c->uid == 0)
                 return 0;
@@ -185,9 +299,13 @@ static int check_access(const struct stat *st, const char *host_path, const char
         }
 
         /* A directory is of use read-only only if it can be listed and entered. */
-        if (!caller_may(c, st, dir ? S_IROTH | S_IXOTH : S_IROTH))
+        if ((r = caller_may(c, fd, st, dir ? R_OK | X_OK : R_OK)) < 0)
+                return sbx_error_set(error, SBX_ERROR_IO, "volumes: '%s': cannot check access: %s", host_path,
+                                     strerror(-r));
+        if (r == 0)
                 return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
-                                     "volumes: '%s' is not %s by the caller (uid %u): mode %04o, owner %u, group %u "
+                                     "volumes: '%s' is not %s by the caller (uid %u): mode %04o, owner %u, group %u; "
+                                     "ACLs included "
                                      "(rule: ro volumes must be readable by the caller)",
                                      host_path, dir ? "readable and searchable" : "readable", (unsigned) c->uid,
                                      (unsigned) (st->st_mode & 07777), (unsigned) st->st_uid, (unsigned) st->st_gid);
@@ -221,7 +339,7 @@ int sbx_volume_open_checked(const char *root, const char *host_path, const char 
                                      "volumes: '%s' is %s (rule: only files and directories can be volumes)",
                                      host_path, special_file_type(st.st_mode));
 
-        if ((r = check_access(&st, host_path, mode, &c, error)) < 0)
+        if ((r = check_access(fd, &st, host_path, mode, &c, error)) < 0)
                 return r;
         return TAKE_FD(fd);
 }

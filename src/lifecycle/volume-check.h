@@ -36,10 +36,11 @@
  *   - rw: the path is owned by the caller (unless uid 0);
  *   - ro: the caller (unless uid 0) may read it: read (r) permission, and for a
  *     directory also search (x) permission.
- * Permissions are decided as the kernel decides them from the mode bits: the owner
- * class if uid owns it, else the group class if gid or one of groups is its group,
- * else the other class; only that one class counts (a file of mode 0044 is not
- * readable by its owner). POSIX ACLs are not consulted.
+ * Permissions are decided as the kernel decides them for uid, gid and groups: from
+ * the file's POSIX access ACL when it has one (an entry user:caller:--- on a
+ * directory refuses; a named entry may also grant), else from the mode bits, of
+ * which only the one class that applies counts (a file of mode 0044 is not readable
+ * by its owner).
  *
  * Returns 0 when admissible, a negative errno otherwise (SBX_ERROR_IO when the file
  * system fails in another way than these rules describe). */

@@ -274,24 +274,51 @@ static int store_exec(SbxStore *s, const char *sql, const char *what, SbxError *
 
 /* ---- opening ---------------------------------------------------------------------- */
 
-/* Creates the file with mode 0600 (sqlite would use 0644) and tightens an existing
- * one: rows hold owners and specs, which may carry secrets in env values. SQLite
- * gives the -wal and -shm files the database file's mode. */
-static int create_db_file(const char *path, SbxError *error) {
-        struct stat st;
+/* Makes a missing database file under a temporary name and links it into place:
+ * its only descriptor is closed before SQLite can reach it by its name. */
+static int link_new_db_file(const char *path, SbxError *error) {
+        _cleanup_free_ char *tmp = NULL;
         int fd, r = 0;
 
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+        if (asprintf(&tmp, "%s.new-XXXXXX", path) < 0)
+                return -ENOMEM;
+        fd = mkostemp(tmp, O_CLOEXEC);
         if (fd < 0)
-                return sbx_error_set(error, SBX_ERROR_IO, "%s: cannot open: %s", path, strerror(errno));
-        if (fstat(fd, &st) < 0)
-                r = sbx_error_set(error, SBX_ERROR_IO, "%s: cannot stat: %s", path, strerror(errno));
-        else if (!S_ISREG(st.st_mode))
-                r = sbx_error_set(error, SBX_ERROR_IO, "%s: not a regular file", path);
-        else if ((st.st_mode & 07777) != 0600 && fchmod(fd, 0600) < 0)
-                r = sbx_error_set(error, SBX_ERROR_IO, "%s: cannot set mode 0600: %s", path, strerror(errno));
+                return sbx_error_set(error, SBX_ERROR_IO, "%s: cannot create: %s", tmp, strerror(errno));
         close(fd);
+        if (link(tmp, path) < 0 && errno != EEXIST)
+                r = sbx_error_set(error, SBX_ERROR_IO, "%s: cannot create: %s", path, strerror(errno));
+        (void) unlink(tmp);
         return r;
+}
+
+/* Creates the file with mode 0600 (sqlite would use 0644) and tightens an existing
+ * one: rows hold owners and specs, which may carry secrets in env values. SQLite
+ * gives the -wal and -shm files the database file's mode.
+ *
+ * The file is never opened here, only by SQLite: close() of any descriptor of it
+ * drops every POSIX lock this process holds on it, those of SQLite's connections
+ * (other workers') included, and another process opening the database then
+ * believes itself its last user and deletes the live WAL. */
+static int create_db_file(const char *path, SbxError *error) {
+        struct stat st;
+        int r;
+
+        if (lstat(path, &st) < 0) {
+                if (errno != ENOENT)
+                        return sbx_error_set(error, SBX_ERROR_IO, "%s: cannot stat: %s", path, strerror(errno));
+                r = link_new_db_file(path, error);
+                if (r < 0)
+                        return r;
+                if (lstat(path, &st) < 0)
+                        return sbx_error_set(error, SBX_ERROR_IO, "%s: cannot stat: %s", path, strerror(errno));
+        }
+        if (!S_ISREG(st.st_mode))
+                return sbx_error_set(error, SBX_ERROR_IO, "%s: not a regular file", path);
+        /* By path: no descriptor (see above); SQLite opens it with O_NOFOLLOW. */
+        if ((st.st_mode & 07777) != 0600 && chmod(path, 0600) < 0)
+                return sbx_error_set(error, SBX_ERROR_IO, "%s: cannot set mode 0600: %s", path, strerror(errno));
+        return 0;
 }
 
 static int check_integrity(SbxStore *s, SbxError *error) {
