@@ -77,6 +77,7 @@ struct Operation {
 };
 
 static void operation_free_unstarted(Operation *o);
+static uint64_t capture_of(const Operation *o);
 
 static Operation *operation_free(Operation *o) {
         if (!o)
@@ -107,7 +108,7 @@ static void operation_free_unstarted(Operation *o) {
         sbx_exec_result_done(&o->exec_result);
         sbx_exec_process_free(o->exec_process);
         if (o->exec_slot)
-                manager_exec_release(o->m, o->uid);
+                manager_exec_release(o->m, o->uid, capture_of(o));
         free(o);
 }
 
@@ -593,6 +594,14 @@ void operation_cancel_queued(Manager *m) {
         sbx_worker_pool_cancel_queued(m->read_pool, job_done, job_cancel);
 }
 
+/* What an ExecSandbox may make the daemon hold: its stdin, and its output (both
+ * streams, bounded by the reply's size). */
+static uint64_t capture_of(const Operation *o) {
+        if (o->verb != VERB_EXEC)
+                return 0;
+        return MIN(2 * o->exec.output_limit, SBX_EXEC_CAPTURE_MAX) + o->exec.stdin_size;
+}
+
 /* Reads and state changes have pools of their own: a read never waits behind
  * another caller's slow state change. */
 static void submit(Operation *o) {
@@ -606,7 +615,7 @@ static void submit(Operation *o) {
         /* A process in the sandbox holds an exec slot until it ends (policy
          * max_execs_per_user, max_execs). */
         if (verbs[o->verb].exec) {
-                r = manager_exec_acquire(o->m, o->uid, &e);
+                r = manager_exec_acquire(o->m, o->uid, capture_of(o), &e);
                 if (r < 0) {
                         fail(o, OPERATION_REFUSED, r, &e);
                         sbx_error_free(&e);
