@@ -70,6 +70,7 @@ struct Operation {
         SbxExecOptions exec;
         int fds[3];
         bool exec_slot;                 /* holds one of the policy's exec slots */
+        uint64_t exec_capture;          /* … and this much of the capture budget */
         SbxExecResult exec_result;
         SbxExecProcess *exec_process;
         SbxUsage usage;
@@ -77,7 +78,6 @@ struct Operation {
 };
 
 static void operation_free_unstarted(Operation *o);
-static uint64_t capture_of(const Operation *o);
 
 static Operation *operation_free(Operation *o) {
         if (!o)
@@ -108,7 +108,7 @@ static void operation_free_unstarted(Operation *o) {
         sbx_exec_result_done(&o->exec_result);
         sbx_exec_process_free(o->exec_process);
         if (o->exec_slot)
-                manager_exec_release(o->m, o->uid, capture_of(o));
+                manager_exec_release(o->m, o->uid, o->exec_capture);
         free(o);
 }
 
@@ -622,6 +622,7 @@ static void submit(Operation *o) {
                         return;
                 }
                 o->exec_slot = true;
+                o->exec_capture = capture_of(o);
         }
         r = sbx_worker_pool_submit(verbs[o->verb].changes ? o->m->pool : o->m->read_pool, job_run, job_done, o);
         if (r == -EBUSY)

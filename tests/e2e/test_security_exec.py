@@ -1,0 +1,205 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Exec and the service's own survival (security issue 28): a caller's descriptor is
+never opened anew by root (an O_PATH one is refused, before polkit, and what it names
+is never touched); one ExecSandbox reply never exceeds what dbus-daemon carries; the
+service follows its callers without a bus match per exec; losing the bus ends the
+daemon and everything it runs; one daemon per state directory; memory a caller made
+the daemon take is given back."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+import sandbox_helpers as h
+import stack as e2e
+from sandbox_helpers import MEMBER, OTHER, ROOT
+
+MIB = 1024 * 1024
+
+# A python3-dbus call as the user it runs as (argv[1], JSON): {"method", "sig", "args",
+# "path", "iface"}, each argument as client.py types it, except descriptors ("h":
+# ["opath", PATH] opens it O_PATH, ["r", PATH] for reading, ["w", PATH] creates it for
+# writing) and options entries ["zeros", N] (an "ay" of N zero bytes). Prints client.py's
+# {"ok", "error", "message"} or {"ok", "result"}, with byte arrays as their lengths.
+CALL = r"""
+import json, os, sys
+import dbus
+sys.path.insert(0, os.getcwd())
+import client
+a = json.loads(sys.argv[1])
+
+def conv(sig, v):
+    if sig == "h":
+        how, path = v
+        flags = {"opath": os.O_PATH, "r": os.O_RDONLY, "w": os.O_WRONLY | os.O_CREAT | os.O_TRUNC}[how]
+        return dbus.types.UnixFd(os.open(path, flags, 0o600))
+    if sig == "a{sv}":
+        return dbus.Dictionary({k: dbus.ByteArray(bytes(x[1])) if x[0] == "zeros" else client.typed(*x)
+                                for k, x in v.items()}, signature="sv")
+    return client.typed(sig, v)
+
+msg = dbus.lowlevel.MethodCallMessage("org.xagent.Sandbox1", a.get("path", "/org/xagent/Sandbox1"),
+                                      a.get("iface", "org.xagent.Sandbox1.Manager"), a["method"])
+msg.append(signature=a["sig"], *[conv(s, x) for s, x in zip(dbus.Signature(a["sig"]), a["args"])])
+try:
+    reply = dbus.SystemBus().send_message_with_reply_and_block(msg, 120)
+except dbus.exceptions.DBusException as e:
+    print(json.dumps({"ok": False, "error": e.get_dbus_name(), "message": e.get_dbus_message()}))
+    sys.exit(0)
+out = [len(x) if isinstance(x, (bytes, dbus.ByteArray)) else client.plain(x)
+       for x in reply.get_args_list(byte_arrays=True)]
+print(json.dumps({"ok": True, "result": out}))
+"""
+
+
+def call(stack, user, method, sig, args, timeout=150, **kw):
+    spec = dict(method=method, sig=sig, args=args, **kw)
+    r = stack.run_as(user, ["/usr/bin/python3", "-c", CALL, json.dumps(spec)], timeout=timeout)
+    assert r.returncode == 0, r.stderr
+    return h.Reply(json.loads(r.stdout))
+
+
+@pytest.fixture(scope="module")
+def box(stack, docker_image):
+    bus = h.Sandboxd(stack)
+    name = h.unique("secexec")
+    cleanup = h.Cleanup(bus)
+    cleanup.sandbox(name)
+    bus.create(MEMBER, name, h.spec()).result
+    yield name
+    assert cleanup.run() == []
+
+
+def rss_anon_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1])
+    raise AssertionError("no RssAnon")
+
+
+def n_fds(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+# ---- 1. a caller's descriptor is never opened on its behalf ------------------------
+
+@pytest.fixture
+def blocked_writer(stack):
+    """A FIFO of one user's (0600, in a directory everyone may search) with that user's
+    writer blocked in open() until a reader comes: (make(owner) → path, writer)."""
+    made = []
+
+    def make(owner):
+        d = tempfile.mkdtemp(prefix="sbx-fifo-")
+        os.chmod(d, 0o711)
+        path = os.path.join(d, "fifo")
+        os.mkfifo(path, 0o600)
+        os.chown(path, h.uid_of(owner), h.gid_of(owner))
+        writer = stack.spawn_as(owner, ["/bin/sh", "-c", f"echo FIFO-SECRET-4242 > {path}"])
+        made.append((d, writer))
+        time.sleep(0.3)
+        assert writer.poll() is None, "the writer did not block"
+        return path, writer
+
+    yield make
+    for d, writer in made:
+        writer.kill()
+        writer.wait()
+        shutil.rmtree(d)
+
+
+@pytest.mark.parametrize("caller,victim,method,field", [
+    (MEMBER, OTHER, "StartExec", "stdin"),
+    (MEMBER, OTHER, "StartExec", "stdout"),
+    (MEMBER, OTHER, "StartExec", "stderr"),
+    (OTHER, MEMBER, "CopyToSandbox", "tar"),
+    (OTHER, MEMBER, "CopyFromSandbox", "tar"),
+])
+def test_an_o_path_descriptor_is_refused_and_never_opened(stack, sandboxd, box, blocked_writer,
+                                                          caller, victim, method, field):
+    """An O_PATH descriptor needs only search permission on the directories: the
+    service refuses it naming the argument, before polkit (the outsider's copy is
+    refused as bad input, not by polkit), and the FIFO it names is never opened (the
+    other user's writer stays blocked, its data unread)."""
+    path, writer = blocked_writer(victim)
+    fd = ["opath", path]
+    if method == "StartExec":
+        fds = {"stdin": ["r", "/dev/null"], "stdout": ["w", "/dev/null"], "stderr": ["w", "/dev/null"]}
+        fds[field] = fd
+        r = call(stack, caller, method, "sasa{sv}hhh",
+                 [box, ["cat"], {}, fds["stdin"], fds["stdout"], fds["stderr"]])
+    else:
+        r = call(stack, caller, method, "ssha{sv}", [box, "/tmp", fd, {}])
+    msg = r.error(h.INVALID_ARGS)
+    assert msg.startswith(f"{field}: ") and "O_PATH" in msg, msg
+    time.sleep(0.5)
+    assert writer.poll() is None, "the FIFO was opened: the writer got through"
+
+
+def test_plain_descriptors_still_work(stack, box, cleanup):
+    """A descriptor the caller opened itself is used as it is (a copy of the caller's
+    open file description)."""
+    ws = cleanup.workspace(MEMBER, "plainfd")
+    out = os.path.join(ws, "out.tar")
+    call(stack, MEMBER, "CopyFromSandbox", "ssha{sv}", [box, "/etc/hostname", ["w", out], {}]).result
+    assert os.path.getsize(out) > 0
+    r = call(stack, MEMBER, "StartExec", "sasa{sv}hhh",
+             [box, ["cat"], {}, ["r", "/dev/null"], ["w", "/dev/null"], ["w", "/dev/null"]])
+    assert r.result[0].startswith("/org/xagent/Sandbox1/exec/")
+
+
+# ---- 2 and 13. one reply stays below the bus's limit; captures are bounded ---------
+
+def test_a_large_capture_keeps_the_service_on_the_bus(stack, sandboxd, box):
+    """16 MiB on each stream with output_limit 16 MiB: the reply keeps 24 MiB of both
+    together (truncated), dbus-daemon carries it, and the same daemon answers on."""
+    pid = sandboxd.ensure_running()
+    opts = {"output_limit": ["t", 16 * MIB]}
+    cmd = "head -c 16777216 /dev/zero; head -c 16777216 /dev/zero >&2"
+    r = call(stack, MEMBER, "ExecSandbox", "sasa{sv}", [box, ["sh", "-c", cmd], opts])
+    status, out, err, truncated = r.result
+    assert status == 0 and truncated
+    assert out == 16 * MIB and out + err == 24 * MIB, (out, err)
+    assert sandboxd.pid() == pid
+    assert sandboxd.call(MEMBER, "ExecSandbox", "sasa{sv}", [box, ["true"], opts]).result[0] == 0
+    assert sandboxd.pid() == pid
+
+
+def test_captures_in_flight_are_bounded_per_user(stack, sandboxd, box):
+    """Each capture reserves its possible output while it runs: two with output_limit
+    16 MiB fit the caller's 48 MiB, a third at the same time is LimitsExceeded."""
+    opts = {"output_limit": ["t", 16 * MIB]}
+    call = ["ExecSandbox", "sasa{sv}", [box, ["sleep", "3"], opts]]
+    replies = h.flood(stack, MEMBER, [{"delay": 0, "calls": [call, call, call]}], connections=3)
+    refused = [r for r in replies if not r.ok]
+    assert [r.result[0] for r in replies if r.ok] == [0, 0]
+    assert len(refused) == 1 and "output_limit" in refused[0].error(h.LIMITS_EXCEEDED)
+    # and given back: the next ones fit again
+    call[2][1] = ["true"]
+    again = h.flood(stack, MEMBER, [{"delay": 0, "calls": [call, call]}], connections=2)
+    assert all(r.ok for r in again), again
+
+
+def test_memory_is_given_back(stack, sandboxd, box):
+    """Refused oversized messages (an outsider's) and large captures (a member's) leave
+    the daemon's anonymous memory near where it was."""
+    pid = sandboxd.ensure_running()
+    sandboxd.call(MEMBER, "ExecSandbox", "sasa{sv}", [box, ["true"], {}]).result
+    before = rss_anon_kib(pid)
+    for _ in range(4):
+        r = call(stack, OTHER, "ExecSandbox", "sasa{sv}", [box, ["true"], {"stdin": ["zeros", 20 * MIB]}])
+        assert "stdin" in r.error(h.INVALID_ARGS)
+    cmd = "head -c 16777216 /dev/zero; head -c 16777216 /dev/zero >&2"
+    for _ in range(2):
+        call(stack, MEMBER, "ExecSandbox", "sasa{sv}",
+             [box, ["sh", "-c", cmd], {"output_limit": ["t", 16 * MIB]}]).result
+    after = rss_anon_kib(pid)
+    assert sandboxd.pid() == pid
+    assert after - before < 24 * 1024, f"RssAnon {before} KiB → {after} KiB"
