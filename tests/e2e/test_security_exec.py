@@ -203,3 +203,170 @@ def test_memory_is_given_back(stack, sandboxd, box):
     after = rss_anon_kib(pid)
     assert sandboxd.pid() == pid
     assert after - before < 24 * 1024, f"RssAnon {before} KiB → {after} KiB"
+
+
+# ---- 3 and 2. a stack of its own: many execs, a second daemon, the bus gone -----------
+
+class OwnStack(e2e.Stack):
+    """A stack of its own (its bus, polkitd, daemon and state directory), whose
+    dbus-daemon allows a connection 64 match rules rather than 512, so that running out
+    of them takes seconds; its bus can be killed."""
+    MATCH_RULES = 64
+
+    def _prepare(self):
+        super()._prepare()
+        with open(self._path("bus.conf")) as f:
+            text = f.read()
+        self._write("bus.conf", text.replace(
+            "</busconfig>", '  <limit name="max_match_rules_per_connection">%d</limit>\n</busconfig>'
+            % self.MATCH_RULES))
+
+
+@pytest.fixture(scope="module")
+def own(stack, docker_image):
+    """(its stack, calls to it, a running sandbox of the member's in it)."""
+    s = OwnStack(h.SOURCE_ROOT, stack.build_root).start()
+    name = h.unique("own")
+    try:
+        bus = h.Sandboxd(s)
+        bus.create(MEMBER, name, h.spec()).result
+        yield s, bus, name
+    finally:
+        s.stop()
+        for cid in h.docker_containers_labelled(name):
+            h.docker_remove_container(cid)
+
+
+# As the member: N StartExec of `true` (stdio /dev/null) on one connection ("one") or
+# each on a connection of its own, all kept open ("many"), waiting a moment whenever
+# max_execs_per_user is reached; prints {"done", "error"} and holds the connections
+# until stdin ends.
+MANY_EXECS = r"""
+import json, os, sys, time
+import dbus
+n, mode, name = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+address = os.environ["DBUS_SYSTEM_BUS_ADDRESS"]
+null_r, null_w = os.open("/dev/null", os.O_RDONLY), os.open("/dev/null", os.O_WRONLY)
+conns, done, error = [], 0, None
+while done < n and error is None:
+    if mode == "many" or not conns:
+        conns.append(dbus.bus.BusConnection(address))
+    for attempt in range(400):
+        try:
+            conns[-1].call_blocking("org.xagent.Sandbox1", "/org/xagent/Sandbox1", "org.xagent.Sandbox1.Manager",
+                                    "StartExec", "sasa{sv}hhh",
+                                    (name, ["true"], {}, dbus.types.UnixFd(null_r), dbus.types.UnixFd(null_w),
+                                     dbus.types.UnixFd(null_w)), timeout=60)
+            done += 1
+            break
+        except dbus.exceptions.DBusException as e:
+            if e.get_dbus_name() != "org.freedesktop.DBus.Error.LimitsExceeded":
+                error = [e.get_dbus_name(), e.get_dbus_message()]
+                break
+            time.sleep(0.02)
+print(json.dumps({"done": done, "error": error}), flush=True)
+sys.stdin.read()
+"""
+
+
+def exec_objects(s):
+    """The exec objects the daemon has now (root introspects their parent)."""
+    import dbus
+    conn = dbus.bus.BusConnection(s.address)
+    try:
+        xml = conn.call_blocking(h.BUS_NAME, "/org/xagent/Sandbox1/exec", "org.freedesktop.DBus.Introspectable",
+                                 "Introspect", "", ())
+    finally:
+        conn.close()
+    return xml.count("<node name=")
+
+
+@pytest.mark.parametrize("mode,n", [("one", 90), ("many", 90)])
+def test_many_short_execs_keep_the_service_on_the_bus(own, mode, n):
+    """More exec objects than the bus grants match rules (64 here, 512 by default):
+    callers are followed without a match each, finished objects hold no descriptor and
+    are capped per user, and the same daemon stays on the bus with its descriptors
+    bounded — from one connection, and from as many connections, all open."""
+    s, bus, name = own
+    pid = bus.ensure_running()
+    fds_before = n_fds(pid)
+    p = s.spawn_as(MEMBER, ["/usr/bin/python3", "-c", MANY_EXECS, str(n), mode, name])
+    try:
+        line = p.stdout.readline()
+        assert line, p.stderr.read()
+        result = json.loads(line)
+        assert result == {"done": n, "error": None}, result
+        assert bus.pid() == pid, "the daemon left the bus"
+        # 16 finished objects per user at most, and what still runs (4 at most)
+        assert exec_objects(s) <= 16 + 4
+        # the workers' Docker and SQLite connections come and go; nothing per exec stays
+        assert n_fds(pid) < fds_before + 100, (fds_before, n_fds(pid))
+    finally:
+        p.stdin.close()
+        p.wait(timeout=30)
+    # (once the last of them have ended: max_execs_per_user)
+    h.wait_until(lambda: bus.call(MEMBER, "ExecSandbox", "sasa{sv}", [name, ["true"], {}]).ok, 20,
+                 what="an exec answered")
+    assert bus.pid() == pid
+
+
+def test_a_second_daemon_on_the_same_state_directory_refuses(own):
+    """Another instance on a state directory in use stops before it reads the store or
+    asks for a name — here on a bus where the name is free."""
+    s, bus, _ = own
+    pid = bus.ensure_running()
+    other_bus = subprocess.Popen(["/usr/bin/dbus-daemon", "--session", "--nofork", "--print-address"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                 start_new_session=True)
+    second = None
+    try:
+        address = other_bus.stdout.readline().strip()
+        assert address, "no session bus"
+        argv = s.default_daemon_argv()
+        second = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env={"PATH": e2e.SAFE_PATH, "DBUS_SYSTEM_BUS_ADDRESS": address})
+        try:
+            _, err = second.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            pytest.fail("a second daemon runs on the same state directory")
+        assert second.returncode != 0
+        assert f"in use by another xagent-sandboxd (pid {pid})" in err, err
+        assert bus.pid() == pid
+    finally:
+        if second and second.poll() is None:
+            second.kill()
+            second.wait()
+        other_bus.kill()
+        other_bus.wait()
+
+
+def test_losing_the_bus_ends_the_daemon_and_what_it_runs(own):
+    """dbus-daemon goes away with a streaming exec and a capture in flight: the daemon
+    kills both and exits at once, rather than staying alive (and holding the state
+    directory) until the capture's timeout."""
+    s, bus, name = own
+    pid = bus.ensure_running()
+    cid = bus.inspect(MEMBER, name).result[0]["container_id"]
+    streaming = s.spawn_as(MEMBER, s.client_argv("start-exec", name, json.dumps(["sleep", "309"]), "{}"))
+    capture = s.spawn_as(MEMBER, s.client_argv("call", h.BUS_NAME, h.MANAGER_PATH, h.MANAGER + ".ExecSandbox",
+                                               "sasa{sv}", json.dumps([name, ["sleep", "308"], {}])))
+
+    def running():
+        status, top = h.docker("GET", f"/containers/{cid}/top")
+        assert status == 200, top
+        return [" ".join(p) for p in top["Processes"] if "sleep 30" in " ".join(p)]
+
+    try:
+        h.wait_until(lambda: len(running()) == 2, 20, what="both processes running")
+        t0 = time.monotonic()
+        s.bus_proc.kill()
+        s.bus_proc.wait()
+        assert e2e._wait_gone(pid, 15), "the daemon outlived its bus"
+        took = time.monotonic() - t0
+        assert took < 5, f"the daemon took {took:.1f} s to exit"
+        assert running() == []
+        assert "Lost the connection to the bus" in s.log("dbus-daemon")
+    finally:
+        for p in (streaming, capture):
+            p.kill()
+            p.wait()
