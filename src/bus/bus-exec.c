@@ -552,8 +552,8 @@ int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const
         execs = e;
         if (!e->sandbox || !e->docker_host || !e->caller_name)
                 r = -ENOMEM;
-        else if ((r = exec_start_thread(e)) >= 0)
-                r = exec_publish(e);
+        else if ((r = exec_publish(e)) >= 0)
+                r = exec_start_thread(e);
         if (r < 0) {
                 sd_bus_error error = SD_BUS_ERROR_NULL;
 

@@ -589,6 +589,7 @@ static int on_bus_lost(sd_bus_message *message, void *userdata, sd_bus_error *er
 
         log_error("Lost the connection to the bus: exiting");
         m->terminating = true;
+        operation_cancel_queued(m);
         sbx_exec_cancel_all();
         bus_exec_shutdown_all(m);
         sd_event_exit(m->event, -ENOTCONN);
