@@ -63,15 +63,26 @@ static int do_check_config(const char *path, int n_args) {
 }
 
 #define LOCK_FILE "daemon.lock"
+#define LOCK_WAIT_MS 10000U
+
+/* Who holds the lock, as its file says. */
+static void lock_holder(int fd, char pid[static 32]) {
+        ssize_t n = pread(fd, pid, 31, 0);
+
+        pid[MAX(n, 0)] = 0;
+        pid[strcspn(pid, "\n")] = 0;
+        if (!pid[0])
+                strcpy(pid, "unknown");
+}
 
 /* One daemon per state directory: the lock on STATE_DIR/daemon.lock (a file of its
  * own: SQLite's locks on the database are SQLite's) is taken before anything reads
  * the state or asks for the bus name, and held until the process is gone. A second
- * instance — a restart racing the old process's exit, an activation after the old one
- * lost its bus — stops here. The file says whose it is. */
+ * instance waits a little for it (a call racing the idle exit activates the next
+ * daemon while the old one finishes), then gives up naming the holder. */
 static int lock_state_dir(const char *dir, int *ret_fd) {
         _cleanup_free_ char *path = NULL;
-        char pid[32] = {};
+        char pid[32];
         int fd;
 
         if (mkdir(dir, 0700) < 0 && errno != EEXIST)
@@ -81,18 +92,22 @@ static int lock_state_dir(const char *dir, int *ret_fd) {
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
         if (fd < 0)
                 return log_error_errno(errno, "%s: %m", path);
-        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-                int error = errno;
-
-                (void) !read(fd, pid, sizeof pid - 1);
-                pid[strcspn(pid, "\n")] = 0;
-                close(fd);
-                if (error == EWOULDBLOCK)
-                        log_error("%s is in use by another xagent-sandboxd (pid %s): exiting", dir,
-                                  pid[0] ? pid : "unknown");
-                else
-                        log_error_errno(error, "%s: cannot lock: %m", path);
-                return -EBUSY;
+        for (unsigned waited = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; waited += 100) {
+                if (errno != EWOULDBLOCK) {
+                        log_error_errno(errno, "%s: cannot lock: %m", path);
+                        close(fd);
+                        return -errno;
+                }
+                lock_holder(fd, pid);
+                if (waited == 0)
+                        log_info("%s is in use by another xagent-sandboxd (pid %s): waiting for it to exit", dir,
+                                 pid);
+                if (waited >= LOCK_WAIT_MS) {
+                        log_error("%s is in use by another xagent-sandboxd (pid %s): exiting", dir, pid);
+                        close(fd);
+                        return -EBUSY;
+                }
+                (void) usleep(100 * 1000);
         }
         snprintf(pid, sizeof pid, "%d\n", (int) getpid());
         if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, strlen(pid), 0) < 0)

@@ -312,7 +312,8 @@ def test_many_short_execs_keep_the_service_on_the_bus(own, mode, n):
 
 def test_a_second_daemon_on_the_same_state_directory_refuses(own):
     """Another instance on a state directory in use stops before it reads the store or
-    asks for a name — here on a bus where the name is free."""
+    asks for a name — here on a bus where the name is free — once it has waited 10 s
+    for the holder to exit."""
     s, bus, _ = own
     pid = bus.ensure_running()
     other_bus = subprocess.Popen(["/usr/bin/dbus-daemon", "--session", "--nofork", "--print-address"],
@@ -326,12 +327,26 @@ def test_a_second_daemon_on_the_same_state_directory_refuses(own):
         second = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   env={"PATH": e2e.SAFE_PATH, "DBUS_SYSTEM_BUS_ADDRESS": address})
         try:
-            _, err = second.communicate(timeout=10)
+            _, err = second.communicate(timeout=20)     # it waits 10 s for the lock
         except subprocess.TimeoutExpired:
             pytest.fail("a second daemon runs on the same state directory")
         assert second.returncode != 0
-        assert f"in use by another xagent-sandboxd (pid {pid})" in err, err
+        assert f"in use by another xagent-sandboxd (pid {pid}): exiting" in err, err
         assert bus.pid() == pid
+        # A call racing the idle exit: the next one waits for the old one to be gone.
+        second = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  env={"PATH": e2e.SAFE_PATH, "DBUS_SYSTEM_BUS_ADDRESS": address})
+        time.sleep(1)
+        assert second.poll() is None
+        s.stop_daemon()
+        import dbus
+        conn = dbus.bus.BusConnection(address)
+        try:
+            h.wait_until(lambda: conn.name_has_owner(h.BUS_NAME), 15, what="the next daemon on the bus")
+        finally:
+            conn.close()
+        second.terminate()
+        assert second.wait(timeout=15) == 0
     finally:
         if second and second.poll() is None:
             second.kill()
