@@ -205,6 +205,38 @@ def test_memory_is_given_back(stack, sandboxd, box):
     assert after - before < 24 * 1024, f"RssAnon {before} KiB → {after} KiB"
 
 
+def peak_rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+def test_four_large_captures_at_once_stay_bounded(stack, sandboxd, box):
+    """A member's four 16+16 MiB captures at once: two run (24 MiB each, truncated),
+    two are LimitsExceeded, and the daemon's peak stays far below four full ones."""
+    pid = sandboxd.ensure_running()
+    before = rss_anon_kib(pid)
+    with open(f"/proc/{pid}/clear_refs", "w") as f:
+        f.write("5")                    # the peak (VmHWM) starts again from now
+    spec = dict(method="ExecSandbox", sig="sasa{sv}",
+                args=[box, ["sh", "-c", "sleep 1; head -c 16777216 /dev/zero; head -c 16777216 /dev/zero >&2"],
+                      {"output_limit": ["t", 16 * MIB]}])
+    procs = [stack.spawn_as(MEMBER, ["/usr/bin/python3", "-c", CALL, json.dumps(spec)]) for _ in range(4)]
+    replies = []
+    for p in procs:
+        out, err = p.communicate(timeout=150)
+        assert p.returncode == 0, err
+        replies.append(h.Reply(json.loads(out)))
+    ok = [r.result for r in replies if r.ok]
+    assert [(o[1] + o[2], o[3]) for o in ok] == [(24 * MIB, True)] * 2, ok
+    assert all("output_limit" in r.error(h.LIMITS_EXCEEDED) for r in replies if not r.ok)
+    peak = peak_rss_kib(pid)
+    assert peak - before < 160 * 1024, f"RssAnon {before} KiB, peak {peak} KiB"
+    assert sandboxd.pid() == pid
+
+
 # ---- 3 and 2. a stack of its own: many execs, a second daemon, the bus gone -----------
 
 class OwnStack(e2e.Stack):
