@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,8 +21,19 @@
  * caller's operations in flight. */
 #define BUSY_UID ((uid_t) 0)
 
-/* A finished exec's object stays this long for its ExitStatus to be read. */
+/* A finished exec's object stays this long for its ExitStatus to be read, unless
+ * its caller's connection closes first or its caller (uid) has more finished ones than
+ * FINISHED_PER_USER_MAX, or all have more than FINISHED_MAX: the oldest go first. A
+ * finished object holds no descriptor and no bus match. */
 #define LINGER_USEC (60U * 1000000U)
+#define FINISHED_PER_USER_MAX 16U
+#define FINISHED_MAX 256U
+
+/* Captured output in flight (ExecSandbox): what its output_limit (both streams,
+ * SBX_EXEC_CAPTURE_MAX at most) and its stdin may make the daemon hold, reserved
+ * while it runs, per caller and for all. */
+#define CAPTURE_PER_USER_MAX ((uint64_t) 48 << 20)
+#define CAPTURE_TOTAL_MAX ((uint64_t) 128 << 20)
 
 typedef struct ExecObject ExecObject;
 struct ExecObject {
@@ -30,6 +42,7 @@ struct ExecObject {
         char id[33];
         char *path;
         char *sandbox;
+        char *caller_name;              /* the caller's unique bus name */
         uid_t owner, caller;
         SbxExecProcess *process;
         unsigned timeout_s;
@@ -40,8 +53,8 @@ struct ExecObject {
         bool thread_started;
         bool running;
         int exit_status;
-        sd_bus_slot *slot;
-        sd_bus_track *track;
+        sd_bus_slot *owner_check;       /* GetNameOwner of the caller, in flight */
+        bool caller_gone;
         sd_event_source *done_source, *linger;
         unsigned n_jobs;                /* Kill/Resize in flight: they use process */
         bool doomed;                    /* freed once they are done */
@@ -50,18 +63,22 @@ struct ExecObject {
 typedef struct ExecSlots {
         uid_t uid;
         unsigned n;
+        uint64_t capture;
 } ExecSlots;
 
-static ExecObject *execs;               /* main thread only */
+static ExecObject *execs;               /* main thread only; the newest first */
 static ExecSlots slots[SBX_POLICY_MAX_EXECS_LIMIT];
 static size_t n_slot_users;
 static unsigned n_slots_total;
+static uint64_t capture_total;
 
-int manager_exec_acquire(Manager *m, uid_t uid, SbxError *error) {
+int manager_exec_acquire(Manager *m, uid_t uid, uint64_t capture, SbxError *error) {
+        uint64_t mine;
         size_t i;
 
         for (i = 0; i < n_slot_users && slots[i].uid != uid; i++)
                 ;
+        mine = i < n_slot_users ? slots[i].capture : 0;
         if (n_slots_total >= (unsigned) m->policy->max_execs)
                 return sbx_error_set(error, SBX_ERROR_LIMITS_EXCEEDED,
                                      "max_execs: %u processes run through the service already; try again later",
@@ -70,17 +87,28 @@ int manager_exec_acquire(Manager *m, uid_t uid, SbxError *error) {
                 return sbx_error_set(error, SBX_ERROR_LIMITS_EXCEEDED,
                                      "max_execs_per_user: uid %u runs %u processes through the service already",
                                      (unsigned) uid, slots[i].n);
+        if (capture > 0 && (mine + capture > CAPTURE_PER_USER_MAX || capture_total + capture > CAPTURE_TOTAL_MAX))
+                return sbx_error_set(error, SBX_ERROR_LIMITS_EXCEEDED,
+                                     "output_limit, stdin: captures in flight may hold %" PRIu64 " MiB for uid %u "
+                                     "(%" PRIu64 " MiB for everyone); %" PRIu64 " MiB are held, this one needs %"
+                                     PRIu64 " MiB; lower output_limit, or try again later",
+                                     CAPTURE_PER_USER_MAX >> 20, (unsigned) uid, CAPTURE_TOTAL_MAX >> 20,
+                                     mine >> 20, (capture + (1 << 20) - 1) >> 20);
         if (i == n_slot_users)
                 slots[n_slot_users++] = (ExecSlots) { .uid = uid };
         slots[i].n++;
+        slots[i].capture += capture;
         n_slots_total++;
+        capture_total += capture;
         return 0;
 }
 
-void manager_exec_release(Manager *m, uid_t uid) {
+void manager_exec_release(Manager *m, uid_t uid, uint64_t capture) {
         for (size_t i = 0; i < n_slot_users; i++)
                 if (slots[i].uid == uid) {
                         n_slots_total--;
+                        slots[i].capture -= capture;
+                        capture_total -= capture;
                         if (--slots[i].n == 0)
                                 slots[i] = slots[--n_slot_users];
                         return;
@@ -111,11 +139,10 @@ static ExecObject *exec_free(ExecObject *e) {
         if (e->next)
                 e->next->prev = e->prev;
         if (e->running)
-                manager_exec_release(e->m, e->caller);
+                manager_exec_release(e->m, e->caller, 0);
         if (e->running || e->thread_started)
                 manager_idle(e->m, BUSY_UID);
-        sd_bus_slot_unref(e->slot);
-        sd_bus_track_unref(e->track);
+        sd_bus_slot_unref(e->owner_check);
         sd_event_source_disable_unref(e->done_source);
         sd_event_source_disable_unref(e->linger);
         sbx_exec_process_free(e->process);
@@ -124,6 +151,7 @@ static ExecObject *exec_free(ExecObject *e) {
         safe_close(e->wake_fd);
         free(e->path);
         free(e->sandbox);
+        free(e->caller_name);
         free(e->docker_host);
         free(e);
         return NULL;
@@ -195,6 +223,29 @@ static int append_exited(sd_bus_message *msg, void *userdata) {
         return sd_bus_message_append(msg, "i", (int32_t) e->exit_status);
 }
 
+/* At most FINISHED_PER_USER_MAX finished objects of uid, FINISHED_MAX of all: the
+ * oldest (last in the list) go. */
+static void trim_finished(uid_t uid) {
+        unsigned mine = 0, all = 0;
+        ExecObject *last = NULL, *prev;
+
+        for (ExecObject *e = execs; e; e = e->next) {
+                last = e;
+                if (!e->running && !e->doomed) {
+                        all++;
+                        mine += e->caller == uid;
+                }
+        }
+        for (ExecObject *e = last; e && (mine > FINISHED_PER_USER_MAX || all > FINISHED_MAX); e = prev) {
+                prev = e->prev;
+                if (e->running || e->doomed || (e->caller != uid && all <= FINISHED_MAX))
+                        continue;
+                all--;
+                mine -= e->caller == uid;
+                exec_free(e);
+        }
+}
+
 static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         ExecObject *e = userdata;
         eventfd_t v;
@@ -205,7 +256,9 @@ static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
         e->thread_started = false;
         e->running = false;
         close_fds(e);
-        manager_exec_release(e->m, e->caller);
+        e->done_fd = safe_close(e->done_fd);
+        e->wake_fd = safe_close(e->wake_fd);
+        manager_exec_release(e->m, e->caller, 0);
         manager_idle(e->m, BUSY_UID);
         audit_exec(e, e->caller, "exec-exited", NULL);
         /* For who may read the object only (bus-signal.h): its caller, the sandbox's
@@ -213,8 +266,12 @@ static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
         bus_signal_send(e->m, e->owner, e->caller, e->path, "org.freedesktop.DBus.Properties", "PropertiesChanged",
                         append_exec_changed, e);
         bus_signal_send(e->m, e->owner, e->caller, e->path, SBX_BUS_EXEC_INTERFACE, "Exited", append_exited, e);
-        if (sd_event_add_time_relative(e->m->event, &e->linger, CLOCK_MONOTONIC, LINGER_USEC, 0, on_linger, e) < 0)
+        if (e->caller_gone ||
+            sd_event_add_time_relative(e->m->event, &e->linger, CLOCK_MONOTONIC, LINGER_USEC, 0, on_linger, e) < 0) {
                 exec_free(e);
+                return 0;
+        }
+        trim_finished(e->caller);
         return 0;
 }
 
@@ -404,18 +461,44 @@ static const sd_bus_vtable exec_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
-/* The caller's connection closed: its running exec is killed; a finished one
- * has nobody left to read it. */
-static int on_caller_gone(sd_bus_track *t, void *userdata) {
-        ExecObject *e = userdata;
-
-        e->track = sd_bus_track_unref(e->track);
+/* The caller's connection closed: its running exec is killed (by its relay thread,
+ * relay_status()), and goes once it has ended; a finished one has nobody left to
+ * read it. */
+static void caller_gone(ExecObject *e) {
+        e->owner_check = sd_bus_slot_unref(e->owner_check);
+        if (e->caller_gone)
+                return;
+        e->caller_gone = true;
         if (!e->running) {
                 exec_free(e);
-                return 0;
+                return;
         }
         log_info("the caller of exec %s in sandbox '%s' went away: killing it", e->id, e->sandbox);
-        (void) eventfd_write(e->wake_fd, 1);    /* the relay thread kills it (relay_status()) */
+        (void) eventfd_write(e->wake_fd, 1);
+}
+
+void bus_exec_caller_gone(Manager *m, const char *name) {
+        ExecObject *next;
+
+        for (ExecObject *e = execs; e; e = next) {
+                next = e->next;
+                if (streq(e->caller_name, name))
+                        caller_gone(e);
+        }
+}
+
+/* Callers are followed by the manager's one NameOwnerChanged match (a name that lost
+ * its owner: bus_exec_caller_gone()), never by a match per exec: dbus-daemon allows a
+ * connection 512 match rules, and a failed AddMatch would drop the service's
+ * connection. A caller gone before its exec was published is told by the bus's answer
+ * to GetNameOwner, asked once the object exists: the disconnection came before that
+ * answer, or its signal comes after. */
+static int on_owner_checked(sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        ExecObject *e = userdata;
+
+        e->owner_check = sd_bus_slot_unref(e->owner_check);
+        if (sd_bus_message_is_method_error(reply, "org.freedesktop.DBus.Error.NameHasNoOwner"))
+                caller_gone(e);
         return 0;
 }
 
@@ -475,7 +558,7 @@ static int exec_register(Manager *m) {
         return 0;
 }
 
-static int exec_publish(ExecObject *e, const char *caller_name) {
+static int exec_publish(ExecObject *e) {
         uint8_t b[16];
         int r;
 
@@ -485,9 +568,11 @@ static int exec_publish(ExecObject *e, const char *caller_name) {
                 snprintf(e->id + 2 * i, 3, "%02x", b[i]);
         if (asprintf(&e->path, SBX_BUS_EXEC_PREFIX "/%s", e->id) < 0)
                 return -ENOMEM;
-        if ((r = exec_register(e->m)) < 0 || (r = sd_bus_track_new(e->m->bus, &e->track, on_caller_gone, e)) < 0)
+        if ((r = exec_register(e->m)) < 0)
                 return r;
-        return sd_bus_track_add_name(e->track, caller_name);
+        return sd_bus_call_method_async(e->m->bus, &e->owner_check, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                        "org.freedesktop.DBus", "GetNameOwner", on_owner_checked, e, "s",
+                                        e->caller_name);
 }
 
 static int exec_start_thread(ExecObject *e) {
@@ -512,7 +597,7 @@ int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const
         int r;
 
         if (!e) {
-                manager_exec_release(m, args->caller);  /* the slot is ours (see below) */
+                manager_exec_release(m, args->caller, 0);       /* the slot is ours (see below) */
                 sbx_exec_process_free(process);
                 for (size_t i = 0; i < 3; i++)
                         safe_close(args->fds[i]);
@@ -523,6 +608,7 @@ int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const
                 .timeout_s = args->timeout_s, .done_fd = -1, .wake_fd = -1, .running = true,
                 .fds = { args->fds[0], args->fds[1], args->fds[2] },
                 .sandbox = strdup(args->sandbox), .docker_host = strdup(m->docker_host),
+                .caller_name = strdup(args->caller_name ?: ""),
         };
         args->fds[0] = args->fds[1] = args->fds[2] = -1;
         /* The slot the operation acquired is the object's now. */
@@ -531,9 +617,9 @@ int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const
         if (execs)
                 execs->prev = e;
         execs = e;
-        if (!e->sandbox || !e->docker_host)
+        if (!e->sandbox || !e->docker_host || !e->caller_name)
                 r = -ENOMEM;
-        else if ((r = exec_publish(e, args->caller_name)) >= 0)
+        else if ((r = exec_publish(e)) >= 0)
                 r = exec_start_thread(e);
         if (r < 0) {
                 sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -551,9 +637,13 @@ int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const
 void bus_exec_shutdown_all(Manager *m) {
         ExecObject *next;
 
-        /* Nothing the service started outlives it: exec_free() wakes each relay
-         * thread, which kills its process and drains, and joins it. An object with a
-         * Kill or Resize in flight goes once the worker pool, freed next, is done. */
+        /* Nothing the service started outlives it: each relay thread is woken, kills
+         * its process and drains (all at once), then exec_free() joins it. An object
+         * with a Kill or Resize in flight goes once the worker pool, freed next, is
+         * done. */
+        for (ExecObject *e = execs; e; e = e->next)
+                if (e->thread_started)
+                        (void) eventfd_write(e->wake_fd, 1);
         for (ExecObject *e = execs; e; e = next) {
                 next = e->next;
                 exec_free(e);

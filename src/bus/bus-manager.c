@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bus-error.h"
@@ -195,40 +194,38 @@ static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_er
         return operation_start(userdata, msg, VERB_DELETE_SNAPSHOT, &(OperationArgs) { .snapshot_id = id }, error);
 }
 
-/* A descriptor a caller passed, as the relay (docker-relay.h) uses it. A pipe or a
- * terminal is shared with the caller, who could empty or fill it between the relay's
- * poll() and its read() or write() and so block it: it gets an open file description
- * of its own (reopened through /proc/self/fd), non-blocking, and the caller's flags
- * stay as they are. Sockets are read and written with MSG_DONTWAIT; anything else is
- * used as passed (a copy). */
-static int take_caller_fd(int fd) {
-        char path[64];
-        struct stat st;
-        int flags, copy;
+/* A descriptor a caller passed, for the relay (docker-relay.h): a copy, and nothing
+ * else. It is neither looked at (fstat), opened anew, read nor written here: the
+ * arguments are read before polkit has said yes, and whatever the relay does with it
+ * happens after, with the caller's own open file description (its access mode, its
+ * file status flags). An O_PATH descriptor is refused: it grants no reading or
+ * writing, and reopening what it names (as /proc/self/fd/N) would be an open by root
+ * on the caller's behalf. */
+static int take_caller_fd(int fd, const char *field, int *ret, SbxError *e) {
+        int flags = fcntl(fd, F_GETFL), copy;
 
-        if (fstat(fd, &st) < 0 || (flags = fcntl(fd, F_GETFL)) < 0)
-                return -errno;
-        if (S_ISFIFO(st.st_mode) || (S_ISCHR(st.st_mode) && isatty(fd))) {
-                snprintf(path, sizeof path, "/proc/self/fd/%i", fd);
-                copy = open(path, (flags & O_ACCMODE) | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-                if (copy >= 0)
-                        return copy;
-                /* ENXIO: a pipe's write end whose reader is gone; writes fail at once. */
-                if (errno != ENXIO)
-                        return -errno;
-        }
+        if (flags < 0)
+                return sbx_error_set(e, SBX_ERROR_INVALID_ARGS, "%s: not a valid descriptor", field);
+        if (flags & O_PATH)
+                return sbx_error_set(e, SBX_ERROR_INVALID_ARGS,
+                                     "%s: an O_PATH descriptor, which can be neither read nor written; pass one "
+                                     "opened for reading or writing", field);
         copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        return copy < 0 ? -errno : copy;
+        if (copy < 0)
+                return -errno;
+        *ret = copy;
+        return 0;
 }
 
 static int read_fds(sd_bus_message *msg, int fds[static 3], SbxError *e) {
+        static const char *const fields[3] = { "stdin", "stdout", "stderr" };
         int in[3], r;
 
         if ((r = sd_bus_message_read(msg, "hhh", &in[0], &in[1], &in[2])) < 0)
                 return sbx_error_set(e, SBX_ERROR_INVALID_ARGS, "stdin, stdout, stderr: malformed (%s)", strerror(-r));
         for (size_t i = 0; i < 3; i++)
-                if ((fds[i] = take_caller_fd(in[i])) < 0)
-                        return fds[i];
+                if ((r = take_caller_fd(in[i], fields[i], &fds[i], e)) < 0)
+                        return r;
         return 0;
 }
 
@@ -285,9 +282,7 @@ int bus_method_copy(sd_bus_message *msg, Manager *m, const char *name, const San
                 r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "%s, tar: malformed", field);
         else if (path[0] != '/' || strlen(path) > SBX_MAX_PATH_LEN)
                 r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "%s: '%.64s' is not an absolute path", field, path);
-        else if ((args.fds[0] = take_caller_fd(fd)) < 0)
-                r = args.fds[0];
-        else
+        else if ((r = take_caller_fd(fd, "tar", &args.fds[0], &e)) >= 0)
                 r = sbx_bus_read_create_options(msg, &e);
         if (r < 0) {
                 operation_args_done(&args, verb);

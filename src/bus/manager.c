@@ -43,6 +43,7 @@ static int on_name_owner_changed(sd_bus_message *message, void *userdata, sd_bus
         if (name[0] == ':' && isempty(new_owner)) {
                 auth_cache_forget(m->auth_cache, name);        /* that connection is gone */
                 bus_caller_forget(name);
+                bus_exec_caller_gone(m, name);
                 return 0;
         }
         if (!streq(name, SBX_BUS_NAME))
@@ -703,6 +704,22 @@ static int run_store_unavailable(Manager *m) {
         return r;
 }
 
+/* The bus connection is gone (dbus-daemon went away, or dropped us): nobody can
+ * reach this process any more, and the next call activates another. It exits now:
+ * nothing is answered, every process it runs in a sandbox is killed (streaming
+ * execs, captures, copies), and the state directory's lock goes with it (main.c). */
+static int on_bus_lost(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+
+        log_error("Lost the connection to the bus: exiting");
+        m->terminating = true;
+        operation_cancel_queued(m);
+        sbx_exec_cancel_all();
+        bus_exec_shutdown_all(m);
+        sd_event_exit(m->event, -ENOTCONN);
+        return 0;
+}
+
 int manager_run(Manager *m) {
         sigset_t mask;
         int r;
@@ -737,6 +754,9 @@ int manager_run(Manager *m) {
                 log_error_errno(r, "cannot connect to the bus: %m");
                 return r;
         }
+        if ((r = sd_bus_match_signal(m->bus, NULL, NULL, "/org/freedesktop/DBus/Local", "org.freedesktop.DBus.Local",
+                                     "Disconnected", on_bus_lost, m)) < 0)
+                return r;
         if ((r = bus_manager_register(m)) < 0 || (r = bus_sandbox_register(m)) < 0 ||
             (r = sd_bus_add_object_manager(m->bus, NULL, SBX_BUS_PATH)) < 0)
                 return r;

@@ -73,6 +73,7 @@ struct Operation {
         SbxExecOptions exec;
         int fds[3];
         bool exec_slot;                 /* holds one of the policy's exec slots */
+        uint64_t exec_capture;          /* … and this much of the capture budget */
         SbxExecResult exec_result;
         SbxExecProcess *exec_process;
         SbxUsage usage;
@@ -110,7 +111,7 @@ static void operation_free_unstarted(Operation *o) {
         sbx_exec_result_done(&o->exec_result);
         sbx_exec_process_free(o->exec_process);
         if (o->exec_slot)
-                manager_exec_release(o->m, o->uid);
+                manager_exec_release(o->m, o->uid, o->exec_capture);
         free(o);
 }
 
@@ -717,6 +718,14 @@ static void read_enqueue(Operation *o) {
         reads_dispatch(m);
 }
 
+/* What an ExecSandbox may make the daemon hold: its stdin, and its output (both
+ * streams, bounded by the reply's size). */
+static uint64_t capture_of(const Operation *o) {
+        if (o->verb != VERB_EXEC)
+                return 0;
+        return MIN(2 * o->exec.output_limit, SBX_EXEC_CAPTURE_MAX) + o->exec.stdin_size;
+}
+
 /* Reads and state changes have pools of their own: a read never waits behind
  * another caller's slow state change; reads wait for a read worker in a queue of
  * their own (reads_dispatch()). */
@@ -731,13 +740,14 @@ static void submit(Operation *o) {
         /* A process in the sandbox holds an exec slot until it ends (policy
          * max_execs_per_user, max_execs). */
         if (verbs[o->verb].exec) {
-                r = manager_exec_acquire(o->m, o->uid, &e);
+                r = manager_exec_acquire(o->m, o->uid, capture_of(o), &e);
                 if (r < 0) {
                         fail(o, OPERATION_REFUSED, r, &e);
                         sbx_error_free(&e);
                         return;
                 }
                 o->exec_slot = true;
+                o->exec_capture = capture_of(o);
         }
         if (o->read) {
                 read_enqueue(o);

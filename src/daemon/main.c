@@ -4,9 +4,14 @@
  * offering verified sandbox operations on the system bus as org.xagent.Sandbox1. */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "init-volume.h"
@@ -58,6 +63,60 @@ static int do_check_config(const char *path, int n_args) {
         return EXIT_SUCCESS;
 }
 
+#define LOCK_FILE "daemon.lock"
+#define LOCK_WAIT_MS 10000U
+
+/* Who holds the lock, as its file says. */
+static void lock_holder(int fd, char pid[static 32]) {
+        ssize_t n = pread(fd, pid, 31, 0);
+
+        pid[MAX(n, 0)] = 0;
+        pid[strcspn(pid, "\n")] = 0;
+        if (!pid[0])
+                strcpy(pid, "unknown");
+}
+
+/* One daemon per state directory: the lock on STATE_DIR/daemon.lock (a file of its
+ * own: SQLite's locks on the database are SQLite's) is taken before anything reads
+ * the state or asks for the bus name, and held until the process is gone. A second
+ * instance waits a little for it (a call racing the idle exit activates the next
+ * daemon while the old one finishes), then gives up naming the holder. */
+static int lock_state_dir(const char *dir, int *ret_fd) {
+        _cleanup_free_ char *path = NULL;
+        char pid[32];
+        int fd;
+
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+                return log_error_errno(errno, "%s: %m", dir);
+        if (asprintf(&path, "%s/" LOCK_FILE, dir) < 0)
+                return log_oom();
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+        if (fd < 0)
+                return log_error_errno(errno, "%s: %m", path);
+        for (unsigned waited = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; waited += 100) {
+                if (errno != EWOULDBLOCK) {
+                        log_error_errno(errno, "%s: cannot lock: %m", path);
+                        close(fd);
+                        return -errno;
+                }
+                lock_holder(fd, pid);
+                if (waited == 0)
+                        log_info("%s is in use by another xagent-sandboxd (pid %s): waiting for it to exit", dir,
+                                 pid);
+                if (waited >= LOCK_WAIT_MS) {
+                        log_error("%s is in use by another xagent-sandboxd (pid %s): exiting", dir, pid);
+                        close(fd);
+                        return -EBUSY;
+                }
+                (void) usleep(100 * 1000);
+        }
+        snprintf(pid, sizeof pid, "%d\n", (int) getpid());
+        if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, strlen(pid), 0) < 0)
+                log_warning_errno(errno, "%s: %m", path);
+        *ret_fd = fd;
+        return 0;
+}
+
 int main(int argc, char **argv) {
         enum { ARG_VERSION = 0x100, ARG_CONFIG, ARG_STATE_DIR, ARG_DOCKER_HOST, ARG_IDLE_TIMEOUT, ARG_INIT_DIR, ARG_CHECK_CONFIG };
         static const struct option options[] = {
@@ -80,9 +139,15 @@ int main(int argc, char **argv) {
         };
         _cleanup_(manager_freep) Manager *m = NULL;
         bool check_config = false;
-        int c, r;
+        int c, r, lock_fd = -1;
 
         log_setup();
+        /* Large buffers (messages, captured output) are mapped and unmapped, never
+         * kept in the heap once freed: fixed thresholds, not glibc's sliding ones
+         * (which rise to the largest block freed, up to 32 MiB, and then keep such
+         * blocks for good). */
+        (void) mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+        (void) mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
 
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
@@ -139,6 +204,8 @@ int main(int argc, char **argv) {
         if (!state_dir)
                 return EXIT_FAILURE;
         config.state_dir = state_dir;
+        if (lock_state_dir(state_dir, &lock_fd) < 0)
+                return EXIT_FAILURE;
 
         r = manager_new(&config, &m);
         if (r < 0)

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -14,6 +16,13 @@
 #include "docker-stream.h"
 
 #define CHUNK 65536U
+
+/* What a local descriptor is, found once per run (fstat: after authorization). */
+typedef enum FdKind {
+        FD_SOCKET,                      /* recv/send with MSG_DONTWAIT */
+        FD_REGULAR,                     /* written whole */
+        FD_OTHER,                       /* pipes, terminals, devices: bounded (sbx_relay_io_bounded) */
+} FdKind;
 
 typedef struct RelayState {
         SbxRelay *r;
@@ -33,6 +42,9 @@ typedef struct RelayState {
         size_t piece_len;
         unsigned piece_stream;          /* 0 stdout, 1 stderr */
         bool sock_eof;
+        /* the local descriptors: in_fd, out[0].fd, out[1].fd */
+        FdKind kind[3];
+        timer_t timer;                  /* this run's thread's (io_bounded()) */
 } State;
 
 uint64_t sbx_now_monotonic_us(void) {
@@ -53,9 +65,13 @@ void sbx_relay_done(SbxRelay *r) {
         r->sock = -1;
 }
 
-static int keep(SbxRelaySink *s, const char *p, size_t n) {
+static int keep(SbxRelay *r, SbxRelaySink *s, const char *p, size_t n) {
+        size_t kept = r->out[0].size + r->out[1].size;
         size_t take = MIN(n, s->limit - MIN(s->limit, s->size));
         char *d;
+
+        if (r->kept_limit > 0)
+                take = MIN(take, r->kept_limit - MIN(r->kept_limit, kept));
 
         if (take < n)
                 s->truncated = true;
@@ -71,18 +87,104 @@ static int keep(SbxRelaySink *s, const char *p, size_t n) {
         return 0;
 }
 
-/* Writes some of the piece to a descriptor that poll() said is writable. */
-static ssize_t write_some(int fd, const char *p, size_t n) {
-        struct stat st;
-        ssize_t k;
+/* Bounded I/O ----------------------------------------------------------------- */
 
+/* A descriptor the caller passed is shared with the caller (the service never opens
+ * anything anew on a caller's behalf), with the file status flags the caller chose:
+ * usually blocking. Whoever else holds it may empty or fill it between our poll() and
+ * our read() or write(), and a terminal or a slow reader may take less than poll()
+ * promised. So each read and write on such a descriptor (a pipe, a terminal, a device)
+ * runs under a one-shot timer of this thread's: its signal, caught without SA_RESTART,
+ * ends a wait that lasts longer than IO_BOUND_NSEC with EINTR (or a short count), and the
+ * relay polls again, its wake-up and deadline in view. The caller's flags stay as
+ * they are. */
+#define IO_BOUND_NSEC (50U * 1000U * 1000U)
+#define IO_SIGNAL (SIGRTMIN + 3)
+
+static void on_io_signal(int sig) {
+}
+
+static pthread_once_t io_signal_once = PTHREAD_ONCE_INIT;
+static int io_signal_error;
+
+static void io_signal_setup(void) {
+        struct sigaction sa = { .sa_handler = on_io_signal };   /* no SA_RESTART */
+
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(IO_SIGNAL, &sa, NULL) < 0)
+                io_signal_error = -errno;
+}
+
+/* The calling thread's timer, its signal unblocked in this thread. */
+static int io_timer_new(timer_t *ret) {
+        struct sigevent ev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = IO_SIGNAL };
+        sigset_t set;
+
+        (void) pthread_once(&io_signal_once, io_signal_setup);
+        if (io_signal_error < 0)
+                return io_signal_error;
+        sigemptyset(&set);
+        sigaddset(&set, IO_SIGNAL);
+        if (pthread_sigmask(SIG_UNBLOCK, &set, NULL) != 0)
+                return -EINVAL;
+        ev._sigev_un._tid = gettid();
+        return timer_create(CLOCK_MONOTONIC, &ev, ret) < 0 ? -errno : 0;
+}
+
+static ssize_t io_bounded(timer_t timer, int fd, const void *wbuf, void *rbuf, size_t n) {
+        struct itimerspec on = { .it_value.tv_nsec = IO_BOUND_NSEC }, off = {};
+        ssize_t k;
+        int error;
+
+        if (timer_settime(timer, 0, &on, NULL) < 0)
+                return -errno;
+        k = wbuf ? write(fd, wbuf, n) : read(fd, rbuf, n);
+        error = errno;
+        /* Disarmed before anything else runs: a signal generated meanwhile is
+         * delivered on this call's return, never later in someone else's call. */
+        (void) timer_settime(timer, 0, &off, NULL);
+        if (k < 0)
+                return error == EINTR ? -EAGAIN : -error;
+        return k;
+}
+
+ssize_t sbx_relay_io_bounded(int fd, const void *wbuf, void *rbuf, size_t n) {
+        timer_t timer;
+        ssize_t k;
+        int r = io_timer_new(&timer);
+
+        if (r < 0)
+                return r;
+        k = io_bounded(timer, fd, wbuf, rbuf, n);
+        (void) timer_delete(timer);
+        return k;
+}
+
+static int classify(int fd, FdKind *ret) {
+        struct stat st;
+
+        if (fd < 0)
+                return 0;
         if (fstat(fd, &st) < 0)
                 return -errno;
-        if (S_ISSOCK(st.st_mode))
+        *ret = S_ISSOCK(st.st_mode) ? FD_SOCKET : S_ISREG(st.st_mode) ? FD_REGULAR : FD_OTHER;
+        return 0;
+}
+
+/* Writes some of the piece to a descriptor that poll() said is writable. */
+static ssize_t write_some(State *s, unsigned stream, const char *p, size_t n) {
+        int fd = s->r->out[stream].fd;
+        ssize_t k;
+
+        switch (s->kind[1 + stream]) {
+        case FD_SOCKET:
                 k = send(fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
-        else
-                k = write(fd, p, S_ISREG(st.st_mode) ? n : MIN(n, (size_t) PIPE_BUF));
-        return k < 0 ? -errno : k;
+                return k < 0 ? -errno : k;
+        case FD_REGULAR:
+                return io_bounded(s->timer, fd, p, NULL, n);
+        default:
+                return io_bounded(s->timer, fd, p, NULL, MIN(n, (size_t) PIPE_BUF));
+        }
 }
 
 /* The current piece to its sink; returns 1 when it is all gone. */
@@ -91,13 +193,13 @@ static int drain_piece(State *s, bool writable) {
         ssize_t k;
 
         if (sink->fd < 0 || sink->broken) {
-                int q = sink->broken ? 0 : keep(sink, s->piece, s->piece_len);
+                int q = sink->broken ? 0 : keep(s->r, sink, s->piece, s->piece_len);
                 s->piece_len = 0;
                 return q < 0 ? q : 1;
         }
         if (!writable)
                 return 0;
-        k = write_some(sink->fd, s->piece, s->piece_len);
+        k = write_some(s, s->piece_stream, s->piece, s->piece_len);
         if (k == -EAGAIN || k == -EINTR)
                 return 0;
         if (k < 0) {
@@ -165,13 +267,16 @@ static int filter_input(State *s, const char *data, size_t size) {
 }
 
 static int read_input(State *s) {
-        /* A socket may be shared with the caller: never wait on it. */
-        ssize_t k = recv(s->r->in_fd, s->in_buf, sizeof s->in_buf, MSG_DONTWAIT);
+        ssize_t k;
 
-        if (k < 0 && errno == ENOTSOCK)
-                k = read(s->r->in_fd, s->in_buf, sizeof s->in_buf);
-
-        if (k < 0 && (errno == EAGAIN || errno == EINTR))
+        /* Shared with the caller: never waiting on it (see io_bounded()). */
+        if (s->kind[0] == FD_SOCKET) {
+                k = recv(s->r->in_fd, s->in_buf, sizeof s->in_buf, MSG_DONTWAIT);
+                if (k < 0)
+                        k = -errno;
+        } else
+                k = io_bounded(s->timer, s->r->in_fd, NULL, s->in_buf, sizeof s->in_buf);
+        if (k == -EAGAIN || k == -EINTR)
                 return 0;
         if (k <= 0) {
                 s->in_open = false;     /* end of input, or an unreadable one: the same to the process */
@@ -271,15 +376,25 @@ static State *state_new(SbxRelay *r) {
         return s;
 }
 
-int sbx_relay_run(SbxRelay *r) {
-        State *s;
+static int classify_all(State *s) {
+        const int fds[3] = { s->r->in_fd, s->r->out[0].fd, s->r->out[1].fd };
         int q;
 
-        if (!r->state && !(r->state = state_new(r)))
-                return -ENOMEM;
-        s = r->state;
-        half_close(s);
+        for (size_t i = 0; i < 3; i++)
+                if ((q = classify(fds[i], &s->kind[i])) < 0)
+                        return q;
+        return 0;
+}
 
+static bool wants_timer(const SbxRelay *r) {
+        return r->in_fd >= 0 || r->out[0].fd >= 0 || r->out[1].fd >= 0;
+}
+
+static int run(State *s) {
+        SbxRelay *r = s->r;
+        int q;
+
+        half_close(s);
         while (!(s->sock_eof && s->piece_len == 0 && s->raw_pos >= s->raw_len)) {
                 /* Buffered sinks take a piece at once; only descriptors wait. */
                 while (s->piece_len > 0 && (r->out[s->piece_stream].fd < 0 || r->out[s->piece_stream].broken)) {
@@ -292,4 +407,26 @@ int sbx_relay_run(SbxRelay *r) {
                         return q;
         }
         return 0;
+}
+
+int sbx_relay_run(SbxRelay *r) {
+        State *s;
+        int q;
+
+        if (!r->state) {
+                if (!(r->state = state_new(r)))
+                        return -ENOMEM;
+                if ((q = classify_all(r->state)) < 0) {
+                        r->state = mfree(r->state);
+                        return q;
+                }
+        }
+        s = r->state;
+        /* The timer is the running thread's: made for each run. */
+        if (wants_timer(r) && (q = io_timer_new(&s->timer)) < 0)
+                return q;
+        q = run(s);
+        if (wants_timer(r))
+                (void) timer_delete(s->timer);
+        return q;
 }

@@ -8,17 +8,22 @@
  * from one side before the other took the previous piece, so a slow reader
  * slows only its own exec and memory stays bounded by one read each way.
  *
- * The caller's descriptors are used as they are (their file status flags are
- * shared with the caller and stay untouched): a read happens only after poll()
- * said readable, without waiting from a socket; a write after poll() said
- * writable, of at most PIPE_BUF bytes to a pipe or terminal, without waiting to a
- * socket, and whole to a regular file. A pipe or terminal shared with someone who
- * may empty or fill it meanwhile should be given as a non-blocking description of
- * its own (the service reopens the callers' ones: bus-manager.c). */
+ * The local descriptors are used as they are: they are the caller's (copies of what
+ * came with the call; nothing is ever opened anew on a caller's behalf), shared with
+ * the caller, and their file status flags stay untouched. A read happens only after
+ * poll() said readable, a write only after it said writable; a socket is read and
+ * written without waiting (MSG_DONTWAIT); anything else — a pipe or a terminal the
+ * caller may empty or fill between our poll() and our call, a slow reader — is read
+ * and written under a timer of the running thread that ends any wait after 50 ms
+ * (sbx_relay_io_bounded()), at most PIPE_BUF bytes at a time to what is not a regular
+ * file. So no caller can hold the relay in a read or a write: it goes back to its
+ * poll(), where its wake-up and its deadline are seen. What a descriptor is (fstat) is
+ * looked at when the relay first runs. */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 typedef struct SbxRelaySink {
         int fd;                         /* ≥ 0: written there; < 0: kept in data */
@@ -37,6 +42,8 @@ typedef struct SbxRelay {
         const char *in_data;
         size_t in_size;
         SbxRelaySink out[2];            /* stdout, stderr */
+        size_t kept_limit;              /* > 0: both buffered sinks together keep at most
+                                         * this; the rest is dropped (truncated) */
         int wake_fd;                    /* ≥ 0: readable means stop; not consumed */
         uint64_t deadline_us;           /* CLOCK_MONOTONIC; 0 = none */
         /* Optional: what is read from in_fd passes through here first (appending
@@ -61,3 +68,9 @@ int sbx_relay_run(SbxRelay *r);
 void sbx_relay_done(SbxRelay *r);
 
 uint64_t sbx_now_monotonic_us(void);
+
+/* One write(2) of wbuf (or, wbuf NULL, one read(2) into rbuf) of at most n bytes that
+ * waits 50 ms at most: -EAGAIN when nothing moved meanwhile, else the count or the
+ * negative errno. The timer's signal is a real-time one the relay owns (SIGRTMIN+3),
+ * caught by a handler that does nothing. */
+ssize_t sbx_relay_io_bounded(int fd, const void *wbuf, void *rbuf, size_t n);

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -330,6 +331,27 @@ static void take_output(SbxExecProcess *p, SbxExecResult *ret) {
         ret->truncated = p->relay.out[0].truncated || p->relay.out[1].truncated;
 }
 
+/* Readable once sbx_exec_cancel_all() was called: every capture's and copy's relay
+ * polls it as its wake-up. */
+static int cancel_fd = -1;
+static pthread_once_t cancel_once = PTHREAD_ONCE_INIT;
+
+static void cancel_setup(void) {
+        cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+static int cancel_wake_fd(void) {
+        (void) pthread_once(&cancel_once, cancel_setup);
+        return cancel_fd;
+}
+
+void sbx_exec_cancel_all(void) {
+        int fd = cancel_wake_fd();
+
+        if (fd >= 0)
+                (void) eventfd_write(fd, 1);
+}
+
 /* Past the deadline: everything of this exec is killed, and the stream drained. */
 static int time_out(SbxLifecycle *l, SbxExecProcess *p, unsigned timeout_s, SbxError *error) {
         int r = sbx_exec_kill(l->docker, p, SIGKILL, error);
@@ -349,9 +371,18 @@ static int relay_or_kill(SbxLifecycle *l, SbxExecProcess *p, unsigned timeout_s,
         int r;
 
         p->relay.deadline_us = timeout_s > 0 ? sbx_now_monotonic_us() + (uint64_t) timeout_s * 1000000U : 0;
+        p->relay.wake_fd = cancel_wake_fd();
         r = sbx_relay_run(&p->relay);
+        p->relay.wake_fd = -1;
         if (r == -ETIME)
                 return time_out(l, p, timeout_s, error);
+        if (r == -ECANCELED) {
+                (void) sbx_exec_kill(l->docker, p, SIGKILL, NULL);
+                p->relay.deadline_us = sbx_now_monotonic_us() + KILL_DRAIN_US;
+                (void) sbx_relay_run(&p->relay);
+                return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
+                                     "The service is shutting down: the %s process was killed", what);
+        }
         if (r < 0) {
                 (void) sbx_exec_kill(l->docker, p, SIGKILL, NULL);
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "The %s stream failed: %s", what, strerror(-r));
@@ -371,6 +402,7 @@ int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, const SbxExecR
         p->relay.in_data = in;
         p->relay.in_size = in_size;
         p->relay.out[0].limit = p->relay.out[1].limit = (size_t) limit;
+        p->relay.kept_limit = (size_t) SBX_EXEC_CAPTURE_MAX;
         if ((r = relay_or_kill(l, p, timeout_s, "exec's", error)) < 0)
                 return r;
         *ret = (SbxExecResult) {};

@@ -28,6 +28,11 @@
 #define SBX_EXEC_OUTPUT_LIMIT_DEFAULT ((uint64_t) 1 << 20)
 #define SBX_EXEC_OUTPUT_LIMIT_MAX ((uint64_t) 16 << 20)
 #define SBX_EXEC_STDIN_MAX ((size_t) 16 << 20)
+/* What one ExecSandbox reply carries of both streams together: its whole reply must
+ * stay below dbus-daemon's max_message_size (32 MiB on the system bus), which
+ * disconnects a sender that exceeds it — the whole service. Beyond it, output is
+ * dropped and truncated is true, as beyond output_limit. */
+#define SBX_EXEC_CAPTURE_MAX ((uint64_t) 24 << 20)
 
 typedef struct SbxExecRequest {
         char **argv;                    /* non-empty */
@@ -88,8 +93,8 @@ typedef struct SbxExecResult {
 void sbx_exec_result_done(SbxExecResult *r);
 
 /* ExecSandbox: runs to the end with stdin from a buffer and the output captured
- * up to limit bytes per stream. Past timeout_s the processes are killed and the
- * result is TimedOut. */
+ * up to limit bytes per stream, SBX_EXEC_CAPTURE_MAX for both. Past timeout_s the
+ * processes are killed and the result is TimedOut. */
 int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, const SbxExecRequest *req,
                                const void *in, size_t in_size, unsigned timeout_s, uint64_t limit,
                                SbxExecResult *ret, SbxError *error);
@@ -104,6 +109,11 @@ int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, const SbxExecR
  * The image's tar runs (busybox's in the test image): as the owner, without
  * privileges, on a verified sandbox. */
 #define SBX_COPY_TIMEOUT_S 600U
+
+/* The daemon is going away without anyone to answer (its bus is gone): every
+ * capture and copy running anywhere in the process is killed and fails at once
+ * (BackendUnavailable), instead of running to its timeout. Thread-safe; for good. */
+void sbx_exec_cancel_all(void);
 
 int sbx_lifecycle_copy_to(SbxLifecycle *l, const char *name, const char *guest_dir, int tar_fd, SbxError *error);
 int sbx_lifecycle_copy_from(SbxLifecycle *l, const char *name, const char *guest_path, int tar_fd, SbxError *error);
