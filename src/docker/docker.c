@@ -255,6 +255,12 @@ static int map_curl_error(SbxDocker *d, CURLcode c, const char *method, const ch
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
                                      "Docker's answer exceeds %zu bytes", SBX_DOCKER_BODY_MAX);
 
+        /* Sent, and the connection ended without an answer. */
+        if ((c == CURLE_GOT_NOTHING || c == CURLE_RECV_ERROR) && streq(method, "POST"))
+                return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
+                                     "lost Docker's answer to %s %.*s at %s: %s (not sent again: Docker may have "
+                                     "done it)", method, n, name, d->host, why);
+
         switch (c) {
         case CURLE_OPERATION_TIMEDOUT:
                 /* What the caller waited for is the operation, not its last request. */

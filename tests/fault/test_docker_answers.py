@@ -75,7 +75,8 @@ def test_lost_create_answer_is_not_sent_again(f):
     f.activate()
     name = F.unique("lostc")
     f.relay.lose("POST", r"^/containers/create\?", count=1, subject=subject_of("container", MEMBER, name))
-    f.create(MEMBER, name).result().error(F.BACKEND_UNAVAILABLE)
+    message = f.create(MEMBER, name).result().error(F.BACKEND_UNAVAILABLE)
+    assert "lost Docker's answer to POST /containers/create" in message and "not sent again" in message, message
     creates = f.relay.since(0, "POST", r"^/containers/create\?", subject=subject_of("container", MEMBER, name))
     assert len(creates) == 1 and creates[0].status == 201, creates
     f.assert_settled()
@@ -92,7 +93,8 @@ def test_lost_rename_answer_is_not_sent_again(f):
     f.activate()
     name = F.unique("lostr")
     f.relay.lose("POST", rf"^/containers/{ID}/rename", count=1, subject=subject_of("container", ROOT, name))
-    f.create(ROOT, name).result().error(F.BACKEND_UNAVAILABLE)
+    message = f.create(ROOT, name).result().error(F.BACKEND_UNAVAILABLE)
+    assert re.search(rf"lost Docker's answer to POST /containers/{ID}/rename", message), message
     renames = f.relay.since(0, "POST", rf"^/containers/{ID}/rename", subject=subject_of("container", ROOT, name))
     assert len(renames) == 1 and renames[0].status == 204, renames
     f.assert_settled()
