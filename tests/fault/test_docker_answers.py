@@ -55,7 +55,7 @@ def test_stop_answers_within_its_budget(f):
         r = calls[case].result()            # asserts: within 25 s
         message = r.error(F.BACKEND_UNAVAILABLE)
         print(f"{case}: {r.elapsed:.1f}s: {message}")
-        assert budget - 1 < r.elapsed < budget + 3, (case, r.elapsed, message)
+        assert budget - 1 < r.elapsed < budget + 4, (case, r.elapsed, message)
         if budget == 20:
             assert "within the operation's 20 s" in message, (case, message)
     for hd in holds:
