@@ -19,7 +19,9 @@
 #include <unistd.h>
 
 #include "docker-container.h"
+#include "docker-exec.h"
 #include "docker-image.h"
+#include "docker-volume.h"
 #include "docker.h"
 
 #define PING_OK "HTTP/1.1 200 OK\r\nApi-Version: 1.41\r\nContent-Length: 2\r\n\r\nOK"
@@ -32,7 +34,9 @@
 #define STREAM "STREAM"
 #define STREAM_HEAD "HTTP/1.1 200 OK\r\nApi-Version: 1.41\r\nContent-Type: application/json\r\n" \
         "Transfer-Encoding: chunked\r\n\r\n3\r\n{}\n\r\n"
-#define MAX_REQUESTS 16
+/* Read the request, close the connection without a byte of answer (the answer lost). */
+#define DROP "DROP"
+#define MAX_REQUESTS 32
 
 typedef struct Fake {
         char socket[128];
@@ -42,6 +46,7 @@ typedef struct Fake {
         const char *const *script;
         char requests[MAX_REQUESTS][512];
         char content_types[MAX_REQUESTS][64];  /* "" when the request had none */
+        unsigned conn_of[MAX_REQUESTS];         /* which connection (1, 2, …) it came on */
         size_t n_requests;
         unsigned accepts;
 } Fake;
@@ -126,20 +131,35 @@ static void send_huge(int fd, bool with_length) {
         free(body);
 }
 
+/* The connection the next request comes on: the current one, or a new one the
+ * client opened meanwhile (a POST's fresh connection; the idle one is let go). -1
+ * when nothing comes. */
+static int next_connection(Fake *f, int fd) {
+        struct pollfd p[2] = { { .fd = f->listen_fd, .events = POLLIN }, { .fd = fd, .events = POLLIN } };
+        int n;
+
+        if (poll(p, fd >= 0 ? 2 : 1, 20000) <= 0)
+                return -1;
+        if (!(p[0].revents & POLLIN))
+                return fd;
+        n = accept(f->listen_fd, NULL, NULL);
+        if (n < 0)
+                return -1;
+        if (fd >= 0)
+                close(fd);
+        f->accepts++;
+        return n;
+}
+
 static void *fake_run(void *userdata) {
         Fake *f = userdata;
         const char *const *step = f->script;
         int fd = -1;
 
         while (*step) {
-                if (fd < 0) {
-                        if (!wait_readable(f->listen_fd))
-                                break;
-                        fd = accept(f->listen_fd, NULL, NULL);
-                        if (fd < 0)
-                                break;
-                        f->accepts++;
-                }
+                fd = next_connection(f, fd);
+                if (fd < 0)
+                        break;
                 if (f->n_requests >= MAX_REQUESTS ||
                     !read_request(fd, f->requests[f->n_requests], sizeof(f->requests[0]),
                                   f->content_types[f->n_requests], sizeof(f->content_types[0]))) {
@@ -147,7 +167,7 @@ static void *fake_run(void *userdata) {
                         fd = -1;
                         continue;
                 }
-                f->n_requests++;
+                f->conn_of[f->n_requests++] = f->accepts;
 
                 if (streq(*step, HANG) || streq(*step, STREAM)) {
                         char c;
@@ -159,10 +179,10 @@ static void *fake_run(void *userdata) {
                                 ;
                 } else if (streq(*step, HUGE_LENGTH) || streq(*step, HUGE_CLOSE))
                         send_huge(fd, streq(*step, HUGE_LENGTH));
-                else
+                else if (!streq(*step, DROP))
                         send_all(fd, *step, strlen(*step));
                 if (!streq(*step, HANG) && !streq(*step, STREAM) && !strstr(*step, "Connection: close") &&
-                    !streq(*step, HUGE_CLOSE)) {
+                    !streq(*step, HUGE_CLOSE) && !streq(*step, DROP)) {
                         step++;
                         continue;
                 }
@@ -292,8 +312,12 @@ START_TEST(test_persistent_versioned_escaped) {
         ck_assert_int_eq(e.kind, SBX_ERROR_NONE);
         d = sbx_docker_free(d);
 
-        ck_assert_uint_eq(f->accepts, 1);
+        /* the reads share one connection; each POST has a fresh one */
+        ck_assert_uint_eq(f->accepts, 3);
         ck_assert_uint_eq(f->n_requests, 5);
+        ck_assert_uint_eq(f->conn_of[2], 1);
+        ck_assert_uint_eq(f->conn_of[3], 2);
+        ck_assert_uint_eq(f->conn_of[4], 3);
         ck_assert_str_eq(f->requests[0], "GET /_ping HTTP/1.1");
         ck_assert_str_eq(f->requests[1], "GET /v1.41/containers/a%2Fb%26c/json HTTP/1.1");
         ck_assert_str_eq(f->requests[2],
@@ -402,7 +426,7 @@ START_TEST(test_timeout) {
 
         ck_assert_int_eq(sbx_docker_ping(d, &e), 0);
         ck_assert_int_eq(sbx_docker_request(d, "GET", "/info", NULL, 1, NULL, &e), -EHOSTDOWN);
-        assert_error(&e, SBX_ERROR_BACKEND_UNAVAILABLE, "did not answer within 1 s");
+        assert_error(&e, SBX_ERROR_BACKEND_UNAVAILABLE, "did not answer GET /info within 1 s");
         sbx_error_free(&e);
         /* the handle recovers with a new connection */
         ck_assert_int_eq(sbx_docker_ping(d, &e), 0);
@@ -424,7 +448,8 @@ START_TEST(test_deadline) {
         ck_assert_int_eq(sbx_docker_ping(d, &e), 0);
         sbx_docker_set_deadline(d, 1);
         ck_assert_int_eq(sbx_docker_request(d, "GET", "/info", NULL, 30, NULL, &e), -EHOSTDOWN);
-        assert_error(&e, SBX_ERROR_BACKEND_UNAVAILABLE, "did not answer within");
+        /* the caller waited for the operation: its budget is named, not the request's rest */
+        assert_error(&e, SBX_ERROR_BACKEND_UNAVAILABLE, "did not finish within the operation's 1 s (no answer to GET /info)");
         sbx_error_free(&e);
         n = sbx_docker_n_requests(d);
         ck_assert_uint_eq(n, 2);
@@ -433,6 +458,146 @@ START_TEST(test_deadline) {
         sbx_error_free(&e);
         ck_assert_uint_eq(sbx_docker_n_requests(d), n);
         d = sbx_docker_free(d);
+        fake_finish(f);
+}
+END_TEST
+
+/* A stop's operation has its timeout and a margin, never less than any other's. */
+START_TEST(test_stop_budget) {
+        ck_assert_uint_eq(sbx_docker_stop_budget(20, 10), 20);
+        ck_assert_uint_eq(sbx_docker_stop_budget(20, 0), 20);
+        ck_assert_uint_eq(sbx_docker_stop_budget(6, 10), 10 + SBX_DOCKER_STOP_MARGIN_S);
+        ck_assert_uint_eq(sbx_docker_stop_budget(20, 60), 60 + SBX_DOCKER_STOP_MARGIN_S);
+        ck_assert_uint_le(sbx_docker_stop_budget(SBX_DOCKER_TIMEOUT_DEFAULT_S, 10), 20);
+}
+END_TEST
+
+/* A POST whose answer was lost is not sent again (Docker may have done it): it is
+ * BackendUnavailable, and Docker saw it once. A read is retried on a fresh
+ * connection as before. */
+START_TEST(test_post_not_resent) {
+        static const char *const script[] = {
+                PING_OK,
+                DROP,                           /* the GET's answer lost: sent again */
+                "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}",
+                DROP,                           /* the rename's */
+                "HTTP/1.1 204 No Content\r\n\r\n",
+                NULL,
+        };
+        Fake *f = fake_start(script);
+        SbxDocker *d = client(f);
+        SbxError e = SBX_ERROR_NULL;
+        json_object *j = NULL;
+
+        ck_assert_int_eq(sbx_docker_ping(d, &e), 0);
+        ck_assert_int_eq(sbx_docker_info(d, &j, &e), 0);
+        json_object_put(j);
+        ck_assert_int_eq(sbx_docker_container_rename(d, "x", "y", &e), -EHOSTDOWN);
+        assert_error(&e, SBX_ERROR_BACKEND_UNAVAILABLE, "lost Docker's answer to POST /containers/x/rename at unix://");
+        ck_assert_ptr_nonnull(strstr(e.message, "(not sent again: Docker may have done it)"));
+        sbx_error_free(&e);
+        /* the next one is answered: the 204 was not taken by a second rename */
+        ck_assert_int_eq(sbx_docker_container_rename(d, "x", "y", &e), 0);
+        d = sbx_docker_free(d);
+        ck_assert_uint_eq(f->n_requests, 5);
+        ck_assert_str_eq(f->requests[1], "GET /v1.41/info HTTP/1.1");
+        ck_assert_str_eq(f->requests[2], "GET /v1.41/info HTTP/1.1");
+        ck_assert_str_eq(f->requests[3], "POST /v1.41/containers/x/rename?name=y HTTP/1.1");
+        ck_assert_str_eq(f->requests[4], "POST /v1.41/containers/x/rename?name=y HTTP/1.1");
+        ck_assert_uint_ne(f->conn_of[3], f->conn_of[4]);
+        fake_finish(f);
+}
+END_TEST
+
+#define GARBAGE_200 "HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\ngar\x01" "bage"
+#define NO_CONTENT "HTTP/1.1 204 No Content\r\n\r\n"
+
+/* Every state change checks Docker's answer: the status Docker answers it with and
+ * the body's shape; anything else is BackendError naming the request and what came. */
+START_TEST(test_state_change_answers) {
+        static const char *const script[] = {
+                PING_OK,
+                GARBAGE_200,                                            /* start */
+                GARBAGE_200,                                            /* stop */
+                GARBAGE_200,                                            /* remove */
+                GARBAGE_200,                                            /* rename */
+                "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",         /* start: 200, no body */
+                NO_CONTENT,                                             /* image remove */
+                "HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n{\"Id\":\"abc\"}", /* create: 200 */
+                "HTTP/1.1 201 Created\r\nContent-Length: 5\r\n\r\n[\"v\"]",   /* volume create */
+                "HTTP/1.1 201 Created\r\nContent-Length: 14\r\n\r\n{\"Name\":\"w\"}\r\n",
+                "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{\"Id\":\"e\"}", /* exec create */
+                /* what Docker answers */
+                "HTTP/1.1 304 Not Modified\r\n\r\n",
+                NO_CONTENT,
+                NO_CONTENT,
+                NO_CONTENT,
+                "HTTP/1.1 200 OK\r\nContent-Length: 25\r\n\r\n[{\"Deleted\":\"sha256:1\"}]\n",
+                "HTTP/1.1 201 Created\r\nContent-Length: 26\r\n\r\n{\"Id\":\"abc\",\"Warnings\":[]}",
+                "HTTP/1.1 201 Created\r\nContent-Length: 12\r\n\r\n{\"Name\":\"v\"}",
+                "HTTP/1.1 201 Created\r\nContent-Length: 10\r\n\r\n{\"Id\":\"e\"}",
+                NULL,
+        };
+        static char *const argv[] = { (char *) "true", NULL };
+        const SbxExecConfig exec = { .argv = argv, .user = "1000" };
+        Fake *f = fake_start(script);
+        SbxDocker *d = client(f);
+        _cleanup_(json_object_putp) json_object *config = json_object_new_object(), *opts = json_object_new_object();
+        SbxError e = SBX_ERROR_NULL;
+        char *id = NULL;
+
+        ck_assert_int_eq(sbx_docker_ping(d, &e), 0);
+        ck_assert_int_eq(sbx_docker_container_start(d, "x", &e), -EPROTO);
+        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "Docker answered POST /containers/x/start with HTTP 200 and 8 "
+                     "bytes (\"gar?bage\"), not 204 or 304 without a body");
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_docker_container_stop(d, "x", 3, &e), -EPROTO);
+        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "POST /containers/x/stop?t=3 with HTTP 200");
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_docker_container_remove(d, "x", &e), -EPROTO);
+        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "DELETE /containers/x?force=1&v=1 with HTTP 200 and 8 bytes "
+                     "(\"gar?bage\"), not 204 without a body");
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_docker_container_rename(d, "x", "y", &e), -EPROTO);
+        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "POST /containers/x/rename?name=y with HTTP 200");
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_docker_container_start(d, "x", &e), -EPROTO);
+        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "with HTTP 200 and no body, not 204 or 304");
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_docker_image_remove(d, "i", false, &e), -EPROTO);
+        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "DELETE /images/i with HTTP 204 and no body, not 200 with a JSON array");
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_docker_container_create(d, "n", config, &id, &e), -EPROTO);
+        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "POST /containers/create?name=n with HTTP 200 and 12 bytes "
+                     "(\"{\"Id\":\"abc\"}\"), not 201 with a JSON object");
+        ck_assert_ptr_null(id);
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_docker_volume_create_local(d, "v", opts, &e), -EPROTO);
+        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "POST /volumes/create with HTTP 201");
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_docker_volume_create_local(d, "v", opts, &e), -EPROTO);
+        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "for \"v\" with the volume \"w\"");
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_docker_exec_create(d, "x", &exec, &id, &e), -EPROTO);
+        assert_error(&e, SBX_ERROR_BACKEND_ERROR, "POST /containers/x/exec with HTTP 200");
+        ck_assert_ptr_null(id);
+        sbx_error_free(&e);
+
+        ck_assert_int_eq(sbx_docker_container_start(d, "x", &e), 1);
+        ck_assert_int_eq(sbx_docker_container_stop(d, "x", 3, &e), 0);
+        ck_assert_int_eq(sbx_docker_container_remove(d, "x", &e), 0);
+        ck_assert_int_eq(sbx_docker_container_rename(d, "x", "y", &e), 0);
+        ck_assert_int_eq(sbx_docker_image_remove(d, "i", false, &e), 0);
+        ck_assert_int_eq(sbx_docker_container_create(d, "n", config, &id, &e), 0);
+        ck_assert_str_eq(id, "abc");
+        free(TAKE_PTR(id));
+        ck_assert_int_eq(sbx_docker_volume_create_local(d, "v", opts, &e), 0);
+        ck_assert_int_eq(sbx_docker_exec_create(d, "x", &exec, &id, &e), 0);
+        ck_assert_str_eq(id, "e");
+        free(id);
+        ck_assert(!sbx_error_is_set(&e));
+        d = sbx_docker_free(d);
+        ck_assert_uint_eq(f->n_requests, 19);
         fake_finish(f);
 }
 END_TEST
@@ -557,6 +722,9 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_status_mapping);
         tcase_add_test(tc, test_timeout);
         tcase_add_test(tc, test_deadline);
+        tcase_add_test(tc, test_stop_budget);
+        tcase_add_test(tc, test_post_not_resent);
+        tcase_add_test(tc, test_state_change_answers);
         tcase_add_test(tc, test_body_cap);
         tcase_add_test(tc, test_stream_stop);
         suite_add_tcase(s, tc);

@@ -13,8 +13,13 @@
 #include "log.h"
 #include "naming.h"
 
+/* Between attempts to follow the stream: doubling from the least to the most, back to
+ * the least after a stream that stayed open HEALTHY_MS. A Docker that accepts the
+ * stream and then breaks it at once (garbage) is retried no faster than one that
+ * refuses it, and so is every attempt's reconciliation. */
 #define BACKOFF_MIN_MS 250U
-#define BACKOFF_MAX_MS 5000U
+#define BACKOFF_MAX_MS 10000U
+#define HEALTHY_MS 30000U
 
 typedef enum EventKind {
         EVENT_CONNECTED,        /* the stream is (again) open: nothing is missed from now on */
@@ -34,7 +39,7 @@ struct ManagerEvents {
         Manager *m;
         pthread_t thread;
         bool started;
-        bool connected;         /* the thread's: the current attempt got the stream */
+        uint64_t connected_ms;  /* the thread's: when the current attempt got the stream; 0: not */
         SbxDockerStop stop;     /* wakes the stream too */
         pthread_mutex_t lock;
         pthread_cond_t wake;    /* stop, for the thread's wait between attempts */
@@ -91,12 +96,19 @@ static void on_event(const SbxDockerEvent *d, void *userdata) {
                         push(ev, actions[i].kind, name, d->id);
 }
 
+static uint64_t now_ms(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000U + (uint64_t) ts.tv_nsec / 1000000U;
+}
+
 static void on_connected(void *userdata) {
         ManagerEvents *ev = userdata;
 
         /* Nothing was followed until now: no judgement stands. */
         sbx_verdict_cache_clear(ev->m->judgements);
-        ev->connected = true;
+        ev->connected_ms = now_ms();
         push(ev, EVENT_CONNECTED, NULL, NULL);
 }
 
@@ -129,18 +141,22 @@ static void *follow(void *userdata) {
         }
         while (!sbx_docker_stop_requested(&ev->stop)) {
                 SbxError e = SBX_ERROR_NULL;
+                bool healthy;
 
-                ev->connected = false;
+                ev->connected_ms = 0;
                 (void) sbx_docker_follow_events(d, on_event, on_connected, ev, &ev->stop, &e);
                 if (sbx_docker_stop_requested(&ev->stop))
                         break;
-                if (ev->connected || !quiet)
+                healthy = ev->connected_ms > 0 && now_ms() - ev->connected_ms >= HEALTHY_MS;
+                if (healthy || !quiet)
                         log_warning("Not following Docker's events (%s); retrying until Docker answers",
                                     e.message ?: "out of memory");
                 quiet = true;
                 sbx_error_free(&e);
-                backoff = ev->connected ? BACKOFF_MIN_MS : MIN(backoff * 2, BACKOFF_MAX_MS);
+                if (healthy)
+                        backoff = BACKOFF_MIN_MS;
                 pause_ms(ev, backoff);
+                backoff = MIN(backoff * 2, BACKOFF_MAX_MS);
         }
         return NULL;
 }

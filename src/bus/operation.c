@@ -551,14 +551,17 @@ int operation_refuse(sd_bus_message *msg, Verb verb, const char *target, const S
 }
 
 /* The seconds an operation's Docker calls may take in all (docs/lifecycle.md): the
- * policy's docker_timeout, plus what the caller asked to wait for; a process in the
- * sandbox and a copy run under limits of their own. */
+ * policy's docker_timeout; a stop its timeout and a margin (at least docker_timeout),
+ * a replacing ensure that stop before its create; a process in the sandbox and a copy
+ * run under limits of their own. */
 static unsigned docker_budget(const Operation *o, const SbxPolicy *p) {
         unsigned budget = (unsigned) p->docker_timeout;
 
         if (verbs[o->verb].exec)
                 return 0;
-        if (o->verb == VERB_STOP || (o->verb == VERB_ENSURE && o->recreate))
+        if (o->verb == VERB_STOP)
+                return sbx_docker_stop_budget(budget, o->timeout_s);
+        if (o->verb == VERB_ENSURE && o->recreate)
                 budget += o->timeout_s + SBX_DOCKER_STOP_MARGIN_S;
         if (o->verb == VERB_SNAPSHOT)
                 budget += SBX_DOCKER_COMMIT_TIMEOUT_S;

@@ -42,7 +42,7 @@ int sbx_docker_container_create(
         if (asprintf(&path, "/containers/create%s%s", e ? "?name=" : "", e ?: "") < 0)
                 return -ENOMEM;
 
-        r = sbx_docker_request(d, "POST", path, config, 0, &answer, error);
+        r = sbx_docker_request_expect(d, "POST", path, config, 0, 201, json_type_object, &answer, error);
         if (r < 0)
                 return r;
         return sbx_docker_json_string(answer, "Id", ret_id, error);
@@ -56,10 +56,7 @@ static int post_state(SbxDocker *d, const char *container, const char *suffix, u
         r = container_path(d, container, suffix, &path, error);
         if (r < 0)
                 return r;
-        r = sbx_docker_request(d, "POST", path, NULL, timeout_s, NULL, error);
-        if (r < 0)
-                return r;
-        return r == 304;
+        return sbx_docker_request_no_content(d, "POST", path, timeout_s, true, error);
 }
 
 int sbx_docker_container_start(SbxDocker *d, const char *container, SbxError *error) {
@@ -80,7 +77,7 @@ int sbx_docker_container_remove(SbxDocker *d, const char *container, SbxError *e
         r = container_path(d, container, "?force=1&v=1", &path, error);
         if (r < 0)
                 return r;
-        r = sbx_docker_request(d, "DELETE", path, NULL, 0, NULL, error);
+        r = sbx_docker_request_no_content(d, "DELETE", path, 0, false, error);
         return r < 0 ? r : 0;
 }
 
@@ -96,7 +93,7 @@ int sbx_docker_container_rename(SbxDocker *d, const char *container, const char 
                 return -ENOMEM;
         if ((r = container_path(d, container, suffix, &path, error)) < 0)
                 return r;
-        r = sbx_docker_request(d, "POST", path, NULL, 0, NULL, error);
+        r = sbx_docker_request_no_content(d, "POST", path, 0, false, error);
         return r < 0 ? r : 0;
 }
 

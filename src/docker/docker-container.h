@@ -2,7 +2,9 @@
 #pragma once
 
 /* Typed wrappers for the container calls of the Engine API. Results and errors as
- * described in docker.h; `container` is an id or a name. */
+ * described in docker.h; `container` is an id or a name. A state change's answer
+ * is checked against what Docker answers it with (sbx_docker_request_no_content,
+ * sbx_docker_request_expect): any other 2xx is BackendError. */
 
 #include <stdbool.h>
 

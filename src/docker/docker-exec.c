@@ -89,7 +89,8 @@ int sbx_docker_exec_create(SbxDocker *d, const char *container, const SbxExecCon
         if ((r = escaped_path(d, "/containers/", container, "/exec", &path, error)) < 0 ||
             (r = exec_body(c, &body)) < 0)
                 return r;
-        r = sbx_docker_request(d, "POST", path, body, SBX_DOCKER_EXEC_CALL_TIMEOUT_S, &answer, error);
+        r = sbx_docker_request_expect(d, "POST", path, body, SBX_DOCKER_EXEC_CALL_TIMEOUT_S, 201, json_type_object,
+                                      &answer, error);
         if (r < 0)
                 return r;
         return sbx_docker_json_string(answer, "Id", ret_id, error);

@@ -48,7 +48,8 @@ int sbx_docker_commit(
         if (asprintf(&path, "/commit?container=%s&repo=%s%s%s", c, rp, t ? "&tag=" : "", t ?: "") < 0)
                 return -ENOMEM;
 
-        r = sbx_docker_request(d, "POST", path, config, SBX_DOCKER_COMMIT_TIMEOUT_S, &answer, error);
+        r = sbx_docker_request_expect(d, "POST", path, config, SBX_DOCKER_COMMIT_TIMEOUT_S, 201, json_type_object,
+                                      &answer, error);
         if (r < 0)
                 return r;
         return sbx_docker_json_string(answer, "Id", ret_image_id, error);
@@ -65,12 +66,14 @@ int sbx_docker_image_inspect(SbxDocker *d, const char *image, json_object **ret,
 }
 
 int sbx_docker_image_remove(SbxDocker *d, const char *image, bool force, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *answer = NULL;
         _cleanup_free_ char *path = NULL;
         int r;
 
         r = image_path(d, image, force ? "?force=1" : "", &path, error);
         if (r < 0)
                 return r;
-        r = sbx_docker_request(d, "DELETE", path, NULL, 0, NULL, error);
+        /* 200 with what was untagged and deleted */
+        r = sbx_docker_request_expect(d, "DELETE", path, NULL, 0, 200, json_type_array, &answer, error);
         return r < 0 ? r : 0;
 }

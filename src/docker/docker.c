@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <stdatomic.h>
@@ -14,6 +15,8 @@
 /* Docker's error text is quoted into our messages; keep a runaway one short. */
 #define MESSAGE_MAX 1024U
 #define DEADLINE_SLACK_US 20000U
+/* Of an answer that is not what was expected, this much is quoted. */
+#define EXCERPT_MAX 64U
 
 struct SbxDocker {
         CURL *curl;
@@ -207,9 +210,17 @@ static int configure(SbxDocker *d, const char *method, const char *url, const ch
         SET(CURLOPT_HEADERDATA, resp);
         SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) SBX_DOCKER_BODY_MAX);
         SET(CURLOPT_HTTPHEADER, headers);
+        /* One idle connection kept, not a pool (a POST's fresh one replaces it). */
+        SET(CURLOPT_MAXCONNECTS, 1L);
         if (streq(method, "GET"))
                 SET(CURLOPT_HTTPGET, 1L);
         else if (streq(method, "POST")) {
+                /* libcurl sends a request again on a fresh connection when the reused one
+                 * died before any answer byte — also when Docker got it and acted on it
+                 * (a create's answer lost would create twice, a rename's rename a renamed
+                 * container). A POST that never was on a reused connection is never sent
+                 * twice: its lost answer is BackendUnavailable. */
+                SET(CURLOPT_FRESH_CONNECT, 1L);
                 SET(CURLOPT_POST, 1L);
                 SET(CURLOPT_POSTFIELDS, body ?: "");
                 SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) (body ? strlen(body) : 0));
@@ -220,8 +231,23 @@ static int configure(SbxDocker *d, const char *method, const char *url, const ch
         return r == CURLE_OK ? 0 : -EIO;
 }
 
-static int map_curl_error(SbxDocker *d, CURLcode c, uint64_t timeout_ms, const Response *resp, SbxError *error) {
-        const char *why = d->errbuf[0] ? d->errbuf : curl_easy_strerror(c);
+/* "/containers/x/stop" of "/v1.41/containers/x/stop?t=10": the request as a message names it. */
+static size_t request_name(const char *url_path, const char **ret) {
+        const char *p = url_path;
+
+        if (p[0] == '/' && p[1] == 'v' && strchr("0123456789", p[2])) {
+                p += 2 + strspn(p + 2, "0123456789.");
+                if (*p != '/')
+                        p = url_path;
+        }
+        *ret = p;
+        return strcspn(p, "?");
+}
+
+static int map_curl_error(SbxDocker *d, CURLcode c, const char *method, const char *url_path, uint64_t timeout_ms,
+                          bool deadline_cut, const Response *resp, SbxError *error) {
+        const char *why = d->errbuf[0] ? d->errbuf : curl_easy_strerror(c), *name;
+        int n = (int) request_name(url_path, &name);
 
         if (resp->oom || c == CURLE_OUT_OF_MEMORY)
                 return -ENOMEM;
@@ -229,10 +255,22 @@ static int map_curl_error(SbxDocker *d, CURLcode c, uint64_t timeout_ms, const R
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
                                      "Docker's answer exceeds %zu bytes", SBX_DOCKER_BODY_MAX);
 
+        /* Sent, and the connection ended without an answer. */
+        if ((c == CURLE_GOT_NOTHING || c == CURLE_RECV_ERROR) && streq(method, "POST"))
+                return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
+                                     "lost Docker's answer to %s %.*s at %s: %s (not sent again: Docker may have "
+                                     "done it)", method, n, name, d->host, why);
+
         switch (c) {
         case CURLE_OPERATION_TIMEDOUT:
+                /* What the caller waited for is the operation, not its last request. */
+                if (deadline_cut)
+                        return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
+                                             "Docker at %s did not finish within the operation's %u s (no answer "
+                                             "to %s %.*s)", d->host, d->budget_s, method, n, name);
                 return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
-                                     "Docker at %s did not answer within %g s", d->host, timeout_ms / 1000.0);
+                                     "Docker at %s did not answer %s %.*s within %g s", d->host, method, n, name,
+                                     timeout_ms / 1000.0);
         case CURLE_COULDNT_CONNECT:
         case CURLE_COULDNT_RESOLVE_HOST:
         case CURLE_SEND_ERROR:
@@ -257,6 +295,7 @@ static int perform(SbxDocker *d, const char *method, const char *url_path, const
         struct curl_slist *h;
         CURLcode c;
         long status = 0;
+        bool deadline_cut = false;
 
         uint64_t timeout_ms = (uint64_t) (timeout_s ?: d->budget_s ?: SBX_DOCKER_TIMEOUT_DEFAULT_S) * 1000U;
 
@@ -270,7 +309,10 @@ static int perform(SbxDocker *d, const char *method, const char *url_path, const
                         return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
                                              "Docker at %s did not finish within the operation's %u s",
                                              d->host, d->budget_s);
-                timeout_ms = MIN(timeout_ms, (d->deadline_us - now) / 1000U);
+                if ((d->deadline_us - now) / 1000U <= timeout_ms) {
+                        timeout_ms = (d->deadline_us - now) / 1000U;
+                        deadline_cut = true;
+                }
         }
         if (asprintf(&url, "http://localhost%s", url_path) < 0)
                 return -ENOMEM;
@@ -296,7 +338,7 @@ static int perform(SbxDocker *d, const char *method, const char *url_path, const
                 d->n_lists++;
         c = curl_easy_perform(d->curl);
         if (c != CURLE_OK)
-                return map_curl_error(d, c, timeout_ms, resp, error);
+                return map_curl_error(d, c, method, url_path, timeout_ms, deadline_cut, resp, error);
 
         if (curl_easy_getinfo(d->curl, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK)
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker's answer carries no HTTP status");
@@ -476,6 +518,75 @@ int sbx_docker_request(
         if (ret)
                 *ret = j;
         return status;
+}
+
+/* A state change answered with what Docker never answers it: BackendError naming the
+ * request, what came back (the start of the body, printable) and what was expected. */
+static int unexpected_answer(const char *method, const char *path, int status, const char *data, size_t size,
+                             const char *expected, SbxError *error) {
+        char excerpt[EXCERPT_MAX + 1];
+        size_t n = MIN(size, (size_t) EXCERPT_MAX);
+
+        if (size == 0)
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
+                                     "Docker answered %s %s with HTTP %d and no body, not %s", method, path,
+                                     status, expected);
+        for (size_t i = 0; i < n; i++)
+                excerpt[i] = isprint((unsigned char) data[i]) ? data[i] : '?';
+        excerpt[n] = 0;
+        return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
+                             "Docker answered %s %s with HTTP %d and %zu bytes (\"%s\"%s), not %s", method, path,
+                             status, size, excerpt, size > n ? " …" : "", expected);
+}
+
+int sbx_docker_request_no_content(SbxDocker *d, const char *method, const char *path, unsigned timeout_s,
+                                  bool not_modified_ok, SbxError *error) {
+        _cleanup_free_ char *data = NULL;
+        size_t size = 0;
+        int status;
+
+        status = sbx_docker_request_raw(d, method, path, NULL, timeout_s, &data, &size, error);
+        if (status < 0)
+                return status;
+        if (size == 0 && (status == 204 || (status == 304 && not_modified_ok)))
+                return status == 304;
+        return unexpected_answer(method, path, status, data, size,
+                                 not_modified_ok ? "204 or 304 without a body" : "204 without a body", error);
+}
+
+int sbx_docker_request_expect(
+                SbxDocker *d,
+                const char *method,
+                const char *path,
+                json_object *body,
+                unsigned timeout_s,
+                int expected_status,
+                json_type type,
+                json_object **ret,
+                SbxError *error) {
+
+        _cleanup_(json_object_putp) json_object *j = NULL;
+        _cleanup_free_ char *data = NULL, *expected = NULL;
+        size_t size = 0;
+        int status, r;
+
+        if (!ret)
+                return -EINVAL;
+        status = sbx_docker_request_raw(d, method, path, body, timeout_s, &data, &size, error);
+        if (status < 0)
+                return status;
+        if (status == expected_status && size > 0) {
+                r = parse_json(data, size, &j);
+                if (r == -ENOMEM)
+                        return r;
+                if (r >= 0 && json_object_is_type(j, type)) {
+                        *ret = TAKE_PTR(j);
+                        return 0;
+                }
+        }
+        if (asprintf(&expected, "%d with a JSON %s", expected_status, json_type_to_name(type)) < 0)
+                return -ENOMEM;
+        return unexpected_answer(method, path, status, data, size, expected, error);
 }
 
 int sbx_docker_json_string(json_object *j, const char *key, char **ret, SbxError *error) {

@@ -4,7 +4,10 @@
 /* A Docker Engine API client over the daemon's unix socket (libcurl).
  *
  * One SbxDocker is one CURL easy handle whose connection is kept and reused
- * between requests. It is not thread-safe: each worker owns its own. The daemon
+ * between requests, except by a POST: it changes something, so it is sent on a
+ * fresh connection, which libcurl never sends a request twice on (a reused one that
+ * died before any answer byte it would, after Docker may have acted on it). It is
+ * not thread-safe: each worker owns its own. The daemon
  * calls curl_global_init() once at start-up, before any thread exists.
  *
  * The API version is negotiated lazily: the first request pings /_ping and takes
@@ -44,8 +47,10 @@
 /* A call's default limit, and the default of policy docker_timeout: well under the
  * 25 s every D-Bus client waits by default. */
 #define SBX_DOCKER_TIMEOUT_DEFAULT_S 20U
-/* A stop waits for the container's own timeout, then for the kill. */
-#define SBX_DOCKER_STOP_MARGIN_S 30U
+/* A stop waits for the container's own timeout, then for the kill and the exit: its
+ * request may take that much longer than the timeout, and so may the stop's whole
+ * operation (sbx_docker_stop_budget()). */
+#define SBX_DOCKER_STOP_MARGIN_S 10U
 /* A commit copies the container's file system changes. */
 #define SBX_DOCKER_COMMIT_TIMEOUT_S 600U
 /* A broken daemon must not exhaust our memory. */
@@ -65,6 +70,13 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(SbxDocker *, sbx_docker_free);
  * fails at once with SBX_ERROR_BACKEND_UNAVAILABLE. Also the default limit of a call
  * made with timeout_s = 0. Set at the start of every operation. */
 void sbx_docker_set_deadline(SbxDocker *d, unsigned budget_s);
+
+/* The budget of a stop's operation (its inspect and the stop): timeout_s plus
+ * SBX_DOCKER_STOP_MARGIN_S, and never less than any operation's docker_timeout_s —
+ * with the defaults (timeout 10 s, docker_timeout 20 s) 20 s, under the bus's 25 s. */
+static inline unsigned sbx_docker_stop_budget(unsigned docker_timeout_s, unsigned timeout_s) {
+        return MAX(docker_timeout_s, timeout_s + SBX_DOCKER_STOP_MARGIN_S);
+}
 
 /* The number of HTTP requests made so far (the version ping included). */
 unsigned long sbx_docker_n_requests(const SbxDocker *d);
@@ -115,6 +127,27 @@ int sbx_docker_request_raw(
                 unsigned timeout_s,
                 char **ret_data,
                 size_t *ret_size,
+                SbxError *error);
+
+/* A state change whose answer has no body (start, stop, kill, rename, remove): HTTP
+ * 204, or 304 ("already so") where not_modified_ok, which returns 1 (204: 0). Any
+ * other answer — another 2xx, a body — is SBX_ERROR_BACKEND_ERROR naming the request
+ * and what came back: it was not done, as far as anyone can tell. */
+int sbx_docker_request_no_content(SbxDocker *d, const char *method, const char *path, unsigned timeout_s,
+                                  bool not_modified_ok, SbxError *error);
+
+/* A call whose answer is JSON of the given type with HTTP status expected_status (a
+ * create's 201 with an object, an image delete's 200 with an array); any other is
+ * SBX_ERROR_BACKEND_ERROR as above. */
+int sbx_docker_request_expect(
+                SbxDocker *d,
+                const char *method,
+                const char *path,
+                json_object *body,
+                unsigned timeout_s,
+                int expected_status,
+                json_type type,
+                json_object **ret,
                 SbxError *error);
 
 /* GET path, whose answer must be a JSON object. */

@@ -71,6 +71,22 @@ def wait_until(pred, timeout, step=0.05, what="condition"):
         time.sleep(step)
 
 
+def one_operation(requests):
+    """Of requests (in order), those of the operation that made the first: on its
+    worker's connection, or a POST's, which goes out on a fresh connection of its own
+    (never re-sent) that the worker then keeps. Other workers' requests (an event's
+    refresh, a reconciliation) are on connections of their own."""
+    if not requests:
+        return []
+    seen, out, conn = set(), [], requests[0].conn_id
+    for r in requests:
+        if r.conn_id == conn or (r.method == "POST" and r.conn_id not in seen):
+            out.append(r)
+            conn = r.conn_id
+        seen.add(r.conn_id)
+    return out
+
+
 # ---- callers ----------------------------------------------------------------------------
 
 class Reply(h.Reply):

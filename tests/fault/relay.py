@@ -19,6 +19,13 @@ where known, times, status) and lets a test stop one in its tracks:
 
 A held request is dropped when the daemon's side closes; when the dockerd side dies the
 relay closes the daemon's connection.
+
+Rules change what happens to every matching request (count=None) or the next few:
+
+    relay.delay("GET", r"^/containers/", 12)    # forwarded 12 s late
+    relay.answer("POST", r"/stop", GARBAGE)     # answered by the relay, never forwarded
+    relay.lose("POST", r"^/containers/create")  # forwarded, Docker's answer dropped and
+                                                # the daemon's connection closed
 """
 
 import errno
@@ -250,6 +257,30 @@ class Hold:
         return True
 
 
+class Rule:
+    """delay / answer / lose for the matching requests (count: how many; None: all)."""
+
+    def __init__(self, kind, method, path_re, subject, count, **params):
+        self.kind, self.method, self.count, self.params = kind, method, count, params
+        self.path_re = re.compile(path_re)
+        self.subject_re = re.compile(subject) if isinstance(subject, str) else subject
+        self.caught = []
+        self.active = True
+
+    def __repr__(self):
+        return f"<Rule {self.kind} {self.method} {self.path_re.pattern} caught={len(self.caught)}>"
+
+    def matches(self, req):
+        return (self.active and (self.count is None or len(self.caught) < self.count)
+                and (self.method is None or req.method == self.method)
+                and self.path_re.search(req.decoded) is not None
+                and (self.subject_re is None
+                     or (req.subject is not None and self.subject_re.search(req.subject))))
+
+    def cancel(self):
+        self.active = False
+
+
 class Relay:
     def __init__(self, listen_path, upstream_path):
         self.listen_path = listen_path
@@ -258,6 +289,7 @@ class Relay:
         self.names = {}             # container id -> name, learnt from creates and renames
         self.stopping = False
         self._holds = []
+        self._rules = []
         self._lock = threading.Lock()
         self._conns = set()
         self._conn_ids = iter(range(1, 1 << 62))
@@ -303,16 +335,60 @@ class Relay:
             self._holds.append(h)
         return h
 
+    def _rule(self, kind, method, path_re, subject, count, **params):
+        r = Rule(kind, method, path_re, subject, count, **params)
+        with self._lock:
+            self._rules.append(r)
+        return r
+
+    def delay(self, method, path_re, seconds, count=None, subject=None):
+        """Forwards the matching requests `seconds` late (dropped if the daemon's side
+        closes meanwhile)."""
+        return self._rule("delay", method, path_re, subject, count, seconds=seconds)
+
+    def answer(self, method, path_re, response, count=None, subject=None, close=False, pause=0.0):
+        """Answers the matching requests with the raw bytes `response` (status line,
+        headers, body; or a list of pieces, sent `pause` seconds apart) instead of
+        Docker; they never reach it. close: then ends the daemon's connection."""
+        pieces = [response] if isinstance(response, bytes) else list(response)
+        return self._rule("answer", method, path_re, subject, count, pieces=pieces, close=close, pause=pause)
+
+    def lose(self, method, path_re, count=None, subject=None):
+        """Forwards the matching requests, waits for Docker's answer head (Docker did it)
+        and closes the daemon's connection without a byte of it."""
+        return self._rule("lose", method, path_re, subject, count)
+
+    def _find_rule(self, req, kind):
+        with self._lock:
+            for r in self._rules:
+                if r.kind == kind and r.matches(req):
+                    r.caught.append(req)
+                    return r
+        return None
+
+    def _delay(self, req, down, seconds):
+        """False when the daemon's side closed while the request waited."""
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            if self.stopping or _peer_closed(down):
+                return False
+            time.sleep(min(0.05, max(0, until - time.monotonic())))
+        return not _peer_closed(down)
+
     def _remove_hold(self, h):
         with self._lock:
             if h in self._holds:
                 self._holds.remove(h)
 
     def release_all(self):
+        """Releases every hold and ends every rule."""
         with self._lock:
             holds, self._holds = self._holds, []
+            rules, self._rules = self._rules, []
         for h in holds:
             h.release()
+        for r in rules:
+            r.cancel()
 
     def mark(self):
         with self._lock:
@@ -451,6 +527,25 @@ class Relay:
                 if hold is not None and not hold._wait_release(req, down, up):
                     req.outcome = "dropped"
                     return
+                rule = self._find_rule(req, "delay")
+                if rule is not None and not self._delay(req, down, rule.params["seconds"]):
+                    req.outcome = "dropped"
+                    return
+                rule = self._find_rule(req, "answer")
+                if rule is not None:
+                    response = b"".join(rule.params["pieces"])
+                    req.status = int(response.split(b" ", 2)[1])
+                    req.response = response.partition(b"\r\n\r\n")[2][:CAPTURE_MAX]
+                    for i, piece in enumerate(rule.params["pieces"]):
+                        if i > 0:
+                            time.sleep(rule.params["pause"])
+                        down.sendall(piece)
+                    req.t_answered = time.monotonic()
+                    req.outcome = "answered by the relay"
+                    if rule.params["close"]:
+                        return
+                    continue
+                lose = self._find_rule(req, "lose")
                 if up is None:
                     up = self._connect_up()
                     if up is None:
@@ -476,6 +571,14 @@ class Relay:
                     return
                 rfirst, rheaders = _parse_head(rhead)
                 req.status = int(rfirst.split(" ", 2)[1])
+                if lose is not None:
+                    length = _header(rheaders, "Content-Length")
+                    if length is not None:
+                        req.response = ur.exact(int(length), watch=down)
+                    req.t_answered = time.monotonic()
+                    req.outcome = "answer lost"
+                    self._learn(req)
+                    return
                 after = self._find_hold(req, "after")
 
                 if req.status == 101:
