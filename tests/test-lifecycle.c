@@ -748,6 +748,15 @@ START_TEST(test_snapshot_startable) {
 }
 END_TEST
 
+static bool image_exists(const char *id) {
+        _cleanup_(json_object_putp) json_object *j = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        int r = sbx_docker_image_inspect(F.docker, id, &j, &e);
+
+        sbx_error_free(&e);
+        return r >= 0;
+}
+
 /* POST /images/{from}/tag: the snapshot's tag moved to another image, as anyone with
  * the socket (or xagent's snapshot of the same id) can move it. */
 static void retag(const char *from, const char *ref) {
@@ -762,46 +771,54 @@ static void retag(const char *from, const char *ref) {
         ck_assert_int_eq(sbx_docker_request(F.docker, "POST", path, NULL, 0, NULL, NULL), 201);
 }
 
-/* 6c. The tag moved since the snapshot was made: a create from it would run another
- * image, so it is refused (RuntimeConflict naming image) and leaves nothing. */
+static void seam_move_tag(SbxLifecycle *l, const char *container_name, void *userdata) {
+        retag(TEST_IMAGE, userdata);
+}
+
+/* 6c. The tag moved since the snapshot was made: the sandbox is made from the image id
+ * recorded (Config.Image is then that id). Moved after the create looked at it (and
+ * before Docker resolved it), what Docker made would run another image: refused,
+ * RuntimeConflict naming image, nothing left. */
 START_TEST(test_snapshot_tag_moved) {
-        _cleanup_free_ char *a = name("moved-src"), *b = name("moved-user"), *snap = name("moved-snap");
-        _cleanup_free_ char *image_id = NULL, *ref = NULL, *text = NULL;
+        _cleanup_free_ char *a = name("moved-src"), *b = name("moved-user"), *c = name("moved-race");
+        _cleanup_free_ char *snap = name("moved-snap"), *image_id = NULL, *ref = NULL, *text = NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}"), *from_snap = NULL;
-        _cleanup_(sbx_sandbox_freep) SbxSandbox *sa = NULL, *sb = NULL;
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sa = NULL, *sb = NULL, *sc = NULL;
         _cleanup_(sbx_intent_row_freep) SbxIntentRow *in = NULL;
         SbxError e = SBX_ERROR_NULL;
 
         sa = create_ok(&F.l, a, s, &owner);
         ck_assert_msg(sbx_lifecycle_snapshot(&F.l, a, snap, &image_id, &e) == 0, "snapshot: %s", e.message);
         ck_assert_int_eq(sbx_snapshot_image_ref(snap, &ref), 0);
-        retag(TEST_IMAGE, ref);
-
         ck_assert_int_ge(asprintf(&text, "{\"snapshot\": \"%s\"}", plain_of(snap)), 0);
         from_snap = spec("%s", text);
-        ck_assert_int_eq(sbx_lifecycle_create(&F.l, b, from_snap, &owner, &sb, &e), -EADDRINUSE);
+
+        /* moved in the meantime: between the create's look at the tag and Docker's */
+        F.l.seam_before_create = seam_move_tag;
+        F.l.seam_userdata = ref;
+        ck_assert_int_eq(sbx_lifecycle_create(&F.l, c, from_snap, &owner, &sc, &e), -EADDRINUSE);
+        F.l.seam_before_create = NULL;
         assert_error(&e, SBX_ERROR_RUNTIME_CONFLICT, "mismatched fields: image");
         sbx_error_free(&e);
-        ck_assert_ptr_null(sb);
-        ck_assert_uint_eq(count_containers(b), 0);
-        ck_assert(!has_row(b));
-        ck_assert_int_eq(sbx_store_get_intent(F.store, b, &in, NULL), 0);
+        ck_assert_ptr_null(sc);
+        ck_assert_uint_eq(count_containers(c), 0);
+        ck_assert(!has_row(c));
+        ck_assert_int_eq(sbx_store_get_intent(F.store, c, &in, NULL), 0);
+
+        /* moved before: made from the image id recorded */
+        sb = create_ok(&F.l, b, from_snap, &owner);
+        ck_assert_int_eq(sb->verdict, SBX_VERDICT_MATCH);
+        ck_assert_str_eq(sb->image, image_id);
+        ck_assert_str_eq(sb->observed->image_digest, image_id);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, b, &e), 1);
 
         /* deleted by the id recorded: the image the tag named then */
         ck_assert_int_eq(sbx_lifecycle_delete_snapshot(&F.l, snap, &e), 1);
+        ck_assert(!image_exists(image_id));
         ck_assert_int_eq(sbx_docker_image_remove(F.docker, ref, false, &e), 0);        /* the moved tag only */
         ck_assert_int_eq(sbx_lifecycle_delete(&F.l, a, &e), 1);
 }
 END_TEST
-
-static bool image_exists(const char *id) {
-        _cleanup_(json_object_putp) json_object *j = NULL;
-        SbxError e = SBX_ERROR_NULL;
-        int r = sbx_docker_image_inspect(F.docker, id, &j, &e);
-
-        sbx_error_free(&e);
-        return r >= 0;
-}
 
 /* An interrupted snapshot as a crash leaves it: the intent, and the image its commit
  * made with the intent's token (unless commit is false). Returns the image id or NULL. */

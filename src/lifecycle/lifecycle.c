@@ -472,12 +472,16 @@ static int settle_name(SbxLifecycle *l, const char *name, SbxError *error) {
         return r;
 }
 
-/* The reference the container is made from: the image, or a snapshot's tag — what
- * xagent makes it from, so Config.Image is what its publish check expects — with, for a
- * snapshot, the image id it must turn out to be (check_snapshot_image()). */
+/* The reference the container is made from, and for a snapshot the image id it must
+ * turn out to be (check_snapshot_image()). A snapshot is made from its tag while the
+ * tag still names the image recorded with it — what xagent makes it from, so Config.Image
+ * is what its publish check expects — and from that image id once the tag names another
+ * image or none (a snapshot is always used by the image recorded, never by a tag
+ * someone else can move). */
 static int resolve_image(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, char **ret_ref,
                          char **ret_id, SbxError *error) {
         _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *snap = NULL;
+        _cleanup_(json_object_putp) json_object *tagged = NULL;
         _cleanup_free_ char *id = NULL;
         int r;
 
@@ -486,8 +490,7 @@ static int resolve_image(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *o
                 return (*ret_ref = strdup(spec->image)) ? 0 : -ENOMEM;
 
         /* A snapshot is a template only for its owner: looked up in the owner's
-         * namespace, and used by the image id recorded when it was made, never by a
-         * tag someone else can move. */
+         * namespace. */
         if ((r = sbx_name_qualify(owner->uid, spec->snapshot_id, &id)) < 0)
                 return r;
         r = sbx_store_get_snapshot(l->store, id, &snap, error);
@@ -495,13 +498,26 @@ static int resolve_image(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *o
                 return r;
         if (r == 0 || snap->owner_uid != owner->uid)
                 return sbx_error_set(error, SBX_ERROR_NO_SUCH_SNAPSHOT, "Snapshot not found: %s", spec->snapshot_id);
-        *ret_ref = TAKE_PTR(snap->image_tag);
+        r = sbx_docker_image_inspect(l->docker, snap->image_tag, &tagged, error);
+        if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                return r;
+        sbx_error_free(error);
+        if (r >= 0 && streq_ptr(json_object_get_string(json_object_object_get(tagged, "Id")), snap->image_id))
+                *ret_ref = TAKE_PTR(snap->image_tag);
+        else {
+                log_notice("The tag %s of snapshot '%s' no longer names its image %s: made from the image id",
+                           snap->image_tag, spec->snapshot_id, snap->image_id);
+                *ret_ref = strdup(snap->image_id);
+                if (!*ret_ref)
+                        return -ENOMEM;
+        }
         *ret_id = TAKE_PTR(snap->image_id);
         return 0;
 }
 
 /* Docker resolved the snapshot's tag when it made the container; anyone with the socket
- * can move a tag, so what it made must be the image recorded with the snapshot. */
+ * can move a tag (also since resolve_image() looked), so what it made must be the image
+ * recorded with the snapshot. */
 static int check_snapshot_image(SbxLifecycle *l, const char *name, const char *container_id, const char *ref,
                                 const char *image_id, SbxError *error) {
         _cleanup_(json_object_putp) json_object *attrs = NULL;
@@ -711,6 +727,10 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
         }, (unsigned) l->policy->max_sandboxes_per_user, error);
         if (r < 0 || (r = sbx_policy_check_count(l->policy, (size_t) r, error)) < 0)
                 return r;
+#ifdef SBX_TEST_SEAMS
+        if (l->seam_before_create)
+                l->seam_before_create(l, pending, l->seam_userdata);
+#endif
         r = sbx_docker_container_create(l->docker, pending, body, &id, error);
         /* No answer: Docker may have made it; the intent stays to settle that. */
         if (r < 0 && !sbx_error_is(error, SBX_ERROR_BACKEND_UNAVAILABLE)) {

@@ -45,6 +45,9 @@ struct SbxLifecycle {
         /* Tests only: runs between a create's volume checks and its start, to change
          * what the checked paths name before dockerd mounts them. */
         void (*seam_before_start)(SbxLifecycle *l, const char *container_id, void *userdata);
+        /* Tests only: runs just before a create's docker create (given the container's
+         * provisional name), to move a snapshot's tag after it was resolved. */
+        void (*seam_before_create)(SbxLifecycle *l, const char *container_name, void *userdata);
         void *seam_userdata;
 #endif
 };
