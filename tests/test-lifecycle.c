@@ -1621,19 +1621,29 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 }
 
 /* Every managed container whose name label starts with the run's prefix. */
-static void sweep_containers(SbxDocker *d) {
-        static const char *const managed[] = { SBX_LABEL_MANAGED "=true", NULL };
-        _cleanup_(json_object_putp) json_object *list = NULL;
+static bool of_this_run(const char *s) {
         size_t plen = strlen(run_id);
 
-        if (sbx_docker_container_list(d, managed, &list, NULL) < 0)
+        return s && strncmp(s, run_id, plen) == 0 && s[plen] == '-';
+}
+
+/* Every container of this run: its name label (in any owner's namespace), its service
+ * label, or its own name (those made with Docker directly) says so. */
+static void sweep_containers(SbxDocker *d) {
+        _cleanup_(json_object_putp) json_object *list = NULL;
+
+        if (sbx_docker_container_list(d, NULL, &list, NULL) < 0)
                 return;
         for (size_t i = 0; i < json_object_array_length(list); i++) {
                 json_object *c = json_object_array_get_idx(list, i);
-                const char *label = jstr(c, "Labels", SBX_LABEL_SANDBOX_NAME);
+                const char *label = jstr(c, "Labels", SBX_LABEL_SANDBOX_NAME), *plain = NULL;
+                const char *cname = json_object_get_string(json_object_array_get_idx(jget(c, "Names"), 0));
 
-                if (label && strncmp(label, run_id, plen) == 0 && label[plen] == '-') {
-                        fprintf(stderr, "teardown: removing leftover container of %s\n", label);
+                if (label)
+                        (void) sbx_name_unqualify(label, &plain);
+                if (of_this_run(plain) || streq_ptr(jstr(c, "Labels", SBX_LABEL_SERVICE), run_id) ||
+                    (cname && of_this_run(cname + 1))) {
+                        fprintf(stderr, "teardown: removing leftover container %s\n", cname ?: "?");
                         (void) sbx_docker_container_remove(d, jstr(c, "Id"), NULL);
                 }
         }
@@ -1644,7 +1654,7 @@ static void sweep_images(SbxDocker *d) {
         _cleanup_(json_object_putp) json_object *list = NULL;
         _cleanup_free_ char *filters = NULL, *esc = NULL, *path = NULL;
 
-        if (asprintf(&filters, "{\"reference\":[\"" SBX_SNAPSHOT_REPOSITORY ":%s-*\"]}", run_id) < 0 ||
+        if (asprintf(&filters, "{\"reference\":[\"" SBX_SNAPSHOT_REPOSITORY ":*%s-*\"]}", run_id) < 0 ||
             sbx_docker_escape(d, filters, &esc) < 0 || asprintf(&path, "/images/json?filters=%s", esc) < 0)
                 return;
         if (sbx_docker_request(d, "GET", path, NULL, 0, &list, NULL) < 0 || !list)
