@@ -877,6 +877,7 @@ START_TEST(test_snapshot_interrupted) {
         ck_assert_uint_eq(row->owner_uid, OWNER_UID);
         ck_assert_str_eq(row->source_sandbox, a);
         ck_assert(!image_exists(failed_img));
+        row = sbx_snapshot_row_free(row);
         ck_assert_int_eq(sbx_store_get_snapshot(F.store, failed, &row, NULL), 0);
         ck_assert(!has_snapshot_intent(kept) && !has_snapshot_intent(failed) && !has_snapshot_intent(none));
         /* recorded: the id is taken; the others are free */

@@ -160,8 +160,9 @@ def test_moved_tag(sandboxd, cleanup):
 def test_containers_from_a_snapshot_outside_the_service(stack, sandboxd, cleanup):
     """Containers made from a snapshot's tag with Docker directly (by root; as xagent's own
     service does with root's snapshots; and one from an older snapshot that still carried
-    this service's label and a blank owner) survive a daemon restart, and none is listed
-    as another user's sandbox."""
+    this service's label, the source's name label and a blank owner) survive a daemon
+    restart, none is listed as another user's sandbox, and what happens to them is not
+    what happens to the member's sandbox of that name."""
     src = cleanup.sandbox(h.unique("src"))
     sandboxd.create(MEMBER, src, h.spec()).result
     sid = cleanup.snapshot(h.unique("snap"))
@@ -171,14 +172,18 @@ def test_containers_from_a_snapshot_outside_the_service(stack, sandboxd, cleanup
     plain_id = create_direct(cleanup, h.unique("plain"), {"Image": ref, "Cmd": ["sleep", "300"]})
     xname = cleanup.sandbox(h.unique("xagent"))
     xid = create_direct(cleanup, h.container_name(xname), xagent_body(ref, xname, sid))
-    # as an image committed before the labels were blanked made it: the member's name
-    # label, this service's label, a blank owner
+    # as an image committed before the labels were blanked made it: the member's source
+    # sandbox's name label, this service's label, a blank owner
+    old_labels = {"xagent.managed": "true", "xagent.sandbox.service": h.service_id(stack.state_dir),
+                  "xagent.sandbox.owner": "", "xagent.sandbox.spec.fingerprint": "",
+                  "xagent.sandbox.spec.version": ""}
     old = cleanup.sandbox(h.unique("old"))
     old_id = create_direct(cleanup, h.unique("old"), {
         "Image": h.TEST_IMAGE, "Cmd": ["sleep", "300"],
-        "Labels": {"xagent.managed": "true", "xagent.sandbox.name": h.qualified(old, MEMBER),
-                   "xagent.sandbox.service": h.service_id(stack.state_dir), "xagent.sandbox.owner": "",
-                   "xagent.sandbox.spec.fingerprint": "", "xagent.sandbox.spec.version": ""}})
+        "Labels": dict(old_labels, **{"xagent.sandbox.name": h.qualified(old, MEMBER)})})
+    twin_id = create_direct(cleanup, h.unique("twin"), {
+        "Image": h.TEST_IMAGE, "Cmd": ["sleep", "300"],
+        "Labels": dict(old_labels, **{"xagent.sandbox.name": h.qualified(src, MEMBER)})})
 
     for restarted in (False, True):
         if restarted:
@@ -191,10 +196,28 @@ def test_containers_from_a_snapshot_outside_the_service(stack, sandboxd, cleanup
         assert xname in everyone and everyone[xname][1] == 0        # xagent's: root's
         assert xname not in sandboxd.list(MEMBER)
         assert h.object_path(old, MEMBER) not in [p for _, _, _, p in everyone.values()]
+        assert sorted(p for _, _, _, p in everyone.values()).count(h.object_path(src, MEMBER)) == 1
         sandboxd.inspect(MEMBER, old).error(h.NO_SUCH_SANDBOX)
         sandboxd.delete(MEMBER, old).result                          # nothing of the member's
-        for cid in (plain_id, xid, old_id):
+        for cid in (plain_id, xid, old_id, twin_id):
             assert h.docker_inspect(cid)["State"]["Running"]
+
+    # the twin dies and goes: the member's sandbox of that name is not it (no signal
+    # about it; the delete of another sandbox shows the events arrived)
+    listener = h.Listener(stack, MEMBER)
+    try:
+        h.docker("POST", f"/containers/{twin_id}/kill")
+        h.docker_remove_container(twin_id)
+        h.docker_remove_container(xid)
+        signals = listener.wait_for(
+            lambda sigs: any(x["member"] == "SandboxRemoved" and x["args"][0] == xname for x in sigs))
+    finally:
+        signals = listener.close()
+    path = h.object_path(src, MEMBER)
+    assert not [x for x in signals if x["path"] == path or x["args"][1:2] == [path]], signals
+    props = sandboxd.properties(MEMBER, src, owner=MEMBER).result[0]
+    assert props["State"] == "running", props
+    assert src in sandboxd.list(MEMBER)
     # the member's own sandbox and snapshot are untouched
     assert sandboxd.inspect(MEMBER, src).result[0]["verdict"] == "match"
     assert sid in sandboxd.list_snapshots(MEMBER)
