@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "container-body.h"
 #include "docker-container.h"
 #include "docker-image.h"
 #include "docker.h"
@@ -585,6 +586,8 @@ START_TEST(test_snapshot) {
         ck_assert_str_eq(json_object_to_json_string_ext(jget(image, "Config", "Cmd"), JSON_C_TO_STRING_PLAIN |
                                                         JSON_C_TO_STRING_NOSLASHESCAPE), "[\"/bin/sh\"]");  /* the test image's */
         ck_assert_str_eq(jstr(image, "Config", "User"), "0");
+        /* the first process's mount is the container's, never the image's */
+        ck_assert_ptr_null(jget(image, "Config", "Volumes", SBX_INIT_GUEST_DIR));
 
         /* a second snapshot of that id, from any sandbox */
         ck_assert_int_eq(sbx_lifecycle_snapshot(&F.l, a, snap, &again, &e), -ENOTEMPTY);
