@@ -1653,7 +1653,8 @@ static void sweep_containers(SbxDocker *d) {
         }
 }
 
-/* Every snapshot image tagged with the run's prefix. */
+/* Every snapshot tag of the run, removed by the tag (a moved one may name the test
+ * image itself): an image goes with its last tag, unless a container uses it. */
 static void sweep_images(SbxDocker *d) {
         _cleanup_(json_object_putp) json_object *list = NULL;
         _cleanup_free_ char *filters = NULL, *esc = NULL, *path = NULL;
@@ -1664,10 +1665,17 @@ static void sweep_images(SbxDocker *d) {
         if (sbx_docker_request(d, "GET", path, NULL, 0, &list, NULL) < 0 || !list)
                 return;
         for (size_t i = 0; i < json_object_array_length(list); i++) {
-                const char *id = jstr(json_object_array_get_idx(list, i), "Id");
+                json_object *tags = jget(json_object_array_get_idx(list, i), "RepoTags");
 
-                fprintf(stderr, "teardown: removing leftover image %s\n", id);
-                (void) sbx_docker_image_remove(d, id, true, NULL);
+                for (size_t k = 0; json_object_is_type(tags, json_type_array) && k < json_object_array_length(tags); k++) {
+                        const char *tag = json_object_get_string(json_object_array_get_idx(tags, k));
+
+                        if (!tag || !strstr(tag, run_id) || strncmp(tag, SBX_SNAPSHOT_REPOSITORY ":",
+                                                                    strlen(SBX_SNAPSHOT_REPOSITORY ":")) != 0)
+                                continue;
+                        fprintf(stderr, "teardown: removing leftover snapshot tag %s\n", tag);
+                        (void) sbx_docker_image_remove(d, tag, false, NULL);
+                }
         }
 }
 
