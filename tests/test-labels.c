@@ -3,6 +3,7 @@
 #include "sbx-test.h"
 #include <errno.h>
 
+#include "json-util.h"
 #include "labels.h"
 
 static const char *label(json_object *o, const char *key) {
@@ -79,21 +80,101 @@ START_TEST(test_snapshot_labels) {
 }
 END_TEST
 
-START_TEST(test_commit_blank) {
-        json_object *l = NULL;
-        const char *const *changes = sbx_labels_commit_changes();
+static json_object *parse(const char *text) {
+        json_object *j = json_tokener_parse(text);
 
-        ck_assert_int_eq(sbx_labels_build_commit_blank(&l), 0);
-        ck_assert_int_eq(json_object_object_length(l), 3);
-        ck_assert_str_eq(label(l, "xagent.sandbox.spec.fingerprint"), "");
-        ck_assert_str_eq(label(l, "xagent.sandbox.spec.version"), "");
-        ck_assert_str_eq(label(l, "xagent.sandbox.owner"), "");
-        json_object_put(l);
+        ck_assert_ptr_nonnull(j);
+        return j;
+}
 
-        ck_assert_str_eq(changes[0], "LABEL xagent.sandbox.spec.fingerprint=");
-        ck_assert_str_eq(changes[1], "LABEL xagent.sandbox.spec.version=");
-        ck_assert_str_eq(changes[2], "LABEL xagent.sandbox.owner=");
-        ck_assert_ptr_null(changes[3]);
+static const char *plain_json(json_object *o, const char *key) {
+        json_object *v = NULL;
+
+        if (!json_object_object_get_ex(o, key, &v))
+                return NULL;
+        return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+/* Every label xagent or this service writes on a container is blanked, the token
+ * written; the source image's entrypoint, command and user restored. */
+START_TEST(test_commit_config) {
+        static const char *const blanked[] = {
+                "xagent.managed", "xagent.sandbox.name", "xagent.sandbox.template.type",
+                "xagent.sandbox.snapshot_id", "xagent.sandbox.spec.fingerprint", "xagent.sandbox.spec.version",
+                "xagent.sandbox.owner", "xagent.sandbox.service",
+        };
+        _cleanup_(json_object_putp) json_object *src = parse("{\"Entrypoint\":[\"/bin/ep\",\"-x\"],"
+                                                             "\"Cmd\":[\"run\"],\"User\":\"app:app\"}");
+        json_object *c = NULL, *labels;
+
+        ck_assert_int_eq(sbx_labels_build_commit_config(src, "tok", &c), 0);
+        labels = json_object_object_get(c, "Labels");
+        ck_assert_int_eq(json_object_object_length(labels), (int) ELEMENTSOF(blanked) + 1);
+        for (size_t i = 0; i < ELEMENTSOF(blanked); i++)
+                ck_assert_str_eq(label(labels, blanked[i]), "");
+        ck_assert_str_eq(label(labels, SBX_LABEL_SNAPSHOT_INTENT), "tok");
+        ck_assert_str_eq(plain_json(c, "Entrypoint"), "[\"/bin/ep\",\"-x\"]");
+        ck_assert_str_eq(plain_json(c, "Cmd"), "[\"run\"]");
+        ck_assert_str_eq(label(c, "User"), "app:app");
+        json_object_put(c);
+        ck_assert_int_eq(sbx_labels_build_commit_config(src, "", &c), -EINVAL);
+}
+END_TEST
+
+/* Docker cannot blank a value: no entrypoint is [], the default user "0", no Cmd
+ * leaves the container's. */
+START_TEST(test_commit_config_defaults) {
+        _cleanup_(json_object_putp) json_object *plain_image = parse("{\"Cmd\":[\"/bin/sh\"],\"User\":\"\","
+                                                                     "\"Entrypoint\":null}");
+        _cleanup_(json_object_putp) json_object *odd = parse("{\"Cmd\":[1],\"Entrypoint\":[],\"User\":7}");
+        /* a snapshot made before: the service's first process and its uid */
+        _cleanup_(json_object_putp) json_object *old = parse("{\"Entrypoint\":[\"/.xagent-sandbox/xagent-sandbox-init\"],"
+                                                             "\"User\":\"65534:65534\",\"Cmd\":null}");
+        json_object *c = NULL;
+
+        ck_assert_int_eq(sbx_labels_build_commit_config(plain_image, "t", &c), 0);
+        ck_assert_str_eq(plain_json(c, "Entrypoint"), "[]");
+        ck_assert_str_eq(plain_json(c, "Cmd"), "[\"/bin/sh\"]");
+        ck_assert_str_eq(label(c, "User"), "0");
+        json_object_put(c);
+
+        ck_assert_int_eq(sbx_labels_build_commit_config(odd, "t", &c), 0);
+        ck_assert_str_eq(plain_json(c, "Entrypoint"), "[]");
+        ck_assert_ptr_null(plain_json(c, "Cmd"));
+        ck_assert_str_eq(label(c, "User"), "0");
+        json_object_put(c);
+
+        ck_assert_int_eq(sbx_labels_build_commit_config(old, "t", &c), 0);
+        ck_assert_str_eq(plain_json(c, "Entrypoint"), "[]");
+        ck_assert_ptr_null(plain_json(c, "Cmd"));
+        ck_assert_str_eq(label(c, "User"), "0");
+        json_object_put(c);
+
+        ck_assert_int_eq(sbx_labels_build_commit_config(NULL, "t", &c), 0);
+        ck_assert_str_eq(plain_json(c, "Entrypoint"), "[]");
+        ck_assert_ptr_null(plain_json(c, "Cmd"));
+        ck_assert_str_eq(label(c, "User"), "0");
+        json_object_put(c);
+}
+END_TEST
+
+/* A blank owner is root's, but not on a container with a service label: no sandbox. */
+START_TEST(test_owner_of) {
+        uid_t u = 99;
+
+        ck_assert_int_eq(sbx_label_parse_owner_of(NULL, NULL, &u), 0);
+        ck_assert_uint_eq(u, 0);
+        ck_assert_int_eq(sbx_label_parse_owner_of("", "", &u), 0);
+        ck_assert_int_eq(sbx_label_parse_owner_of("1000", "abc", &u), 0);
+        ck_assert_uint_eq(u, 1000);
+        ck_assert_int_eq(sbx_label_parse_owner_of("0", "abc", &u), 0);
+        ck_assert_uint_eq(u, 0);
+        u = 99;
+        ck_assert_int_eq(sbx_label_parse_owner_of("", "abc", &u), -ENOENT);
+        ck_assert_int_eq(sbx_label_parse_owner_of(NULL, "abc", &u), -ENOENT);
+        ck_assert_int_eq(sbx_label_parse_owner_of("x", "abc", &u), -EINVAL);
+        ck_assert_int_eq(sbx_label_parse_owner_of("x", NULL, &u), -EINVAL);
+        ck_assert_uint_eq(u, 99);
 }
 END_TEST
 
@@ -141,7 +222,9 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_image_labels);
         tcase_add_test(tc, test_blank_attestation);
         tcase_add_test(tc, test_snapshot_labels);
-        tcase_add_test(tc, test_commit_blank);
+        tcase_add_test(tc, test_commit_config);
+        tcase_add_test(tc, test_commit_config_defaults);
+        tcase_add_test(tc, test_owner_of);
         tcase_add_test(tc, test_attestation_read);
         tcase_add_test(tc, test_owner_parse);
         suite_add_tcase(s, tc);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "container-body.h"
 #include "docker-container.h"
 #include "docker-image.h"
 #include "docker.h"
@@ -575,6 +576,19 @@ START_TEST(test_snapshot) {
         ck_assert_str_eq(jstr(image, "Config", "Labels", SBX_LABEL_SPEC_FINGERPRINT), "");
         ck_assert_str_eq(jstr(image, "Config", "Labels", SBX_LABEL_SPEC_VERSION), "");
         ck_assert_str_eq(jstr(image, "Config", "Labels", SBX_LABEL_OWNER), "");
+        /* nobody's sandbox, and it starts as the image it came from did */
+        ck_assert_str_eq(jstr(image, "Config", "Labels", SBX_LABEL_MANAGED), "");
+        ck_assert_str_eq(jstr(image, "Config", "Labels", SBX_LABEL_SANDBOX_NAME), "");
+        ck_assert_str_eq(jstr(image, "Config", "Labels", SBX_LABEL_SERVICE), "");
+        ck_assert_str_eq(jstr(image, "Config", "Labels", SBX_LABEL_TEMPLATE_TYPE), "");
+        ck_assert_uint_eq(strlen(jstr(image, "Config", "Labels", SBX_LABEL_SNAPSHOT_INTENT)), 32);
+        ck_assert_str_eq(json_object_to_json_string_ext(jget(image, "Config", "Entrypoint"), JSON_C_TO_STRING_PLAIN),
+                         "[]");
+        ck_assert_str_eq(json_object_to_json_string_ext(jget(image, "Config", "Cmd"), JSON_C_TO_STRING_PLAIN |
+                                                        JSON_C_TO_STRING_NOSLASHESCAPE), "[\"/bin/sh\"]");  /* the test image's */
+        ck_assert_str_eq(jstr(image, "Config", "User"), "0");
+        /* the first process's mount is the container's, never the image's */
+        ck_assert_ptr_null(jget(image, "Config", "Volumes", SBX_INIT_GUEST_DIR));
 
         /* a second snapshot of that id, from any sandbox */
         ck_assert_int_eq(sbx_lifecycle_snapshot(&F.l, a, snap, &again, &e), -ENOTEMPTY);
@@ -588,12 +602,13 @@ START_TEST(test_snapshot) {
         ck_assert_int_eq(sbx_spec_fingerprint(from_snap, SBX_PYTHON_DEFAULT, fp), 0);
         sb = create_ok(&F.l, b, from_snap, &owner);
         ck_assert_int_eq(sb->verdict, SBX_VERDICT_MATCH);
-        ck_assert_str_eq(sb->image, image_id);          /* by the id recorded, not by the tag */
+        ck_assert_str_eq(sb->image, ref);               /* made from the tag, as xagent makes it … */
         ck_assert_str_eq(sb->fingerprint, fp);
         ck_assert(sb->hardened);
         insp = inspect_ok(&F.l, b);
         ck_assert_int_eq(insp->verdict, SBX_VERDICT_MATCH);
-        ck_assert_str_eq(insp->observed->image_ref, image_id);
+        ck_assert_str_eq(insp->observed->image_ref, ref);
+        ck_assert_str_eq(insp->observed->image_digest, image_id);      /* … running the image recorded */
         ck_assert_str_eq(sbx_observed_get_label(insp->observed, SBX_LABEL_SNAPSHOT_ID), plain_of(snap));
         ck_assert_str_eq(sbx_observed_get_label(insp->observed, SBX_LABEL_TEMPLATE_TYPE), "snapshot");
         verify(&F.l, b, from_snap, SBX_VERDICT_MATCH, 0);
@@ -630,6 +645,269 @@ START_TEST(test_snapshot) {
         ck_assert_int_eq(sbx_lifecycle_create(&F.l, b, from_snap, &owner, &sc, &e), -ENOENT);
         assert_error(&e, SBX_ERROR_NO_SUCH_SNAPSHOT, plain_of(snap));
         sbx_error_free(&e);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, a, &e), 1);
+}
+END_TEST
+
+/* A container made with Docker directly from body (JSON text), as xagent or anyone
+ * with the socket makes one; started. */
+static char *create_direct(const char *cname, const char *text) {
+        _cleanup_(json_object_putp) json_object *body = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        char *id = NULL;
+
+        ck_assert_ptr_nonnull(body = json_tokener_parse(text));
+        ck_assert_msg(sbx_docker_container_create(F.docker, cname, body, &id, &e) == 0, "%s", e.message);
+        ck_assert_msg(sbx_docker_container_start(F.docker, id, &e) == 0, "start %s: %s", cname, e.message);
+        return id;
+}
+
+static bool running(const char *id) {
+        _cleanup_(json_object_putp) json_object *info = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_int_eq(sbx_docker_container_inspect(F.docker, id, &info, &e), 0);
+        return json_object_get_boolean(jget(info, "State", "Running"));
+}
+
+static bool listed(const char *id) {
+        SbxSandbox **list = NULL;
+        size_t n = 0;
+        bool found = false;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_msg(sbx_lifecycle_list(&F.l, SBX_STORE_ANY_OWNER, &list, &n, &e) == 0, "list: %s", e.message);
+        for (size_t i = 0; i < n; i++)
+                found = found || streq(list[i]->container_id, id);
+        sbx_sandbox_list_free(list, n);
+        return found;
+}
+
+/* 6b. A snapshot starts outside the service: xagent's create from it (its command, as
+ * root, no entrypoint of ours) and a plain one run. Neither is this service's: the
+ * plain one is no managed container at all, xagent's is root's (no service label);
+ * a container that inherited an older snapshot's service label with a blank owner is
+ * nobody's — not listed, not found by name, not removed by the reconciliation. */
+START_TEST(test_snapshot_startable) {
+        _cleanup_free_ char *a = name("start-src"), *snap = name("start-snap"), *image_id = NULL, *ref = NULL;
+        _cleanup_free_ char *xname = name_of(0, "start-xagent"), *oldname = name_of(0, "start-old"), *body = NULL;
+        _cleanup_free_ char *xcname = NULL, *plain_cname = NULL, *old_cname = NULL;
+        _cleanup_free_ char *xid = NULL, *plain_id = NULL, *old_id = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sa = NULL, *sx = NULL;
+        _cleanup_(json_object_putp) json_object *info = NULL;
+        SbxReconcileStats st;
+        SbxError e = SBX_ERROR_NULL;
+
+        sa = create_ok(&F.l, a, s, &owner);
+        ck_assert_msg(sbx_lifecycle_snapshot(&F.l, a, snap, &image_id, &e) == 0, "snapshot: %s", e.message);
+        ck_assert_int_eq(sbx_snapshot_image_ref(snap, &ref), 0);
+
+        /* xagent's create from a snapshot template */
+        ck_assert_int_eq(sbx_container_name(xname, &xcname), 0);
+        ck_assert_int_ge(asprintf(&body, "{\"Image\":\"%s\",\"Cmd\":[\"tail\",\"-f\",\"/dev/null\"],"
+                                  "\"User\":\"root\",\"Labels\":{\"" SBX_LABEL_MANAGED "\":\"true\",\""
+                                  SBX_LABEL_SANDBOX_NAME "\":\"%s\",\"" SBX_LABEL_TEMPLATE_TYPE "\":\"snapshot\","
+                                  "\"" SBX_LABEL_SPEC_FINGERPRINT "\":\"\",\"" SBX_LABEL_SPEC_VERSION "\":\"\"}}",
+                                  ref, xname), 0);
+        xid = create_direct(xcname, body);
+        ck_assert(running(xid));
+        sx = inspect_ok(&F.l, xname);
+        ck_assert_uint_eq(sx->owner, 0);
+        ck_assert(sx->owner_valid);
+        ck_assert_str_eq(sx->container_id, xid);
+
+        /* a plain run from the tag: its own image's command */
+        ck_assert_int_ge(asprintf(&plain_cname, "%s-plain", run_id), 0);
+        free(body);
+        ck_assert_int_ge(asprintf(&body, "{\"Image\":\"%s\",\"Cmd\":[\"sleep\",\"60\"]}", ref), 0);
+        plain_id = create_direct(plain_cname, body);
+        ck_assert(running(plain_id));
+        ck_assert_int_eq(sbx_docker_container_inspect(F.docker, plain_id, &info, &e), 0);
+        ck_assert_str_eq(jstr(info, "Config", "Labels", SBX_LABEL_MANAGED), "");
+        ck_assert_str_eq(jstr(info, "Config", "Labels", SBX_LABEL_SERVICE), "");
+        ck_assert_str_eq(jstr(info, "Config", "User"), "0");
+        ck_assert(!listed(plain_id));
+
+        /* one from an older snapshot: its service label, a blank owner */
+        ck_assert_int_eq(sbx_container_name(oldname, &old_cname), 0);
+        free(body);
+        ck_assert_int_ge(asprintf(&body, "{\"Image\":\"" TEST_IMAGE "\",\"Cmd\":[\"sleep\",\"60\"],\"Labels\":{\""
+                                  SBX_LABEL_MANAGED "\":\"true\",\"" SBX_LABEL_SANDBOX_NAME "\":\"%s\",\""
+                                  SBX_LABEL_SERVICE "\":\"%s\",\"" SBX_LABEL_OWNER "\":\"\"}}", oldname, run_id), 0);
+        old_id = create_direct(old_cname, body);
+        ck_assert(!listed(old_id));
+        ck_assert(listed(xid));
+        assert_no_such_sandbox(sbx_lifecycle_stop(&F.l, oldname, 0, &e), &e, oldname);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, oldname, &e), 0);
+        ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &st, &e), 0);
+        ck_assert_uint_eq(st.removed + st.adopted, 0);
+        ck_assert(running(old_id) && running(xid) && running(plain_id));
+
+        ck_assert_int_eq(sbx_docker_container_remove(F.docker, old_id, &e), 0);
+        ck_assert_int_eq(sbx_docker_container_remove(F.docker, plain_id, &e), 0);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, xname, &e), 1);
+        ck_assert_int_eq(sbx_lifecycle_delete_snapshot(&F.l, snap, &e), 1);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, a, &e), 1);
+}
+END_TEST
+
+static bool image_exists(const char *id) {
+        _cleanup_(json_object_putp) json_object *j = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        int r = sbx_docker_image_inspect(F.docker, id, &j, &e);
+
+        sbx_error_free(&e);
+        return r >= 0;
+}
+
+/* POST /images/{from}/tag: the snapshot's tag moved to another image, as anyone with
+ * the socket (or xagent's snapshot of the same id) can move it. */
+static void retag(const char *from, const char *ref) {
+        _cleanup_free_ char *path = NULL, *repo = NULL, *esc_from = NULL, *esc_tag = NULL;
+        const char *colon = strrchr(ref, ':');
+
+        ck_assert_ptr_nonnull(colon);
+        ck_assert_ptr_nonnull(repo = strndup(ref, (size_t) (colon - ref)));
+        ck_assert_int_eq(sbx_docker_escape(F.docker, from, &esc_from), 0);
+        ck_assert_int_eq(sbx_docker_escape(F.docker, colon + 1, &esc_tag), 0);
+        ck_assert_int_ge(asprintf(&path, "/images/%s/tag?repo=%s&tag=%s", esc_from, repo, esc_tag), 0);
+        ck_assert_int_eq(sbx_docker_request(F.docker, "POST", path, NULL, 0, NULL, NULL), 201);
+}
+
+static void seam_move_tag(SbxLifecycle *l, const char *container_name, void *userdata) {
+        retag(TEST_IMAGE, userdata);
+}
+
+/* 6c. The tag moved since the snapshot was made: the sandbox is made from the image id
+ * recorded (Config.Image is then that id). Moved after the create looked at it (and
+ * before Docker resolved it), what Docker made would run another image: refused,
+ * RuntimeConflict naming image, nothing left. */
+START_TEST(test_snapshot_tag_moved) {
+        _cleanup_free_ char *a = name("moved-src"), *b = name("moved-user"), *c = name("moved-race");
+        _cleanup_free_ char *snap = name("moved-snap"), *image_id = NULL, *ref = NULL, *text = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}"), *from_snap = NULL;
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sa = NULL, *sb = NULL, *sc = NULL;
+        _cleanup_(sbx_intent_row_freep) SbxIntentRow *in = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        sa = create_ok(&F.l, a, s, &owner);
+        ck_assert_msg(sbx_lifecycle_snapshot(&F.l, a, snap, &image_id, &e) == 0, "snapshot: %s", e.message);
+        ck_assert_int_eq(sbx_snapshot_image_ref(snap, &ref), 0);
+        ck_assert_int_ge(asprintf(&text, "{\"snapshot\": \"%s\"}", plain_of(snap)), 0);
+        from_snap = spec("%s", text);
+
+        /* moved in the meantime: between the create's look at the tag and Docker's */
+        F.l.seam_before_create = seam_move_tag;
+        F.l.seam_userdata = ref;
+        ck_assert_int_eq(sbx_lifecycle_create(&F.l, c, from_snap, &owner, &sc, &e), -EADDRINUSE);
+        F.l.seam_before_create = NULL;
+        assert_error(&e, SBX_ERROR_RUNTIME_CONFLICT, "mismatched fields: image");
+        sbx_error_free(&e);
+        ck_assert_ptr_null(sc);
+        ck_assert_uint_eq(count_containers(c), 0);
+        ck_assert(!has_row(c));
+        ck_assert_int_eq(sbx_store_get_intent(F.store, c, &in, NULL), 0);
+
+        /* moved before: made from the image id recorded */
+        sb = create_ok(&F.l, b, from_snap, &owner);
+        ck_assert_int_eq(sb->verdict, SBX_VERDICT_MATCH);
+        ck_assert_str_eq(sb->image, image_id);
+        ck_assert_str_eq(sb->observed->image_digest, image_id);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, b, &e), 1);
+
+        /* deleted by the id recorded: the image the tag named then */
+        ck_assert_int_eq(sbx_lifecycle_delete_snapshot(&F.l, snap, &e), 1);
+        ck_assert(!image_exists(image_id));
+        ck_assert_int_eq(sbx_docker_image_remove(F.docker, ref, false, &e), 0);        /* the moved tag only */
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, a, &e), 1);
+}
+END_TEST
+
+/* An interrupted snapshot as a crash leaves it: the intent, and the image its commit
+ * made with the intent's token (unless commit is false). Returns the image id or NULL. */
+static char *interrupted_snapshot(const char *container_id, const char *source, const char *snap_id,
+                                  const char *token, bool abandoned, bool commit) {
+        _cleanup_free_ char *tag = NULL, *ref = NULL;
+        _cleanup_(json_object_putp) json_object *config = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        char *image_id = NULL;
+
+        ck_assert_int_eq(sbx_snapshot_image_tag(snap_id, &tag), 0);
+        ck_assert_int_eq(sbx_snapshot_image_ref(snap_id, &ref), 0);
+        ck_assert_int_eq(sbx_store_put_snapshot_intent(F.store, &(SbxSnapshotIntentRow) {
+                .id = (char *) snap_id, .owner_uid = OWNER_UID, .source_sandbox = (char *) source,
+                .image_tag = ref, .token = (char *) token, .abandoned = abandoned }, NULL), 0);
+        if (!commit)
+                return NULL;
+        ck_assert_int_eq(sbx_labels_build_commit_config(NULL, token, &config), 0);
+        ck_assert_msg(sbx_docker_commit(F.docker, container_id, SBX_SNAPSHOT_REPOSITORY, tag, config, &image_id, &e) == 0,
+                      "commit: %s", e.message);
+        return image_id;
+}
+
+static bool has_snapshot_intent(const char *id) {
+        _cleanup_(sbx_snapshot_intent_row_freep) SbxSnapshotIntentRow *in = NULL;
+        int r = sbx_store_get_snapshot_intent(F.store, id, &in, NULL);
+
+        ck_assert_int_ge(r, 0);
+        return r > 0;
+}
+
+/* 6d. Interrupted snapshots (a crash after the commit, or a commit whose answer was
+ * lost): the reconciliation records the complete image of one whose caller was never
+ * answered, removes the image of one whose caller was told it failed, drops one that
+ * made nothing; a snapshot or delete of the id settles its intent first. */
+START_TEST(test_snapshot_interrupted) {
+        _cleanup_free_ char *a = name("intr-src"), *kept = name("intr-kept"), *failed = name("intr-failed");
+        _cleanup_free_ char *none = name("intr-none"), *del = name("intr-del"), *again = name("intr-again");
+        _cleanup_free_ char *kept_img = NULL, *failed_img = NULL, *del_img = NULL, *again_img = NULL, *img = NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{}");
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *sa = NULL;
+        _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *row = NULL;
+        SbxReconcileStats st;
+        SbxError e = SBX_ERROR_NULL;
+
+        sa = create_ok(&F.l, a, s, &owner);
+        kept_img = interrupted_snapshot(sa->container_id, a, kept, "00000000000000000000000000000001", false, true);
+        failed_img = interrupted_snapshot(sa->container_id, a, failed, "00000000000000000000000000000002", true, true);
+        (void) interrupted_snapshot(sa->container_id, a, none, "00000000000000000000000000000003", false, false);
+        ck_assert(image_exists(kept_img) && image_exists(failed_img));
+
+        ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &st, &e), 0);
+        ck_assert_uint_eq(st.snapshots, 3);
+        ck_assert_int_eq(sbx_store_get_snapshot(F.store, kept, &row, NULL), 1);
+        ck_assert_str_eq(row->image_id, kept_img);
+        ck_assert_uint_eq(row->owner_uid, OWNER_UID);
+        ck_assert_str_eq(row->source_sandbox, a);
+        ck_assert(!image_exists(failed_img));
+        row = sbx_snapshot_row_free(row);
+        ck_assert_int_eq(sbx_store_get_snapshot(F.store, failed, &row, NULL), 0);
+        ck_assert(!has_snapshot_intent(kept) && !has_snapshot_intent(failed) && !has_snapshot_intent(none));
+        /* recorded: the id is taken; the others are free */
+        ck_assert_int_eq(sbx_lifecycle_snapshot(&F.l, a, kept, &img, &e), -ENOTEMPTY);
+        assert_error(&e, SBX_ERROR_SNAPSHOT_EXISTS, plain_of(kept));
+        sbx_error_free(&e);
+        ck_assert_msg(sbx_lifecycle_snapshot(&F.l, a, failed, &img, &e) == 0, "%s", e.message);
+        img = mfree(img);
+        ck_assert_msg(sbx_lifecycle_snapshot(&F.l, a, none, &img, &e) == 0, "%s", e.message);
+        img = mfree(img);
+
+        /* a delete of an interrupted one: its image goes */
+        del_img = interrupted_snapshot(sa->container_id, a, del, "00000000000000000000000000000004", false, true);
+        ck_assert_int_eq(sbx_lifecycle_delete_snapshot(&F.l, del, &e), 1);
+        ck_assert(!image_exists(del_img));
+        ck_assert(!has_snapshot_intent(del));
+        /* a snapshot of an interrupted one's id: recorded first, so it exists */
+        again_img = interrupted_snapshot(sa->container_id, a, again, "00000000000000000000000000000005", false, true);
+        ck_assert_int_eq(sbx_lifecycle_snapshot(&F.l, a, again, &img, &e), -ENOTEMPTY);
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_store_get_snapshot(F.store, again, &row, NULL), 1);
+        ck_assert_str_eq(row->image_id, again_img);
+
+        for (const char *const *id = (const char *const[]) { kept, failed, none, again, NULL }; *id; id++)
+                ck_assert_int_eq(sbx_lifecycle_delete_snapshot(&F.l, *id, &e), 1);
+        ck_assert(!image_exists(kept_img) && !image_exists(again_img));
         ck_assert_int_eq(sbx_lifecycle_delete(&F.l, a, &e), 1);
 }
 END_TEST
@@ -1549,41 +1827,58 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
         return 0;
 }
 
-/* Every managed container whose name label, in any owner's namespace, starts with the
- * run's prefix. */
-static void sweep_containers(SbxDocker *d) {
-        static const char *const managed[] = { SBX_LABEL_MANAGED "=true", NULL };
-        _cleanup_(json_object_putp) json_object *list = NULL;
+/* Every managed container whose name label starts with the run's prefix. */
+static bool of_this_run(const char *s) {
         size_t plen = strlen(run_id);
 
-        if (sbx_docker_container_list(d, managed, &list, NULL) < 0)
+        return s && strncmp(s, run_id, plen) == 0 && s[plen] == '-';
+}
+
+/* Every container of this run: its name label (in any owner's namespace), its service
+ * label, or its own name (those made with Docker directly) says so. */
+static void sweep_containers(SbxDocker *d) {
+        _cleanup_(json_object_putp) json_object *list = NULL;
+
+        if (sbx_docker_container_list(d, NULL, &list, NULL) < 0)
                 return;
         for (size_t i = 0; i < json_object_array_length(list); i++) {
                 json_object *c = json_object_array_get_idx(list, i);
-                const char *label = jstr(c, "Labels", SBX_LABEL_SANDBOX_NAME), *p = label ? plain_of(label) : NULL;
+                const char *label = jstr(c, "Labels", SBX_LABEL_SANDBOX_NAME), *plain = NULL;
+                const char *cname = json_object_get_string(json_object_array_get_idx(jget(c, "Names"), 0));
 
-                if (p && strncmp(p, run_id, plen) == 0 && p[plen] == '-') {
-                        fprintf(stderr, "teardown: removing leftover container of %s\n", label);
+                if (label)
+                        (void) sbx_name_unqualify(label, &plain);
+                if (of_this_run(plain) || streq_ptr(jstr(c, "Labels", SBX_LABEL_SERVICE), run_id) ||
+                    (cname && of_this_run(cname + 1))) {
+                        fprintf(stderr, "teardown: removing leftover container %s\n", cname ?: "?");
                         (void) sbx_docker_container_remove(d, jstr(c, "Id"), NULL);
                 }
         }
 }
 
-/* Every snapshot image tagged with the run's prefix. */
+/* Every snapshot tag of the run, removed by the tag (a moved one may name the test
+ * image itself): an image goes with its last tag, unless a container uses it. */
 static void sweep_images(SbxDocker *d) {
         _cleanup_(json_object_putp) json_object *list = NULL;
         _cleanup_free_ char *filters = NULL, *esc = NULL, *path = NULL;
 
-        if (asprintf(&filters, "{\"reference\":[\"" SBX_SNAPSHOT_REPOSITORY ":%s-*\"]}", run_id) < 0 ||
+        if (asprintf(&filters, "{\"reference\":[\"" SBX_SNAPSHOT_REPOSITORY ":*%s-*\"]}", run_id) < 0 ||
             sbx_docker_escape(d, filters, &esc) < 0 || asprintf(&path, "/images/json?filters=%s", esc) < 0)
                 return;
         if (sbx_docker_request(d, "GET", path, NULL, 0, &list, NULL) < 0 || !list)
                 return;
         for (size_t i = 0; i < json_object_array_length(list); i++) {
-                const char *id = jstr(json_object_array_get_idx(list, i), "Id");
+                json_object *tags = jget(json_object_array_get_idx(list, i), "RepoTags");
 
-                fprintf(stderr, "teardown: removing leftover image %s\n", id);
-                (void) sbx_docker_image_remove(d, id, true, NULL);
+                for (size_t k = 0; json_object_is_type(tags, json_type_array) && k < json_object_array_length(tags); k++) {
+                        const char *tag = json_object_get_string(json_object_array_get_idx(tags, k));
+
+                        if (!tag || !strstr(tag, run_id) || strncmp(tag, SBX_SNAPSHOT_REPOSITORY ":",
+                                                                    strlen(SBX_SNAPSHOT_REPOSITORY ":")) != 0)
+                                continue;
+                        fprintf(stderr, "teardown: removing leftover snapshot tag %s\n", tag);
+                        (void) sbx_docker_image_remove(d, tag, false, NULL);
+                }
         }
 }
 
@@ -1700,6 +1995,9 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_path_spellings);
         tcase_add_test(tc, test_ports);
         tcase_add_test(tc, test_snapshot);
+        tcase_add_test(tc, test_snapshot_startable);
+        tcase_add_test(tc, test_snapshot_tag_moved);
+        tcase_add_test(tc, test_snapshot_interrupted);
         tcase_add_test(tc, test_start_failure);
         tcase_add_test(tc, test_publish_failure);
         tcase_add_test(tc, test_swap_between_check_and_mount);

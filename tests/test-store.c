@@ -144,7 +144,7 @@ START_TEST(test_open_fresh) {
 
         ck_assert(sbx_store_created(s));
         version = raw_query("PRAGMA user_version");
-        ck_assert_str_eq(version, "3");
+        ck_assert_str_eq(version, "4");
         mode = raw_query("PRAGMA journal_mode");
         ck_assert_str_eq(mode, "wal");
         tables = raw_query("SELECT COUNT(*) FROM sqlite_master WHERE name IN ('sandboxes', 'snapshots')");
@@ -271,6 +271,79 @@ START_TEST(test_intents) {
         /* opened again: not made just now */
         s = open_ok();
         ck_assert(!sbx_store_created(s));
+        sbx_store_close(s);
+}
+END_TEST
+
+/* A snapshot's intent: recorded before the commit, marked abandoned when its caller
+ * was told it failed, ended by the snapshot row of its id in the same statement. */
+START_TEST(test_snapshot_intents) {
+        _cleanup_(sbx_snapshot_intent_row_list_freep) SbxSnapshotIntentRow **list = NULL;
+        _cleanup_(sbx_snapshot_intent_row_freep) SbxSnapshotIntentRow *got = NULL;
+        SbxSnapshotRow row = snapshot("~1001:snap", 1001);
+        SbxSnapshotIntentRow in = {
+                .id = (char *) "~1001:snap", .owner_uid = 1001, .source_sandbox = (char *) "~1001:box",
+                .image_tag = (char *) "xagent-sandbox-snapshot:snap-x", .token = (char *) "0123abcd",
+        };
+        SbxError e = SBX_ERROR_NULL;
+        SbxStore *s = open_ok();
+
+        ck_assert_int_eq(sbx_store_get_snapshot_intent(s, in.id, &got, NULL), 0);
+        ck_assert_int_eq(sbx_store_put_snapshot_intent(s, &in, NULL), 0);
+        in.id = (char *) "other";
+        ck_assert_int_eq(sbx_store_put_snapshot_intent(s, &in, NULL), 0);
+        ck_assert_int_eq(sbx_store_list_snapshot_intents(s, &list, NULL), 2);
+        ck_assert_str_eq(list[0]->id, "other");
+        ck_assert_str_eq(list[1]->id, "~1001:snap");
+        ck_assert_int_eq(sbx_store_get_snapshot_intent(s, "~1001:snap", &got, NULL), 1);
+        ck_assert_uint_eq(got->owner_uid, 1001);
+        ck_assert_str_eq(got->source_sandbox, "~1001:box");
+        ck_assert_str_eq(got->image_tag, "xagent-sandbox-snapshot:snap-x");
+        ck_assert_str_eq(got->token, "0123abcd");
+        ck_assert(!got->abandoned);
+        ck_assert_int_gt(got->created_us, 0);
+        got = sbx_snapshot_intent_row_free(got);
+
+        ck_assert_int_eq(sbx_store_abandon_snapshot_intent(s, "~1001:snap", NULL), 1);
+        ck_assert_int_eq(sbx_store_abandon_snapshot_intent(s, "none", NULL), 0);
+        ck_assert_int_eq(sbx_store_get_snapshot_intent(s, "~1001:snap", &got, NULL), 1);
+        ck_assert(got->abandoned);
+        got = sbx_snapshot_intent_row_free(got);
+
+        /* the row ends it, in the same statement; another id's stays */
+        ck_assert_int_eq(sbx_store_add_snapshot(s, &row, NULL), 0);
+        ck_assert_int_eq(sbx_store_get_snapshot_intent(s, "~1001:snap", &got, NULL), 0);
+        ck_assert_int_eq(sbx_store_get_snapshot_intent(s, "other", &got, NULL), 1);
+        got = sbx_snapshot_intent_row_free(got);
+        ck_assert_int_eq(sbx_store_delete_snapshot_intent(s, "other", NULL), 1);
+        ck_assert_int_eq(sbx_store_delete_snapshot_intent(s, "other", NULL), 0);
+        ck_assert_int_lt(sbx_store_put_snapshot_intent(s, &(SbxSnapshotIntentRow) { .id = (char *) "x" }, &e), 0);
+        ck_assert_int_eq(e.kind, SBX_ERROR_INVALID_ARGS);
+        sbx_error_free(&e);
+        sbx_store_close(s);
+}
+END_TEST
+
+/* A schema-3 database (intents, no snapshot intents) is migrated to 4, its rows kept. */
+START_TEST(test_migration_to_snapshot_intents) {
+        _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *snap = NULL;
+        _cleanup_(sbx_snapshot_intent_row_freep) SbxSnapshotIntentRow *got = NULL;
+        _cleanup_free_ char *version = NULL;
+        SbxStore *s = open_ok();
+
+        sbx_store_close(s);
+        raw_exec("DROP TRIGGER snapshot_intents_end_on_insert; DROP TABLE snapshot_intents;"
+                 "INSERT INTO snapshots (id, owner_uid, source_sandbox, image_id, image_tag, created_us)"
+                 " VALUES ('s3', 0, 'work', 'sha256:3', 'xagent-sandbox-snapshot:s3', 1);"
+                 "PRAGMA user_version = 3");
+        s = open_ok();
+        version = raw_query("PRAGMA user_version");
+        ck_assert_str_eq(version, "4");
+        ck_assert_int_eq(sbx_store_get_snapshot(s, "s3", &snap, NULL), 1);
+        ck_assert_int_eq(sbx_store_put_snapshot_intent(s, &(SbxSnapshotIntentRow) {
+                .id = (char *) "s4", .source_sandbox = (char *) "work", .image_tag = (char *) "t",
+                .token = (char *) "k" }, NULL), 0);
+        ck_assert_int_eq(sbx_store_get_snapshot_intent(s, "s4", &got, NULL), 1);
         sbx_store_close(s);
 }
 END_TEST
@@ -818,6 +891,8 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_concurrent_connections);
         tcase_add_test(tc, test_intents);
         tcase_add_test(tc, test_intent_limit);
+        tcase_add_test(tc, test_snapshot_intents);
+        tcase_add_test(tc, test_migration_to_snapshot_intents);
         tcase_add_test(tc, test_truncated_is_created);
         tcase_add_test(tc, test_outside_connection_keeps_wal);
         tcase_add_test(tc, test_outside_connection_then_kill_keeps_rows);

@@ -33,13 +33,26 @@
 int sbx_labels_build(const char *name, const SbxSpec *spec, const char *fingerprint, uid_t owner,
                      json_object **ret);
 
-/* The labels a snapshot commit writes into its image so that no container made
- * from it is falsely attested or owned: fingerprint, version and owner, all "". */
-int sbx_labels_build_commit_blank(json_object **ret);
+/* A snapshot intent's token (store.h), written by its commit into the image, so that
+ * the image of an interrupted snapshot is found again (docs/lifecycle.md). */
+#define SBX_LABEL_SNAPSHOT_INTENT       "xagent.sandbox.snapshot.intent"
 
-/* The same as Dockerfile instructions for the commit's `changes` parameter
- * ("LABEL <key>="), a static NULL-terminated array. */
-const char *const *sbx_labels_commit_changes(void);
+/* The config of a snapshot's commit (the body of POST /commit), which Docker merges
+ * into the container's own (a value given replaces the container's; a label given ""
+ * blanks it):
+ * - every label this service or xagent writes on a container blanked: managed, name,
+ *   template type, snapshot id, fingerprint, version, owner, service — a container
+ *   made from the image outside the service is nobody's sandbox and attests nothing
+ *   (xagent's own creates write theirs);
+ * - SBX_LABEL_SNAPSHOT_INTENT = token;
+ * - the Entrypoint, Cmd and User of source, the Config of the image the container was
+ *   made from, instead of the service's first process (which exists only as the
+ *   service's mount) and its uid: the image starts as that image did. Docker cannot
+ *   blank a value, so no entrypoint is written as [] and the default user as "0". A
+ *   source that is itself a snapshot made before this (its entrypoint the service's
+ *   first process) counts as having none. source NULL (the image is gone): no
+ *   entrypoint, user "0", the container's Cmd. */
+int sbx_labels_build_commit_config(json_object *source, const char *token, json_object **ret);
 
 /* Reads an attestation label value: NULL or "" (blank) → NULL, else the value. */
 const char *sbx_label_attestation(const char *value);
@@ -48,3 +61,11 @@ const char *sbx_label_attestation(const char *value);
  * label belongs to root). A canonical decimal uid (no sign, no spaces, no leading
  * zeros, below (uid_t) -1) → that uid. Anything else → -EINVAL: owned by nobody. */
 int sbx_label_parse_owner(const char *value, uid_t *ret);
+
+/* Whose a container is, from its owner and service label values (NULL = absent): as
+ * sbx_label_parse_owner(), except that a blank owner on a container carrying a service
+ * label is -ENOENT: no sandbox at all. This service always writes the owner, so such a
+ * container was made outside it from an image that still carried a service's labels (a
+ * snapshot committed before they were blanked): never root's, never listed, never
+ * recorded or removed. */
+int sbx_label_parse_owner_of(const char *owner, const char *service, uid_t *ret);

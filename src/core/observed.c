@@ -587,7 +587,8 @@ int sbx_observed_from_json(json_object *attrs, SbxObserved **ret, SbxError *erro
 
         o->fingerprint_label = sbx_label_attestation(sbx_observed_get_label(o, SBX_LABEL_SPEC_FINGERPRINT));
         o->version_label = sbx_label_attestation(sbx_observed_get_label(o, SBX_LABEL_SPEC_VERSION));
-        o->owner_valid = sbx_label_parse_owner(sbx_observed_get_label(o, SBX_LABEL_OWNER), &o->owner) >= 0;
+        o->owner_valid = sbx_label_parse_owner_of(sbx_observed_get_label(o, SBX_LABEL_OWNER),
+                                                  sbx_observed_get_label(o, SBX_LABEL_SERVICE), &o->owner) >= 0;
         if ((r = restore_working_dir(o)) < 0)
                 return r;
 

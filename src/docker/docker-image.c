@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "docker-image.h"
+#include "json-util.h"
 
 static int image_path(SbxDocker *d, const char *image, const char *suffix, char **ret, SbxError *error) {
         _cleanup_free_ char *e = NULL;
@@ -53,6 +54,32 @@ int sbx_docker_commit(
         if (r < 0)
                 return r;
         return sbx_docker_json_string(answer, "Id", ret_image_id, error);
+}
+
+int sbx_docker_image_list(SbxDocker *d, const char *label, json_object **ret, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *filters = NULL, *answer = NULL;
+        _cleanup_free_ char *escaped = NULL, *path = NULL;
+        json_object *labels;
+        int r;
+
+        if (!ret || isempty(label))
+                return -EINVAL;
+        if (!(filters = json_object_new_object()) ||
+            sbx_json_put(filters, "label", labels = json_object_new_array()) < 0 ||
+            sbx_json_push(labels, json_object_new_string(label)) < 0)
+                return -ENOMEM;
+        r = sbx_docker_escape(d, json_object_to_json_string_ext(filters, JSON_C_TO_STRING_PLAIN), &escaped);
+        if (r < 0)
+                return r;
+        if (asprintf(&path, "/images/json?filters=%s", escaped) < 0)
+                return -ENOMEM;
+        r = sbx_docker_request(d, "GET", path, NULL, 0, &answer, error);
+        if (r < 0)
+                return r;
+        if (!json_object_is_type(answer, json_type_array))
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker's image list is not a JSON array");
+        *ret = TAKE_PTR(answer);
+        return 0;
 }
 
 int sbx_docker_image_inspect(SbxDocker *d, const char *image, json_object **ret, SbxError *error) {

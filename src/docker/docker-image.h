@@ -22,6 +22,11 @@ int sbx_docker_commit(
                 char **ret_image_id,
                 SbxError *error);
 
+/* GET /images/json?filters={"label":["<label>"]}: the summaries (Id, RepoTags,
+ * Labels, Created…) of the images carrying label ("key" or "key=value"), dangling
+ * ones included, as a JSON array. */
+int sbx_docker_image_list(SbxDocker *d, const char *label, json_object **ret, SbxError *error);
+
 /* GET /images/{name}/json. */
 int sbx_docker_image_inspect(SbxDocker *d, const char *image, json_object **ret, SbxError *error);
 

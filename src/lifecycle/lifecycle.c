@@ -137,12 +137,18 @@ static bool listed_pending(SbxLifecycle *l, json_object *c) {
         return false;
 }
 
-/* Whether the listed container's owner label is owner's (missing or blank: root's)
- * and, unless name_label is NULL, its name label is name_label. */
+/* Whose a listed container is (sbx_label_parse_owner_of()). */
+static int listed_owner(json_object *c, uid_t *ret) {
+        return sbx_label_parse_owner_of(listed_label(c, SBX_LABEL_OWNER), listed_label(c, SBX_LABEL_SERVICE), ret);
+}
+
+/* Whether the listed container's owner label is owner's (missing or blank: root's,
+ * unless it carries a service label: nobody's) and, unless name_label is NULL, its
+ * name label is name_label. */
 static bool listed_as(json_object *c, uid_t owner, const char *name_label) {
         uid_t uid;
 
-        return sbx_label_parse_owner(listed_label(c, SBX_LABEL_OWNER), &uid) >= 0 && uid == owner &&
+        return listed_owner(c, &uid) >= 0 && uid == owner &&
                 (!name_label || streq_ptr(listed_label(c, SBX_LABEL_SANDBOX_NAME), name_label));
 }
 
@@ -543,17 +549,25 @@ static int settle_name(SbxLifecycle *l, const char *name, SbxError *error) {
         return r;
 }
 
-static int resolve_image(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, char **ret, SbxError *error) {
+/* The reference the container is made from, and for a snapshot the image id it must
+ * turn out to be (check_snapshot_image()). A snapshot is made from its tag while the
+ * tag still names the image recorded with it — what xagent makes it from, so Config.Image
+ * is what its publish check expects — and from that image id once the tag names another
+ * image or none (a snapshot is always used by the image recorded, never by a tag
+ * someone else can move). */
+static int resolve_image(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, char **ret_ref,
+                         char **ret_id, SbxError *error) {
         _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *snap = NULL;
+        _cleanup_(json_object_putp) json_object *tagged = NULL;
         _cleanup_free_ char *id = NULL;
         int r;
 
+        *ret_id = NULL;
         if (spec->template_type == SBX_TEMPLATE_IMAGE)
-                return (*ret = strdup(spec->image)) ? 0 : -ENOMEM;
+                return (*ret_ref = strdup(spec->image)) ? 0 : -ENOMEM;
 
         /* A snapshot is a template only for its owner: looked up in the owner's
-         * namespace, and used by the image id recorded when it was made, never by a
-         * tag someone else can move. */
+         * namespace. */
         if ((r = sbx_name_qualify(owner->uid, spec->snapshot_id, &id)) < 0)
                 return r;
         r = sbx_store_get_snapshot(l->store, id, &snap, error);
@@ -561,8 +575,40 @@ static int resolve_image(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *o
                 return r;
         if (r == 0 || snap->owner_uid != owner->uid)
                 return sbx_error_set(error, SBX_ERROR_NO_SUCH_SNAPSHOT, "Snapshot not found: %s", spec->snapshot_id);
-        *ret = TAKE_PTR(snap->image_id);
+        r = sbx_docker_image_inspect(l->docker, snap->image_tag, &tagged, error);
+        if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                return r;
+        sbx_error_free(error);
+        if (r >= 0 && streq_ptr(json_object_get_string(json_object_object_get(tagged, "Id")), snap->image_id))
+                *ret_ref = TAKE_PTR(snap->image_tag);
+        else {
+                log_notice("The tag %s of snapshot '%s' no longer names its image %s: made from the image id",
+                           snap->image_tag, spec->snapshot_id, snap->image_id);
+                *ret_ref = strdup(snap->image_id);
+                if (!*ret_ref)
+                        return -ENOMEM;
+        }
+        *ret_id = TAKE_PTR(snap->image_id);
         return 0;
+}
+
+/* Docker resolved the snapshot's tag when it made the container; anyone with the socket
+ * can move a tag (also since resolve_image() looked), so what it made must be the image
+ * recorded with the snapshot. */
+static int check_snapshot_image(SbxLifecycle *l, const char *name, const char *container_id, const char *ref,
+                                const char *image_id, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *attrs = NULL;
+        const char *got;
+        int r;
+
+        if ((r = sbx_docker_container_inspect(l->docker, container_id, &attrs, error)) < 0)
+                return r;
+        got = json_object_get_string(json_object_object_get(attrs, "Image"));
+        if (streq_ptr(got, image_id))
+                return 0;
+        return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT,
+                             "Sandbox '%s' failed publish verification; mismatched fields: image (%s names %s now, "
+                             "not the snapshot's image %s)", plain(name), ref, got ?: "nothing", image_id);
 }
 
 /* The volumes as checked on the file system, held open until the container's mounts
@@ -745,8 +791,8 @@ static int start_verify_record(SbxLifecycle *l, const char *name, const SbxSpec 
 /* Create, with the name's lock held. */
 static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
                          SbxSandbox **ret, SbxError *error) {
-        _cleanup_free_ char *existing = NULL, *image = NULL, *cname = NULL, *pending = NULL, *id = NULL,
-                *init_volume = NULL, *json = NULL;
+        _cleanup_free_ char *existing = NULL, *image = NULL, *image_id = NULL, *cname = NULL, *pending = NULL,
+                *id = NULL, *init_volume = NULL, *json = NULL;
         _cleanup_(json_object_putp) json_object *body = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         _cleanup_(pins_done) Pins pins = {};
@@ -766,7 +812,7 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
         if ((r = sbx_store_delete_sandbox(l->store, name, error)) < 0)
                 return r;
 
-        if ((r = resolve_image(l, spec, owner, &image, error)) < 0 ||
+        if ((r = resolve_image(l, spec, owner, &image, &image_id, error)) < 0 ||
             (r = check_admissible(l, spec, owner, &pins, error)) < 0 ||
             (r = sbx_init_volume_ensure(l->docker, l->init_dir, &init_volume, error)) < 0 ||
             (r = sbx_spec_fingerprint(spec, l->policy->python_version, fp)) < 0 ||
@@ -794,6 +840,10 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
         }, (unsigned) l->policy->max_sandboxes_per_user, error);
         if (r < 0 || (r = sbx_policy_check_count(l->policy, (size_t) r, error)) < 0)
                 return r;
+#ifdef SBX_TEST_SEAMS
+        if (l->seam_before_create)
+                l->seam_before_create(l, pending, l->seam_userdata);
+#endif
         r = sbx_docker_container_create(l->docker, pending, body, &id, error);
         /* No answer: Docker may have made it; the intent stays to settle that. */
         if (r < 0 && !sbx_error_is(error, SBX_ERROR_BACKEND_UNAVAILABLE)) {
@@ -810,6 +860,10 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
                 return remap(error, SBX_ERROR_BACKEND_ERROR, "Image not present on this host: %s", image);
         if (r < 0)
                 return r;
+        if (image_id && (r = check_snapshot_image(l, name, id, image, image_id, error)) < 0) {
+                undo_create(l, name, id);
+                return r;
+        }
 
         r = start_verify_record(l, name, spec, image, fp, owner, &pins, id, cname, &o, error);
         if (r < 0) {
@@ -1246,17 +1300,196 @@ int sbx_lifecycle_ensure(SbxLifecycle *l, const char *name, const SbxSpec *spec,
         return 0;
 }
 
+/* ---- snapshots ------------------------------------------------------------------- */
+
+/* A snapshot intent's token: 128 random bits in hex. */
+static int new_token(char ret[static 33]) {
+        uint8_t b[16];
+
+        if (getrandom(b, sizeof b, 0) != (ssize_t) sizeof b)
+                return errno > 0 ? -errno : -EIO;
+        for (size_t i = 0; i < sizeof b; i++)
+                snprintf(ret + 2 * i, 3, "%02x", b[i]);
+        return 0;
+}
+
+static bool image_tagged(json_object *image, const char *ref) {
+        json_object *tags = json_object_object_get(image, "RepoTags");
+
+        for (size_t i = 0; json_object_is_type(tags, json_type_array) && i < json_object_array_length(tags); i++)
+                if (streq_ptr(json_object_get_string(json_object_array_get_idx(tags, i)), ref))
+                        return true;
+        return false;
+}
+
+/* Removes the image by its id; 1 if it was there, 0 if it was gone already. */
+static int remove_image(SbxLifecycle *l, const char *id, SbxError *error) {
+        int r = sbx_docker_image_remove(l->docker, id, false, error);
+
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {
+                sbx_error_free(error);
+                return 0;
+        }
+        return r < 0 ? r : 1;
+}
+
+/* Finishes or undoes an interrupted snapshot, with its id's lock held. Of the images its
+ * commit made (its token label, tagged or not), the one still tagged with the intent's
+ * reference is complete and recorded — unless the intent was abandoned: its caller was
+ * told the snapshot failed — and every other is removed; then the intent ends. With
+ * keep_if_none, finding none keeps it, abandoned: Docker may still be committing.
+ * Returns 1 and the recorded image id, or 0; on a Docker or store failure the intent
+ * stays, for the next try. */
+static int settle_snapshot_intent(SbxLifecycle *l, const SbxSnapshotIntentRow *in, bool keep_if_none,
+                                  char **ret_image_id, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *images = NULL;
+        _cleanup_free_ char *label = NULL;
+        const char *adopt = NULL;
+        size_t n;
+        int r;
+
+        if (asprintf(&label, SBX_LABEL_SNAPSHOT_INTENT "=%s", in->token) < 0)
+                return -ENOMEM;
+        if ((r = sbx_docker_image_list(l->docker, label, &images, error)) < 0)
+                return r;
+        n = json_object_array_length(images);
+        for (size_t i = 0; i < n && !in->abandoned && !adopt; i++)
+                if (image_tagged(json_object_array_get_idx(images, i), in->image_tag))
+                        adopt = json_object_get_string(json_object_object_get(json_object_array_get_idx(images, i), "Id"));
+        /* The others first: once the row is written, nothing would remove them. */
+        for (size_t i = 0; i < n; i++) {
+                const char *id = json_object_get_string(json_object_object_get(json_object_array_get_idx(images, i), "Id"));
+
+                if (isempty(id) || streq_ptr(id, adopt))
+                        continue;
+                if ((r = remove_image(l, id, error)) < 0)
+                        return r;
+                log_notice("Removed image %s of an interrupted snapshot '%s' (never recorded)", id, plain(in->id));
+        }
+        if (!isempty(adopt)) {
+                /* Writing the row ends the intent (store.h). */
+                r = sbx_store_add_snapshot(l->store, &(SbxSnapshotRow) {
+                        .id = in->id,
+                        .owner_uid = in->owner_uid,
+                        .source_sandbox = in->source_sandbox,
+                        .image_id = (char *) adopt,
+                        .image_tag = in->image_tag,
+                        .created_us = in->created_us,
+                }, error);
+                if (r < 0)
+                        return r;
+                log_notice("Recorded snapshot '%s' (image %s) of an interrupted snapshot", plain(in->id), adopt);
+                if (ret_image_id && !(*ret_image_id = strdup(adopt)))
+                        return -ENOMEM;
+                return 1;
+        }
+        if (n == 0 && keep_if_none)
+                r = sbx_store_abandon_snapshot_intent(l->store, in->id, error);
+        else
+                r = sbx_store_delete_snapshot_intent(l->store, in->id, error);
+        return r < 0 ? r : 0;
+}
+
+/* The interrupted snapshot of the id, if any, settled first (with its lock held). */
+static int settle_snapshot_id(SbxLifecycle *l, const char *snapshot_id, SbxError *error) {
+        _cleanup_(sbx_snapshot_intent_row_freep) SbxSnapshotIntentRow *in = NULL;
+        int r = sbx_store_get_snapshot_intent(l->store, snapshot_id, &in, error);
+
+        if (r <= 0)
+                return r;
+        r = settle_snapshot_intent(l, in, false, NULL, error);
+        if (r < 0 && (sbx_error_is(error, SBX_ERROR_BACKEND_UNAVAILABLE) ||
+                      sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT))) {
+                _cleanup_free_ char *why = TAKE_PTR(error->message);
+                return remap(error, error->kind == SBX_ERROR_DOCKER_CONFLICT ? SBX_ERROR_BACKEND_ERROR
+                                                                              : SBX_ERROR_BACKEND_UNAVAILABLE,
+                             "An interrupted snapshot '%s' is still to be settled: %s", plain(snapshot_id), why ?: "");
+        }
+        return r;
+}
+
+/* The commit's config (labels.h), from the image the container was made from. */
+static int commit_config(SbxLifecycle *l, const char *container_id, const char *token, json_object **ret,
+                         SbxError *error) {
+        _cleanup_(json_object_putp) json_object *container = NULL, *image = NULL;
+        json_object *image_id;
+        int r;
+
+        if ((r = sbx_docker_container_inspect(l->docker, container_id, &container, error)) < 0)
+                return r;
+        if (json_object_object_get_ex(container, "Image", &image_id) && json_object_is_type(image_id, json_type_string)) {
+                r = sbx_docker_image_inspect(l->docker, json_object_get_string(image_id), &image, error);
+                if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                        sbx_error_free(error);          /* gone: nothing to restore from */
+                else if (r < 0)
+                        return r;
+        }
+        return sbx_labels_build_commit_config(image ? json_object_object_get(image, "Config") : NULL, token, ret);
+}
+
+/* After a commit that failed or whose answer was lost, what Docker made decides: its
+ * image, complete, is recorded and the snapshot reported as made (what Docker did is
+ * reported as done); anything else is removed and the commit's error stands. When
+ * Docker cannot be asked, or may still be committing (no answer), the intent stays,
+ * abandoned: whatever the commit made is removed once Docker answers. */
+static int commit_failed(SbxLifecycle *l, const SbxSnapshotIntentRow *in, const char *name, int r,
+                         char **ret_image_id, SbxError *error) {
+        _cleanup_free_ char *image_id = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        int k = settle_snapshot_intent(l, in, sbx_error_is(error, SBX_ERROR_BACKEND_UNAVAILABLE), &image_id, &e);
+
+        if (k > 0) {
+                log_notice("The commit of snapshot '%s' failed (%s), but Docker made its image %s: recorded",
+                           plain(in->id), error->message ?: "unknown error", image_id);
+                sbx_error_free(error);
+                if (ret_image_id)
+                        *ret_image_id = TAKE_PTR(image_id);
+                return 0;
+        }
+        if (k < 0) {
+                log_warning("Could not settle the failed commit of snapshot '%s' now, will retry: %s", plain(in->id),
+                            e.message ?: "unknown error");
+                sbx_error_free(&e);
+                if (sbx_store_abandon_snapshot_intent(l->store, in->id, &e) < 0)
+                        log_warning("Could not mark the snapshot '%s' failed in the store: %s", plain(in->id),
+                                    e.message ?: "unknown error");
+        }
+        sbx_error_free(&e);
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                return remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
+        return r;
+}
+
+/* The row could not be written: the image goes again, and with it the intent (which,
+ * should the removal fail, removes it later). */
+static void undo_snapshot(SbxLifecycle *l, const SbxSnapshotIntentRow *in, const char *image_id) {
+        SbxError e = SBX_ERROR_NULL;
+
+        (void) sbx_store_abandon_snapshot_intent(l->store, in->id, &e);
+        sbx_error_free(&e);
+        if (remove_image(l, image_id, &e) < 0)
+                log_warning("Could not remove image %s of snapshot '%s' after a store failure, will retry: %s",
+                            image_id, plain(in->id), e.message ?: "unknown error");
+        else if (sbx_store_delete_snapshot_intent(l->store, in->id, &e) < 0)
+                log_warning("Could not end the snapshot '%s' in the store: %s", plain(in->id),
+                            e.message ?: "unknown error");
+        sbx_error_free(&e);
+}
+
 int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, const char *snapshot_id, char **ret_image_id,
                            SbxError *error) {
         _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL, *snap_lock = NULL;
         _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *existing = NULL;
-        _cleanup_(json_object_putp) json_object *config = NULL, *labels = NULL, *image = NULL;
+        _cleanup_(json_object_putp) json_object *config = NULL, *image = NULL;
         _cleanup_free_ char *id = NULL, *tag = NULL, *ref = NULL, *image_id = NULL;
+        SbxSnapshotIntentRow in;
+        char token[33];
         int r;
 
         /* Lock order: the sandbox, then the snapshot id. */
         if ((r = lock_key(l, "sandbox", name, &lock)) < 0 || (r = lock_key(l, "snapshot", snapshot_id, &snap_lock)) < 0 ||
-            (r = sbx_lifecycle_container_id(l, name, &id, error)) < 0)
+            (r = sbx_lifecycle_container_id(l, name, &id, error)) < 0 ||
+            (r = settle_snapshot_id(l, snapshot_id, error)) < 0)
                 return r;
         if ((r = sbx_store_get_snapshot(l->store, snapshot_id, &existing, error)) < 0)
                 return r;
@@ -1274,30 +1507,42 @@ int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, const char *snapsh
                 return r;
         sbx_error_free(error);
 
-        /* The committed image must never attest a spec: blank the attestation
-         * labels, so a container made from it is unverified unless we stamp it. */
-        config = json_object_new_object();
-        if (!config || (r = sbx_labels_build_commit_blank(&labels)) < 0 ||
-            (r = sbx_json_put(config, "Labels", TAKE_PTR(labels))) < 0)
-                return r < 0 ? r : -ENOMEM;
-        r = sbx_docker_commit(l->docker, id, SBX_SNAPSHOT_REPOSITORY, tag, config, &image_id, error);
+        /* The committed image attests nothing, belongs to no one, and starts as its own
+         * image did (labels.h). */
+        if ((r = new_token(token)) < 0)
+                return r;
+        r = commit_config(l, id, token, &config, error);
         if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
                 return remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
         if (r < 0)
                 return r;
 
-        r = sbx_store_add_snapshot(l->store, &(SbxSnapshotRow) {
+        /* The intent first: whatever the commit makes is found again by its token. */
+        in = (SbxSnapshotIntentRow) {
                 .id = (char *) snapshot_id,
                 .owner_uid = sbx_name_unqualify(snapshot_id, &(const char *) { NULL }),
                 .source_sandbox = (char *) name,
+                .image_tag = ref,
+                .token = token,
+                .created_us = (int64_t) now_usec(),
+        };
+        if ((r = sbx_store_put_snapshot_intent(l->store, &in, error)) < 0)
+                return r;
+        r = sbx_docker_commit(l->docker, id, SBX_SNAPSHOT_REPOSITORY, tag, config, &image_id, error);
+        if (r < 0)
+                return commit_failed(l, &in, name, r, ret_image_id, error);
+
+        /* Writing the row ends the intent (store.h). */
+        r = sbx_store_add_snapshot(l->store, &(SbxSnapshotRow) {
+                .id = (char *) snapshot_id,
+                .owner_uid = in.owner_uid,
+                .source_sandbox = (char *) name,
                 .image_id = image_id,
                 .image_tag = ref,
-                .created_us = (int64_t) now_usec(),
+                .created_us = in.created_us,
         }, error);
         if (r < 0) {
-                SbxError e = SBX_ERROR_NULL;
-                (void) sbx_docker_image_remove(l->docker, image_id, false, &e);
-                sbx_error_free(&e);
+                undo_snapshot(l, &in, image_id);
                 return r;
         }
         if (ret_image_id)
@@ -1310,7 +1555,9 @@ int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, SbxE
         _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *row = NULL;
         int r;
 
-        if ((r = lock_key(l, "snapshot", snapshot_id, &lock)) < 0)
+        /* An interrupted snapshot of the id is settled first: recorded, its image then
+         * removed below, or removed there. */
+        if ((r = lock_key(l, "snapshot", snapshot_id, &lock)) < 0 || (r = settle_snapshot_id(l, snapshot_id, error)) < 0)
                 return r;
         if ((r = sbx_store_get_snapshot(l->store, snapshot_id, &row, error)) <= 0)
                 return r;
@@ -1330,6 +1577,35 @@ int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, SbxE
         return 1;
 }
 
+/* Every interrupted snapshot settled, each under its id's lock with the intent read
+ * again. One that cannot be settled for now (its image in use) is logged and kept;
+ * Docker gone stops the reconciliation. */
+static int settle_snapshot_intents(SbxLifecycle *l, SbxReconcileStats *st, SbxError *error) {
+        _cleanup_(sbx_snapshot_intent_row_list_freep) SbxSnapshotIntentRow **intents = NULL;
+        int r;
+
+        if ((r = sbx_store_list_snapshot_intents(l->store, &intents, error)) < 0)
+                return r;
+        for (SbxSnapshotIntentRow **in = intents; *in; in++) {
+                _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+                _cleanup_(sbx_snapshot_intent_row_freep) SbxSnapshotIntentRow *again = NULL;
+
+                if ((r = lock_key(l, "snapshot", (*in)->id, &lock)) < 0 ||
+                    (r = sbx_store_get_snapshot_intent(l->store, (*in)->id, &again, error)) < 0)
+                        return r;
+                if (r > 0 && (r = settle_snapshot_intent(l, again, false, NULL, error)) < 0) {
+                        if (sbx_error_is(error, SBX_ERROR_BACKEND_UNAVAILABLE) || r == -ENOMEM)
+                                return r;
+                        log_warning("Could not settle the interrupted snapshot '%s' yet: %s", plain((*in)->id),
+                                    error->message ?: "unknown error");
+                        sbx_error_free(error);
+                        continue;
+                }
+                st->snapshots += r >= 0;
+        }
+        return 0;
+}
+
 static int row_cmp(const void *key, const void *elem) {
         return strcmp(key, (*(SbxSandboxRow *const *) elem)->name);
 }
@@ -1342,7 +1618,7 @@ static int list_one(SbxLifecycle *l, json_object *c, const char *name, SbxSandbo
         SbxSandboxRow *const *found = bsearch(name, rows, n_rows, sizeof(SbxSandboxRow *), row_cmp);
         const char *id = json_object_get_string(json_object_object_get(c, "Id"));
         const SbxSandboxRow *row = found && streq((*found)->container_id, id) ? *found : NULL;
-        json_object *labels = json_object_object_get(c, "Labels"), *owner_label;
+        json_object *labels = json_object_object_get(c, "Labels");
         SbxJudgement j = {};
         int r;
 
@@ -1366,9 +1642,7 @@ static int list_one(SbxLifecycle *l, json_object *c, const char *name, SbxSandbo
         s->verdict = j.verdict;
         s->hardened = j.hardened;
         s->created_us = j.created_us;
-        owner_label = json_object_object_get(labels, SBX_LABEL_OWNER);
-        s->owner_valid = sbx_label_parse_owner(owner_label ? json_object_get_string(owner_label) : NULL,
-                                               &s->owner) >= 0;
+        s->owner_valid = listed_owner(c, &s->owner) >= 0;
         s->status = strdup(json_object_get_string(json_object_object_get(c, "State")) ?: "");
         s->state = sbx_state_from_status(s->status);
         s->name = strdup(name);
@@ -1408,16 +1682,17 @@ int sbx_lifecycle_list(SbxLifecycle *l, uid_t owner, SbxSandbox ***ret, size_t *
         if (!out)
                 return -ENOMEM;
         for (size_t i = 0; i < len; i++) {
-                json_object *c = json_object_array_get_idx(list, i), *id, *labels, *name, *owner_label;
+                json_object *c = json_object_array_get_idx(list, i), *id, *labels, *name;
                 _cleanup_free_ char *qualified = NULL;
                 uid_t uid = 0;
 
                 if (!json_object_object_get_ex(c, "Id", &id) || !json_object_object_get_ex(c, "Labels", &labels) ||
                     !json_object_object_get_ex(labels, SBX_LABEL_SANDBOX_NAME, &name))
                         continue;       /* not one of ours after all */
-                owner_label = json_object_object_get(labels, SBX_LABEL_OWNER);
-                if (sbx_label_parse_owner(owner_label ? json_object_get_string(owner_label) : NULL, &uid) < 0 &&
-                    owner != SBX_STORE_ANY_OWNER)
+                r = listed_owner(c, &uid);
+                if (r == -ENOENT)
+                        continue;       /* no sandbox at all (labels.h) */
+                if (r < 0 && owner != SBX_STORE_ANY_OWNER)
                         continue;       /* nobody's: only in everyone's list */
                 if (owner != SBX_STORE_ANY_OWNER && uid != owner)
                         continue;
@@ -1591,9 +1866,8 @@ static int reconcile_container(SbxLifecycle *l, json_object *c, SbxSandboxRow **
          * ones have none) are recorded again or removed. */
         if (!l->service_id || !(label = json_object_object_get(labels, SBX_LABEL_SERVICE)) ||
             !streq_ptr(json_object_get_string(label), l->service_id) ||
-            !(label = json_object_object_get(labels, SBX_LABEL_OWNER)) ||
-            sbx_label_parse_owner(json_object_get_string(label), &owner) < 0)
-                return 0;
+            !json_object_object_get_ex(labels, SBX_LABEL_OWNER, NULL) || listed_owner(c, &owner) < 0)
+                return 0;       /* not ours, or nobody's: a blank owner is no sandbox (labels.h) */
         r = sbx_name_from_labels(json_object_get_string(json_object_object_get(labels, SBX_LABEL_SANDBOX_NAME)),
                                  owner, &name);
         if (r == -EBADMSG)
@@ -1698,6 +1972,8 @@ int sbx_lifecycle_reconcile(SbxLifecycle *l, SbxReconcileStats *ret, SbxError *e
         for (int i = 0; i < n_rows; i++)
                 if (!listed_id(list, rows[i]->container_id) && (r = reconcile_row(l, rows[i], &st, error)) < 0)
                         return r;
+        if ((r = settle_snapshot_intents(l, &st, error)) < 0)
+                return r;
 
         if (n_rows == 0 && st.owned > 0)
                 log_warning("The store %s held no sandboxes, but %u containers of this service exist: rows rebuilt "

@@ -46,6 +46,9 @@ struct SbxLifecycle {
         /* Tests only: runs between a create's volume checks and its start, to change
          * what the checked paths name before dockerd mounts them. */
         void (*seam_before_start)(SbxLifecycle *l, const char *container_id, void *userdata);
+        /* Tests only: runs just before a create's docker create (given the container's
+         * provisional name), to move a snapshot's tag after it was resolved. */
+        void (*seam_before_create)(SbxLifecycle *l, const char *container_name, void *userdata);
         void *seam_userdata;
 #endif
 };
@@ -128,14 +131,19 @@ int sbx_lifecycle_ensure(SbxLifecycle *l, const char *name, const SbxSpec *spec,
 /* Idempotent: a missing name succeeds. Returns 1 if something was removed. */
 int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error);
 
-/* Commits the container to xagent-sandbox-snapshot:<safe id> with the attestation
- * labels blanked, and records the snapshot for the owner of the (Docker-level)
- * snapshot_id, with its image id. SnapshotExists for a used id. */
+/* Commits the container to xagent-sandbox-snapshot:<safe id> with the commit config of
+ * labels.h (xagent's and this service's labels blanked, the source image's entrypoint,
+ * command and user restored), and records the snapshot for the owner of the
+ * (Docker-level) snapshot_id, with its image id. SnapshotExists for a used id. An intent
+ * recorded before the commit makes an interrupted snapshot's image found again: recorded
+ * or removed (docs/lifecycle.md), before any later snapshot or delete of the id and at
+ * reconciliation. */
 int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, const char *snapshot_id, char **ret_image_id,
                            SbxError *error);
 
 /* Idempotent: an unknown id succeeds. Removes the image by the id recorded when it
- * was made. Returns 1 if something was removed. */
+ * was made, an interrupted snapshot of the id settled first. Returns 1 if something
+ * was removed. */
 int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, SbxError *error);
 
 /* Every managed container (xagent's own included) of owner (SBX_STORE_ANY_OWNER:
@@ -154,6 +162,7 @@ typedef struct SbxReconcileStats {
         unsigned over_limit;    /* … proven, but left without a row: the owner is at max_sandboxes_per_user */
         unsigned dropped;       /* rows whose container is gone, dropped */
         unsigned repaired;      /* rows that said running for a container that is not */
+        unsigned snapshots;     /* interrupted snapshots recorded or undone */
 } SbxReconcileStats;
 
 /* Store and Docker made to agree (docs/lifecycle.md), at start-up and whenever Docker
@@ -164,8 +173,8 @@ typedef struct SbxReconcileStats {
  * owner is below max_sandboxes_per_user (else left as it is, in over_limit; stopped in
  * its row when it lacks the posture), removed if nothing proves it; rows whose
  * container is gone dropped; a row that says running for a stopped container
- * corrected. One container list; an inspect only for what has no row. Logs what it
- * changed. */
+ * corrected; every interrupted snapshot settled. One container list; an inspect only
+ * for what has no row. Logs what it changed. */
 int sbx_lifecycle_reconcile(SbxLifecycle *l, SbxReconcileStats *ret, SbxError *error);
 
 /* The row of a sandbox whose container Docker removed (an event): dropped if it is

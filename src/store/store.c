@@ -60,6 +60,18 @@ static const char *const migrations[] = {
         "        DELETE FROM intents WHERE name = NEW.name; END;"
         "CREATE TRIGGER IF NOT EXISTS intents_end_on_update AFTER UPDATE OF container_id ON sandboxes BEGIN"
         "        DELETE FROM intents WHERE name = NEW.name; END;",
+        /* 3 → 4: snapshot intents, a snapshot's record before its commit (docs/lifecycle.md);
+         * the snapshot row of that id, once written, ends it in the same statement */
+        "CREATE TABLE IF NOT EXISTS snapshot_intents ("
+        "        id TEXT PRIMARY KEY,"
+        "        owner_uid INTEGER NOT NULL,"
+        "        source_sandbox TEXT NOT NULL,"
+        "        image_tag TEXT NOT NULL,"
+        "        token TEXT NOT NULL,"
+        "        abandoned INTEGER NOT NULL DEFAULT 0,"
+        "        created_us INTEGER NOT NULL);"
+        "CREATE TRIGGER IF NOT EXISTS snapshot_intents_end_on_insert AFTER INSERT ON snapshots BEGIN"
+        "        DELETE FROM snapshot_intents WHERE id = NEW.id; END;",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == SBX_STORE_SCHEMA_VERSION,
@@ -81,6 +93,11 @@ typedef enum StoreStatement {
         STMT_DELETE_INTENT,
         STMT_LIST_INTENTS,
         STMT_COUNT_OWNED,
+        STMT_PUT_SNAPSHOT_INTENT,
+        STMT_GET_SNAPSHOT_INTENT,
+        STMT_ABANDON_SNAPSHOT_INTENT,
+        STMT_DELETE_SNAPSHOT_INTENT,
+        STMT_LIST_SNAPSHOT_INTENTS,
         _STMT_MAX,
 } StoreStatement;
 
@@ -91,6 +108,8 @@ typedef enum StoreStatement {
         "id, owner_uid, source_sandbox, image_id, image_tag, created_us"
 #define INTENT_COLUMNS \
         "name, owner_uid, owner_gid, container_name, fingerprint, spec_json, created_us"
+#define SNAPSHOT_INTENT_COLUMNS \
+        "id, owner_uid, source_sandbox, image_tag, token, abandoned, created_us"
 
 /* Owner filters bind -1 for "any owner". */
 static const char *const statement_sql[_STMT_MAX] = {
@@ -131,6 +150,16 @@ static const char *const statement_sql[_STMT_MAX] = {
                 "       (SELECT COUNT(*) FROM intents WHERE owner_uid = ?1 AND name != ?2)",
         [STMT_LIST_INTENTS] =
                 "SELECT " INTENT_COLUMNS " FROM intents WHERE ?1 < 0 OR owner_uid = ?1 ORDER BY name",
+        [STMT_PUT_SNAPSHOT_INTENT] =
+                "INSERT OR REPLACE INTO snapshot_intents(" SNAPSHOT_INTENT_COLUMNS ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        [STMT_GET_SNAPSHOT_INTENT] =
+                "SELECT " SNAPSHOT_INTENT_COLUMNS " FROM snapshot_intents WHERE id = ?1",
+        [STMT_ABANDON_SNAPSHOT_INTENT] =
+                "UPDATE snapshot_intents SET abandoned = 1 WHERE id = ?1",
+        [STMT_DELETE_SNAPSHOT_INTENT] =
+                "DELETE FROM snapshot_intents WHERE id = ?1",
+        [STMT_LIST_SNAPSHOT_INTENTS] =
+                "SELECT " SNAPSHOT_INTENT_COLUMNS " FROM snapshot_intents WHERE ?1 < 0 OR owner_uid = ?1 ORDER BY id",
 };
 
 struct SbxStore {
@@ -651,7 +680,7 @@ int sbx_store_update_sandbox_state(SbxStore *s, const char *name, SbxSandboxStat
         return sqlite3_changes(s->db) > 0;
 }
 
-/* Runs a one-parameter DELETE; 1 if a row went away. */
+/* Runs a one-key DELETE (or UPDATE); 1 if a row went away (or changed). */
 static int store_delete(SbxStore *s, StoreStatement id, const char *key, SbxError *error) {
         _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
         int r;
@@ -966,4 +995,102 @@ int sbx_store_list_intents(SbxStore *s, SbxIntentRow ***ret, SbxError *error) {
         assert(ret);
         return store_list(s, STMT_LIST_INTENTS, SBX_STORE_ANY_OWNER, intent_row_read, intent_row_free_any,
                           (void ***) ret, error);
+}
+
+/* ---- snapshot intents ------------------------------------------------------------- */
+
+SbxSnapshotIntentRow *sbx_snapshot_intent_row_free(SbxSnapshotIntentRow *row) {
+        if (!row)
+                return NULL;
+        free(row->id);
+        free(row->source_sandbox);
+        free(row->image_tag);
+        free(row->token);
+        free(row);
+        return NULL;
+}
+
+SbxSnapshotIntentRow **sbx_snapshot_intent_row_list_free(SbxSnapshotIntentRow **rows) {
+        if (!rows)
+                return NULL;
+        for (SbxSnapshotIntentRow **r = rows; *r; r++)
+                sbx_snapshot_intent_row_free(*r);
+        free(rows);
+        return NULL;
+}
+
+int sbx_store_put_snapshot_intent(SbxStore *s, const SbxSnapshotIntentRow *row, SbxError *error) {
+        _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
+        int r;
+
+        assert(s);
+        assert(row);
+
+        if (isempty(row->id) || !row->source_sandbox || isempty(row->image_tag) || isempty(row->token))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "snapshot intent: a field is missing");
+        r = store_statement(s, STMT_PUT_SNAPSHOT_INTENT, &st, error);
+        if (r < 0)
+                return r;
+        if (bind_text(st, 1, row->id) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 2, row->owner_uid) != SQLITE_OK ||
+            bind_text(st, 3, row->source_sandbox) != SQLITE_OK ||
+            bind_text(st, 4, row->image_tag) != SQLITE_OK ||
+            bind_text(st, 5, row->token) != SQLITE_OK ||
+            sqlite3_bind_int(st, 6, row->abandoned) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 7, row->created_us > 0 ? row->created_us : now_us()) != SQLITE_OK)
+                return store_fail(s, error, "cannot bind snapshot intent row");
+        r = store_step(s, st, error);
+        return r < 0 ? r : 0;
+}
+
+static int snapshot_intent_row_read(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error) {
+        _cleanup_(sbx_snapshot_intent_row_freep) SbxSnapshotIntentRow *row = NULL;
+        int r;
+
+        row = calloc(1, sizeof *row);
+        if (!row)
+                return -ENOMEM;
+        r = column_strdup(st, 0, &row->id);
+        if (r >= 0)
+                r = column_strdup(st, 2, &row->source_sandbox);
+        if (r >= 0)
+                r = column_strdup(st, 3, &row->image_tag);
+        if (r >= 0)
+                r = column_strdup(st, 4, &row->token);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return sbx_error_set(error, SBX_ERROR_IO, "%s: malformed snapshot intent row", s->path);
+        row->owner_uid = (uid_t) sqlite3_column_int64(st, 1);
+        row->abandoned = sqlite3_column_int(st, 5) != 0;
+        row->created_us = sqlite3_column_int64(st, 6);
+        *ret = TAKE_PTR(row);
+        return 0;
+}
+
+int sbx_store_get_snapshot_intent(SbxStore *s, const char *id, SbxSnapshotIntentRow **ret, SbxError *error) {
+        return store_get(s, STMT_GET_SNAPSHOT_INTENT, id, snapshot_intent_row_read, (void **) ret, error);
+}
+
+int sbx_store_abandon_snapshot_intent(SbxStore *s, const char *id, SbxError *error) {
+        assert(s);
+        assert(id);
+        return store_delete(s, STMT_ABANDON_SNAPSHOT_INTENT, id, error);
+}
+
+int sbx_store_delete_snapshot_intent(SbxStore *s, const char *id, SbxError *error) {
+        assert(s);
+        assert(id);
+        return store_delete(s, STMT_DELETE_SNAPSHOT_INTENT, id, error);
+}
+
+static void *snapshot_intent_row_free_any(void *row) {
+        return sbx_snapshot_intent_row_free(row);
+}
+
+int sbx_store_list_snapshot_intents(SbxStore *s, SbxSnapshotIntentRow ***ret, SbxError *error) {
+        assert(s);
+        assert(ret);
+        return store_list(s, STMT_LIST_SNAPSHOT_INTENTS, SBX_STORE_ANY_OWNER, snapshot_intent_row_read,
+                          snapshot_intent_row_free_any, (void ***) ret, error);
 }

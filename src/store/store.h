@@ -14,7 +14,9 @@
  * make (the name, the owner, the container's provisional name, the spec and its
  * fingerprint); writing that name's sandbox row ends the intent in the same
  * statement. An intent left over (a crash, Docker gone) is finished or undone by the
- * lifecycle layer (docs/lifecycle.md).
+ * lifecycle layer (docs/lifecycle.md). Snapshot intents are the same for a snapshot:
+ * recorded before the commit (the id, the owner, the tag and the token label the commit
+ * writes into the image), ended by writing that id's snapshot row.
  *
  * Results: functions return a negative errno on failure and fill the optional
  * SbxError; lookups return 1 (found, *ret set) or 0 (absent, *ret = NULL). */
@@ -28,7 +30,7 @@
 
 #define SBX_STORE_FILENAME "sandboxd.db"
 /* The newest schema this code knows; a database with a larger user_version is refused. */
-#define SBX_STORE_SCHEMA_VERSION 3
+#define SBX_STORE_SCHEMA_VERSION 4
 /* The owner filter that matches every row. */
 #define SBX_STORE_ANY_OWNER ((uid_t) -1)
 
@@ -78,6 +80,16 @@ typedef struct SbxIntentRow {
         char *spec_json;        /* the canonical spec, as the sandbox row will hold it */
         int64_t created_us;     /* 0 = now, on put */
 } SbxIntentRow;
+
+typedef struct SbxSnapshotIntentRow {
+        char *id;               /* the Docker-level snapshot id */
+        uid_t owner_uid;
+        char *source_sandbox;
+        char *image_tag;        /* the reference the commit tags */
+        char *token;            /* the commit's SBX_LABEL_SNAPSHOT_INTENT value */
+        bool abandoned;         /* its caller was told it failed: whatever the commit made goes */
+        int64_t created_us;     /* 0 = now, on put */
+} SbxSnapshotIntentRow;
 
 SbxSandboxRow *sbx_sandbox_row_free(SbxSandboxRow *row);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SbxSandboxRow *, sbx_sandbox_row_free);
@@ -144,3 +156,18 @@ int sbx_store_get_intent(SbxStore *store, const char *name, SbxIntentRow **ret, 
 int sbx_store_delete_intent(SbxStore *store, const char *name, SbxError *error);
 /* Every intent, ordered by name, as a NULL-terminated array; returns the count. */
 int sbx_store_list_intents(SbxStore *store, SbxIntentRow ***ret, SbxError *error);
+
+SbxSnapshotIntentRow *sbx_snapshot_intent_row_free(SbxSnapshotIntentRow *row);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SbxSnapshotIntentRow *, sbx_snapshot_intent_row_free);
+SbxSnapshotIntentRow **sbx_snapshot_intent_row_list_free(SbxSnapshotIntentRow **rows);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SbxSnapshotIntentRow **, sbx_snapshot_intent_row_list_free);
+
+/* Records a snapshot intent, replacing one of the same id. */
+int sbx_store_put_snapshot_intent(SbxStore *store, const SbxSnapshotIntentRow *row, SbxError *error);
+int sbx_store_get_snapshot_intent(SbxStore *store, const char *id, SbxSnapshotIntentRow **ret, SbxError *error);
+/* Marks it abandoned; 1 if there was one. */
+int sbx_store_abandon_snapshot_intent(SbxStore *store, const char *id, SbxError *error);
+/* Idempotent: 1 if an intent was deleted, 0 if there was none. */
+int sbx_store_delete_snapshot_intent(SbxStore *store, const char *id, SbxError *error);
+/* Every snapshot intent, ordered by id, as a NULL-terminated array; returns the count. */
+int sbx_store_list_snapshot_intents(SbxStore *store, SbxSnapshotIntentRow ***ret, SbxError *error);

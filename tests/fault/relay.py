@@ -175,11 +175,13 @@ class Hold:
     """Holds the next `count` requests matching (method, path regex, subject regex), each
     before it is forwarded ("before") or once Docker answered it ("after")."""
 
-    def __init__(self, relay, method, path_re, when, count, subject, orphan=False):
+    def __init__(self, relay, method, path_re, when, count, subject, orphan=False, answer=None):
         assert when in ("before", "after")
         assert not orphan or when == "before"
+        assert answer is None or when == "after"
         self.orphan = orphan        # forwarded at release even when the daemon left meanwhile
         self.relay = relay
+        self.answer = answer        # "after": sent instead of Docker's answer, then the connection closed
         self.method = method
         self.path_re = re.compile(path_re)
         self.subject_re = re.compile(subject) if isinstance(subject, str) else subject
@@ -323,14 +325,17 @@ class Relay:
         if os.path.exists(self.listen_path):
             os.unlink(self.listen_path)
 
-    def hold(self, method, path_re, when="before", count=1, subject=None, orphan=False):
+    def hold(self, method, path_re, when="before", count=1, subject=None, orphan=False, answer=None):
         """subject: a regex the request's container name must match (creates: the
         name asked for; /containers/{id}/…: the name that id was created or renamed
         with; lists: the name label of the filter, else "owner=<uid>" of its owner label).
         orphan (before only): at release the request goes to dockerd even when the
         daemon's side closed meanwhile (a request Docker carries out after the daemon
-        gave up on it); its answer goes nowhere."""
-        h = Hold(self, method, path_re, when, count, subject, orphan)
+        gave up on it); its answer goes nowhere.
+        answer (bytes, with when="after"): Docker did the request, but the daemon gets
+        these bytes instead of its answer, at once, and then the connection closes (a
+        500, garbage, an answer cut short)."""
+        h = Hold(self, method, path_re, when, count, subject, orphan, answer)
         with self._lock:
             self._holds.append(h)
         return h
@@ -627,6 +632,11 @@ class Relay:
                     req.t_answered = time.monotonic()
                     req.response = _dechunk(rbody) if kind == "chunked" else rbody
                     self._learn(req)
+                    if after.answer is not None:
+                        after._now_held(req)
+                        down.sendall(after.answer)
+                        req.outcome = "replaced"
+                        return
                     if not after._wait_release(req, down, up):
                         req.outcome = "dropped"
                         return
