@@ -670,16 +670,17 @@ static bool running(const char *id) {
         return json_object_get_boolean(jget(info, "State", "Running"));
 }
 
-static bool listed(const char *id) {
+/* Whether a list of owner (SBX_STORE_ANY_OWNER: everyone's) shows the container. */
+static bool listed(uid_t who, const char *container_id) {
         SbxSandbox **list = NULL;
-        size_t n = 0;
+        size_t n_list = 0;
         bool found = false;
         SbxError e = SBX_ERROR_NULL;
 
-        ck_assert_msg(sbx_lifecycle_list(&F.l, SBX_STORE_ANY_OWNER, &list, &n, &e) == 0, "list: %s", e.message);
-        for (size_t i = 0; i < n; i++)
-                found = found || streq(list[i]->container_id, id);
-        sbx_sandbox_list_free(list, n);
+        ck_assert_msg(sbx_lifecycle_list(&F.l, who, &list, &n_list, &e) == 0, "list: %s", e.message);
+        for (size_t i = 0; i < n_list; i++)
+                found = found || streq(list[i]->container_id, container_id);
+        sbx_sandbox_list_free(list, n_list);
         return found;
 }
 
@@ -727,7 +728,7 @@ START_TEST(test_snapshot_startable) {
         ck_assert_str_eq(jstr(info, "Config", "Labels", SBX_LABEL_MANAGED), "");
         ck_assert_str_eq(jstr(info, "Config", "Labels", SBX_LABEL_SERVICE), "");
         ck_assert_str_eq(jstr(info, "Config", "User"), "0");
-        ck_assert(!listed(plain_id));
+        ck_assert(!listed(SBX_STORE_ANY_OWNER, plain_id));
 
         /* one from an older snapshot: its service label, a blank owner */
         ck_assert_int_eq(sbx_container_name(oldname, &old_cname), 0);
@@ -736,8 +737,8 @@ START_TEST(test_snapshot_startable) {
                                   SBX_LABEL_MANAGED "\":\"true\",\"" SBX_LABEL_SANDBOX_NAME "\":\"%s\",\""
                                   SBX_LABEL_SERVICE "\":\"%s\",\"" SBX_LABEL_OWNER "\":\"\"}}", oldname, run_id), 0);
         old_id = create_direct(old_cname, body);
-        ck_assert(!listed(old_id));
-        ck_assert(listed(xid));
+        ck_assert(!listed(SBX_STORE_ANY_OWNER, old_id));
+        ck_assert(listed(SBX_STORE_ANY_OWNER, xid));
         assert_no_such_sandbox(sbx_lifecycle_stop(&F.l, oldname, 0, &e), &e, oldname);
         ck_assert_int_eq(sbx_lifecycle_delete(&F.l, oldname, &e), 0);
         ck_assert_int_eq(sbx_lifecycle_reconcile(&F.l, &st, &e), 0);
@@ -1598,20 +1599,6 @@ START_TEST(test_odd_name) {
         ck_assert_uint_eq(count_containers(n), 0);
 }
 END_TEST
-
-/* Whether a list of owner (SBX_STORE_ANY_OWNER: everyone's) shows the container. */
-static bool listed(uid_t who, const char *container_id) {
-        SbxSandbox **list = NULL;
-        size_t n_list = 0;
-        bool found = false;
-        SbxError e = SBX_ERROR_NULL;
-
-        ck_assert_msg(sbx_lifecycle_list(&F.l, who, &list, &n_list, &e) == 0, "list: %s", e.message);
-        for (size_t i = 0; i < n_list; i++)
-                found = found || streq(list[i]->container_id, container_id);
-        sbx_sandbox_list_free(list, n_list);
-        return found;
-}
 
 /* 16. A container labelled with an owner's Docker-level name but without that owner's
  * label (xagent's own sandbox literally named "~65534:x", whose container name is
