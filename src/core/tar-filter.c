@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tar-filter.h"
+#include "ustar.h"
 
 #define BLOCK 512U
 /* pax and GNU long-name data kept at most (a path is at most 4096 bytes). */
@@ -116,41 +117,6 @@ static int emit(const void *p, size_t n, char **out, size_t *size, size_t *alloc
         memcpy(*out + *size, p, n);
         *size += n;
         return 0;
-}
-
-static uint64_t octal(const uint8_t *p, size_t n) {
-        uint64_t v = 0;
-
-        if (p[0] & 0x80) {              /* GNU base-256 */
-                v = p[0] & 0x7f;
-                for (size_t i = 1; i < n; i++)
-                        v = v << 8 | p[i];
-                return v;
-        }
-        for (size_t i = 0; i < n && p[i] == ' '; i++)
-                p++, n--;
-        for (size_t i = 0; i < n && p[i] >= '0' && p[i] <= '7'; i++)
-                v = v * 8 + (uint64_t) (p[i] - '0');
-        return v;
-}
-
-static bool checksum_ok(const uint8_t *b) {
-        uint64_t want = octal(b + 148, 8), u = 0;
-        int64_t s = 0;
-
-        for (size_t i = 0; i < BLOCK; i++) {
-                uint8_t c = i >= 148 && i < 156 ? ' ' : b[i];
-                u += c;
-                s += (int8_t) c;
-        }
-        return want == u || (int64_t) want == s;
-}
-
-static bool all_zero(const uint8_t *b) {
-        for (size_t i = 0; i < BLOCK; i++)
-                if (b[i])
-                        return false;
-        return true;
 }
 
 static char *field(const uint8_t *p, size_t n) {
@@ -379,73 +345,16 @@ static int refuse(SbxError *error, const char *name, const char *why) {
         return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "tar: entry '%.200s': %s", name, why);
 }
 
-static int put_octal(uint8_t *p, size_t n, uint64_t v) {
-        char buf[32];
-
-        snprintf(buf, sizeof buf, "%0*llo", (int) n - 1, (unsigned long long) v);
-        if (strlen(buf) > n - 1)
-                return -ERANGE;
-        memcpy(p, buf, n);
-        return 0;
-}
-
-static void put_checksum(uint8_t *h) {
-        unsigned sum = 0;
-
-        memset(h + 148, ' ', 8);
-        for (size_t i = 0; i < BLOCK; i++)
-                sum += h[i];
-        snprintf((char *) h + 148, 8, "%06o", sum);
-        h[155] = ' ';
-}
-
-static void ustar_header(uint8_t *h, const char *name, char type, unsigned mode, uint64_t size,
-                         const uint8_t *mtime, uid_t uid, gid_t gid, const char *link) {
-        memset(h, 0, BLOCK);
-        strncpy((char *) h, name, 100);
-        (void) put_octal(h + 100, 8, mode);
-        if (put_octal(h + 108, 8, uid) < 0)
-                (void) put_octal(h + 108, 8, 0);
-        if (put_octal(h + 116, 8, gid) < 0)
-                (void) put_octal(h + 116, 8, 0);
-        if (put_octal(h + 124, 12, size) < 0) {        /* ≥ 8 GiB: base-256 */
-                h[124] = 0x80;
-                for (size_t i = 0; i < 8; i++)
-                        h[135 - i] = (uint8_t) (size >> (8 * i));
-        }
-        if (mtime)
-                memcpy(h + 136, mtime, 12);
-        else
-                (void) put_octal(h + 136, 12, 0);
-        h[156] = (uint8_t) type;
-        if (link)
-                strncpy((char *) h + 157, link, 100);
-        memcpy(h + 257, "ustar", 6);
-        memcpy(h + 263, "00", 2);
-        put_checksum(h);
-}
-
+/* A pax record appended to *buf (grown). */
 static int pax_record(char **buf, size_t *n, const char *key, const char *value) {
-        size_t body = strlen(key) + strlen(value) + 3, len = body + 1, digits;
-        char *rec;
+        size_t len = sbx_pax_record(NULL, 0, key, value);
+        char *b = realloc(*buf, *n + len + 1);
 
-        /* The length counts its own digits. */
-        for (;;) {
-                digits = (size_t) snprintf(NULL, 0, "%zu", len);
-                if (digits + body == len)
-                        break;
-                len = digits + body;
-        }
-        if (asprintf(&rec, "%zu %s=%s\n", len, key, value) < 0)
+        if (!b)
                 return -ENOMEM;
-        *buf = realloc(*buf, *n + len + 1);
-        if (!*buf) {
-                free(rec);
-                return -ENOMEM;
-        }
-        memcpy(*buf + *n, rec, len);
+        *buf = b;
+        (void) sbx_pax_record(b + *n, len + 1, key, value);
         *n += len;
-        free(rec);
         return 0;
 }
 
@@ -456,13 +365,13 @@ static int emit_long_names(const char *name, const char *link, char **out, size_
         size_t n = 0;
         int r;
 
-        if (strlen(name) > 100 && (r = pax_record(&recs, &n, "path", name)) < 0)
+        if (strlen(name) > SBX_USTAR_NAME_FIELD && (r = pax_record(&recs, &n, "path", name)) < 0)
                 return r;
-        if (link && strlen(link) > 100 && (r = pax_record(&recs, &n, "linkpath", link)) < 0)
+        if (link && strlen(link) > SBX_USTAR_NAME_FIELD && (r = pax_record(&recs, &n, "linkpath", link)) < 0)
                 return r;
         if (n == 0)
                 return 0;
-        ustar_header(h, "././@PaxHeader", 'x', 0644, n, NULL, 0, 0, NULL);
+        sbx_ustar_header(h, &(SbxUstarEntry) { .name = "././@PaxHeader", .type = 'x', .mode = 0644, .size = n });
         if ((r = emit(h, BLOCK, out, size, alloc)) < 0 || (r = emit(recs, n, out, size, alloc)) < 0)
                 return r;
         return emit(pad, (BLOCK - n % BLOCK) % BLOCK, out, size, alloc);
@@ -549,7 +458,7 @@ static int check_links(SbxTarFilter *f, char type, const char *raw, const char *
 static int entry(SbxTarFilter *f, char type, char **out, size_t *size, size_t *alloc, SbxError *error) {
         const uint8_t *b = f->block;
         _cleanup_free_ char *raw = NULL, *name = NULL, *rawlink = NULL, *link = NULL;
-        uint64_t data = octal(b + 124, 12);
+        uint64_t data = sbx_ustar_number(b + 124, 12);
         bool regular = type == '0' || type == 0 || type == '7';
         uint8_t h[BLOCK];
         int r;
@@ -581,8 +490,10 @@ static int entry(SbxTarFilter *f, char type, char **out, size_t *size, size_t *a
                 const char *target = type == '2' ? rawlink : type == '1' ? link : NULL;
                 if ((r = emit_long_names(name, target, out, size, alloc)) < 0)
                         return r;
-                ustar_header(h, name, regular ? '0' : type, (unsigned) (octal(b + 100, 8) & 0777),
-                             regular ? data : 0, b + 136, f->uid, f->gid, target);
+                sbx_ustar_header(h, &(SbxUstarEntry) {
+                        .name = name, .type = regular ? '0' : type,
+                        .mode = (unsigned) (sbx_ustar_number(b + 100, 8) & 0777), .size = regular ? data : 0,
+                        .mtime_field = b + 136, .uid = f->uid, .gid = f->gid, .link = target });
         }
         f->entries++;
         f->remaining = padded(data);
@@ -634,7 +545,7 @@ static int header(SbxTarFilter *f, char **out, size_t *size, size_t *alloc, SbxE
         char type = (char) f->block[156];
         uint64_t data;
 
-        if (all_zero(f->block)) {
+        if (sbx_ustar_is_zero(f->block)) {
                 if (++f->zero_blocks == 2) {
                         f->phase = PHASE_END;
                         return emit(f->block, BLOCK, out, size, alloc) < 0 ? -ENOMEM
@@ -642,14 +553,14 @@ static int header(SbxTarFilter *f, char **out, size_t *size, size_t *alloc, SbxE
                 }
                 return 0;
         }
-        if (f->zero_blocks > 0 || !checksum_ok(f->block))
+        if (f->zero_blocks > 0 || !sbx_ustar_checksum_ok(f->block))
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, f->entries == 0 && !f->path && !f->linkpath
                                      ? "tar: not a tar stream (the first header's checksum is wrong)"
                                      : "tar: a corrupt header after %llu entries", (unsigned long long) f->entries);
         if (!strchr("xgLK", type) || type == 0)
                 return entry(f, type, out, size, alloc, error);
 
-        data = octal(f->block + 124, 12);
+        data = sbx_ustar_number(f->block + 124, 12);
         if (data > EXT_MAX)
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "tar: an extended header larger than %u bytes",
                                      EXT_MAX);

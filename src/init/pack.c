@@ -26,8 +26,9 @@
 #include <unistd.h>
 
 #include "pack.h"
+#include "ustar.h"
 
-#define BLOCK 512U
+#define BLOCK SBX_USTAR_BLOCK
 #define PATH_MAX_LEN 4096U
 #define DEPTH_MAX 256U
 
@@ -69,63 +70,12 @@ static int write_zeros(size_t n) {
         return 0;
 }
 
-static void put_octal(unsigned char *p, size_t n, uint64_t v) {
-        char buf[32];
-
-        snprintf(buf, sizeof buf, "%0*llo", (int) n - 1, (unsigned long long) v);
-        if (strlen(buf) <= n - 1) {
-                memcpy(p, buf, n);
-                return;
-        }
-        /* Too large for the field: GNU base-256. */
-        memset(p, 0, n);
-        p[0] = 0x80;
-        for (size_t i = 0; i < 8 && i < n - 1; i++)
-                p[n - 1 - i] = (unsigned char) (v >> (8 * i));
-}
-
-static void checksum(unsigned char *h) {
-        unsigned sum = 0;
-
-        memset(h + 148, ' ', 8);
-        for (size_t i = 0; i < BLOCK; i++)
-                sum += h[i];
-        snprintf((char *) h + 148, 8, "%06o", sum);
-        h[155] = ' ';
-}
-
 static void header(unsigned char *h, const char *name, char type, const struct stat *st, uint64_t size,
                    const char *link) {
-        memset(h, 0, BLOCK);
-        strncpy((char *) h, name, 100);
-        put_octal(h + 100, 8, st->st_mode & 07777);
-        put_octal(h + 108, 8, st->st_uid);
-        put_octal(h + 116, 8, st->st_gid);
-        put_octal(h + 124, 12, size);
-        put_octal(h + 136, 12, st->st_mtim.tv_sec < 0 ? 0 : (uint64_t) st->st_mtim.tv_sec);
-        h[156] = (unsigned char) type;
-        if (link)
-                strncpy((char *) h + 157, link, 100);
-        memcpy(h + 257, "ustar", 6);
-        memcpy(h + 263, "00", 2);
-        checksum(h);
-}
-
-/* "LEN key=value\n", the length counting its own digits. */
-static size_t pax_record(char *buf, size_t room, const char *key, const char *value) {
-        size_t body = strlen(key) + strlen(value) + 3, len = body + 1;
-
-        for (;;) {
-                size_t digits = (size_t) snprintf(NULL, 0, "%zu", len);
-
-                if (digits + body == len)
-                        break;
-                len = digits + body;
-        }
-        if (len >= room)
-                return 0;
-        snprintf(buf, room, "%zu %s=%s\n", len, key, value);
-        return len;
+        sbx_ustar_header(h, &(SbxUstarEntry) {
+                .name = name, .type = type, .mode = st->st_mode & 07777, .size = size,
+                .mtime = st->st_mtim.tv_sec < 0 ? 0 : (uint64_t) st->st_mtim.tv_sec,
+                .uid = st->st_uid, .gid = st->st_gid, .link = link });
 }
 
 static int pax_header(const char *name, const char *link, const struct stat *st) {
@@ -133,10 +83,10 @@ static int pax_header(const char *name, const char *link, const struct stat *st)
         unsigned char h[BLOCK];
         size_t n = 0;
 
-        if (strlen(name) > 100)
-                n += pax_record(recs + n, sizeof recs - n, "path", name);
-        if (link && strlen(link) > 100)
-                n += pax_record(recs + n, sizeof recs - n, "linkpath", link);
+        if (strlen(name) > SBX_USTAR_NAME_FIELD)
+                n += sbx_pax_record(recs + n, sizeof recs - n, "path", name);
+        if (link && strlen(link) > SBX_USTAR_NAME_FIELD)
+                n += sbx_pax_record(recs + n, sizeof recs - n, "linkpath", link);
         if (n == 0)
                 return 0;
         header(h, "././@PaxHeader", 'x', st, n, NULL);

@@ -32,9 +32,10 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "ustar.h"
 #include "unpack.h"
 
-#define BLOCK 512U
+#define BLOCK SBX_USTAR_BLOCK
 #define NAME_MAX_LEN 4096U
 #define PAX_MAX 65536U
 #define DEFERRED_MAX 4096U
@@ -106,38 +107,6 @@ static int skip(uint64_t n) {
 
 static uint64_t padding(uint64_t n) {
         return (BLOCK - n % BLOCK) % BLOCK;
-}
-
-static uint64_t octal(const unsigned char *p, size_t n) {
-        uint64_t v = 0;
-        size_t i = 0;
-
-        if (p[0] & 0x80) {              /* GNU base-256 */
-                v = p[0] & 0x7f;
-                for (i = 1; i < n; i++)
-                        v = v << 8 | p[i];
-                return v;
-        }
-        while (i < n && p[i] == ' ')
-                i++;
-        for (; i < n && p[i] >= '0' && p[i] <= '7'; i++)
-                v = v * 8 + (uint64_t) (p[i] - '0');
-        return v;
-}
-
-static int checksum_ok(const unsigned char *b) {
-        uint64_t want = octal(b + 148, 8), sum = 0;
-
-        for (size_t i = 0; i < BLOCK; i++)
-                sum += i >= 148 && i < 156 ? ' ' : b[i];
-        return sum == want;
-}
-
-static int all_zero(const unsigned char *b) {
-        for (size_t i = 0; i < BLOCK; i++)
-                if (b[i])
-                        return 0;
-        return 1;
 }
 
 /* A name the filter would have written: relative, not empty, no "." or ".."
@@ -218,15 +187,15 @@ static int next_entry(Entry *e) {
 
                 if (r != 0)
                         return fail(NULL, "the stream ends before the end of the archive");
-                if (all_zero(b)) {
+                if (sbx_ustar_is_zero(b)) {
                         if (++zeros == 2)
                                 return 1;
                         continue;
                 }
-                if (zeros > 0 || !checksum_ok(b))
+                if (zeros > 0 || !sbx_ustar_checksum_ok(b))
                         return fail(NULL, "a corrupt header");
                 if (b[156] == 'x') {
-                        if (read_pax(octal(b + 124, 12), pax_path, pax_link) < 0)
+                        if (read_pax(sbx_ustar_number(b + 124, 12), pax_path, pax_link) < 0)
                                 return -1;
                         continue;
                 }
@@ -234,9 +203,9 @@ static int next_entry(Entry *e) {
         }
 
         e->type = b[156] == 0 || b[156] == '7' ? '0' : (char) b[156];
-        e->mode = (unsigned) (octal(b + 100, 8) & 0777);
-        e->size = octal(b + 124, 12);
-        e->mtime = (struct timespec) { .tv_sec = (time_t) octal(b + 136, 12) };
+        e->mode = (unsigned) (sbx_ustar_number(b + 100, 8) & 0777);
+        e->size = sbx_ustar_number(b + 124, 12);
+        e->mtime = (struct timespec) { .tv_sec = (time_t) sbx_ustar_number(b + 136, 12) };
         if (pax_path[0])
                 strcpy(e->name, pax_path);
         else if (memcmp(b + 257, "ustar", 5) == 0 && b[345]) {
