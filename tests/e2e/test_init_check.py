@@ -31,6 +31,7 @@ def bad_init_dirs(tmp):
 
 def test_daemon_refuses_to_start_without_its_init(stack, tmp_path):
     state = tmp_path / "state"
+    stack.stop_daemon()         # an earlier test's daemon would own the name
     for init_dir, why in bad_init_dirs(str(tmp_path)):
         r = subprocess.run([stack.daemon_binary, "--state-dir", str(state), "--idle-timeout", "0",
                             "--docker-host", "unix:///nonexistent.sock", "--init-dir", init_dir],

@@ -203,8 +203,9 @@ def test_containers_from_a_snapshot_outside_the_service(stack, sandboxd, cleanup
             assert h.docker_inspect(cid)["State"]["Running"]
 
     # the twin dies and goes: the member's sandbox of that name is not it (no signal
-    # about it; the delete of another sandbox shows the events arrived)
-    listener = h.Listener(stack, MEMBER)
+    # about it; the removal of root's xagent-made one, which root hears, shows the events
+    # arrived: signals are for who may read them, docs/api.md)
+    listener = h.Listener(stack, ROOT)
     try:
         h.docker("POST", f"/containers/{twin_id}/kill")
         h.docker_remove_container(twin_id)

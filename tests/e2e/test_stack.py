@@ -187,6 +187,7 @@ def test_only_root_may_own_the_service_name(stack, user):
 
 
 def test_root_may_own_the_service_name(stack):
+    stack.stop_daemon()         # an earlier test's daemon would own the name
     r = stack.client("root", "request-name", e2e.BUS_NAME)
     assert r == {"ok": True, "result": [1]}    # DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER
 
