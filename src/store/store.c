@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "store.h"
+#include "time-util.h"
 
 #define BUSY_TIMEOUT_MS 5000
 #define WAL_RETRY_MS 10
@@ -228,14 +228,6 @@ SbxSnapshotRow **sbx_snapshot_row_list_free(SbxSnapshotRow **rows) {
                 sbx_snapshot_row_free(*r);
         free(rows);
         return NULL;
-}
-
-static int64_t now_us(void) {
-        struct timespec ts;
-
-        if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
-                return 0;
-        return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 /* Records sqlite's current error for the store's file: "PATH: what: message". */
@@ -616,7 +608,7 @@ int sbx_store_put_sandbox(SbxStore *s, const SbxSandboxRow *row, SbxError *error
             sqlite3_bind_int64(st, 6, row->contract_version) != SQLITE_OK ||
             bind_text(st, 7, sbx_sandbox_state_to_string(row->state)) != SQLITE_OK ||
             bind_time(st, 8, row->created_us) != SQLITE_OK ||
-            sqlite3_bind_int64(st, 9, now_us()) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 9, (int64_t) sbx_now_realtime_us()) != SQLITE_OK ||
             sqlite3_bind_int64(st, 10, row->owner_gid) != SQLITE_OK)
                 return store_fail(s, error, "cannot bind sandbox row");
         r = store_step(s, st, error);
@@ -672,7 +664,7 @@ int sbx_store_update_sandbox_state(SbxStore *s, const char *name, SbxSandboxStat
                 return r;
         if (bind_text(st, 1, name) != SQLITE_OK ||
             bind_text(st, 2, sbx_sandbox_state_to_string(state)) != SQLITE_OK ||
-            sqlite3_bind_int64(st, 3, now_us()) != SQLITE_OK)
+            sqlite3_bind_int64(st, 3, (int64_t) sbx_now_realtime_us()) != SQLITE_OK)
                 return store_fail(s, error, "cannot bind state");
         r = store_step(s, st, error);
         if (r < 0)
@@ -817,7 +809,7 @@ int sbx_store_add_snapshot(SbxStore *s, const SbxSnapshotRow *row, SbxError *err
             bind_text(st, 3, row->source_sandbox) != SQLITE_OK ||
             bind_text(st, 4, row->image_id) != SQLITE_OK ||
             bind_text(st, 5, row->image_tag) != SQLITE_OK ||
-            sqlite3_bind_int64(st, 6, row->created_us > 0 ? row->created_us : now_us()) != SQLITE_OK)
+            sqlite3_bind_int64(st, 6, row->created_us > 0 ? row->created_us : (int64_t) sbx_now_realtime_us()) != SQLITE_OK)
                 return store_fail(s, error, "cannot bind snapshot row");
         if (sqlite3_step(st) == SQLITE_DONE)
                 return 0;
@@ -922,7 +914,7 @@ static int put_intent(SbxStore *s, const SbxIntentRow *row, SbxError *error) {
             bind_text(st, 4, row->container_name) != SQLITE_OK ||
             bind_text(st, 5, row->fingerprint) != SQLITE_OK ||
             bind_text(st, 6, row->spec_json) != SQLITE_OK ||
-            sqlite3_bind_int64(st, 7, row->created_us > 0 ? row->created_us : now_us()) != SQLITE_OK)
+            sqlite3_bind_int64(st, 7, row->created_us > 0 ? row->created_us : (int64_t) sbx_now_realtime_us()) != SQLITE_OK)
                 return store_fail(s, error, "cannot bind intent row");
         r = store_step(s, st, error);
         return r < 0 ? r : 0;
@@ -1037,7 +1029,7 @@ int sbx_store_put_snapshot_intent(SbxStore *s, const SbxSnapshotIntentRow *row, 
             bind_text(st, 4, row->image_tag) != SQLITE_OK ||
             bind_text(st, 5, row->token) != SQLITE_OK ||
             sqlite3_bind_int(st, 6, row->abandoned) != SQLITE_OK ||
-            sqlite3_bind_int64(st, 7, row->created_us > 0 ? row->created_us : now_us()) != SQLITE_OK)
+            sqlite3_bind_int64(st, 7, row->created_us > 0 ? row->created_us : (int64_t) sbx_now_realtime_us()) != SQLITE_OK)
                 return store_fail(s, error, "cannot bind snapshot intent row");
         r = store_step(s, st, error);
         return r < 0 ? r : 0;
