@@ -46,6 +46,33 @@
  * JSON or D-Bus holds at most this many entries. */
 #define SBX_MAX_INPUT_ENTRIES 4096
 
+/* The spec fields as a bitmask, in the order VerifySandbox names them: the order
+ * of xagent's publish check (image, volumes, ports, working_dir,
+ * network_isolated, cpus, memory), then the fields it does not cover. */
+typedef enum SbxSpecField {
+        SBX_SPEC_FIELD_IMAGE            = 1u << 0,
+        SBX_SPEC_FIELD_VOLUMES          = 1u << 1,
+        SBX_SPEC_FIELD_PORTS            = 1u << 2,
+        SBX_SPEC_FIELD_WORKING_DIR      = 1u << 3,
+        SBX_SPEC_FIELD_NETWORK_ISOLATED = 1u << 4,
+        SBX_SPEC_FIELD_CPUS             = 1u << 5,
+        SBX_SPEC_FIELD_MEMORY           = 1u << 6,
+        SBX_SPEC_FIELD_TEMPLATE_TYPE    = 1u << 7,
+        SBX_SPEC_FIELD_SNAPSHOT_ID      = 1u << 8,
+        SBX_SPEC_FIELD_ENV              = 1u << 9,
+} SbxSpecField;
+#define SBX_SPEC_FIELD_COUNT 10
+
+/* xagent's names of the bits, bit i is sbx_spec_field_names[i] (publish.h names
+ * its seven by the same table). */
+extern const char *const sbx_spec_field_names[SBX_SPEC_FIELD_COUNT];
+
+/* xagent's field name of a single bit. */
+const char *sbx_spec_field_to_string(SbxSpecField f) _pure_;
+/* Fills names (NULL-terminated, at most SBX_SPEC_FIELD_COUNT + 1 slots) in the
+ * order above. */
+size_t sbx_spec_fields_to_names(unsigned mask, const char *names[static SBX_SPEC_FIELD_COUNT + 1]);
+
 typedef enum SbxTemplateType {
         SBX_TEMPLATE_IMAGE,
         SBX_TEMPLATE_SNAPSHOT,
