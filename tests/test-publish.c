@@ -70,7 +70,7 @@ START_TEST(test_agreeing) {
 }
 END_TEST
 
-/* Each single-field perturbation reports exactly that field (contract §13). */
+/* Each single-field perturbation reports exactly that field (xagent-contract.md §13). */
 START_TEST(test_single_fields) {
         _cleanup_(sbx_spec_freep) SbxSpec *d = desired();
 

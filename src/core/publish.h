@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Publish verification (contract §6, xagent's _find_publish_mismatches): after a
+/* Publish verification (xagent-contract.md §6, xagent's _find_publish_mismatches): after a
  * create, the seven fields a container must show as asked for. The result is a
  * bitmask of SbxPublishField: the first seven bits of SbxSpecField (spec.h), with
  * their names; bit order is xagent's report order, so the names come out as

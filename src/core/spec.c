@@ -104,7 +104,7 @@ int sbx_spec_add_port(SbxSpec *spec, int64_t host, int64_t guest) {
 }
 
 /* Sorting. strcmp() compares bytes as unsigned char, and for UTF-8 that is code
- * point order, which is Python's string order (contract §1.2). */
+ * point order, which is Python's string order (xagent-contract.md §1.2). */
 
 typedef struct IndexedEnv {
         SbxEnvVar var;

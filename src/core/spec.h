@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The desired spec: xagent's ResolvedSandboxRuntimeSpec (contract §1).
+/* The desired spec: xagent's ResolvedSandboxRuntimeSpec (xagent-contract.md §1).
+ *
+ * ("xagent-contract.md §N", here and elsewhere, is a section of xagent's sandbox
+ * runtime spec contract, its PR #1007 as docs/lifecycle.md calls it, written down
+ * in the reference file of that name.)
  *
  * A spec is filled in raw by a parser (JSON, D-Bus), then sbx_spec_normalize()
- * turns it into xagent's canonical form in place (contract §1.2 from_parts() and
- * §1.1 validation, exactly). Only a normalized spec may be fingerprinted or
+ * turns it into xagent's canonical form in place (xagent-contract.md §1.2 from_parts()
+ * and §1.1 validation, exactly). Only a normalized spec may be fingerprinted or
  * serialized. Two levels of validity (docs/api.md):
  *
  *   contract-valid  everything from_parts() accepts whose strings are Python
@@ -122,7 +126,7 @@ int sbx_spec_add_env(SbxSpec *spec, const char *key, const char *value);
 int sbx_spec_add_volume(SbxSpec *spec, const char *host, const char *guest, const char *mode);
 int sbx_spec_add_port(SbxSpec *spec, int64_t host, int64_t guest);
 
-/* xagent's from_parts() + __post_init__ (contract §1.1, §1.2): defaults, canonical
+/* xagent's from_parts() + __post_init__ (xagent-contract.md §1.1, §1.2): defaults, canonical
  * paths, env sorted (a later duplicate key wins, as in a Python dict), volumes
  * and ports sorted and de-duplicated; then the template/cpus/memory checks with
  * xagent's messages. InvalidArgs on failure. */

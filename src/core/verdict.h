@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* xagent's spec_matches_inspection() (contract §5), and which spec fields differ
+/* xagent's spec_matches_inspection() (xagent-contract.md §5), and which spec fields differ
  * when it says mismatch. */
 
 #include "fingerprint.h"
