@@ -209,6 +209,40 @@ START_TEST(test_integer_types) {
 }
 END_TEST
 
+/* The one reader of any integer type (the daemon's options, the CLI's JSON output). */
+START_TEST(test_read_integer) {
+        _cleanup_(bus_done) Bus b = {};
+        sd_bus_message *m;
+        int64_t v;
+
+        b.bus = test_bus(b.fds);
+        m = dict(b.bus, "ynqiuxtts", 255, -32768, 65535, INT32_MIN, UINT32_MAX, INT64_MIN,
+                 (uint64_t) INT64_MAX, UINT64_MAX, "1");
+        ck_assert_int_eq(sbx_bus_read_integer(m, 'y', &v), 0);
+        ck_assert_int_eq(v, 255);
+        ck_assert_int_eq(sbx_bus_read_integer(m, 'n', &v), 0);
+        ck_assert_int_eq(v, -32768);
+        ck_assert_int_eq(sbx_bus_read_integer(m, 'q', &v), 0);
+        ck_assert_int_eq(v, 65535);
+        ck_assert_int_eq(sbx_bus_read_integer(m, 'i', &v), 0);
+        ck_assert_int_eq(v, INT32_MIN);
+        ck_assert_int_eq(sbx_bus_read_integer(m, 'u', &v), 0);
+        ck_assert_int_eq(v, UINT32_MAX);
+        ck_assert_int_eq(sbx_bus_read_integer(m, 'x', &v), 0);
+        ck_assert_int_eq(v, INT64_MIN);
+        ck_assert_int_eq(sbx_bus_read_integer(m, 't', &v), 0);
+        ck_assert_int_eq(v, INT64_MAX);
+        /* above int64: its bits, and 1 to say so */
+        ck_assert_int_eq(sbx_bus_read_integer(m, 't', &v), 1);
+        ck_assert_uint_eq((uint64_t) v, UINT64_MAX);
+        ck_assert_int_eq(sbx_bus_read_integer(m, 's', &v), -EMEDIUMTYPE);
+        ck_assert(!sbx_bus_type_is_integer('s'));
+        ck_assert(!sbx_bus_type_is_integer(0));
+        ck_assert(sbx_bus_type_is_integer('q'));
+        sd_bus_message_unref(m);
+}
+END_TEST
+
 static void assert_read_refused(sd_bus_message *m, bool stop, const char *needle) {
         _cleanup_(sbx_spec_freep) SbxSpec *s = NULL;
         SbxError e = SBX_ERROR_NULL;
@@ -249,6 +283,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_wide_numbers);
         tcase_add_test(tc, test_integer_types);
         tcase_add_test(tc, test_integer_ranges);
+        tcase_add_test(tc, test_read_integer);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -48,7 +48,7 @@ static void ports_result(const SbxPort *p, size_t n, const char *message) {
         sbx_error_free(&e);
 }
 
-/* The volume cases of contract §13 (test_docker_lifecycle_api.py). */
+/* The volume cases of xagent's contract (xagent-contract.md) §13 (test_docker_lifecycle_api.py). */
 START_TEST(test_volume_contract_cases) {
         volumes_conflict((V[]) { { "//data", "/guest/a", "rw" }, { "/data", "/guest/b", "rw" } }, 2,
                          "Conflicting desired volume mounts for host path '/data': ('/guest/a', 'rw') vs ('/guest/b', 'rw')");

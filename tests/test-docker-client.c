@@ -17,6 +17,7 @@
 
 #include "docker-container.h"
 #include "docker-image.h"
+#include "docker-volume.h"
 #include "docker.h"
 
 #define TEST_IMAGE "xagent-sandbox-test:latest"
@@ -315,6 +316,9 @@ START_TEST(test_not_found) {
         sbx_error_free(&e);
         ck_assert_int_eq(sbx_docker_image_remove(d, n, true, &e), -ENODATA);
         assert_error(&e, SBX_ERROR_DOCKER_NOT_FOUND, "No such image");
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_docker_volume_inspect(d, n, &j, &e), -ENODATA);
+        assert_error(&e, SBX_ERROR_DOCKER_NOT_FOUND, "no such volume");
         sbx_error_free(&e);
 
         /* create from a missing image is a 404 as well: the caller tells it apart by the call */

@@ -227,7 +227,8 @@ static void assert_str_repr(const char *s, const char *expected) {
         ck_assert_str_eq(r, expected);
 }
 
-/* The escape vectors of contract §2 (NUL excepted: a C string cannot hold it). */
+/* The escape vectors of xagent's contract (xagent-contract.md) §2 (NUL excepted: a C
+ * string cannot hold it). */
 START_TEST(test_str_escapes) {
         assert_str_repr("plain", "'plain'");
         assert_str_repr("it's", "\"it's\"");

@@ -21,7 +21,7 @@ static void assert_container(const char *name, const char *expected) {
         ck_assert_str_eq(s, expected);
 }
 
-/* The derived examples of contract §3. */
+/* The derived examples of xagent's contract (xagent-contract.md) §3. */
 START_TEST(test_contract_examples) {
         assert_container("user::7", "xagent_sandbox_user-7-90f03f41d2");
         assert_container("task::42", "xagent_sandbox_task-42-cac6ecd368");

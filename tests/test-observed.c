@@ -6,7 +6,7 @@
 #include "labels.h"
 #include "observed.h"
 
-/* The _attrs() fixture of xagent's test_docker_lifecycle_api.py (contract §13). */
+/* The _attrs() fixture of xagent's test_docker_lifecycle_api.py (xagent-contract.md §13). */
 #define ATTRS_FIXTURE                                                                   \
         "{"                                                                             \
         "  \"Id\": \"0123abcd\","                                                       \

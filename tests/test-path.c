@@ -4,7 +4,7 @@
 
 #include "path.h"
 
-/* Contract §1.3: the derived table, all rows. */
+/* xagent's contract (xagent-contract.md) §1.3: the derived table, all rows. */
 static const struct {
         const char *in, *out;
 } table[] = {

@@ -70,7 +70,7 @@ START_TEST(test_agreeing) {
 }
 END_TEST
 
-/* Each single-field perturbation reports exactly that field (contract §13). */
+/* Each single-field perturbation reports exactly that field (xagent-contract.md §13). */
 START_TEST(test_single_fields) {
         _cleanup_(sbx_spec_freep) SbxSpec *d = desired();
 
@@ -192,6 +192,17 @@ START_TEST(test_names) {
         ck_assert_ptr_null(names[7]);
         ck_assert_str_eq(sbx_publish_field_to_string(SBX_PUBLISH_MEMORY), "memory");
         ck_assert_ptr_null(sbx_publish_field_to_string(SBX_PUBLISH_CPUS | SBX_PUBLISH_MEMORY));
+        ck_assert_ptr_null(sbx_publish_field_to_string((SbxPublishField) SBX_SPEC_FIELD_TEMPLATE_TYPE));
+        /* a publish mismatch is the spec field of the same bit (VerifySandbox, the audit) */
+        ck_assert_uint_eq(SBX_PUBLISH_IMAGE, SBX_SPEC_FIELD_IMAGE);
+        ck_assert_uint_eq(SBX_PUBLISH_VOLUMES, SBX_SPEC_FIELD_VOLUMES);
+        ck_assert_uint_eq(SBX_PUBLISH_PORTS, SBX_SPEC_FIELD_PORTS);
+        ck_assert_uint_eq(SBX_PUBLISH_WORKING_DIR, SBX_SPEC_FIELD_WORKING_DIR);
+        ck_assert_uint_eq(SBX_PUBLISH_NETWORK_ISOLATED, SBX_SPEC_FIELD_NETWORK_ISOLATED);
+        ck_assert_uint_eq(SBX_PUBLISH_CPUS, SBX_SPEC_FIELD_CPUS);
+        ck_assert_uint_eq(SBX_PUBLISH_MEMORY, SBX_SPEC_FIELD_MEMORY);
+        ck_assert_uint_eq(sbx_publish_fields_to_names(SBX_SPEC_FIELD_ENV | SBX_PUBLISH_PORTS, names), 1);
+        ck_assert_str_eq(names[0], "ports");
 }
 END_TEST
 

@@ -20,7 +20,7 @@ static void assert_fails(const char *s, int error) {
         ck_assert_int_eq(v, -42);
 }
 
-/* Contract §5 rule 2. */
+/* xagent's contract (xagent-contract.md) §5 rule 2. */
 START_TEST(test_contract_vectors) {
         assert_int(" 1 ", 1);
         assert_int("+1", 1);

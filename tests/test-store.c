@@ -565,6 +565,27 @@ START_TEST(test_sandbox_invalid_rows) {
 }
 END_TEST
 
+/* A row the reader cannot hold (a state no longer known) is an IO error naming the
+ * file, for one row and for a list, and nothing is handed out. */
+START_TEST(test_sandbox_malformed_row) {
+        _cleanup_(sbx_store_closep) SbxStore *s = open_ok();
+        SbxSandboxRow row = sandbox("box", 1000, SBX_SANDBOX_RUNNING), *got = NULL, **list = NULL;
+        SbxError e = SBX_ERROR_NULL;
+
+        ck_assert_int_eq(sbx_store_put_sandbox(s, &row, NULL), 0);
+        raw_exec("PRAGMA ignore_check_constraints = 1; UPDATE sandboxes SET state = 'paused' WHERE name = 'box'");
+        ck_assert_int_lt(sbx_store_get_sandbox(s, "box", &got, &e), 0);
+        ck_assert_ptr_null(got);
+        ck_assert_int_eq(e.kind, SBX_ERROR_IO);
+        ck_assert_msg(strstr(e.message, db_path) && strstr(e.message, "malformed sandbox row"), "%s", e.message);
+        sbx_error_free(&e);
+        ck_assert_int_lt(sbx_store_list_sandboxes(s, SBX_STORE_ANY_OWNER, &list, &e), 0);
+        ck_assert_ptr_null(list);
+        ck_assert_msg(strstr(e.message, "malformed sandbox row"), "%s", e.message);
+        sbx_error_free(&e);
+}
+END_TEST
+
 START_TEST(test_sandbox_list_count) {
         _cleanup_(sbx_store_closep) SbxStore *s = open_ok();
         _cleanup_(sbx_sandbox_row_list_freep) SbxSandboxRow **all = NULL, **mine = NULL, **none = NULL;
@@ -885,6 +906,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_sandbox_crud);
         tcase_add_test(tc, test_sandbox_hostile_name);
         tcase_add_test(tc, test_sandbox_invalid_rows);
+        tcase_add_test(tc, test_sandbox_malformed_row);
         tcase_add_test(tc, test_sandbox_list_count);
         tcase_add_test(tc, test_snapshot_crud);
         tcase_add_test(tc, test_snapshot_list);

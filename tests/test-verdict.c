@@ -7,7 +7,7 @@
 #include "sbx-test.h"
 #include "verdict.h"
 
-/* contract §13 _make_spec(): V2. */
+/* xagent's contract (xagent-contract.md) §13 _make_spec(): V2. */
 static SbxSpec *make_spec(void) {
         SbxSpec *s = sbx_spec_new();
 

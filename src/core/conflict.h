@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Pre-create conflict checks (contract §7), on the caller's raw volume and port
+/* Pre-create conflict checks (xagent-contract.md §7), on the caller's raw volume and port
  * lists, before anything is created. Paths are canonicalized here. The first
  * conflict in input order is RuntimeConflict with xagent's message text, which
  * spells the two sides as Python tuple reprs. */

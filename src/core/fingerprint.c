@@ -83,7 +83,7 @@ static void write_ports(FILE *f, const SbxSpec *spec) {
         sbx_pyrepr_tuple_end(f, spec->n_ports);
 }
 
-/* The 10-tuple, in xagent's field order (contract §1). */
+/* The 10-tuple, in xagent's field order (xagent-contract.md §1). */
 static int write_spec(FILE *f, void *value) {
         SpecRepr *sr = value;
         const SbxSpec *spec = sr->spec;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* xagent's ResolvedSandboxRuntimeSpec.fingerprint() (contract §2): the SHA-256
+/* xagent's ResolvedSandboxRuntimeSpec.fingerprint() (xagent-contract.md §2): the SHA-256
  * of the UTF-8 Python repr() of the 10-tuple (template_type, image, snapshot_id,
  * working_dir, cpus, memory, env, volumes, network_isolated, ports).
  *
@@ -15,7 +15,7 @@
 #include "unicode.h"
 
 #define SBX_FINGERPRINT_HEX_LEN 64
-/* The prefix xagent's log-safe __repr__ shows (contract §1.5). */
+/* The prefix xagent's log-safe __repr__ shows (xagent-contract.md §1.5). */
 #define SBX_FINGERPRINT_SHORT_LEN 12
 
 /* The canonical string of a normalized spec, byte-exact with Python version v:

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The container labels (contract §3, docs/security.md). xagent's keys plus the owner.
+/* The container labels (xagent-contract.md §3, docs/security.md). xagent's keys plus the owner.
  * The attestation keys (fingerprint, version) and the owner are always written,
  * blank when there is nothing to attest: Docker merges image labels into a new
  * container and `docker commit` copies container labels into the image, and an

@@ -2,7 +2,7 @@
 #pragma once
 
 /* Docker names derived from logical names, exactly as xagent derives them
- * (contract §3): the container name and the snapshot image reference. */
+ * (xagent-contract.md §3): the container name and the snapshot image reference. */
 
 #include <stdbool.h>
 #include <sys/types.h>

@@ -2,7 +2,7 @@
 #pragma once
 
 /* The observed container: xagent's ObservedRuntimeFacts + SandboxInspection
- * (contract §4), parsed from Docker's container-inspect JSON, plus the facts the
+ * (xagent-contract.md §4), parsed from Docker's container-inspect JSON, plus the facts the
  * hardened posture is judged on (docs/security.md) and the owner label.
  *
  * Observed facts are backend-native: nothing here is canonicalized (a tampered
@@ -117,7 +117,7 @@ typedef struct SbxObserved {
 
 const char *sbx_state_to_string(SbxState s) _pure_;
 /* "running" in any ASCII case → running; everything else (created, exited,
- * paused, dead, restarting, "", unknown) → stopped (contract §4). */
+ * paused, dead, restarting, "", unknown) → stopped (xagent-contract.md §4). */
 SbxState sbx_state_from_status(const char *raw_status) _pure_;
 
 /* Parses a container-inspect object. A missing or null Config / HostConfig /

@@ -41,7 +41,7 @@ char *sbx_canonical_path(const char *path) {
                         s++;
         }
 
-        /* A result of two leading slashes is then collapsed to one (contract §1.3). */
+        /* A result of two leading slashes is then collapsed to one (xagent-contract.md §1.3). */
         if (initial_slashes == 2)
                 initial_slashes = 1;
 

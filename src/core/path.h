@@ -5,7 +5,7 @@
 
 #include "macro.h"
 
-/* xagent's canonical_sandbox_path() (contract §1.3): Python's posixpath.normpath(),
+/* xagent's canonical_sandbox_path() (xagent-contract.md §1.3): Python's posixpath.normpath(),
  * then a leading "//" collapsed to "/". Purely lexical. Returns a new string, or
  * NULL on allocation failure. */
 char *sbx_canonical_path(const char *path);

@@ -27,13 +27,8 @@ static const char *const item_names[SBX_POSTURE_ITEM_COUNT] = {
         "log",
 };
 
-const char *sbx_posture_item_to_string(SbxPostureItem item) {
-        return sbx_bit_name(item_names, SBX_POSTURE_ITEM_COUNT, (unsigned) item);
-}
-
-size_t sbx_posture_items_to_names(unsigned mask, const char *names[static SBX_POSTURE_ITEM_COUNT + 1]) {
-        return sbx_bits_to_names(item_names, SBX_POSTURE_ITEM_COUNT, mask, names);
-}
+SBX_DEFINE_BIT_NAMES(SbxPostureItem, sbx_posture_item_to_string, sbx_posture_items_to_names, item_names,
+                     SBX_POSTURE_ITEM_COUNT)
 
 /* The first process is this service's init, from its volume, mounted read-only. */
 static bool init_ok(const SbxObserved *o) {

@@ -6,23 +6,9 @@
 #define NANOS_PER_CPU INT64_C(1000000000)
 #define BYTES_PER_MIB (INT64_C(1024) * 1024)
 
-static const char *const field_names[SBX_PUBLISH_FIELD_COUNT] = {
-        "image",
-        "volumes",
-        "ports",
-        "working_dir",
-        "network_isolated",
-        "cpus",
-        "memory",
-};
-
-const char *sbx_publish_field_to_string(SbxPublishField f) {
-        return sbx_bit_name(field_names, SBX_PUBLISH_FIELD_COUNT, (unsigned) f);
-}
-
-size_t sbx_publish_fields_to_names(unsigned mask, const char *names[static SBX_PUBLISH_FIELD_COUNT + 1]) {
-        return sbx_bits_to_names(field_names, SBX_PUBLISH_FIELD_COUNT, mask, names);
-}
+/* The spec's first SBX_PUBLISH_FIELD_COUNT names are the publish fields' (publish.h). */
+SBX_DEFINE_BIT_NAMES(SbxPublishField, sbx_publish_field_to_string, sbx_publish_fields_to_names, sbx_spec_field_names,
+                     SBX_PUBLISH_FIELD_COUNT)
 
 static bool volume_eq(const SbxVolume *a, const SbxVolume *b) {
         return streq(a->host, b->host) && streq(a->guest, b->guest) && streq(a->mode, b->mode);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Publish verification (contract §6, xagent's _find_publish_mismatches): after a
+/* Publish verification (xagent-contract.md §6, xagent's _find_publish_mismatches): after a
  * create, the seven fields a container must show as asked for. The result is a
- * bitmask of SbxPublishField; bit order is xagent's report order, so the names
- * come out as xagent lists them. Field names only, never values. */
+ * bitmask of SbxPublishField: the first seven bits of SbxSpecField (spec.h), with
+ * their names; bit order is xagent's report order, so the names come out as
+ * xagent lists them. Field names only, never values. */
 
 #include <stddef.h>
 
@@ -12,16 +13,19 @@
 #include "spec.h"
 
 typedef enum SbxPublishField {
-        SBX_PUBLISH_IMAGE            = 1u << 0,
-        SBX_PUBLISH_VOLUMES          = 1u << 1,
-        SBX_PUBLISH_PORTS            = 1u << 2,
-        SBX_PUBLISH_WORKING_DIR      = 1u << 3,
-        SBX_PUBLISH_NETWORK_ISOLATED = 1u << 4,
-        SBX_PUBLISH_CPUS             = 1u << 5,
-        SBX_PUBLISH_MEMORY           = 1u << 6,
+        SBX_PUBLISH_IMAGE            = SBX_SPEC_FIELD_IMAGE,
+        SBX_PUBLISH_VOLUMES          = SBX_SPEC_FIELD_VOLUMES,
+        SBX_PUBLISH_PORTS            = SBX_SPEC_FIELD_PORTS,
+        SBX_PUBLISH_WORKING_DIR      = SBX_SPEC_FIELD_WORKING_DIR,
+        SBX_PUBLISH_NETWORK_ISOLATED = SBX_SPEC_FIELD_NETWORK_ISOLATED,
+        SBX_PUBLISH_CPUS             = SBX_SPEC_FIELD_CPUS,
+        SBX_PUBLISH_MEMORY           = SBX_SPEC_FIELD_MEMORY,
 } SbxPublishField;
 
 #define SBX_PUBLISH_FIELD_COUNT 7
+/* The seven are the spec's lowest bits, so its name table serves both. */
+_Static_assert(SBX_PUBLISH_MEMORY == 1u << (SBX_PUBLISH_FIELD_COUNT - 1) &&
+               SBX_PUBLISH_FIELD_COUNT <= SBX_SPEC_FIELD_COUNT, "publish fields are the spec's first bits");
 
 /* Compares a normalized spec and the image it resolved to (for a snapshot: the
  * snapshot's image tag) with the observed container. image and working_dir

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Python 3.11's int(s) for a str s in base 10 (contract §5 rule 2: the spec
+/* Python 3.11's int(s) for a str s in base 10 (xagent-contract.md §5 rule 2: the spec
  * version label is compared after int()). */
 
 #include <stdint.h>

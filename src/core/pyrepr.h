@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Python's repr() of the values in xagent's fingerprint tuple (contract §2),
+/* Python's repr() of the values in xagent's fingerprint tuple (xagent-contract.md §2),
  * byte for byte, as a given Python version writes it (string escapes depend on
  * its Unicode database). The writers append to a stdio stream (open_memstream);
  * the caller checks the stream for errors once at the end. */

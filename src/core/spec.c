@@ -4,10 +4,19 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "bitmask.h"
 #include "path.h"
 #include "naming.h"
 #include "spec.h"
 #include "utf8.h"
+
+const char *const sbx_spec_field_names[SBX_SPEC_FIELD_COUNT] = {
+        "image", "volumes", "ports", "working_dir", "network_isolated", "cpus", "memory",
+        "template_type", "snapshot_id", "env",
+};
+
+SBX_DEFINE_BIT_NAMES(SbxSpecField, sbx_spec_field_to_string, sbx_spec_fields_to_names, sbx_spec_field_names,
+                     SBX_SPEC_FIELD_COUNT)
 
 const char *sbx_template_type_to_string(SbxTemplateType t) {
         switch (t) {
@@ -95,7 +104,7 @@ int sbx_spec_add_port(SbxSpec *spec, int64_t host, int64_t guest) {
 }
 
 /* Sorting. strcmp() compares bytes as unsigned char, and for UTF-8 that is code
- * point order, which is Python's string order (contract §1.2). */
+ * point order, which is Python's string order (xagent-contract.md §1.2). */
 
 typedef struct IndexedEnv {
         SbxEnvVar var;

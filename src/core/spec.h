@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The desired spec: xagent's ResolvedSandboxRuntimeSpec (contract §1).
+/* The desired spec: xagent's ResolvedSandboxRuntimeSpec (xagent-contract.md §1).
+ *
+ * ("xagent-contract.md §N", here and elsewhere, is a section of xagent's sandbox
+ * runtime spec contract, its PR #1007 as docs/lifecycle.md calls it, written down
+ * in the reference file of that name.)
  *
  * A spec is filled in raw by a parser (JSON, D-Bus), then sbx_spec_normalize()
- * turns it into xagent's canonical form in place (contract §1.2 from_parts() and
- * §1.1 validation, exactly). Only a normalized spec may be fingerprinted or
+ * turns it into xagent's canonical form in place (xagent-contract.md §1.2 from_parts()
+ * and §1.1 validation, exactly). Only a normalized spec may be fingerprinted or
  * serialized. Two levels of validity (docs/api.md):
  *
  *   contract-valid  everything from_parts() accepts whose strings are Python
@@ -45,6 +49,33 @@
 /* Input bound of both levels: a list (env, volumes, ports) of a spec read from
  * JSON or D-Bus holds at most this many entries. */
 #define SBX_MAX_INPUT_ENTRIES 4096
+
+/* The spec fields as a bitmask, in the order VerifySandbox names them: the order
+ * of xagent's publish check (image, volumes, ports, working_dir,
+ * network_isolated, cpus, memory), then the fields it does not cover. */
+typedef enum SbxSpecField {
+        SBX_SPEC_FIELD_IMAGE            = 1u << 0,
+        SBX_SPEC_FIELD_VOLUMES          = 1u << 1,
+        SBX_SPEC_FIELD_PORTS            = 1u << 2,
+        SBX_SPEC_FIELD_WORKING_DIR      = 1u << 3,
+        SBX_SPEC_FIELD_NETWORK_ISOLATED = 1u << 4,
+        SBX_SPEC_FIELD_CPUS             = 1u << 5,
+        SBX_SPEC_FIELD_MEMORY           = 1u << 6,
+        SBX_SPEC_FIELD_TEMPLATE_TYPE    = 1u << 7,
+        SBX_SPEC_FIELD_SNAPSHOT_ID      = 1u << 8,
+        SBX_SPEC_FIELD_ENV              = 1u << 9,
+} SbxSpecField;
+#define SBX_SPEC_FIELD_COUNT 10
+
+/* xagent's names of the bits, bit i is sbx_spec_field_names[i] (publish.h names
+ * its seven by the same table). */
+extern const char *const sbx_spec_field_names[SBX_SPEC_FIELD_COUNT];
+
+/* xagent's field name of a single bit. */
+const char *sbx_spec_field_to_string(SbxSpecField f) _pure_;
+/* Fills names (NULL-terminated, at most SBX_SPEC_FIELD_COUNT + 1 slots) in the
+ * order above. */
+size_t sbx_spec_fields_to_names(unsigned mask, const char *names[static SBX_SPEC_FIELD_COUNT + 1]);
 
 typedef enum SbxTemplateType {
         SBX_TEMPLATE_IMAGE,
@@ -95,7 +126,7 @@ int sbx_spec_add_env(SbxSpec *spec, const char *key, const char *value);
 int sbx_spec_add_volume(SbxSpec *spec, const char *host, const char *guest, const char *mode);
 int sbx_spec_add_port(SbxSpec *spec, int64_t host, int64_t guest);
 
-/* xagent's from_parts() + __post_init__ (contract §1.1, §1.2): defaults, canonical
+/* xagent's from_parts() + __post_init__ (xagent-contract.md §1.1, §1.2): defaults, canonical
  * paths, env sorted (a later duplicate key wins, as in a Python dict), volumes
  * and ports sorted and de-duplicated; then the template/cpus/memory checks with
  * xagent's messages. InvalidArgs on failure. */

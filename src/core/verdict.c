@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-#include "bitmask.h"
 #include "pyint.h"
 #include "verdict.h"
 
@@ -48,19 +47,6 @@ SbxVerdict sbx_verdict(const SbxSpec *desired, const SbxFingerprints *desired_fi
         if (cpus_differ(desired, o) || memory_differs(desired, o))
                 return SBX_VERDICT_MISMATCH;
         return SBX_VERDICT_MATCH;
-}
-
-static const char *const field_names[SBX_SPEC_FIELD_COUNT] = {
-        "image", "volumes", "ports", "working_dir", "network_isolated", "cpus", "memory",
-        "template_type", "snapshot_id", "env",
-};
-
-const char *sbx_spec_field_to_string(SbxSpecField f) {
-        return sbx_bit_name(field_names, SBX_SPEC_FIELD_COUNT, f);
-}
-
-size_t sbx_spec_fields_to_names(unsigned mask, const char *names[static SBX_SPEC_FIELD_COUNT + 1]) {
-        return sbx_bits_to_names(field_names, SBX_SPEC_FIELD_COUNT, mask, names);
 }
 
 unsigned sbx_spec_diff(const SbxSpec *a, const SbxSpec *b) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* xagent's spec_matches_inspection() (contract §5), and which spec fields differ
+/* xagent's spec_matches_inspection() (xagent-contract.md §5), and which spec fields differ
  * when it says mismatch. */
 
 #include "fingerprint.h"
@@ -26,29 +26,6 @@ const char *sbx_verdict_to_string(SbxVerdict v) _pure_;
  * match. */
 SbxVerdict sbx_verdict(const SbxSpec *desired, const SbxFingerprints *desired_fingerprints,
                        const SbxObserved *observed, int64_t current_version);
-
-/* The spec fields as a bitmask, in the order VerifySandbox names them: the order
- * of xagent's publish check (image, volumes, ports, working_dir,
- * network_isolated, cpus, memory), then the fields it does not cover. */
-typedef enum SbxSpecField {
-        SBX_SPEC_FIELD_IMAGE            = 1u << 0,
-        SBX_SPEC_FIELD_VOLUMES          = 1u << 1,
-        SBX_SPEC_FIELD_PORTS            = 1u << 2,
-        SBX_SPEC_FIELD_WORKING_DIR      = 1u << 3,
-        SBX_SPEC_FIELD_NETWORK_ISOLATED = 1u << 4,
-        SBX_SPEC_FIELD_CPUS             = 1u << 5,
-        SBX_SPEC_FIELD_MEMORY           = 1u << 6,
-        SBX_SPEC_FIELD_TEMPLATE_TYPE    = 1u << 7,
-        SBX_SPEC_FIELD_SNAPSHOT_ID      = 1u << 8,
-        SBX_SPEC_FIELD_ENV              = 1u << 9,
-} SbxSpecField;
-#define SBX_SPEC_FIELD_COUNT 10
-
-/* xagent's field name of a single bit. */
-const char *sbx_spec_field_to_string(SbxSpecField f) _pure_;
-/* Fills names (NULL-terminated, at most SBX_SPEC_FIELD_COUNT + 1 slots) in the
- * order above. */
-size_t sbx_spec_fields_to_names(unsigned mask, const char *names[static SBX_SPEC_FIELD_COUNT + 1]);
 
 /* The fields in which two normalized specs differ. */
 unsigned sbx_spec_diff(const SbxSpec *a, const SbxSpec *b) _pure_;

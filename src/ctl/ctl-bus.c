@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bus-error.h"
+#include "bus-spec.h"
 #include "ctl-agent.h"
 #include "ctl-bus.h"
 #include "json-util.h"
@@ -119,36 +120,28 @@ int ctl_bus_fail(const char *what, int r) {
 
 static int read_basic_json(sd_bus_message *m, char type, json_object **ret) {
         union {
-                uint8_t y;
                 int b;
-                int16_t n;
-                uint16_t q;
-                int32_t i;
-                uint32_t u;
-                int64_t x;
-                uint64_t t;
                 double d;
                 const char *s;
         } v;
         json_object *j;
+        int64_t x;
         int r;
 
-        r = sd_bus_message_read_basic(m, type, &v);
-        if (r < 0)
+        if (sbx_bus_type_is_integer(type)) {
+                if ((r = sbx_bus_read_integer(m, type, &x)) < 0)
+                        return r;
+                j = type == 't' ? json_object_new_uint64((uint64_t) x) : json_object_new_int64(x);
+        } else if (type == 'h')
+                return -EBADMSG;        /* nothing here sends file descriptors */
+        else if ((r = sd_bus_message_read_basic(m, type, &v)) < 0)
                 return r;
-        switch (type) {
-        case 'y': j = json_object_new_int(v.y); break;
-        case 'b': j = json_object_new_boolean(v.b); break;
-        case 'n': j = json_object_new_int(v.n); break;
-        case 'q': j = json_object_new_int(v.q); break;
-        case 'i': j = json_object_new_int(v.i); break;
-        case 'u': j = json_object_new_int64(v.u); break;
-        case 'x': j = json_object_new_int64(v.x); break;
-        case 't': j = json_object_new_uint64(v.t); break;
-        case 'd': j = json_object_new_double(v.d); break;
-        case 'h': return -EBADMSG;      /* nothing here sends file descriptors */
-        default:  j = json_object_new_string(v.s); break;       /* s, o, g */
-        }
+        else if (type == 'b')
+                j = json_object_new_boolean(v.b);
+        else if (type == 'd')
+                j = json_object_new_double(v.d);
+        else
+                j = json_object_new_string(v.s);        /* s, o, g */
         if (!j)
                 return -ENOMEM;
         *ret = j;

@@ -32,22 +32,7 @@ enum {
         { "port",     required_argument, NULL, CTL_ARG_PORT     },      \
         { "isolated", no_argument,       NULL, CTL_ARG_ISOLATED }
 
-/* Help lines for the options above. */
-#define CTL_SPEC_OPTIONS_HELP                                                           \
-        "     --image REF              Image to start from (default: the host's)\n"     \
-        "     --snapshot ID            Snapshot to start from instead of an image\n"    \
-        "     --workdir PATH           Working directory in the sandbox (/home)\n"      \
-        "     --cpus N                 Whole CPUs (1)\n"                                \
-        "     --memory MIB             Memory in MiB (512)\n"                           \
-        "     --env KEY=VALUE          Environment variable (repeatable)\n"             \
-        "     --volume HOST:GUEST[:MODE]\n"                                             \
-        "                              Bind HOST at GUEST, MODE ro or rw (default rw;\n"\
-        "                              repeatable)\n"                                   \
-        "     --port HOST:GUEST        Publish TCP port GUEST on HOST, 0 = any\n"       \
-        "                              (repeatable)\n"                                  \
-        "     --isolated               No network at all\n"                             \
-        "     --spec FILE              The whole spec as JSON (- = standard input);\n"  \
-        "                              not together with the options above\n"
+/* Their help lines are in ctl-help.c (SPEC_OPTIONS_HELP). */
 
 typedef struct CtlSpecArgs {
         const char *verb;

@@ -11,6 +11,7 @@
 #include <systemd/sd-bus.h>
 
 #include "bus-error.h"
+#include "ctl-help.h"
 #include "ctl-util.h"
 #include "json-util.h"
 

@@ -47,10 +47,6 @@ typedef int (*CtlOptionHandler)(int c, const char *arg, void *userdata);
 int ctl_parse_args(int argc, char **argv, const struct option *options, CtlOptions *o,
                    CtlOptionHandler handler, void *userdata, int min_args, int max_args);
 
-/* A command's help and its usage line (from the verb table in sandboxctl.c). */
-void ctl_verb_help(const char *verb);
-const char *ctl_verb_usage(const char *verb);
-
 /* Prints "xagent-sandboxctl: <message>" and the command's usage line; returns 2. */
 int ctl_usage_error(const char *verb, const char *fmt, ...) _printf_(2, 3);
 

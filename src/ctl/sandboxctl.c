@@ -7,96 +7,30 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "ctl-spec.h"
+#include "ctl-help.h"
 #include "ctl-util.h"
 #include "ctl-verbs.h"
 
-typedef struct Verb {
-        const char *name;
-        int (*run)(int argc, char **argv, CtlOptions *o);
-        const char *usage;
-        const char *summary;
-        const char *options;    /* help lines of the command's own options */
-} Verb;
-
-static const Verb verbs[] = {
-        { "list", verb_list, "list [--no-legend]", "List the sandboxes, by name",
-          "     --no-legend              Print neither the header nor the count\n" },
-        { "snapshots", verb_snapshots, "snapshots [--no-legend]", "List the snapshots, by id",
-          "     --no-legend              Print neither the header nor the count\n" },
-        { "create", verb_create, "create NAME [SPEC OPTIONS...]",
-          "Create a sandbox from a spec and start it", CTL_SPEC_OPTIONS_HELP },
-        { "ensure", verb_ensure, "ensure NAME [SPEC OPTIONS...] [--recreate] [--stop-timeout S]",
-          "Get or create a sandbox matching a spec (outcome: created, started, reused, recreated)",
-          CTL_SPEC_OPTIONS_HELP
-          "     --recreate               On a mismatch, replace the sandbox (default: fail)\n"
-          "     --stop-timeout S         Seconds to stop a mismatched sandbox before (30)\n" },
-        { "inspect", verb_inspect, "inspect NAME", "Show what a sandbox is, as Docker has it", "" },
-        { "verify", verb_verify, "verify NAME [SPEC OPTIONS...]",
-          "Compare a sandbox with a spec (exit status 0: match)", CTL_SPEC_OPTIONS_HELP },
-        { "start", verb_start, "start NAME", "Start a stopped sandbox", "" },
-        { "stop", verb_stop, "stop NAME [--timeout S]", "Stop a sandbox",
-          "     --timeout S              Seconds before SIGKILL (10)\n" },
-        { "delete", verb_delete, "delete NAME", "Remove a sandbox (nothing to do if none)", "" },
-        { "snapshot", verb_snapshot, "snapshot NAME ID", "Save a sandbox as snapshot ID", "" },
-        { "delete-snapshot", verb_delete_snapshot, "delete-snapshot ID", "Remove a snapshot", "" },
-        { "exec", verb_exec, "exec [-t] [--env K=V]... [--workdir D] [--timeout S] NAME -- CMD...",
-          "Run a command in a sandbox (exits with its status)",
-          "  -t, --tty                    Give it a terminal (this one, raw meanwhile)\n"
-          "     --env K=V                Set an environment variable (repeatable)\n"
-          "     --workdir D              Run it in directory D (absolute)\n"
-          "     --timeout S              Kill it after S seconds (default: none)\n" },
-        { "shell", verb_shell, "shell NAME", "Open /bin/sh in a sandbox on this terminal", "" },
-        { "cp", verb_cp, "cp SRC DST", "Copy files into (DST = NAME:DIR) or out of (SRC = NAME:PATH) a sandbox",
-          "" },
-        { "usage", verb_usage, "usage NAME", "Show what a sandbox consumes (CPU, memory, processes, network)", "" },
-        { "policy", verb_policy, "policy", "Show what the host policy allows you (limits, images, volume roots)",
-          "" },
-        { "fingerprint", verb_fingerprint, "fingerprint [--config PATH] [--python X.Y] [FILE|-]",
-          "Print the fingerprint of a JSON spec (no daemon needed)",
-          "     --config PATH            Host policy for the default image\n" },
+/* What each command runs; its name and help are ctl_verbs[] of the same index. */
+static int (*const verb_runs[_CTL_VERB_MAX])(int argc, char **argv, CtlOptions *o) = {
+        [CTL_VERB_LIST] = verb_list,
+        [CTL_VERB_SNAPSHOTS] = verb_snapshots,
+        [CTL_VERB_CREATE] = verb_create,
+        [CTL_VERB_ENSURE] = verb_ensure,
+        [CTL_VERB_INSPECT] = verb_inspect,
+        [CTL_VERB_VERIFY] = verb_verify,
+        [CTL_VERB_START] = verb_start,
+        [CTL_VERB_STOP] = verb_stop,
+        [CTL_VERB_DELETE] = verb_delete,
+        [CTL_VERB_SNAPSHOT] = verb_snapshot,
+        [CTL_VERB_DELETE_SNAPSHOT] = verb_delete_snapshot,
+        [CTL_VERB_EXEC] = verb_exec,
+        [CTL_VERB_SHELL] = verb_shell,
+        [CTL_VERB_CP] = verb_cp,
+        [CTL_VERB_USAGE] = verb_usage,
+        [CTL_VERB_POLICY] = verb_policy,
+        [CTL_VERB_FINGERPRINT] = verb_fingerprint,
 };
-
-#define COMMON_OPTIONS_HELP                                                     \
-        "     --json                   Print JSON for programs\n"               \
-        "     --no-ask-password        Never ask for a password (polkit)\n"     \
-        "     --owner USER             Another user's sandbox (root, manage-others)\n" \
-        "  -h --help                   Show this help\n"
-
-static const Verb *find_verb(const char *name) {
-        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                if (streq(verbs[i].name, name))
-                        return &verbs[i];
-        return NULL;
-}
-
-const char *ctl_verb_usage(const char *name) {
-        const Verb *v = find_verb(name);
-        return v ? v->usage : "[OPTIONS...] COMMAND ...";
-}
-
-void ctl_verb_help(const char *name) {
-        const Verb *v = find_verb(name);
-
-        if (!v)
-                return;
-        printf("xagent-sandboxctl %s\n\n%s.\n\nOptions:\n%s" COMMON_OPTIONS_HELP,
-               v->usage, v->summary, v->options);
-}
-
-static void help(void) {
-        printf("xagent-sandboxctl [OPTIONS...] COMMAND ...\n\n"
-               "Manage verified sandboxes through xagent-sandboxd.\n\n"
-               "Commands:\n");
-        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                printf("  %-37s %s\n", verbs[i].usage, verbs[i].summary);
-        printf("\nOptions (also accepted after the command):\n"
-               COMMON_OPTIONS_HELP
-               "     --version                Show the version\n"
-               "\nExit status: 0 on success, 1 on failure (and for verify: a verdict other\n"
-               "than \"match\"), 2 on a usage error.\n"
-               "Run 'xagent-sandboxctl COMMAND --help' for a command's own options.\n");
-}
 
 int main(int argc, char **argv) {
         static const struct option options[] = {
@@ -106,8 +40,7 @@ int main(int argc, char **argv) {
         };
         /* Ask only a person, and only one at a terminal, as systemctl does. */
         CtlOptions o = { .ask_password = isatty(STDIN_FILENO) };
-        const Verb *v;
-        int c;
+        int c, v;
 
         /* Errors are JSON when --json is anywhere before "--", so that even a usage
          * error met before getopt reaches it comes out as JSON. */
@@ -120,7 +53,7 @@ int main(int argc, char **argv) {
         while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
-                        help();
+                        ctl_help();
                         return 0;
                 case CTL_ARG_VERSION:
                         puts("xagent-sandboxctl " PACKAGE_VERSION);
@@ -143,10 +76,10 @@ int main(int argc, char **argv) {
                 ctl_error_unnamed("usage", "a command is needed; see --help");
                 return CTL_EXIT_USAGE;
         }
-        v = find_verb(argv[optind]);
-        if (!v) {
+        v = ctl_verb_from_name(argv[optind]);
+        if (v < 0 || !verb_runs[v]) {
                 ctl_error_unnamed("usage", "unknown command '%s'; see --help", argv[optind]);
                 return CTL_EXIT_USAGE;
         }
-        return v->run(argc - optind, argv + optind, &o);
+        return verb_runs[v](argc - optind, argv + optind, &o);
 }

@@ -12,7 +12,7 @@
 
 /* POST /containers/create?name=: config is the full create body (Config fields
  * plus "HostConfig"). Returns the new container's id in *ret_id. A taken name is
- * -EBUSY; a missing image is -ENOENT. */
+ * -EBUSY; a missing image is -ENODATA (DockerNotFound). */
 int sbx_docker_container_create(
                 SbxDocker *d,
                 const char *name,

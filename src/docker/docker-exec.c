@@ -10,18 +10,12 @@
 #include <unistd.h>
 
 #include "docker-exec.h"
+#include "time-util.h"
 
 /* A response head longer than this is not Docker's. */
 #define HEAD_MAX 8192U
 /* Nor is an error body. */
 #define ERROR_BODY_MAX 65536U
-
-static uint64_t now_ms(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000U + (uint64_t) ts.tv_nsec / 1000000U;
-}
 
 static json_object *string_array(char *const *strv) {
         json_object *a = json_object_new_array();
@@ -99,7 +93,7 @@ int sbx_docker_exec_create(SbxDocker *d, const char *container, const SbxExecCon
 /* Waits for events on fd until the deadline; 0 on timeout. */
 static int wait_fd(int fd, short events, uint64_t deadline_ms) {
         for (;;) {
-                uint64_t now = now_ms();
+                uint64_t now = sbx_now_monotonic_us() / 1000U;
                 struct pollfd p = { .fd = fd, .events = events };
                 int n;
 
@@ -222,7 +216,7 @@ static int refusal(int fd, long status, const char *head, uint64_t deadline_ms, 
 int sbx_docker_exec_start(SbxDocker *d, const char *exec_id, bool tty, int *ret_fd, SbxError *error) {
         _cleanup_free_ char *path = NULL, *request = NULL;
         _cleanup_close_ int fd = -EBADF;
-        uint64_t deadline = now_ms() + SBX_DOCKER_EXEC_CALL_TIMEOUT_S * 1000U;
+        uint64_t deadline = sbx_now_monotonic_us() / 1000U + SBX_DOCKER_EXEC_CALL_TIMEOUT_S * 1000U;
         char head[HEAD_MAX];
         const char *body = tty ? "{\"Detach\":false,\"Tty\":true}" : "{\"Detach\":false,\"Tty\":false}";
         size_t len;

@@ -12,7 +12,7 @@
  * Docker merges config into the container's own: a key given in config's
  * "Labels" replaces the container's value (set it to "" to blank it), labels
  * not named keep theirs. The container is paused while committing. Returns the
- * image id ("sha256:…") in *ret_image_id. A missing container is -ENOENT. */
+ * image id ("sha256:…") in *ret_image_id. A missing container is -ENODATA (DockerNotFound). */
 int sbx_docker_commit(
                 SbxDocker *d,
                 const char *container,

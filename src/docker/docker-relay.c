@@ -47,13 +47,6 @@ typedef struct RelayState {
         timer_t timer;                  /* this run's thread's (io_bounded()) */
 } State;
 
-uint64_t sbx_now_monotonic_us(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000U + (uint64_t) ts.tv_nsec / 1000U;
-}
-
 void sbx_relay_done(SbxRelay *r) {
         for (size_t i = 0; i < 2; i++)
                 r->out[i].data = mfree(r->out[i].data);

@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "time-util.h"     /* deadline_us is sbx_now_monotonic_us()'s clock */
+
 typedef struct SbxRelaySink {
         int fd;                         /* ≥ 0: written there; < 0: kept in data */
         char *data;                     /* owned; NUL-terminated when non-NULL */
@@ -66,8 +68,6 @@ int sbx_relay_run(SbxRelay *r);
 
 /* Frees the buffers and the state, closes the stream. */
 void sbx_relay_done(SbxRelay *r);
-
-uint64_t sbx_now_monotonic_us(void);
 
 /* One write(2) of wbuf (or, wbuf NULL, one read(2) into rbuf) of at most n bytes that
  * waits 50 ms at most: -EAGAIN when nothing moved meanwhile, else the count or the

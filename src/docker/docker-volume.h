@@ -6,7 +6,7 @@
 
 #include "docker.h"
 
-/* GET /volumes/{name}. A missing volume is -ENOENT. */
+/* GET /volumes/{name}. A missing volume is -ENODATA (DockerNotFound). */
 int sbx_docker_volume_inspect(SbxDocker *d, const char *name, json_object **ret, SbxError *error);
 
 /* POST /volumes/create with the local driver and driver_opts (a JSON object of

@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <strings.h>
 #include <sys/un.h>
-#include <time.h>
 
 #include "docker.h"
+#include "time-util.h"
 
 #define UNIX_PREFIX "unix://"
 /* Docker's error text is quoted into our messages; keep a runaway one short. */
@@ -90,16 +90,9 @@ SbxDocker *sbx_docker_free(SbxDocker *d) {
         return NULL;
 }
 
-static uint64_t now_monotonic_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000U + (uint64_t) ts.tv_nsec / 1000U;
-}
-
 void sbx_docker_set_deadline(SbxDocker *d, unsigned budget_s) {
         d->budget_s = budget_s;
-        d->deadline_us = budget_s > 0 ? now_monotonic_usec() + (uint64_t) budget_s * 1000000U : 0;
+        d->deadline_us = budget_s > 0 ? sbx_now_monotonic_us() + (uint64_t) budget_s * 1000000U : 0;
 }
 
 unsigned long sbx_docker_n_requests(const SbxDocker *d) {
@@ -302,7 +295,7 @@ static int perform(SbxDocker *d, const char *method, const char *url_path, const
         /* The operation's deadline bounds every call, so a caller is answered before its
          * own D-Bus timeout however many calls a hung or slow Docker made wait. */
         if (d->deadline_us > 0) {
-                uint64_t now = now_monotonic_usec();
+                uint64_t now = sbx_now_monotonic_us();
 
                 /* Less than a moment left is nothing left: no request that cannot answer. */
                 if (now + DEADLINE_SLACK_US >= d->deadline_us)

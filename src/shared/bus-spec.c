@@ -47,10 +47,11 @@ static int read_string(sd_bus_message *m, const char *key, char **field, SbxErro
         return exit_variant(m, key, error);
 }
 
-/* An integer of any D-Bus integer type (python3-dbus and GLib send 'i' or 'x'
- * for a plain int) at the message's read position, as int64. -ERANGE for a
- * 't' above INT64_MAX, -EMEDIUMTYPE for a type that is not an integer. */
-static int read_any_int(sd_bus_message *m, char type, int64_t *ret) {
+bool sbx_bus_type_is_integer(char type) {
+        return type != 0 && strchr("ynqiuxt", type);
+}
+
+int sbx_bus_read_integer(sd_bus_message *m, char type, int64_t *ret) {
         union {
                 uint8_t y;
                 int16_t n;
@@ -62,7 +63,7 @@ static int read_any_int(sd_bus_message *m, char type, int64_t *ret) {
         } v;
         int r;
 
-        if (!strchr("ynqiuxt", type))
+        if (!sbx_bus_type_is_integer(type))
                 return -EMEDIUMTYPE;
         if ((r = sd_bus_message_read_basic(m, type, &v)) < 0)
                 return r;
@@ -74,15 +75,21 @@ static int read_any_int(sd_bus_message *m, char type, int64_t *ret) {
         case 'u': *ret = v.u; break;
         case 'x': *ret = v.x; break;
         default:
-                if (v.t > INT64_MAX)
-                        return -ERANGE;
                 *ret = (int64_t) v.t;
+                return v.t > INT64_MAX;
         }
         return 0;
 }
 
+/* As sbx_bus_read_integer(), but -ERANGE for a 't' above INT64_MAX. */
+static int read_any_int(sd_bus_message *m, char type, int64_t *ret) {
+        int r = sbx_bus_read_integer(m, type, ret);
+
+        return r > 0 ? -ERANGE : r;
+}
+
 static bool is_int_type(const char *contents) {
-        return contents && strlen(contents) == 1 && strchr("ynqiuxt", contents[0]);
+        return contents && strlen(contents) == 1 && sbx_bus_type_is_integer(contents[0]);
 }
 
 /* An integer value of key, of any integer type, within [min, max]. */
@@ -181,8 +188,8 @@ static int read_volumes(sd_bus_message *m, SbxSpec *s, SbxError *error) {
 /* "(XY)" with X and Y integer types: ports as (qq), as documented, or as any
  * other integer types (a(ii) from python3-dbus, a(xx) for numbers beyond 16 bits). */
 static bool is_port_pair(const char *sig) {
-        return strlen(sig) == 4 && sig[0] == '(' && sig[3] == ')' && strchr("ynqiuxt", sig[1]) &&
-               strchr("ynqiuxt", sig[2]);
+        return strlen(sig) == 4 && sig[0] == '(' && sig[3] == ')' && sbx_bus_type_is_integer(sig[1]) &&
+               sbx_bus_type_is_integer(sig[2]);
 }
 
 static int read_port(sd_bus_message *m, const char *pair, SbxSpec *s, SbxError *error) {

@@ -14,6 +14,14 @@
 
 #include "spec.h"
 
+/* Whether type is one of the D-Bus integer types (y n q i u x t). */
+bool sbx_bus_type_is_integer(char type);
+
+/* Reads a value of the integer type `type` at m's read position into *ret: 0 when
+ * it fits int64; 1 for a 't' above INT64_MAX, whose bits *ret holds (the value is
+ * (uint64_t) *ret); -EMEDIUMTYPE for a type that is not an integer. */
+int sbx_bus_read_integer(sd_bus_message *m, char type, int64_t *ret);
+
 /* Reads an a{sv} spec into a raw spec (see spec-json.h for what "raw" means). */
 int sbx_bus_read_spec(sd_bus_message *m, SbxSpec **ret, SbxError *error);
 

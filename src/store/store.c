@@ -5,13 +5,14 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sqlite3.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "store.h"
+#include "time-util.h"
 
 #define BUSY_TIMEOUT_MS 5000
 #define WAL_RETRY_MS 10
@@ -230,14 +231,6 @@ SbxSnapshotRow **sbx_snapshot_row_list_free(SbxSnapshotRow **rows) {
         return NULL;
 }
 
-static int64_t now_us(void) {
-        struct timespec ts;
-
-        if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
-                return 0;
-        return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* Records sqlite's current error for the store's file: "PATH: what: message". */
 static int store_fail(SbxStore *s, SbxError *error, const char *what) {
         if (sqlite3_errcode(s->db) == SQLITE_NOMEM)
@@ -253,11 +246,205 @@ static void statement_resetp(sqlite3_stmt **st) {
 }
 
 /* The cached prepared statement id, prepared on first use. Release it with statement_resetp. */
+/* ---- row types -------------------------------------------------------------------- */
+
+/* How a column's value is read into its field. */
+typedef enum ColumnKind {
+        COLUMN_TEXT,            /* char *; NULL is a malformed row */
+        COLUMN_INT64,
+        COLUMN_UID,
+        COLUMN_GID,
+        COLUMN_BOOL,
+        COLUMN_SANDBOX_STATE,   /* SbxSandboxState, stored by its name */
+} ColumnKind;
+
+/* A column of a row type: its name in the SELECT, how it is read, and its field. The
+ * table's order is the SELECT's (*_COLUMNS above): a column's index is its place in
+ * the table, and store_statement() holds every row statement to it by name. */
+typedef struct Column {
+        const char *name;
+        ColumnKind kind;
+        size_t offset;
+} Column;
+
+typedef void *(*RowFree)(void *row);
+
+typedef struct RowType {
+        const char *what;       /* in "malformed <what> row" */
+        size_t size;
+        const Column *columns;
+        size_t n_columns;
+        RowFree free;
+} RowType;
+
+/* The field and the column have the same name. */
+#define COLUMN(R, field, kind) { #field, COLUMN_##kind, offsetof(R, field) }
+#define ROW_TYPE(R, w, cols, free_row) \
+        { .what = w, .size = sizeof(R), .columns = cols, .n_columns = ELEMENTSOF(cols), .free = free_row }
+
+static const Column sandbox_columns[] = {
+        COLUMN(SbxSandboxRow, name,             TEXT),
+        COLUMN(SbxSandboxRow, owner_uid,        UID),
+        COLUMN(SbxSandboxRow, container_id,     TEXT),
+        COLUMN(SbxSandboxRow, spec_json,        TEXT),
+        COLUMN(SbxSandboxRow, fingerprint,      TEXT),
+        COLUMN(SbxSandboxRow, contract_version, INT64),
+        COLUMN(SbxSandboxRow, state,            SANDBOX_STATE),
+        COLUMN(SbxSandboxRow, created_us,       INT64),
+        COLUMN(SbxSandboxRow, updated_us,       INT64),
+        COLUMN(SbxSandboxRow, owner_gid,        GID),
+};
+
+static const Column snapshot_columns[] = {
+        COLUMN(SbxSnapshotRow, id,             TEXT),
+        COLUMN(SbxSnapshotRow, owner_uid,      UID),
+        COLUMN(SbxSnapshotRow, source_sandbox, TEXT),
+        COLUMN(SbxSnapshotRow, image_id,       TEXT),
+        COLUMN(SbxSnapshotRow, image_tag,      TEXT),
+        COLUMN(SbxSnapshotRow, created_us,     INT64),
+};
+
+static const Column intent_columns[] = {
+        COLUMN(SbxIntentRow, name,           TEXT),
+        COLUMN(SbxIntentRow, owner_uid,      UID),
+        COLUMN(SbxIntentRow, owner_gid,      GID),
+        COLUMN(SbxIntentRow, container_name, TEXT),
+        COLUMN(SbxIntentRow, fingerprint,    TEXT),
+        COLUMN(SbxIntentRow, spec_json,      TEXT),
+        COLUMN(SbxIntentRow, created_us,     INT64),
+};
+
+static const Column snapshot_intent_columns[] = {
+        COLUMN(SbxSnapshotIntentRow, id,             TEXT),
+        COLUMN(SbxSnapshotIntentRow, owner_uid,      UID),
+        COLUMN(SbxSnapshotIntentRow, source_sandbox, TEXT),
+        COLUMN(SbxSnapshotIntentRow, image_tag,      TEXT),
+        COLUMN(SbxSnapshotIntentRow, token,          TEXT),
+        COLUMN(SbxSnapshotIntentRow, abandoned,      BOOL),
+        COLUMN(SbxSnapshotIntentRow, created_us,     INT64),
+};
+
+static void *sandbox_row_free_any(void *row) {
+        return sbx_sandbox_row_free(row);
+}
+
+static void *snapshot_row_free_any(void *row) {
+        return sbx_snapshot_row_free(row);
+}
+
+static void *intent_row_free_any(void *row) {
+        return sbx_intent_row_free(row);
+}
+
+static void *snapshot_intent_row_free_any(void *row) {
+        return sbx_snapshot_intent_row_free(row);
+}
+
+static const RowType sandbox_row = ROW_TYPE(SbxSandboxRow, "sandbox", sandbox_columns, sandbox_row_free_any);
+static const RowType snapshot_row = ROW_TYPE(SbxSnapshotRow, "snapshot", snapshot_columns, snapshot_row_free_any);
+static const RowType intent_row = ROW_TYPE(SbxIntentRow, "intent", intent_columns, intent_row_free_any);
+static const RowType snapshot_intent_row =
+        ROW_TYPE(SbxSnapshotIntentRow, "snapshot intent", snapshot_intent_columns, snapshot_intent_row_free_any);
+
+/* The row type each row statement reads. */
+static const RowType *const statement_rows[_STMT_MAX] = {
+        [STMT_GET_SANDBOX] = &sandbox_row,
+        [STMT_LIST_SANDBOXES] = &sandbox_row,
+        [STMT_GET_SNAPSHOT] = &snapshot_row,
+        [STMT_LIST_SNAPSHOTS] = &snapshot_row,
+        [STMT_GET_INTENT] = &intent_row,
+        [STMT_LIST_INTENTS] = &intent_row,
+        [STMT_GET_SNAPSHOT_INTENT] = &snapshot_intent_row,
+        [STMT_LIST_SNAPSHOT_INTENTS] = &snapshot_intent_row,
+};
+
+/* Whether a prepared statement's result columns are t's, by name and in order. */
+static bool columns_are(sqlite3_stmt *st, const RowType *t) {
+        if (sqlite3_column_count(st) != (int) t->n_columns)
+                return false;
+        for (size_t i = 0; i < t->n_columns; i++)
+                if (!streq_ptr(sqlite3_column_name(st, (int) i), t->columns[i].name))
+                        return false;
+        return true;
+}
+
+static int column_strdup(sqlite3_stmt *st, int i, char **ret) {
+        const unsigned char *t = sqlite3_column_text(st, i);
+
+        if (!t)
+                return sqlite3_column_type(st, i) == SQLITE_NULL ? -EBADMSG : -ENOMEM;
+        *ret = strdup((const char *) t);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* -EBADMSG for a value the field cannot hold. */
+static int column_read(sqlite3_stmt *st, int i, const Column *c, void *row) {
+        void *field = (char *) row + c->offset;
+        SbxSandboxState state;
+        int r;
+
+        switch (c->kind) {
+        case COLUMN_TEXT:
+                return column_strdup(st, i, field);
+        case COLUMN_INT64:
+                *(int64_t *) field = sqlite3_column_int64(st, i);
+                return 0;
+        case COLUMN_UID:
+                *(uid_t *) field = (uid_t) sqlite3_column_int64(st, i);
+                return 0;
+        case COLUMN_GID:
+                *(gid_t *) field = (gid_t) sqlite3_column_int64(st, i);
+                return 0;
+        case COLUMN_BOOL:
+                *(bool *) field = sqlite3_column_int(st, i) != 0;
+                return 0;
+        case COLUMN_SANDBOX_STATE: {
+                _cleanup_free_ char *name = NULL;
+
+                if ((r = column_strdup(st, i, &name)) < 0)
+                        return r;
+                state = sbx_sandbox_state_from_string(name);
+                if (state < 0)
+                        return -EBADMSG;
+                *(SbxSandboxState *) field = state;
+                return 0;
+        }
+        }
+        return -EBADMSG;
+}
+
+/* Reads the statement's current row as a row of type t. */
+static int row_read(SbxStore *s, sqlite3_stmt *st, const RowType *t, void **ret, SbxError *error) {
+        void *row = calloc(1, t->size);
+        int r;
+
+        if (!row)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->n_columns; i++) {
+                r = column_read(st, (int) i, &t->columns[i], row);
+                if (r < 0) {
+                        t->free(row);
+                        return r == -ENOMEM ? r
+                                            : sbx_error_set(error, SBX_ERROR_IO, "%s: malformed %s row", s->path, t->what);
+                }
+        }
+        *ret = row;
+        return 0;
+}
+
 static int store_statement(SbxStore *s, StoreStatement id, sqlite3_stmt **ret, SbxError *error) {
-        if (!s->statements[id] &&
-            sqlite3_prepare_v3(s->db, statement_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
-                               &s->statements[id], NULL) != SQLITE_OK)
-                return store_fail(s, error, "cannot prepare statement");
+        sqlite3_stmt *st = NULL;
+
+        if (!s->statements[id]) {
+                if (sqlite3_prepare_v3(s->db, statement_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
+                        return store_fail(s, error, "cannot prepare statement");
+                if (statement_rows[id] && !columns_are(st, statement_rows[id])) {
+                        sqlite3_finalize(st);
+                        return sbx_error_set(error, SBX_ERROR_IO, "%s: statement %d does not select the %s columns",
+                                             s->path, (int) id, statement_rows[id]->what);
+                }
+                s->statements[id] = st;
+        }
         *ret = s->statements[id];
         return 0;
 }
@@ -284,15 +471,6 @@ static int bind_owner(sqlite3_stmt *st, int i, uid_t owner) {
 /* Binds a timestamp, 0 (unset) as NULL. */
 static int bind_time(sqlite3_stmt *st, int i, int64_t us) {
         return us > 0 ? sqlite3_bind_int64(st, i, us) : sqlite3_bind_null(st, i);
-}
-
-static int column_strdup(sqlite3_stmt *st, int i, char **ret) {
-        const unsigned char *t = sqlite3_column_text(st, i);
-
-        if (!t)
-                return sqlite3_column_type(st, i) == SQLITE_NULL ? -EBADMSG : -ENOMEM;
-        *ret = strdup((const char *) t);
-        return *ret ? 0 : -ENOMEM;
 }
 
 static int store_exec(SbxStore *s, const char *sql, const char *what, SbxError *error) {
@@ -554,11 +732,9 @@ bool sbx_store_created(const SbxStore *s) {
 
 /* ---- rows ------------------------------------------------------------------------- */
 
-typedef int (*RowReader)(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error);
-typedef void *(*RowFree)(void *row);
 
-/* Runs a one-key SELECT: 1 and the row read by read, or 0 and NULL. */
-static int store_get(SbxStore *s, StoreStatement id, const char *key, RowReader read, void **ret, SbxError *error) {
+/* Runs a one-key SELECT: 1 and the row (of the statement's row type), or 0 and NULL. */
+static int store_get(SbxStore *s, StoreStatement id, const char *key, void **ret, SbxError *error) {
         _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
         int r;
 
@@ -575,7 +751,7 @@ static int store_get(SbxStore *s, StoreStatement id, const char *key, RowReader 
         r = store_step(s, st, error);
         if (r <= 0)
                 return r;
-        r = read(s, st, ret, error);
+        r = row_read(s, st, statement_rows[id], ret, error);
         return r < 0 ? r : 1;
 }
 
@@ -616,46 +792,15 @@ int sbx_store_put_sandbox(SbxStore *s, const SbxSandboxRow *row, SbxError *error
             sqlite3_bind_int64(st, 6, row->contract_version) != SQLITE_OK ||
             bind_text(st, 7, sbx_sandbox_state_to_string(row->state)) != SQLITE_OK ||
             bind_time(st, 8, row->created_us) != SQLITE_OK ||
-            sqlite3_bind_int64(st, 9, now_us()) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 9, (int64_t) sbx_now_realtime_us()) != SQLITE_OK ||
             sqlite3_bind_int64(st, 10, row->owner_gid) != SQLITE_OK)
                 return store_fail(s, error, "cannot bind sandbox row");
         r = store_step(s, st, error);
         return r < 0 ? r : 0;
 }
 
-static int sandbox_row_read(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error) {
-        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
-        _cleanup_free_ char *state = NULL;
-        int r;
-
-        row = calloc(1, sizeof *row);
-        if (!row)
-                return -ENOMEM;
-        r = column_strdup(st, 0, &row->name);
-        if (r >= 0)
-                r = column_strdup(st, 2, &row->container_id);
-        if (r >= 0)
-                r = column_strdup(st, 3, &row->spec_json);
-        if (r >= 0)
-                r = column_strdup(st, 4, &row->fingerprint);
-        if (r >= 0)
-                r = column_strdup(st, 6, &state);
-        if (r == -ENOMEM)
-                return r;
-        row->state = sbx_sandbox_state_from_string(state);
-        if (r < 0 || row->state < 0)
-                return sbx_error_set(error, SBX_ERROR_IO, "%s: malformed sandbox row", s->path);
-        row->owner_uid = (uid_t) sqlite3_column_int64(st, 1);
-        row->contract_version = sqlite3_column_int64(st, 5);
-        row->created_us = sqlite3_column_int64(st, 7);
-        row->updated_us = sqlite3_column_int64(st, 8);
-        row->owner_gid = (gid_t) sqlite3_column_int64(st, 9);
-        *ret = TAKE_PTR(row);
-        return 0;
-}
-
 int sbx_store_get_sandbox(SbxStore *s, const char *name, SbxSandboxRow **ret, SbxError *error) {
-        return store_get(s, STMT_GET_SANDBOX, name, sandbox_row_read, (void **) ret, error);
+        return store_get(s, STMT_GET_SANDBOX, name, (void **) ret, error);
 }
 
 int sbx_store_update_sandbox_state(SbxStore *s, const char *name, SbxSandboxState state, SbxError *error) {
@@ -672,7 +817,7 @@ int sbx_store_update_sandbox_state(SbxStore *s, const char *name, SbxSandboxStat
                 return r;
         if (bind_text(st, 1, name) != SQLITE_OK ||
             bind_text(st, 2, sbx_sandbox_state_to_string(state)) != SQLITE_OK ||
-            sqlite3_bind_int64(st, 3, now_us()) != SQLITE_OK)
+            sqlite3_bind_int64(st, 3, (int64_t) sbx_now_realtime_us()) != SQLITE_OK)
                 return store_fail(s, error, "cannot bind state");
         r = store_step(s, st, error);
         if (r < 0)
@@ -715,10 +860,10 @@ static int list_append(void ***list, size_t *n, void *item) {
 }
 
 
-/* Lists the rows of an owner-filtered SELECT through read; returns the count. The
+/* Lists the rows of an owner-filtered SELECT (of its row type); returns the count. The
  * callers hand the void * array out as an array of their row pointer type. */
-static int store_list(SbxStore *s, StoreStatement id, uid_t owner, RowReader read, RowFree free_row,
-                      void ***ret, SbxError *error) {
+static int store_list(SbxStore *s, StoreStatement id, uid_t owner, void ***ret, SbxError *error) {
+        const RowType *t = statement_rows[id];
         _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
         void **list = NULL;
         size_t n = 0;
@@ -735,18 +880,18 @@ static int store_list(SbxStore *s, StoreStatement id, uid_t owner, RowReader rea
         while ((r = store_step(s, st, error)) > 0) {
                 void *row = NULL;
 
-                r = read(s, st, &row, error);
+                r = row_read(s, st, t, &row, error);
                 if (r >= 0) {
                         r = list_append(&list, &n, row);
                         if (r < 0)
-                                free_row(row);
+                                t->free(row);
                 }
                 if (r < 0)
                         break;
         }
         if (r < 0) {
                 for (size_t i = 0; i < n; i++)
-                        free_row(list[i]);
+                        t->free(list[i]);
                 free(list);
                 return r;
         }
@@ -755,15 +900,10 @@ static int store_list(SbxStore *s, StoreStatement id, uid_t owner, RowReader rea
 }
 
 
-static void *sandbox_row_free_any(void *row) {
-        return sbx_sandbox_row_free(row);
-}
-
 int sbx_store_list_sandboxes(SbxStore *s, uid_t owner, SbxSandboxRow ***ret, SbxError *error) {
         assert(s);
         assert(ret);
-        return store_list(s, STMT_LIST_SANDBOXES, owner, sandbox_row_read, sandbox_row_free_any,
-                          (void ***) ret, error);
+        return store_list(s, STMT_LIST_SANDBOXES, owner, (void ***) ret, error);
 }
 
 int sbx_store_count_sandboxes(SbxStore *s, uid_t owner, SbxError *error) {
@@ -817,7 +957,7 @@ int sbx_store_add_snapshot(SbxStore *s, const SbxSnapshotRow *row, SbxError *err
             bind_text(st, 3, row->source_sandbox) != SQLITE_OK ||
             bind_text(st, 4, row->image_id) != SQLITE_OK ||
             bind_text(st, 5, row->image_tag) != SQLITE_OK ||
-            sqlite3_bind_int64(st, 6, row->created_us > 0 ? row->created_us : now_us()) != SQLITE_OK)
+            sqlite3_bind_int64(st, 6, row->created_us > 0 ? row->created_us : (int64_t) sbx_now_realtime_us()) != SQLITE_OK)
                 return store_fail(s, error, "cannot bind snapshot row");
         if (sqlite3_step(st) == SQLITE_DONE)
                 return 0;
@@ -827,32 +967,8 @@ int sbx_store_add_snapshot(SbxStore *s, const SbxSnapshotRow *row, SbxError *err
         return store_fail(s, error, "cannot add snapshot");
 }
 
-static int snapshot_row_read(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error) {
-        _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *row = NULL;
-        int r;
-
-        row = calloc(1, sizeof *row);
-        if (!row)
-                return -ENOMEM;
-        r = column_strdup(st, 0, &row->id);
-        if (r >= 0)
-                r = column_strdup(st, 2, &row->source_sandbox);
-        if (r >= 0)
-                r = column_strdup(st, 3, &row->image_id);
-        if (r >= 0)
-                r = column_strdup(st, 4, &row->image_tag);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return sbx_error_set(error, SBX_ERROR_IO, "%s: malformed snapshot row", s->path);
-        row->owner_uid = (uid_t) sqlite3_column_int64(st, 1);
-        row->created_us = sqlite3_column_int64(st, 5);
-        *ret = TAKE_PTR(row);
-        return 0;
-}
-
 int sbx_store_get_snapshot(SbxStore *s, const char *id, SbxSnapshotRow **ret, SbxError *error) {
-        return store_get(s, STMT_GET_SNAPSHOT, id, snapshot_row_read, (void **) ret, error);
+        return store_get(s, STMT_GET_SNAPSHOT, id, (void **) ret, error);
 }
 
 int sbx_store_delete_snapshot(SbxStore *s, const char *id, SbxError *error) {
@@ -862,15 +978,10 @@ int sbx_store_delete_snapshot(SbxStore *s, const char *id, SbxError *error) {
 }
 
 
-static void *snapshot_row_free_any(void *row) {
-        return sbx_snapshot_row_free(row);
-}
-
 int sbx_store_list_snapshots(SbxStore *s, uid_t owner, SbxSnapshotRow ***ret, SbxError *error) {
         assert(s);
         assert(ret);
-        return store_list(s, STMT_LIST_SNAPSHOTS, owner, snapshot_row_read, snapshot_row_free_any,
-                          (void ***) ret, error);
+        return store_list(s, STMT_LIST_SNAPSHOTS, owner, (void ***) ret, error);
 }
 
 /* ---- intents ---------------------------------------------------------------------- */
@@ -922,7 +1033,7 @@ static int put_intent(SbxStore *s, const SbxIntentRow *row, SbxError *error) {
             bind_text(st, 4, row->container_name) != SQLITE_OK ||
             bind_text(st, 5, row->fingerprint) != SQLITE_OK ||
             bind_text(st, 6, row->spec_json) != SQLITE_OK ||
-            sqlite3_bind_int64(st, 7, row->created_us > 0 ? row->created_us : now_us()) != SQLITE_OK)
+            sqlite3_bind_int64(st, 7, row->created_us > 0 ? row->created_us : (int64_t) sbx_now_realtime_us()) != SQLITE_OK)
                 return store_fail(s, error, "cannot bind intent row");
         r = store_step(s, st, error);
         return r < 0 ? r : 0;
@@ -951,33 +1062,8 @@ int sbx_store_put_intent(SbxStore *s, const SbxIntentRow *row, unsigned max_per_
         return n;
 }
 
-static int intent_row_read(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error) {
-        _cleanup_(sbx_intent_row_freep) SbxIntentRow *row = NULL;
-        int r;
-
-        row = calloc(1, sizeof *row);
-        if (!row)
-                return -ENOMEM;
-        r = column_strdup(st, 0, &row->name);
-        if (r >= 0)
-                r = column_strdup(st, 3, &row->container_name);
-        if (r >= 0)
-                r = column_strdup(st, 4, &row->fingerprint);
-        if (r >= 0)
-                r = column_strdup(st, 5, &row->spec_json);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return sbx_error_set(error, SBX_ERROR_IO, "%s: malformed intent row", s->path);
-        row->owner_uid = (uid_t) sqlite3_column_int64(st, 1);
-        row->owner_gid = (gid_t) sqlite3_column_int64(st, 2);
-        row->created_us = sqlite3_column_int64(st, 6);
-        *ret = TAKE_PTR(row);
-        return 0;
-}
-
 int sbx_store_get_intent(SbxStore *s, const char *name, SbxIntentRow **ret, SbxError *error) {
-        return store_get(s, STMT_GET_INTENT, name, intent_row_read, (void **) ret, error);
+        return store_get(s, STMT_GET_INTENT, name, (void **) ret, error);
 }
 
 int sbx_store_delete_intent(SbxStore *s, const char *name, SbxError *error) {
@@ -986,15 +1072,10 @@ int sbx_store_delete_intent(SbxStore *s, const char *name, SbxError *error) {
         return store_delete(s, STMT_DELETE_INTENT, name, error);
 }
 
-static void *intent_row_free_any(void *row) {
-        return sbx_intent_row_free(row);
-}
-
 int sbx_store_list_intents(SbxStore *s, SbxIntentRow ***ret, SbxError *error) {
         assert(s);
         assert(ret);
-        return store_list(s, STMT_LIST_INTENTS, SBX_STORE_ANY_OWNER, intent_row_read, intent_row_free_any,
-                          (void ***) ret, error);
+        return store_list(s, STMT_LIST_INTENTS, SBX_STORE_ANY_OWNER, (void ***) ret, error);
 }
 
 /* ---- snapshot intents ------------------------------------------------------------- */
@@ -1037,39 +1118,14 @@ int sbx_store_put_snapshot_intent(SbxStore *s, const SbxSnapshotIntentRow *row, 
             bind_text(st, 4, row->image_tag) != SQLITE_OK ||
             bind_text(st, 5, row->token) != SQLITE_OK ||
             sqlite3_bind_int(st, 6, row->abandoned) != SQLITE_OK ||
-            sqlite3_bind_int64(st, 7, row->created_us > 0 ? row->created_us : now_us()) != SQLITE_OK)
+            sqlite3_bind_int64(st, 7, row->created_us > 0 ? row->created_us : (int64_t) sbx_now_realtime_us()) != SQLITE_OK)
                 return store_fail(s, error, "cannot bind snapshot intent row");
         r = store_step(s, st, error);
         return r < 0 ? r : 0;
 }
 
-static int snapshot_intent_row_read(SbxStore *s, sqlite3_stmt *st, void **ret, SbxError *error) {
-        _cleanup_(sbx_snapshot_intent_row_freep) SbxSnapshotIntentRow *row = NULL;
-        int r;
-
-        row = calloc(1, sizeof *row);
-        if (!row)
-                return -ENOMEM;
-        r = column_strdup(st, 0, &row->id);
-        if (r >= 0)
-                r = column_strdup(st, 2, &row->source_sandbox);
-        if (r >= 0)
-                r = column_strdup(st, 3, &row->image_tag);
-        if (r >= 0)
-                r = column_strdup(st, 4, &row->token);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return sbx_error_set(error, SBX_ERROR_IO, "%s: malformed snapshot intent row", s->path);
-        row->owner_uid = (uid_t) sqlite3_column_int64(st, 1);
-        row->abandoned = sqlite3_column_int(st, 5) != 0;
-        row->created_us = sqlite3_column_int64(st, 6);
-        *ret = TAKE_PTR(row);
-        return 0;
-}
-
 int sbx_store_get_snapshot_intent(SbxStore *s, const char *id, SbxSnapshotIntentRow **ret, SbxError *error) {
-        return store_get(s, STMT_GET_SNAPSHOT_INTENT, id, snapshot_intent_row_read, (void **) ret, error);
+        return store_get(s, STMT_GET_SNAPSHOT_INTENT, id, (void **) ret, error);
 }
 
 int sbx_store_abandon_snapshot_intent(SbxStore *s, const char *id, SbxError *error) {
@@ -1084,13 +1140,8 @@ int sbx_store_delete_snapshot_intent(SbxStore *s, const char *id, SbxError *erro
         return store_delete(s, STMT_DELETE_SNAPSHOT_INTENT, id, error);
 }
 
-static void *snapshot_intent_row_free_any(void *row) {
-        return sbx_snapshot_intent_row_free(row);
-}
-
 int sbx_store_list_snapshot_intents(SbxStore *s, SbxSnapshotIntentRow ***ret, SbxError *error) {
         assert(s);
         assert(ret);
-        return store_list(s, STMT_LIST_SNAPSHOT_INTENTS, SBX_STORE_ANY_OWNER, snapshot_intent_row_read,
-                          snapshot_intent_row_free_any, (void ***) ret, error);
+        return store_list(s, STMT_LIST_SNAPSHOT_INTENTS, SBX_STORE_ANY_OWNER, (void ***) ret, error);
 }

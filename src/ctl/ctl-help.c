@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <stdio.h>
+
+#include "ctl-help.h"
+#include "macro.h"
+
+/* The options of CTL_SPEC_OPTIONS (ctl-spec.h). */
+#define SPEC_OPTIONS_HELP                                                               \
+        "     --image REF              Image to start from (default: the host's)\n"     \
+        "     --snapshot ID            Snapshot to start from instead of an image\n"    \
+        "     --workdir PATH           Working directory in the sandbox (/home)\n"      \
+        "     --cpus N                 Whole CPUs (1)\n"                                \
+        "     --memory MIB             Memory in MiB (512)\n"                           \
+        "     --env KEY=VALUE          Environment variable (repeatable)\n"             \
+        "     --volume HOST:GUEST[:MODE]\n"                                             \
+        "                              Bind HOST at GUEST, MODE ro or rw (default rw;\n"\
+        "                              repeatable)\n"                                   \
+        "     --port HOST:GUEST        Publish TCP port GUEST on HOST, 0 = any\n"       \
+        "                              (repeatable)\n"                                  \
+        "     --isolated               No network at all\n"                             \
+        "     --spec FILE              The whole spec as JSON (- = standard input);\n"  \
+        "                              not together with the options above\n"
+
+const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
+        [CTL_VERB_LIST] = { "list", "list [--no-legend]", "List the sandboxes, by name",
+          "     --no-legend              Print neither the header nor the count\n" },
+        [CTL_VERB_SNAPSHOTS] = { "snapshots", "snapshots [--no-legend]", "List the snapshots, by id",
+          "     --no-legend              Print neither the header nor the count\n" },
+        [CTL_VERB_CREATE] = { "create", "create NAME [SPEC OPTIONS...]",
+          "Create a sandbox from a spec and start it", SPEC_OPTIONS_HELP },
+        [CTL_VERB_ENSURE] = { "ensure", "ensure NAME [SPEC OPTIONS...] [--recreate] [--stop-timeout S]",
+          "Get or create a sandbox matching a spec (outcome: created, started, reused, recreated)",
+          SPEC_OPTIONS_HELP
+          "     --recreate               On a mismatch, replace the sandbox (default: fail)\n"
+          "     --stop-timeout S         Seconds to stop a mismatched sandbox before (30)\n" },
+        [CTL_VERB_INSPECT] = { "inspect", "inspect NAME", "Show what a sandbox is, as Docker has it", "" },
+        [CTL_VERB_VERIFY] = { "verify", "verify NAME [SPEC OPTIONS...]",
+          "Compare a sandbox with a spec (exit status 0: match)", SPEC_OPTIONS_HELP },
+        [CTL_VERB_START] = { "start", "start NAME", "Start a stopped sandbox", "" },
+        [CTL_VERB_STOP] = { "stop", "stop NAME [--timeout S]", "Stop a sandbox",
+          "     --timeout S              Seconds before SIGKILL (10)\n" },
+        [CTL_VERB_DELETE] = { "delete", "delete NAME", "Remove a sandbox (nothing to do if none)", "" },
+        [CTL_VERB_SNAPSHOT] = { "snapshot", "snapshot NAME ID", "Save a sandbox as snapshot ID", "" },
+        [CTL_VERB_DELETE_SNAPSHOT] = { "delete-snapshot", "delete-snapshot ID", "Remove a snapshot", "" },
+        [CTL_VERB_EXEC] = { "exec", "exec [-t] [--env K=V]... [--workdir D] [--timeout S] NAME -- CMD...",
+          "Run a command in a sandbox (exits with its status)",
+          "  -t, --tty                    Give it a terminal (this one, raw meanwhile)\n"
+          "     --env K=V                Set an environment variable (repeatable)\n"
+          "     --workdir D              Run it in directory D (absolute)\n"
+          "     --timeout S              Kill it after S seconds (default: none)\n" },
+        [CTL_VERB_SHELL] = { "shell", "shell NAME", "Open /bin/sh in a sandbox on this terminal", "" },
+        [CTL_VERB_CP] = { "cp", "cp SRC DST", "Copy files into (DST = NAME:DIR) or out of (SRC = NAME:PATH) a sandbox",
+          "" },
+        [CTL_VERB_USAGE] = { "usage", "usage NAME", "Show what a sandbox consumes (CPU, memory, processes, network)", "" },
+        [CTL_VERB_POLICY] = { "policy", "policy", "Show what the host policy allows you (limits, images, volume roots)",
+          "" },
+        [CTL_VERB_FINGERPRINT] = { "fingerprint", "fingerprint [--config PATH] [--python X.Y] [FILE|-]",
+          "Print the fingerprint of a JSON spec (no daemon needed)",
+          "     --config PATH            Host policy for the default image\n" },
+};
+
+#define COMMON_OPTIONS_HELP                                                     \
+        "     --json                   Print JSON for programs\n"               \
+        "     --no-ask-password        Never ask for a password (polkit)\n"     \
+        "     --owner USER             Another user's sandbox (root, manage-others)\n" \
+        "  -h --help                   Show this help\n"
+
+int ctl_verb_from_name(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(ctl_verbs); i++)
+                if (streq(ctl_verbs[i].name, name))
+                        return (int) i;
+        return -1;
+}
+
+const char *ctl_verb_usage(const char *name) {
+        int v = ctl_verb_from_name(name);
+        return v >= 0 ? ctl_verbs[v].usage : "[OPTIONS...] COMMAND ...";
+}
+
+void ctl_verb_help(const char *name) {
+        int v = ctl_verb_from_name(name);
+
+        if (v < 0)
+                return;
+        printf("xagent-sandboxctl %s\n\n%s.\n\nOptions:\n%s" COMMON_OPTIONS_HELP,
+               ctl_verbs[v].usage, ctl_verbs[v].summary, ctl_verbs[v].options);
+}
+
+void ctl_help(void) {
+        printf("xagent-sandboxctl [OPTIONS...] COMMAND ...\n\n"
+               "Manage verified sandboxes through xagent-sandboxd.\n\n"
+               "Commands:\n");
+        for (size_t i = 0; i < ELEMENTSOF(ctl_verbs); i++)
+                printf("  %-37s %s\n", ctl_verbs[i].usage, ctl_verbs[i].summary);
+        printf("\nOptions (also accepted after the command):\n"
+               COMMON_OPTIONS_HELP
+               "     --version                Show the version\n"
+               "\nExit status: 0 on success, 1 on failure (and for verify: a verdict other\n"
+               "than \"match\"), 2 on a usage error.\n"
+               "Run 'xagent-sandboxctl COMMAND --help' for a command's own options.\n");
+}
