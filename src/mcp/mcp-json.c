@@ -89,7 +89,8 @@ int bus_read_json(sd_bus_message *m, json_object **ret) {
                 r = read_container(m, type == 'a' && contents[0] == '{' && contents[1] == 's', ret);
         if (r < 0)
                 return r;
-        return sd_bus_message_exit_container(m);
+        r = sd_bus_message_exit_container(m);
+        return r < 0 ? r : 0;
 }
 
 /* ---- bytes as text --------------------------------------------------------------- */

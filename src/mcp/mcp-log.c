@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -28,6 +29,7 @@ bool log_to_journal(void) {
 
 int log_internal(int level, int error, const char *file, int line, const char *func, const char *format, ...) {
         char text[2048];
+        int n;
         int saved = errno;
         va_list ap;
 
@@ -39,9 +41,13 @@ int log_internal(int level, int error, const char *file, int line, const char *f
         }
         errno = error;          /* for %m */
         va_start(ap, format);
-        vsnprintf(text, sizeof text, format, ap);
+        n = snprintf(text, sizeof text, "xagent-sandbox-mcp: ");
+        n += vsnprintf(text + n, sizeof text - (size_t) n - 1, format, ap);
         va_end(ap);
-        fprintf(stderr, "xagent-sandbox-mcp: %s\n", text);
+        n = n < (int) sizeof text - 1 ? n : (int) sizeof text - 2;
+        text[n++] = '\n';
+        /* One write, never waited for: stderr is non-blocking (see main()). */
+        (void) !write(STDERR_FILENO, text, (size_t) n);
         errno = saved;
         return -error;
 }

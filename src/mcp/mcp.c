@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -162,7 +163,7 @@ void server_log(Server *s, int level, const char *logger, const char *format, ..
         va_end(ap);
         if (!text)
                 return;
-        log_full(level, "%s: %s", logger, text);
+        log_debug("%s: %s", logger, text);
         if (s->era != MCP_ERA_LEGACY || level > s->log_level)
                 return;
         m = new_message(NULL);
@@ -824,9 +825,22 @@ static void server_done(Server *s) {
         free(s->out_buf);
 }
 
-static int set_nonblock(int fd) {
-        int flags = fcntl(fd, F_GETFL);
+/* Makes fd non-blocking without touching whoever shares it: a pipe or a terminal is
+ * opened again (a file description of our own); a socket, which cannot be, is ours
+ * alone anyway. */
+static int own_nonblocking(int fd, int mode) {
+        char path[32];
+        int flags, nfd;
 
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        nfd = open(path, mode | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (nfd >= 0) {
+                int r = dup2(nfd, fd) < 0 ? -errno : 0;
+
+                (void) close(nfd);
+                return r;
+        }
+        flags = fcntl(fd, F_GETFL);
         if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
                 return -errno;
         return 0;
@@ -856,7 +870,10 @@ int main(int argc, char *argv[]) {
                 return 2;
         }
         (void) signal(SIGPIPE, SIG_IGN);
-        if (set_nonblock(STDIN_FILENO) < 0 || set_nonblock(STDOUT_FILENO) < 0) {
+        (void) own_nonblocking(STDERR_FILENO, O_WRONLY);
+        /* stderr too: a client that never reads it must not stop the server (a log
+         * line that does not fit is dropped). */
+        if (own_nonblocking(STDIN_FILENO, O_RDONLY) < 0 || own_nonblocking(STDOUT_FILENO, O_WRONLY) < 0) {
                 fprintf(stderr, "xagent-sandbox-mcp: stdin and stdout must be open\n");
                 return 1;
         }
@@ -894,9 +911,11 @@ int main(int argc, char *argv[]) {
         }
         r = sd_event_loop(s.event);
         /* What is queued still goes out (a client that stopped reading gets nothing). */
-        if (!s.out_broken && s.out_len > s.out_off) {
-                (void) fcntl(STDOUT_FILENO, F_SETFL, fcntl(STDOUT_FILENO, F_GETFL) & ~O_NONBLOCK);
-                (void) flush_output(&s);
+        while (!s.out_broken && s.out_len > s.out_off) {
+                struct pollfd p = { .fd = STDOUT_FILENO, .events = POLLOUT };
+
+                if (poll(&p, 1, 10000) <= 0 || flush_output(&s) < 0)
+                        break;
         }
         server_done(&s);
         return r < 0 ? 1 : r;
