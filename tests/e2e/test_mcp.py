@@ -440,6 +440,7 @@ def test_bad_input_is_refused_and_the_server_goes_on(mcp):
         refused = [c for c in calls if c["isError"] and "too many tool calls" in c["content"][0]["text"]]
         assert refused and len(refused) < len(calls), "some went to the bus, the rest were refused"
         peak = _peak_rss_kib(pid)
+        print(f"xagent-sandbox-mcp peak RSS after the bad input: {peak} KiB")
         assert peak < 96 * 1024, f"peak RSS {peak} KiB"
     finally:
         p.stdin.close()
