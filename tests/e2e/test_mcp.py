@@ -403,6 +403,31 @@ def test_a_2026_request_needs_no_initialize(mcp):
     assert p.returncode == 0
 
 
+def test_2025_ping_logging_and_era(mcp):
+    p = mcp.spawn(MEMBER)
+    try:
+        a = _exchange(p, [_req(1, "tools/list"),
+                          _req(2, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                                 "clientInfo": {"name": "x", "version": "1"}}),
+                          b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n',
+                          _req(3, "ping"), _req(4, "logging/setLevel", {"level": "info"}),
+                          _req(5, "tools/call", {"name": "sandbox_list"}),
+                          _req(6, "tools/list", modern=True), _req(7, "logging/setLevel", {"level": "loud"})], 8)
+    finally:
+        p.stdin.close()
+        p.wait(30)
+    by_id = {x["id"]: x for x in a if "id" in x}
+    logs = [x["params"] for x in a if x.get("method") == "notifications/message"]
+    assert by_id[1]["error"]["code"] == -32600, "initialize first"
+    assert by_id[2]["result"]["protocolVersion"] == "2025-11-25" and "logging" in by_id[2]["result"]["capabilities"]
+    assert by_id[3]["result"] == {} and by_id[4]["result"] == {}
+    assert by_id[5]["result"]["isError"] is False and "resultType" not in by_id[5]["result"]
+    assert [m["logger"] for m in logs] == ["sandbox_list"] and logs[0]["level"] == "info"
+    assert by_id[6]["error"]["code"] == -32600, "this connection began with initialize"
+    assert by_id[7]["error"]["code"] == -32602
+    assert p.returncode == 0
+
+
 def test_bad_input_is_refused_and_the_server_goes_on(mcp):
     init = _req(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
                                   "clientInfo": {"name": "x", "version": "1"}})
