@@ -27,6 +27,7 @@ expect() {      # expect TEST PATH
 
 expect -x "$libexecdir/xagent-sandboxd"
 expect -x "$bindir/xagent-sandboxctl"
+expect -x "$bindir/xagent-sandbox-mcp"
 expect -x "$libexecdir/xagent-sandbox-init/xagent-sandbox-init"
 expect -f "$datadir/dbus-1/system.d/org.xagent.Sandbox1.conf"
 expect -f "$datadir/dbus-1/system-services/org.xagent.Sandbox1.service"
@@ -41,16 +42,17 @@ expect -f "$datadir/doc/xagent-sandboxd/README.md"
 expect -f "$sysusersdir/xagent-sandboxd.conf"
 # The Python client, where Debian's /usr/bin/python3 imports from for this prefix.
 expect -f "$prefix/lib/python3/dist-packages/xagent_sandbox/__init__.py"
-expected=15
+expected=16
 if [ "$completiondir" != no ]; then
         expect -f "$completiondir/xagent-sandboxctl"
         expected=$((expected + 1))
 fi
 if [ -n "$mandir" ]; then
-        for page in man1/xagent-sandboxctl.1 man5/sandboxd.json.5 man7/org.xagent.Sandbox1.7 man8/xagent-sandboxd.8; do
+        for page in man1/xagent-sandboxctl.1 man1/xagent-sandbox-mcp.1 man5/sandboxd.json.5 man7/org.xagent.Sandbox1.7 \
+                    man8/xagent-sandboxd.8; do
                 expect -f "$mandir/$page"
         done
-        expected=$((expected + 4))
+        expected=$((expected + 5))
 fi
 
 # Nothing in /etc: a missing /etc/xagent/sandboxd.json means the built-in defaults.

@@ -21,7 +21,10 @@ MAN_DIR = os.environ["SBX_MAN_DIR"]
 CTL = os.environ["SBX_CTL"]
 DAEMON = os.environ["SBX_DAEMON"]
 SOURCE_ROOT = os.environ["SBX_SOURCE_ROOT"]
-PAGES = ["xagent-sandboxctl.1", "xagent-sandboxd.8", "sandboxd.json.5", "org.xagent.Sandbox1.7"]
+PAGES = ["xagent-sandboxctl.1", "xagent-sandbox-mcp.1", "xagent-sandboxd.8", "sandboxd.json.5",
+         "org.xagent.Sandbox1.7"]
+# Built next to xagent-sandboxctl (src/ctl, src/mcp).
+MCP = os.path.join(os.path.dirname(os.path.dirname(CTL)), "mcp", "xagent-sandbox-mcp")
 ENV = dict(os.environ, LC_ALL="C.UTF-8", MANWIDTH="1000")
 
 
@@ -65,7 +68,8 @@ def test_man_warnings_clean(page):
 @pytest.mark.parametrize("page", PAGES)
 def test_man_cross_references_exist(page):
     """Every page(section) of this project that a page names is one of the pages."""
-    mine = {"xagent-sandboxctl(1)", "xagent-sandboxd(8)", "sandboxd.json(5)", "org.xagent.Sandbox1(7)"}
+    mine = {"xagent-sandboxctl(1)", "xagent-sandbox-mcp(1)", "xagent-sandboxd(8)", "sandboxd.json(5)",
+            "org.xagent.Sandbox1(7)"}
     named = set(re.findall(r"\b((?:xagent-sandbox\w*|sandboxd\.json|org\.xagent\.Sandbox1)\(\d\))", render(page)))
     assert named <= mine, named - mine
 
@@ -214,3 +218,16 @@ def test_bus_page_names_every_interface_file():
     files = sorted(f for f in os.listdir(os.path.join(SOURCE_ROOT, "dbus")) if f.endswith(".xml"))
     intro = " ".join(section(render("org.xagent.Sandbox1.7"), "INTRODUCTION").split())
     assert files and [f for f in files if f not in intro.replace("‐ ", "").replace("-\n", "")] == []
+
+
+def test_mcp_page_documents_every_tool_and_option():
+    """Every tool the server lists (tools/list needs no bus) and every option of its --help."""
+    req = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}\n' \
+          '{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n'
+    out = subprocess.run([MCP], input=req, capture_output=True, text=True, timeout=30,
+                         env=dict(ENV, DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent"))
+    tools = [t["name"] for t in json.loads(out.stdout.splitlines()[1])["result"]["tools"]]
+    page = render("xagent-sandbox-mcp.1")
+    text = section(page, "TOOLS")
+    assert tools and [t for t in tools if not re.search(r"\b%s\b" % t, text)] == []
+    assert long_options(help_text(MCP)) <= long_options(section(page, "SYNOPSIS"))

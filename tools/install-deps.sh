@@ -23,7 +23,11 @@ packages=(
         dbus dbus-daemon polkitd pkexec python3-dbus libglib2.0-bin systemd
         # the installation check on a booted systemd machine
         debootstrap systemd-container
+        # the MCP clients of tests/e2e/test_mcp*.py (npm below)
+        nodejs
 )
+# npm comes with nodejs from NodeSource; Debian's nodejs needs its npm package.
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -35,4 +39,13 @@ if [ ${#missing[@]} -gt 0 ]; then
         export DEBIAN_FRONTEND=noninteractive
         apt-get update -q
         apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# The MCP clients, at the exact versions of tests/mcp/package-lock.json, into the
+# git-ignored tests/mcp/node_modules (again whenever the lock file is newer).
+here="$(cd "$(dirname "$0")/.." && pwd)"
+if [ ! -e "$here/tests/mcp/node_modules/.package-lock.json" ] ||
+   [ "$here/tests/mcp/package-lock.json" -nt "$here/tests/mcp/node_modules/.package-lock.json" ]; then
+        echo "install-deps: npm ci --prefix tests/mcp"
+        npm ci --prefix "$here/tests/mcp" --no-audit --no-fund --loglevel=error
 fi

@@ -1,0 +1,776 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* The tools: each one call (or two) of org.xagent.Sandbox1.Manager, its arguments
+ * read from the tool's arguments, its reply made the tool's structured result.
+ * Only what the bus offers today is here (docs/mcp.md). */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus-spec.h"
+#include "mcp.h"
+#include "spec-json.h"
+
+#define SEC 1000000ULL
+
+/* ---- schemas --------------------------------------------------------------------- */
+
+#define S_NAME(what) "{\"type\":\"string\",\"minLength\":1,\"maxLength\":200,\"description\":\"" what "\"}"
+#define P_NAME "\"name\":" S_NAME("The sandbox's name (in the calling user's own namespace).")
+#define P_SANDBOX "\"sandbox\":" S_NAME("The name of a running sandbox of the calling user's.")
+
+#define P_SPEC \
+        "\"image\":{\"type\":\"string\",\"description\":\"Image reference; absent: the host's default image.\"}," \
+        "\"snapshot\":{\"type\":\"string\",\"description\":\"Make it from this snapshot of the caller's instead of an image.\"}," \
+        "\"working_dir\":{\"type\":\"string\",\"description\":\"Absolute path; default /home.\"}," \
+        "\"cpus\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"Whole CPUs (0: 1).\"}," \
+        "\"memory\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"MiB (0: 512; at least 128).\"}," \
+        "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},\"description\":\"Environment variables of the sandbox.\"}," \
+        "\"volumes\":{\"type\":\"array\",\"description\":\"Host directories mounted in it (within the host policy's volume roots).\"," \
+                "\"items\":{\"type\":\"object\",\"required\":[\"host\",\"guest\"],\"additionalProperties\":false,\"properties\":{" \
+                "\"host\":{\"type\":\"string\"},\"guest\":{\"type\":\"string\"},\"mode\":{\"type\":\"string\",\"enum\":[\"ro\",\"rw\"],\"default\":\"rw\"}}}}," \
+        "\"ports\":{\"type\":\"array\",\"description\":\"Published ports; host 0 picks a free one (see sandbox_ports).\"," \
+                "\"items\":{\"type\":\"object\",\"required\":[\"guest\"],\"additionalProperties\":false,\"properties\":{" \
+                "\"host\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":65535,\"default\":0},\"guest\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":65535}}}}," \
+        "\"network_isolated\":{\"type\":\"boolean\",\"description\":\"No network at all.\"}"
+
+#define OBJ(props, required) \
+        "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{" props "},\"required\":[" required "]}"
+#define NO_ARGS "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{}}"
+
+#define S_SANDBOX_ROW \
+        "{\"type\":\"object\",\"required\":[\"name\",\"state\",\"owner\",\"verdict\"],\"properties\":{" \
+        "\"name\":{\"type\":\"string\"},\"state\":{\"type\":\"string\"},\"owner\":{\"type\":\"integer\"}," \
+        "\"verdict\":{\"type\":\"string\",\"enum\":[\"match\",\"mismatch\",\"unverified\"]}}}"
+#define S_SNAPSHOT_ROW \
+        "{\"type\":\"object\",\"required\":[\"snapshot_id\",\"source\",\"image_id\",\"owner\",\"created_us\"],\"properties\":{" \
+        "\"snapshot_id\":{\"type\":\"string\"},\"source\":{\"type\":\"string\"},\"image_id\":{\"type\":\"string\"}," \
+        "\"owner\":{\"type\":\"integer\"},\"created_us\":{\"type\":\"integer\"}}}"
+#define S_NAME_STATE \
+        "{\"type\":\"object\",\"required\":[\"name\",\"state\"],\"properties\":{\"name\":{\"type\":\"string\"}," \
+        "\"state\":{\"type\":\"string\"}}}"
+
+/* ---- helpers --------------------------------------------------------------------- */
+
+static int manager_call(Call *c, const char *method, sd_bus_message **ret) {
+        return sd_bus_message_new_method_call(c->server->bus, ret, MCP_BUS_SERVICE, MCP_BUS_MANAGER_PATH,
+                                              MCP_BUS_MANAGER, method);
+}
+
+/* A bad argument: an InvalidArgs result naming it (never a protocol error: the
+ * model reads it and can try again). */
+static int fail_args(Call *c, char *message) {
+        call_fail(c, "org.freedesktop.DBus.Error.InvalidArgs", message ?: "invalid arguments");
+        free(message);
+        return 0;
+}
+
+/* Sends m; a failure to append (sd-bus refuses e.g. a string that is not UTF-8)
+ * is the caller's InvalidArgs. */
+static int send_or_fail(Call *c, sd_bus_message *m, int r) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *owned = m;
+
+        if (r < 0) {
+                call_fail_errno(c, "building the bus call", r);
+                return 0;
+        }
+        r = call_send_async(c, m);
+        if (r < 0)
+                call_fail_errno(c, "calling the service", r);
+        return 0;
+}
+
+/* Methods taking the sandbox name (and nothing else, or an empty a{sv}). */
+static int start_by_name(Call *c, const char *method, const char *key, bool options) {
+        _cleanup_free_ char *error = NULL;
+        sd_bus_message *m = NULL;
+        const char *name = NULL;
+        int r;
+
+        if (arg_string(c->args, key, true, &name, &error) < 0)
+                return fail_args(c, TAKE_PTR(error));
+        r = manager_call(c, method, &m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", name);
+        if (r >= 0 && options)
+                r = sd_bus_message_append(m, "a{sv}", 0);
+        return send_or_fail(c, m, r);
+}
+
+static json_object *name_result(Call *c, const char *key, const char *rkey, json_object *extra_value,
+                                const char *extra_key) {
+        const char *name = NULL;
+        char *ignored = NULL;
+        json_object *o = json_object_new_object();
+
+        (void) arg_string(c->args, key, false, &name, &ignored);
+        free(ignored);
+        if (!o || sbx_json_put(o, rkey, json_object_new_string(name ?: "")) < 0 ||
+            (extra_key && sbx_json_put(o, extra_key, extra_value) < 0))
+                return json_object_put(o), NULL;
+        return o;
+}
+
+/* ---- the spec -------------------------------------------------------------------- */
+
+/* volumes [{host, guest, mode}] and ports [{host, guest}] become the spec JSON's
+ * [[h, g, mode]] and [[h, g]]; the rest of the spec keys go as they are. */
+static int spec_list(json_object *args, const char *key, json_object *spec, char **error) {
+        json_object *list, *out;
+        bool volumes = streq(key, "volumes");
+
+        if (!json_object_object_get_ex(args, key, &list) || !list)
+                return 0;
+        if (!json_object_is_type(list, json_type_array))
+                return asprintf(error, "argument '%s': must be an array", key), -EINVAL;
+        out = json_object_new_array();
+        if (!out || sbx_json_put(spec, key, out) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+                json_object *item = json_object_array_get_idx(list, i), *row, *host, *guest, *mode;
+
+                if (!json_object_is_type(item, json_type_object))
+                        return asprintf(error, "argument '%s[%zu]': must be an object", key, i), -EINVAL;
+                json_object_object_foreach(item, k, v) {
+                        (void) v;
+                        if (!streq(k, "host") && !streq(k, "guest") && !(volumes && streq(k, "mode")))
+                                return asprintf(error, "argument '%s[%zu]': unknown key '%s'", key, i, k), -EINVAL;
+                }
+                row = json_object_new_array();
+                if (!row || sbx_json_push(out, row) < 0)
+                        return -ENOMEM;
+                if (!json_object_object_get_ex(item, "host", &host))
+                        host = NULL;
+                if (!json_object_object_get_ex(item, "guest", &guest) || !guest)
+                        return asprintf(error, "argument '%s[%zu]': 'guest' is required", key, i), -EINVAL;
+                if (volumes && !host)
+                        return asprintf(error, "argument '%s[%zu]': 'host' is required", key, i), -EINVAL;
+                if (sbx_json_push(row, host ? json_object_get(host) : json_object_new_int(0)) < 0 ||
+                    sbx_json_push(row, json_object_get(guest)) < 0)
+                        return -ENOMEM;
+                if (volumes) {
+                        if (!json_object_object_get_ex(item, "mode", &mode) || !mode)
+                                mode = NULL;
+                        if (sbx_json_push(row, mode ? json_object_get(mode) : json_object_new_string("rw")) < 0)
+                                return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
+int append_spec_args(sd_bus_message *m, json_object *args, char **error) {
+        static const char *const plain[] = {
+                "image", "snapshot", "working_dir", "cpus", "memory", "env", "network_isolated",
+        };
+        _cleanup_(json_object_putp) json_object *spec = json_object_new_object();
+        _cleanup_(sbx_spec_freep) SbxSpec *parsed = NULL;
+        SbxError e = {};
+        int r;
+
+        if (!spec)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(plain); i++) {
+                json_object *v;
+
+                if (json_object_object_get_ex(args, plain[i], &v) && v &&
+                    sbx_json_put(spec, plain[i], json_object_get(v)) < 0)
+                        return -ENOMEM;
+        }
+        if ((r = spec_list(args, "volumes", spec, error)) < 0 || (r = spec_list(args, "ports", spec, error)) < 0)
+                return r;
+        /* The project's own spec parser: its errors name the key. */
+        r = sbx_spec_from_json_string(json_object_to_json_string_ext(spec, JSON_C_TO_STRING_PLAIN), &parsed, &e);
+        if (r >= 0)
+                r = sbx_bus_append_spec(m, parsed, &e);
+        if (r < 0) {
+                if (asprintf(error, "%s", e.message[0] ? e.message : strerror(-r)) < 0)
+                        *error = NULL;
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* ---- sandboxes ------------------------------------------------------------------- */
+
+static int list_start(Call *c) {
+        sd_bus_message *m = NULL;
+
+        return send_or_fail(c, m, manager_call(c, "ListSandboxes", &m));
+}
+
+static int list_reply(Call *c, sd_bus_message *reply, json_object **ret) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object(), *rows = json_object_new_array();
+        const char *name, *state, *verdict, *path;
+        uint32_t owner;
+        int r;
+
+        if (!o || !rows)
+                return -ENOMEM;
+        r = sd_bus_message_enter_container(reply, 'a', "(ssuso)");
+        while (r >= 0 && (r = sd_bus_message_read(reply, "(ssuso)", &name, &state, &owner, &verdict, &path)) > 0) {
+                json_object *row = json_object_new_object();
+
+                if (!row || sbx_json_push(rows, row) < 0 ||
+                    sbx_json_put(row, "name", json_object_new_string(name)) < 0 ||
+                    sbx_json_put(row, "state", json_object_new_string(state)) < 0 ||
+                    sbx_json_put(row, "owner", json_object_new_int64(owner)) < 0 ||
+                    sbx_json_put(row, "verdict", json_object_new_string(verdict)) < 0)
+                        return -ENOMEM;
+        }
+        if (r < 0)
+                return r;
+        if (sbx_json_put(o, "sandboxes", TAKE_PTR(rows)) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+static char *list_render(json_object *st) {
+        json_object *rows = json_object_object_get(st, "sandboxes");
+        char *out = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&out, &size);
+
+        if (!f)
+                return NULL;
+        if (json_object_array_length(rows) == 0)
+                fputs("No sandboxes.\n", f);
+        for (size_t i = 0; i < json_object_array_length(rows); i++) {
+                json_object *row = json_object_array_get_idx(rows, i);
+
+                fprintf(f, "%s\t%s\t%s\n", json_object_get_string(json_object_object_get(row, "name")),
+                        json_object_get_string(json_object_object_get(row, "state")),
+                        json_object_get_string(json_object_object_get(row, "verdict")));
+        }
+        fclose(f);
+        return out;
+}
+
+static int make_start(Call *c, bool ensure) {
+        _cleanup_free_ char *error = NULL;
+        sd_bus_message *m = NULL;
+        const char *name = NULL, *on_mismatch = "fail";
+        uint64_t stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT;
+        int r;
+
+        if (arg_string(c->args, "name", true, &name, &error) < 0 ||
+            arg_string(c->args, "on_mismatch", false, &on_mismatch, &error) < 0 ||
+            arg_uint(c->args, "stop_timeout", SBX_STOP_TIMEOUT_MAX, &stop_timeout, &error) < 0)
+                return fail_args(c, TAKE_PTR(error));
+        r = manager_call(c, ensure ? "EnsureSandbox" : "CreateSandbox", &m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", name);
+        if (r >= 0) {
+                r = append_spec_args(m, c->args, &error);
+                if (r == -EINVAL) {
+                        sd_bus_message_unref(m);
+                        return fail_args(c, TAKE_PTR(error));
+                }
+        }
+        if (r >= 0 && ensure)
+                r = sd_bus_message_append(m, "a{sv}", 2, "on_mismatch", "s", on_mismatch, "stop_timeout", "u",
+                                          (uint32_t) stop_timeout);
+        else if (r >= 0)
+                r = sd_bus_message_append(m, "a{sv}", 0);
+        return send_or_fail(c, m, r);
+}
+
+static int ensure_start(Call *c) {
+        return make_start(c, true);
+}
+
+static int create_start(Call *c) {
+        return make_start(c, false);
+}
+
+static int make_reply(Call *c, sd_bus_message *reply, json_object **ret, bool ensure) {
+        const char *path, *fingerprint, *outcome = "created";
+        json_object *o;
+        int r;
+
+        r = ensure ? sd_bus_message_read(reply, "oss", &path, &fingerprint, &outcome)
+                   : sd_bus_message_read(reply, "os", &path, &fingerprint);
+        if (r < 0)
+                return r;
+        o = name_result(c, "name", "name", json_object_new_string(outcome), "outcome");
+        if (!o || sbx_json_put(o, "fingerprint", json_object_new_string(fingerprint)) < 0)
+                return json_object_put(o), -ENOMEM;
+        *ret = o;
+        return 0;
+}
+
+static int ensure_reply(Call *c, sd_bus_message *reply, json_object **ret) {
+        return make_reply(c, reply, ret, true);
+}
+
+static int create_reply(Call *c, sd_bus_message *reply, json_object **ret) {
+        return make_reply(c, reply, ret, false);
+}
+
+static int start_start(Call *c) {
+        return start_by_name(c, "StartSandbox", "name", false);
+}
+
+static int start_reply(Call *c, sd_bus_message *reply, json_object **ret) {
+        *ret = name_result(c, "name", "name", json_object_new_string("running"), "state");
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int stop_start(Call *c) {
+        _cleanup_free_ char *error = NULL;
+        sd_bus_message *m = NULL;
+        const char *name = NULL;
+        uint64_t timeout = SBX_STOP_TIMEOUT_DEFAULT;
+        int r;
+
+        if (arg_string(c->args, "name", true, &name, &error) < 0 ||
+            arg_uint(c->args, "timeout", SBX_STOP_TIMEOUT_MAX, &timeout, &error) < 0)
+                return fail_args(c, TAKE_PTR(error));
+        r = manager_call(c, "StopSandbox", &m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "sa{sv}", name, 1, "timeout", "u", (uint32_t) timeout);
+        return send_or_fail(c, m, r);
+}
+
+static int stop_reply(Call *c, sd_bus_message *reply, json_object **ret) {
+        *ret = name_result(c, "name", "name", json_object_new_string("stopped"), "state");
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int delete_start(Call *c) {
+        return start_by_name(c, "DeleteSandbox", "name", false);
+}
+
+static int delete_reply(Call *c, sd_bus_message *reply, json_object **ret) {
+        *ret = name_result(c, "name", "name", json_object_new_boolean(true), "deleted");
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int snapshot_start(Call *c) {
+        _cleanup_free_ char *error = NULL;
+        sd_bus_message *m = NULL;
+        const char *name = NULL, *id = NULL;
+        int r;
+
+        if (arg_string(c->args, "name", true, &name, &error) < 0 ||
+            arg_string(c->args, "snapshot_id", true, &id, &error) < 0)
+                return fail_args(c, TAKE_PTR(error));
+        r = manager_call(c, "SnapshotSandbox", &m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "ss", name, id);
+        return send_or_fail(c, m, r);
+}
+
+static int snapshot_reply(Call *c, sd_bus_message *reply, json_object **ret) {
+        const char *image_id;
+        int r;
+
+        r = sd_bus_message_read(reply, "s", &image_id);
+        if (r < 0)
+                return r;
+        *ret = name_result(c, "snapshot_id", "snapshot_id", json_object_new_string(image_id), "image_id");
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int snapshots_start(Call *c) {
+        sd_bus_message *m = NULL;
+
+        return send_or_fail(c, m, manager_call(c, "ListSnapshots", &m));
+}
+
+static int snapshots_reply(Call *c, sd_bus_message *reply, json_object **ret) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object(), *rows = json_object_new_array();
+        const char *id, *source, *image_id;
+        uint32_t owner;
+        uint64_t created;
+        int r;
+
+        if (!o || !rows)
+                return -ENOMEM;
+        r = sd_bus_message_enter_container(reply, 'a', "(sssut)");
+        while (r >= 0 && (r = sd_bus_message_read(reply, "(sssut)", &id, &source, &image_id, &owner, &created)) > 0) {
+                json_object *row = json_object_new_object();
+
+                if (!row || sbx_json_push(rows, row) < 0 ||
+                    sbx_json_put(row, "snapshot_id", json_object_new_string(id)) < 0 ||
+                    sbx_json_put(row, "source", json_object_new_string(source)) < 0 ||
+                    sbx_json_put(row, "image_id", json_object_new_string(image_id)) < 0 ||
+                    sbx_json_put(row, "owner", json_object_new_int64(owner)) < 0 ||
+                    sbx_json_put(row, "created_us", json_object_new_uint64(created)) < 0)
+                        return -ENOMEM;
+        }
+        if (r < 0)
+                return r;
+        if (sbx_json_put(o, "snapshots", TAKE_PTR(rows)) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+static int snapshot_delete_start(Call *c) {
+        return start_by_name(c, "DeleteSnapshot", "snapshot_id", false);
+}
+
+static int snapshot_delete_reply(Call *c, sd_bus_message *reply, json_object **ret) {
+        *ret = name_result(c, "snapshot_id", "snapshot_id", json_object_new_boolean(true), "deleted");
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int inspect_start(Call *c) {
+        return start_by_name(c, "InspectSandbox", "name", false);
+}
+
+static int dict_reply(Call *c, sd_bus_message *reply, json_object **ret) {
+        return bus_read_json(reply, ret);
+}
+
+static int verify_start(Call *c) {
+        _cleanup_free_ char *error = NULL;
+        sd_bus_message *m = NULL;
+        const char *name = NULL;
+        int r;
+
+        if (arg_string(c->args, "name", true, &name, &error) < 0)
+                return fail_args(c, TAKE_PTR(error));
+        r = manager_call(c, "VerifySandbox", &m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", name);
+        if (r >= 0 && (r = append_spec_args(m, c->args, &error)) == -EINVAL) {
+                sd_bus_message_unref(m);
+                return fail_args(c, TAKE_PTR(error));
+        }
+        return send_or_fail(c, m, r);
+}
+
+static int verify_reply(Call *c, sd_bus_message *reply, json_object **ret) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object(), *fields = NULL;
+        const char *verdict;
+        int r;
+
+        if (!o)
+                return -ENOMEM;
+        if ((r = sd_bus_message_read(reply, "s", &verdict)) < 0 || (r = bus_read_json(reply, &fields)) < 0)
+                return r;
+        if (sbx_json_put(o, "verdict", json_object_new_string(verdict)) < 0 ||
+            sbx_json_put(o, "mismatched_fields", TAKE_PTR(fields)) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+static int ports_reply(Call *c, sd_bus_message *reply, json_object **ret) {
+        _cleanup_(json_object_putp) json_object *inspection = NULL, *o = json_object_new_object(),
+                                                *ports = json_object_new_array();
+        json_object *bound;
+        int r;
+
+        if (!o || !ports)
+                return -ENOMEM;
+        r = bus_read_json(reply, &inspection);
+        if (r < 0)
+                return r;
+        if (json_object_object_get_ex(inspection, "bound_ports", &bound))
+                for (size_t i = 0; i < json_object_array_length(bound); i++) {
+                        json_object *b = json_object_array_get_idx(bound, i), *p = json_object_new_object();
+
+                        if (!p || sbx_json_push(ports, p) < 0 ||
+                            sbx_json_put(p, "host_address", json_object_get(json_object_array_get_idx(b, 0))) < 0 ||
+                            sbx_json_put(p, "host_port", json_object_get(json_object_array_get_idx(b, 1))) < 0 ||
+                            sbx_json_put(p, "guest_port", json_object_get(json_object_array_get_idx(b, 2))) < 0)
+                                return -ENOMEM;
+                }
+        if (sbx_json_put(o, "ports", TAKE_PTR(ports)) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+static int usage_start(Call *c) {
+        return start_by_name(c, "GetSandboxUsage", "name", false);
+}
+
+static int policy_start(Call *c) {
+        sd_bus_message *m = NULL;
+
+        return send_or_fail(c, m, manager_call(c, "GetPolicy", &m));
+}
+
+/* ---- the table ------------------------------------------------------------------- */
+
+const Tool mcp_tools[] = {
+        {
+                .name = "sandbox_list", .title = "List sandboxes", .read_only = true, .idempotent = true,
+                .description = "The calling user's sandboxes: name, state (running/stopped), owner uid and "
+                               "verdict (whether the container is what its spec asked for).",
+                .input_schema = NO_ARGS,
+                .output_schema = "{\"type\":\"object\",\"required\":[\"sandboxes\"],\"properties\":{"
+                                 "\"sandboxes\":{\"type\":\"array\",\"items\":" S_SANDBOX_ROW "}}}",
+                .start = list_start, .on_reply = list_reply, .render = list_render,
+        },
+        {
+                .name = "sandbox_ensure", .title = "Get or create a sandbox", .destructive = true, .idempotent = true,
+                .description = "Makes sure the sandbox `name` exists with this spec and runs: reused if it matches, "
+                               "started if stopped, created if absent. A sandbox of that name with another spec is "
+                               "an error, or with on_mismatch=recreate is deleted and created again (its files are "
+                               "lost). outcome says which: created, started, reused, recreated.",
+                .input_schema = OBJ(P_NAME "," P_SPEC ","
+                                    "\"on_mismatch\":{\"type\":\"string\",\"enum\":[\"fail\",\"recreate\"],\"default\":\"fail\"},"
+                                    "\"stop_timeout\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":3600,"
+                                    "\"description\":\"Seconds to let a sandbox being recreated stop (default 30).\"}",
+                                    "\"name\""),
+                .output_schema = "{\"type\":\"object\",\"required\":[\"name\",\"outcome\",\"fingerprint\"],\"properties\":{"
+                                 "\"name\":{\"type\":\"string\"},\"outcome\":{\"type\":\"string\",\"enum\":"
+                                 "[\"created\",\"started\",\"reused\",\"recreated\"]},\"fingerprint\":{\"type\":\"string\"}}}",
+                .start = ensure_start, .on_reply = ensure_reply, .timeout_usec = 600 * SEC,
+        },
+        {
+                .name = "sandbox_create", .title = "Create a sandbox",
+                .description = "Creates and starts the sandbox `name` from this spec (an error if the name is taken).",
+                .input_schema = OBJ(P_NAME "," P_SPEC, "\"name\""),
+                .output_schema = "{\"type\":\"object\",\"required\":[\"name\",\"outcome\",\"fingerprint\"],\"properties\":{"
+                                 "\"name\":{\"type\":\"string\"},\"outcome\":{\"type\":\"string\",\"enum\":[\"created\"]},"
+                                 "\"fingerprint\":{\"type\":\"string\"}}}",
+                .start = create_start, .on_reply = create_reply, .timeout_usec = 600 * SEC,
+        },
+        {
+                .name = "sandbox_start", .title = "Start a sandbox", .idempotent = true,
+                .description = "Starts the stopped sandbox `name` (nothing happens if it runs).",
+                .input_schema = OBJ(P_NAME, "\"name\""), .output_schema = S_NAME_STATE,
+                .start = start_start, .on_reply = start_reply, .timeout_usec = 300 * SEC,
+        },
+        {
+                .name = "sandbox_stop", .title = "Stop a sandbox", .idempotent = true,
+                .description = "Stops the sandbox `name`: SIGTERM, then SIGKILL after `timeout` seconds (default "
+                               "10). Its files stay; processes running in it end.",
+                .input_schema = OBJ(P_NAME ",\"timeout\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":3600}",
+                                    "\"name\""),
+                .output_schema = S_NAME_STATE,
+                .start = stop_start, .on_reply = stop_reply, .timeout_usec = 3700 * SEC,
+        },
+        {
+                .name = "sandbox_delete", .title = "Delete a sandbox", .destructive = true, .idempotent = true,
+                .description = "Deletes the sandbox `name` and everything in it (its snapshots stay). Deleting a "
+                               "name that does not exist succeeds.",
+                .input_schema = OBJ(P_NAME, "\"name\""),
+                .output_schema = "{\"type\":\"object\",\"required\":[\"name\",\"deleted\"],\"properties\":{"
+                                 "\"name\":{\"type\":\"string\"},\"deleted\":{\"type\":\"boolean\"}}}",
+                .start = delete_start, .on_reply = delete_reply, .timeout_usec = 300 * SEC,
+        },
+        {
+                .name = "sandbox_snapshot", .title = "Snapshot a sandbox",
+                .description = "Commits the sandbox `name` as the snapshot `snapshot_id` (only its owner can make "
+                               "sandboxes from it: the spec key `snapshot`).",
+                .input_schema = OBJ(P_NAME ",\"snapshot_id\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100}",
+                                    "\"name\",\"snapshot_id\""),
+                .output_schema = "{\"type\":\"object\",\"required\":[\"snapshot_id\",\"image_id\"],\"properties\":{"
+                                 "\"snapshot_id\":{\"type\":\"string\"},\"image_id\":{\"type\":\"string\"}}}",
+                .start = snapshot_start, .on_reply = snapshot_reply, .timeout_usec = 600 * SEC,
+        },
+        {
+                .name = "snapshot_list", .title = "List snapshots", .read_only = true, .idempotent = true,
+                .description = "The calling user's snapshots.",
+                .input_schema = NO_ARGS,
+                .output_schema = "{\"type\":\"object\",\"required\":[\"snapshots\"],\"properties\":{"
+                                 "\"snapshots\":{\"type\":\"array\",\"items\":" S_SNAPSHOT_ROW "}}}",
+                .start = snapshots_start, .on_reply = snapshots_reply,
+        },
+        {
+                .name = "snapshot_delete", .title = "Delete a snapshot", .destructive = true, .idempotent = true,
+                .description = "Deletes the snapshot `snapshot_id` and its image (an unknown id succeeds).",
+                .input_schema = OBJ("\"snapshot_id\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100}",
+                                    "\"snapshot_id\""),
+                .output_schema = "{\"type\":\"object\",\"required\":[\"snapshot_id\",\"deleted\"],\"properties\":{"
+                                 "\"snapshot_id\":{\"type\":\"string\"},\"deleted\":{\"type\":\"boolean\"}}}",
+                .start = snapshot_delete_start, .on_reply = snapshot_delete_reply, .timeout_usec = 300 * SEC,
+        },
+        {
+                .name = "sandbox_inspect", .title = "Inspect a sandbox", .read_only = true, .idempotent = true,
+                .description = "What the engine reports about the sandbox `name` now: state, image, limits, env, "
+                               "volumes, ports, bound_ports, verdict, and more (docs/api.md).",
+                .input_schema = OBJ(P_NAME, "\"name\""),
+                .output_schema = "{\"type\":\"object\",\"required\":[\"state\"],\"properties\":{"
+                                 "\"state\":{\"type\":\"string\"},\"status\":{\"type\":\"string\"},"
+                                 "\"image_ref\":{\"type\":\"string\"},\"verdict\":{\"type\":\"string\"},"
+                                 "\"owner\":{\"type\":\"integer\"},\"env\":{\"type\":\"object\"},"
+                                 "\"volumes\":{\"type\":\"array\"},\"ports\":{\"type\":\"array\"},"
+                                 "\"bound_ports\":{\"type\":\"array\"}},\"additionalProperties\":true}",
+                .start = inspect_start, .on_reply = dict_reply,
+        },
+        {
+                .name = "sandbox_verify", .title = "Verify a sandbox against a spec", .read_only = true,
+                .idempotent = true,
+                .description = "Whether the sandbox `name` is what this spec asks for: match, mismatch (with the "
+                               "fields that differ) or unverified.",
+                .input_schema = OBJ(P_NAME "," P_SPEC, "\"name\""),
+                .output_schema = "{\"type\":\"object\",\"required\":[\"verdict\",\"mismatched_fields\"],\"properties\":{"
+                                 "\"verdict\":{\"type\":\"string\",\"enum\":[\"match\",\"mismatch\",\"unverified\"]},"
+                                 "\"mismatched_fields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}",
+                .start = verify_start, .on_reply = verify_reply,
+        },
+        {
+                .name = "run", .title = "Run a command in a sandbox",
+                .description = "Runs `command` (a string for /bin/sh -c, or an argv array) in the running sandbox as "
+                               "its owner and waits for it: exit_code (128+N after signal N, 124 when it timed out), "
+                               "stdout, stderr. With a progressToken the output streams as progress notifications "
+                               "and a timed-out run keeps what it printed; cancelling the call kills the process.",
+                .input_schema = OBJ(P_SANDBOX ","
+                                    "\"command\":{\"anyOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"array\","
+                                    "\"items\":{\"type\":\"string\"},\"minItems\":1}]},"
+                                    "\"timeout\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":86400,\"default\":60,"
+                                    "\"description\":\"Seconds before the process is killed.\"},"
+                                    "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
+                                    "\"working_dir\":{\"type\":\"string\",\"description\":\"Absolute; default the sandbox's.\"},"
+                                    "\"stdin\":{\"type\":\"string\",\"description\":\"Text given to the process on its stdin.\"},"
+                                    "\"output_limit\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4194304,\"default\":1048576,"
+                                    "\"description\":\"Bytes kept of each stream; beyond, truncated is true.\"}",
+                                    "\"sandbox\",\"command\""),
+                .output_schema = "{\"type\":\"object\",\"required\":[\"exit_code\",\"stdout\",\"stderr\",\"timed_out\","
+                                 "\"truncated\"],\"properties\":{\"exit_code\":{\"type\":\"integer\"},"
+                                 "\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},"
+                                 "\"timed_out\":{\"type\":\"boolean\"},\"truncated\":{\"type\":\"boolean\"}}}",
+                .start = run_start, .on_reply = run_on_reply, .on_error = run_on_error, .render = run_render,
+        },
+        {
+                .name = "file_read", .title = "Read a file of a sandbox", .read_only = true, .idempotent = true,
+                .description = "The contents of the file at the absolute `path` in the running sandbox, read with its "
+                               "owner's rights (at most 4 MiB): as text (UTF-8, undecodable bytes replaced) or "
+                               "base64.",
+                .input_schema = OBJ(P_SANDBOX ",\"path\":{\"type\":\"string\",\"minLength\":2},"
+                                    "\"encoding\":{\"type\":\"string\",\"enum\":[\"text\",\"base64\"],\"default\":\"text\"}",
+                                    "\"sandbox\",\"path\""),
+                .output_schema = "{\"type\":\"object\",\"required\":[\"path\",\"size\",\"encoding\",\"content\"],"
+                                 "\"properties\":{\"path\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"},"
+                                 "\"encoding\":{\"type\":\"string\",\"enum\":[\"text\",\"base64\"]},"
+                                 "\"content\":{\"type\":\"string\"}}}",
+                .start = file_read_start, .on_reply = file_read_on_reply, .on_error = file_read_on_error, .timeout_usec = 630 * SEC,
+        },
+        {
+                .name = "file_write", .title = "Write a file in a sandbox", .destructive = true, .idempotent = true,
+                .description = "Writes `content` to the absolute `path` in the running sandbox with its owner's "
+                               "rights, replacing the file; the directory must exist. The file appears whole or "
+                               "not at all.",
+                .input_schema = OBJ(P_SANDBOX ",\"path\":{\"type\":\"string\",\"minLength\":2},"
+                                    "\"content\":{\"type\":\"string\"},"
+                                    "\"encoding\":{\"type\":\"string\",\"enum\":[\"text\",\"base64\"],\"default\":\"text\"},"
+                                    "\"mode\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":511,\"default\":420,"
+                                    "\"description\":\"Permission bits (default 0644).\"}",
+                                    "\"sandbox\",\"path\",\"content\""),
+                .output_schema = "{\"type\":\"object\",\"required\":[\"path\",\"size\"],\"properties\":{"
+                                 "\"path\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"}}}",
+                .start = file_write_start, .on_reply = file_write_on_reply, .timeout_usec = 630 * SEC,
+        },
+        {
+                .name = "sandbox_ports", .title = "Published ports of a sandbox", .read_only = true, .idempotent = true,
+                .description = "The ports the sandbox `name` publishes: host address, host port bound (picked when "
+                               "the spec said 0) and guest port.",
+                .input_schema = OBJ(P_NAME, "\"name\""),
+                .output_schema = "{\"type\":\"object\",\"required\":[\"ports\"],\"properties\":{\"ports\":{\"type\":\"array\","
+                                 "\"items\":{\"type\":\"object\",\"required\":[\"host_address\",\"host_port\",\"guest_port\"],"
+                                 "\"properties\":{\"host_address\":{\"type\":\"string\"},\"host_port\":{\"type\":\"integer\"},"
+                                 "\"guest_port\":{\"type\":\"integer\"}}}}}}",
+                .start = inspect_start, .on_reply = ports_reply,
+        },
+        {
+                .name = "sandbox_usage", .title = "Resource usage of a sandbox", .read_only = true,
+                .description = "The engine's one-shot statistics of the sandbox `name`: CPU time, memory and its "
+                               "limit, processes, network bytes.",
+                .input_schema = OBJ(P_NAME, "\"name\""),
+                .output_schema = "{\"type\":\"object\",\"required\":[\"cpu_usage_ns\",\"memory_bytes\",\"memory_limit_bytes\","
+                                 "\"pids\"],\"properties\":{\"cpu_usage_ns\":{\"type\":\"integer\"},"
+                                 "\"memory_bytes\":{\"type\":\"integer\"},\"memory_limit_bytes\":{\"type\":\"integer\"},"
+                                 "\"pids\":{\"type\":\"integer\"},\"net_rx_bytes\":{\"type\":\"integer\"},"
+                                 "\"net_tx_bytes\":{\"type\":\"integer\"}},\"additionalProperties\":true}",
+                .start = usage_start, .on_reply = dict_reply,
+        },
+        {
+                .name = "policy", .title = "The host policy", .read_only = true, .idempotent = true,
+                .description = "What the host policy allows the calling user: default and allowed images, volume "
+                               "roots, CPU and memory limits, how many sandboxes and processes at once.",
+                .input_schema = NO_ARGS,
+                .output_schema = "{\"type\":\"object\",\"required\":[\"default_image\",\"allowed_images\"],\"properties\":{"
+                                 "\"default_image\":{\"type\":\"string\"},\"allowed_images\":{\"type\":\"array\","
+                                 "\"items\":{\"type\":\"string\"}},\"volume_roots\":{\"type\":\"array\"},"
+                                 "\"max_cpus\":{\"type\":\"integer\"},\"max_memory_mib\":{\"type\":\"integer\"},"
+                                 "\"max_sandboxes_per_user\":{\"type\":\"integer\"}},\"additionalProperties\":true}",
+                .start = policy_start, .on_reply = dict_reply,
+        },
+};
+const size_t mcp_n_tools = ELEMENTSOF(mcp_tools);
+
+const Tool *mcp_tool_find(const char *name) {
+        for (size_t i = 0; i < mcp_n_tools; i++)
+                if (streq(mcp_tools[i].name, name))
+                        return &mcp_tools[i];
+        return NULL;
+}
+
+static json_object *tool_json(const Tool *t) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object(), *ann = json_object_new_object();
+        json_object *in = json_tokener_parse(t->input_schema), *out = json_tokener_parse(t->output_schema);
+
+        if (!o || !ann || !in || !out) {
+                log_error("The schemas of tool %s do not parse", t->name);
+                json_object_put(in);
+                json_object_put(out);
+                return NULL;
+        }
+        if (sbx_json_put(o, "name", json_object_new_string(t->name)) < 0 ||
+            sbx_json_put(o, "title", json_object_new_string(t->title)) < 0 ||
+            sbx_json_put(o, "description", json_object_new_string(t->description)) < 0 ||
+            sbx_json_put(o, "inputSchema", in) < 0 || sbx_json_put(o, "outputSchema", out) < 0 ||
+            sbx_json_put(ann, "title", json_object_new_string(t->title)) < 0 ||
+            sbx_json_put(ann, "readOnlyHint", json_object_new_boolean(t->read_only)) < 0 ||
+            (!t->read_only && sbx_json_put(ann, "destructiveHint", json_object_new_boolean(t->destructive)) < 0) ||
+            sbx_json_put(ann, "idempotentHint", json_object_new_boolean(t->idempotent)) < 0 ||
+            /* Sandboxes are the host's, not the open world's; run may reach the network. */
+            sbx_json_put(ann, "openWorldHint", json_object_new_boolean(streq(t->name, "run"))) < 0 ||
+            sbx_json_put(o, "annotations", TAKE_PTR(ann)) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+int mcp_tools_list(json_object **ret) {
+        _cleanup_(json_object_putp) json_object *list = json_object_new_array();
+
+        if (!list)
+                return -ENOMEM;
+        for (size_t i = 0; i < mcp_n_tools; i++) {
+                json_object *t = tool_json(&mcp_tools[i]);
+
+                if (!t || sbx_json_push(list, t) < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(list);
+        return 0;
+}
+
+char *mcp_tool_check_args(const Tool *t, json_object *args) {
+        _cleanup_(json_object_putp) json_object *schema = json_tokener_parse(t->input_schema);
+        json_object *props, *required;
+        char *error = NULL;
+
+        if (!schema || !json_object_object_get_ex(schema, "properties", &props))
+                return strdup("the tool's schema does not parse");
+        json_object_object_foreach(args, key, v) {
+                (void) v;
+                if (!json_object_object_get_ex(props, key, NULL)) {
+                        if (asprintf(&error, "argument '%s': %s takes no such argument", key, t->name) < 0)
+                                return NULL;
+                        return error;
+                }
+        }
+        if (json_object_object_get_ex(schema, "required", &required))
+                for (size_t i = 0; i < json_object_array_length(required); i++) {
+                        const char *want = json_object_get_string(json_object_array_get_idx(required, i));
+                        json_object *given;
+
+                        if (!json_object_object_get_ex(args, want, &given) || !given) {
+                                if (asprintf(&error, "argument '%s': is required", want) < 0)
+                                        return NULL;
+                                return error;
+                        }
+                }
+        return NULL;
+}

@@ -1,0 +1,922 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* The protocol: reading messages from stdin, answering them on stdout, the two
+ * revisions (2025-11-25 with its initialize handshake, 2026-07-28 with the
+ * revision in every request's _meta), and the calls in flight. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syslog.h>
+#include <unistd.h>
+
+#include "bus-error.h"
+#include "config.h"
+#include "mcp.h"
+
+#define READ_CHUNK ((size_t) 64 << 10)
+#define MCP_INSTRUCTIONS \
+        "Sandboxes of the calling user, served by xagent-sandboxd over the system bus: " \
+        "make one with sandbox_ensure, run commands in it with run, move files with " \
+        "file_read and file_write. Every call acts as this user; the host's policy applies."
+
+/* ---- output ---------------------------------------------------------------------- */
+
+static void stop_reading(Server *s, bool stop) {
+        s->paused = stop;
+        if (s->in_source && !s->in_eof)
+                (void) sd_event_source_set_enabled(s->in_source, stop ? SD_EVENT_OFF : SD_EVENT_ON);
+}
+
+bool server_output_congested(const Server *s) {
+        return s->out_len - s->out_off > MCP_OUT_HIGH;
+}
+
+static int flush_output(Server *s) {
+        while (s->out_off < s->out_len) {
+                ssize_t n = write(STDOUT_FILENO, s->out_buf + s->out_off, s->out_len - s->out_off);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN)
+                                break;
+                        s->out_broken = true;
+                        return log_error_errno(errno, "Writing to stdout failed: %m");
+                }
+                s->out_off += (size_t) n;
+        }
+        if (s->out_off == s->out_len)
+                s->out_off = s->out_len = 0;
+        (void) sd_event_source_set_enabled(s->out_source, s->out_len ? SD_EVENT_ON : SD_EVENT_OFF);
+        if (!server_output_congested(s))
+                server_output_drained(s);
+        return 0;
+}
+
+static int on_stdout(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        Server *s = userdata;
+
+        if (flush_output(s) < 0)
+                return sd_event_exit(s->event, 1);
+        return 0;
+}
+
+int server_send(Server *s, json_object *message) {
+        _cleanup_(json_object_putp) json_object *owned = message;
+        const char *text;
+        size_t len;
+
+        if (!message)
+                return log_oom();
+        if (s->out_broken)
+                return -EPIPE;
+        text = json_object_to_json_string_length(message, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+                                                 &len);
+        if (!text)
+                return log_oom();
+        if (s->out_len + len + 1 > s->out_alloc) {
+                size_t want = MAX(s->out_alloc * 2, s->out_len + len + 1);
+                char *b;
+
+                /* Compact first: what was written is gone. */
+                if (s->out_off) {
+                        memmove(s->out_buf, s->out_buf + s->out_off, s->out_len - s->out_off);
+                        s->out_len -= s->out_off;
+                        s->out_off = 0;
+                }
+                if (s->out_len + len + 1 > s->out_alloc) {
+                        b = realloc(s->out_buf, want);
+                        if (!b)
+                                return log_oom();
+                        s->out_buf = b;
+                        s->out_alloc = want;
+                }
+        }
+        memcpy(s->out_buf + s->out_len, text, len);
+        s->out_buf[s->out_len + len] = '\n';
+        s->out_len += len + 1;
+        if (flush_output(s) < 0)
+                return -EPIPE;
+        if (server_output_congested(s))
+                stop_reading(s, true);
+        return 0;
+}
+
+static json_object *new_message(json_object *id) {
+        json_object *m = json_object_new_object();
+
+        if (!m)
+                return NULL;
+        if (sbx_json_put(m, "jsonrpc", json_object_new_string("2.0")) < 0 ||
+            (id && sbx_json_put(m, "id", json_object_get(id)) < 0))
+                return json_object_put(m), NULL;
+        return m;
+}
+
+int server_reply(Server *s, json_object *id, bool modern, json_object *result) {
+        _cleanup_(json_object_putp) json_object *r = result, *m = new_message(id);
+
+        if (!m || !r)
+                return log_oom();
+        if (modern && sbx_json_put(r, "resultType", json_object_new_string("complete")) < 0)
+                return log_oom();
+        if (sbx_json_put(m, "result", TAKE_PTR(r)) < 0)
+                return log_oom();
+        return server_send(s, TAKE_PTR(m));
+}
+
+int server_reply_error(Server *s, json_object *id, int code, const char *message, json_object *data) {
+        _cleanup_(json_object_putp) json_object *d = data, *m = NULL, *e = json_object_new_object();
+
+        m = json_object_new_object();
+        if (!m || !e ||
+            sbx_json_put(m, "jsonrpc", json_object_new_string("2.0")) < 0 ||
+            json_object_object_add(m, "id", id ? json_object_get(id) : NULL) < 0 ||
+            sbx_json_put(e, "code", json_object_new_int(code)) < 0 ||
+            sbx_json_put(e, "message", json_object_new_string(message)) < 0 ||
+            (d && sbx_json_put(e, "data", TAKE_PTR(d)) < 0) ||
+            sbx_json_put(m, "error", TAKE_PTR(e)) < 0)
+                return log_oom();
+        return server_send(s, TAKE_PTR(m));
+}
+
+/* MCP's log levels are syslog's, by name. */
+static const char *const log_levels[] = {
+        [LOG_EMERG] = "emergency", [LOG_ALERT] = "alert", [LOG_CRIT] = "critical", [LOG_ERR] = "error",
+        [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice", [LOG_INFO] = "info", [LOG_DEBUG] = "debug",
+};
+
+void server_log(Server *s, int level, const char *logger, const char *format, ...) {
+        _cleanup_free_ char *text = NULL;
+        json_object *m, *p;
+        va_list ap;
+
+        va_start(ap, format);
+        if (vasprintf(&text, format, ap) < 0)
+                text = NULL;
+        va_end(ap);
+        if (!text)
+                return;
+        log_debug("%s: %s", logger, text);
+        if (s->era != MCP_ERA_LEGACY || level > s->log_level)
+                return;
+        m = new_message(NULL);
+        p = json_object_new_object();
+        if (!m || !p || sbx_json_put(m, "method", json_object_new_string("notifications/message")) < 0 ||
+            sbx_json_put(p, "level", json_object_new_string(log_levels[level])) < 0 ||
+            sbx_json_put(p, "logger", json_object_new_string(logger)) < 0 ||
+            sbx_json_put(p, "data", json_object_new_string(text)) < 0) {
+                json_object_put(m);
+                json_object_put(p);
+                return;
+        }
+        if (sbx_json_put(m, "params", p) < 0)
+                return (void) json_object_put(m);
+        (void) server_send(s, m);
+}
+
+/* ---- calls ----------------------------------------------------------------------- */
+
+/* After the end of stdin: every line handled, every call answered. */
+static void server_maybe_exit(Server *s) {
+        if (s->in_eof && s->in_len == 0 && s->n_calls == 0)
+                (void) sd_event_exit(s->event, 0);
+}
+
+Call *call_free(Call *c) {
+        Server *s;
+
+        if (!c)
+                return NULL;
+        s = c->server;
+        if (c->prev)
+                c->prev->next = c->next;
+        else if (s->calls == c)
+                s->calls = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        s->n_calls--;
+        sd_bus_slot_unref(c->slot);
+        if (c->free_state)
+                c->free_state(c->state);
+        json_object_put(c->id);
+        json_object_put(c->progress_token);
+        json_object_put(c->args);
+        free(c);
+        /* A call's end may be what an EOF on stdin was waiting for. */
+        server_maybe_exit(s);
+        return NULL;
+}
+
+static json_object *text_content(const char *text) {
+        json_object *content = json_object_new_array(), *item = json_object_new_object();
+
+        if (!content || !item || sbx_json_put(item, "type", json_object_new_string("text")) < 0 ||
+            sbx_json_put(item, "text", json_object_new_string(text)) < 0 ||
+            sbx_json_push(content, TAKE_PTR(item)) < 0) {
+                json_object_put(content);
+                json_object_put(item);
+                return NULL;
+        }
+        return content;
+}
+
+static void call_send_result(Call *c, json_object *result) {
+        Server *s = c->server;
+
+        if (!c->cancelled)
+                (void) server_reply(s, c->id, c->modern, result);
+        else
+                json_object_put(result);
+        call_free(c);
+}
+
+void call_finish(Call *c, json_object *structured) {
+        _cleanup_(json_object_putp) json_object *st = structured, *result = json_object_new_object();
+        _cleanup_free_ char *rendered = NULL;
+        json_object *content;
+
+        if (!st || !result) {
+                call_fail(c, "org.freedesktop.DBus.Error.NoMemory", "out of memory");
+                return;
+        }
+        if (c->tool->render)
+                rendered = c->tool->render(st);
+        content = text_content(rendered ? rendered
+                               : json_object_to_json_string_ext(st, JSON_C_TO_STRING_PRETTY |
+                                                                JSON_C_TO_STRING_NOSLASHESCAPE));
+        if (sbx_json_put(result, "content", content) < 0 ||
+            sbx_json_put(result, "structuredContent", TAKE_PTR(st)) < 0 ||
+            sbx_json_put(result, "isError", json_object_new_boolean(false)) < 0) {
+                call_fail(c, "org.freedesktop.DBus.Error.NoMemory", "out of memory");
+                return;
+        }
+        server_log(c->server, LOG_INFO, c->tool->name, "done in %.1f ms",
+                   (double) (now(CLOCK_MONOTONIC) - c->started_usec) / 1000.0);
+        call_send_result(c, TAKE_PTR(result));
+}
+
+/* An error as a tool result: the model sees it and may act on it. The D-Bus name and
+ * message also come in _meta, for programs. */
+void call_fail(Call *c, const char *name, const char *message) {
+        _cleanup_free_ char *text = NULL;
+        json_object *result = json_object_new_object(), *meta = json_object_new_object(),
+                    *err = json_object_new_object();
+
+        if (asprintf(&text, "%s: %s", name, message) < 0)
+                text = NULL;
+        if (!result || !meta || !err || !text ||
+            sbx_json_put(err, "name", json_object_new_string(name)) < 0 ||
+            sbx_json_put(err, "message", json_object_new_string(message)) < 0 ||
+            sbx_json_put(meta, "org.xagent.sandbox/error", TAKE_PTR(err)) < 0 ||
+            sbx_json_put(result, "content", text_content(text)) < 0 ||
+            sbx_json_put(result, "isError", json_object_new_boolean(true)) < 0 ||
+            sbx_json_put(result, "_meta", TAKE_PTR(meta)) < 0) {
+                json_object_put(result);
+                json_object_put(meta);
+                json_object_put(err);
+                (void) log_oom();
+                if (!c->cancelled)
+                        (void) server_reply_error(c->server, c->id, JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+                call_free(c);
+                return;
+        }
+        server_log(c->server, LOG_WARNING, c->tool->name, "%s", text);
+        call_send_result(c, result);
+}
+
+void call_fail_bus(Call *c, const sd_bus_error *e) {
+        call_fail(c, e->name ?: "org.freedesktop.DBus.Error.Failed", e->message ?: "(no message)");
+}
+
+void call_fail_errno(Call *c, const char *what, int r) {
+        _cleanup_free_ char *text = NULL;
+
+        if (asprintf(&text, "%s: %s", what, strerror(-r)) < 0)
+                text = NULL;
+        call_fail(c, "org.freedesktop.DBus.Error.Failed", text ?: what);
+}
+
+static int on_call_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Call *c = userdata;
+        json_object *structured = NULL;
+        int r;
+
+        c->slot = sd_bus_slot_unref(c->slot);
+        if (sd_bus_message_is_method_error(reply, NULL)) {
+                r = c->tool->on_error ? c->tool->on_error(c, sd_bus_message_get_error(reply), &structured) : 0;
+                if (r == 1)
+                        call_finish(c, structured);
+                else if (r != 2)
+                        call_fail_bus(c, sd_bus_message_get_error(reply));
+                return 0;
+        }
+        r = c->tool->on_reply(c, reply, &structured);
+        if (r < 0)
+                call_fail_errno(c, "reading the service's reply", r);
+        else if (r == 0)
+                call_finish(c, structured);
+        /* r > 0: the tool goes on (a streamed run waits for its process). */
+        return 0;
+}
+
+int call_send_async(Call *c, sd_bus_message *m) {
+        return sd_bus_call_async(c->server->bus, &c->slot, m, on_call_reply, c,
+                                 c->timeout_usec ?: c->tool->timeout_usec ?: 120ULL * 1000 * 1000);
+}
+
+int call_progress(Call *c, double progress, const char *message, size_t len, const char *stream) {
+        json_object *m, *p, *meta;
+        size_t consumed;
+
+        if (!c->progress_token || c->cancelled)
+                return 0;
+        m = new_message(NULL);
+        p = json_object_new_object();
+        meta = json_object_new_object();
+        if (!m || !p || !meta || sbx_json_put(m, "method", json_object_new_string("notifications/progress")) < 0 ||
+            sbx_json_put(p, "progressToken", json_object_get(c->progress_token)) < 0 ||
+            sbx_json_put(p, "progress", json_object_new_double(progress)) < 0 ||
+            sbx_json_put(p, "message", json_string_from_bytes(message, len, &consumed)) < 0 ||
+            sbx_json_put(meta, "org.xagent.sandbox/stream", json_object_new_string(stream)) < 0 ||
+            sbx_json_put(p, "_meta", TAKE_PTR(meta)) < 0 || sbx_json_put(m, "params", TAKE_PTR(p)) < 0) {
+                json_object_put(m);
+                json_object_put(p);
+                json_object_put(meta);
+                return log_oom();
+        }
+        return server_send(c->server, m);
+}
+
+/* ---- requests -------------------------------------------------------------------- */
+
+static json_object *params_meta(json_object *params) {
+        json_object *meta;
+
+        if (!params || !json_object_object_get_ex(params, "_meta", &meta) || !json_object_is_type(meta, json_type_object))
+                return NULL;
+        return meta;
+}
+
+static int handle_initialize(Server *s, json_object *id, json_object *params) {
+        json_object *asked = NULL, *result, *caps, *tools, *info;
+        const char *revision = MCP_REVISION_LEGACY;
+
+        if (s->era == MCP_ERA_MODERN)
+                return server_reply_error(s, id, JSONRPC_INVALID_REQUEST,
+                                          "initialize: this connection speaks " MCP_REVISION_MODERN
+                                          " (its requests carry " MCP_META_VERSION ")", NULL);
+        if (s->era == MCP_ERA_LEGACY)
+                return server_reply_error(s, id, JSONRPC_INVALID_REQUEST, "initialize: already initialized", NULL);
+        if (!params || !json_object_object_get_ex(params, "protocolVersion", &asked) ||
+            !json_object_is_type(asked, json_type_string))
+                return server_reply_error(s, id, JSONRPC_INVALID_PARAMS,
+                                          "initialize: params.protocolVersion must be a string", NULL);
+        /* The client's revision when this server speaks it, else ours (the client decides). */
+        if (streq(json_object_get_string(asked), "2025-06-18"))
+                revision = "2025-06-18";
+        snprintf(s->legacy_revision, sizeof s->legacy_revision, "%s", revision);
+        s->era = MCP_ERA_LEGACY;
+
+        result = json_object_new_object();
+        caps = json_object_new_object();
+        tools = json_object_new_object();
+        info = json_object_new_object();
+        if (!result || !caps || !tools || !info ||
+            sbx_json_put(tools, "listChanged", json_object_new_boolean(false)) < 0 ||
+            sbx_json_put(caps, "tools", TAKE_PTR(tools)) < 0 ||
+            sbx_json_put(caps, "logging", json_object_new_object()) < 0 ||
+            sbx_json_put(info, "name", json_object_new_string("xagent-sandbox-mcp")) < 0 ||
+            sbx_json_put(info, "title", json_object_new_string("xagent sandboxes")) < 0 ||
+            sbx_json_put(info, "version", json_object_new_string(PACKAGE_VERSION)) < 0 ||
+            sbx_json_put(result, "protocolVersion", json_object_new_string(revision)) < 0 ||
+            sbx_json_put(result, "capabilities", TAKE_PTR(caps)) < 0 ||
+            sbx_json_put(result, "serverInfo", TAKE_PTR(info)) < 0 ||
+            sbx_json_put(result, "instructions", json_object_new_string(MCP_INSTRUCTIONS)) < 0) {
+                json_object_put(result);
+                json_object_put(caps);
+                json_object_put(tools);
+                json_object_put(info);
+                return log_oom();
+        }
+        return server_reply(s, id, false, result);
+}
+
+static json_object *server_info(void) {
+        json_object *info = json_object_new_object();
+
+        if (!info || sbx_json_put(info, "name", json_object_new_string("xagent-sandbox-mcp")) < 0 ||
+            sbx_json_put(info, "version", json_object_new_string(PACKAGE_VERSION)) < 0)
+                return json_object_put(info), NULL;
+        return info;
+}
+
+static int handle_discover(Server *s, json_object *id) {
+        json_object *result = json_object_new_object(), *versions = json_object_new_array(),
+                    *caps = json_object_new_object(), *meta = json_object_new_object();
+
+        if (!result || !versions || !caps || !meta ||
+            sbx_json_push(versions, json_object_new_string(MCP_REVISION_MODERN)) < 0 ||
+            sbx_json_put(caps, "tools", json_object_new_object()) < 0 ||
+            sbx_json_put(result, "supportedVersions", TAKE_PTR(versions)) < 0 ||
+            sbx_json_put(result, "capabilities", TAKE_PTR(caps)) < 0 ||
+            sbx_json_put(result, "serverInfo", server_info()) < 0 ||
+            sbx_json_put(result, "instructions", json_object_new_string(MCP_INSTRUCTIONS)) < 0 ||
+            sbx_json_put(result, "ttlMs", json_object_new_int(3600 * 1000)) < 0 ||
+            sbx_json_put(result, "cacheScope", json_object_new_string("public")) < 0 ||
+            sbx_json_put(meta, "io.modelcontextprotocol/serverInfo", server_info()) < 0 ||
+            sbx_json_put(result, "_meta", TAKE_PTR(meta)) < 0) {
+                json_object_put(result);
+                json_object_put(versions);
+                json_object_put(caps);
+                json_object_put(meta);
+                return log_oom();
+        }
+        return server_reply(s, id, true, result);
+}
+
+static int handle_tools_list(Server *s, json_object *id, bool modern) {
+        json_object *result = json_object_new_object();
+        int r;
+
+        if (!s->tools_cache && (r = mcp_tools_list(&s->tools_cache)) < 0)
+                return server_reply_error(s, id, JSONRPC_INTERNAL_ERROR, "cannot build the tool list", NULL);
+        /* A deep copy: the cache stays ours, whatever the reply does with its tree. */
+        if (!result || sbx_json_put(result, "tools", json_object_get(s->tools_cache)) < 0)
+                return json_object_put(result), log_oom();
+        if (modern && (sbx_json_put(result, "ttlMs", json_object_new_int(3600 * 1000)) < 0 ||
+                       sbx_json_put(result, "cacheScope", json_object_new_string("public")) < 0))
+                return json_object_put(result), log_oom();
+        return server_reply(s, id, modern, result);
+}
+
+static int handle_set_level(Server *s, json_object *id, json_object *params) {
+        json_object *level;
+
+        if (!params || !json_object_object_get_ex(params, "level", &level) || !json_object_is_type(level, json_type_string))
+                return server_reply_error(s, id, JSONRPC_INVALID_PARAMS, "logging/setLevel: params.level must be a string",
+                                          NULL);
+        for (size_t i = 0; i < ELEMENTSOF(log_levels); i++)
+                if (streq(log_levels[i], json_object_get_string(level))) {
+                        s->log_level = (int) i;
+                        return server_reply(s, id, false, json_object_new_object());
+                }
+        return server_reply_error(s, id, JSONRPC_INVALID_PARAMS,
+                                  "logging/setLevel: level must be one of debug, info, notice, warning, error, "
+                                  "critical, alert, emergency", NULL);
+}
+
+static int handle_tools_call(Server *s, json_object *id, json_object *params, bool modern) {
+        _cleanup_free_ char *bad = NULL;
+        json_object *name, *args = NULL, *meta, *token = NULL;
+        const Tool *t;
+        Call *c;
+        int r;
+
+        if (!params || !json_object_object_get_ex(params, "name", &name) || !json_object_is_type(name, json_type_string))
+                return server_reply_error(s, id, JSONRPC_INVALID_PARAMS, "tools/call: params.name must be a string", NULL);
+        t = mcp_tool_find(json_object_get_string(name));
+        if (!t) {
+                _cleanup_free_ char *text = NULL;
+
+                if (asprintf(&text, "tools/call: no tool '%s'", json_object_get_string(name)) < 0)
+                        return log_oom();
+                return server_reply_error(s, id, JSONRPC_INVALID_PARAMS, text, NULL);
+        }
+        if (json_object_object_get_ex(params, "arguments", &args) && args &&
+            !json_object_is_type(args, json_type_object))
+                return server_reply_error(s, id, JSONRPC_INVALID_PARAMS, "tools/call: params.arguments must be an object",
+                                          NULL);
+        meta = params_meta(params);
+        if (meta && json_object_object_get_ex(meta, "progressToken", &token) &&
+            !json_object_is_type(token, json_type_string) && !json_object_is_type(token, json_type_int))
+                return server_reply_error(s, id, JSONRPC_INVALID_PARAMS,
+                                          "tools/call: _meta.progressToken must be a string or an integer", NULL);
+
+        c = new0(Call, 1);
+        if (!c)
+                return log_oom();
+        *c = (Call) {
+                .server = s, .id = json_object_get(id), .modern = modern, .tool = t,
+                .progress_token = token ? json_object_get(token) : NULL,
+                .args = args ? json_object_get(args) : json_object_new_object(),
+                .started_usec = now(CLOCK_MONOTONIC),
+                .next = s->calls,
+        };
+        if (s->calls)
+                s->calls->prev = c;
+        s->calls = c;
+        s->n_calls++;
+
+        if (s->n_calls > MCP_CALLS_MAX) {
+                call_fail(c, "org.freedesktop.DBus.Error.LimitsExceeded",
+                          "too many tool calls in flight (at most 32): retry when one has ended");
+                return 0;
+        }
+        bad = mcp_tool_check_args(t, c->args);
+        if (bad) {
+                call_fail(c, "org.freedesktop.DBus.Error.InvalidArgs", bad);
+                return 0;
+        }
+        if (!s->bus) {
+                call_fail(c, "org.freedesktop.DBus.Error.NoServer", "the system bus cannot be reached");
+                return 0;
+        }
+        r = t->start(c);
+        if (r < 0)
+                call_fail_errno(c, t->name, r);
+        return 0;
+}
+
+static void handle_cancelled(Server *s, json_object *params) {
+        json_object *rid;
+
+        if (!params || !json_object_object_get_ex(params, "requestId", &rid))
+                return;
+        for (Call *c = s->calls; c; c = c->next)
+                if (!c->cancelled && json_object_equal(c->id, rid)) {
+                        server_log(s, LOG_INFO, c->tool->name, "cancelled by the client");
+                        c->cancelled = true;
+                        if (c->cancel)
+                                c->cancel(c);   /* a run kills its process, then ends */
+                        else
+                                call_free(c);   /* the reply is not waited for */
+                        return;
+                }
+}
+
+/* Which revision a request speaks: its _meta's, else the connection's. */
+static int request_era(Server *s, json_object *id, json_object *params, bool *ret_modern) {
+        json_object *meta = params_meta(params), *version, *data;
+
+        if (!meta || !json_object_object_get_ex(meta, MCP_META_VERSION, &version)) {
+                *ret_modern = false;
+                return 1;
+        }
+        if (!json_object_is_type(version, json_type_string) || !streq(json_object_get_string(version), MCP_REVISION_MODERN)) {
+                data = json_object_new_object();
+                json_object *supported = json_object_new_array();
+
+                if (!data || !supported || sbx_json_push(supported, json_object_new_string(MCP_REVISION_MODERN)) < 0 ||
+                    sbx_json_push(supported, json_object_new_string(MCP_REVISION_LEGACY)) < 0 ||
+                    sbx_json_put(data, "supported", TAKE_PTR(supported)) < 0 ||
+                    sbx_json_put(data, "requested", json_object_get(version)) < 0) {
+                        json_object_put(data);
+                        json_object_put(supported);
+                        return log_oom();
+                }
+                (void) server_reply_error(s, id, MCP_UNSUPPORTED_VERSION, "Unsupported protocol version", data);
+                return 0;
+        }
+        if (s->era == MCP_ERA_LEGACY) {
+                (void) server_reply_error(s, id, JSONRPC_INVALID_REQUEST,
+                                          "this connection began with initialize (2025-11-25): its requests do not "
+                                          "carry " MCP_META_VERSION, NULL);
+                return 0;
+        }
+        s->era = MCP_ERA_MODERN;
+        *ret_modern = true;
+        return 1;
+}
+
+static int handle_request(Server *s, json_object *id, const char *method, json_object *params) {
+        bool modern = false;
+        int r;
+
+        r = request_era(s, id, params, &modern);
+        if (r <= 0)
+                return r;
+        if (streq(method, "server/discover"))
+                return handle_discover(s, id);
+        if (modern) {
+                if (streq(method, "tools/list"))
+                        return handle_tools_list(s, id, true);
+                if (streq(method, "tools/call"))
+                        return handle_tools_call(s, id, params, true);
+                return server_reply_error(s, id, JSONRPC_METHOD_NOT_FOUND,
+                                          streq(method, "initialize") || streq(method, "ping") ||
+                                          streq(method, "logging/setLevel")
+                                          ? "Method not found in " MCP_REVISION_MODERN : "Method not found", NULL);
+        }
+        if (streq(method, "initialize"))
+                return handle_initialize(s, id, params);
+        if (streq(method, "ping"))
+                return server_reply(s, id, false, json_object_new_object());
+        if (!streq(method, "tools/list") && !streq(method, "tools/call") && !streq(method, "logging/setLevel"))
+                return server_reply_error(s, id, JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL);
+        if (s->era != MCP_ERA_LEGACY)
+                return server_reply_error(s, id, JSONRPC_INVALID_REQUEST,
+                                          "send initialize first (2025-11-25), or carry " MCP_META_VERSION
+                                          " in each request's _meta (2026-07-28)", NULL);
+        if (streq(method, "tools/list"))
+                return handle_tools_list(s, id, false);
+        if (streq(method, "tools/call"))
+                return handle_tools_call(s, id, params, false);
+        return handle_set_level(s, id, params);
+}
+
+static void handle_notification(Server *s, const char *method, json_object *params) {
+        if (streq(method, "notifications/initialized"))
+                s->initialized = true;
+        else if (streq(method, "notifications/cancelled"))
+                handle_cancelled(s, params);
+        /* Anything else (progress, roots…) asks nothing of this server. */
+}
+
+static int handle_message(Server *s, json_object *msg) {
+        json_object *v, *id = NULL, *params = NULL;
+        const char *method;
+
+        if (!json_object_is_type(msg, json_type_object))
+                return server_reply_error(s, NULL, JSONRPC_INVALID_REQUEST,
+                                          json_object_is_type(msg, json_type_array)
+                                          ? "Invalid Request: batches are not part of MCP"
+                                          : "Invalid Request: a message is a JSON object", NULL);
+        if (json_object_object_get_ex(msg, "id", &id) &&
+            (!id || (!json_object_is_type(id, json_type_string) && !json_object_is_type(id, json_type_int))))
+                return server_reply_error(s, NULL, JSONRPC_INVALID_REQUEST,
+                                          "Invalid Request: id must be a string or an integer", NULL);
+        if (!json_object_object_get_ex(msg, "jsonrpc", &v) || !json_object_is_type(v, json_type_string) ||
+            !streq(json_object_get_string(v), "2.0"))
+                return server_reply_error(s, id, JSONRPC_INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\"",
+                                          NULL);
+        if (!json_object_object_get_ex(msg, "method", &v)) {
+                /* A response: this server sends no requests, so there is nothing to match. */
+                if (id && (json_object_object_get_ex(msg, "result", NULL) || json_object_object_get_ex(msg, "error", NULL)))
+                        return 0;
+                return server_reply_error(s, id, JSONRPC_INVALID_REQUEST, "Invalid Request: no method", NULL);
+        }
+        if (!json_object_is_type(v, json_type_string))
+                return server_reply_error(s, id, JSONRPC_INVALID_REQUEST, "Invalid Request: method must be a string",
+                                          NULL);
+        method = json_object_get_string(v);
+        if (json_object_object_get_ex(msg, "params", &params) && params && !json_object_is_type(params, json_type_object)) {
+                if (!id)
+                        return 0;
+                return server_reply_error(s, id, JSONRPC_INVALID_PARAMS, "Invalid params: params must be an object", NULL);
+        }
+        if (!id) {
+                handle_notification(s, method, params);
+                return 0;
+        }
+        return handle_request(s, id, method, params);
+}
+
+static int handle_line(Server *s, const char *line, size_t len) {
+        _cleanup_(json_object_putp) json_object *msg = NULL;
+        struct json_tokener *tok;
+        enum json_tokener_error jerr;
+
+        while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
+                len--;
+        if (len == 0)
+                return 0;
+        tok = json_tokener_new_ex(MCP_DEPTH_MAX);
+        if (!tok)
+                return log_oom();
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+        msg = json_tokener_parse_ex(tok, line, (int) len);
+        jerr = json_tokener_get_error(tok);
+        if (jerr == json_tokener_success && json_tokener_get_parse_end(tok) < len)
+                jerr = json_tokener_error_parse_unexpected;
+        json_tokener_free(tok);
+        if (jerr != json_tokener_success) {
+                json_object_put(TAKE_PTR(msg));
+                if (jerr == json_tokener_error_depth)
+                        return server_reply_error(s, NULL, JSONRPC_PARSE_ERROR,
+                                                  "Parse error: nested deeper than 64 levels", NULL);
+                if (jerr == json_tokener_continue)
+                        return server_reply_error(s, NULL, JSONRPC_PARSE_ERROR, "Parse error: the message ends early",
+                                                  NULL);
+                return server_reply_error(s, NULL, JSONRPC_PARSE_ERROR, "Parse error: not JSON", NULL);
+        }
+        return handle_message(s, msg);
+}
+
+/* ---- input ----------------------------------------------------------------------- */
+
+static int read_input(Server *s) {
+        ssize_t n;
+
+        if (s->in_alloc - s->in_len < READ_CHUNK) {
+                size_t want = s->in_len + READ_CHUNK;
+                char *b = realloc(s->in_buf, want);
+
+                if (!b)
+                        return log_oom();
+                s->in_buf = b;
+                s->in_alloc = want;
+        }
+        n = read(STDIN_FILENO, s->in_buf + s->in_len, READ_CHUNK);
+        if (n < 0)
+                return errno == EAGAIN || errno == EINTR ? 1 : log_error_errno(errno, "Reading stdin failed: %m");
+        if (n == 0)
+                return 0;
+        s->in_len += (size_t) n;
+        return 1;
+}
+
+/* Handles the complete lines in the buffer; a line beyond MCP_LINE_MAX is dropped
+ * (up to its newline) and answered with one parse error. */
+static void process_lines(Server *s) {
+        size_t start = 0;
+
+        for (;;) {
+                char *nl = memchr(s->in_buf + start, '\n', s->in_len - start);
+
+                if (!nl)
+                        break;
+                if (s->discarding)
+                        s->discarding = false;
+                else
+                        (void) handle_line(s, s->in_buf + start, (size_t) (nl - (s->in_buf + start)));
+                start = (size_t) (nl - s->in_buf) + 1;
+                if (server_output_congested(s) || s->out_broken)
+                        break;  /* the rest waits until the client reads */
+        }
+        memmove(s->in_buf, s->in_buf + start, s->in_len - start);
+        s->in_len -= start;
+        if (s->in_len > MCP_LINE_MAX && !memchr(s->in_buf, '\n', s->in_len)) {
+                if (!s->discarding)
+                        (void) server_reply_error(s, NULL, JSONRPC_PARSE_ERROR,
+                                                  "Parse error: a message longer than 8388608 bytes", NULL);
+                s->discarding = true;
+                s->in_len = 0;
+        }
+        /* Keep the buffer small between messages. */
+        if (s->in_len == 0 && s->in_alloc > 4 * READ_CHUNK) {
+                free(s->in_buf);
+                s->in_buf = NULL;
+                s->in_alloc = 0;
+        }
+}
+
+/* The last line may lack its newline. */
+static void input_rest(Server *s) {
+        if (!s->in_eof || s->paused || memchr(s->in_buf, '\n', s->in_len))
+                return;
+        if (s->in_len > 0 && !s->discarding)
+                (void) handle_line(s, s->in_buf, s->in_len);
+        s->in_len = 0;
+        server_maybe_exit(s);
+}
+
+static int on_stdin(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        Server *s = userdata;
+        int r;
+
+        r = read_input(s);
+        if (r < 0)
+                return sd_event_exit(s->event, 1);
+        process_lines(s);
+        if (s->out_broken)
+                return sd_event_exit(s->event, 1);
+        if (r == 0) {
+                s->in_eof = true;
+                s->in_source = sd_event_source_disable_unref(s->in_source);
+                input_rest(s);
+        }
+        return 0;
+}
+
+/* Only re-enables sources: it runs inside server_send(), where handling more input
+ * would re-enter the line loop. */
+void server_output_drained(Server *s) {
+        for (Call *c = s->calls; c; c = c->next)
+                if (c->resume)
+                        c->resume(c);
+        if (!s->paused)
+                return;
+        stop_reading(s, false);
+        /* Lines read before the pause may wait in the buffer. */
+        if (s->in_len && s->resume_source)
+                (void) sd_event_source_set_enabled(s->resume_source, SD_EVENT_ONESHOT);
+}
+
+static int on_resume(sd_event_source *source, void *userdata) {
+        Server *s = userdata;
+
+        if (!s->paused && !s->out_broken)
+                process_lines(s);
+        input_rest(s);
+        return 0;
+}
+
+/* ---- main ------------------------------------------------------------------------ */
+
+static void server_done(Server *s) {
+        while (s->calls) {
+                s->calls->cancelled = true;
+                call_free(s->calls);
+        }
+        sd_event_source_disable_unref(s->in_source);
+        sd_event_source_disable_unref(s->out_source);
+        sd_event_source_disable_unref(s->resume_source);
+        json_object_put(s->tools_cache);
+        sd_bus_flush_close_unref(s->bus);
+        sd_event_unref(s->event);
+        free(s->in_buf);
+        free(s->out_buf);
+}
+
+/* Makes fd non-blocking without touching whoever shares it: a pipe or a terminal is
+ * opened again (a file description of our own); a socket, which cannot be, is ours
+ * alone anyway. */
+static int own_nonblocking(int fd, int mode) {
+        char path[32];
+        int flags, nfd;
+
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        nfd = open(path, mode | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (nfd >= 0) {
+                int r = dup2(nfd, fd) < 0 ? -errno : 0;
+
+                (void) close(nfd);
+                return r;
+        }
+        flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+                return -errno;
+        return 0;
+}
+
+static int help(void) {
+        printf("xagent-sandbox-mcp [--help] [--version]\n\n"
+               "A Model Context Protocol server on stdin/stdout whose tools act on the calling\n"
+               "user's sandboxes through org.xagent.Sandbox1 on the system bus. See\n"
+               "xagent-sandbox-mcp(1).\n");
+        return 0;
+}
+
+int main(int argc, char *argv[]) {
+        Server s = { .log_level = -1 };
+        int r;
+
+        log_setup();
+        if (argc > 1) {
+                if (streq(argv[1], "--help") || streq(argv[1], "-h"))
+                        return help();
+                if (streq(argv[1], "--version")) {
+                        printf("xagent-sandbox-mcp %s\n", PACKAGE_VERSION);
+                        return 0;
+                }
+                fprintf(stderr, "xagent-sandbox-mcp: unknown argument '%s' (--help)\n", argv[1]);
+                return 2;
+        }
+        (void) signal(SIGPIPE, SIG_IGN);
+        (void) own_nonblocking(STDERR_FILENO, O_WRONLY);
+        /* stderr too: a client that never reads it must not stop the server (a log
+         * line that does not fit is dropped). */
+        if (own_nonblocking(STDIN_FILENO, O_RDONLY) < 0 || own_nonblocking(STDOUT_FILENO, O_WRONLY) < 0) {
+                fprintf(stderr, "xagent-sandbox-mcp: stdin and stdout must be open\n");
+                return 1;
+        }
+        r = sd_event_default(&s.event);
+        if (r < 0)
+                return log_error_errno(r, "sd_event_default: %m"), 1;
+        {
+                sigset_t mask;
+
+                sigemptyset(&mask);
+                sigaddset(&mask, SIGTERM);
+                sigaddset(&mask, SIGINT);
+                (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+                (void) sd_event_add_signal(s.event, NULL, SIGTERM, NULL, NULL);
+                (void) sd_event_add_signal(s.event, NULL, SIGINT, NULL, NULL);
+        }
+        if ((r = sd_event_add_io(s.event, &s.in_source, STDIN_FILENO, EPOLLIN, on_stdin, &s)) < 0 ||
+            (r = sd_event_add_io(s.event, &s.out_source, STDOUT_FILENO, EPOLLOUT, on_stdout, &s)) < 0 ||
+            (r = sd_event_source_set_enabled(s.out_source, SD_EVENT_OFF)) < 0 ||
+            (r = sd_event_add_defer(s.event, &s.resume_source, on_resume, &s)) < 0 ||
+            (r = sd_event_source_set_enabled(s.resume_source, SD_EVENT_OFF)) < 0) {
+                log_error_errno(r, "Watching stdin/stdout failed: %m");
+                server_done(&s);
+                return 1;
+        }
+        (void) sd_bus_error_add_map(sbx_bus_error_map);
+        r = sd_bus_open_system(&s.bus);
+        if (r >= 0)
+                r = sd_bus_attach_event(s.bus, s.event, SD_EVENT_PRIORITY_NORMAL);
+        if (r >= 0)
+                r = mcp_bus_setup(&s);
+        if (r < 0) {
+                log_warning_errno(r, "The system bus cannot be reached (%m): every tool call will say so");
+                s.bus = sd_bus_flush_close_unref(s.bus);
+        }
+        r = sd_event_loop(s.event);
+        /* What is queued still goes out (a client that stopped reading gets nothing). */
+        while (!s.out_broken && s.out_len > s.out_off) {
+                struct pollfd p = { .fd = STDOUT_FILENO, .events = POLLOUT };
+
+                if (poll(&p, 1, 10000) <= 0 || flush_output(&s) < 0)
+                        break;
+        }
+        server_done(&s);
+        return r < 0 ? 1 : r;
+}
