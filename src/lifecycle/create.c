@@ -136,23 +136,45 @@ static int verify_published(SbxLifecycle *l, const char *name, const SbxSpec *sp
                              "Sandbox '%s' failed publish verification; mismatched fields: %s", plain(name), list);
 }
 
-static int record(SbxLifecycle *l, const char *name, const SbxSpec *spec, const char *fp, const SbxOwner *owner,
-                  const SbxObserved *o, SbxError *error) {
-        _cleanup_free_ char *json = NULL;
-        int r = sbx_spec_to_json_string(spec, &json);
+/* One create's work, done once and passed on: the spec serialized (for the intent and
+ * the row), its fingerprint, one creation time (the intent's, the row's, the reply's),
+ * the checked volumes and the start's mount report (verified, then judged by). */
+typedef struct Creation {
+        const char *name;
+        const SbxSpec *spec;
+        const SbxOwner *owner;
+        char *image;                    /* the reference the container is made from */
+        char *image_id;                 /* a snapshot's recorded image id, else NULL */
+        char *json;
+        char fp[SBX_FINGERPRINT_HEX_LEN + 1];
+        char *final_name;
+        char *pending;                  /* final_name PENDING_SUFFIX: until verified */
+        int64_t created_us;
+        Pins pins;
+        SbxMountTable mounts;
+} Creation;
 
-        if (r < 0)
-                return r;
+static void creation_done(Creation *c) {
+        free(c->image);
+        free(c->image_id);
+        free(c->json);
+        free(c->final_name);
+        free(c->pending);
+        lc_pins_done(&c->pins);
+        sbx_mount_table_done(&c->mounts);
+}
+
+static int record(SbxLifecycle *l, const Creation *c, const SbxObserved *o, SbxError *error) {
         return sbx_store_put_sandbox(l->store, &(SbxSandboxRow) {
-                .name = (char *) name,
-                .owner_uid = owner->uid,
-                .owner_gid = owner->gid,
+                .name = (char *) c->name,
+                .owner_uid = c->owner->uid,
+                .owner_gid = c->owner->gid,
                 .container_id = o->id,
-                .spec_json = json,
-                .fingerprint = (char *) fp,
+                .spec_json = c->json,
+                .fingerprint = (char *) c->fp,
                 .contract_version = SBX_CONTRACT_VERSION,
                 .state = o->state == SBX_STATE_RUNNING ? SBX_SANDBOX_RUNNING : SBX_SANDBOX_STOPPED,
-                .created_us = (int64_t) lc_now_usec(),
+                .created_us = c->created_us,
         }, error);
 }
 
@@ -189,12 +211,10 @@ static int rename_aside(SbxLifecycle *l, const char *name, const char *id, const
 }
 
 /* Everything after the container exists: start, verify, rename, record (the row
- * ends the intent). On failure the caller removes the container. */
-static int start_verify_record(SbxLifecycle *l, const char *name, const SbxSpec *spec, const char *image,
-                               const char *fp, const SbxOwner *owner, const Pins *pins, const char *id,
-                               const char *final_name, SbxObserved **ret, SbxError *error) {
+ * ends the intent). The mount report stays in c, for the reply. On failure the
+ * caller removes the container. */
+static int start_verify_record(SbxLifecycle *l, Creation *c, const char *id, SbxObserved **ret, SbxError *error) {
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
-        _cleanup_(sbx_mount_table_done) SbxMountTable mounts = {};
         uint64_t t0 = lc_now_usec();
         int r;
 
@@ -208,36 +228,97 @@ static int start_verify_record(SbxLifecycle *l, const char *name, const SbxSpec 
         if (l->seam_after_start)
                 l->seam_after_start(l, id, l->seam_userdata);
 #endif
-        if ((r = sbx_container_mounts(l->docker, id, t0, SBX_MOUNT_REPORT_TIMEOUT_MS, &mounts, error)) < 0 ||
-            (r = sbx_mounts_verify(&mounts, spec->volumes, pins->fds, spec->n_volumes, error)) < 0 ||
+        if ((r = sbx_container_mounts(l->docker, id, t0, SBX_MOUNT_REPORT_TIMEOUT_MS, &c->mounts, error)) < 0 ||
+            (r = sbx_mounts_verify(&c->mounts, c->spec->volumes, c->pins.fds, c->spec->n_volumes, error)) < 0 ||
             (r = lc_inspect_container(l, id, &o, error)) < 0 ||
-            (r = verify_published(l, name, spec, image, owner, o, error)) < 0)
+            (r = verify_published(l, c->name, c->spec, c->image, c->owner, o, error)) < 0)
                 return r;
         /* Verified: the final name says so, should the row below never be written. */
-        r = sbx_docker_container_rename(l->docker, id, final_name, error);
+        r = sbx_docker_container_rename(l->docker, id, c->final_name, error);
         if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT)) {
                 sbx_error_free(error);
-                r = rename_aside(l, name, id, final_name, error);
+                r = rename_aside(l, c->name, id, c->final_name, error);
         }
         if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT))
-                return lc_remap(error, SBX_ERROR_SANDBOX_EXISTS, "Container name '%s' is taken", final_name);
-        if (r < 0 || (r = record(l, name, spec, fp, owner, o, error)) < 0)
+                return lc_remap(error, SBX_ERROR_SANDBOX_EXISTS, "Container name '%s' is taken", c->final_name);
+        if (r < 0 || (r = record(l, c, o, error)) < 0)
                 return r;
         *ret = TAKE_PTR(o);
         return 0;
 }
 
+/* What a create checks and prepares before anything is made: the image, the limits
+ * and the policy, the volumes pinned, the body, the names, the spec serialized. */
+static int prepare(SbxLifecycle *l, Creation *c, json_object **ret_body, SbxError *error) {
+        _cleanup_free_ char *init_volume = NULL;
+        int r;
+
+        if ((r = resolve_image(l, c->spec, c->owner, &c->image, &c->image_id, error)) < 0 ||
+            (r = check_admissible(l, c->spec, c->owner, &c->pins, error)) < 0 ||
+            (r = sbx_init_volume_ensure(l->docker, l->init_dir, &init_volume, error)) < 0 ||
+            (r = sbx_spec_fingerprint(c->spec, l->policy->python_version, c->fp)) < 0 ||
+            (r = sbx_container_body(&(SbxContainerParams) {
+                    .name = c->name, .spec = c->spec, .image = c->image, .fingerprint = c->fp,
+                    .uid = c->owner->uid, .init_volume = init_volume,
+                    .pids_limit = l->policy->pids_limit, .publish_address = l->policy->publish_address,
+                    .service = l->service_id,
+            }, ret_body)) < 0 ||
+            (r = sbx_container_name(c->name, &c->final_name)) < 0 ||
+            (r = sbx_spec_to_json_string(c->spec, &c->json)) < 0)
+                return r;
+        if (asprintf(&c->pending, "%s" PENDING_SUFFIX, c->final_name) < 0)
+                return -ENOMEM;
+        c->created_us = (int64_t) lc_now_usec();
+        return 0;
+}
+
+/* The intent, then the container under its provisional name. */
+static int make_container(SbxLifecycle *l, const Creation *c, json_object *body, char **ret_id, SbxError *error) {
+        int r;
+
+        /* The intent first: whatever happens from here on, the container is found again.
+         * It also counts against the owner's limit, with the other creates in flight. */
+        r = sbx_store_put_intent(l->store, &(SbxIntentRow) {
+                .name = (char *) c->name,
+                .owner_uid = c->owner->uid,
+                .owner_gid = c->owner->gid,
+                .container_name = c->pending,
+                .fingerprint = (char *) c->fp,
+                .spec_json = c->json,
+                .created_us = c->created_us,
+        }, (unsigned) l->policy->max_sandboxes_per_user, error);
+        if (r < 0 || (r = sbx_policy_check_count(l->policy, (size_t) r, error)) < 0)
+                return r;
+#ifdef SBX_TEST_SEAMS
+        if (l->seam_before_create)
+                l->seam_before_create(l, c->pending, l->seam_userdata);
+#endif
+        r = sbx_docker_container_create(l->docker, c->pending, body, ret_id, error);
+        /* No answer: Docker may have made it; the intent stays to settle that. */
+        if (r < 0 && !sbx_error_is(error, SBX_ERROR_BACKEND_UNAVAILABLE)) {
+                SbxError e = SBX_ERROR_NULL;
+
+                if (sbx_store_delete_intent(l->store, c->name, &e) < 0)
+                        log_warning("Could not end the create of '%s' in the store: %s", plain(c->name),
+                                    e.message ?: "unknown error");
+                sbx_error_free(&e);
+        }
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT))
+                return lc_remap(error, SBX_ERROR_SANDBOX_EXISTS, "Sandbox already exists: '%s'", plain(c->name));
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                return lc_remap(error, SBX_ERROR_BACKEND_ERROR, "Image not present on this host: %s", c->image);
+        return r;
+}
+
 /* Create, with the name's lock held. */
 static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
                          SbxSandbox **ret, SbxError *error) {
-        _cleanup_free_ char *existing = NULL, *image = NULL, *image_id = NULL, *cname = NULL, *pending = NULL,
-                *id = NULL, *init_volume = NULL, *json = NULL;
+        _cleanup_(creation_done) Creation c = { .name = name, .spec = spec, .owner = owner };
         _cleanup_(json_object_putp) json_object *body = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
-        _cleanup_(lc_pins_done) Pins pins = {};
+        _cleanup_free_ char *existing = NULL, *id = NULL;
         const SbxFingerprints *fps = NULL;
         const SbxSpec *stored = NULL;
-        char fp[SBX_FINGERPRINT_HEX_LEN + 1];
         int r;
 
         if ((r = lc_settle_name(l, name, error)) < 0)
@@ -248,74 +329,23 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
         if (r > 0)
                 return sbx_error_set(error, SBX_ERROR_SANDBOX_EXISTS, "Sandbox already exists: '%s'", plain(name));
         /* A row without its container is stale (removed behind our back): drop it. */
-        if ((r = sbx_store_delete_sandbox(l->store, name, error)) < 0)
+        if ((r = sbx_store_delete_sandbox(l->store, name, error)) < 0 ||
+            (r = prepare(l, &c, &body, error)) < 0 ||
+            (r = make_container(l, &c, body, &id, error)) < 0)
                 return r;
-
-        if ((r = resolve_image(l, spec, owner, &image, &image_id, error)) < 0 ||
-            (r = check_admissible(l, spec, owner, &pins, error)) < 0 ||
-            (r = sbx_init_volume_ensure(l->docker, l->init_dir, &init_volume, error)) < 0 ||
-            (r = sbx_spec_fingerprint(spec, l->policy->python_version, fp)) < 0 ||
-            (r = sbx_container_body(&(SbxContainerParams) {
-                    .name = name, .spec = spec, .image = image, .fingerprint = fp,
-                    .uid = owner->uid, .init_volume = init_volume,
-                    .pids_limit = l->policy->pids_limit, .publish_address = l->policy->publish_address,
-                    .service = l->service_id,
-            }, &body)) < 0 ||
-            (r = sbx_container_name(name, &cname)) < 0 ||
-            (r = sbx_spec_to_json_string(spec, &json)) < 0)
-                return r;
-        if (asprintf(&pending, "%s" PENDING_SUFFIX, cname) < 0)
-                return -ENOMEM;
-
-        /* The intent first: whatever happens from here on, the container is found again.
-         * It also counts against the owner's limit, with the other creates in flight. */
-        r = sbx_store_put_intent(l->store, &(SbxIntentRow) {
-                .name = (char *) name,
-                .owner_uid = owner->uid,
-                .owner_gid = owner->gid,
-                .container_name = pending,
-                .fingerprint = fp,
-                .spec_json = json,
-        }, (unsigned) l->policy->max_sandboxes_per_user, error);
-        if (r < 0 || (r = sbx_policy_check_count(l->policy, (size_t) r, error)) < 0)
-                return r;
-#ifdef SBX_TEST_SEAMS
-        if (l->seam_before_create)
-                l->seam_before_create(l, pending, l->seam_userdata);
-#endif
-        r = sbx_docker_container_create(l->docker, pending, body, &id, error);
-        /* No answer: Docker may have made it; the intent stays to settle that. */
-        if (r < 0 && !sbx_error_is(error, SBX_ERROR_BACKEND_UNAVAILABLE)) {
-                SbxError e = SBX_ERROR_NULL;
-
-                if (sbx_store_delete_intent(l->store, name, &e) < 0)
-                        log_warning("Could not end the create of '%s' in the store: %s", plain(name),
-                                    e.message ?: "unknown error");
-                sbx_error_free(&e);
-        }
-        if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT))
-                return lc_remap(error, SBX_ERROR_SANDBOX_EXISTS, "Sandbox already exists: '%s'", plain(name));
-        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
-                return lc_remap(error, SBX_ERROR_BACKEND_ERROR, "Image not present on this host: %s", image);
-        if (r < 0)
-                return r;
-        if (image_id && (r = check_snapshot_image(l, name, id, image, image_id, error)) < 0) {
+        if ((c.image_id && (r = check_snapshot_image(l, name, id, c.image, c.image_id, error)) < 0) ||
+            (r = start_verify_record(l, &c, id, &o, error)) < 0) {
                 undo_create(l, name, id);
                 return r;
         }
 
-        r = start_verify_record(l, name, spec, image, fp, owner, &pins, id, cname, &o, error);
-        if (r < 0) {
-                undo_create(l, name, id);
-                return r;
-        }
-
-        /* Judged like every later read of it: by the spec the row records. */
-        r = sbx_spec_memo_get(l->specs, json, &stored, &fps);
+        /* Judged like every later read of it: by the spec the row records, and by the
+         * mount report the start made. */
+        r = sbx_spec_memo_get(l->specs, c.json, &stored, &fps);
         if (r < 0)
                 return r;
-        r = lc_make_sandbox(l, name, o, &(SbxSandboxRow) { .owner_gid = owner->gid, .fingerprint = fp,
-                                                           .created_us = (int64_t) lc_now_usec() }, stored, fps, ret);
+        r = lc_make_sandbox(l, name, o, &(SbxSandboxRow) { .owner_gid = owner->gid, .fingerprint = c.fp,
+                                                           .created_us = c.created_us }, stored, fps, &c.mounts, ret);
         if (r >= 0)
                 TAKE_PTR(o);
         return r;
@@ -393,7 +423,7 @@ static int ensure_existing(SbxLifecycle *l, const char *name, const SbxSpec *des
         /* The row located by is the row described and judged by: one store read. */
         if ((r = lc_locate(l, name, &o, &found, error)) <= 0 ||
             (r = lc_load_row(l, name, o->id, TAKE_PTR(found), &row, &stored, &stored_fps, error)) < 0 ||
-            (r = lc_make_sandbox(l, name, o, row, stored, stored_fps, &sb)) < 0)
+            (r = lc_make_sandbox(l, name, o, row, stored, stored_fps, NULL, &sb)) < 0)
                 return r;
         TAKE_PTR(o);                    /* sb->observed */
         if ((r = sbx_spec_fingerprints(desired, &fps)) < 0)

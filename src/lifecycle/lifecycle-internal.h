@@ -6,6 +6,7 @@
 
 #include "docker.h"
 #include "lifecycle.h"
+#include "mount-check.h"
 #include "naming.h"
 
 /* A Docker-level name as its owner calls it, for messages. */
@@ -47,9 +48,10 @@ int lc_load_row(SbxLifecycle *l, const char *name, const char *container_id, Sbx
                 SbxSandboxRow **ret_row, const SbxSpec **ret_spec, const SbxFingerprints **ret_fps,
                 SbxError *error);
 unsigned lc_posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int64_t memory_bytes);
-bool lc_mounts_truthful(SbxLifecycle *l, const SbxObserved *o);
+bool lc_mounts_truthful(SbxLifecycle *l, const SbxObserved *o, const SbxMountTable *report);
 int lc_make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const SbxSandboxRow *row,
-                    const SbxSpec *stored, const SbxFingerprints *fps, SbxSandbox **ret);
+                    const SbxSpec *stored, const SbxFingerprints *fps, const SbxMountTable *report,
+                    SbxSandbox **ret);
 bool lc_names_it(const SbxObserved *o, const char *name);
 int lc_locate(SbxLifecycle *l, const char *name, SbxObserved **ret, SbxSandboxRow **ret_row, SbxError *error);
 int lc_locate_existing(SbxLifecycle *l, const char *name, SbxObserved **ret, SbxSandboxRow **ret_row,

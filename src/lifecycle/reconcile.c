@@ -118,7 +118,7 @@ static int adopt_or_remove(SbxLifecycle *l, const char *name, const char *id, Sb
                         .spec_json = json,
                         .fingerprint = (char *) o->fingerprint_label,
                         .contract_version = SBX_CONTRACT_VERSION,
-                        .state = o->state == SBX_STATE_RUNNING && (!missing || o->owner == 0) && lc_mounts_truthful(l, o)
+                        .state = o->state == SBX_STATE_RUNNING && (!missing || o->owner == 0) && lc_mounts_truthful(l, o, NULL)
                                 ? SBX_SANDBOX_RUNNING : SBX_SANDBOX_STOPPED,
                 }, o, error);
                 if (r <= 0)

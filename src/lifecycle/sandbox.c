@@ -237,9 +237,10 @@ unsigned lc_posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int
 /* A running container's bind mounts, judged by what is mounted rather than by what
  * was asked (docs/security.md): each must show the directory its source names now. Only
  * a container whose first process is this service's init reports its mounts; for
- * others (xagent's own) there is nothing to judge by. The report is the last one
- * logged since shortly before the container's start. */
-bool lc_mounts_truthful(SbxLifecycle *l, const SbxObserved *o) {
+ * others (xagent's own) there is nothing to judge by. The report is the one given
+ * (read already, by the start that made it), else the last one logged since shortly
+ * before the container's start. */
+bool lc_mounts_truthful(SbxLifecycle *l, const SbxObserved *o, const SbxMountTable *report) {
         _cleanup_(sbx_mount_table_done) SbxMountTable t = {};
         SbxError e = SBX_ERROR_NULL;
         uint64_t started = 0;
@@ -247,6 +248,8 @@ bool lc_mounts_truthful(SbxLifecycle *l, const SbxObserved *o) {
 
         if (o->state != SBX_STATE_RUNNING || o->n_volumes == 0 || !o->init_volume || !o->id)
                 return true;
+        if (report)
+                return sbx_mounts_truthful(report, o->volumes, o->n_volumes);
         if (!o->started_at || sbx_parse_rfc3339_usec(o->started_at, &started) < 0)
                 return false;
         r = sbx_container_mounts(l->docker, o->id, started > MOUNT_REPORT_SLACK_US ? started - MOUNT_REPORT_SLACK_US : 0,
@@ -256,9 +259,10 @@ bool lc_mounts_truthful(SbxLifecycle *l, const SbxObserved *o) {
 }
 
 int lc_make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const SbxSandboxRow *row,
-                    const SbxSpec *stored, const SbxFingerprints *fps, SbxSandbox **ret) {
+                    const SbxSpec *stored, const SbxFingerprints *fps, const SbxMountTable *report,
+                    SbxSandbox **ret) {
         _cleanup_(sbx_sandbox_freep) SbxSandbox *s = calloc(1, sizeof(SbxSandbox));
-        bool truthful = lc_mounts_truthful(l, o);
+        bool truthful = lc_mounts_truthful(l, o, report);
 
         if (!s)
                 return -ENOMEM;
@@ -302,7 +306,7 @@ static int describe_observed(SbxLifecycle *l, const char *name, SbxObserved *o, 
 
         if ((r = lc_load_row(l, name, o->id, given, &row, &stored, &fps, error)) < 0)
                 return r;
-        r = lc_make_sandbox(l, name, o, row, stored, fps, ret);
+        r = lc_make_sandbox(l, name, o, row, stored, fps, NULL, ret);
         if (r >= 0)
                 TAKE_PTR(owned);
         return r;
@@ -456,7 +460,7 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
                 *ret_fields = sbx_verify_mismatched_fields(desired, stored, row ? row->fingerprint : NULL, o);
         }
         /* Judged by what is mounted, not by what was asked (docs/security.md). */
-        if (*ret_verdict == SBX_VERDICT_MATCH && !lc_mounts_truthful(l, o)) {
+        if (*ret_verdict == SBX_VERDICT_MATCH && !lc_mounts_truthful(l, o, NULL)) {
                 *ret_verdict = SBX_VERDICT_MISMATCH;
                 *ret_fields = SBX_SPEC_FIELD_VOLUMES;
         }
