@@ -1043,7 +1043,7 @@ typedef struct Racer {
         pthread_barrier_t *barrier;
         const char *name;
         const SbxSpec *spec;
-        const SbxPolicy *policy;        /* NULL: the fixture's */
+        SbxPolicy *policy;              /* NULL: the fixture's */
         int r;
         SbxErrorKind kind;
         char *message;

@@ -23,12 +23,14 @@
  * Docker answers again (sbx_lifecycle_reconcile) or before the name is created again. */
 static void undo_create(SbxLifecycle *l, const char *name, const char *id) {
         SbxError e = SBX_ERROR_NULL;
+        const char *shown;
 
+        (void) sbx_name_unqualify(name, &shown);
         if (lc_remove_container(l, id, &e) < 0)
                 log_warning("Could not remove container %s after a failed create of '%s', will retry: %s", id,
-                            plain(name), e.message ?: "unknown error");
+                            shown, e.message ?: "unknown error");
         else if (sbx_store_delete_intent(l->store, name, &e) < 0)
-                log_warning("Could not end the create of '%s' in the store: %s", plain(name),
+                log_warning("Could not end the create of '%s' in the store: %s", shown,
                             e.message ?: "unknown error");
         sbx_error_free(&e);
 }
@@ -84,7 +86,9 @@ static int check_snapshot_image(SbxLifecycle *l, const char *name, const char *c
         _cleanup_(json_object_putp) json_object *attrs = NULL;
         const char *got;
         int r;
+        const char *shown;
 
+        (void) sbx_name_unqualify(name, &shown);
         if ((r = sbx_docker_container_inspect(l->docker, container_id, &attrs, error)) < 0)
                 return r;
         got = json_object_get_string(json_object_object_get(attrs, "Image"));
@@ -92,7 +96,7 @@ static int check_snapshot_image(SbxLifecycle *l, const char *name, const char *c
                 return 0;
         return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT,
                              "Sandbox '%s' failed publish verification; mismatched fields: image (%s names %s now, "
-                             "not the snapshot's image %s)", plain(name), ref, got ?: "nothing", image_id);
+                             "not the snapshot's image %s)", shown, ref, got ?: "nothing", image_id);
 }
 
 static int check_admissible(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, Pins *pins,
@@ -108,7 +112,7 @@ static int check_admissible(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner
         return lc_pin_volumes(l, spec, owner, pins, error);
 }
 
-/* Publish-before-verify (contract §6, docs/lifecycle.md): the seven fields and the posture
+/* Publish-before-verify (docs/lifecycle.md, Create; xagent's _find_publish_mismatches): the seven fields and the posture
  * as Docker reports them, before anything is recorded or announced. */
 static int verify_published(SbxLifecycle *l, const char *name, const SbxSpec *spec, const char *image,
                             const SbxOwner *owner, const SbxObserved *o, SbxError *error) {
@@ -118,7 +122,9 @@ static int verify_published(SbxLifecycle *l, const char *name, const SbxSpec *sp
         _cleanup_free_ char *list = NULL;
         size_t size = 0;
         FILE *f;
+        const char *shown;
 
+        (void) sbx_name_unqualify(name, &shown);
         if (mismatches == 0 && posture == 0)
                 return 0;
         sbx_publish_fields_to_names(mismatches, fields);
@@ -133,7 +139,7 @@ static int verify_published(SbxLifecycle *l, const char *name, const SbxSpec *sp
         if (fclose(f) != 0)
                 return -ENOMEM;
         return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT,
-                             "Sandbox '%s' failed publish verification; mismatched fields: %s", plain(name), list);
+                             "Sandbox '%s' failed publish verification; mismatched fields: %s", shown, list);
 }
 
 /* One create's work, done once and passed on: the spec serialized (for the intent and
@@ -190,7 +196,9 @@ static int rename_aside(SbxLifecycle *l, const char *name, const char *id, const
         _cleanup_free_ char *aside = NULL;
         uint8_t b[4];
         int r;
+        const char *shown;
 
+        (void) sbx_name_unqualify(name, &shown);
         r = lc_inspect_container(l, final_name, &holder, error);
         if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {         /* gone meanwhile */
                 sbx_error_free(error);
@@ -199,13 +207,13 @@ static int rename_aside(SbxLifecycle *l, const char *name, const char *id, const
         if (r < 0)
                 return r;
         if (lc_names_it(holder, name))
-                return sbx_error_set(error, SBX_ERROR_SANDBOX_EXISTS, "Sandbox already exists: '%s'", plain(name));
+                return sbx_error_set(error, SBX_ERROR_SANDBOX_EXISTS, "Sandbox already exists: '%s'", shown);
         if (getrandom(b, sizeof b, 0) != (ssize_t) sizeof b)
                 return -EIO;
         if (asprintf(&aside, "%s.%02x%02x%02x%02x", final_name, b[0], b[1], b[2], b[3]) < 0)
                 return -ENOMEM;
         log_notice("Container name %s is held by container %s, which is not '%s' (its name label: %s): it is "
-                   "created as %s", final_name, holder->id, plain(name),
+                   "created as %s", final_name, holder->id, shown,
                    sbx_observed_get_label(holder, SBX_LABEL_SANDBOX_NAME) ?: "none", aside);
         return sbx_docker_container_rename(l->docker, id, aside, error);
 }
@@ -275,7 +283,9 @@ static int prepare(SbxLifecycle *l, Creation *c, json_object **ret_body, SbxErro
 /* The intent, then the container under its provisional name. */
 static int make_container(SbxLifecycle *l, const Creation *c, json_object *body, char **ret_id, SbxError *error) {
         int r;
+        const char *shown;
 
+        (void) sbx_name_unqualify(c->name, &shown);
         /* The intent first: whatever happens from here on, the container is found again.
          * It also counts against the owner's limit, with the other creates in flight. */
         r = sbx_store_put_intent(l->store, &(SbxIntentRow) {
@@ -299,12 +309,12 @@ static int make_container(SbxLifecycle *l, const Creation *c, json_object *body,
                 SbxError e = SBX_ERROR_NULL;
 
                 if (sbx_store_delete_intent(l->store, c->name, &e) < 0)
-                        log_warning("Could not end the create of '%s' in the store: %s", plain(c->name),
+                        log_warning("Could not end the create of '%s' in the store: %s", shown,
                                     e.message ?: "unknown error");
                 sbx_error_free(&e);
         }
         if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT))
-                return lc_remap(error, SBX_ERROR_SANDBOX_EXISTS, "Sandbox already exists: '%s'", plain(c->name));
+                return lc_remap(error, SBX_ERROR_SANDBOX_EXISTS, "Sandbox already exists: '%s'", shown);
         if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
                 return lc_remap(error, SBX_ERROR_BACKEND_ERROR, "Image not present on this host: %s", c->image);
         return r;
@@ -320,14 +330,16 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
         const SbxFingerprints *fps = NULL;
         const SbxSpec *stored = NULL;
         int r;
+        const char *shown;
 
+        (void) sbx_name_unqualify(name, &shown);
         if ((r = lc_settle_name(l, name, error)) < 0)
                 return r;
         r = lc_find_container(l, name, true, &existing, error);
         if (r < 0)
                 return r;
         if (r > 0)
-                return sbx_error_set(error, SBX_ERROR_SANDBOX_EXISTS, "Sandbox already exists: '%s'", plain(name));
+                return sbx_error_set(error, SBX_ERROR_SANDBOX_EXISTS, "Sandbox already exists: '%s'", shown);
         /* A row without its container is stale (removed behind our back): drop it. */
         if ((r = sbx_store_delete_sandbox(l->store, name, error)) < 0 ||
             (r = prepare(l, &c, &body, error)) < 0 ||
@@ -387,7 +399,9 @@ static int record_found(SbxLifecycle *l, const char *name, const SbxSpec *spec, 
         char fp[SBX_FINGERPRINT_HEX_LEN + 1];
         const char *missing = lc_lacks(l, o);
         int r = sbx_spec_fingerprint(spec, l->policy->python_version, fp);
+        const char *shown;
 
+        (void) sbx_name_unqualify(name, &shown);
         if (r < 0 || (r = sbx_spec_to_json_string(spec, &json)) < 0)
                 return r;
         r = lc_put_adopted(l, &(SbxSandboxRow) {
@@ -403,7 +417,7 @@ static int record_found(SbxLifecycle *l, const char *name, const SbxSpec *spec, 
         }, o, error);
         if (r > 0 && missing)
                 log_notice("Sandbox '%s' (container %s) recorded; it does not carry the service's posture (first: "
-                           "%s): hardened is false", plain(name), o->id, missing);
+                           "%s): hardened is false", shown, o->id, missing);
         return r;
 }
 
@@ -419,7 +433,9 @@ static int ensure_existing(SbxLifecycle *l, const char *name, const SbxSpec *des
         SbxFingerprints fps;
         SbxVerdict verdict;
         int r;
+        const char *shown;
 
+        (void) sbx_name_unqualify(name, &shown);
         /* The row located by is the row described and judged by: one store read. */
         if ((r = lc_locate(l, name, &o, &found, error)) <= 0 ||
             (r = lc_load_row(l, name, o->id, TAKE_PTR(found), &row, &stored, &stored_fps, error)) < 0 ||
@@ -449,7 +465,7 @@ static int ensure_existing(SbxLifecycle *l, const char *name, const SbxSpec *des
                         return -ENOMEM;
                 return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT,
                                      "Sandbox '%s' exists with a different spec (%s); mismatched fields: %s",
-                                     plain(name), sbx_verdict_to_string(verdict), isempty(list) ? "unknown" : list);
+                                     shown, sbx_verdict_to_string(verdict), isempty(list) ? "unknown" : list);
         }
         if (verdict == SBX_VERDICT_MATCH && !row && (r = record_found(l, name, desired, owner, sb->observed, error)) < 0)
                 return r;
@@ -469,13 +485,15 @@ static int recreate_locked(SbxLifecycle *l, const char *name, const SbxSpec *spe
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         SbxError e = SBX_ERROR_NULL;
         int r;
+        const char *shown;
 
+        (void) sbx_name_unqualify(name, &shown);
         r = lc_set_running_locked(l, name, false, stop_timeout_s, &e);
         if (r >= 0 && (r = lc_locate(l, name, &o, NULL, &e)) > 0 && o->state == SBX_STATE_RUNNING)
                 r = sbx_error_set(&e, SBX_ERROR_IO, "it is still running");
         if (r < 0) {
                 r = sbx_error_set(error, SBX_ERROR_RECOVERY_REQUIRED,
-                                  "Sandbox '%s' does not match and could not be stopped: %s", plain(name),
+                                  "Sandbox '%s' does not match and could not be stopped: %s", shown,
                                   e.message ?: "unknown error");
                 sbx_error_free(&e);
                 return r;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Running processes in a sandbox (DESIGN §11): as the sandbox owner's uid:gid,
+/* Running processes in a sandbox (docs/api.md, ExecSandbox and StartExec): as the sandbox owner's uid:gid,
  * never privileged, with the container's (empty) capability set, each carrying
  * a token in its environment (XAGENT_SANDBOX_EXEC) so that the service's own init
  * can signal it and its descendants later (the init's --kill mode, run through a

@@ -38,7 +38,9 @@ int lc_settle_intent(SbxLifecycle *l, const SbxIntentRow *in, SbxError *error) {
         _cleanup_(sbx_observed_freep) SbxObserved *pending = NULL, *final = NULL;
         _cleanup_free_ char *final_name = NULL;
         int r;
+        const char *shown;
 
+        (void) sbx_name_unqualify(in->name, &shown);
         r = lc_inspect_container(l, in->container_name, &pending, error);
         if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
                 return r;
@@ -47,7 +49,7 @@ int lc_settle_intent(SbxLifecycle *l, const SbxIntentRow *in, SbxError *error) {
                 if ((r = lc_remove_container(l, pending->id, error)) < 0)
                         return r;
                 log_notice("Removed container %s of an interrupted create of '%s' (never verified)",
-                           pending->id, plain(in->name));
+                           pending->id, shown);
         } else if (!pending) {
                 if ((r = sbx_container_name(in->name, &final_name)) < 0)
                         return r;
@@ -70,7 +72,7 @@ int lc_settle_intent(SbxLifecycle *l, const SbxIntentRow *in, SbxError *error) {
                         }, error);
                         if (r < 0)
                                 return r;
-                        log_notice("Recorded sandbox '%s' (container %s) of an interrupted create", plain(in->name),
+                        log_notice("Recorded sandbox '%s' (container %s) of an interrupted create", shown,
                                    final->id);
                         return 1;
                 }
@@ -86,21 +88,23 @@ int lc_settle_intent(SbxLifecycle *l, const SbxIntentRow *in, SbxError *error) {
 int lc_settle_name(SbxLifecycle *l, const char *name, SbxError *error) {
         _cleanup_(sbx_intent_row_freep) SbxIntentRow *in = NULL;
         int r = sbx_store_get_intent(l->store, name, &in, error);
+        const char *shown;
 
+        (void) sbx_name_unqualify(name, &shown);
         if (r <= 0)
                 return r;
         r = lc_settle_intent(l, in, error);
         if (r < 0 && sbx_error_is(error, SBX_ERROR_BACKEND_UNAVAILABLE)) {
                 _cleanup_free_ char *why = TAKE_PTR(error->message);
                 return lc_remap(error, SBX_ERROR_BACKEND_UNAVAILABLE,
-                                "An interrupted create of '%s' is still to be undone: %s", plain(name), why ?: "");
+                                "An interrupted create of '%s' is still to be undone: %s", shown, why ?: "");
         }
         if (r == SETTLE_IN_FLIGHT) {
                 uint64_t deadline = intent_deadline_us(l, in), now = lc_now_usec();
 
                 return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
                                      "An interrupted create of '%s' may still be carried out by Docker; try again "
-                                     "in %" PRIu64 " s", plain(name), (deadline > now ? deadline - now : 0) / 1000000U + 1);
+                                     "in %" PRIu64 " s", shown, (deadline > now ? deadline - now : 0) / 1000000U + 1);
         }
         return r;
 }
@@ -115,7 +119,9 @@ int lc_put_adopted(SbxLifecycle *l, const SbxSandboxRow *row, const SbxObserved 
         _cleanup_free_ char *reserved = NULL;
         SbxError e = SBX_ERROR_NULL;
         int r;
+        const char *shown;
 
+        (void) sbx_name_unqualify(row->name, &shown);
         /* No container has this provisional name: an intent left by a crash here is
          * settled by the final name, or dropped (and the adoption made again). */
         if (asprintf(&reserved, "%s" PENDING_SUFFIX, o->name && o->name[0] == '/' ? o->name + 1 : o->name ?: "") < 0)
@@ -132,13 +138,13 @@ int lc_put_adopted(SbxLifecycle *l, const SbxSandboxRow *row, const SbxObserved 
                 return r;
         if (l->policy->max_sandboxes_per_user > 0 && r >= l->policy->max_sandboxes_per_user) {
                 log_notice("Sandbox '%s' (container %s) is not recorded: uid %u has max_sandboxes_per_user (%" PRIi64
-                           ") sandboxes already; it stays, unverified", plain(row->name), o->id,
+                           ") sandboxes already; it stays, unverified", shown, o->id,
                            (unsigned) row->owner_uid, l->policy->max_sandboxes_per_user);
                 return 0;
         }
         r = sbx_store_put_sandbox(l->store, row, error);
         if (r < 0 && sbx_store_delete_intent(l->store, row->name, &e) < 0)
-                log_warning("Could not drop the reservation of '%s': %s", plain(row->name),
+                log_warning("Could not drop the reservation of '%s': %s", shown,
                             e.message ?: "unknown error");
         sbx_error_free(&e);
         return r < 0 ? r : 1;

@@ -9,14 +9,6 @@
 #include "mount-check.h"
 #include "naming.h"
 
-/* A Docker-level name as its owner calls it, for messages. */
-static inline const char *plain(const char *name) {
-        const char *p;
-
-        (void) sbx_name_unqualify(name, &p);
-        return p;
-}
-
 /* A create's container carries a provisional name until it is verified, then its
  * final one: a container found under the provisional name never passed verification
  * (docs/lifecycle.md). */

@@ -85,7 +85,9 @@ static int adopt_or_remove(SbxLifecycle *l, const char *name, const char *id, Sb
         _cleanup_strv_free_ char **env = NULL;
         gid_t gid;
         int r;
+        const char *shown;
 
+        (void) sbx_name_unqualify(name, &shown);
         r = lc_inspect_container(l, id, &o, error);
         if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {
                 sbx_error_free(error);
@@ -124,14 +126,14 @@ static int adopt_or_remove(SbxLifecycle *l, const char *name, const char *id, Sb
                 if (r <= 0)
                         return r < 0 ? r : ADOPT_OVER_LIMIT;
                 log_notice("Sandbox '%s' (container %s) had no row: its spec is proven by its fingerprint label; "
-                           "recorded again%s%s%s", plain(name), o->id, missing ? " (it does not carry the current "
+                           "recorded again%s%s%s", shown, o->id, missing ? " (it does not carry the current "
                            "posture, first: " : "", missing ?: "", missing ? "; hardened is false)" : "");
                 return 1;
         }
         if ((r = lc_remove_container(l, o->id, error)) < 0)
                 return r;
         log_notice("Removed container %s of '%s': it had no row and nothing proves it passed verification",
-                   o->id, plain(name));
+                   o->id, shown);
         return 0;
 }
 

@@ -315,10 +315,12 @@ static int describe_observed(SbxLifecycle *l, const char *name, SbxObserved *o, 
 static int describe(SbxLifecycle *l, const char *name, const char *id, SbxSandbox **ret, SbxError *error) {
         SbxObserved *o = NULL;
         int r;
+        const char *shown;
 
+        (void) sbx_name_unqualify(name, &shown);
         if ((r = lc_inspect_container(l, id, &o, error)) < 0)
                 return sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)
-                        ? lc_remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name)) : r;
+                        ? lc_remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", shown) : r;
         return describe_observed(l, name, o, NULL, ret, error);
 }
 
@@ -373,9 +375,11 @@ int lc_locate(SbxLifecycle *l, const char *name, SbxObserved **ret, SbxSandboxRo
 int lc_locate_existing(SbxLifecycle *l, const char *name, SbxObserved **ret, SbxSandboxRow **ret_row,
                        SbxError *error) {
         int r = lc_locate(l, name, ret, ret_row, error);
+        const char *shown;
 
+        (void) sbx_name_unqualify(name, &shown);
         if (r == 0)
-                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", shown);
         return r;
 }
 
@@ -596,7 +600,9 @@ int sbx_lifecycle_list(SbxLifecycle *l, uid_t owner, SbxSandbox ***ret, size_t *
 int sbx_lifecycle_container_id(SbxLifecycle *l, const char *name, char **ret, SbxError *error) {
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
         int r = sbx_store_get_sandbox(l->store, name, &row, error);
+        const char *shown;
 
+        (void) sbx_name_unqualify(name, &shown);
         if (r < 0)
                 return r;
         if (r > 0) {            /* what this service made: no Docker call */
@@ -607,7 +613,7 @@ int sbx_lifecycle_container_id(SbxLifecycle *l, const char *name, char **ret, Sb
         if (r < 0)
                 return r;
         if (r == 0)
-                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", shown);
         return 0;
 }
 

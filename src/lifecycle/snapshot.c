@@ -54,7 +54,9 @@ static int settle_snapshot_intent(SbxLifecycle *l, const SbxSnapshotIntentRow *i
         const char *adopt = NULL;
         size_t n;
         int r;
+        const char *shown_id;
 
+        (void) sbx_name_unqualify(in->id, &shown_id);
         if (asprintf(&label, SBX_LABEL_SNAPSHOT_INTENT "=%s", in->token) < 0)
                 return -ENOMEM;
         if ((r = sbx_docker_image_list(l->docker, label, &images, error)) < 0)
@@ -71,7 +73,7 @@ static int settle_snapshot_intent(SbxLifecycle *l, const SbxSnapshotIntentRow *i
                         continue;
                 if ((r = remove_image(l, id, error)) < 0)
                         return r;
-                log_notice("Removed image %s of an interrupted snapshot '%s' (never recorded)", id, plain(in->id));
+                log_notice("Removed image %s of an interrupted snapshot '%s' (never recorded)", id, shown_id);
         }
         if (!isempty(adopt)) {
                 /* Writing the row ends the intent (store.h). */
@@ -85,7 +87,7 @@ static int settle_snapshot_intent(SbxLifecycle *l, const SbxSnapshotIntentRow *i
                 }, error);
                 if (r < 0)
                         return r;
-                log_notice("Recorded snapshot '%s' (image %s) of an interrupted snapshot", plain(in->id), adopt);
+                log_notice("Recorded snapshot '%s' (image %s) of an interrupted snapshot", shown_id, adopt);
                 if (ret_image_id && !(*ret_image_id = strdup(adopt)))
                         return -ENOMEM;
                 return 1;
@@ -101,7 +103,9 @@ static int settle_snapshot_intent(SbxLifecycle *l, const SbxSnapshotIntentRow *i
 static int settle_snapshot_id(SbxLifecycle *l, const char *snapshot_id, SbxError *error) {
         _cleanup_(sbx_snapshot_intent_row_freep) SbxSnapshotIntentRow *in = NULL;
         int r = sbx_store_get_snapshot_intent(l->store, snapshot_id, &in, error);
+        const char *shown_id;
 
+        (void) sbx_name_unqualify(snapshot_id, &shown_id);
         if (r <= 0)
                 return r;
         r = settle_snapshot_intent(l, in, false, NULL, error);
@@ -110,7 +114,7 @@ static int settle_snapshot_id(SbxLifecycle *l, const char *snapshot_id, SbxError
                 _cleanup_free_ char *why = TAKE_PTR(error->message);
                 return lc_remap(error, error->kind == SBX_ERROR_DOCKER_CONFLICT ? SBX_ERROR_BACKEND_ERROR
                                                                               : SBX_ERROR_BACKEND_UNAVAILABLE,
-                             "An interrupted snapshot '%s' is still to be settled: %s", plain(snapshot_id), why ?: "");
+                             "An interrupted snapshot '%s' is still to be settled: %s", shown_id, why ?: "");
         }
         return r;
 }
@@ -144,26 +148,31 @@ static int commit_failed(SbxLifecycle *l, const SbxSnapshotIntentRow *in, const 
         _cleanup_free_ char *image_id = NULL;
         SbxError e = SBX_ERROR_NULL;
         int k = settle_snapshot_intent(l, in, sbx_error_is(error, SBX_ERROR_BACKEND_UNAVAILABLE), &image_id, &e);
+        const char *shown_id;
+        const char *shown;
+
+        (void) sbx_name_unqualify(in->id, &shown_id);
+        (void) sbx_name_unqualify(name, &shown);
 
         if (k > 0) {
                 log_notice("The commit of snapshot '%s' failed (%s), but Docker made its image %s: recorded",
-                           plain(in->id), error->message ?: "unknown error", image_id);
+                           shown_id, error->message ?: "unknown error", image_id);
                 sbx_error_free(error);
                 if (ret_image_id)
                         *ret_image_id = TAKE_PTR(image_id);
                 return 0;
         }
         if (k < 0) {
-                log_warning("Could not settle the failed commit of snapshot '%s' now, will retry: %s", plain(in->id),
+                log_warning("Could not settle the failed commit of snapshot '%s' now, will retry: %s", shown_id,
                             e.message ?: "unknown error");
                 sbx_error_free(&e);
                 if (sbx_store_abandon_snapshot_intent(l->store, in->id, &e) < 0)
-                        log_warning("Could not mark the snapshot '%s' failed in the store: %s", plain(in->id),
+                        log_warning("Could not mark the snapshot '%s' failed in the store: %s", shown_id,
                                     e.message ?: "unknown error");
         }
         sbx_error_free(&e);
         if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
-                return lc_remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
+                return lc_remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", shown);
         return r;
 }
 
@@ -171,14 +180,16 @@ static int commit_failed(SbxLifecycle *l, const SbxSnapshotIntentRow *in, const 
  * should the removal fail, removes it later). */
 static void undo_snapshot(SbxLifecycle *l, const SbxSnapshotIntentRow *in, const char *image_id) {
         SbxError e = SBX_ERROR_NULL;
+        const char *shown_id;
 
+        (void) sbx_name_unqualify(in->id, &shown_id);
         (void) sbx_store_abandon_snapshot_intent(l->store, in->id, &e);
         sbx_error_free(&e);
         if (remove_image(l, image_id, &e) < 0)
                 log_warning("Could not remove image %s of snapshot '%s' after a store failure, will retry: %s",
-                            image_id, plain(in->id), e.message ?: "unknown error");
+                            image_id, shown_id, e.message ?: "unknown error");
         else if (sbx_store_delete_snapshot_intent(l->store, in->id, &e) < 0)
-                log_warning("Could not end the snapshot '%s' in the store: %s", plain(in->id),
+                log_warning("Could not end the snapshot '%s' in the store: %s", shown_id,
                             e.message ?: "unknown error");
         sbx_error_free(&e);
 }
@@ -192,6 +203,11 @@ int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, const char *snapsh
         SbxSnapshotIntentRow in;
         char token[33];
         int r;
+        const char *shown_id;
+        const char *shown;
+
+        (void) sbx_name_unqualify(snapshot_id, &shown_id);
+        (void) sbx_name_unqualify(name, &shown);
 
         /* Lock order: the sandbox, then the snapshot id. */
         if ((r = lc_lock_key(l, "sandbox", name, &lock)) < 0 || (r = lc_lock_key(l, "snapshot", snapshot_id, &snap_lock)) < 0 ||
@@ -202,7 +218,7 @@ int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, const char *snapsh
                 return r;
         if (r > 0)
                 return sbx_error_set(error, SBX_ERROR_SNAPSHOT_EXISTS, "Snapshot already exists: %s",
-                                     plain(snapshot_id));
+                                     shown_id);
 
         if ((r = sbx_snapshot_image_tag(snapshot_id, &tag)) < 0 || (r = sbx_snapshot_image_ref(snapshot_id, &ref)) < 0)
                 return r;
@@ -220,7 +236,7 @@ int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, const char *snapsh
                 return r;
         r = commit_config(l, id, token, &config, error);
         if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
-                return lc_remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
+                return lc_remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", shown);
         if (r < 0)
                 return r;
 
@@ -261,7 +277,9 @@ int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, SbxE
         _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
         _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *row = NULL;
         int r;
+        const char *shown_id;
 
+        (void) sbx_name_unqualify(snapshot_id, &shown_id);
         /* An interrupted snapshot of the id is settled first: recorded, its image then
          * removed below, or removed there. */
         if ((r = lc_lock_key(l, "snapshot", snapshot_id, &lock)) < 0 || (r = settle_snapshot_id(l, snapshot_id, error)) < 0)
@@ -276,7 +294,7 @@ int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, SbxE
         else if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT)) {
                 /* in use by a container: Docker's message says which */
                 _cleanup_free_ char *why = TAKE_PTR(error->message);
-                return lc_remap(error, SBX_ERROR_BACKEND_ERROR, "Snapshot '%s' is in use: %s", plain(snapshot_id), why ?: "");
+                return lc_remap(error, SBX_ERROR_BACKEND_ERROR, "Snapshot '%s' is in use: %s", shown_id, why ?: "");
         } else if (r < 0)
                 return r;
         if ((r = sbx_store_delete_snapshot(l->store, snapshot_id, error)) < 0)
@@ -301,9 +319,12 @@ int lc_settle_snapshot_intents(SbxLifecycle *l, SbxReconcileStats *st, SbxError 
                     (r = sbx_store_get_snapshot_intent(l->store, (*in)->id, &again, error)) < 0)
                         return r;
                 if (r > 0 && (r = settle_snapshot_intent(l, again, false, NULL, error)) < 0) {
+                        const char *shown_id;
+
                         if (sbx_error_is(error, SBX_ERROR_BACKEND_UNAVAILABLE) || r == -ENOMEM)
                                 return r;
-                        log_warning("Could not settle the interrupted snapshot '%s' yet: %s", plain((*in)->id),
+                        (void) sbx_name_unqualify((*in)->id, &shown_id);
+                        log_warning("Could not settle the interrupted snapshot '%s' yet: %s", shown_id,
                                     error->message ?: "unknown error");
                         sbx_error_free(error);
                         continue;

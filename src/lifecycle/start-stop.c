@@ -14,10 +14,12 @@
 static int check_startable(SbxLifecycle *l, const char *name, const SbxObserved *o, SbxError *error) {
         const char *items[SBX_POSTURE_ITEM_COUNT + 1];
         unsigned posture;
+        const char *shown;
 
+        (void) sbx_name_unqualify(name, &shown);
         if (!o->owner_valid)
                 return sbx_error_set(error, SBX_ERROR_RECOVERY_REQUIRED,
-                                     "Sandbox '%s' has no valid owner label; it is not started", plain(name));
+                                     "Sandbox '%s' has no valid owner label; it is not started", shown);
         if (o->owner == 0)
                 return 0;
         posture = lc_posture_of(l, o, o->network_isolated, o->has_raw_memory_bytes ? o->raw_memory_bytes : 0);
@@ -26,7 +28,7 @@ static int check_startable(SbxLifecycle *l, const char *name, const SbxObserved 
         sbx_posture_items_to_names(posture, items);
         return sbx_error_set(error, SBX_ERROR_RECOVERY_REQUIRED,
                              "Sandbox '%s' does not carry the current hardened posture (first: %s); it is not "
-                             "started: delete it and create it again", plain(name), items[0]);
+                             "started: delete it and create it again", shown, items[0]);
 }
 
 /* After a start, or for one found running: what the container has mounted must be
@@ -62,7 +64,9 @@ static int start_checked(SbxLifecycle *l, const char *name, const char *id, cons
         };
         uint64_t since = lc_now_usec();
         int r, started = 0;
+        const char *shown;
 
+        (void) sbx_name_unqualify(name, &shown);
         if ((r = check_startable(l, name, o, error)) < 0 ||
             (r = sbx_owner_info_lookup(o->owner, &info, error)) < 0 ||
             (r = sbx_policy_check_guest_paths(&view, error)) < 0 ||
@@ -77,7 +81,7 @@ static int start_checked(SbxLifecycle *l, const char *name, const char *id, cons
         } else {
                 r = sbx_docker_container_start(l->docker, id, error);
                 if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
-                        return lc_remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
+                        return lc_remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", shown);
                 if (r < 0)
                         return r;
                 started = r == 0;
@@ -95,9 +99,12 @@ static int start_checked(SbxLifecycle *l, const char *name, const char *id, cons
  * reconciliation (sbx_lifecycle_reconcile); until then a row that says stopped keeps
  * an owner's exec out, the safe side. */
 static void store_after_docker(SbxLifecycle *l, const char *name, int r, SbxError *e) {
+        const char *shown;
+
+        (void) sbx_name_unqualify(name, &shown);
         if (r < 0)
                 log_warning("'%s': Docker's part is done, but the store was not updated (repaired at the next "
-                            "start-up): %s", plain(name), e->message ?: strerror(-r));
+                            "start-up): %s", shown, e->message ?: strerror(-r));
         sbx_error_free(e);
 }
 
@@ -107,7 +114,9 @@ int lc_set_running_locked(SbxLifecycle *l, const char *name, bool running, unsig
         SbxError e = SBX_ERROR_NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         int r, changed = 0;
+        const char *shown;
 
+        (void) sbx_name_unqualify(name, &shown);
         if ((r = lc_locate_existing(l, name, &o, NULL, error)) < 0)
                 return r;
 
@@ -122,7 +131,7 @@ int lc_set_running_locked(SbxLifecycle *l, const char *name, bool running, unsig
         else
                 r = 1;
         if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
-                return lc_remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", plain(name));
+                return lc_remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", shown);
         if (r < 0)
                 return r;
         changed = running ? r : r == 0;
