@@ -67,3 +67,9 @@ int lc_delete_locked(SbxLifecycle *l, const char *name, SbxError *error);
 
 /* snapshot.c: snapshots and their intents */
 int lc_settle_snapshot_intents(SbxLifecycle *l, SbxReconcileStats *st, SbxError *error);
+
+/* exec.c: the relay of an exec run to its end (timeout_s 0: no deadline); past the
+ * deadline, when the service shuts down, or when the stream fails, the exec is killed */
+struct SbxExecProcess;
+int lc_exec_relay_or_kill(SbxLifecycle *l, struct SbxExecProcess *p, unsigned timeout_s, const char *what,
+                          SbxError *error);
