@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+/* Create and ensure (docs/lifecycle.md, Create and Ensure): one pass per create. */
+
 #include <stdio.h>
 #include <sys/random.h>
 

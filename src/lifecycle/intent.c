@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+/* The intents of creates (docs/lifecycle.md, Create): an interrupted create settled
+ * under its name's lock, and the reservation an adopted row takes within the
+ * owner's limit. */
+
 #include <inttypes.h>
 #include <stdio.h>
 

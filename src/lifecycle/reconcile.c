@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+/* Store and Docker made to agree (docs/lifecycle.md, Start-up, reconciliation and
+ * Docker's events), and the row a removed container's event drops. */
+
 #include "attested.h"
 #include "config.h"
 #include "docker-container.h"

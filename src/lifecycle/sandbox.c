@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+/* Locating a sandbox's container and describing it (shared by every verb family):
+ * the look-ups by label and by the row's id, inspect, verify, list and usage, the
+ * judgement of a container (verdict, posture, what is mounted), the volume pins. */
+
 #include <gnutls/crypto.h>
 #include <limits.h>
 #include <stdio.h>

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+/* Snapshot and delete-snapshot (docs/lifecycle.md), and the settling of an
+ * interrupted snapshot by its intent. */
+
 #include <stdio.h>
 #include <sys/random.h>
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+/* Start, stop and delete (docs/lifecycle.md): a start checks the volumes again and
+ * verifies what the container has mounted. */
+
 #include "docker-container.h"
 #include "lifecycle-internal.h"
 #include "log.h"
