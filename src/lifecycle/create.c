@@ -153,7 +153,7 @@ typedef struct Creation {
         const SbxOwner *owner;
         char *image;                    /* the reference the container is made from */
         char *image_id;                 /* a snapshot's recorded image id, else NULL */
-        char *json;
+        char *json;                     /* the spec serialized, once: the intent's and the row's */
         char fp[SBX_FINGERPRINT_HEX_LEN + 1];
         char *final_name;
         char *pending;                  /* final_name PENDING_SUFFIX: until verified */
