@@ -34,6 +34,7 @@
 #include "fingerprint.h"
 #include "labels.h"
 #include "lifecycle.h"
+#include "mount-check.h"
 #include "naming.h"
 #include "posture.h"
 #include "spec-json.h"
@@ -1042,7 +1043,7 @@ typedef struct Racer {
         pthread_barrier_t *barrier;
         const char *name;
         const SbxSpec *spec;
-        const SbxPolicy *policy;        /* NULL: the fixture's */
+        SbxPolicy *policy;              /* NULL: the fixture's */
         int r;
         SbxErrorKind kind;
         char *message;
@@ -1454,6 +1455,55 @@ START_TEST(test_docker_calls) {
 
         ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, &e), 1);
         ck_assert_uint_eq(calls_since(&mark), 1);               /* DELETE by the row's id */
+}
+END_TEST
+
+/* The seam for test_create_one_pass: waits, on a client of its own (its requests are
+ * not the create's), until the init's mount report is in the container's log, so that
+ * the create finds it at its first look; then marks the create's request count. */
+typedef struct OnePass {
+        unsigned long after_start;
+        int waited;
+} OnePass;
+
+static void seam_report_logged(SbxLifecycle *l, const char *container_id, void *userdata) {
+        _cleanup_(sbx_docker_freep) SbxDocker *d = client(sbx_docker_host(l->docker));
+        _cleanup_(sbx_mount_table_done) SbxMountTable t = {};
+        SbxError e = SBX_ERROR_NULL;
+        OnePass *p = userdata;
+
+        p->waited = sbx_container_mounts(d, container_id, 0, SBX_MOUNT_REPORT_TIMEOUT_MS, &t, &e);
+        sbx_error_free(&e);
+        p->after_start = sbx_docker_n_requests(l->docker);
+}
+
+/* One pass per create: after the start, the mount report is read once (one GET of the
+ * container's logs, here the report being there at the first look) and passed on to
+ * the reply's judgement — one inspect and the rename besides, nothing else; and the
+ * create's CreatedAt is the one stored, which every later inspect reports. */
+START_TEST(test_create_one_pass) {
+        _cleanup_free_ char *n = name("onepass"), *a = mk_vol("onepass");
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec("{\"volumes\": [[\"%s\", \"/data\", \"rw\"]]}", a);
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *created = NULL, *sb = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        unsigned long after;
+        OnePass p = {};
+
+        F.l.seam_after_start = seam_report_logged;
+        F.l.seam_userdata = &p;
+        created = create_ok(&F.l, n, s, &owner);
+        F.l.seam_after_start = NULL;
+        after = sbx_docker_n_requests(F.docker) - p.after_start;
+        sb = inspect_ok(&F.l, n);
+        ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, &e), 1);        /* before any assertion can fail */
+
+        ck_assert_int_eq(p.waited, 0);
+        /* GET /containers/{id}/logs, GET /containers/{id}/json, POST /containers/{id}/rename */
+        ck_assert_uint_eq(after, 3);
+        ck_assert_int_eq(created->verdict, SBX_VERDICT_MATCH);
+        ck_assert(created->hardened);
+        ck_assert_uint_gt(created->created_us, 0);
+        ck_assert_uint_eq(sb->created_us, created->created_us);
 }
 END_TEST
 
@@ -1997,6 +2047,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_concurrent_creates_limited);
         tcase_add_test(tc, test_reconcile);
         tcase_add_test(tc, test_docker_calls);
+        tcase_add_test(tc, test_create_one_pass);
         tcase_add_test(tc, test_reconcile_lost_rows);
         tcase_add_test(tc, test_interrupted_create_settled);
         tcase_add_test(tc, test_verified_create_recorded_from_intent);

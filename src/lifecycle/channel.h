@@ -40,7 +40,7 @@ void sbx_channel_reply_done(SbxChannelReply *r);
 int sbx_lifecycle_channel_call(SbxLifecycle *l, const char *name, const SbxProtoRequest *q,
                                SbxChannelReply *ret, SbxError *error);
 
-/* The file operations (DESIGN §16) on top of it. */
+/* The file operations on top of it (docs/architecture.md, "The channel"). */
 typedef struct SbxFileData {
         uint8_t *data;
         size_t size;

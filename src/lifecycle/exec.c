@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,11 +14,11 @@
 #include "docker-container.h"
 #include "exec.h"
 #include "labels.h"
+#include "lifecycle-internal.h"
 #include "log.h"
 #include "naming.h"
 #include "owner-info.h"
 #include "spec-json.h"
-#include "tar-filter.h"
 
 /* After a kill, how long the stream may take to end. */
 #define KILL_DRAIN_US (5U * 1000000U)
@@ -366,8 +365,8 @@ static int time_out(SbxLifecycle *l, SbxExecProcess *p, unsigned timeout_s, SbxE
 
 /* Runs the relay to its end (timeout_s 0: no deadline); past the deadline, or
  * when the stream fails, the exec is killed: nothing is left running. */
-static int relay_or_kill(SbxLifecycle *l, SbxExecProcess *p, unsigned timeout_s, const char *what,
-                         SbxError *error) {
+int lc_exec_relay_or_kill(SbxLifecycle *l, SbxExecProcess *p, unsigned timeout_s, const char *what,
+                          SbxError *error) {
         int r;
 
         p->relay.deadline_us = timeout_s > 0 ? sbx_now_monotonic_us() + (uint64_t) timeout_s * 1000000U : 0;
@@ -403,7 +402,7 @@ int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, const SbxExecR
         p->relay.in_size = in_size;
         p->relay.out[0].limit = p->relay.out[1].limit = (size_t) limit;
         p->relay.kept_limit = (size_t) SBX_EXEC_CAPTURE_MAX;
-        if ((r = relay_or_kill(l, p, timeout_s, "exec's", error)) < 0)
+        if ((r = lc_exec_relay_or_kill(l, p, timeout_s, "exec's", error)) < 0)
                 return r;
         *ret = (SbxExecResult) {};
         r = sbx_exec_wait(l->docker, p, &ret->exit_status, error);
@@ -411,178 +410,4 @@ int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, const SbxExecR
                 return r;
         take_output(p, ret);
         return 0;
-}
-
-/* Copies ---------------------------------------------------------------------- */
-
-typedef struct CopyFilter {
-        SbxTarFilter *filter;
-        SbxError error;
-        uint64_t budget;        /* bytes the writable layer may still take (max_disk_mib) */
-        uint64_t passed;        /* archive bytes passed on so far */
-        int64_t max_disk_mib;
-} CopyFilter;
-
-static int copy_filter(void *userdata, const char *data, size_t size, char **out, size_t *out_size,
-                       size_t *out_alloc) {
-        CopyFilter *c = userdata;
-        int r;
-
-        if (!data)
-                r = sbx_tar_filter_finish(c->filter, out, out_size, out_alloc, &c->error);
-        else
-                r = sbx_tar_filter_feed(c->filter, data, size, out, out_size, out_alloc, &c->error);
-        if (r < 0)
-                return r;
-        /* The archive's bytes, headers included, bound what tar writes; the piece that
-         * would cross the bound is never passed on. */
-        c->passed += *out_size;
-        if (c->passed > c->budget)
-                return sbx_error_set(&c->error, SBX_ERROR_POLICY_VIOLATION,
-                                     "max_disk_mib: the copy would take the sandbox's writable layer past the "
-                                     "host policy's max_disk_mib %" PRIi64 " MiB; refused after %" PRIu64
-                                     " bytes", c->max_disk_mib, c->passed - *out_size);
-        return r;
-}
-
-/* What the writable layer may still take: max_disk_mib less Docker's SizeRw now. */
-static int disk_budget(SbxLifecycle *l, const char *name, CopyFilter *c, SbxError *error) {
-        _cleanup_(json_object_putp) json_object *j = NULL;
-        _cleanup_free_ char *id = NULL, *path = NULL;
-        uint64_t bound = (uint64_t) l->policy->max_disk_mib * 1024 * 1024;
-        json_object *v;
-        int64_t used = 0;
-        int r;
-
-        if ((r = sbx_lifecycle_container_id(l, name, &id, error)) < 0)
-                return r;
-        if (asprintf(&path, "/containers/%s/json?size=1", id) < 0)
-                return -ENOMEM;
-        r = sbx_docker_get_object(l->docker, path, &j, error);
-        if (r < 0)
-                return r;
-        if (json_object_object_get_ex(j, "SizeRw", &v) && json_object_is_type(v, json_type_int))
-                used = json_object_get_int64(v);
-        c->max_disk_mib = l->policy->max_disk_mib;
-        c->budget = used > 0 && (uint64_t) used >= bound ? 0 : bound - (uint64_t) (used > 0 ? used : 0);
-        if (c->budget == 0)
-                return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
-                                     "max_disk_mib: the sandbox's writable layer holds %" PRIi64 " bytes, the host "
-                                     "policy's max_disk_mib %" PRIi64 " MiB or more; nothing more is copied in",
-                                     used, c->max_disk_mib);
-        return 0;
-}
-
-/* The filter's check of a long archive stops at the copy's deadline too. */
-static bool copy_past_deadline(void *userdata) {
-        const SbxRelay *r = userdata;
-
-        return r->deadline_us > 0 && sbx_now_monotonic_us() >= r->deadline_us;
-}
-
-/* The program's complaint, for the message. */
-static const char *tar_said(const SbxExecProcess *p) {
-        const char *s = p->relay.out[1].data;
-
-        return s && *s ? s : "no message";
-}
-
-/* After the stream: the program's exit status decides; its stderr is the message. */
-static int copy_result(SbxLifecycle *l, SbxExecProcess *p, const char *field, const char *what, const char *path,
-                       SbxError *error) {
-        int status, r;
-
-        r = sbx_exec_wait(l->docker, p, &status, error);
-        if (r < 0)
-                return r;
-        if (status == 0)
-                return 0;
-        if (p->relay.out[1].data)
-                p->relay.out[1].data[strcspn(p->relay.out[1].data, "\n")] = 0;
-        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: %s in the sandbox failed for '%s' (status %d): %s",
-                             field, what, path, status, tar_said(p));
-}
-
-static int copy_run(SbxLifecycle *l, SbxExecProcess *p, SbxError *error) {
-        p->relay.out[1].limit = 4096;
-        return relay_or_kill(l, p, SBX_COPY_TIMEOUT_S, "archive", error);
-}
-
-static int owner_ids(const SbxExecProcess *p, uid_t *uid, gid_t *gid) {
-        unsigned u, g;
-
-        if (sscanf(p->user, "%u:%u", &u, &g) != 2)
-                return -EINVAL;
-        *uid = u;
-        *gid = g;
-        return 0;
-}
-
-int sbx_lifecycle_copy_to(SbxLifecycle *l, const char *name, const char *guest_dir, int tar_fd, SbxError *error) {
-        _cleanup_(sbx_exec_process_freep) SbxExecProcess *p = NULL;
-        CopyFilter c = { .error = SBX_ERROR_NULL };
-        uid_t uid;
-        gid_t gid;
-        int r;
-
-        /* Before anything runs: a full layer takes no copy. */
-        r = disk_budget(l, name, &c, error);
-        if (r < 0)
-                return r;
-        /* The service's own program unpacks, as the owner (src/init/unpack.c): no tar in
-         * the image is needed or run, and nothing is under its final name before it is whole. */
-        r = sbx_lifecycle_exec_start(l, name, &(SbxExecRequest) {
-                .argv = (char *[]) { (char *) SBX_EXEC_INIT_PATH, (char *) "--unpack", (char *) guest_dir, NULL } },
-                &p, error);
-        if (r < 0)
-                return r;
-        if ((r = owner_ids(p, &uid, &gid)) < 0 || (r = sbx_tar_filter_new(uid, gid, &c.filter)) < 0)
-                return r;
-        sbx_tar_filter_set_stop(c.filter, copy_past_deadline, &p->relay);
-        p->relay.in_fd = tar_fd;
-        p->relay.in_filter = copy_filter;
-        p->relay.in_filter_userdata = &c;
-        r = copy_run(l, p, error);
-        sbx_tar_filter_free(c.filter);
-        if (sbx_error_is_set(&c.error)) {
-                /* A refused entry: the unpacking was killed before it (copy_run()). */
-                sbx_error_free(error);
-                *error = c.error;
-                return -EINVAL;
-        }
-        if (r < 0)
-                return r;
-        return copy_result(l, p, "guest_dir", "the unpacking", guest_dir, error);
-}
-
-int sbx_lifecycle_copy_from(SbxLifecycle *l, const char *name, const char *guest_path, int tar_fd, SbxError *error) {
-        _cleanup_(sbx_exec_process_freep) SbxExecProcess *p = NULL;
-        _cleanup_free_ char *dir = strdup(guest_path), *base = NULL;
-        char *slash;
-        int r;
-
-        if (!dir)
-                return -ENOMEM;
-        slash = strrchr(dir, '/');
-        while (slash && slash > dir && slash[1] == 0) {         /* "/a/b/" → "/a/b" */
-                *slash = 0;
-                slash = strrchr(dir, '/');
-        }
-        base = strdup(slash && slash[1] ? slash + 1 : ".");
-        if (!base)
-                return -ENOMEM;
-        if (slash == dir)
-                dir[1] = 0;
-        else if (slash)
-                *slash = 0;
-
-        r = sbx_lifecycle_exec_start(l, name, &(SbxExecRequest) {
-                .argv = (char *[]) { (char *) SBX_EXEC_INIT_PATH, (char *) "--pack", dir, base, NULL } }, &p, error);
-        if (r < 0)
-                return r;
-        p->relay.out[0].fd = tar_fd;
-        r = copy_run(l, p, error);
-        if (r < 0)
-                return r;
-        return copy_result(l, p, "guest_path", "the packing", guest_path, error);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Running processes in a sandbox (DESIGN §11): as the sandbox owner's uid:gid,
+/* Running processes in a sandbox (docs/api.md, ExecSandbox and StartExec): as the sandbox owner's uid:gid,
  * never privileged, with the container's (empty) capability set, each carrying
  * a token in its environment (XAGENT_SANDBOX_EXEC) so that the service's own init
  * can signal it and its descendants later (the init's --kill mode, run through a
@@ -99,15 +99,16 @@ int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, const SbxExecR
                                const void *in, size_t in_size, unsigned timeout_s, uint64_t limit,
                                SbxExecResult *ret, SbxError *error);
 
-/* Copies (CopyToSandbox, CopyFromSandbox) run tar inside the sandbox as its
- * owner, through the exec API, so that the kernel applies the owner's rights to
+/* Copies (CopyToSandbox, CopyFromSandbox; copy.c) run the service's own program
+ * (xagent-sandbox-init --unpack, --pack) inside the sandbox as its owner, through
+ * the exec API, so that the kernel applies the owner's rights to
  * every file: never Docker's archive API, which extracts as root and keeps the
  * archive's owners. What goes in is rewritten on the way (tar-filter.h): only
  * files, directories and links that stay below guest_dir, no setuid/setgid bits,
  * no device nodes. A stream refused midway stops the extraction at once (what was
  * unpacked before the refused entry stays; nothing refused is written).
- * The image's tar runs (busybox's in the test image): as the owner, without
- * privileges, on a verified sandbox. */
+ * No tar of the image runs: only the init, as the owner, without privileges, on a
+ * verified sandbox. */
 #define SBX_COPY_TIMEOUT_S 600U
 
 /* The daemon is going away without anyone to answer (its bus is gone): every

@@ -32,7 +32,10 @@ struct SbxLifecycle {
         SbxDocker *docker;              /* this worker's */
         SbxStore *store;                /* this worker's */
         SbxKeyedLockRegistry *locks;    /* shared by all workers */
-        const SbxPolicy *policy;        /* shared, read-only */
+        /* The policy of the current job: a reference its caller takes before each job
+         * and drops after it (the bus layer; a reload swaps the Manager's, never a
+         * running job's). The lifecycle only reads it. */
+        SbxPolicy *policy;
         const char *docker_socket;      /* the socket path, never mounted into a sandbox */
         const char *init_dir;           /* the directory of xagent-sandbox-init (init-volume.h) */
         const char *service_id;         /* this instance's (sbx_lifecycle_service_id); NULL = none */

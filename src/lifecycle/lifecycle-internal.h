@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* What the files of the lifecycle share (private: nothing outside src/lifecycle
+ * includes it). Each verb family is one file; this is what they need of each other. */
+
+#include "docker.h"
+#include "lifecycle.h"
+#include "mount-check.h"
+#include "naming.h"
+
+/* A create's container carries a provisional name until it is verified, then its
+ * final one: a container found under the provisional name never passed verification
+ * (docs/lifecycle.md). */
+#define PENDING_SUFFIX ".pending"
+
+/* Docker records StartedAt once the process runs; the init may have reported its
+ * mounts a little earlier. */
+#define MOUNT_REPORT_SLACK_US (2U * 1000000U)
+
+/* The intent is kept: nothing of it is there yet, and Docker may still make it. */
+#define SETTLE_IN_FLIGHT 2
+
+/* The volumes as checked on the file system, held open until the container's mounts
+ * have been compared with them (mount-check.h). */
+typedef struct Pins {
+        size_t n;
+        int *fds;
+} Pins;
+
+/* sandbox.c: locating and describing a sandbox, the volume pins, inspect, verify, list */
+uint64_t lc_now_usec(void);                     /* CLOCK_REALTIME, µs */
+/* The lock of a sandbox name or (prefix "snapshot") of a snapshot id. */
+int lc_lock_key(SbxLifecycle *l, const char *prefix, const char *key, SbxKeyedLockHandle **ret);
+/* The error replaced by one of kind (a Docker-level kind renamed for the caller). */
+_printf_(3, 4) int lc_remap(SbxError *error, SbxErrorKind kind, const char *fmt, ...);
+bool lc_has_suffix(const char *s, const char *suffix);
+/* Whose a container of a list answer is (sbx_label_parse_owner_of()). */
+int lc_listed_owner(json_object *c, uid_t *ret);
+/* The managed container of the Docker-level name, by one label-filtered list (sweep:
+ * this instance's provisional ones of the name removed). 1 and its id, or 0. */
+int lc_find_container(SbxLifecycle *l, const char *name, bool sweep, char **ret_id, SbxError *error);
+int lc_inspect_container(SbxLifecycle *l, const char *id, SbxObserved **ret, SbxError *error);
+/* The stored row of this container and its spec from the worker's memo; 0: none. */
+int lc_load_row(SbxLifecycle *l, const char *name, const char *container_id, SbxSandboxRow *given,
+                SbxSandboxRow **ret_row, const SbxSpec **ret_spec, const SbxFingerprints **ret_fps,
+                SbxError *error);
+unsigned lc_posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int64_t memory_bytes);
+/* Whether a running container's bind mounts show what their sources name now, by the
+ * report given (read already) or, when NULL, the one read from its log. */
+bool lc_mounts_truthful(SbxLifecycle *l, const SbxObserved *o, const SbxMountTable *report);
+/* The SbxSandbox of an inspected container (takes o on success): verdict, posture. */
+int lc_make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const SbxSandboxRow *row,
+                    const SbxSpec *stored, const SbxFingerprints *fps, const SbxMountTable *report,
+                    SbxSandbox **ret);
+bool lc_names_it(const SbxObserved *o, const char *name);
+/* The sandbox's container now: by the row's id, else by the list. 1 and *ret, or 0;
+ * _existing: none is NoSuchSandbox. */
+int lc_locate(SbxLifecycle *l, const char *name, SbxObserved **ret, SbxSandboxRow **ret_row, SbxError *error);
+int lc_locate_existing(SbxLifecycle *l, const char *name, SbxObserved **ret, SbxSandboxRow **ret_row,
+                       SbxError *error);
+int lc_describe_by_name(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error);
+/* 1 if it was there, 0 if it was gone already. */
+int lc_remove_container(SbxLifecycle *l, const char *id, SbxError *error);
+/* Each volume opened and checked from the root that admits it (and the working dir). */
+void lc_pins_done(Pins *p);
+int lc_pin_volumes(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, Pins *p, SbxError *error);
+/* The first posture item the container lacks, or NULL. */
+const char *lc_lacks(SbxLifecycle *l, const SbxObserved *o);
+/* bsearch() of a name in rows sorted by name. */
+int lc_row_cmp(const void *key, const void *elem);
+
+/* intent.c: interrupted creates (the intents) and the reservation of an adopted row */
+/* An interrupted create finished or undone (the name's lock held): 1 recorded,
+ * SETTLE_IN_FLIGHT kept, 0 ended; _name: the name's, if any, with the caller's error. */
+int lc_settle_intent(SbxLifecycle *l, const SbxIntentRow *in, SbxError *error);
+int lc_settle_name(SbxLifecycle *l, const char *name, SbxError *error);
+/* A row for a container found without one, within the owner's limit: 1, or 0 over it. */
+int lc_put_adopted(SbxLifecycle *l, const SbxSandboxRow *row, const SbxObserved *o, SbxError *error);
+
+/* start-stop.c: start, stop and delete */
+/* Start (running) or stop, and delete, with the name's lock held. */
+int lc_set_running_locked(SbxLifecycle *l, const char *name, bool running, unsigned timeout_s,
+                          SbxError *error);
+int lc_delete_locked(SbxLifecycle *l, const char *name, SbxError *error);
+
+/* snapshot.c: snapshots and their intents */
+/* Every interrupted snapshot settled, each under its id's lock (reconciliation). */
+int lc_settle_snapshot_intents(SbxLifecycle *l, SbxReconcileStats *st, SbxError *error);
+
+/* exec.c: the relay of an exec run to its end (timeout_s 0: no deadline); past the
+ * deadline, when the service shuts down, or when the stream fails, the exec is killed */
+struct SbxExecProcess;
+int lc_exec_relay_or_kill(SbxLifecycle *l, struct SbxExecProcess *p, unsigned timeout_s, const char *what,
+                          SbxError *error);

@@ -1,0 +1,636 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* Locating a sandbox's container and describing it (shared by every verb family):
+ * the look-ups by label and by the row's id, inspect, verify, list and usage, the
+ * judgement of a container (verdict, posture, what is mounted), the volume pins. */
+
+#include <gnutls/crypto.h>
+#include <limits.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "docker-container.h"
+#include "labels.h"
+#include "lifecycle-internal.h"
+#include "log.h"
+#include "mount-check.h"
+#include "posture.h"
+#include "timestamp.h"
+#include "volume-check.h"
+
+SbxSandbox *sbx_sandbox_free(SbxSandbox *s) {
+        if (!s)
+                return NULL;
+        free(s->name);
+        free(s->container_id);
+        free(s->status);
+        free(s->image);
+        free(s->fingerprint);
+        sbx_observed_free(s->observed);
+        free(s);
+        return NULL;
+}
+
+int sbx_lifecycle_service_id(const char *state_dir, char **ret) {
+        char path[PATH_MAX];
+        uint8_t digest[32];
+
+        if (!realpath(state_dir, path))
+                return -errno;
+        if (gnutls_hash_fast(GNUTLS_DIG_SHA256, path, strlen(path), digest) < 0)
+                return -EIO;
+        if (asprintf(ret, "%02x%02x%02x%02x%02x%02x%02x%02x", digest[0], digest[1], digest[2], digest[3], digest[4],
+                     digest[5], digest[6], digest[7]) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+void sbx_sandbox_list_free(SbxSandbox **list, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                sbx_sandbox_free(list[i]);
+        free(list);
+}
+
+uint64_t lc_now_usec(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* Sandbox names and snapshot ids share one registry; the prefixes keep them apart. */
+int lc_lock_key(SbxLifecycle *l, const char *prefix, const char *key, SbxKeyedLockHandle **ret) {
+        _cleanup_free_ char *k = NULL;
+
+        if (asprintf(&k, "%s:%s", prefix, key) < 0)
+                return -ENOMEM;
+        return sbx_keyed_lock_acquire(l->locks, k, ret);
+}
+
+int sbx_lifecycle_lock(SbxLifecycle *l, const char *name, SbxKeyedLockHandle **ret) {
+        return lc_lock_key(l, "sandbox", name, ret);
+}
+
+int lc_remap(SbxError *error, SbxErrorKind kind, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        sbx_error_free(error);
+        va_start(ap, fmt);
+        r = sbx_error_setv(error, kind, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+bool lc_has_suffix(const char *s, const char *suffix) {
+        size_t n = strlen(s), m = strlen(suffix);
+
+        return n >= m && streq(s + n - m, suffix);
+}
+
+static const char *listed_label(json_object *c, const char *key) {
+        json_object *labels = json_object_object_get(c, "Labels"), *v;
+
+        return labels && json_object_object_get_ex(labels, key, &v) ? json_object_get_string(v) : NULL;
+}
+
+/* Whether a listed container is this instance's and still under its provisional
+ * name: a create that never passed verification — one being made, one whose undo
+ * failed, or one Docker carried out after the create had given up. It is never a
+ * sandbox: it does not block its name and is not listed. */
+static bool listed_pending(SbxLifecycle *l, json_object *c) {
+        json_object *names = json_object_object_get(c, "Names");
+
+        if (!l->service_id || !streq_ptr(listed_label(c, SBX_LABEL_SERVICE), l->service_id) ||
+            !json_object_is_type(names, json_type_array))
+                return false;
+        for (size_t i = 0; i < json_object_array_length(names); i++) {
+                const char *n = json_object_get_string(json_object_array_get_idx(names, i));
+
+                if (n && lc_has_suffix(n, PENDING_SUFFIX))
+                        return true;
+        }
+        return false;
+}
+
+/* Whose a listed container is (sbx_label_parse_owner_of()). */
+int lc_listed_owner(json_object *c, uid_t *ret) {
+        return sbx_label_parse_owner_of(listed_label(c, SBX_LABEL_OWNER), listed_label(c, SBX_LABEL_SERVICE), ret);
+}
+
+/* Whether the listed container's owner label is owner's (missing or blank: root's,
+ * unless it carries a service label: nobody's) and, unless name_label is NULL, its
+ * name label is name_label. */
+static bool listed_as(json_object *c, uid_t owner, const char *name_label) {
+        uid_t uid;
+
+        return lc_listed_owner(c, &uid) >= 0 && uid == owner &&
+                (!name_label || streq_ptr(listed_label(c, SBX_LABEL_SANDBOX_NAME), name_label));
+}
+
+/* This instance's provisional containers of the name (name_label NULL: the list is
+ * the name's already) are removed: nothing of this service's is creating the name
+ * now, its lock being held, so none of them will ever be verified. */
+static int sweep_pending(SbxLifecycle *l, json_object *list, uid_t owner, const char *name_label,
+                         SbxError *error) {
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+                json_object *c = json_object_array_get_idx(list, i);
+                const char *id = json_object_get_string(json_object_object_get(c, "Id"));
+                int r;
+
+                if (!id || !listed_pending(l, c) || !listed_as(c, owner, name_label))
+                        continue;
+                if ((r = lc_remove_container(l, id, error)) < 0)
+                        return r;
+                if (r > 0)
+                        log_notice("Removed container %s: a create of '%s' that never passed verification",
+                                   id, listed_label(c, SBX_LABEL_SANDBOX_NAME));
+        }
+        return 0;
+}
+
+/* The first listed container of owner (and of name_label, unless NULL) that is not
+ * a provisional one. Returns 1 and its id, 0 if none. */
+static int pick_owned(SbxLifecycle *l, json_object *list, uid_t owner, const char *name_label, char **ret_id,
+                      SbxError *error) {
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+                json_object *c = json_object_array_get_idx(list, i), *id;
+
+                if (!listed_as(c, owner, name_label) || listed_pending(l, c))
+                        continue;
+                if (!json_object_object_get_ex(c, "Id", &id) || !json_object_is_type(id, json_type_string))
+                        return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker: a listed container has no Id");
+                *ret_id = strdup(json_object_get_string(id));
+                return *ret_id ? 1 : -ENOMEM;
+        }
+        return 0;
+}
+
+/* The managed container of the Docker-level name (xagent's look-up: by labels, not
+ * by the derived container name), in its owner's namespace only: a container
+ * carrying the name label but another owner's label is not this sandbox. An
+ * owner's container from before names had owners carries the plain name: it is
+ * found too. One list, so dockerd looks at each container once: root's by the name
+ * label (a container without an owner label is root's), another uid's by its owner
+ * label, which sbx_label_parse_owner() accepts only in the one spelling asked for
+ * here. This instance's provisional containers are none (and with sweep, the name's
+ * lock held, they are removed). Returns 1 and its id, or 0 if none. */
+int lc_find_container(SbxLifecycle *l, const char *name, bool sweep, char **ret_id, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *list = NULL;
+        _cleanup_free_ char *filter = NULL;
+        const char *plain;
+        uid_t owner = sbx_name_unqualify(name, &plain);
+        int r;
+
+        if ((owner == 0 ? asprintf(&filter, "%s=%s", SBX_LABEL_SANDBOX_NAME, name)
+                        : asprintf(&filter, "%s=%u", SBX_LABEL_OWNER, (unsigned) owner)) < 0)
+                return -ENOMEM;
+        if ((r = sbx_docker_container_list(l->docker, (const char *const[]) {
+                SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE, filter, NULL }, &list, error)) < 0)
+                return r;
+        if (sweep && (r = sweep_pending(l, list, owner, owner == 0 ? NULL : name, error)) < 0)
+                return r;
+        if (owner == 0)
+                return pick_owned(l, list, 0, NULL, ret_id, error);
+        r = pick_owned(l, list, owner, name, ret_id, error);
+        return r != 0 ? r : pick_owned(l, list, owner, plain, ret_id, error);
+}
+
+int lc_inspect_container(SbxLifecycle *l, const char *id, SbxObserved **ret, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *attrs = NULL;
+        int r = sbx_docker_container_inspect(l->docker, id, &attrs, error);
+
+        if (r < 0)
+                return r;
+        return sbx_observed_from_json(attrs, ret, error);
+}
+
+/* The stored row of this container, and its spec with the spec's fingerprints from
+ * the worker's memo (valid until the memo's next use; NULL when the spec cannot be
+ * read back). A row about another container (one re-created behind our back) says
+ * nothing about this one and counts as none: 0, and nothing is set. */
+int lc_load_row(SbxLifecycle *l, const char *name, const char *container_id, SbxSandboxRow *given,
+                SbxSandboxRow **ret_row, const SbxSpec **ret_spec, const SbxFingerprints **ret_fps,
+                SbxError *error) {
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = given;   /* read already, or NULL */
+        const SbxFingerprints *fps = NULL;
+        const SbxSpec *spec = NULL;
+        int r = row ? 1 : sbx_store_get_sandbox(l->store, name, &row, error);
+
+        if (r <= 0)
+                return r;
+        if (!streq_ptr(row->container_id, container_id))
+                return 0;
+        if ((r = sbx_spec_memo_get(l->specs, row->spec_json, &spec, &fps)) < 0)
+                return r;
+        *ret_spec = spec;
+        if (ret_fps)
+                *ret_fps = fps;
+        *ret_row = TAKE_PTR(row);
+        return 1;
+}
+
+unsigned lc_posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int64_t memory_bytes) {
+        return sbx_posture_check(o, &(SbxPostureExpect) {
+                .pids_limit = l->policy->pids_limit,
+                .publish_address = l->policy->publish_address,
+                .network_isolated = isolated,
+                .memory_bytes = memory_bytes,
+        });
+}
+
+/* A running container's bind mounts, judged by what is mounted rather than by what
+ * was asked (docs/security.md): each must show the directory its source names now. Only
+ * a container whose first process is this service's init reports its mounts; for
+ * others (xagent's own) there is nothing to judge by. The report is the one given
+ * (read already, by the start that made it), else the last one logged since shortly
+ * before the container's start. */
+bool lc_mounts_truthful(SbxLifecycle *l, const SbxObserved *o, const SbxMountTable *report) {
+        _cleanup_(sbx_mount_table_done) SbxMountTable t = {};
+        SbxError e = SBX_ERROR_NULL;
+        uint64_t started = 0;
+        int r;
+
+        if (o->state != SBX_STATE_RUNNING || o->n_volumes == 0 || !o->init_volume || !o->id)
+                return true;
+        if (report)
+                return sbx_mounts_truthful(report, o->volumes, o->n_volumes);
+        if (!o->started_at || sbx_parse_rfc3339_usec(o->started_at, &started) < 0)
+                return false;
+        r = sbx_container_mounts(l->docker, o->id, started > MOUNT_REPORT_SLACK_US ? started - MOUNT_REPORT_SLACK_US : 0,
+                                 0, &t, &e);
+        sbx_error_free(&e);
+        return r >= 0 && sbx_mounts_truthful(&t, o->volumes, o->n_volumes);
+}
+
+int lc_make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const SbxSandboxRow *row,
+                    const SbxSpec *stored, const SbxFingerprints *fps, const SbxMountTable *report,
+                    SbxSandbox **ret) {
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *s = calloc(1, sizeof(SbxSandbox));
+        bool truthful = lc_mounts_truthful(l, o, report);
+
+        if (!s)
+                return -ENOMEM;
+        s->name = strdup(name);
+        s->container_id = strdup(o->id ?: "");
+        s->status = strdup(o->raw_status);
+        s->image = strdup(o->image_ref ?: "");
+        s->fingerprint = strdup(o->fingerprint_label ?: "");
+        if (!s->name || !s->container_id || !s->status || !s->image || !s->fingerprint)
+                return -ENOMEM;
+        s->owner_valid = o->owner_valid;
+        s->owner = o->owner;
+        s->state = o->state;
+        s->has_row = row != NULL;
+        s->verdict = SBX_VERDICT_UNVERIFIED;
+        if (stored && row)
+                s->verdict = sbx_verdict(stored, fps, o, SBX_CONTRACT_VERSION);
+        if (!truthful && s->verdict == SBX_VERDICT_MATCH)
+                s->verdict = SBX_VERDICT_MISMATCH;
+        if (row && row->created_us > 0)
+                s->created_us = (uint64_t) row->created_us;
+        else if (o->created_at)
+                (void) sbx_parse_rfc3339_usec(o->created_at, &s->created_us);
+        /* Network and memory values themselves are the verdict's business, not the
+         * posture's. */
+        s->hardened = o->owner_valid && truthful &&
+                      lc_posture_of(l, o, o->network_isolated, o->has_raw_memory_bytes ? o->raw_memory_bytes : 0) == 0;
+        s->observed = o;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+/* The sandbox of a container Docker reported (takes o). */
+static int describe_observed(SbxLifecycle *l, const char *name, SbxObserved *o, SbxSandboxRow *given,
+                             SbxSandbox **ret, SbxError *error) {
+        _cleanup_(sbx_observed_freep) SbxObserved *owned = o;
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        const SbxFingerprints *fps = NULL;
+        const SbxSpec *stored = NULL;
+        int r;
+
+        if ((r = lc_load_row(l, name, o->id, given, &row, &stored, &fps, error)) < 0)
+                return r;
+        r = lc_make_sandbox(l, name, o, row, stored, fps, NULL, ret);
+        if (r >= 0)
+                TAKE_PTR(owned);
+        return r;
+}
+
+static int describe(SbxLifecycle *l, const char *name, const char *id, SbxSandbox **ret, SbxError *error) {
+        SbxObserved *o = NULL;
+        int r;
+        const char *shown;
+
+        (void) sbx_name_unqualify(name, &shown);
+        if ((r = lc_inspect_container(l, id, &o, error)) < 0)
+                return sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)
+                        ? lc_remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", shown) : r;
+        return describe_observed(l, name, o, NULL, ret, error);
+}
+
+/* Whether the container carries the Docker-level name in its owner's namespace. */
+bool lc_names_it(const SbxObserved *o, const char *name) {
+        _cleanup_free_ char *q = NULL;
+
+        return o->owner_valid &&
+                sbx_name_from_labels(sbx_observed_get_label(o, SBX_LABEL_SANDBOX_NAME), o->owner, &q) >= 0 &&
+                streq_ptr(q, name);
+}
+
+/* The sandbox's container as Docker reports it now: by the id its row records — one
+ * inspect, its labels checked — and only without a row, or when that container is
+ * gone, by the label-filtered list (which makes dockerd look at every container).
+ * Returns 1 and *ret, or 0 when there is none. */
+int lc_locate(SbxLifecycle *l, const char *name, SbxObserved **ret, SbxSandboxRow **ret_row, SbxError *error) {
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        _cleanup_free_ char *id = NULL;
+        int r;
+
+        if ((r = sbx_store_get_sandbox(l->store, name, &row, error)) < 0)
+                return r;
+        if (r > 0) {
+                r = lc_inspect_container(l, row->container_id, &o, error);
+                if (r >= 0 && lc_names_it(o, name)) {
+                        *ret = TAKE_PTR(o);
+                        if (ret_row)
+                                *ret_row = TAKE_PTR(row);
+                        return 1;
+                }
+                if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                        return r;
+                sbx_error_free(error);
+                o = sbx_observed_free(o);
+        }
+        if ((r = lc_find_container(l, name, false, &id, error)) <= 0)
+                return r;
+        r = lc_inspect_container(l, id, &o, error);
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {  /* removed since the listing */
+                sbx_error_free(error);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(o);
+        return 1;
+}
+
+/* lc_locate(), with none being NoSuchSandbox. */
+int lc_locate_existing(SbxLifecycle *l, const char *name, SbxObserved **ret, SbxSandboxRow **ret_row,
+                       SbxError *error) {
+        int r = lc_locate(l, name, ret, ret_row, error);
+        const char *shown;
+
+        (void) sbx_name_unqualify(name, &shown);
+        if (r == 0)
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", shown);
+        return r;
+}
+
+int lc_describe_by_name(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error) {
+        SbxSandboxRow *row = NULL;
+        SbxObserved *o = NULL;
+        int r = lc_locate_existing(l, name, &o, &row, error);
+
+        return r < 0 ? r : describe_observed(l, name, o, row, ret, error);
+}
+
+int sbx_lifecycle_inspect(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error) {
+        return lc_describe_by_name(l, name, ret, error);
+}
+
+/* Removes the container; 1 if it was there, 0 if it was gone already. */
+int lc_remove_container(SbxLifecycle *l, const char *id, SbxError *error) {
+        int r = sbx_docker_container_remove(l->docker, id, error);
+
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {
+                sbx_error_free(error);          /* gone meanwhile: that is what was asked */
+                return 0;
+        }
+        return r < 0 ? r : 1;
+}
+
+void lc_pins_done(Pins *p) {
+        for (size_t i = 0; i < p->n; i++)
+                if (p->fds[i] >= 0)
+                        (void) close(p->fds[i]);
+        free(p->fds);
+        *p = (Pins) {};
+}
+
+/* Each volume on the file system, from the root that admits it downward, and the
+ * working directory where it lies inside one. */
+int lc_pin_volumes(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, Pins *p, SbxError *error) {
+        const char *rest;
+        ssize_t wd;
+        int r;
+
+        p->fds = calloc(spec->n_volumes + 1, sizeof(int));
+        if (!p->fds)
+                return -ENOMEM;
+        for (size_t i = 0; i < spec->n_volumes; i++) {
+                const SbxVolume *v = &spec->volumes[i];
+                _cleanup_free_ char *root = NULL;
+
+                p->fds[i] = -EBADF;
+                p->n++;
+                if ((r = sbx_policy_find_root(l->policy, owner, v->host, v->mode, &root, error)) < 0)
+                        return r;
+                p->fds[i] = sbx_volume_open_checked(root, v->host, v->mode, owner->uid, owner->gid, owner->groups,
+                                                    owner->n_groups, error);
+                if (p->fds[i] < 0)
+                        return p->fds[i];
+        }
+        wd = sbx_spec_working_dir_volume(spec, &rest);
+        if (wd >= 0)
+                return sbx_volume_check_working_dir(p->fds[wd], spec->volumes[wd].host, rest, spec->working_dir,
+                                                    error);
+        return 0;
+}
+
+int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desired, SbxVerdict *ret_verdict,
+                         unsigned *ret_fields, SbxError *error) {
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *found = NULL, *row = NULL;
+        const SbxSpec *stored = NULL;
+        SbxFingerprints fps;
+        int r;
+
+        if ((r = sbx_spec_fingerprints(desired, &fps)) < 0 || (r = lc_locate_existing(l, name, &o, &found, error)) < 0)
+                return r;
+
+        *ret_verdict = sbx_verdict(desired, &fps, o, SBX_CONTRACT_VERSION);
+        *ret_fields = 0;
+        /* Which fields differ is told by the stored spec: read only for a mismatch. */
+        if (*ret_verdict == SBX_VERDICT_MISMATCH) {
+                if ((r = lc_load_row(l, name, o->id, TAKE_PTR(found), &row, &stored, NULL, error)) < 0)
+                        return r;
+                *ret_fields = sbx_verify_mismatched_fields(desired, stored, row ? row->fingerprint : NULL, o);
+        }
+        /* Judged by what is mounted, not by what was asked (docs/security.md). */
+        if (*ret_verdict == SBX_VERDICT_MATCH && !lc_mounts_truthful(l, o, NULL)) {
+                *ret_verdict = SBX_VERDICT_MISMATCH;
+                *ret_fields = SBX_SPEC_FIELD_VOLUMES;
+        }
+        return 0;
+}
+
+/* The first posture item the container lc_lacks, or NULL: it is hardened. */
+const char *lc_lacks(SbxLifecycle *l, const SbxObserved *o) {
+        const char *items[SBX_POSTURE_ITEM_COUNT + 1];
+        unsigned posture = lc_posture_of(l, o, o->network_isolated, o->has_raw_memory_bytes ? o->raw_memory_bytes : 0);
+
+        if (posture == 0)
+                return NULL;
+        sbx_posture_items_to_names(posture, items);
+        return items[0];
+}
+
+int lc_row_cmp(const void *key, const void *elem) {
+        return strcmp(key, (*(SbxSandboxRow *const *) elem)->name);
+}
+
+/* A listed container's sandbox from the list's answer, its row and its cached
+ * judgement; without a judgement, from an inspect (which is then cached). */
+static int list_one(SbxLifecycle *l, json_object *c, const char *name, SbxSandboxRow *const *rows, size_t n_rows,
+                    SbxSandbox **ret, SbxError *error) {
+        _cleanup_(sbx_sandbox_freep) SbxSandbox *s = NULL;
+        SbxSandboxRow *const *found = bsearch(name, rows, n_rows, sizeof(SbxSandboxRow *), lc_row_cmp);
+        const char *id = json_object_get_string(json_object_object_get(c, "Id"));
+        const SbxSandboxRow *row = found && streq((*found)->container_id, id) ? *found : NULL;
+        json_object *labels = json_object_object_get(c, "Labels");
+        SbxJudgement j = {};
+        int r;
+
+        if (!l->judgements || !sbx_verdict_cache_get(l->judgements, id, row ? row->fingerprint : "", &j)) {
+                r = describe(l, name, id, &s, error);
+                if (r >= 0 && l->judgements)
+                        sbx_verdict_cache_put(l->judgements, id, row ? row->fingerprint : "", &(SbxJudgement) {
+                                .verdict = s->verdict, .hardened = s->hardened, .image = s->image,
+                                .created_us = s->created_us });
+                if (r >= 0)
+                        s->observed = sbx_observed_free(s->observed);
+                *ret = TAKE_PTR(s);
+                return r;
+        }
+        s = calloc(1, sizeof(SbxSandbox));
+        if (!s) {
+                free(j.image);
+                return -ENOMEM;
+        }
+        s->image = j.image;
+        s->verdict = j.verdict;
+        s->hardened = j.hardened;
+        s->created_us = j.created_us;
+        s->owner_valid = lc_listed_owner(c, &s->owner) >= 0;
+        s->status = strdup(json_object_get_string(json_object_object_get(c, "State")) ?: "");
+        s->state = sbx_state_from_status(s->status);
+        s->name = strdup(name);
+        s->container_id = strdup(id);
+        s->fingerprint = strdup(sbx_label_attestation(json_object_get_string(
+                json_object_object_get(labels, SBX_LABEL_SPEC_FINGERPRINT))) ?: "");
+        s->has_row = row != NULL;
+        if (!s->status || !s->name || !s->container_id || !s->fingerprint || !s->image)
+                return -ENOMEM;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int sbx_lifecycle_list(SbxLifecycle *l, uid_t owner, SbxSandbox ***ret, size_t *ret_n, SbxError *error) {
+        _cleanup_(sbx_sandbox_row_list_freep) SbxSandboxRow **rows = NULL;
+        _cleanup_(json_object_putp) json_object *list = NULL;
+        _cleanup_free_ char *owner_filter = NULL;
+        const char *filters[3] = { SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE };
+        SbxSandbox **out = NULL;
+        size_t n = 0, len;
+        int r, n_rows;
+
+        /* Another owner's containers are not even looked at; root's have no label
+         * (xagent's own) or "0", so root's are picked below. */
+        if (owner != SBX_STORE_ANY_OWNER && owner != 0) {
+                if (asprintf(&owner_filter, "%s=%u", SBX_LABEL_OWNER, (unsigned) owner) < 0)
+                        return -ENOMEM;
+                filters[1] = owner_filter;
+        }
+        if ((n_rows = sbx_store_list_sandboxes(l->store, owner, &rows, error)) < 0)
+                return n_rows;
+        r = sbx_docker_container_list(l->docker, filters, &list, error);
+        if (r < 0)
+                return r;
+        len = json_object_array_length(list);
+        out = calloc(len + 1, sizeof(SbxSandbox *));
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < len; i++) {
+                json_object *c = json_object_array_get_idx(list, i), *id, *labels, *name;
+                _cleanup_free_ char *qualified = NULL;
+                uid_t uid = 0;
+
+                if (!json_object_object_get_ex(c, "Id", &id) || !json_object_object_get_ex(c, "Labels", &labels) ||
+                    !json_object_object_get_ex(labels, SBX_LABEL_SANDBOX_NAME, &name))
+                        continue;       /* not one of ours after all */
+                r = lc_listed_owner(c, &uid);
+                if (r == -ENOENT)
+                        continue;       /* no sandbox at all (labels.h) */
+                if (r < 0 && owner != SBX_STORE_ANY_OWNER)
+                        continue;       /* nobody's: only in everyone's list */
+                if (owner != SBX_STORE_ANY_OWNER && uid != owner)
+                        continue;
+                if (listed_pending(l, c))
+                        continue;       /* a create not verified (yet): no sandbox */
+                r = sbx_name_from_labels(json_object_get_string(name), uid, &qualified);
+                if (r == -EBADMSG)
+                        continue;       /* a name in nobody's namespace: no one's sandbox */
+                if (r < 0) {
+                        sbx_sandbox_list_free(out, n);
+                        return r;
+                }
+                r = list_one(l, c, qualified, rows, (size_t) MAX(n_rows, 0), &out[n], error);
+                if (sbx_error_is(error, SBX_ERROR_NO_SUCH_SANDBOX)) {   /* removed since the listing */
+                        sbx_error_free(error);
+                        continue;
+                }
+                if (r < 0) {
+                        sbx_sandbox_list_free(out, n);
+                        return r;
+                }
+                n++;
+        }
+        *ret = out;
+        *ret_n = n;
+        return 0;
+}
+
+int sbx_lifecycle_container_id(SbxLifecycle *l, const char *name, char **ret, SbxError *error) {
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        int r = sbx_store_get_sandbox(l->store, name, &row, error);
+        const char *shown;
+
+        (void) sbx_name_unqualify(name, &shown);
+        if (r < 0)
+                return r;
+        if (r > 0) {            /* what this service made: no Docker call */
+                *ret = TAKE_PTR(row->container_id);
+                return 0;
+        }
+        r = lc_find_container(l, name, false, ret, error);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", shown);
+        return 0;
+}
+
+int sbx_lifecycle_usage(SbxLifecycle *l, const char *name, SbxUsage *ret, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *stats = NULL;
+        _cleanup_free_ char *id = NULL;
+        int r;
+
+        r = sbx_lifecycle_container_id(l, name, &id, error);
+        if (r < 0)
+                return r;
+        r = sbx_docker_container_stats(l->docker, id, &stats, error);
+        if (r < 0)
+                return r;
+        return sbx_usage_from_json(stats, ret, error);
+}

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* Start, stop and delete (docs/lifecycle.md): a start checks the volumes again and
+ * verifies what the container has mounted. */
+
+#include "docker-container.h"
+#include "lifecycle-internal.h"
+#include "log.h"
+#include "mount-check.h"
+#include "owner-info.h"
+#include "posture.h"
+#include "timestamp.h"
+
+/* A start is safe only for a container whose first process is this service's init
+ * running as another uid (docs/security.md). root's containers (xagent's own among them)
+ * are exempt: nothing can give root more than it has. */
+static int check_startable(SbxLifecycle *l, const char *name, const SbxObserved *o, SbxError *error) {
+        const char *items[SBX_POSTURE_ITEM_COUNT + 1];
+        unsigned posture;
+        const char *shown;
+
+        (void) sbx_name_unqualify(name, &shown);
+        if (!o->owner_valid)
+                return sbx_error_set(error, SBX_ERROR_RECOVERY_REQUIRED,
+                                     "Sandbox '%s' has no valid owner label; it is not started", shown);
+        if (o->owner == 0)
+                return 0;
+        posture = lc_posture_of(l, o, o->network_isolated, o->has_raw_memory_bytes ? o->raw_memory_bytes : 0);
+        if (posture == 0)
+                return 0;
+        sbx_posture_items_to_names(posture, items);
+        return sbx_error_set(error, SBX_ERROR_RECOVERY_REQUIRED,
+                             "Sandbox '%s' does not carry the current hardened posture (first: %s); it is not "
+                             "started: delete it and create it again", shown, items[0]);
+}
+
+/* After a start, or for one found running: what the container has mounted must be
+ * what its sources name now, as checked; else it is stopped at once. */
+static int verify_mounts_or_stop(SbxLifecycle *l, const char *id, uint64_t since_us, const SbxSpec *view,
+                                 const Pins *pins, SbxError *error) {
+        _cleanup_(sbx_mount_table_done) SbxMountTable mounts = {};
+        SbxError e = SBX_ERROR_NULL;
+        int r;
+
+        r = sbx_container_mounts(l->docker, id, since_us, SBX_MOUNT_REPORT_TIMEOUT_MS, &mounts, error);
+        if (r >= 0)
+                r = sbx_mounts_verify(&mounts, view->volumes, pins->fds, view->n_volumes, error);
+        if (r >= 0)
+                return 0;
+        if (sbx_docker_container_stop(l->docker, id, 0, &e) < 0)
+                log_error("Could not stop container %s after a failed mount check: %s", id,
+                          e.message ?: "unknown error");
+        sbx_error_free(&e);
+        return r;
+}
+
+/* Checks the volumes Docker will mount (the container's own Mounts and working
+ * directory) for the owner as at create, starts the container if it is not
+ * running, and verifies its mounts. */
+static int start_checked(SbxLifecycle *l, const char *name, const char *id, const SbxObserved *o, SbxError *error) {
+        _cleanup_(lc_pins_done) Pins pins = {};
+        SbxOwnerInfo info;
+        const SbxSpec view = {
+                .volumes = o->volumes,
+                .n_volumes = o->n_volumes,
+                .working_dir = o->working_dir ?: (char *) "/",
+        };
+        uint64_t since = lc_now_usec();
+        int r, started = 0;
+        const char *shown;
+
+        (void) sbx_name_unqualify(name, &shown);
+        if ((r = check_startable(l, name, o, error)) < 0 ||
+            (r = sbx_owner_info_lookup(o->owner, &info, error)) < 0 ||
+            (r = sbx_policy_check_guest_paths(&view, error)) < 0 ||
+            (r = sbx_policy_check_volumes(l->policy, &info.owner, &view, l->docker_socket, error)) < 0 ||
+            (r = lc_pin_volumes(l, &view, &info.owner, &pins, error)) < 0)
+                return r;
+        if (o->state == SBX_STATE_RUNNING) {
+                /* Found running: judged by the report of the start it runs from. */
+                if (!o->started_at || sbx_parse_rfc3339_usec(o->started_at, &since) < 0)
+                        since = 0;
+                since = since > MOUNT_REPORT_SLACK_US ? since - MOUNT_REPORT_SLACK_US : 0;
+        } else {
+                r = sbx_docker_container_start(l->docker, id, error);
+                if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                        return lc_remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", shown);
+                if (r < 0)
+                        return r;
+                started = r == 0;
+        }
+        /* Only this service's init reports the mounts; check_startable() lets a
+         * container without it start only for root (xagent's own, say). */
+        if (!o->init_volume)
+                return started;
+        r = verify_mounts_or_stop(l, id, since, &view, &pins, error);
+        return r < 0 ? r : started;
+}
+
+/* What Docker did is done: a store write that fails after it does not make the
+ * operation fail (docs/lifecycle.md). The row is repaired by the start-up
+ * reconciliation (sbx_lifecycle_reconcile); until then a row that says stopped keeps
+ * an owner's exec out, the safe side. */
+static void store_after_docker(SbxLifecycle *l, const char *name, int r, SbxError *e) {
+        const char *shown;
+
+        (void) sbx_name_unqualify(name, &shown);
+        if (r < 0)
+                log_warning("'%s': Docker's part is done, but the store was not updated (repaired at the next "
+                            "start-up): %s", shown, e->message ?: strerror(-r));
+        sbx_error_free(e);
+}
+
+/* Start and stop: under the lock, converge the container and the row's state. */
+int lc_set_running_locked(SbxLifecycle *l, const char *name, bool running, unsigned timeout_s,
+                          SbxError *error) {
+        SbxError e = SBX_ERROR_NULL;
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        int r, changed = 0;
+        const char *shown;
+
+        (void) sbx_name_unqualify(name, &shown);
+        if ((r = lc_locate_existing(l, name, &o, NULL, error)) < 0)
+                return r;
+
+        /* Until its mounts are verified the row says stopped, so nothing of the owner's
+         * runs in it (exec.c) should the check fail and the stop too, or this process die. */
+        if (running && (r = sbx_store_update_sandbox_state(l->store, name, SBX_SANDBOX_STOPPED, error)) < 0)
+                return r;
+        if (running)
+                r = start_checked(l, name, o->id, o, error);
+        else if (o->state == SBX_STATE_RUNNING)
+                r = sbx_docker_container_stop(l->docker, o->id, timeout_s, error);
+        else
+                r = 1;
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                return lc_remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", shown);
+        if (r < 0)
+                return r;
+        changed = running ? r : r == 0;
+        store_after_docker(l, name, sbx_store_update_sandbox_state(l->store, name, running ? SBX_SANDBOX_RUNNING :
+                                                                   SBX_SANDBOX_STOPPED, &e), &e);
+        return changed;
+}
+
+static int set_running(SbxLifecycle *l, const char *name, bool running, unsigned timeout_s, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        int r;
+
+        if ((r = lc_lock_key(l, "sandbox", name, &lock)) < 0)
+                return r;
+        return lc_set_running_locked(l, name, running, timeout_s, error);
+}
+
+int sbx_lifecycle_start(SbxLifecycle *l, const char *name, SbxError *error) {
+        return set_running(l, name, true, 0, error);
+}
+
+int sbx_lifecycle_stop(SbxLifecycle *l, const char *name, unsigned timeout_s, SbxError *error) {
+        return set_running(l, name, false, timeout_s, error);
+}
+
+int lc_delete_locked(SbxLifecycle *l, const char *name, SbxError *error) {
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        _cleanup_free_ char *id = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        int r, removed = 0;
+
+        if ((r = lc_settle_name(l, name, error)) < 0 || (r = sbx_store_get_sandbox(l->store, name, &row, error)) < 0)
+                return r;
+        /* By the id the row records (a container this service made for that name);
+         * else, or when it is gone, whatever carries the name (xagent's own, say). */
+        if (row && (r = removed = lc_remove_container(l, row->container_id, error)) < 0)
+                return r;
+        if (!removed) {
+                if ((r = lc_find_container(l, name, true, &id, error)) < 0 ||
+                    (r > 0 && (r = removed = lc_remove_container(l, id, error)) < 0))
+                        return r;
+        }
+        r = sbx_store_delete_sandbox(l->store, name, &e);
+        if (removed) {
+                store_after_docker(l, name, r, &e);
+                return 1;
+        }
+        if (r < 0) {
+                sbx_error_move(error, &e);      /* nothing was done: the store's error is the answer */
+                return r;
+        }
+        return r > 0;
+}
+
+int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        int r;
+
+        if ((r = lc_lock_key(l, "sandbox", name, &lock)) < 0)
+                return r;
+        return lc_delete_locked(l, name, error);
+}
