@@ -10,6 +10,7 @@
 #include "channel.h"
 #include "docker-stream.h"
 #include "exec.h"
+#include "time-util.h"
 
 /* Channels kept at most; a closed one is dropped to make room. */
 #define CHANNELS_MAX 1024U

@@ -11,6 +11,7 @@
 #include "exec.h"
 #include "lifecycle-internal.h"
 #include "tar-filter.h"
+#include "time-util.h"
 
 typedef struct CopyFilter {
         SbxTarFilter *filter;

@@ -225,7 +225,7 @@ static int rename_aside(SbxLifecycle *l, const char *name, const char *id, const
  * caller removes the container. */
 static int start_verify_record(SbxLifecycle *l, Creation *c, const char *id, SbxObserved **ret, SbxError *error) {
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
-        uint64_t t0 = lc_now_usec();
+        uint64_t t0 = sbx_now_realtime_us();
         int r;
 
 #ifdef SBX_TEST_SEAMS
@@ -278,7 +278,7 @@ static int prepare(SbxLifecycle *l, Creation *c, json_object **ret_body, SbxErro
                 return r;
         if (asprintf(&c->pending, "%s" PENDING_SUFFIX, c->final_name) < 0)
                 return -ENOMEM;
-        c->created_us = (int64_t) lc_now_usec();
+        c->created_us = (int64_t) sbx_now_realtime_us();
         return 0;
 }
 

@@ -19,6 +19,7 @@
 #include "naming.h"
 #include "owner-info.h"
 #include "spec-json.h"
+#include "time-util.h"
 
 /* After a kill, how long the stream may take to end. */
 #define KILL_DRAIN_US (5U * 1000000U)

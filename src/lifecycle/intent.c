@@ -81,7 +81,7 @@ int lc_settle_intent(SbxLifecycle *l, const SbxIntentRow *in, SbxError *error) {
                         return 1;
                 }
                 /* Looked for after the deadline: what Docker never made, it never will. */
-                if (lc_now_usec() < intent_deadline_us(l, in))
+                if (sbx_now_realtime_us() < intent_deadline_us(l, in))
                         return SETTLE_IN_FLIGHT;
         }
         r = sbx_store_delete_intent(l->store, in->name, error);
@@ -104,7 +104,7 @@ int lc_settle_name(SbxLifecycle *l, const char *name, SbxError *error) {
                                 "An interrupted create of '%s' is still to be undone: %s", shown, why ?: "");
         }
         if (r == SETTLE_IN_FLIGHT) {
-                uint64_t deadline = intent_deadline_us(l, in), now = lc_now_usec();
+                uint64_t deadline = intent_deadline_us(l, in), now = sbx_now_realtime_us();
 
                 return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
                                      "An interrupted create of '%s' may still be carried out by Docker; try again "

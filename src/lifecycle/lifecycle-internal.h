@@ -8,6 +8,7 @@
 #include "lifecycle.h"
 #include "mount-check.h"
 #include "naming.h"
+#include "time-util.h"
 
 /* A create's container carries a provisional name until it is verified, then its
  * final one: a container found under the provisional name never passed verification
@@ -29,7 +30,6 @@ typedef struct Pins {
 } Pins;
 
 /* sandbox.c: locating and describing a sandbox, the volume pins, inspect, verify, list */
-uint64_t lc_now_usec(void);                     /* CLOCK_REALTIME, µs */
 /* The lock of a sandbox name or (prefix "snapshot") of a snapshot id. */
 int lc_lock_key(SbxLifecycle *l, const char *prefix, const char *key, SbxKeyedLockHandle **ret);
 /* The error replaced by one of kind (a Docker-level kind renamed for the caller). */

@@ -10,6 +10,7 @@
 
 #include "docker-container.h"
 #include "mount-check.h"
+#include "time-util.h"
 
 /* One entry of a mount table per mount: a container has Docker's few plus its
  * volumes (at most 64); the tail is bounded well above that. */
@@ -98,16 +99,10 @@ static int identity_of_fd(int fd, MountIdentity *ret, SbxError *error) {
         return 0;
 }
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
 
 int sbx_container_mounts(SbxDocker *d, const char *id, uint64_t since_us, unsigned timeout_ms, SbxMountTable *ret,
                          SbxError *error) {
-        uint64_t deadline = now_usec() + timeout_ms * 1000ULL;
+        uint64_t deadline = sbx_now_realtime_us() + timeout_ms * 1000ULL;
         long delay_ms = 2;
         int r;
 
@@ -126,7 +121,7 @@ int sbx_container_mounts(SbxDocker *d, const char *id, uint64_t since_us, unsign
                                              "volumes: the sandbox's first process reported no readable mount table");
                 if (r > 0)
                         return 0;
-                if (now_usec() >= deadline)
+                if (sbx_now_realtime_us() >= deadline)
                         return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT,
                                              "volumes: the sandbox's first process did not report its mounts "
                                              "within %u ms", timeout_ms);

@@ -51,12 +51,6 @@ void sbx_sandbox_list_free(SbxSandbox **list, size_t n) {
         free(list);
 }
 
-uint64_t lc_now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
-
 /* Sandbox names and snapshot ids share one registry; the prefixes keep them apart. */
 int lc_lock_key(SbxLifecycle *l, const char *prefix, const char *key, SbxKeyedLockHandle **ret) {
         _cleanup_free_ char *k = NULL;

@@ -250,7 +250,7 @@ int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, const char *snapsh
                 .source_sandbox = (char *) name,
                 .image_tag = ref,
                 .token = token,
-                .created_us = (int64_t) lc_now_usec(),
+                .created_us = (int64_t) sbx_now_realtime_us(),
         };
         if ((r = sbx_store_put_snapshot_intent(l->store, &in, error)) < 0)
                 return r;

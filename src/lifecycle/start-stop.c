@@ -65,7 +65,7 @@ static int start_checked(SbxLifecycle *l, const char *name, const char *id, cons
                 .n_volumes = o->n_volumes,
                 .working_dir = o->working_dir ?: (char *) "/",
         };
-        uint64_t since = lc_now_usec();
+        uint64_t since = sbx_now_realtime_us();
         int r, started = 0;
         const char *shown;
 
