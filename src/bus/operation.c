@@ -7,14 +7,14 @@
 
 #include "audit.h"
 #include "bus-error.h"
-#include "bus-exec.h"
+#include "bus-inspection.h"
 #include "bus-polkit.h"
-#include "bus-sandbox.h"
 #include "log.h"
 #include "naming.h"
 #include "operation-state.h"
 #include "operation.h"
 #include "owner-info.h"
+#include "reconcile.h"
 #include "verdict.h"
 
 typedef struct Operation Operation;
@@ -46,6 +46,8 @@ struct Operation {
         bool owner_valid;
         char *name;                     /* the Docker-level sandbox name (naming.h) */
         char *snapshot_id;              /* the Docker-level snapshot id (the caller's) */
+        const char *display;            /* name as its owner calls it (points into it), or NULL */
+        const char *snapshot_display;   /* … snapshot_id's */
         SbxSpec *spec;
         unsigned timeout_s;
         bool recreate;
@@ -76,6 +78,7 @@ struct Operation {
         uint64_t exec_capture;          /* … and this much of the capture budget */
         SbxExecResult exec_result;
         SbxExecProcess *exec_process;
+        OperationPublishExec publish_exec;
         SbxUsage usage;
         SbxEnsureOutcome outcome;
 };
@@ -111,137 +114,12 @@ static void operation_free_unstarted(Operation *o) {
         sbx_exec_result_done(&o->exec_result);
         sbx_exec_process_free(o->exec_process);
         if (o->exec_slot)
-                manager_exec_release(o->m, o->uid, o->exec_capture);
+                exec_slots_release(&o->m->execs, o->uid, o->exec_capture);
         free(o);
 }
 
-/* Callers' uids by unique name (main thread only). On dbus-daemon the credentials are
- * not in the message: asking for them is a synchronous round trip to the bus, which
- * held up the main loop on every call. The bus took the uid from the socket when the
- * connection was made, so it cannot change while the connection lasts, and a unique
- * name is never given out again: it is asked once per connection and forgotten when
- * the connection goes (bus_caller_forget(), from NameOwnerChanged). Bounded: past
- * CALLER_UIDS_MAX connections the bus is asked every time. */
-#define CALLER_UIDS_MAX 4096U
-
-typedef struct CallerUid {
-        char *name;
-        uid_t uid;
-} CallerUid;
-
-static void *caller_uids;
-static unsigned n_caller_uids;
-
-static int caller_cmp(const void *a, const void *b) {
-        return strcmp(((const CallerUid *) a)->name, ((const CallerUid *) b)->name);
-}
-
-static void remember_caller(const char *name, uid_t uid) {
-        CallerUid *c, **found;
-
-        if (n_caller_uids >= CALLER_UIDS_MAX || !(c = calloc(1, sizeof(CallerUid))))
-                return;
-        *c = (CallerUid) { .name = strdup(name), .uid = uid };
-        if (!c->name || !(found = tsearch(c, &caller_uids, caller_cmp)) || *found != c) {
-                free(c->name);
-                free(c);
-                return;
-        }
-        n_caller_uids++;
-}
-
-static void caller_free(void *p) {
-        CallerUid *c = p;
-
-        free(c->name);
-        free(c);
-}
-
-void bus_caller_forget(const char *name) {
-        CallerUid key = { .name = (char *) name }, **found = tfind(&key, &caller_uids, caller_cmp);
-        CallerUid *c;
-
-        if (!found)
-                return;
-        c = *found;
-        tdelete(c, &caller_uids, caller_cmp);
-        caller_free(c);
-        n_caller_uids--;
-}
-
-static struct {
-        uid_t a, b;
-        void (*f)(const char *name, void *userdata);
-        void *userdata;
-} caller_walk;
-
-static void caller_walk_action(const void *node, VISIT which, int depth) {
-        const CallerUid *c = *(const CallerUid *const *) node;
-
-        if ((which == postorder || which == leaf) &&
-            (c->uid == 0 || c->uid == caller_walk.a || c->uid == caller_walk.b))
-                caller_walk.f(c->name, caller_walk.userdata);
-}
-
-void bus_caller_foreach(uid_t a, uid_t b, void (*f)(const char *name, void *userdata), void *userdata) {
-        /* twalk() has no userdata; the main thread alone touches this cache. */
-        caller_walk.a = a;
-        caller_walk.b = b;
-        caller_walk.f = f;
-        caller_walk.userdata = userdata;
-        twalk(caller_uids, caller_walk_action);
-        caller_walk.f = NULL;
-}
-
-void bus_caller_forget_all(void) {
-        tdestroy(caller_uids, caller_free);
-        caller_uids = NULL;
-        n_caller_uids = 0;
-}
-
-int bus_caller_uid(sd_bus_message *m, uid_t *ret) {
-        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
-        const char *sender = sd_bus_message_get_sender(m);
-        uint64_t augmented;
-        uid_t uid;
-        int r;
-
-        if (sender && sender[0] == ':') {
-                CallerUid key = { .name = (char *) sender }, **found = tfind(&key, &caller_uids, caller_cmp);
-
-                if (found) {
-                        *ret = (*found)->uid;
-                        return 0;
-                }
-        }
-        r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID, &creds);
-        if (r < 0)
-                return r;
-        /* Only what the bus itself vouches for: a value read from /proc after the
-         * fact could belong to another process by now. */
-        augmented = sd_bus_creds_get_augmented_mask(creds);
-        if (augmented & SD_BUS_CREDS_EUID)
-                return -EPERM;
-        r = sd_bus_creds_get_euid(creds, &uid);
-        if (r < 0)
-                return r;
-        if (sender && sender[0] == ':')
-                remember_caller(sender, uid);
-        *ret = uid;
-        return 0;
-}
-
-/* A Docker-level name as its owner calls it. */
-static const char *plain(const char *name) {
-        const char *p = name;
-
-        if (name)
-                (void) sbx_name_unqualify(name, &p);
-        return p;
-}
-
 static const char *target_text(const Operation *o) {
-        return plain(o->name) ?: plain(o->snapshot_id) ?: "-";
+        return o->display ?: o->snapshot_display ?: "-";
 }
 
 /* Worker side ------------------------------------------------------------- */
@@ -306,7 +184,7 @@ static int run_list_snapshots(Operation *o, SbxLifecycle *l) {
 static int check_owned(Operation *o) {
         if (!o->owner_valid)
                 return sbx_error_set(&o->error, SBX_ERROR_ACCESS_DENIED,
-                                     "Sandbox '%s' has no valid owner label; nothing can run in it", plain(o->name));
+                                     "Sandbox '%s' has no valid owner label; nothing can run in it", o->display);
         return 0;
 }
 
@@ -355,9 +233,9 @@ static int reply_create(Operation *o, sd_bus_message *reply) {
         const SandboxEntry *e;
         int r;
 
-        if ((r = manager_put_sandbox(o->m, o->sandbox)) < 0)
+        if ((r = registry_put(&o->m->registry, o->sandbox)) < 0)
                 return r;
-        e = manager_get_sandbox(o->m, o->name);
+        e = registry_get(&o->m->registry, o->name);
         return sd_bus_message_append(reply, "os", e->path, o->sandbox->fingerprint);
 }
 
@@ -368,13 +246,13 @@ static int reply_ensure(Operation *o, sd_bus_message *reply) {
 }
 
 static int reply_get(Operation *o, sd_bus_message *reply) {
-        int r = manager_put_sandbox(o->m, o->sandbox);
+        int r = registry_put(&o->m->registry, o->sandbox);
 
-        return r < 0 ? r : sd_bus_message_append(reply, "o", manager_get_sandbox(o->m, o->name)->path);
+        return r < 0 ? r : sd_bus_message_append(reply, "o", registry_get(&o->m->registry, o->name)->path);
 }
 
 static int reply_inspect(Operation *o, sd_bus_message *reply) {
-        int r = manager_put_sandbox(o->m, o->sandbox);
+        int r = registry_put(&o->m->registry, o->sandbox);
 
         return r < 0 ? r : bus_append_inspection(reply, o->sandbox);
 }
@@ -388,17 +266,17 @@ static int reply_verify(Operation *o, sd_bus_message *reply) {
 }
 
 static int reply_start(Operation *o, sd_bus_message *reply) {
-        manager_set_sandbox_state(o->m, o->name, SBX_STATE_RUNNING, "running");
+        registry_set_state(&o->m->registry, o->name, SBX_STATE_RUNNING, "running");
         return 0;
 }
 
 static int reply_stop(Operation *o, sd_bus_message *reply) {
-        manager_set_sandbox_state(o->m, o->name, SBX_STATE_STOPPED, "exited");
+        registry_set_state(&o->m->registry, o->name, SBX_STATE_STOPPED, "exited");
         return 0;
 }
 
 static int reply_delete(Operation *o, sd_bus_message *reply) {
-        manager_drop_sandbox(o->m, o->name);
+        registry_drop(&o->m->registry, o->name);
         return 0;
 }
 
@@ -417,9 +295,9 @@ static int reply_list(Operation *o, sd_bus_message *reply) {
                 const SbxSandbox *s = o->list[i];
                 const SandboxEntry *e;
 
-                if ((r = manager_put_sandbox(o->m, s)) < 0)
+                if ((r = registry_put(&o->m->registry, s)) < 0)
                         break;
-                e = manager_get_sandbox(o->m, s->name);
+                e = registry_get(&o->m->registry, s->name);
                 if (!(o->all || (s->owner_valid && s->owner == o->uid)))
                         continue;
                 r = sd_bus_message_append(reply, "(ssuso)", e->display, sbx_state_to_string(s->state),
@@ -431,9 +309,15 @@ static int reply_list(Operation *o, sd_bus_message *reply) {
 static int reply_list_snapshots(Operation *o, sd_bus_message *reply) {
         int r = sd_bus_message_open_container(reply, 'a', "(sssut)");
 
-        for (SbxSnapshotRow **s = o->snapshots; r >= 0 && s && *s; s++)
-                r = sd_bus_message_append(reply, "(sssut)", plain((*s)->id), plain((*s)->source_sandbox),
-                                          (*s)->image_id, (uint32_t) (*s)->owner_uid, (uint64_t) (*s)->created_us);
+        for (SbxSnapshotRow **s = o->snapshots; r >= 0 && s && *s; s++) {
+                const char *id, *source = "";
+
+                (void) sbx_name_unqualify((*s)->id, &id);
+                if ((*s)->source_sandbox)
+                        (void) sbx_name_unqualify((*s)->source_sandbox, &source);
+                r = sd_bus_message_append(reply, "(sssut)", id, source, (*s)->image_id, (uint32_t) (*s)->owner_uid,
+                                          (uint64_t) (*s)->created_us);
+        }
         return r < 0 ? r : sd_bus_message_close_container(reply);
 }
 
@@ -448,13 +332,14 @@ static int reply_exec(Operation *o, sd_bus_message *reply) {
         return r < 0 ? r : sd_bus_message_append(reply, "b", x->truncated);
 }
 
-/* The exec object takes over the process, the descriptors and the slot. */
+/* The exec object (made by the interface that took the call: bus-exec.h) takes over
+ * the process, the descriptors and the slot. */
 static int reply_start_exec(Operation *o, sd_bus_message *reply) {
         const char *path;
         int r;
 
-        r = bus_exec_new(o->m, TAKE_PTR(o->exec_process), &(ExecStartArgs) {
-                .sandbox = plain(o->name), .owner = o->owner, .caller = o->uid,
+        r = o->publish_exec(o->m, TAKE_PTR(o->exec_process), &(ExecStartArgs) {
+                .sandbox = o->display, .owner = o->owner, .caller = o->uid,
                 .caller_name = sd_bus_message_get_sender(o->call), .timeout_s = o->exec.timeout_s,
                 .fds = { TAKE_FD(o->fds[0]), TAKE_FD(o->fds[1]), TAKE_FD(o->fds[2]) },
         }, &path);
@@ -523,23 +408,37 @@ static void audit(const Operation *o, const char *outcome, const char *reason) {
         });
 }
 
+/* A reply that could not be sent (the caller's connection gone, the bus's queue
+ * full): logged, and said in the audit record's reason. */
+static int reply_failed(const Operation *o, int r, const char *reason, char **ret_reason) {
+        log_warning_errno(r, "%s %s by uid %u: the reply could not be sent: %m", verbs[o->verb].name, target_text(o),
+                          (unsigned) o->uid);
+        if (asprintf(ret_reason, "%s%sthe reply could not be sent: %s", reason ?: "", reason ? "; " : "",
+                     strerror(-r)) < 0)
+                *ret_reason = NULL;
+        return r;
+}
+
 static void fail(Operation *o, OperationEvent event, int r, const SbxError *e) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *reason = NULL;
 
         advance(o, event);
         sbx_bus_error_from(&error, e, r);
+        r = sd_bus_reply_method_error(o->call, &error);
+        if (r < 0)
+                reply_failed(o, r, error.message, &reason);
         if (verbs[o->verb].changes || sbx_error_is_set(e))
-                audit(o, error.name, error.message);
-        (void) sd_bus_reply_method_error(o->call, &error);
+                audit(o, error.name, reason ?: error.message);
         operation_free(o);
 }
 
-int operation_refuse(sd_bus_message *msg, Verb verb, const char *target, const SbxError *e, int r,
+int operation_refuse(Manager *m, sd_bus_message *msg, Verb verb, const char *target, const SbxError *e, int r,
                      sd_bus_error *ret_error) {
         uid_t uid;
 
         r = sbx_bus_error_from(ret_error, e, r);
-        if (verbs[verb].changes && bus_caller_uid(msg, &uid) >= 0)
+        if (verbs[verb].changes && caller_cache_uid(&m->callers, msg, &uid) >= 0)
                 audit_record(&(AuditRecord) {
                         .uid = uid,
                         .verb = verbs[verb].name,
@@ -587,12 +486,13 @@ static void reads_dispatch(Manager *m);
 
 static void job_reply(Operation *o) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ char *reason = NULL;
         int r;
 
         if (o->r < 0) {
                 /* A sandbox found missing is gone from the objects too. */
                 if (o->name && o->error.kind == SBX_ERROR_NO_SUCH_SANDBOX)
-                        manager_drop_sandbox(o->m, o->name);
+                        registry_drop(&o->m->registry, o->name);
                 /* Docker failed midway: what the operation left is settled once it answers. */
                 if (verbs[o->verb].changes && o->error.kind == SBX_ERROR_BACKEND_UNAVAILABLE)
                         manager_reconcile_later(o->m);
@@ -603,10 +503,14 @@ static void job_reply(Operation *o) {
                 fail(o, OPERATION_ERRED, r, NULL);
                 return;
         }
+        /* The work is done either way: the outcome is "ok", and the reason says
+         * whether its caller was told. */
         advance(o, OPERATION_SUCCEEDED);
+        r = sd_bus_send(NULL, reply, NULL);
+        if (r < 0)
+                reply_failed(o, r, NULL, &reason);
         if (verbs[o->verb].changes)
-                audit(o, "ok", NULL);
-        (void) sd_bus_send(NULL, reply, NULL);
+                audit(o, "ok", reason);
         operation_free(o);
 }
 
@@ -743,7 +647,7 @@ static void submit(Operation *o) {
         /* A process in the sandbox holds an exec slot until it ends (policy
          * max_execs_per_user, max_execs). */
         if (verbs[o->verb].exec) {
-                r = manager_exec_acquire(o->m, o->uid, capture_of(o), &e);
+                r = exec_slots_acquire(&o->m->execs, o->m->policy, o->uid, capture_of(o), &e);
                 if (r < 0) {
                         fail(o, OPERATION_REFUSED, r, &e);
                         sbx_error_free(&e);
@@ -864,7 +768,7 @@ static void ask(Operation *o) {
         }
         const char *details[] = {
                 "verb", verbs[o->verb].name,
-                "sandbox", plain(o->name) ?: plain(o->snapshot_id) ?: "",
+                "sandbox", o->display ?: o->snapshot_display ?: "",
                 "owner", o->owner_valid ? owner : "",
                 template ? "template" : NULL, template,
                 template, source,
@@ -926,6 +830,7 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .argv = TAKE_PTR(args->argv),
                 .fds = { -1, -1, -1 },
                 .recreate = args->recreate,
+                .publish_exec = args->publish_exec,
         };
         if (verbs[verb].fds)
                 for (size_t i = 0; i < 3; i++)
@@ -945,10 +850,16 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 r = sbx_name_qualify(uid, args->name, &o->name);
         if (r >= 0 && args->snapshot_id)
                 r = sbx_name_qualify(uid, args->snapshot_id, &o->snapshot_id);
+        if (r >= 0 && verb == VERB_START_EXEC && !o->publish_exec)
+                r = -EINVAL;            /* the interface makes the exec object */
         if (r < 0) {
                 operation_free_unstarted(TAKE_PTR(o));
                 return r;
         }
+        if (o->name)
+                (void) sbx_name_unqualify(o->name, &o->display);
+        if (o->snapshot_id)
+                (void) sbx_name_unqualify(o->snapshot_id, &o->snapshot_display);
         *ret = TAKE_PTR(o);
         return 0;
 }
@@ -970,7 +881,7 @@ int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *
         uid_t uid;
         int r;
 
-        r = bus_caller_uid(call, &uid);
+        r = caller_cache_uid(&m->callers, call, &uid);
         if (r < 0) {
                 operation_args_done(args, verb);
                 return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED,
@@ -985,7 +896,7 @@ int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *
                 sbx_error_set(&e, SBX_ERROR_LIMITS_EXCEEDED, "Too many %s of uid %u in progress (%s); try again later",
                               read ? "reads" : "operations", (unsigned) uid,
                               read ? "max_reads_per_user" : "max_operations_per_user");
-                return operation_refuse(call, verb, args->name, &e, r, ret_error);
+                return operation_refuse(m, call, verb, args->name, &e, r, ret_error);
         }
         r = operation_new(m, call, verb, uid, args, &o);
         if (r < 0) {

@@ -10,7 +10,8 @@
 
 #include <systemd/sd-bus.h>
 
-#include "manager.h"
+#include "exec.h"
+#include "manager-state.h"
 #include "bus-spec.h"
 #include "spec.h"
 
@@ -35,6 +36,21 @@ typedef enum Verb {
         _VERB_MAX,
 } Verb;
 
+/* A streaming exec's object (bus-exec.h): made by the interface that took the call,
+ * once the process runs. */
+typedef struct ExecStartArgs {
+        const char *sandbox;
+        uid_t owner;                    /* the sandbox's */
+        uid_t caller;
+        const char *caller_name;        /* unique bus name */
+        unsigned timeout_s;             /* 0 = none */
+        int fds[3];                     /* taken over */
+} ExecStartArgs;
+
+/* Publishes the exec; takes over process, the fds and the exec slot (also on
+ * failure). The object's path in *ret_path (owned by the object). */
+typedef int (*OperationPublishExec)(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const char **ret_path);
+
 typedef struct OperationArgs {
         const char *name;               /* a sandbox name in the caller's own namespace, or */
         const SandboxEntry *object;     /* the sandbox of a per-sandbox object (its owner's) */
@@ -47,6 +63,7 @@ typedef struct OperationArgs {
         const char *guest_path;         /* copies */
         unsigned timeout_s;             /* stop; ensure: the stop before a recreate */
         bool recreate;                  /* ensure: on a mismatch, replace it */
+        OperationPublishExec publish_exec; /* StartExec */
 } OperationArgs;
 
 /* Arguments with no descriptors (the other verbs leave fds alone, zeroed or not). */
@@ -61,19 +78,9 @@ void operation_args_done(OperationArgs *args, Verb verb);
 
 /* Refuses a call before it becomes an operation (bad arguments): fills ret_error
  * from e (or r), writes the audit record for a state change, returns the errno. */
-int operation_refuse(sd_bus_message *msg, Verb verb, const char *target, const SbxError *e, int r,
+int operation_refuse(Manager *m, sd_bus_message *msg, Verb verb, const char *target, const SbxError *e, int r,
                      sd_bus_error *ret_error);
 
 /* SIGTERM: every operation waiting for a worker is answered BackendUnavailable and
  * never started; running ones finish. */
 void operation_cancel_queued(Manager *m);
-
-/* The caller's uid from non-augmented bus credentials, asked of the bus once per
- * connection (unique name) and remembered until bus_caller_forget(name). */
-int bus_caller_uid(sd_bus_message *m, uid_t *ret);
-/* Calls f with the unique name of every connection remembered (those that called)
- * whose uid is a, b or 0, once each. f must not call back into this cache. */
-void bus_caller_foreach(uid_t a, uid_t b, void (*f)(const char *name, void *userdata), void *userdata);
-/* That connection is gone (NameOwnerChanged); all of them (shutdown). */
-void bus_caller_forget(const char *name);
-void bus_caller_forget_all(void);
