@@ -410,13 +410,12 @@ static void audit(const Operation *o, const char *outcome, const char *reason) {
 
 /* A reply that could not be sent (the caller's connection gone, the bus's queue
  * full): logged, and said in the audit record's reason. */
-static int reply_failed(const Operation *o, int r, const char *reason, char **ret_reason) {
+static void reply_failed(const Operation *o, int r, const char *reason, char **ret_reason) {
         log_warning_errno(r, "%s %s by uid %u: the reply could not be sent: %m", verbs[o->verb].name, target_text(o),
                           (unsigned) o->uid);
         if (asprintf(ret_reason, "%s%sthe reply could not be sent: %s", reason ?: "", reason ? "; " : "",
                      strerror(-r)) < 0)
                 *ret_reason = NULL;
-        return r;
 }
 
 static void fail(Operation *o, OperationEvent event, int r, const SbxError *e) {
