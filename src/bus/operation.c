@@ -7,81 +7,12 @@
 
 #include "audit.h"
 #include "bus-error.h"
-#include "bus-inspection.h"
 #include "bus-polkit.h"
 #include "log.h"
 #include "naming.h"
 #include "operation-state.h"
 #include "operation.h"
-#include "owner-info.h"
 #include "reconcile.h"
-#include "verdict.h"
-
-typedef struct Operation Operation;
-
-/* One row per verb: how it is authorized, where it runs, what it does on a worker
- * and how its reply is made on the main thread. */
-typedef struct VerbInfo {
-        const char *name;               /* in audit records and polkit's details */
-        const char *own_action;         /* on the caller's own objects; others' need manage-others */
-        bool changes;                   /* a state change: audited */
-        bool lists;                     /* everyone's objects for holders of manage-others */
-        int (*run)(Operation *o, SbxLifecycle *l);
-        int (*reply)(Operation *o, sd_bus_message *reply);
-        const char *others_action;      /* for another uid's objects, if not manage-others */
-        bool exec;                      /* runs a process in the sandbox: holds an exec slot */
-        bool fds;                       /* takes descriptors */
-} VerbInfo;
-
-struct Operation {
-        Manager *m;
-        sd_bus_message *call;
-        Verb verb;
-        bool read;                      /* counted in the caller's read share, run by a read worker */
-        bool on_read_worker;            /* holds one of the read workers */
-        Operation *next_read;           /* waiting for a read worker: the next one */
-        OperationState state;
-        uid_t uid;                      /* the caller */
-        uid_t owner;                    /* whose object: the caller's namespace, or the object's owner */
-        bool owner_valid;
-        char *name;                     /* the Docker-level sandbox name (naming.h) */
-        char *snapshot_id;              /* the Docker-level snapshot id (the caller's) */
-        const char *display;            /* name as its owner calls it (points into it), or NULL */
-        const char *snapshot_display;   /* … snapshot_id's */
-        SbxSpec *spec;
-        unsigned timeout_s;
-        bool recreate;
-        bool widened;                   /* lists: manage-others was asked about */
-        bool all;                       /* lists: everyone's objects */
-        const char *action;             /* the polkit action asked about */
-        const char *then_action;        /* asked next, once action is allowed (or NULL) */
-        char *cache_key;                /* the action and its details, for the remembered yes */
-        sd_bus_slot *polkit_slot;
-
-        /* filled in by the worker */
-        int r;
-        SbxError error;
-        SbxSandbox *sandbox;
-        SbxSandbox **list;
-        size_t n_list;
-        SbxSnapshotRow **snapshots;
-        char *image_id;
-        SbxVerdict verdict;
-        unsigned fields;
-
-        /* using a sandbox */
-        char **argv;
-        char *guest_path;
-        SbxExecOptions exec;
-        int fds[3];
-        bool exec_slot;                 /* holds one of the policy's exec slots */
-        uint64_t exec_capture;          /* … and this much of the capture budget */
-        SbxExecResult exec_result;
-        SbxExecProcess *exec_process;
-        OperationPublishExec publish_exec;
-        SbxUsage usage;
-        SbxEnsureOutcome outcome;
-};
 
 static void operation_free_unstarted(Operation *o);
 
@@ -118,277 +49,13 @@ static void operation_free_unstarted(Operation *o) {
         free(o);
 }
 
-static const char *target_text(const Operation *o) {
-        return o->display ?: o->snapshot_display ?: "-";
-}
-
-/* Worker side ------------------------------------------------------------- */
-
-static int run_create(Operation *o, SbxLifecycle *l) {
-        SbxOwnerInfo info;
-        int r = sbx_owner_info_lookup(o->uid, &info, &o->error);
-
-        if (r < 0)
-                return r;
-        return sbx_lifecycle_create(l, o->name, o->spec, &info.owner, &o->sandbox, &o->error);
-}
-
-static int run_ensure(Operation *o, SbxLifecycle *l) {
-        SbxOwnerInfo info;
-        int r = sbx_owner_info_lookup(o->uid, &info, &o->error);
-
-        if (r < 0)
-                return r;
-        return sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
-                                    &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s },
-                                    &o->sandbox, &o->outcome, &o->error);
-}
-
-static int run_inspect(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_inspect(l, o->name, &o->sandbox, &o->error);
-}
-
-static int run_verify(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_verify(l, o->name, o->spec, &o->verdict, &o->fields, &o->error);
-}
-
-static int run_start(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_start(l, o->name, &o->error);
-}
-
-static int run_stop(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_stop(l, o->name, o->timeout_s, &o->error);
-}
-
-static int run_delete(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_delete(l, o->name, &o->error);
-}
-
-static int run_snapshot(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_snapshot(l, o->name, o->snapshot_id, &o->image_id, &o->error);
-}
-
-static int run_delete_snapshot(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_delete_snapshot(l, o->snapshot_id, &o->error);
-}
-
-static int run_list(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_list(l, o->all ? SBX_STORE_ANY_OWNER : o->uid, &o->list, &o->n_list, &o->error);
-}
-
-static int run_list_snapshots(Operation *o, SbxLifecycle *l) {
-        return sbx_store_list_snapshots(l->store, o->all ? SBX_STORE_ANY_OWNER : o->uid, &o->snapshots, &o->error);
-}
-
-/* Processes run as the sandbox's owner: a sandbox nobody owns runs nothing. */
-static int check_owned(Operation *o) {
-        if (!o->owner_valid)
-                return sbx_error_set(&o->error, SBX_ERROR_ACCESS_DENIED,
-                                     "Sandbox '%s' has no valid owner label; nothing can run in it", o->display);
-        return 0;
-}
-
-static SbxExecRequest exec_request(Operation *o) {
-        return (SbxExecRequest) {
-                .argv = o->argv, .env = o->exec.env, .working_dir = o->exec.working_dir, .tty = o->exec.tty,
-                .rows = o->exec.rows, .cols = o->exec.cols,
-        };
-}
-
-static int run_exec(Operation *o, SbxLifecycle *l) {
-        SbxExecRequest req = exec_request(o);
-        int r = check_owned(o);
-
-        return r < 0 ? r : sbx_lifecycle_exec_capture(l, o->name, &req, o->exec.stdin_data,
-                                                      o->exec.stdin_size, o->exec.timeout_s, o->exec.output_limit,
-                                                      &o->exec_result, &o->error);
-}
-
-static int run_start_exec(Operation *o, SbxLifecycle *l) {
-        SbxExecRequest req = exec_request(o);
-        int r = check_owned(o);
-
-        return r < 0 ? r : sbx_lifecycle_exec_start(l, o->name, &req, &o->exec_process, &o->error);
-}
-
-static int run_usage(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_usage(l, o->name, &o->usage, &o->error);
-}
-
-static int run_copy_to(Operation *o, SbxLifecycle *l) {
-        int r = check_owned(o);
-
-        return r < 0 ? r : sbx_lifecycle_copy_to(l, o->name, o->guest_path, o->fds[0], &o->error);
-}
-
-static int run_copy_from(Operation *o, SbxLifecycle *l) {
-        int r = check_owned(o);
-
-        return r < 0 ? r : sbx_lifecycle_copy_from(l, o->name, o->guest_path, o->fds[0], &o->error);
-}
-
-/* Main thread: replies ---------------------------------------------------- */
-
-static int reply_create(Operation *o, sd_bus_message *reply) {
-        const SandboxEntry *e;
-        int r;
-
-        if ((r = registry_put(&o->m->registry, o->sandbox)) < 0)
-                return r;
-        e = registry_get(&o->m->registry, o->name);
-        return sd_bus_message_append(reply, "os", e->path, o->sandbox->fingerprint);
-}
-
-static int reply_ensure(Operation *o, sd_bus_message *reply) {
-        int r = reply_create(o, reply);
-
-        return r < 0 ? r : sd_bus_message_append(reply, "s", sbx_ensure_outcome_to_string(o->outcome));
-}
-
-static int reply_get(Operation *o, sd_bus_message *reply) {
-        int r = registry_put(&o->m->registry, o->sandbox);
-
-        return r < 0 ? r : sd_bus_message_append(reply, "o", registry_get(&o->m->registry, o->name)->path);
-}
-
-static int reply_inspect(Operation *o, sd_bus_message *reply) {
-        int r = registry_put(&o->m->registry, o->sandbox);
-
-        return r < 0 ? r : bus_append_inspection(reply, o->sandbox);
-}
-
-static int reply_verify(Operation *o, sd_bus_message *reply) {
-        const char *names[SBX_SPEC_FIELD_COUNT + 1];
-        int r = sd_bus_message_append(reply, "s", sbx_verdict_to_string(o->verdict));
-
-        sbx_spec_fields_to_names(o->fields, names);
-        return r < 0 ? r : sd_bus_message_append_strv(reply, (char **) names);
-}
-
-static int reply_start(Operation *o, sd_bus_message *reply) {
-        registry_set_state(&o->m->registry, o->name, SBX_STATE_RUNNING, "running");
-        return 0;
-}
-
-static int reply_stop(Operation *o, sd_bus_message *reply) {
-        registry_set_state(&o->m->registry, o->name, SBX_STATE_STOPPED, "exited");
-        return 0;
-}
-
-static int reply_delete(Operation *o, sd_bus_message *reply) {
-        registry_drop(&o->m->registry, o->name);
-        return 0;
-}
-
-static int reply_snapshot(Operation *o, sd_bus_message *reply) {
-        return sd_bus_message_append(reply, "s", o->image_id);
-}
-
-static int reply_delete_snapshot(Operation *o, sd_bus_message *reply) {
-        return 0;
-}
-
-static int reply_list(Operation *o, sd_bus_message *reply) {
-        int r = sd_bus_message_open_container(reply, 'a', "(ssuso)");
-
-        for (size_t i = 0; r >= 0 && i < o->n_list; i++) {
-                const SbxSandbox *s = o->list[i];
-                const SandboxEntry *e;
-
-                if ((r = registry_put(&o->m->registry, s)) < 0)
-                        break;
-                e = registry_get(&o->m->registry, s->name);
-                if (!(o->all || (s->owner_valid && s->owner == o->uid)))
-                        continue;
-                r = sd_bus_message_append(reply, "(ssuso)", e->display, sbx_state_to_string(s->state),
-                                          (uint32_t) s->owner, sbx_verdict_to_string(s->verdict), e->path);
-        }
-        return r < 0 ? r : sd_bus_message_close_container(reply);
-}
-
-static int reply_list_snapshots(Operation *o, sd_bus_message *reply) {
-        int r = sd_bus_message_open_container(reply, 'a', "(sssut)");
-
-        for (SbxSnapshotRow **s = o->snapshots; r >= 0 && s && *s; s++) {
-                const char *id, *source = "";
-
-                (void) sbx_name_unqualify((*s)->id, &id);
-                if ((*s)->source_sandbox)
-                        (void) sbx_name_unqualify((*s)->source_sandbox, &source);
-                r = sd_bus_message_append(reply, "(sssut)", id, source, (*s)->image_id, (uint32_t) (*s)->owner_uid,
-                                          (uint64_t) (*s)->created_us);
-        }
-        return r < 0 ? r : sd_bus_message_close_container(reply);
-}
-
-static int reply_exec(Operation *o, sd_bus_message *reply) {
-        const SbxExecResult *x = &o->exec_result;
-        int r = sd_bus_message_append(reply, "i", (int32_t) x->exit_status);
-
-        if (r >= 0)
-                r = sd_bus_message_append_array(reply, 'y', x->out ?: "", x->out_size);
-        if (r >= 0)
-                r = sd_bus_message_append_array(reply, 'y', x->err ?: "", x->err_size);
-        return r < 0 ? r : sd_bus_message_append(reply, "b", x->truncated);
-}
-
-/* The exec object (made by the interface that took the call: bus-exec.h) takes over
- * the process, the descriptors and the slot. */
-static int reply_start_exec(Operation *o, sd_bus_message *reply) {
-        const char *path;
-        int r;
-
-        r = o->publish_exec(o->m, TAKE_PTR(o->exec_process), &(ExecStartArgs) {
-                .sandbox = o->display, .owner = o->owner, .caller = o->uid,
-                .caller_name = sd_bus_message_get_sender(o->call), .timeout_s = o->exec.timeout_s,
-                .fds = { TAKE_FD(o->fds[0]), TAKE_FD(o->fds[1]), TAKE_FD(o->fds[2]) },
-        }, &path);
-        o->exec_slot = false;
-        return r < 0 ? r : sd_bus_message_append(reply, "o", path);
-}
-
-static int reply_usage(Operation *o, sd_bus_message *reply) {
-        return bus_append_usage(reply, &o->usage);
-}
-
-static int reply_none(Operation *o, sd_bus_message *reply) {
-        return 0;
-}
-
-#define A_INSPECT SBX_POLKIT_ACTION_INSPECT
-#define A_CREATE  SBX_POLKIT_ACTION_CREATE
-#define A_MANAGE  SBX_POLKIT_ACTION_MANAGE
-#define A_EXEC    SBX_POLKIT_ACTION_EXEC
-#define A_EXEC_OTHERS SBX_POLKIT_ACTION_EXEC_OTHERS
-
-static const VerbInfo verbs[_VERB_MAX] = {
-        [VERB_CREATE]          = { "create",          A_CREATE,  true,  false, run_create,          reply_create          },
-        [VERB_GET]             = { "get",             A_INSPECT, false, false, run_inspect,         reply_get             },
-        [VERB_INSPECT]         = { "inspect",         A_INSPECT, false, false, run_inspect,         reply_inspect         },
-        [VERB_VERIFY]          = { "verify",          A_INSPECT, false, false, run_verify,          reply_verify          },
-        [VERB_START]           = { "start",           A_MANAGE,  true,  false, run_start,           reply_start           },
-        [VERB_STOP]            = { "stop",            A_MANAGE,  true,  false, run_stop,            reply_stop            },
-        [VERB_DELETE]          = { "delete",          A_MANAGE,  true,  false, run_delete,          reply_delete          },
-        [VERB_SNAPSHOT]        = { "snapshot",        A_MANAGE,  true,  false, run_snapshot,        reply_snapshot        },
-        [VERB_DELETE_SNAPSHOT] = { "delete-snapshot", A_MANAGE,  true,  false, run_delete_snapshot, reply_delete_snapshot },
-        [VERB_LIST]            = { "list",            A_INSPECT, false, true,  run_list,            reply_list            },
-        [VERB_LIST_SNAPSHOTS]  = { "list-snapshots",  A_INSPECT, false, true,  run_list_snapshots,  reply_list_snapshots  },
-        [VERB_EXEC]            = { "exec",            A_EXEC,    true,  false, run_exec,            reply_exec,       A_EXEC_OTHERS, true,  false },
-        [VERB_START_EXEC]      = { "start-exec",      A_EXEC,    true,  false, run_start_exec,      reply_start_exec, A_EXEC_OTHERS, true,  true  },
-        [VERB_USAGE]           = { "usage",           A_EXEC,    false, false, run_usage,           reply_usage,      A_EXEC_OTHERS, false, false },
-        [VERB_COPY_TO]         = { "copy-to",         A_EXEC,    true,  false, run_copy_to,         reply_none,       A_EXEC_OTHERS, true,  true  },
-        [VERB_COPY_FROM]       = { "copy-from",       A_EXEC,    true,  false, run_copy_from,       reply_none,       A_EXEC_OTHERS, true,  true  },
-        /* creates or starts the caller's own; replacing it (recreate) also needs manage */
-        [VERB_ENSURE]          = { "ensure",          A_CREATE,  true,  false, run_ensure,          reply_ensure          },
-};
-
 /* The state machine ------------------------------------------------------- */
 
 static void advance(Operation *o, OperationEvent event) {
-        OperationState next = operation_next_state(o->state, event, verbs[o->verb].lists, o->widened);
+        OperationState next = operation_next_state(o->state, event, operation_verbs[o->verb].lists, o->widened);
 
         assert(next != _OPERATION_STATE_MAX);
-        log_debug("%s %s by uid %u: %s → %s", verbs[o->verb].name, target_text(o), (unsigned) o->uid,
+        log_debug("%s %s by uid %u: %s → %s", operation_verbs[o->verb].name, operation_target(o), (unsigned) o->uid,
                   operation_state_to_string(o->state), operation_state_to_string(next));
         o->state = next;
 }
@@ -400,8 +67,8 @@ static void audit(const Operation *o, const char *outcome, const char *reason) {
                 snprintf(owner, sizeof owner, "%u", (unsigned) o->owner);
         audit_record(&(AuditRecord) {
                 .uid = o->uid,
-                .verb = verbs[o->verb].name,
-                .target = target_text(o),
+                .verb = operation_verbs[o->verb].name,
+                .target = operation_target(o),
                 .owner = o->owner_valid ? owner : NULL,
                 .outcome = outcome,
                 .reason = reason,
@@ -411,7 +78,7 @@ static void audit(const Operation *o, const char *outcome, const char *reason) {
 /* A reply that could not be sent (the caller's connection gone, the bus's queue
  * full): logged, and said in the audit record's reason. */
 static void reply_failed(const Operation *o, int r, const char *reason, char **ret_reason) {
-        log_warning_errno(r, "%s %s by uid %u: the reply could not be sent: %m", verbs[o->verb].name, target_text(o),
+        log_warning_errno(r, "%s %s by uid %u: the reply could not be sent: %m", operation_verbs[o->verb].name, operation_target(o),
                           (unsigned) o->uid);
         if (asprintf(ret_reason, "%s%sthe reply could not be sent: %s", reason ?: "", reason ? "; " : "",
                      strerror(-r)) < 0)
@@ -427,7 +94,7 @@ static void fail(Operation *o, OperationEvent event, int r, const SbxError *e) {
         r = sd_bus_reply_method_error(o->call, &error);
         if (r < 0)
                 reply_failed(o, r, error.message, &reason);
-        if (verbs[o->verb].changes || sbx_error_is_set(e))
+        if (operation_verbs[o->verb].changes || sbx_error_is_set(e))
                 audit(o, error.name, reason ?: error.message);
         operation_free(o);
 }
@@ -437,10 +104,10 @@ int operation_refuse(Manager *m, sd_bus_message *msg, Verb verb, const char *tar
         uid_t uid;
 
         r = sbx_bus_error_from(ret_error, e, r);
-        if (verbs[verb].changes && caller_cache_uid(&m->callers, msg, &uid) >= 0)
+        if (operation_verbs[verb].changes && caller_cache_uid(&m->callers, msg, &uid) >= 0)
                 audit_record(&(AuditRecord) {
                         .uid = uid,
-                        .verb = verbs[verb].name,
+                        .verb = operation_verbs[verb].name,
                         .target = target ?: "-",
                         .outcome = ret_error->name,
                         .reason = ret_error->message,
@@ -455,7 +122,7 @@ int operation_refuse(Manager *m, sd_bus_message *msg, Verb verb, const char *tar
 static unsigned docker_budget(const Operation *o, const SbxPolicy *p) {
         unsigned budget = (unsigned) p->docker_timeout;
 
-        if (verbs[o->verb].exec)
+        if (operation_verbs[o->verb].exec)
                 return 0;
         if (o->verb == VERB_STOP)
                 return sbx_docker_stop_budget(budget, o->timeout_s);
@@ -477,7 +144,7 @@ static void job_run(void *job, void *ctx) {
         /* The whole job under the policy in force when it began (SIGHUP may swap it). */
         l->policy = manager_policy_ref(o->m);
         sbx_docker_set_deadline(l->docker, docker_budget(o, l->policy));
-        o->r = verbs[o->verb].run(o, l);
+        o->r = operation_verbs[o->verb].run(o, l);
         l->policy = sbx_policy_unref((SbxPolicy *) l->policy);
 }
 
@@ -493,12 +160,12 @@ static void job_reply(Operation *o) {
                 if (o->name && o->error.kind == SBX_ERROR_NO_SUCH_SANDBOX)
                         registry_drop(&o->m->registry, o->name);
                 /* Docker failed midway: what the operation left is settled once it answers. */
-                if (verbs[o->verb].changes && o->error.kind == SBX_ERROR_BACKEND_UNAVAILABLE)
+                if (operation_verbs[o->verb].changes && o->error.kind == SBX_ERROR_BACKEND_UNAVAILABLE)
                         manager_reconcile_later(o->m);
                 fail(o, OPERATION_ERRED, o->r, &o->error);
                 return;
         }
-        if ((r = sd_bus_message_new_method_return(o->call, &reply)) < 0 || (r = verbs[o->verb].reply(o, reply)) < 0) {
+        if ((r = sd_bus_message_new_method_return(o->call, &reply)) < 0 || (r = operation_verbs[o->verb].reply(o, reply)) < 0) {
                 fail(o, OPERATION_ERRED, r, NULL);
                 return;
         }
@@ -508,7 +175,7 @@ static void job_reply(Operation *o) {
         r = sd_bus_send(NULL, reply, NULL);
         if (r < 0)
                 reply_failed(o, r, NULL, &reason);
-        if (verbs[o->verb].changes)
+        if (operation_verbs[o->verb].changes)
                 audit(o, "ok", reason);
         operation_free(o);
 }
@@ -645,7 +312,7 @@ static void submit(Operation *o) {
         }
         /* A process in the sandbox holds an exec slot until it ends (policy
          * max_execs_per_user, max_execs). */
-        if (verbs[o->verb].exec) {
+        if (operation_verbs[o->verb].exec) {
                 r = exec_slots_acquire(&o->m->execs, o->m->policy, o->uid, capture_of(o), &e);
                 if (r < 0) {
                         fail(o, OPERATION_REFUSED, r, &e);
@@ -713,14 +380,14 @@ static void widen(Operation *o) {
         int r;
 
         o->cache_key = mfree(o->cache_key);
-        if (asprintf(&o->cache_key, "%s\n%s", SBX_POLKIT_ACTION_MANAGE_OTHERS, verbs[o->verb].name) < 0)
+        if (asprintf(&o->cache_key, "%s\n%s", SBX_POLKIT_ACTION_MANAGE_OTHERS, operation_verbs[o->verb].name) < 0)
                 o->cache_key = NULL;
         else if ((r = auth_cache_answer(o->m->auth_cache, sender, o->cache_key, now_monotonic(o->m))) >= 0) {
                 widened(o, r > 0);
                 return;
         }
         r = sbx_polkit_check_async(o->m->bus, sender, SBX_POLKIT_ACTION_MANAGE_OTHERS,
-                                   (const char *const[]) { "verb", verbs[o->verb].name, NULL }, false, 0,
+                                   (const char *const[]) { "verb", operation_verbs[o->verb].name, NULL }, false, 0,
                                    on_widened, o, &o->polkit_slot);
         if (r < 0)
                 on_widened(r, NULL, o);
@@ -766,7 +433,7 @@ static void ask(Operation *o) {
                 source = image ? o->spec->image : o->spec->snapshot_id;
         }
         const char *details[] = {
-                "verb", verbs[o->verb].name,
+                "verb", operation_verbs[o->verb].name,
                 "sandbox", o->display ?: o->snapshot_display ?: "",
                 "owner", o->owner_valid ? owner : "",
                 template ? "template" : NULL, template,
@@ -800,8 +467,8 @@ static void authorize(Operation *o) {
                 allowed(o);
                 return;
         }
-        o->action = o->owner_valid && o->owner == o->uid ? verbs[o->verb].own_action
-                                                          : verbs[o->verb].others_action ?: SBX_POLKIT_ACTION_MANAGE_OTHERS;
+        o->action = o->owner_valid && o->owner == o->uid ? operation_verbs[o->verb].own_action
+                                                          : operation_verbs[o->verb].others_action ?: SBX_POLKIT_ACTION_MANAGE_OTHERS;
         /* Replacing a sandbox deletes one: what manage allows. */
         if (o->verb == VERB_ENSURE && o->recreate)
                 o->then_action = SBX_POLKIT_ACTION_MANAGE;
@@ -819,7 +486,7 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .m = m,
                 .call = sd_bus_message_ref(call),
                 .verb = verb,
-                .read = !verbs[verb].changes,
+                .read = !operation_verbs[verb].changes,
                 .state = OPERATION_AUTHORIZING,
                 .uid = uid,
                 .owner = uid,
@@ -831,7 +498,7 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .recreate = args->recreate,
                 .publish_exec = args->publish_exec,
         };
-        if (verbs[verb].fds)
+        if (operation_verbs[verb].fds)
                 for (size_t i = 0; i < 3; i++)
                         o->fds[i] = TAKE_FD(args->fds[i]);
         if (args->exec) {
@@ -868,14 +535,14 @@ void operation_args_done(OperationArgs *args, Verb verb) {
         strv_free(TAKE_PTR(args->argv));
         if (args->exec)
                 sbx_exec_options_done(args->exec);
-        if (verbs[verb].fds)
+        if (operation_verbs[verb].fds)
                 for (size_t i = 0; i < 3; i++)
                         args->fds[i] = safe_close(args->fds[i]);
 }
 
 int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *args, sd_bus_error *ret_error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        bool read = !verbs[verb].changes;
+        bool read = !operation_verbs[verb].changes;
         Operation *o;
         uid_t uid;
         int r;
