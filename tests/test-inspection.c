@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "bus-sandbox.h"
+#include "bus-inspection.h"
 #include "lifecycle.h"
 
 START_TEST(test_noncharacter_is_escaped) {

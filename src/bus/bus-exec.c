@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -29,16 +30,10 @@
 #define FINISHED_PER_USER_MAX 16U
 #define FINISHED_MAX 256U
 
-/* Captured output in flight (ExecSandbox): what its output_limit (both streams,
- * SBX_EXEC_CAPTURE_MAX at most) and its stdin may make the daemon hold, reserved
- * while it runs, per caller and for all. */
-#define CAPTURE_PER_USER_MAX ((uint64_t) 48 << 20)
-#define CAPTURE_TOTAL_MAX ((uint64_t) 128 << 20)
-
 typedef struct ExecObject ExecObject;
 struct ExecObject {
+        ExecLink link;                  /* in m->execs.objects */
         Manager *m;
-        ExecObject *next, *prev;
         char id[33];
         char *path;
         char *sandbox;
@@ -60,60 +55,14 @@ struct ExecObject {
         bool doomed;                    /* freed once they are done */
 };
 
-typedef struct ExecSlots {
-        uid_t uid;
-        unsigned n;
-        uint64_t capture;
-} ExecSlots;
-
-static ExecObject *execs;               /* main thread only; the newest first */
-static ExecSlots slots[SBX_POLICY_MAX_EXECS_LIMIT];
-static size_t n_slot_users;
-static unsigned n_slots_total;
-static uint64_t capture_total;
-
-int manager_exec_acquire(Manager *m, uid_t uid, uint64_t capture, SbxError *error) {
-        uint64_t mine;
-        size_t i;
-
-        for (i = 0; i < n_slot_users && slots[i].uid != uid; i++)
-                ;
-        mine = i < n_slot_users ? slots[i].capture : 0;
-        if (n_slots_total >= (unsigned) m->policy->max_execs)
-                return sbx_error_set(error, SBX_ERROR_LIMITS_EXCEEDED,
-                                     "max_execs: %u processes run through the service already; try again later",
-                                     n_slots_total);
-        if (i < n_slot_users && slots[i].n >= (unsigned) m->policy->max_execs_per_user)
-                return sbx_error_set(error, SBX_ERROR_LIMITS_EXCEEDED,
-                                     "max_execs_per_user: uid %u runs %u processes through the service already",
-                                     (unsigned) uid, slots[i].n);
-        if (capture > 0 && (mine + capture > CAPTURE_PER_USER_MAX || capture_total + capture > CAPTURE_TOTAL_MAX))
-                return sbx_error_set(error, SBX_ERROR_LIMITS_EXCEEDED,
-                                     "output_limit, stdin: captures in flight may hold %" PRIu64 " MiB for uid %u "
-                                     "(%" PRIu64 " MiB for everyone); %" PRIu64 " MiB are held, this one needs %"
-                                     PRIu64 " MiB; lower output_limit, or try again later",
-                                     CAPTURE_PER_USER_MAX >> 20, (unsigned) uid, CAPTURE_TOTAL_MAX >> 20,
-                                     mine >> 20, (capture + (1 << 20) - 1) >> 20);
-        if (i == n_slot_users)
-                slots[n_slot_users++] = (ExecSlots) { .uid = uid };
-        slots[i].n++;
-        slots[i].capture += capture;
-        n_slots_total++;
-        capture_total += capture;
-        return 0;
+static ExecObject *exec_of(ExecLink *l) {
+        return l ? (ExecObject *) ((char *) l - offsetof(ExecObject, link)) : NULL;
 }
 
-void manager_exec_release(Manager *m, uid_t uid, uint64_t capture) {
-        for (size_t i = 0; i < n_slot_users; i++)
-                if (slots[i].uid == uid) {
-                        n_slots_total--;
-                        slots[i].capture -= capture;
-                        capture_total -= capture;
-                        if (--slots[i].n == 0)
-                                slots[i] = slots[--n_slot_users];
-                        return;
-                }
-}
+/* Each exec object of m, the newest first; e may be freed in the body. */
+#define FOREACH_EXEC(e, m)                                                                                  \
+        for (ExecObject *e = exec_of((m)->execs.objects), *e##_next = e ? exec_of(e->link.next) : NULL; e; \
+             e = e##_next, e##_next = e ? exec_of(e->link.next) : NULL)
 
 static void close_fds(ExecObject *e) {
         for (size_t i = 0; i < 3; i++)
@@ -132,14 +81,9 @@ static ExecObject *exec_free(ExecObject *e) {
                 (void) eventfd_write(e->wake_fd, 1);
                 (void) pthread_join(e->thread, NULL);
         }
-        if (e->prev)
-                e->prev->next = e->next;
-        else if (execs == e)
-                execs = e->next;
-        if (e->next)
-                e->next->prev = e->prev;
+        exec_link_remove(&e->m->execs, &e->link);
         if (e->running)
-                manager_exec_release(e->m, e->caller, 0);
+                exec_slots_release(&e->m->execs, e->caller, 0);
         if (e->running || e->thread_started)
                 manager_idle(e->m, BUSY_UID);
         sd_bus_slot_unref(e->owner_check);
@@ -197,14 +141,20 @@ static void *relay_thread(void *userdata) {
 
 /* Main thread -------------------------------------------------------------- */
 
-/* The exec's audit records: its end, and each Kill a caller sends or is refused. */
-static void audit_exec(const ExecObject *e, uid_t uid, const char *verb, const sd_bus_error *error) {
+/* The exec's audit records: its end, and each Kill a caller sends or is refused.
+ * reason: instead of the error's message (or NULL). */
+static void audit_exec_as(const ExecObject *e, uid_t uid, const char *verb, const sd_bus_error *error,
+                          const char *reason) {
         char owner[32];
 
         snprintf(owner, sizeof owner, "%u", (unsigned) e->owner);
         audit_record(&(AuditRecord) { .uid = uid, .verb = verb, .target = e->sandbox, .owner = owner,
                                       .outcome = sd_bus_error_is_set(error) ? error->name : "ok",
-                                      .reason = sd_bus_error_is_set(error) ? error->message : NULL });
+                                      .reason = reason ?: sd_bus_error_is_set(error) ? error->message : NULL });
+}
+
+static void audit_exec(const ExecObject *e, uid_t uid, const char *verb, const sd_bus_error *error) {
+        audit_exec_as(e, uid, verb, error, NULL);
 }
 
 static int on_linger(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -225,11 +175,11 @@ static int append_exited(sd_bus_message *msg, void *userdata) {
 
 /* At most FINISHED_PER_USER_MAX finished objects of uid, FINISHED_MAX of all: the
  * oldest (last in the list) go. */
-static void trim_finished(uid_t uid) {
+static void trim_finished(Manager *m, uid_t uid) {
         unsigned mine = 0, all = 0;
         ExecObject *last = NULL, *prev;
 
-        for (ExecObject *e = execs; e; e = e->next) {
+        FOREACH_EXEC(e, m) {
                 last = e;
                 if (!e->running && !e->doomed) {
                         all++;
@@ -237,7 +187,7 @@ static void trim_finished(uid_t uid) {
                 }
         }
         for (ExecObject *e = last; e && (mine > FINISHED_PER_USER_MAX || all > FINISHED_MAX); e = prev) {
-                prev = e->prev;
+                prev = exec_of(e->link.prev);
                 if (e->running || e->doomed || (e->caller != uid && all <= FINISHED_MAX))
                         continue;
                 all--;
@@ -258,20 +208,21 @@ static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
         close_fds(e);
         e->done_fd = safe_close(e->done_fd);
         e->wake_fd = safe_close(e->wake_fd);
-        manager_exec_release(e->m, e->caller, 0);
+        exec_slots_release(&e->m->execs, e->caller, 0);
         manager_idle(e->m, BUSY_UID);
         audit_exec(e, e->caller, "exec-exited", NULL);
         /* For who may read the object only (bus-signal.h): its caller, the sandbox's
          * owner, root. */
-        bus_signal_send(e->m, e->owner, e->caller, e->path, "org.freedesktop.DBus.Properties", "PropertiesChanged",
-                        append_exec_changed, e);
-        bus_signal_send(e->m, e->owner, e->caller, e->path, SBX_BUS_EXEC_INTERFACE, "Exited", append_exited, e);
+        bus_signal_send(e->m->bus, &e->m->callers, e->owner, e->caller, e->path, "org.freedesktop.DBus.Properties",
+                        "PropertiesChanged", append_exec_changed, e);
+        bus_signal_send(e->m->bus, &e->m->callers, e->owner, e->caller, e->path, SBX_BUS_EXEC_INTERFACE, "Exited",
+                        append_exited, e);
         if (e->caller_gone ||
             sd_event_add_time_relative(e->m->event, &e->linger, CLOCK_MONOTONIC, LINGER_USEC, 0, on_linger, e) < 0) {
                 exec_free(e);
                 return 0;
         }
-        trim_finished(e->caller);
+        trim_finished(e->m, e->caller);
         return 0;
 }
 
@@ -299,19 +250,34 @@ static void job_run(void *job, void *ctx) {
                 j->r = sbx_docker_exec_resize(l->docker, j->process->exec_id, j->rows, j->cols, &j->error);
 }
 
+/* The reply to a Kill or Resize; one that cannot be sent is logged, and a Kill's
+ * audit record says so. */
+static void job_reply(ExecJob *j) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *reason = NULL;
+        int r;
+
+        if (j->r < 0) {
+                sbx_bus_error_from(&error, &j->error, j->r);
+                r = sd_bus_reply_method_error(j->call, &error);
+        } else
+                r = sd_bus_reply_method_return(j->call, NULL);
+        if (r < 0) {
+                log_warning_errno(r, "exec %s: the reply to %s could not be sent: %m", j->e->id,
+                                  sd_bus_message_get_member(j->call) ?: "?");
+                if (asprintf(&reason, "%s%sthe reply could not be sent: %s", error.message ?: "",
+                             error.message ? "; " : "", strerror(-r)) < 0)
+                        reason = NULL;
+        }
+        if (j->sig > 0)
+                audit_exec_as(j->e, j->uid, "exec-kill", &error, reason);
+}
+
 static void job_done(void *job) {
         ExecJob *j = job;
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
 
-        if (j->call) {
-                if (j->r < 0) {
-                        sbx_bus_error_from(&error, &j->error, j->r);
-                        (void) sd_bus_reply_method_error(j->call, &error);
-                } else
-                        (void) sd_bus_reply_method_return(j->call, NULL);
-                if (j->sig > 0)
-                        audit_exec(j->e, j->uid, "exec-kill", &error);
-        }
+        if (j->call)
+                job_reply(j);
         if (j->call)
                 manager_idle(j->e->m, j->uid);
         sd_bus_message_unref(j->call);
@@ -396,7 +362,7 @@ static int method_kill(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         uid_t uid;
         int sig, r;
 
-        if (bus_caller_uid(msg, &uid) < 0)
+        if (caller_cache_uid(&e->m->callers, msg, &uid) < 0)
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell who is calling");
         if ((r = sd_bus_message_read(msg, "s", &name)) < 0)
                 return r;
@@ -414,7 +380,7 @@ static int method_resize(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         uid_t uid;
         int r;
 
-        if (bus_caller_uid(msg, &uid) < 0)
+        if (caller_cache_uid(&e->m->callers, msg, &uid) < 0)
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell who is calling");
         if ((r = sd_bus_message_read(msg, "qq", &rows, &cols)) < 0)
                 return r;
@@ -434,7 +400,7 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
 
         /* Its path is in broadcast signals: what it is about is for its caller, the
          * sandbox's owner and root only. */
-        if (call && (bus_caller_uid(call, &uid) < 0 || (uid != 0 && uid != e->caller && uid != e->owner)))
+        if (call && (caller_cache_uid(&e->m->callers, call, &uid) < 0 || (uid != 0 && uid != e->caller && uid != e->owner)))
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
         if (streq(property, "Sandbox"))
                 return sd_bus_message_append(reply, "s", e->sandbox);
@@ -478,10 +444,7 @@ static void caller_gone(ExecObject *e) {
 }
 
 void bus_exec_caller_gone(Manager *m, const char *name) {
-        ExecObject *next;
-
-        for (ExecObject *e = execs; e; e = next) {
-                next = e->next;
+        FOREACH_EXEC(e, m) {
                 if (streq(e->caller_name, name))
                         caller_gone(e);
         }
@@ -505,8 +468,11 @@ static int on_owner_checked(sd_bus_message *reply, void *userdata, sd_bus_error 
 static int exec_find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
                      sd_bus_error *error) {
         const char *id = startswith(path, SBX_BUS_EXEC_PREFIX "/");
+        Manager *m = userdata;
 
-        for (ExecObject *e = execs; id && e; e = e->next)
+        if (!id)
+                return 0;
+        FOREACH_EXEC(e, m)
                 if (streq(e->id, id)) {
                         *found = e;
                         return 1;
@@ -518,19 +484,20 @@ static int exec_find(sd_bus *bus, const char *path, const char *interface, void 
  * in its sandboxes; root: all): their ids are for who may read them (property_get()). */
 static int exec_enumerate(sd_bus *bus, const char *path, void *userdata, char ***ret_nodes, sd_bus_error *error) {
         sd_bus_message *call = sd_bus_get_current_message(bus);
+        Manager *m = userdata;
         size_t n = 0, total = 0;
         char **paths;
         uid_t uid;
 
         *ret_nodes = NULL;
-        if (!call || bus_caller_uid(call, &uid) < 0)
+        if (!call || caller_cache_uid(&m->callers, call, &uid) < 0)
                 return 0;
-        for (ExecObject *e = execs; e; e = e->next)
+        FOREACH_EXEC(e, m)
                 total++;
         paths = calloc(total + 1, sizeof(char *));
         if (!paths)
                 return -ENOMEM;
-        for (ExecObject *e = execs; e; e = e->next) {
+        FOREACH_EXEC(e, m) {
                 if (uid != 0 && uid != e->caller && uid != e->owner)
                         continue;
                 if (!(paths[n++] = strdup(e->path))) {
@@ -545,16 +512,15 @@ static int exec_enumerate(sd_bus *bus, const char *path, void *userdata, char **
 /* One fallback vtable and enumerator for every exec object, registered with the
  * first: objects of their own would each be listed to every caller. */
 static int exec_register(Manager *m) {
-        static sd_bus *registered_on;
         int r;
 
-        if (registered_on == m->bus)
+        if (m->execs.objects_registered)
                 return 0;
         if ((r = sd_bus_add_fallback_vtable(m->bus, NULL, SBX_BUS_EXEC_PREFIX, SBX_BUS_EXEC_INTERFACE, exec_vtable,
                                             exec_find, m)) < 0 ||
             (r = sd_bus_add_node_enumerator(m->bus, NULL, SBX_BUS_EXEC_PREFIX, exec_enumerate, m)) < 0)
                 return r;
-        registered_on = m->bus;
+        m->execs.objects_registered = true;
         return 0;
 }
 
@@ -597,7 +563,7 @@ int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const
         int r;
 
         if (!e) {
-                manager_exec_release(m, args->caller, 0);       /* the slot is ours (see below) */
+                exec_slots_release(&m->execs, args->caller, 0);        /* the slot is ours (see below) */
                 sbx_exec_process_free(process);
                 for (size_t i = 0; i < 3; i++)
                         safe_close(args->fds[i]);
@@ -613,10 +579,7 @@ int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const
         args->fds[0] = args->fds[1] = args->fds[2] = -1;
         /* The slot the operation acquired is the object's now. */
         (void) manager_busy(m, BUSY_UID);
-        e->next = execs;
-        if (execs)
-                execs->prev = e;
-        execs = e;
+        exec_link_push(&m->execs, &e->link);
         if (!e->sandbox || !e->docker_host || !e->caller_name)
                 r = -ENOMEM;
         else if ((r = exec_publish(e)) >= 0)
@@ -635,17 +598,13 @@ int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const
 }
 
 void bus_exec_shutdown_all(Manager *m) {
-        ExecObject *next;
-
         /* Nothing the service started outlives it: each relay thread is woken, kills
          * its process and drains (all at once), then exec_free() joins it. An object
          * with a Kill or Resize in flight goes once the worker pool, freed next, is
          * done. */
-        for (ExecObject *e = execs; e; e = e->next)
+        FOREACH_EXEC(e, m)
                 if (e->thread_started)
                         (void) eventfd_write(e->wake_fd, 1);
-        for (ExecObject *e = execs; e; e = next) {
-                next = e->next;
+        FOREACH_EXEC(e, m)
                 exec_free(e);
-        }
 }

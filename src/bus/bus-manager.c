@@ -1,156 +1,48 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <unistd.h>
 
+#include "bus-args.h"
 #include "bus-error.h"
 #include "bus-manager.h"
+#include "bus-sandbox.h"
 #include "bus-spec.h"
 #include "config.h"
 #include "operation.h"
 #include "owner-info.h"
 
-static int read_name(sd_bus_message *msg, const char *field, const char **ret, SbxError *e) {
-        int r = sd_bus_message_read_basic(msg, 's', ret);
-
-        if (r < 0)
-                return sbx_error_set(e, SBX_ERROR_INVALID_ARGS, "%s: malformed", field);
-        return sbx_name_validate(field, *ret, e);
-}
-
-/* Snapshot ids: a name, and no longer than an image tag can carry. */
-static int read_snapshot_id(sd_bus_message *msg, const char **ret, SbxError *e) {
-        int r = read_name(msg, "snapshot_id", ret, e);
-
-        if (r < 0)
-                return r;
-        if (strlen(*ret) > SBX_MAX_SNAPSHOT_ID_LEN)
-                return sbx_error_set(e, SBX_ERROR_INVALID_ARGS, "snapshot_id: longer than %d bytes",
-                                     SBX_MAX_SNAPSHOT_ID_LEN);
-        return 0;
-}
-
-static int by_name(sd_bus_message *msg, Manager *m, Verb verb, sd_bus_error *error) {
+/* The by-name methods act in the caller's own namespace: the name is read and checked
+ * here, and the method's body is the per-sandbox object's (bus-sandbox.h), given the
+ * name instead of an object. Nothing is looked up before polkit has said yes
+ * (operation-state.h): a name that is not the caller's sandbox is NoSuchSandbox after
+ * the authorization. */
+static int resolve_name(sd_bus_message *msg, Manager *m, Verb verb, const char **ret, sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        const char *name;
-        int r;
+        int r = bus_read_name(msg, "name", ret, &e);
 
-        if ((r = read_name(msg, "name", &name, &e)) < 0)
-                return operation_refuse(msg, verb, NULL, &e, r, error);
-        return operation_start(m, msg, verb, &(OperationArgs) { .name = name }, error);
+        return r < 0 ? operation_refuse(m, msg, verb, NULL, &e, r, error) : 0;
 }
 
-static int method_get(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return by_name(msg, userdata, VERB_GET, error);
-}
-
-static int method_inspect(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return by_name(msg, userdata, VERB_INSPECT, error);
-}
-
-static int method_start(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return by_name(msg, userdata, VERB_START, error);
-}
-
-static int method_delete(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return by_name(msg, userdata, VERB_DELETE, error);
-}
-
-/* The spec argument with the host's default image: admissible for create,
- * contract-valid (all that xagent's from_parts() accepts) for verify. */
-static int read_spec(sd_bus_message *msg, Manager *m, bool admissible, SbxSpec **ret, SbxError *e) {
-        _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
-        int r;
-
-        if ((r = sbx_bus_read_spec(msg, &spec, e)) < 0 ||
-            (r = (admissible ? sbx_spec_finalize : sbx_spec_complete)(spec, m->policy->default_image, e)) < 0)
-                return r;
-        *ret = TAKE_PTR(spec);
-        return 0;
-}
-
-/* A stop holds its sandbox's lock while it waits: the policy bounds it. */
-static int check_stop_timeout(Manager *m, const char *key, unsigned timeout, SbxError *e) {
-        if ((uint64_t) timeout > (uint64_t) m->policy->max_stop_timeout)
-                return sbx_error_set(e, SBX_ERROR_INVALID_ARGS, "%s: %u s is more than max_stop_timeout (%" PRIi64 " s)",
-                                     key, timeout, m->policy->max_stop_timeout);
-        return 0;
-}
-
-static const char *target_of(const char *name, const SandboxEntry *object) {
-        return name ?: object->display;
-}
-
-int bus_method_verify(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
-                      sd_bus_error *error) {
-        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
-        int r;
-
-        if ((r = read_spec(msg, m, false, &spec, &e)) < 0)
-                return operation_refuse(msg, VERB_VERIFY, target_of(name, object), &e, r, error);
-        return operation_start(m, msg, VERB_VERIFY,
-                               &(OperationArgs) { .name = name, .object = object, .spec = TAKE_PTR(spec) }, error);
-}
-
-static int method_verify(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        const char *name;
-        int r;
-
-        if ((r = read_name(msg, "name", &name, &e)) < 0)
-                return operation_refuse(msg, VERB_VERIFY, NULL, &e, r, error);
-        return bus_method_verify(msg, userdata, name, NULL, error);
-}
-
-int bus_method_stop(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
-                    sd_bus_error *error) {
-        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        unsigned timeout;
-        int r;
-
-        if ((r = sbx_bus_read_stop_options(msg, &timeout, &e)) < 0)
-                return operation_refuse(msg, VERB_STOP, target_of(name, object), &e, r, error);
-        if ((r = check_stop_timeout(m, "timeout", timeout, &e)) < 0)
-                return operation_refuse(msg, VERB_STOP, target_of(name, object), &e, r, error);
-        return operation_start(m, msg, VERB_STOP,
-                               &(OperationArgs) { .name = name, .object = object, .timeout_s = timeout }, error);
-}
-
-static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        const char *name;
-        int r;
-
-        if ((r = read_name(msg, "name", &name, &e)) < 0)
-                return operation_refuse(msg, VERB_STOP, NULL, &e, r, error);
-        return bus_method_stop(msg, userdata, name, NULL, error);
-}
-
-int bus_method_snapshot(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
-                        sd_bus_error *error) {
-        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        const char *id;
-        int r;
-
-        if ((r = read_snapshot_id(msg, &id, &e)) < 0)
-                return operation_refuse(msg, VERB_SNAPSHOT, target_of(name, object), &e, r, error);
-        return operation_start(m, msg, VERB_SNAPSHOT,
-                               &(OperationArgs) { .name = name, .object = object, .snapshot_id = id }, error);
-}
-
-static int method_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        const char *name;
-        int r;
-
-        if ((r = read_name(msg, "name", &name, &e)) < 0)
-                return operation_refuse(msg, VERB_SNAPSHOT, NULL, &e, r, error);
-        return bus_method_snapshot(msg, userdata, name, NULL, error);
-}
+#define BY_NAME(fn, verb, body)                                                         \
+        static int fn(sd_bus_message *msg, void *userdata, sd_bus_error *error) {      \
+                Manager *m = userdata;                                                  \
+                const char *name;                                                       \
+                int r = resolve_name(msg, m, verb, &name, error);                       \
+                return r < 0 ? r : body;                                                \
+        }
+BY_NAME(method_get, VERB_GET, operation_start(m, msg, VERB_GET, &(OperationArgs) { .name = name }, error))
+BY_NAME(method_inspect, VERB_INSPECT, bus_sandbox_method_simple(msg, m, name, NULL, VERB_INSPECT, error))
+BY_NAME(method_start, VERB_START, bus_sandbox_method_simple(msg, m, name, NULL, VERB_START, error))
+BY_NAME(method_delete, VERB_DELETE, bus_sandbox_method_simple(msg, m, name, NULL, VERB_DELETE, error))
+BY_NAME(method_usage, VERB_USAGE, bus_sandbox_method_simple(msg, m, name, NULL, VERB_USAGE, error))
+BY_NAME(method_verify, VERB_VERIFY, bus_sandbox_method_verify(msg, m, name, NULL, error))
+BY_NAME(method_stop, VERB_STOP, bus_sandbox_method_stop(msg, m, name, NULL, error))
+BY_NAME(method_snapshot, VERB_SNAPSHOT, bus_sandbox_method_snapshot(msg, m, name, NULL, error))
+BY_NAME(method_exec, VERB_EXEC, bus_sandbox_method_exec(msg, m, name, NULL, false, error))
+BY_NAME(method_start_exec, VERB_START_EXEC, bus_sandbox_method_exec(msg, m, name, NULL, true, error))
+BY_NAME(method_copy_to, VERB_COPY_TO, bus_sandbox_method_copy(msg, m, name, NULL, true, error))
+BY_NAME(method_copy_from, VERB_COPY_FROM, bus_sandbox_method_copy(msg, m, name, NULL, false, error))
+#undef BY_NAME
 
 static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
@@ -159,9 +51,9 @@ static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         const char *name = NULL;
         int r;
 
-        if ((r = read_name(msg, "name", &name, &e)) < 0 || (r = read_spec(msg, m, true, &spec, &e)) < 0 ||
+        if ((r = bus_read_name(msg, "name", &name, &e)) < 0 || (r = bus_read_spec_arg(msg, m, true, &spec, &e)) < 0 ||
             (r = sbx_bus_read_create_options(msg, &e)) < 0)
-                return operation_refuse(msg, VERB_CREATE, name, &e, r, error);
+                return operation_refuse(m, msg, VERB_CREATE, name, &e, r, error);
         return operation_start(m, msg, VERB_CREATE, &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec) }, error);
 }
 
@@ -174,11 +66,10 @@ static int method_ensure(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         bool recreate;
         int r;
 
-        if ((r = read_name(msg, "name", &name, &e)) < 0 || (r = read_spec(msg, m, true, &spec, &e)) < 0 ||
-            (r = sbx_bus_read_ensure_options(msg, &recreate, &stop_timeout, &e)) < 0)
-                return operation_refuse(msg, VERB_ENSURE, name, &e, r, error);
-        if ((r = check_stop_timeout(m, "stop_timeout", stop_timeout, &e)) < 0)
-                return operation_refuse(msg, VERB_ENSURE, name, &e, r, error);
+        if ((r = bus_read_name(msg, "name", &name, &e)) < 0 || (r = bus_read_spec_arg(msg, m, true, &spec, &e)) < 0 ||
+            (r = sbx_bus_read_ensure_options(msg, &recreate, &stop_timeout, &e)) < 0 ||
+            (r = bus_check_stop_timeout(m, "stop_timeout", stop_timeout, &e)) < 0)
+                return operation_refuse(m, msg, VERB_ENSURE, name, &e, r, error);
         return operation_start(m, msg, VERB_ENSURE,
                                &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .recreate = recreate,
                                                   .timeout_s = stop_timeout }, error);
@@ -189,131 +80,9 @@ static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_er
         const char *id;
         int r;
 
-        if ((r = read_snapshot_id(msg, &id, &e)) < 0)
-                return operation_refuse(msg, VERB_DELETE_SNAPSHOT, NULL, &e, r, error);
+        if ((r = bus_read_snapshot_id(msg, &id, &e)) < 0)
+                return operation_refuse(userdata, msg, VERB_DELETE_SNAPSHOT, NULL, &e, r, error);
         return operation_start(userdata, msg, VERB_DELETE_SNAPSHOT, &(OperationArgs) { .snapshot_id = id }, error);
-}
-
-/* A descriptor a caller passed, for the relay (docker-relay.h): a copy, and nothing
- * else. It is neither looked at (fstat), opened anew, read nor written here: the
- * arguments are read before polkit has said yes, and whatever the relay does with it
- * happens after, with the caller's own open file description (its access mode, its
- * file status flags). An O_PATH descriptor is refused: it grants no reading or
- * writing, and reopening what it names (as /proc/self/fd/N) would be an open by root
- * on the caller's behalf. */
-static int take_caller_fd(int fd, const char *field, int *ret, SbxError *e) {
-        int flags = fcntl(fd, F_GETFL), copy;
-
-        if (flags < 0)
-                return sbx_error_set(e, SBX_ERROR_INVALID_ARGS, "%s: not a valid descriptor", field);
-        if (flags & O_PATH)
-                return sbx_error_set(e, SBX_ERROR_INVALID_ARGS,
-                                     "%s: an O_PATH descriptor, which can be neither read nor written; pass one "
-                                     "opened for reading or writing", field);
-        copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        if (copy < 0)
-                return -errno;
-        *ret = copy;
-        return 0;
-}
-
-static int read_fds(sd_bus_message *msg, int fds[static 3], SbxError *e) {
-        static const char *const fields[3] = { "stdin", "stdout", "stderr" };
-        int in[3], r;
-
-        if ((r = sd_bus_message_read(msg, "hhh", &in[0], &in[1], &in[2])) < 0)
-                return sbx_error_set(e, SBX_ERROR_INVALID_ARGS, "stdin, stdout, stderr: malformed (%s)", strerror(-r));
-        for (size_t i = 0; i < 3; i++)
-                if ((r = take_caller_fd(in[i], fields[i], &fds[i], e)) < 0)
-                        return r;
-        return 0;
-}
-
-int bus_method_exec(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object, bool streaming,
-                    sd_bus_error *error) {
-        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        SbxExecOptions options = {};
-        OperationArgs args = OPERATION_ARGS_INIT(.name = name, .object = object, .exec = &options);
-        Verb verb = streaming ? VERB_START_EXEC : VERB_EXEC;
-        int r;
-
-        if ((r = sbx_bus_read_argv(msg, &args.argv, &e)) < 0 ||
-            (r = sbx_bus_read_exec_options(msg, streaming, &options, &e)) < 0 ||
-            (streaming && (r = read_fds(msg, args.fds, &e)) < 0)) {
-                operation_args_done(&args, verb);
-                return operation_refuse(msg, verb, name ?: object->display, &e, r, error);
-        }
-        r = operation_start(m, msg, verb, &args, error);
-        sbx_exec_options_done(&options);
-        return r;
-}
-
-static int method_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        const char *name;
-        int r;
-
-        if ((r = read_name(msg, "name", &name, &e)) < 0)
-                return operation_refuse(msg, VERB_EXEC, NULL, &e, r, error);
-        return bus_method_exec(msg, userdata, name, NULL, false, error);
-}
-
-static int method_start_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        const char *name;
-        int r;
-
-        if ((r = read_name(msg, "name", &name, &e)) < 0)
-                return operation_refuse(msg, VERB_START_EXEC, NULL, &e, r, error);
-        return bus_method_exec(msg, userdata, name, NULL, true, error);
-}
-
-/* (s guest path, h tar, a{sv} options): no option is defined yet. */
-int bus_method_copy(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object, bool to,
-                    sd_bus_error *error) {
-        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        const char *field = to ? "guest_dir" : "guest_path", *path = NULL;
-        OperationArgs args = OPERATION_ARGS_INIT(.name = name, .object = object);
-        Verb verb = to ? VERB_COPY_TO : VERB_COPY_FROM;
-        int fd, r;
-
-        r = sd_bus_message_read(msg, "sh", &path, &fd);
-        if (r < 0)
-                r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "%s, tar: malformed", field);
-        else if (path[0] != '/' || strlen(path) > SBX_MAX_PATH_LEN)
-                r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "%s: '%.64s' is not an absolute path", field, path);
-        else if ((r = take_caller_fd(fd, "tar", &args.fds[0], &e)) >= 0)
-                r = sbx_bus_read_create_options(msg, &e);
-        if (r < 0) {
-                operation_args_done(&args, verb);
-                return operation_refuse(msg, verb, name ?: object->display, &e, r, error);
-        }
-        args.guest_path = path;
-        return operation_start(m, msg, verb, &args, error);
-}
-
-static int method_copy_to(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        const char *name;
-        int r;
-
-        if ((r = read_name(msg, "name", &name, &e)) < 0)
-                return operation_refuse(msg, VERB_COPY_TO, NULL, &e, r, error);
-        return bus_method_copy(msg, userdata, name, NULL, true, error);
-}
-
-static int method_copy_from(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        const char *name;
-        int r;
-
-        if ((r = read_name(msg, "name", &name, &e)) < 0)
-                return operation_refuse(msg, VERB_COPY_FROM, NULL, &e, r, error);
-        return bus_method_copy(msg, userdata, name, NULL, false, error);
-}
-
-static int method_usage(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return by_name(msg, userdata, VERB_USAGE, error);
 }
 
 static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -359,7 +128,7 @@ static int method_get_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
         uid_t uid;
         int r;
 
-        if (bus_caller_uid(msg, &uid) < 0)
+        if (caller_cache_uid(&m->callers, msg, &uid) < 0)
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell who is calling");
         if ((r = sbx_owner_info_lookup(uid, &info, &e)) < 0)
                 return sbx_bus_error_from(error, &e, r);

@@ -2,10 +2,9 @@
 
 #include "bus-signal.h"
 #include "log.h"
-#include "operation.h"
 
 typedef struct Send {
-        Manager *m;
+        sd_bus *bus;
         const char *path, *interface, *member;
         BusSignalAppend append;
         void *userdata;
@@ -16,17 +15,17 @@ static void send_one(const char *destination, void *userdata) {
         Send *s = userdata;
         int r;
 
-        if ((r = sd_bus_message_new_signal(s->m->bus, &msg, s->path, s->interface, s->member)) < 0 ||
+        if ((r = sd_bus_message_new_signal(s->bus, &msg, s->path, s->interface, s->member)) < 0 ||
             (r = sd_bus_message_set_destination(msg, destination)) < 0 || (r = s->append(msg, s->userdata)) < 0 ||
-            (r = sd_bus_send(s->m->bus, msg, NULL)) < 0)
+            (r = sd_bus_send(s->bus, msg, NULL)) < 0)
                 log_debug("%s.%s to %s: %s", s->interface, s->member, destination, strerror(-r));
 }
 
-void bus_signal_send(Manager *m, uid_t owner, uid_t also, const char *path, const char *interface,
-                     const char *member, BusSignalAppend append, void *userdata) {
-        Send s = { .m = m, .path = path, .interface = interface, .member = member, .append = append,
+void bus_signal_send(sd_bus *bus, CallerCache *callers, uid_t owner, uid_t also, const char *path,
+                     const char *interface, const char *member, BusSignalAppend append, void *userdata) {
+        Send s = { .bus = bus, .path = path, .interface = interface, .member = member, .append = append,
                    .userdata = userdata };
 
-        if (m->bus)
-                bus_caller_foreach(owner, also, send_one, &s);
+        if (bus && callers)
+                caller_cache_foreach(callers, owner, also, send_one, &s);
 }

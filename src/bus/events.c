@@ -9,6 +9,7 @@
 
 #include "docker-events.h"
 #include "events.h"
+#include "reconcile.h"
 #include "labels.h"
 #include "log.h"
 #include "naming.h"
@@ -173,18 +174,18 @@ static void apply(Manager *m, const Event *e) {
         }
         /* Only about the container the object shows: a removed old one of a name
          * created again says nothing about the new one. */
-        entry = manager_get_sandbox(m, e->name);
+        entry = registry_get(&m->registry, e->name);
         if (!entry || !streq_ptr(entry->container_id, e->id))
                 return;
         switch (e->kind) {
         case EVENT_RUNNING:
-                manager_set_sandbox_state(m, e->name, SBX_STATE_RUNNING, "running");
+                registry_set_state(&m->registry, e->name, SBX_STATE_RUNNING, "running");
                 break;
         case EVENT_STOPPED:
-                manager_set_sandbox_state(m, e->name, SBX_STATE_STOPPED, "exited");
+                registry_set_state(&m->registry, e->name, SBX_STATE_STOPPED, "exited");
                 break;
         case EVENT_REMOVED:
-                manager_drop_sandbox(m, e->name);
+                registry_drop(&m->registry, e->name);
                 manager_forget(m, e->name, e->id);
                 break;
         default:

@@ -7,7 +7,7 @@
  * objects (State, Status, SandboxRemoved) and, on every (re)connection, has store
  * and Docker reconciled — what was missed while the stream was down included. */
 
-#include "manager.h"
+#include "manager-state.h"
 
 typedef struct ManagerEvents ManagerEvents;
 

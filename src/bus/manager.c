@@ -11,12 +11,12 @@
 #include <systemd/sd-daemon.h>
 
 #include "bus-error.h"
+#include "bus-exec.h"
 #include "bus-manager.h"
 #include "bus-sandbox.h"
+#include "events.h"
 #include "fileio.h"
 #include "log.h"
-#include "bus-exec.h"
-#include "events.h"
 #include "manager.h"
 #include "operation.h"
 #include "spec-json.h"
@@ -42,7 +42,7 @@ static int on_name_owner_changed(sd_bus_message *message, void *userdata, sd_bus
                 return 0;
         if (name[0] == ':' && isempty(new_owner)) {
                 auth_cache_forget(m->auth_cache, name);        /* that connection is gone */
-                bus_caller_forget(name);
+                caller_cache_forget(&m->callers, name);
                 bus_exec_caller_gone(m, name);
                 return 0;
         }
@@ -71,91 +71,6 @@ static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
         if (r < 0)
                 sd_event_exit(m->event, 0);
         return 0;
-}
-
-static void arm_idle(Manager *m) {
-        if (m->idle_timeout_s == 0 || m->releasing)
-                return;
-        if (m->idle_source) {
-                (void) sd_event_source_set_time_relative(m->idle_source, (uint64_t) m->idle_timeout_s * 1000000);
-                (void) sd_event_source_set_enabled(m->idle_source, SD_EVENT_ONESHOT);
-        } else
-                (void) sd_event_add_time_relative(m->event, &m->idle_source, CLOCK_MONOTONIC,
-                                                  (uint64_t) m->idle_timeout_s * 1000000, 0, on_idle, m);
-}
-
-typedef struct UserShare {
-        uid_t uid;
-        unsigned n;                     /* state changes in flight */
-        unsigned reads;                 /* reads in flight */
-} UserShare;
-
-static int share_cmp(const void *a, const void *b) {
-        uid_t x = ((const UserShare *) a)->uid, y = ((const UserShare *) b)->uid;
-        return x < y ? -1 : x > y;
-}
-
-int manager_busy_as(Manager *m, uid_t uid, bool read) {
-        UserShare key = { .uid = uid }, *share, **found = tfind(&key, &m->busy_by_uid, share_cmp);
-        unsigned *n;
-        int64_t max;
-
-        if (found)
-                share = *found;
-        else {
-                share = calloc(1, sizeof(UserShare));
-                if (!share)
-                        return -ENOMEM;
-                share->uid = uid;
-                if (!tsearch(share, &m->busy_by_uid, share_cmp)) {
-                        free(share);
-                        return -ENOMEM;
-                }
-        }
-        n = read ? &share->reads : &share->n;
-        max = read ? m->policy->max_reads_per_user : m->policy->max_operations_per_user;
-        if (uid != 0 && *n >= (uint64_t) max) {
-                if (share->n == 0 && share->reads == 0) {
-                        tdelete(share, &m->busy_by_uid, share_cmp);
-                        free(share);
-                }
-                return -EBUSY;
-        }
-        (*n)++;
-        m->n_busy++;
-        if (m->idle_source)
-                (void) sd_event_source_set_enabled(m->idle_source, SD_EVENT_OFF);
-        return 0;
-}
-
-int manager_busy(Manager *m, uid_t uid) {
-        return manager_busy_as(m, uid, false);
-}
-
-void manager_idle_as(Manager *m, uid_t uid, bool read) {
-        UserShare key = { .uid = uid }, **found = tfind(&key, &m->busy_by_uid, share_cmp);
-
-        if (found) {
-                UserShare *share = *found;
-                unsigned *n = read ? &share->reads : &share->n;
-
-                if (*n > 0)
-                        (*n)--;
-                if (share->n == 0 && share->reads == 0) {
-                        tdelete(share, &m->busy_by_uid, share_cmp);
-                        free(share);
-                }
-        }
-        if (--m->n_busy > 0)
-                return;
-        if (m->name_released || m->terminating)
-                sd_event_exit(m->event, 0);
-        else
-                arm_idle(m);
-}
-
-void manager_idle(Manager *m, uid_t uid) {
-        manager_idle_as(m, uid, false);
 }
 
 /* Workers ----------------------------------------------------------------- */
@@ -222,15 +137,6 @@ static int load_policy(const char *path, SbxPolicy **ret) {
         if (r < 0)
                 log_error("%s: %s", path, e.message ?: "out of memory");
         return r;
-}
-
-SbxPolicy *manager_policy_ref(Manager *m) {
-        SbxPolicy *p;
-
-        pthread_mutex_lock(&m->policy_lock);
-        p = sbx_policy_ref(m->policy);
-        pthread_mutex_unlock(&m->policy_lock);
-        return p;
 }
 
 /* SIGHUP: the policy file again, in the same process. A bad file keeps the policy
@@ -334,13 +240,13 @@ Manager *manager_free(Manager *m) {
                 (void) sd_bus_flush(m->bus);
                 sd_bus_flush_close_unref(m->bus);
         }
-        tdestroy(m->sandboxes, manager_free_sandbox_entry);
+        registry_clear(&m->registry);
         sd_event_source_unref(m->idle_source);
         sd_event_source_unref(m->retry_source);
         sd_event_unref(m->event);
         sbx_keyed_lock_registry_free(m->locks);
         auth_cache_free(m->auth_cache);
-        bus_caller_forget_all();
+        caller_cache_clear(&m->callers);
         sbx_verdict_cache_free(m->judgements);
         sbx_store_close(m->startup_store);
         sbx_error_free(&m->store_error);
@@ -390,7 +296,7 @@ static void load_stored_objects(Manager *m) {
                 _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
 
                 (void) sbx_spec_from_json_string((*row)->spec_json, &spec, NULL);
-                (void) manager_put_sandbox(m, &(SbxSandbox) {
+                (void) registry_put(&m->registry, &(SbxSandbox) {
                         .name = (*row)->name,
                         .owner_valid = true,
                         .owner = (*row)->owner_uid,
@@ -403,248 +309,6 @@ static void load_stored_objects(Manager *m) {
                         .created_us = (uint64_t) MAX((*row)->created_us, 0),
                 });
         }
-}
-
-/* Reconciliation in the background --------------------------------------------- */
-
-typedef struct ReconcileJob {
-        Manager *m;
-        uint64_t seq;                   /* the registry's when the job was made */
-        int r;
-        SbxError error;
-        SbxReconcileStats stats;
-        SbxSandbox **list;
-        size_t n;
-        char *api_version;
-} ReconcileJob;
-
-static void reconcile_run(void *job, void *ctx) {
-        ReconcileJob *j = job;
-        SbxLifecycle *l = ctx;
-
-        if (!l) {
-                j->r = sbx_error_set(&j->error, SBX_ERROR_IO, "the worker could not open the store or Docker client");
-                return;
-        }
-        l->policy = manager_policy_ref(j->m);
-        sbx_docker_set_deadline(l->docker, 0);          /* each call its own limit */
-        j->r = sbx_lifecycle_reconcile(l, &j->stats, &j->error);
-        if (j->r >= 0)
-                j->r = sbx_lifecycle_list(l, SBX_STORE_ANY_OWNER, &j->list, &j->n, &j->error);
-        if (j->r >= 0 && sbx_docker_api_version(l->docker))
-                j->api_version = strdup(sbx_docker_api_version(l->docker));
-        l->policy = sbx_policy_unref((SbxPolicy *) l->policy);
-}
-
-/* After the first reconciliation: the execs a dead instance left running are killed,
- * on a worker, while the daemon serves (again after a failure, at the next one). */
-typedef struct SweepJob {
-        Manager *m;
-        int r;
-} SweepJob;
-
-static void sweep_run(void *job, void *ctx) {
-        SweepJob *j = job;
-        SbxLifecycle *l = ctx;
-        SbxError e = SBX_ERROR_NULL;
-
-        if (!l) {
-                j->r = -EIO;
-                return;
-        }
-        sbx_docker_set_deadline(l->docker, 0);
-        j->r = sbx_lifecycle_exec_sweep(l, NULL, &e);
-        if (j->r < 0)
-                log_warning("Killing the execs an earlier instance left running failed (again at the next "
-                            "reconciliation): %s", e.message ?: strerror(-j->r));
-        sbx_error_free(&e);
-}
-
-static void sweep_done(void *job) {
-        SweepJob *j = job;
-
-        if (j->r < 0)
-                j->m->execs_swept = false;
-        manager_idle(j->m, 0);
-        free(j);
-}
-
-static void sweep_execs(Manager *m) {
-        SweepJob *j;
-
-        if (m->execs_swept || !(j = calloc(1, sizeof(SweepJob))))
-                return;
-        if (manager_busy(m, 0) < 0) {
-                free(j);
-                return;
-        }
-        j->m = m;
-        m->execs_swept = true;
-        if (sbx_worker_pool_submit(m->pool, sweep_run, sweep_done, j) < 0) {
-                m->execs_swept = false;
-                manager_idle(m, 0);
-                free(j);
-        }
-}
-
-typedef struct Stale {
-        uint64_t mark;                  /* this reconciliation's */
-        char **names;
-        size_t n;
-} Stale;
-
-static void collect_stale(SandboxEntry *e, void *userdata) {
-        Stale *st = userdata;
-        char *copy;
-
-        if (e->listed != st->mark && (copy = strdup(e->name)))
-                st->names[st->n++] = copy;
-}
-
-static void count_entry(SandboxEntry *e, void *userdata) {
-        (*(size_t *) userdata)++;
-}
-
-static void reconcile_done(void *job) {
-        ReconcileJob *j = job;
-        Manager *m = j->m;
-        size_t n_entries = 0;
-
-        m->reconciling = false;
-        /* An interrupted create Docker may still carry out: looked at again later. */
-        if (j->r >= 0 && j->stats.in_flight > 0)
-                manager_reconcile_later(m);
-        if (j->r < 0) {
-                log_warning("Reconciling the store with Docker failed (again in %u s): %s", SBX_RECONCILE_RETRY_S,
-                            j->error.message ?: strerror(-j->r));
-                manager_reconcile_later(m);
-        }
-        else if (j->seq != m->registry_seq && m->reconcile_again < 3)
-                /* Objects came or went meanwhile: this list may be older than they are. */
-                m->reconcile_again++;
-        else {
-                Stale st = { .mark = ++m->reconcile_mark };
-
-                for (size_t i = 0; i < j->n; i++) {
-                        SandboxEntry *e;
-
-                        (void) manager_put_sandbox(m, j->list[i]);
-                        if ((e = manager_get_sandbox(m, j->list[i]->name)))
-                                e->listed = st.mark;
-                }
-                /* Gone while nobody followed Docker's events. */
-                manager_foreach_sandbox(m, count_entry, &n_entries);
-                st.names = calloc(n_entries + 1, sizeof(char *));
-                if (st.names)
-                        manager_foreach_sandbox(m, collect_stale, &st);
-                for (size_t i = 0; i < st.n; i++)
-                        manager_drop_sandbox(m, st.names[i]);
-                strv_free(st.names);
-                if (j->api_version) {
-                        free(m->docker_api_version);
-                        m->docker_api_version = TAKE_PTR(j->api_version);
-                }
-                m->reconcile_again = 0;
-                sweep_execs(m);
-                log_debug("Reconciled: %zu sandboxes; %u creates settled, %u recorded again, %u removed, %u rows "
-                          "dropped, %u repaired", j->n, j->stats.settled, j->stats.adopted, j->stats.removed,
-                          j->stats.dropped, j->stats.repaired);
-        }
-        sbx_sandbox_list_free(j->list, j->n);
-        sbx_error_free(&j->error);
-        free(j->api_version);
-        free(j);
-        manager_idle(m, 0);
-        if (m->reconcile_again > 0)
-                manager_reconcile(m);
-}
-
-static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
-        manager_reconcile(userdata);
-        return 0;
-}
-
-void manager_reconcile_later(Manager *m) {
-        int r;
-
-        if (m->retry_source) {
-                if (sd_event_source_get_enabled(m->retry_source, NULL) > 0)
-                        return;         /* already on its way */
-                r = sd_event_source_set_time_relative(m->retry_source, SBX_RECONCILE_RETRY_S * 1000000ULL);
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(m->retry_source, SD_EVENT_ONESHOT);
-        } else
-                r = sd_event_add_time_relative(m->event, &m->retry_source, CLOCK_MONOTONIC,
-                                               SBX_RECONCILE_RETRY_S * 1000000ULL, 0, on_retry, m);
-        if (r < 0)
-                log_warning_errno(r, "Cannot schedule a reconciliation: %m");
-}
-
-void manager_reconcile(Manager *m) {
-        ReconcileJob *j;
-
-        if (m->reconciling) {
-                m->reconcile_again = MAX(m->reconcile_again, 1U);
-                return;
-        }
-        j = calloc(1, sizeof(ReconcileJob));
-        if (!j || manager_busy(m, 0) < 0) {
-                free(j);
-                log_error("Out of memory: no reconciliation");
-                return;
-        }
-        *j = (ReconcileJob) { .m = m, .seq = m->registry_seq };
-        if (sbx_worker_pool_submit(m->pool, reconcile_run, reconcile_done, j) < 0) {
-                free(j);
-                manager_idle(m, 0);
-                log_warning("No worker for the reconciliation now; again on Docker's next connection");
-                return;
-        }
-        m->reconciling = true;
-        if (m->reconcile_again > 0)
-                m->reconcile_again--;
-}
-
-typedef struct ForgetJob {
-        Manager *m;
-        char *name;
-        char *container_id;
-} ForgetJob;
-
-static void forget_run(void *job, void *ctx) {
-        ForgetJob *j = job;
-        SbxLifecycle *l = ctx;
-        SbxError e = SBX_ERROR_NULL;
-
-        if (l && sbx_lifecycle_forget(l, j->name, j->container_id, &e) < 0)
-                log_warning("'%s': the row of removed container %s stays until the next start-up: %s", j->name,
-                            j->container_id, e.message ?: "out of memory");
-        sbx_error_free(&e);
-}
-
-static void forget_done(void *job) {
-        ForgetJob *j = job;
-
-        manager_idle(j->m, 0);
-        free(j->name);
-        free(j->container_id);
-        free(j);
-}
-
-void manager_forget(Manager *m, const char *name, const char *container_id) {
-        ForgetJob *j = calloc(1, sizeof(ForgetJob));
-
-        if (!j || !(j->name = strdup(name)) || !(j->container_id = strdup(container_id)) || manager_busy(m, 0) < 0) {
-                if (j) {
-                        free(j->name);
-                        free(j->container_id);
-                }
-                free(j);
-                return;
-        }
-        j->m = m;
-        if (sbx_worker_pool_submit(m->pool, forget_run, forget_done, j) < 0)
-                forget_done(j);
 }
 
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
@@ -668,12 +332,19 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
         return 0;
 }
 
+/* The idle exit counts from here: its source is made once, and re-armed whenever
+ * the last call in flight ends (manager_arm_idle()). */
 static int take_name(Manager *m) {
         int r = sd_bus_request_name(m->bus, SBX_BUS_NAME, 0);
 
         if (r < 0)
                 return log_error_errno(r, "cannot own %s: %m", SBX_BUS_NAME);
-        arm_idle(m);
+        if (m->idle_timeout_s == 0)
+                return 0;
+        r = sd_event_add_time_relative(m->event, &m->idle_source, CLOCK_MONOTONIC,
+                                       (uint64_t) m->idle_timeout_s * 1000000, 0, on_idle, m);
+        if (r < 0)
+                return log_error_errno(r, "cannot set up the idle exit: %m");
         return 0;
 }
 
@@ -681,13 +352,16 @@ static int take_name(Manager *m) {
  * Peer interface) is answered with the store's problem. */
 static int on_call_without_store(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Manager *m = userdata;
+        int r;
 
         if (!sd_bus_message_is_method_call(msg, NULL, NULL) ||
             streq_ptr(sd_bus_message_get_interface(msg), "org.freedesktop.DBus.Peer"))
                 return 0;
-        (void) sd_bus_reply_method_errorf(msg, sbx_error_bus_name(m->store_error.kind), "%s",
-                                          m->store_error.message);
-        arm_idle(m);            /* the idle exit counts from the last call */
+        r = sd_bus_reply_method_errorf(msg, sbx_error_bus_name(m->store_error.kind), "%s", m->store_error.message);
+        if (r < 0)
+                log_warning_errno(r, "%s: the StoreUnavailable answer to %s could not be sent: %m",
+                                  sd_bus_message_get_member(msg), sd_bus_message_get_sender(msg) ?: "?");
+        (void) manager_arm_idle(m);     /* the idle exit counts from the last call */
         return 1;
 }
 
@@ -754,6 +428,8 @@ int manager_run(Manager *m) {
                 log_error_errno(r, "cannot connect to the bus: %m");
                 return r;
         }
+        m->registry.bus = m->bus;
+        m->registry.callers = &m->callers;
         if ((r = sd_bus_match_signal(m->bus, NULL, NULL, "/org/freedesktop/DBus/Local", "org.freedesktop.DBus.Local",
                                      "Disconnected", on_bus_lost, m)) < 0)
                 return r;

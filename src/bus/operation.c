@@ -7,78 +7,12 @@
 
 #include "audit.h"
 #include "bus-error.h"
-#include "bus-exec.h"
 #include "bus-polkit.h"
-#include "bus-sandbox.h"
 #include "log.h"
 #include "naming.h"
 #include "operation-state.h"
 #include "operation.h"
-#include "owner-info.h"
-#include "verdict.h"
-
-typedef struct Operation Operation;
-
-/* One row per verb: how it is authorized, where it runs, what it does on a worker
- * and how its reply is made on the main thread. */
-typedef struct VerbInfo {
-        const char *name;               /* in audit records and polkit's details */
-        const char *own_action;         /* on the caller's own objects; others' need manage-others */
-        bool changes;                   /* a state change: audited */
-        bool lists;                     /* everyone's objects for holders of manage-others */
-        int (*run)(Operation *o, SbxLifecycle *l);
-        int (*reply)(Operation *o, sd_bus_message *reply);
-        const char *others_action;      /* for another uid's objects, if not manage-others */
-        bool exec;                      /* runs a process in the sandbox: holds an exec slot */
-        bool fds;                       /* takes descriptors */
-} VerbInfo;
-
-struct Operation {
-        Manager *m;
-        sd_bus_message *call;
-        Verb verb;
-        bool read;                      /* counted in the caller's read share, run by a read worker */
-        bool on_read_worker;            /* holds one of the read workers */
-        Operation *next_read;           /* waiting for a read worker: the next one */
-        OperationState state;
-        uid_t uid;                      /* the caller */
-        uid_t owner;                    /* whose object: the caller's namespace, or the object's owner */
-        bool owner_valid;
-        char *name;                     /* the Docker-level sandbox name (naming.h) */
-        char *snapshot_id;              /* the Docker-level snapshot id (the caller's) */
-        SbxSpec *spec;
-        unsigned timeout_s;
-        bool recreate;
-        bool widened;                   /* lists: manage-others was asked about */
-        bool all;                       /* lists: everyone's objects */
-        const char *action;             /* the polkit action asked about */
-        const char *then_action;        /* asked next, once action is allowed (or NULL) */
-        char *cache_key;                /* the action and its details, for the remembered yes */
-        sd_bus_slot *polkit_slot;
-
-        /* filled in by the worker */
-        int r;
-        SbxError error;
-        SbxSandbox *sandbox;
-        SbxSandbox **list;
-        size_t n_list;
-        SbxSnapshotRow **snapshots;
-        char *image_id;
-        SbxVerdict verdict;
-        unsigned fields;
-
-        /* using a sandbox */
-        char **argv;
-        char *guest_path;
-        SbxExecOptions exec;
-        int fds[3];
-        bool exec_slot;                 /* holds one of the policy's exec slots */
-        uint64_t exec_capture;          /* … and this much of the capture budget */
-        SbxExecResult exec_result;
-        SbxExecProcess *exec_process;
-        SbxUsage usage;
-        SbxEnsureOutcome outcome;
-};
+#include "reconcile.h"
 
 static void operation_free_unstarted(Operation *o);
 
@@ -111,399 +45,17 @@ static void operation_free_unstarted(Operation *o) {
         sbx_exec_result_done(&o->exec_result);
         sbx_exec_process_free(o->exec_process);
         if (o->exec_slot)
-                manager_exec_release(o->m, o->uid, o->exec_capture);
+                exec_slots_release(&o->m->execs, o->uid, o->exec_capture);
         free(o);
 }
-
-/* Callers' uids by unique name (main thread only). On dbus-daemon the credentials are
- * not in the message: asking for them is a synchronous round trip to the bus, which
- * held up the main loop on every call. The bus took the uid from the socket when the
- * connection was made, so it cannot change while the connection lasts, and a unique
- * name is never given out again: it is asked once per connection and forgotten when
- * the connection goes (bus_caller_forget(), from NameOwnerChanged). Bounded: past
- * CALLER_UIDS_MAX connections the bus is asked every time. */
-#define CALLER_UIDS_MAX 4096U
-
-typedef struct CallerUid {
-        char *name;
-        uid_t uid;
-} CallerUid;
-
-static void *caller_uids;
-static unsigned n_caller_uids;
-
-static int caller_cmp(const void *a, const void *b) {
-        return strcmp(((const CallerUid *) a)->name, ((const CallerUid *) b)->name);
-}
-
-static void remember_caller(const char *name, uid_t uid) {
-        CallerUid *c, **found;
-
-        if (n_caller_uids >= CALLER_UIDS_MAX || !(c = calloc(1, sizeof(CallerUid))))
-                return;
-        *c = (CallerUid) { .name = strdup(name), .uid = uid };
-        if (!c->name || !(found = tsearch(c, &caller_uids, caller_cmp)) || *found != c) {
-                free(c->name);
-                free(c);
-                return;
-        }
-        n_caller_uids++;
-}
-
-static void caller_free(void *p) {
-        CallerUid *c = p;
-
-        free(c->name);
-        free(c);
-}
-
-void bus_caller_forget(const char *name) {
-        CallerUid key = { .name = (char *) name }, **found = tfind(&key, &caller_uids, caller_cmp);
-        CallerUid *c;
-
-        if (!found)
-                return;
-        c = *found;
-        tdelete(c, &caller_uids, caller_cmp);
-        caller_free(c);
-        n_caller_uids--;
-}
-
-static struct {
-        uid_t a, b;
-        void (*f)(const char *name, void *userdata);
-        void *userdata;
-} caller_walk;
-
-static void caller_walk_action(const void *node, VISIT which, int depth) {
-        const CallerUid *c = *(const CallerUid *const *) node;
-
-        if ((which == postorder || which == leaf) &&
-            (c->uid == 0 || c->uid == caller_walk.a || c->uid == caller_walk.b))
-                caller_walk.f(c->name, caller_walk.userdata);
-}
-
-void bus_caller_foreach(uid_t a, uid_t b, void (*f)(const char *name, void *userdata), void *userdata) {
-        /* twalk() has no userdata; the main thread alone touches this cache. */
-        caller_walk.a = a;
-        caller_walk.b = b;
-        caller_walk.f = f;
-        caller_walk.userdata = userdata;
-        twalk(caller_uids, caller_walk_action);
-        caller_walk.f = NULL;
-}
-
-void bus_caller_forget_all(void) {
-        tdestroy(caller_uids, caller_free);
-        caller_uids = NULL;
-        n_caller_uids = 0;
-}
-
-int bus_caller_uid(sd_bus_message *m, uid_t *ret) {
-        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
-        const char *sender = sd_bus_message_get_sender(m);
-        uint64_t augmented;
-        uid_t uid;
-        int r;
-
-        if (sender && sender[0] == ':') {
-                CallerUid key = { .name = (char *) sender }, **found = tfind(&key, &caller_uids, caller_cmp);
-
-                if (found) {
-                        *ret = (*found)->uid;
-                        return 0;
-                }
-        }
-        r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID, &creds);
-        if (r < 0)
-                return r;
-        /* Only what the bus itself vouches for: a value read from /proc after the
-         * fact could belong to another process by now. */
-        augmented = sd_bus_creds_get_augmented_mask(creds);
-        if (augmented & SD_BUS_CREDS_EUID)
-                return -EPERM;
-        r = sd_bus_creds_get_euid(creds, &uid);
-        if (r < 0)
-                return r;
-        if (sender && sender[0] == ':')
-                remember_caller(sender, uid);
-        *ret = uid;
-        return 0;
-}
-
-/* A Docker-level name as its owner calls it. */
-static const char *plain(const char *name) {
-        const char *p = name;
-
-        if (name)
-                (void) sbx_name_unqualify(name, &p);
-        return p;
-}
-
-static const char *target_text(const Operation *o) {
-        return plain(o->name) ?: plain(o->snapshot_id) ?: "-";
-}
-
-/* Worker side ------------------------------------------------------------- */
-
-static int run_create(Operation *o, SbxLifecycle *l) {
-        SbxOwnerInfo info;
-        int r = sbx_owner_info_lookup(o->uid, &info, &o->error);
-
-        if (r < 0)
-                return r;
-        return sbx_lifecycle_create(l, o->name, o->spec, &info.owner, &o->sandbox, &o->error);
-}
-
-static int run_ensure(Operation *o, SbxLifecycle *l) {
-        SbxOwnerInfo info;
-        int r = sbx_owner_info_lookup(o->uid, &info, &o->error);
-
-        if (r < 0)
-                return r;
-        return sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
-                                    &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s },
-                                    &o->sandbox, &o->outcome, &o->error);
-}
-
-static int run_inspect(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_inspect(l, o->name, &o->sandbox, &o->error);
-}
-
-static int run_verify(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_verify(l, o->name, o->spec, &o->verdict, &o->fields, &o->error);
-}
-
-static int run_start(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_start(l, o->name, &o->error);
-}
-
-static int run_stop(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_stop(l, o->name, o->timeout_s, &o->error);
-}
-
-static int run_delete(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_delete(l, o->name, &o->error);
-}
-
-static int run_snapshot(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_snapshot(l, o->name, o->snapshot_id, &o->image_id, &o->error);
-}
-
-static int run_delete_snapshot(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_delete_snapshot(l, o->snapshot_id, &o->error);
-}
-
-static int run_list(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_list(l, o->all ? SBX_STORE_ANY_OWNER : o->uid, &o->list, &o->n_list, &o->error);
-}
-
-static int run_list_snapshots(Operation *o, SbxLifecycle *l) {
-        return sbx_store_list_snapshots(l->store, o->all ? SBX_STORE_ANY_OWNER : o->uid, &o->snapshots, &o->error);
-}
-
-/* Processes run as the sandbox's owner: a sandbox nobody owns runs nothing. */
-static int check_owned(Operation *o) {
-        if (!o->owner_valid)
-                return sbx_error_set(&o->error, SBX_ERROR_ACCESS_DENIED,
-                                     "Sandbox '%s' has no valid owner label; nothing can run in it", plain(o->name));
-        return 0;
-}
-
-static SbxExecRequest exec_request(Operation *o) {
-        return (SbxExecRequest) {
-                .argv = o->argv, .env = o->exec.env, .working_dir = o->exec.working_dir, .tty = o->exec.tty,
-                .rows = o->exec.rows, .cols = o->exec.cols,
-        };
-}
-
-static int run_exec(Operation *o, SbxLifecycle *l) {
-        SbxExecRequest req = exec_request(o);
-        int r = check_owned(o);
-
-        return r < 0 ? r : sbx_lifecycle_exec_capture(l, o->name, &req, o->exec.stdin_data,
-                                                      o->exec.stdin_size, o->exec.timeout_s, o->exec.output_limit,
-                                                      &o->exec_result, &o->error);
-}
-
-static int run_start_exec(Operation *o, SbxLifecycle *l) {
-        SbxExecRequest req = exec_request(o);
-        int r = check_owned(o);
-
-        return r < 0 ? r : sbx_lifecycle_exec_start(l, o->name, &req, &o->exec_process, &o->error);
-}
-
-static int run_usage(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_usage(l, o->name, &o->usage, &o->error);
-}
-
-static int run_copy_to(Operation *o, SbxLifecycle *l) {
-        int r = check_owned(o);
-
-        return r < 0 ? r : sbx_lifecycle_copy_to(l, o->name, o->guest_path, o->fds[0], &o->error);
-}
-
-static int run_copy_from(Operation *o, SbxLifecycle *l) {
-        int r = check_owned(o);
-
-        return r < 0 ? r : sbx_lifecycle_copy_from(l, o->name, o->guest_path, o->fds[0], &o->error);
-}
-
-/* Main thread: replies ---------------------------------------------------- */
-
-static int reply_create(Operation *o, sd_bus_message *reply) {
-        const SandboxEntry *e;
-        int r;
-
-        if ((r = manager_put_sandbox(o->m, o->sandbox)) < 0)
-                return r;
-        e = manager_get_sandbox(o->m, o->name);
-        return sd_bus_message_append(reply, "os", e->path, o->sandbox->fingerprint);
-}
-
-static int reply_ensure(Operation *o, sd_bus_message *reply) {
-        int r = reply_create(o, reply);
-
-        return r < 0 ? r : sd_bus_message_append(reply, "s", sbx_ensure_outcome_to_string(o->outcome));
-}
-
-static int reply_get(Operation *o, sd_bus_message *reply) {
-        int r = manager_put_sandbox(o->m, o->sandbox);
-
-        return r < 0 ? r : sd_bus_message_append(reply, "o", manager_get_sandbox(o->m, o->name)->path);
-}
-
-static int reply_inspect(Operation *o, sd_bus_message *reply) {
-        int r = manager_put_sandbox(o->m, o->sandbox);
-
-        return r < 0 ? r : bus_append_inspection(reply, o->sandbox);
-}
-
-static int reply_verify(Operation *o, sd_bus_message *reply) {
-        const char *names[SBX_SPEC_FIELD_COUNT + 1];
-        int r = sd_bus_message_append(reply, "s", sbx_verdict_to_string(o->verdict));
-
-        sbx_spec_fields_to_names(o->fields, names);
-        return r < 0 ? r : sd_bus_message_append_strv(reply, (char **) names);
-}
-
-static int reply_start(Operation *o, sd_bus_message *reply) {
-        manager_set_sandbox_state(o->m, o->name, SBX_STATE_RUNNING, "running");
-        return 0;
-}
-
-static int reply_stop(Operation *o, sd_bus_message *reply) {
-        manager_set_sandbox_state(o->m, o->name, SBX_STATE_STOPPED, "exited");
-        return 0;
-}
-
-static int reply_delete(Operation *o, sd_bus_message *reply) {
-        manager_drop_sandbox(o->m, o->name);
-        return 0;
-}
-
-static int reply_snapshot(Operation *o, sd_bus_message *reply) {
-        return sd_bus_message_append(reply, "s", o->image_id);
-}
-
-static int reply_delete_snapshot(Operation *o, sd_bus_message *reply) {
-        return 0;
-}
-
-static int reply_list(Operation *o, sd_bus_message *reply) {
-        int r = sd_bus_message_open_container(reply, 'a', "(ssuso)");
-
-        for (size_t i = 0; r >= 0 && i < o->n_list; i++) {
-                const SbxSandbox *s = o->list[i];
-                const SandboxEntry *e;
-
-                if ((r = manager_put_sandbox(o->m, s)) < 0)
-                        break;
-                e = manager_get_sandbox(o->m, s->name);
-                if (!(o->all || (s->owner_valid && s->owner == o->uid)))
-                        continue;
-                r = sd_bus_message_append(reply, "(ssuso)", e->display, sbx_state_to_string(s->state),
-                                          (uint32_t) s->owner, sbx_verdict_to_string(s->verdict), e->path);
-        }
-        return r < 0 ? r : sd_bus_message_close_container(reply);
-}
-
-static int reply_list_snapshots(Operation *o, sd_bus_message *reply) {
-        int r = sd_bus_message_open_container(reply, 'a', "(sssut)");
-
-        for (SbxSnapshotRow **s = o->snapshots; r >= 0 && s && *s; s++)
-                r = sd_bus_message_append(reply, "(sssut)", plain((*s)->id), plain((*s)->source_sandbox),
-                                          (*s)->image_id, (uint32_t) (*s)->owner_uid, (uint64_t) (*s)->created_us);
-        return r < 0 ? r : sd_bus_message_close_container(reply);
-}
-
-static int reply_exec(Operation *o, sd_bus_message *reply) {
-        const SbxExecResult *x = &o->exec_result;
-        int r = sd_bus_message_append(reply, "i", (int32_t) x->exit_status);
-
-        if (r >= 0)
-                r = sd_bus_message_append_array(reply, 'y', x->out ?: "", x->out_size);
-        if (r >= 0)
-                r = sd_bus_message_append_array(reply, 'y', x->err ?: "", x->err_size);
-        return r < 0 ? r : sd_bus_message_append(reply, "b", x->truncated);
-}
-
-/* The exec object takes over the process, the descriptors and the slot. */
-static int reply_start_exec(Operation *o, sd_bus_message *reply) {
-        const char *path;
-        int r;
-
-        r = bus_exec_new(o->m, TAKE_PTR(o->exec_process), &(ExecStartArgs) {
-                .sandbox = plain(o->name), .owner = o->owner, .caller = o->uid,
-                .caller_name = sd_bus_message_get_sender(o->call), .timeout_s = o->exec.timeout_s,
-                .fds = { TAKE_FD(o->fds[0]), TAKE_FD(o->fds[1]), TAKE_FD(o->fds[2]) },
-        }, &path);
-        o->exec_slot = false;
-        return r < 0 ? r : sd_bus_message_append(reply, "o", path);
-}
-
-static int reply_usage(Operation *o, sd_bus_message *reply) {
-        return bus_append_usage(reply, &o->usage);
-}
-
-static int reply_none(Operation *o, sd_bus_message *reply) {
-        return 0;
-}
-
-#define A_INSPECT SBX_POLKIT_ACTION_INSPECT
-#define A_CREATE  SBX_POLKIT_ACTION_CREATE
-#define A_MANAGE  SBX_POLKIT_ACTION_MANAGE
-#define A_EXEC    SBX_POLKIT_ACTION_EXEC
-#define A_EXEC_OTHERS SBX_POLKIT_ACTION_EXEC_OTHERS
-
-static const VerbInfo verbs[_VERB_MAX] = {
-        [VERB_CREATE]          = { "create",          A_CREATE,  true,  false, run_create,          reply_create          },
-        [VERB_GET]             = { "get",             A_INSPECT, false, false, run_inspect,         reply_get             },
-        [VERB_INSPECT]         = { "inspect",         A_INSPECT, false, false, run_inspect,         reply_inspect         },
-        [VERB_VERIFY]          = { "verify",          A_INSPECT, false, false, run_verify,          reply_verify          },
-        [VERB_START]           = { "start",           A_MANAGE,  true,  false, run_start,           reply_start           },
-        [VERB_STOP]            = { "stop",            A_MANAGE,  true,  false, run_stop,            reply_stop            },
-        [VERB_DELETE]          = { "delete",          A_MANAGE,  true,  false, run_delete,          reply_delete          },
-        [VERB_SNAPSHOT]        = { "snapshot",        A_MANAGE,  true,  false, run_snapshot,        reply_snapshot        },
-        [VERB_DELETE_SNAPSHOT] = { "delete-snapshot", A_MANAGE,  true,  false, run_delete_snapshot, reply_delete_snapshot },
-        [VERB_LIST]            = { "list",            A_INSPECT, false, true,  run_list,            reply_list            },
-        [VERB_LIST_SNAPSHOTS]  = { "list-snapshots",  A_INSPECT, false, true,  run_list_snapshots,  reply_list_snapshots  },
-        [VERB_EXEC]            = { "exec",            A_EXEC,    true,  false, run_exec,            reply_exec,       A_EXEC_OTHERS, true,  false },
-        [VERB_START_EXEC]      = { "start-exec",      A_EXEC,    true,  false, run_start_exec,      reply_start_exec, A_EXEC_OTHERS, true,  true  },
-        [VERB_USAGE]           = { "usage",           A_EXEC,    false, false, run_usage,           reply_usage,      A_EXEC_OTHERS, false, false },
-        [VERB_COPY_TO]         = { "copy-to",         A_EXEC,    true,  false, run_copy_to,         reply_none,       A_EXEC_OTHERS, true,  true  },
-        [VERB_COPY_FROM]       = { "copy-from",       A_EXEC,    true,  false, run_copy_from,       reply_none,       A_EXEC_OTHERS, true,  true  },
-        /* creates or starts the caller's own; replacing it (recreate) also needs manage */
-        [VERB_ENSURE]          = { "ensure",          A_CREATE,  true,  false, run_ensure,          reply_ensure          },
-};
 
 /* The state machine ------------------------------------------------------- */
 
 static void advance(Operation *o, OperationEvent event) {
-        OperationState next = operation_next_state(o->state, event, verbs[o->verb].lists, o->widened);
+        OperationState next = operation_next_state(o->state, event, operation_verbs[o->verb].lists, o->widened);
 
         assert(next != _OPERATION_STATE_MAX);
-        log_debug("%s %s by uid %u: %s → %s", verbs[o->verb].name, target_text(o), (unsigned) o->uid,
+        log_debug("%s %s by uid %u: %s → %s", operation_verbs[o->verb].name, operation_target(o), (unsigned) o->uid,
                   operation_state_to_string(o->state), operation_state_to_string(next));
         o->state = next;
 }
@@ -515,34 +67,47 @@ static void audit(const Operation *o, const char *outcome, const char *reason) {
                 snprintf(owner, sizeof owner, "%u", (unsigned) o->owner);
         audit_record(&(AuditRecord) {
                 .uid = o->uid,
-                .verb = verbs[o->verb].name,
-                .target = target_text(o),
+                .verb = operation_verbs[o->verb].name,
+                .target = operation_target(o),
                 .owner = o->owner_valid ? owner : NULL,
                 .outcome = outcome,
                 .reason = reason,
         });
 }
 
+/* A reply that could not be sent (the caller's connection gone, the bus's queue
+ * full): logged, and said in the audit record's reason. */
+static void reply_failed(const Operation *o, int r, const char *reason, char **ret_reason) {
+        log_warning_errno(r, "%s %s by uid %u: the reply could not be sent: %m", operation_verbs[o->verb].name, operation_target(o),
+                          (unsigned) o->uid);
+        if (asprintf(ret_reason, "%s%sthe reply could not be sent: %s", reason ?: "", reason ? "; " : "",
+                     strerror(-r)) < 0)
+                *ret_reason = NULL;
+}
+
 static void fail(Operation *o, OperationEvent event, int r, const SbxError *e) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *reason = NULL;
 
         advance(o, event);
         sbx_bus_error_from(&error, e, r);
-        if (verbs[o->verb].changes || sbx_error_is_set(e))
-                audit(o, error.name, error.message);
-        (void) sd_bus_reply_method_error(o->call, &error);
+        r = sd_bus_reply_method_error(o->call, &error);
+        if (r < 0)
+                reply_failed(o, r, error.message, &reason);
+        if (operation_verbs[o->verb].changes || sbx_error_is_set(e))
+                audit(o, error.name, reason ?: error.message);
         operation_free(o);
 }
 
-int operation_refuse(sd_bus_message *msg, Verb verb, const char *target, const SbxError *e, int r,
+int operation_refuse(Manager *m, sd_bus_message *msg, Verb verb, const char *target, const SbxError *e, int r,
                      sd_bus_error *ret_error) {
         uid_t uid;
 
         r = sbx_bus_error_from(ret_error, e, r);
-        if (verbs[verb].changes && bus_caller_uid(msg, &uid) >= 0)
+        if (operation_verbs[verb].changes && caller_cache_uid(&m->callers, msg, &uid) >= 0)
                 audit_record(&(AuditRecord) {
                         .uid = uid,
-                        .verb = verbs[verb].name,
+                        .verb = operation_verbs[verb].name,
                         .target = target ?: "-",
                         .outcome = ret_error->name,
                         .reason = ret_error->message,
@@ -557,7 +122,7 @@ int operation_refuse(sd_bus_message *msg, Verb verb, const char *target, const S
 static unsigned docker_budget(const Operation *o, const SbxPolicy *p) {
         unsigned budget = (unsigned) p->docker_timeout;
 
-        if (verbs[o->verb].exec)
+        if (operation_verbs[o->verb].exec)
                 return 0;
         if (o->verb == VERB_STOP)
                 return sbx_docker_stop_budget(budget, o->timeout_s);
@@ -579,7 +144,7 @@ static void job_run(void *job, void *ctx) {
         /* The whole job under the policy in force when it began (SIGHUP may swap it). */
         l->policy = manager_policy_ref(o->m);
         sbx_docker_set_deadline(l->docker, docker_budget(o, l->policy));
-        o->r = verbs[o->verb].run(o, l);
+        o->r = operation_verbs[o->verb].run(o, l);
         l->policy = sbx_policy_unref((SbxPolicy *) l->policy);
 }
 
@@ -587,26 +152,31 @@ static void reads_dispatch(Manager *m);
 
 static void job_reply(Operation *o) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ char *reason = NULL;
         int r;
 
         if (o->r < 0) {
                 /* A sandbox found missing is gone from the objects too. */
                 if (o->name && o->error.kind == SBX_ERROR_NO_SUCH_SANDBOX)
-                        manager_drop_sandbox(o->m, o->name);
+                        registry_drop(&o->m->registry, o->name);
                 /* Docker failed midway: what the operation left is settled once it answers. */
-                if (verbs[o->verb].changes && o->error.kind == SBX_ERROR_BACKEND_UNAVAILABLE)
+                if (operation_verbs[o->verb].changes && o->error.kind == SBX_ERROR_BACKEND_UNAVAILABLE)
                         manager_reconcile_later(o->m);
                 fail(o, OPERATION_ERRED, o->r, &o->error);
                 return;
         }
-        if ((r = sd_bus_message_new_method_return(o->call, &reply)) < 0 || (r = verbs[o->verb].reply(o, reply)) < 0) {
+        if ((r = sd_bus_message_new_method_return(o->call, &reply)) < 0 || (r = operation_verbs[o->verb].reply(o, reply)) < 0) {
                 fail(o, OPERATION_ERRED, r, NULL);
                 return;
         }
+        /* The work is done either way: the outcome is "ok", and the reason says
+         * whether its caller was told. */
         advance(o, OPERATION_SUCCEEDED);
-        if (verbs[o->verb].changes)
-                audit(o, "ok", NULL);
-        (void) sd_bus_send(NULL, reply, NULL);
+        r = sd_bus_send(NULL, reply, NULL);
+        if (r < 0)
+                reply_failed(o, r, NULL, &reason);
+        if (operation_verbs[o->verb].changes)
+                audit(o, "ok", reason);
         operation_free(o);
 }
 
@@ -742,8 +312,8 @@ static void submit(Operation *o) {
         }
         /* A process in the sandbox holds an exec slot until it ends (policy
          * max_execs_per_user, max_execs). */
-        if (verbs[o->verb].exec) {
-                r = manager_exec_acquire(o->m, o->uid, capture_of(o), &e);
+        if (operation_verbs[o->verb].exec) {
+                r = exec_slots_acquire(&o->m->execs, o->m->policy, o->uid, capture_of(o), &e);
                 if (r < 0) {
                         fail(o, OPERATION_REFUSED, r, &e);
                         sbx_error_free(&e);
@@ -810,14 +380,14 @@ static void widen(Operation *o) {
         int r;
 
         o->cache_key = mfree(o->cache_key);
-        if (asprintf(&o->cache_key, "%s\n%s", SBX_POLKIT_ACTION_MANAGE_OTHERS, verbs[o->verb].name) < 0)
+        if (asprintf(&o->cache_key, "%s\n%s", SBX_POLKIT_ACTION_MANAGE_OTHERS, operation_verbs[o->verb].name) < 0)
                 o->cache_key = NULL;
         else if ((r = auth_cache_answer(o->m->auth_cache, sender, o->cache_key, now_monotonic(o->m))) >= 0) {
                 widened(o, r > 0);
                 return;
         }
         r = sbx_polkit_check_async(o->m->bus, sender, SBX_POLKIT_ACTION_MANAGE_OTHERS,
-                                   (const char *const[]) { "verb", verbs[o->verb].name, NULL }, false, 0,
+                                   (const char *const[]) { "verb", operation_verbs[o->verb].name, NULL }, false, 0,
                                    on_widened, o, &o->polkit_slot);
         if (r < 0)
                 on_widened(r, NULL, o);
@@ -863,8 +433,8 @@ static void ask(Operation *o) {
                 source = image ? o->spec->image : o->spec->snapshot_id;
         }
         const char *details[] = {
-                "verb", verbs[o->verb].name,
-                "sandbox", plain(o->name) ?: plain(o->snapshot_id) ?: "",
+                "verb", operation_verbs[o->verb].name,
+                "sandbox", o->display ?: o->snapshot_display ?: "",
                 "owner", o->owner_valid ? owner : "",
                 template ? "template" : NULL, template,
                 template, source,
@@ -897,8 +467,8 @@ static void authorize(Operation *o) {
                 allowed(o);
                 return;
         }
-        o->action = o->owner_valid && o->owner == o->uid ? verbs[o->verb].own_action
-                                                          : verbs[o->verb].others_action ?: SBX_POLKIT_ACTION_MANAGE_OTHERS;
+        o->action = o->owner_valid && o->owner == o->uid ? operation_verbs[o->verb].own_action
+                                                          : operation_verbs[o->verb].others_action ?: SBX_POLKIT_ACTION_MANAGE_OTHERS;
         /* Replacing a sandbox deletes one: what manage allows. */
         if (o->verb == VERB_ENSURE && o->recreate)
                 o->then_action = SBX_POLKIT_ACTION_MANAGE;
@@ -916,7 +486,7 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .m = m,
                 .call = sd_bus_message_ref(call),
                 .verb = verb,
-                .read = !verbs[verb].changes,
+                .read = !operation_verbs[verb].changes,
                 .state = OPERATION_AUTHORIZING,
                 .uid = uid,
                 .owner = uid,
@@ -926,8 +496,9 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .argv = TAKE_PTR(args->argv),
                 .fds = { -1, -1, -1 },
                 .recreate = args->recreate,
+                .publish_exec = args->publish_exec,
         };
-        if (verbs[verb].fds)
+        if (operation_verbs[verb].fds)
                 for (size_t i = 0; i < 3; i++)
                         o->fds[i] = TAKE_FD(args->fds[i]);
         if (args->exec) {
@@ -945,10 +516,16 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 r = sbx_name_qualify(uid, args->name, &o->name);
         if (r >= 0 && args->snapshot_id)
                 r = sbx_name_qualify(uid, args->snapshot_id, &o->snapshot_id);
+        if (r >= 0 && verb == VERB_START_EXEC && !o->publish_exec)
+                r = -EINVAL;            /* the interface makes the exec object */
         if (r < 0) {
                 operation_free_unstarted(TAKE_PTR(o));
                 return r;
         }
+        if (o->name)
+                (void) sbx_name_unqualify(o->name, &o->display);
+        if (o->snapshot_id)
+                (void) sbx_name_unqualify(o->snapshot_id, &o->snapshot_display);
         *ret = TAKE_PTR(o);
         return 0;
 }
@@ -958,19 +535,19 @@ void operation_args_done(OperationArgs *args, Verb verb) {
         strv_free(TAKE_PTR(args->argv));
         if (args->exec)
                 sbx_exec_options_done(args->exec);
-        if (verbs[verb].fds)
+        if (operation_verbs[verb].fds)
                 for (size_t i = 0; i < 3; i++)
                         args->fds[i] = safe_close(args->fds[i]);
 }
 
 int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *args, sd_bus_error *ret_error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        bool read = !verbs[verb].changes;
+        bool read = !operation_verbs[verb].changes;
         Operation *o;
         uid_t uid;
         int r;
 
-        r = bus_caller_uid(call, &uid);
+        r = caller_cache_uid(&m->callers, call, &uid);
         if (r < 0) {
                 operation_args_done(args, verb);
                 return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED,
@@ -985,7 +562,7 @@ int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *
                 sbx_error_set(&e, SBX_ERROR_LIMITS_EXCEEDED, "Too many %s of uid %u in progress (%s); try again later",
                               read ? "reads" : "operations", (unsigned) uid,
                               read ? "max_reads_per_user" : "max_operations_per_user");
-                return operation_refuse(call, verb, args->name, &e, r, ret_error);
+                return operation_refuse(m, call, verb, args->name, &e, r, ret_error);
         }
         r = operation_new(m, call, verb, uid, args, &o);
         if (r < 0) {

@@ -6,51 +6,11 @@
  * the reply, signals and audit record back on the main thread. The Manager's
  * by-name methods (the caller's own namespace) and the per-sandbox objects'
  * methods (the object's owner) both come here; each verb is one row of a table
- * (operation.c), and the states follow operation-state.h. */
+ * (operation-verbs.h), and the states follow operation-state.h. */
 
 #include <systemd/sd-bus.h>
 
-#include "manager.h"
-#include "bus-spec.h"
-#include "spec.h"
-
-typedef enum Verb {
-        VERB_CREATE,
-        VERB_GET,
-        VERB_INSPECT,
-        VERB_VERIFY,
-        VERB_START,
-        VERB_STOP,
-        VERB_DELETE,
-        VERB_SNAPSHOT,
-        VERB_DELETE_SNAPSHOT,
-        VERB_LIST,
-        VERB_LIST_SNAPSHOTS,
-        VERB_EXEC,
-        VERB_START_EXEC,
-        VERB_USAGE,
-        VERB_COPY_TO,
-        VERB_COPY_FROM,
-        VERB_ENSURE,
-        _VERB_MAX,
-} Verb;
-
-typedef struct OperationArgs {
-        const char *name;               /* a sandbox name in the caller's own namespace, or */
-        const SandboxEntry *object;     /* the sandbox of a per-sandbox object (its owner's) */
-        const char *snapshot_id;        /* in the caller's own namespace */
-        SbxSpec *spec;                  /* taken over, also on failure; finalized */
-        char **argv;                    /* exec: taken over, also on failure */
-        SbxExecOptions *exec;           /* exec: its contents taken over, also on failure */
-        int fds[3];                     /* StartExec (stdin, stdout, stderr), copies (the tar in
-                                         * fds[0]): taken over, also on failure */
-        const char *guest_path;         /* copies */
-        unsigned timeout_s;             /* stop; ensure: the stop before a recreate */
-        bool recreate;                  /* ensure: on a mismatch, replace it */
-} OperationArgs;
-
-/* Arguments with no descriptors (the other verbs leave fds alone, zeroed or not). */
-#define OPERATION_ARGS_INIT(...) ((OperationArgs) { .fds = { -1, -1, -1 }, __VA_ARGS__ })
+#include "operation-verbs.h"
 
 /* Starts the operation; the reply is sent later. Returns 1 (reply pending) or a
  * negative errno with ret_error set, for the method handler to return. */
@@ -61,19 +21,9 @@ void operation_args_done(OperationArgs *args, Verb verb);
 
 /* Refuses a call before it becomes an operation (bad arguments): fills ret_error
  * from e (or r), writes the audit record for a state change, returns the errno. */
-int operation_refuse(sd_bus_message *msg, Verb verb, const char *target, const SbxError *e, int r,
+int operation_refuse(Manager *m, sd_bus_message *msg, Verb verb, const char *target, const SbxError *e, int r,
                      sd_bus_error *ret_error);
 
 /* SIGTERM: every operation waiting for a worker is answered BackendUnavailable and
  * never started; running ones finish. */
 void operation_cancel_queued(Manager *m);
-
-/* The caller's uid from non-augmented bus credentials, asked of the bus once per
- * connection (unique name) and remembered until bus_caller_forget(name). */
-int bus_caller_uid(sd_bus_message *m, uid_t *ret);
-/* Calls f with the unique name of every connection remembered (those that called)
- * whose uid is a, b or 0, once each. f must not call back into this cache. */
-void bus_caller_foreach(uid_t a, uid_t b, void (*f)(const char *name, void *userdata), void *userdata);
-/* That connection is gone (NameOwnerChanged); all of them (shutdown). */
-void bus_caller_forget(const char *name);
-void bus_caller_forget_all(void);

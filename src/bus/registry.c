@@ -1,16 +1,111 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* The registry of known sandboxes behind the per-sandbox objects (in the manner of
- * machined's machine.c): keyed by Docker-level name, updated from what the workers
- * saw, announcing what changed. Main thread only. */
+/* The registry of known sandboxes (registry.h). */
 
 #include <errno.h>
 #include <search.h>
 
-#include "bus-sandbox.h"
 #include "bus-signal.h"
-#include "manager.h"
 #include "naming.h"
+#include "registry.h"
+
+/* Properties ------------------------------------------------------------------ */
+
+int sandbox_entry_append_property(sd_bus_message *reply, const SandboxEntry *e, const char *property, bool broadcast) {
+        if (streq(property, "Name"))
+                return sd_bus_message_append(reply, "s", e->display);
+        if (streq(property, "Owner"))
+                return sd_bus_message_append(reply, "u", (uint32_t) e->owner);
+        if (streq(property, "ContainerId"))
+                return sd_bus_message_append(reply, "s", e->container_id ?: "");
+        if (streq(property, "State"))
+                return sd_bus_message_append(reply, "s", sbx_state_to_string(e->state));
+        if (streq(property, "Status"))
+                return sd_bus_message_append(reply, "s", e->status ?: "");
+        if (streq(property, "Image"))
+                return sd_bus_message_append(reply, "s", broadcast ? "" : e->image ?: "");
+        if (streq(property, "Fingerprint"))
+                return sd_bus_message_append(reply, "s", broadcast ? "" : e->fingerprint ?: "");
+        if (streq(property, "Verdict"))
+                return sd_bus_message_append(reply, "s", sbx_verdict_to_string(e->verdict));
+        if (streq(property, "CreatedAt"))
+                return sd_bus_message_append(reply, "t", e->created_us);
+        return -ENOENT;
+}
+
+/* The properties as the vtable of bus-sandbox.c has them: signature, and whether a
+ * change is announced with the value (or only invalidated: spec contents). */
+static const struct {
+        const char *name, *signature;
+        bool invalidates;
+} properties[] = {
+        { "Name", "s", false }, { "Owner", "u", false }, { "ContainerId", "s", false },
+        { "State", "s", false }, { "Status", "s", false }, { "Image", "s", true },
+        { "Fingerprint", "s", true }, { "Verdict", "s", false }, { "CreatedAt", "t", false },
+};
+
+static int append_property(sd_bus_message *m, const SandboxEntry *e, size_t i) {
+        int r;
+
+        if ((r = sd_bus_message_open_container(m, 'e', "sv")) < 0 ||
+            (r = sd_bus_message_append_basic(m, 's', properties[i].name)) < 0 ||
+            (r = sd_bus_message_open_container(m, 'v', properties[i].signature)) < 0 ||
+            (r = sandbox_entry_append_property(m, e, properties[i].name, true)) < 0 ||
+            (r = sd_bus_message_close_container(m)) < 0)
+                return r;
+        return sd_bus_message_close_container(m);
+}
+
+int sandbox_entry_append_interfaces(sd_bus_message *m, const SandboxEntry *e) {
+        static const char *const standard[] = {
+                "org.freedesktop.DBus.Peer", "org.freedesktop.DBus.Introspectable", "org.freedesktop.DBus.Properties",
+        };
+        int r;
+
+        if ((r = sd_bus_message_append(m, "o", e->path)) < 0 || (r = sd_bus_message_open_container(m, 'a', "{sa{sv}}")) < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(standard); i++)
+                if ((r = sd_bus_message_append(m, "{sa{sv}}", standard[i], 0)) < 0)
+                        return r;
+        if ((r = sd_bus_message_open_container(m, 'e', "sa{sv}")) < 0 ||
+            (r = sd_bus_message_append_basic(m, 's', SBX_BUS_SANDBOX_INTERFACE)) < 0 ||
+            (r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0)
+                return r;
+        /* As sd-bus's own: the values of the properties that announce them. */
+        for (size_t i = 0; i < ELEMENTSOF(properties); i++)
+                if (!properties[i].invalidates && (r = append_property(m, e, i)) < 0)
+                        return r;
+        if ((r = sd_bus_message_close_container(m)) < 0 || (r = sd_bus_message_close_container(m)) < 0)
+                return r;
+        return sd_bus_message_close_container(m);
+}
+
+static bool named(const char *const *names, const char *name) {
+        for (; names && *names; names++)
+                if (streq(*names, name))
+                        return true;
+        return false;
+}
+
+int sandbox_entry_append_changed(sd_bus_message *m, const SandboxEntry *e, const char *const *names) {
+        int r;
+
+        if ((r = sd_bus_message_append(m, "s", SBX_BUS_SANDBOX_INTERFACE)) < 0 ||
+            (r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(properties); i++)
+                if (!properties[i].invalidates && named(names, properties[i].name) &&
+                    (r = append_property(m, e, i)) < 0)
+                        return r;
+        if ((r = sd_bus_message_close_container(m)) < 0 || (r = sd_bus_message_open_container(m, 'a', "s")) < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(properties); i++)
+                if (properties[i].invalidates && named(names, properties[i].name) &&
+                    (r = sd_bus_message_append_basic(m, 's', properties[i].name)) < 0)
+                        return r;
+        return sd_bus_message_close_container(m);
+}
+
 
 /* Signals -------------------------------------------------------------------- */
 
@@ -25,7 +120,7 @@ static int append_name_path(sd_bus_message *msg, void *userdata) {
 }
 
 static int append_added(sd_bus_message *msg, void *userdata) {
-        return bus_sandbox_append_interfaces(msg, userdata);
+        return sandbox_entry_append_interfaces(msg, userdata);
 }
 
 static int append_removed(sd_bus_message *msg, void *userdata) {
@@ -42,26 +137,28 @@ typedef struct Changed {
 
 static int append_changed(sd_bus_message *msg, void *userdata) {
         const Changed *c = userdata;
-        return bus_sandbox_append_changed(msg, c->e, c->names);
+        return sandbox_entry_append_changed(msg, c->e, c->names);
 }
 
-static void announce_new(Manager *m, SandboxEntry *e) {
-        bus_signal_send(m, reader(e), BUS_SIGNAL_NO_UID, SBX_BUS_PATH, SBX_BUS_MANAGER_INTERFACE, "SandboxNew",
-                        append_name_path, e);
-        bus_signal_send(m, reader(e), BUS_SIGNAL_NO_UID, SBX_BUS_PATH, "org.freedesktop.DBus.ObjectManager",
-                        "InterfacesAdded", append_added, e);
+static void announce(Registry *reg, const SandboxEntry *e, const char *path, const char *interface,
+                     const char *member, BusSignalAppend append, void *userdata) {
+        bus_signal_send(reg->bus, reg->callers, reader(e), BUS_SIGNAL_NO_UID, path, interface, member, append,
+                        userdata);
 }
 
-static void announce_changed(Manager *m, const SandboxEntry *e, const char *const *names) {
-        bus_signal_send(m, reader(e), BUS_SIGNAL_NO_UID, e->path, "org.freedesktop.DBus.Properties",
-                        "PropertiesChanged", append_changed, &(Changed) { .e = e, .names = names });
+static void announce_new(Registry *reg, SandboxEntry *e) {
+        announce(reg, e, SBX_BUS_PATH, SBX_BUS_MANAGER_INTERFACE, "SandboxNew", append_name_path, e);
+        announce(reg, e, SBX_BUS_PATH, "org.freedesktop.DBus.ObjectManager", "InterfacesAdded", append_added, e);
 }
 
-static void announce_removed(Manager *m, SandboxEntry *e) {
-        bus_signal_send(m, reader(e), BUS_SIGNAL_NO_UID, SBX_BUS_PATH, "org.freedesktop.DBus.ObjectManager",
-                        "InterfacesRemoved", append_removed, e);
-        bus_signal_send(m, reader(e), BUS_SIGNAL_NO_UID, SBX_BUS_PATH, SBX_BUS_MANAGER_INTERFACE, "SandboxRemoved",
-                        append_name_path, e);
+static void announce_changed(Registry *reg, const SandboxEntry *e, const char *const *names) {
+        announce(reg, e, e->path, "org.freedesktop.DBus.Properties", "PropertiesChanged", append_changed,
+                 &(Changed) { .e = e, .names = names });
+}
+
+static void announce_removed(Registry *reg, SandboxEntry *e) {
+        announce(reg, e, SBX_BUS_PATH, "org.freedesktop.DBus.ObjectManager", "InterfacesRemoved", append_removed, e);
+        announce(reg, e, SBX_BUS_PATH, SBX_BUS_MANAGER_INTERFACE, "SandboxRemoved", append_name_path, e);
 }
 
 /* The registry ------------------------------------------------------------------ */
@@ -70,7 +167,7 @@ static int entry_cmp(const void *a, const void *b) {
         return strcmp(((const SandboxEntry *) a)->name, ((const SandboxEntry *) b)->name);
 }
 
-void manager_free_sandbox_entry(void *p) {
+static void entry_free(void *p) {
         SandboxEntry *e = p;
 
         if (!e)
@@ -84,9 +181,13 @@ void manager_free_sandbox_entry(void *p) {
         free(e);
 }
 
-SandboxEntry *manager_get_sandbox(Manager *m, const char *name) {
+int registry_path(const char *name, char **ret) {
+        return sd_bus_path_encode(SBX_BUS_SANDBOX_PREFIX, name, ret);
+}
+
+SandboxEntry *registry_get(Registry *reg, const char *name) {
         SandboxEntry key = { .name = (char *) name };
-        SandboxEntry **found = tfind(&key, &m->sandboxes, entry_cmp);
+        SandboxEntry **found = tfind(&key, &reg->tree, entry_cmp);
 
         return found ? *found : NULL;
 }
@@ -105,8 +206,8 @@ static int set_string(char **field, const char *value) {
         return 1;
 }
 
-int manager_put_sandbox(Manager *m, const SbxSandbox *s) {
-        SandboxEntry *e = manager_get_sandbox(m, s->name);
+int registry_put(Registry *reg, const SbxSandbox *s) {
+        SandboxEntry *e = registry_get(reg, s->name);
         const char *changed[8 + 1];     /* the eight tracked properties and a NULL */
         size_t n = 0;
         bool is_new = !e;
@@ -116,15 +217,15 @@ int manager_put_sandbox(Manager *m, const SbxSandbox *s) {
                 e = calloc(1, sizeof(SandboxEntry));
                 if (!e)
                         return -ENOMEM;
-                e->manager = m;
+                e->registry = reg;
                 e->name = strdup(s->name);
-                if (!e->name || bus_sandbox_path(s->name, &e->path) < 0) {
-                        manager_free_sandbox_entry(e);
+                if (!e->name || registry_path(s->name, &e->path) < 0) {
+                        entry_free(e);
                         return -ENOMEM;
                 }
                 (void) sbx_name_unqualify(e->name, &e->display);
-                if (!tsearch(e, &m->sandboxes, entry_cmp)) {
-                        manager_free_sandbox_entry(e);
+                if (!tsearch(e, &reg->tree, entry_cmp)) {
+                        entry_free(e);
                         return -ENOMEM;
                 }
         }
@@ -161,51 +262,52 @@ int manager_put_sandbox(Manager *m, const SbxSandbox *s) {
         changed[n] = NULL;
 
         if (is_new) {
-                m->registry_seq++;
-                announce_new(m, e);
+                reg->seq++;
+                announce_new(reg, e);
         } else if (n > 0)
-                announce_changed(m, e, changed);
+                announce_changed(reg, e, changed);
         return 0;
 }
 
-void manager_set_sandbox_state(Manager *m, const char *name, SbxState state, const char *status) {
-        SandboxEntry *e = manager_get_sandbox(m, name);
+void registry_set_state(Registry *reg, const char *name, SbxState state, const char *status) {
+        SandboxEntry *e = registry_get(reg, name);
 
         if (!e || (e->state == state && streq_ptr(e->status, status)))
                 return;
         e->state = state;
         if (set_string(&e->status, status) < 0)
                 return;
-        announce_changed(m, e, (const char *const[]) { "State", "Status", NULL });
+        announce_changed(reg, e, (const char *const[]) { "State", "Status", NULL });
 }
 
-void manager_drop_sandbox(Manager *m, const char *name) {
-        SandboxEntry *e = manager_get_sandbox(m, name);
+void registry_drop(Registry *reg, const char *name) {
+        SandboxEntry *e = registry_get(reg, name);
 
         if (!e)
                 return;
-        announce_removed(m, e);
-        tdelete(e, &m->sandboxes, entry_cmp);
-        manager_free_sandbox_entry(e);
-        m->registry_seq++;
+        announce_removed(reg, e);
+        tdelete(e, &reg->tree, entry_cmp);
+        entry_free(e);
+        reg->seq++;
 }
 
-static void (*walk_fn)(SandboxEntry *e, void *userdata);
-static void *walk_userdata;
+typedef struct Walk {
+        void (*f)(SandboxEntry *e, void *userdata);
+        void *userdata;
+} Walk;
 
-static void walk_action(const void *node, VISIT which, int depth) {
+static void walk_action(const void *node, VISIT which, void *closure) {
+        const Walk *w = closure;
+
         if (which == postorder || which == leaf)
-                walk_fn(*(SandboxEntry *const *) node, walk_userdata);
+                w->f(*(SandboxEntry *const *) node, w->userdata);
 }
 
-void manager_foreach_sandbox(Manager *m, void (*f)(SandboxEntry *e, void *userdata), void *userdata) {
-        /* twalk() has no userdata; this runs on the main thread only. */
-        walk_fn = f;
-        walk_userdata = userdata;
-        twalk(m->sandboxes, walk_action);
-        walk_fn = NULL;
-        walk_userdata = NULL;
+void registry_foreach(Registry *reg, void (*f)(SandboxEntry *e, void *userdata), void *userdata) {
+        twalk_r(reg->tree, walk_action, &(Walk) { .f = f, .userdata = userdata });
 }
 
-/* Audit --------------------------------------------------------------------- */
-
+void registry_clear(Registry *reg) {
+        tdestroy(reg->tree, entry_free);
+        reg->tree = NULL;
+}

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <errno.h>
+#include <stdarg.h>
+
+#include "bus-inspection.h"
+#include "busstr.h"
+
+static int append_entry(sd_bus_message *r, const char *key, const char *sig, ...) {
+        va_list ap;
+        int k;
+
+        if ((k = sd_bus_message_open_container(r, 'e', "sv")) < 0 ||
+            (k = sd_bus_message_append_basic(r, 's', key)) < 0 ||
+            (k = sd_bus_message_open_container(r, 'v', sig)) < 0)
+                return k;
+        va_start(ap, sig);
+        k = sd_bus_message_appendv(r, sig, ap);
+        va_end(ap);
+        if (k < 0 || (k = sd_bus_message_close_container(r)) < 0)
+                return k;
+        return sd_bus_message_close_container(r);
+}
+
+static int open_entry(sd_bus_message *r, const char *key, const char *sig) {
+        int k;
+
+        if ((k = sd_bus_message_open_container(r, 'e', "sv")) < 0 ||
+            (k = sd_bus_message_append_basic(r, 's', key)) < 0 ||
+            (k = sd_bus_message_open_container(r, 'v', sig)) < 0)
+                return k;
+        return sd_bus_message_open_container(r, 'a', sig + 1);
+}
+
+static int close_entry(sd_bus_message *r) {
+        int k;
+
+        if ((k = sd_bus_message_close_container(r)) < 0 || (k = sd_bus_message_close_container(r)) < 0)
+                return k;
+        return sd_bus_message_close_container(r);
+}
+
+/* Strings sd-bus cannot carry (Unicode noncharacters, which Docker and xagent
+ * accept) never make an inspection fail: when any string of a key's value cannot
+ * be sent as it is, every string of that key is sent escaped
+ * (sbx_bus_string_escape()) and the key is listed in "escaped". */
+typedef struct Inspection {
+        sd_bus_message *r;
+        bool escape;            /* the strings of the key being written */
+        const char *escaped[16];   /* at most the 13 keys holding Docker's strings */
+        size_t n_escaped;
+} Inspection;
+
+static void begin_key(Inspection *in, const char *key, bool ok) {
+        in->escape = !ok;
+        if (!ok && in->n_escaped < ELEMENTSOF(in->escaped))
+                in->escaped[in->n_escaped++] = key;
+}
+
+static int put_str(Inspection *in, const char *s) {
+        _cleanup_free_ char *e = NULL;
+        int k;
+
+        if (!in->escape)
+                return sd_bus_message_append_basic(in->r, 's', s);
+        if ((k = sbx_bus_string_escape(s, &e)) < 0)
+                return k;
+        return sd_bus_message_append_basic(in->r, 's', e);
+}
+
+static int append_string(Inspection *in, const char *key, const char *s) {
+        int k;
+
+        begin_key(in, key, sbx_bus_string_ok(s));
+        if ((k = sd_bus_message_open_container(in->r, 'e', "sv")) < 0 ||
+            (k = sd_bus_message_append_basic(in->r, 's', key)) < 0 ||
+            (k = sd_bus_message_open_container(in->r, 'v', "s")) < 0 ||
+            (k = put_str(in, s)) < 0 ||
+            (k = sd_bus_message_close_container(in->r)) < 0)
+                return k;
+        return sd_bus_message_close_container(in->r);
+}
+
+static bool pairs_ok(const SbxEnvVar *v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (!sbx_bus_string_ok(v[i].key) || !sbx_bus_string_ok(v[i].value))
+                        return false;
+        return true;
+}
+
+static int append_pairs(Inspection *in, const char *key, const SbxEnvVar *v, size_t n) {
+        int k = open_entry(in->r, key, "a{ss}");
+
+        begin_key(in, key, pairs_ok(v, n));
+        for (size_t i = 0; k >= 0 && i < n; i++)
+                if ((k = sd_bus_message_open_container(in->r, 'e', "ss")) >= 0 && (k = put_str(in, v[i].key)) >= 0 &&
+                    (k = put_str(in, v[i].value)) >= 0)
+                        k = sd_bus_message_close_container(in->r);
+        return k < 0 ? k : close_entry(in->r);
+}
+
+static bool volumes_ok(const SbxObserved *o) {
+        for (size_t i = 0; i < o->n_volumes; i++)
+                if (!sbx_bus_string_ok(o->volumes[i].host) || !sbx_bus_string_ok(o->volumes[i].guest) ||
+                    !sbx_bus_string_ok(o->volumes[i].mode))
+                        return false;
+        return true;
+}
+
+static int append_volumes(Inspection *in, const SbxObserved *o) {
+        int k = open_entry(in->r, "volumes", "a(sss)");
+
+        begin_key(in, "volumes", volumes_ok(o));
+        for (size_t i = 0; k >= 0 && i < o->n_volumes; i++)
+                if ((k = sd_bus_message_open_container(in->r, 'r', "sss")) >= 0 &&
+                    (k = put_str(in, o->volumes[i].host)) >= 0 && (k = put_str(in, o->volumes[i].guest)) >= 0 &&
+                    (k = put_str(in, o->volumes[i].mode)) >= 0)
+                        k = sd_bus_message_close_container(in->r);
+        return k < 0 ? k : close_entry(in->r);
+}
+
+static int append_networks(Inspection *in, const SbxObserved *o) {
+        int k = open_entry(in->r, "networks", "as");
+        bool ok = true;
+
+        for (size_t i = 0; i < o->n_runtime_networks; i++)
+                ok = ok && sbx_bus_string_ok(o->runtime_networks[i]);
+        begin_key(in, "networks", ok);
+        for (size_t i = 0; k >= 0 && i < o->n_runtime_networks; i++)
+                k = put_str(in, o->runtime_networks[i]);
+        return k < 0 ? k : close_entry(in->r);
+}
+
+static int append_ports(sd_bus_message *r, const SbxObserved *o) {
+        int k = open_entry(r, "ports", "a(qq)");
+
+        for (size_t i = 0; k >= 0 && i < o->n_ports; i++)
+                k = sd_bus_message_append(r, "(qq)", (uint16_t) o->ports[i].host, (uint16_t) o->ports[i].guest);
+        return k < 0 ? k : close_entry(r);
+}
+
+/* What Docker bound: host port 0 shows the port it chose. Host addresses are IP
+ * literals Docker parsed; anything else is left out rather than sent. */
+static int append_bound_ports(sd_bus_message *r, const SbxObserved *o) {
+        int k = open_entry(r, "bound_ports", "a(sqq)");
+
+        for (size_t i = 0; k >= 0 && i < o->n_bound_ports; i++) {
+                const SbxBoundPort *b = &o->bound_ports[i];
+
+                if (strspn(b->host_ip, "0123456789abcdefABCDEF.:") != strlen(b->host_ip))
+                        continue;
+                k = sd_bus_message_append(r, "(sqq)", b->host_ip, (uint16_t) b->host, (uint16_t) b->guest);
+        }
+        return k < 0 ? k : close_entry(r);
+}
+
+int bus_append_usage(sd_bus_message *reply, const SbxUsage *u) {
+        int k;
+
+        if ((k = sd_bus_message_open_container(reply, 'a', "{sv}")) < 0 ||
+            (k = sd_bus_message_append(reply, "{sv}", "cpu_usage_ns", "t", u->cpu_usage_ns)) < 0 ||
+            (k = sd_bus_message_append(reply, "{sv}", "memory_bytes", "t", u->memory_bytes)) < 0 ||
+            (k = sd_bus_message_append(reply, "{sv}", "memory_limit_bytes", "t", u->memory_limit_bytes)) < 0 ||
+            (k = sd_bus_message_append(reply, "{sv}", "pids", "t", u->pids)) < 0)
+                return k;
+        if (u->has_net &&
+            ((k = sd_bus_message_append(reply, "{sv}", "net_rx_bytes", "t", u->net_rx_bytes)) < 0 ||
+             (k = sd_bus_message_append(reply, "{sv}", "net_tx_bytes", "t", u->net_tx_bytes)) < 0))
+                return k;
+        return sd_bus_message_close_container(reply);
+}
+
+/* The strings Docker reports, each possibly escaped. */
+static int append_docker_strings(Inspection *in, const SbxSandbox *s) {
+        const SbxObserved *o = s->observed;
+        int k;
+
+        if ((k = append_string(in, "status", s->status)) < 0 ||
+            (k = append_string(in, "container_id", s->container_id)) < 0 ||
+            (k = append_string(in, "image_ref", o->image_ref ?: "")) < 0 ||
+            (k = append_string(in, "image_id", o->image_digest ?: "")) < 0 ||
+            (k = append_pairs(in, "env", o->env, o->n_env)) < 0 ||
+            (k = append_volumes(in, o)) < 0 ||
+            (k = append_networks(in, o)) < 0 ||
+            (k = append_pairs(in, "labels", o->labels, o->n_labels)) < 0 ||
+            (k = append_string(in, "created_at", o->created_at ?: "")) < 0 ||
+            (k = append_string(in, "working_dir", o->working_dir ?: "")) < 0 ||
+            (k = append_string(in, "fingerprint_label", o->fingerprint_label ?: "")) < 0 ||
+            (k = append_string(in, "version_label", o->version_label ?: "")) < 0)
+                return k;
+        return append_string(in, "user", o->user ?: "");
+}
+
+int bus_append_inspection(sd_bus_message *r, const SbxSandbox *s) {
+        const SbxObserved *o = s->observed;
+        Inspection in = { .r = r };
+        int k;
+
+        if ((k = sd_bus_message_open_container(r, 'a', "{sv}")) < 0 ||
+            (k = append_entry(r, "state", "s", sbx_state_to_string(s->state))) < 0 ||
+            (k = append_entry(r, "nano_cpus", "t", (uint64_t) (o->has_raw_nano_cpus ? o->raw_nano_cpus : 0))) < 0 ||
+            (k = append_entry(r, "memory_bytes", "t",
+                              (uint64_t) (o->has_raw_memory_bytes ? o->raw_memory_bytes : 0))) < 0 ||
+            (k = append_ports(r, o)) < 0 ||
+            (k = append_bound_ports(r, o)) < 0 ||
+            (k = append_entry(r, "network_isolated", "b", (int) o->network_isolated)) < 0 ||
+            (k = append_entry(r, "owner", "u", (uint32_t) s->owner)) < 0 ||
+            (k = append_entry(r, "hardened", "b", (int) s->hardened)) < 0 ||
+            (k = append_entry(r, "verdict", "s", sbx_verdict_to_string(s->verdict))) < 0 ||
+            (k = append_docker_strings(&in, s)) < 0 ||
+            (k = open_entry(r, "escaped", "as")) < 0)
+                return k;
+        for (size_t i = 0; k >= 0 && i < in.n_escaped; i++)
+                k = sd_bus_message_append_basic(r, 's', in.escaped[i]);
+        if (k < 0 || (k = close_entry(r)) < 0)
+                return k;
+        return sd_bus_message_close_container(r);
+}

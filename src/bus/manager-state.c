@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <errno.h>
+#include <search.h>
+#include <stdlib.h>
+
+#include "log.h"
+#include "manager-state.h"
+
+int manager_arm_idle(Manager *m) {
+        int r;
+
+        if (m->idle_timeout_s == 0 || m->releasing || !m->idle_source)
+                return 0;
+        r = sd_event_source_set_time_relative(m->idle_source, (uint64_t) m->idle_timeout_s * 1000000);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->idle_source, SD_EVENT_ONESHOT);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot arm the idle exit (%m); it is tried again when the next call ends");
+                (void) sd_event_source_set_enabled(m->idle_source, SD_EVENT_OFF);
+        }
+        return r;
+}
+
+typedef struct UserShare {
+        uid_t uid;
+        unsigned n;                     /* state changes in flight */
+        unsigned reads;                 /* reads in flight */
+} UserShare;
+
+static int share_cmp(const void *a, const void *b) {
+        uid_t x = ((const UserShare *) a)->uid, y = ((const UserShare *) b)->uid;
+        return x < y ? -1 : x > y;
+}
+
+int manager_busy_as(Manager *m, uid_t uid, bool read) {
+        UserShare key = { .uid = uid }, *share, **found = tfind(&key, &m->busy_by_uid, share_cmp);
+        unsigned *n;
+        int64_t max;
+        int r;
+
+        if (found)
+                share = *found;
+        else {
+                share = calloc(1, sizeof(UserShare));
+                if (!share)
+                        return -ENOMEM;
+                share->uid = uid;
+                if (!tsearch(share, &m->busy_by_uid, share_cmp)) {
+                        free(share);
+                        return -ENOMEM;
+                }
+        }
+        n = read ? &share->reads : &share->n;
+        max = read ? m->policy->max_reads_per_user : m->policy->max_operations_per_user;
+        if (uid != 0 && *n >= (uint64_t) max) {
+                if (share->n == 0 && share->reads == 0) {
+                        tdelete(share, &m->busy_by_uid, share_cmp);
+                        free(share);
+                }
+                return -EBUSY;
+        }
+        (*n)++;
+        m->n_busy++;
+        if (m->idle_source && (r = sd_event_source_set_enabled(m->idle_source, SD_EVENT_OFF)) < 0)
+                log_warning_errno(r, "Cannot hold off the idle exit: %m");
+        return 0;
+}
+
+int manager_busy(Manager *m, uid_t uid) {
+        return manager_busy_as(m, uid, false);
+}
+
+void manager_idle_as(Manager *m, uid_t uid, bool read) {
+        UserShare key = { .uid = uid }, **found = tfind(&key, &m->busy_by_uid, share_cmp);
+
+        if (found) {
+                UserShare *share = *found;
+                unsigned *n = read ? &share->reads : &share->n;
+
+                if (*n > 0)
+                        (*n)--;
+                if (share->n == 0 && share->reads == 0) {
+                        tdelete(share, &m->busy_by_uid, share_cmp);
+                        free(share);
+                }
+        }
+        if (--m->n_busy > 0)
+                return;
+        if (m->name_released || m->terminating)
+                sd_event_exit(m->event, 0);
+        else
+                (void) manager_arm_idle(m);
+}
+
+void manager_idle(Manager *m, uid_t uid) {
+        manager_idle_as(m, uid, false);
+}
+
+SbxPolicy *manager_policy_ref(Manager *m) {
+        SbxPolicy *p;
+
+        pthread_mutex_lock(&m->policy_lock);
+        p = sbx_policy_ref(m->policy);
+        pthread_mutex_unlock(&m->policy_lock);
+        return p;
+}

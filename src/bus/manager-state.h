@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The daemon's state on the main thread, owned by the Manager: the bus, the worker
+ * pools, the host policy, the state-only parts (registry.h, callers.h, exec-slots.h,
+ * auth-cache.h) and the bookkeeping of operations in flight for each caller's share
+ * and the idle exit. Every file of src/bus above it takes the Manager from here;
+ * manager.h builds and runs it. sd-bus objects and this state are touched only on
+ * the main thread. */
+
+#include <pthread.h>
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "auth-cache.h"
+#include "bus-names.h"
+#include "callers.h"
+#include "exec-slots.h"
+#include "keyed-lock.h"
+#include "lifecycle.h"
+#include "policy.h"
+#include "registry.h"
+#include "worker-pool.h"
+
+#define SBX_WORKERS 16U
+#define SBX_READ_WORKERS 8U
+/* Read workers one caller may hold at once: half of them, so that another caller's
+ * read never waits behind one user's slow ones (usage: about 1 s each in Docker). */
+#define SBX_READ_WORKERS_PER_USER (SBX_READ_WORKERS / 2U)
+#define SBX_MAX_QUEUED 128U
+
+typedef struct Manager {
+        sd_event *event;
+        sd_bus *bus;
+        SbxWorkerPool *pool;            /* state changes */
+        SbxWorkerPool *read_pool;       /* reads: never behind another caller's slow change */
+        SbxKeyedLockRegistry *locks;
+        SbxPolicy *policy;              /* main thread; workers take a reference per job */
+        pthread_mutex_t policy_lock;    /* guards swapping it (SIGHUP) against workers' refs */
+        char *config_path;
+        char *state_dir;
+        char *docker_host;
+        char *init_dir;
+        char *docker_socket;
+        SbxStore *startup_store;        /* opened (and checked) by manager_new(), closed once read */
+        SbxError store_error;           /* the store could not be opened: every call gets this
+                                         * (StoreUnavailable), nothing touches Docker */
+        char *service_id;               /* sbx_lifecycle_service_id() of the state directory */
+        char *docker_api_version;
+
+        Registry registry;              /* the sandboxes behind the objects (registry.h) */
+        CallerCache callers;            /* who called, by connection (callers.h) */
+        ExecSlots execs;                /* exec slots, capture budget, exec objects (exec-slots.h) */
+        uint64_t reconcile_mark;        /* counts reconciliations applied to the objects */
+        struct ManagerEvents *events;   /* Docker's event stream (events.h) */
+        SbxVerdictCache *judgements;    /* what inspects told, for lists (verdict-cache.h) */
+        bool reconciling;               /* a reconciliation job is queued or running */
+        sd_event_source *retry_source;  /* the next reconciliation while Docker failed */
+        unsigned reconcile_again;       /* … and another was asked for meanwhile */
+        bool execs_swept;               /* a dead instance's execs killed (exec.h), or on the way */
+        AuthCache *auth_cache;          /* polkit's recent answers (auth-cache.h) */
+
+        /* Reads wait here for a read worker, in arrival order; one caller holds at most
+         * SBX_READ_WORKERS_PER_USER of them (operation.c). */
+        struct Operation *reads_waiting, **reads_waiting_tail;
+        unsigned n_reads_waiting, n_reads_running;
+        struct { uid_t uid; unsigned n; } reads_running_by[SBX_READ_WORKERS];
+
+        unsigned n_busy;                /* operations between their call and their reply */
+        void *busy_by_uid;              /* tsearch() tree: operations in flight per caller */
+        unsigned idle_timeout_s;
+        sd_event_source *idle_source;
+        bool releasing;                 /* idle exit: the name is being given up */
+        bool name_released;             /* … and is gone: exit once nothing is busy */
+        bool terminating;               /* SIGTERM: nothing starts, exit once nothing is busy */
+} Manager;
+
+/* A reference to the policy in force, for a worker's job. */
+SbxPolicy *manager_policy_ref(Manager *m);
+
+/* Operation bookkeeping, for the idle exit and each caller's shares: busy refuses
+ * (-EBUSY) a caller with max_operations_per_user state changes (read: with
+ * max_reads_per_user reads) in flight already (root excepted); every successful busy
+ * is paired with one idle of the same kind. The shares are apart: a caller's read
+ * storm never refuses its own state changes. The last idle ends the loop once the
+ * name is released or SIGTERM came, and re-arms the idle exit otherwise. */
+int manager_busy_as(Manager *m, uid_t uid, bool read);
+void manager_idle_as(Manager *m, uid_t uid, bool read);
+/* A state change's (manager_busy_as(m, uid, false)). */
+int manager_busy(Manager *m, uid_t uid);
+void manager_idle(Manager *m, uid_t uid);
+
+/* Counts the idle exit's timeout from now (manager.c made its source with the name):
+ * a source that cannot be armed is logged and left off, so it never fires at a
+ * stale time; the next call that ends tries again. Returns 0 or the errno. */
+int manager_arm_idle(Manager *m);

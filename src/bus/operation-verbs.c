@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include "bus-inspection.h"
+#include "bus-polkit.h"
+#include "naming.h"
+#include "operation-verbs.h"
+#include "owner-info.h"
+#include "verdict.h"
+
+const char *operation_target(const Operation *o) {
+        return o->display ?: o->snapshot_display ?: "-";
+}
+
+/* Worker side ------------------------------------------------------------- */
+
+static int run_create(Operation *o, SbxLifecycle *l) {
+        SbxOwnerInfo info;
+        int r = sbx_owner_info_lookup(o->uid, &info, &o->error);
+
+        if (r < 0)
+                return r;
+        return sbx_lifecycle_create(l, o->name, o->spec, &info.owner, &o->sandbox, &o->error);
+}
+
+static int run_ensure(Operation *o, SbxLifecycle *l) {
+        SbxOwnerInfo info;
+        int r = sbx_owner_info_lookup(o->uid, &info, &o->error);
+
+        if (r < 0)
+                return r;
+        return sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
+                                    &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s },
+                                    &o->sandbox, &o->outcome, &o->error);
+}
+
+static int run_inspect(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_inspect(l, o->name, &o->sandbox, &o->error);
+}
+
+static int run_verify(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_verify(l, o->name, o->spec, &o->verdict, &o->fields, &o->error);
+}
+
+static int run_start(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_start(l, o->name, &o->error);
+}
+
+static int run_stop(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_stop(l, o->name, o->timeout_s, &o->error);
+}
+
+static int run_delete(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_delete(l, o->name, &o->error);
+}
+
+static int run_snapshot(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_snapshot(l, o->name, o->snapshot_id, &o->image_id, &o->error);
+}
+
+static int run_delete_snapshot(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_delete_snapshot(l, o->snapshot_id, &o->error);
+}
+
+static int run_list(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_list(l, o->all ? SBX_STORE_ANY_OWNER : o->uid, &o->list, &o->n_list, &o->error);
+}
+
+static int run_list_snapshots(Operation *o, SbxLifecycle *l) {
+        return sbx_store_list_snapshots(l->store, o->all ? SBX_STORE_ANY_OWNER : o->uid, &o->snapshots, &o->error);
+}
+
+/* Processes run as the sandbox's owner: a sandbox nobody owns runs nothing. */
+static int check_owned(Operation *o) {
+        if (!o->owner_valid)
+                return sbx_error_set(&o->error, SBX_ERROR_ACCESS_DENIED,
+                                     "Sandbox '%s' has no valid owner label; nothing can run in it", o->display);
+        return 0;
+}
+
+static SbxExecRequest exec_request(Operation *o) {
+        return (SbxExecRequest) {
+                .argv = o->argv, .env = o->exec.env, .working_dir = o->exec.working_dir, .tty = o->exec.tty,
+                .rows = o->exec.rows, .cols = o->exec.cols,
+        };
+}
+
+static int run_exec(Operation *o, SbxLifecycle *l) {
+        SbxExecRequest req = exec_request(o);
+        int r = check_owned(o);
+
+        return r < 0 ? r : sbx_lifecycle_exec_capture(l, o->name, &req, o->exec.stdin_data,
+                                                      o->exec.stdin_size, o->exec.timeout_s, o->exec.output_limit,
+                                                      &o->exec_result, &o->error);
+}
+
+static int run_start_exec(Operation *o, SbxLifecycle *l) {
+        SbxExecRequest req = exec_request(o);
+        int r = check_owned(o);
+
+        return r < 0 ? r : sbx_lifecycle_exec_start(l, o->name, &req, &o->exec_process, &o->error);
+}
+
+static int run_usage(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_usage(l, o->name, &o->usage, &o->error);
+}
+
+static int run_copy_to(Operation *o, SbxLifecycle *l) {
+        int r = check_owned(o);
+
+        return r < 0 ? r : sbx_lifecycle_copy_to(l, o->name, o->guest_path, o->fds[0], &o->error);
+}
+
+static int run_copy_from(Operation *o, SbxLifecycle *l) {
+        int r = check_owned(o);
+
+        return r < 0 ? r : sbx_lifecycle_copy_from(l, o->name, o->guest_path, o->fds[0], &o->error);
+}
+
+/* Main thread: replies ---------------------------------------------------- */
+
+static int reply_create(Operation *o, sd_bus_message *reply) {
+        const SandboxEntry *e;
+        int r;
+
+        if ((r = registry_put(&o->m->registry, o->sandbox)) < 0)
+                return r;
+        e = registry_get(&o->m->registry, o->name);
+        return sd_bus_message_append(reply, "os", e->path, o->sandbox->fingerprint);
+}
+
+static int reply_ensure(Operation *o, sd_bus_message *reply) {
+        int r = reply_create(o, reply);
+
+        return r < 0 ? r : sd_bus_message_append(reply, "s", sbx_ensure_outcome_to_string(o->outcome));
+}
+
+static int reply_get(Operation *o, sd_bus_message *reply) {
+        int r = registry_put(&o->m->registry, o->sandbox);
+
+        return r < 0 ? r : sd_bus_message_append(reply, "o", registry_get(&o->m->registry, o->name)->path);
+}
+
+static int reply_inspect(Operation *o, sd_bus_message *reply) {
+        int r = registry_put(&o->m->registry, o->sandbox);
+
+        return r < 0 ? r : bus_append_inspection(reply, o->sandbox);
+}
+
+static int reply_verify(Operation *o, sd_bus_message *reply) {
+        const char *names[SBX_SPEC_FIELD_COUNT + 1];
+        int r = sd_bus_message_append(reply, "s", sbx_verdict_to_string(o->verdict));
+
+        sbx_spec_fields_to_names(o->fields, names);
+        return r < 0 ? r : sd_bus_message_append_strv(reply, (char **) names);
+}
+
+static int reply_start(Operation *o, sd_bus_message *reply) {
+        registry_set_state(&o->m->registry, o->name, SBX_STATE_RUNNING, "running");
+        return 0;
+}
+
+static int reply_stop(Operation *o, sd_bus_message *reply) {
+        registry_set_state(&o->m->registry, o->name, SBX_STATE_STOPPED, "exited");
+        return 0;
+}
+
+static int reply_delete(Operation *o, sd_bus_message *reply) {
+        registry_drop(&o->m->registry, o->name);
+        return 0;
+}
+
+static int reply_snapshot(Operation *o, sd_bus_message *reply) {
+        return sd_bus_message_append(reply, "s", o->image_id);
+}
+
+static int reply_delete_snapshot(Operation *o, sd_bus_message *reply) {
+        return 0;
+}
+
+static int reply_list(Operation *o, sd_bus_message *reply) {
+        int r = sd_bus_message_open_container(reply, 'a', "(ssuso)");
+
+        for (size_t i = 0; r >= 0 && i < o->n_list; i++) {
+                const SbxSandbox *s = o->list[i];
+                const SandboxEntry *e;
+
+                if ((r = registry_put(&o->m->registry, s)) < 0)
+                        break;
+                e = registry_get(&o->m->registry, s->name);
+                if (!(o->all || (s->owner_valid && s->owner == o->uid)))
+                        continue;
+                r = sd_bus_message_append(reply, "(ssuso)", e->display, sbx_state_to_string(s->state),
+                                          (uint32_t) s->owner, sbx_verdict_to_string(s->verdict), e->path);
+        }
+        return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
+static int reply_list_snapshots(Operation *o, sd_bus_message *reply) {
+        int r = sd_bus_message_open_container(reply, 'a', "(sssut)");
+
+        for (SbxSnapshotRow **s = o->snapshots; r >= 0 && s && *s; s++) {
+                const char *id, *source = "";
+
+                (void) sbx_name_unqualify((*s)->id, &id);
+                if ((*s)->source_sandbox)
+                        (void) sbx_name_unqualify((*s)->source_sandbox, &source);
+                r = sd_bus_message_append(reply, "(sssut)", id, source, (*s)->image_id, (uint32_t) (*s)->owner_uid,
+                                          (uint64_t) (*s)->created_us);
+        }
+        return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
+static int reply_exec(Operation *o, sd_bus_message *reply) {
+        const SbxExecResult *x = &o->exec_result;
+        int r = sd_bus_message_append(reply, "i", (int32_t) x->exit_status);
+
+        if (r >= 0)
+                r = sd_bus_message_append_array(reply, 'y', x->out ?: "", x->out_size);
+        if (r >= 0)
+                r = sd_bus_message_append_array(reply, 'y', x->err ?: "", x->err_size);
+        return r < 0 ? r : sd_bus_message_append(reply, "b", x->truncated);
+}
+
+/* The exec object (made by the interface that took the call: bus-exec.h) takes over
+ * the process, the descriptors and the slot. */
+static int reply_start_exec(Operation *o, sd_bus_message *reply) {
+        const char *path;
+        int r;
+
+        r = o->publish_exec(o->m, TAKE_PTR(o->exec_process), &(ExecStartArgs) {
+                .sandbox = o->display, .owner = o->owner, .caller = o->uid,
+                .caller_name = sd_bus_message_get_sender(o->call), .timeout_s = o->exec.timeout_s,
+                .fds = { TAKE_FD(o->fds[0]), TAKE_FD(o->fds[1]), TAKE_FD(o->fds[2]) },
+        }, &path);
+        o->exec_slot = false;
+        return r < 0 ? r : sd_bus_message_append(reply, "o", path);
+}
+
+static int reply_usage(Operation *o, sd_bus_message *reply) {
+        return bus_append_usage(reply, &o->usage);
+}
+
+static int reply_none(Operation *o, sd_bus_message *reply) {
+        return 0;
+}
+
+#define A_INSPECT SBX_POLKIT_ACTION_INSPECT
+#define A_CREATE  SBX_POLKIT_ACTION_CREATE
+#define A_MANAGE  SBX_POLKIT_ACTION_MANAGE
+#define A_EXEC    SBX_POLKIT_ACTION_EXEC
+#define A_EXEC_OTHERS SBX_POLKIT_ACTION_EXEC_OTHERS
+
+const VerbInfo operation_verbs[_VERB_MAX] = {
+        [VERB_CREATE]          = { "create",          A_CREATE,  true,  false, run_create,          reply_create          },
+        [VERB_GET]             = { "get",             A_INSPECT, false, false, run_inspect,         reply_get             },
+        [VERB_INSPECT]         = { "inspect",         A_INSPECT, false, false, run_inspect,         reply_inspect         },
+        [VERB_VERIFY]          = { "verify",          A_INSPECT, false, false, run_verify,          reply_verify          },
+        [VERB_START]           = { "start",           A_MANAGE,  true,  false, run_start,           reply_start           },
+        [VERB_STOP]            = { "stop",            A_MANAGE,  true,  false, run_stop,            reply_stop            },
+        [VERB_DELETE]          = { "delete",          A_MANAGE,  true,  false, run_delete,          reply_delete          },
+        [VERB_SNAPSHOT]        = { "snapshot",        A_MANAGE,  true,  false, run_snapshot,        reply_snapshot        },
+        [VERB_DELETE_SNAPSHOT] = { "delete-snapshot", A_MANAGE,  true,  false, run_delete_snapshot, reply_delete_snapshot },
+        [VERB_LIST]            = { "list",            A_INSPECT, false, true,  run_list,            reply_list            },
+        [VERB_LIST_SNAPSHOTS]  = { "list-snapshots",  A_INSPECT, false, true,  run_list_snapshots,  reply_list_snapshots  },
+        [VERB_EXEC]            = { "exec",            A_EXEC,    true,  false, run_exec,            reply_exec,       A_EXEC_OTHERS, true,  false },
+        [VERB_START_EXEC]      = { "start-exec",      A_EXEC,    true,  false, run_start_exec,      reply_start_exec, A_EXEC_OTHERS, true,  true  },
+        [VERB_USAGE]           = { "usage",           A_EXEC,    false, false, run_usage,           reply_usage,      A_EXEC_OTHERS, false, false },
+        [VERB_COPY_TO]         = { "copy-to",         A_EXEC,    true,  false, run_copy_to,         reply_none,       A_EXEC_OTHERS, true,  true  },
+        [VERB_COPY_FROM]       = { "copy-from",       A_EXEC,    true,  false, run_copy_from,       reply_none,       A_EXEC_OTHERS, true,  true  },
+        /* creates or starts the caller's own; replacing it (recreate) also needs manage */
+        [VERB_ENSURE]          = { "ensure",          A_CREATE,  true,  false, run_ensure,          reply_ensure          },
+};

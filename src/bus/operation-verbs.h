@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The verbs of the bus API and their arguments (operation.h takes them), and, for
+ * operation.c alone, the operation as it goes from call to reply and the table of
+ * what each verb is: how it is authorized, what it does on a worker and how its
+ * reply is made on the main thread (operation-verbs.c). */
+
+#include <systemd/sd-bus.h>
+
+#include "bus-spec.h"
+#include "exec.h"
+#include "manager-state.h"
+#include "operation-state.h"
+#include "spec.h"
+
+typedef enum Verb {
+        VERB_CREATE,
+        VERB_GET,
+        VERB_INSPECT,
+        VERB_VERIFY,
+        VERB_START,
+        VERB_STOP,
+        VERB_DELETE,
+        VERB_SNAPSHOT,
+        VERB_DELETE_SNAPSHOT,
+        VERB_LIST,
+        VERB_LIST_SNAPSHOTS,
+        VERB_EXEC,
+        VERB_START_EXEC,
+        VERB_USAGE,
+        VERB_COPY_TO,
+        VERB_COPY_FROM,
+        VERB_ENSURE,
+        _VERB_MAX,
+} Verb;
+
+/* A streaming exec's object (bus-exec.h): made by the interface that took the call,
+ * once the process runs. */
+typedef struct ExecStartArgs {
+        const char *sandbox;
+        uid_t owner;                    /* the sandbox's */
+        uid_t caller;
+        const char *caller_name;        /* unique bus name */
+        unsigned timeout_s;             /* 0 = none */
+        int fds[3];                     /* taken over */
+} ExecStartArgs;
+
+/* Publishes the exec; takes over process, the fds and the exec slot (also on
+ * failure). The object's path in *ret_path (owned by the object). */
+typedef int (*OperationPublishExec)(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const char **ret_path);
+
+typedef struct OperationArgs {
+        const char *name;               /* a sandbox name in the caller's own namespace, or */
+        const SandboxEntry *object;     /* the sandbox of a per-sandbox object (its owner's) */
+        const char *snapshot_id;        /* in the caller's own namespace */
+        SbxSpec *spec;                  /* taken over, also on failure; finalized */
+        char **argv;                    /* exec: taken over, also on failure */
+        SbxExecOptions *exec;           /* exec: its contents taken over, also on failure */
+        int fds[3];                     /* StartExec (stdin, stdout, stderr), copies (the tar in
+                                         * fds[0]): taken over, also on failure */
+        const char *guest_path;         /* copies */
+        unsigned timeout_s;             /* stop; ensure: the stop before a recreate */
+        bool recreate;                  /* ensure: on a mismatch, replace it */
+        OperationPublishExec publish_exec; /* StartExec */
+} OperationArgs;
+
+/* Arguments with no descriptors (the other verbs leave fds alone, zeroed or not). */
+#define OPERATION_ARGS_INIT(...) ((OperationArgs) { .fds = { -1, -1, -1 }, __VA_ARGS__ })
+
+typedef struct Operation Operation;
+
+/* One row per verb: how it is authorized, where it runs, what it does on a worker
+ * and how its reply is made on the main thread. */
+typedef struct VerbInfo {
+        const char *name;               /* in audit records and polkit's details */
+        const char *own_action;         /* on the caller's own objects; others' need manage-others */
+        bool changes;                   /* a state change: audited */
+        bool lists;                     /* everyone's objects for holders of manage-others */
+        int (*run)(Operation *o, SbxLifecycle *l);
+        int (*reply)(Operation *o, sd_bus_message *reply);
+        const char *others_action;      /* for another uid's objects, if not manage-others */
+        bool exec;                      /* runs a process in the sandbox: holds an exec slot */
+        bool fds;                       /* takes descriptors */
+} VerbInfo;
+
+struct Operation {
+        Manager *m;
+        sd_bus_message *call;
+        Verb verb;
+        bool read;                      /* counted in the caller's read share, run by a read worker */
+        bool on_read_worker;            /* holds one of the read workers */
+        Operation *next_read;           /* waiting for a read worker: the next one */
+        OperationState state;
+        uid_t uid;                      /* the caller */
+        uid_t owner;                    /* whose object: the caller's namespace, or the object's owner */
+        bool owner_valid;
+        char *name;                     /* the Docker-level sandbox name (naming.h) */
+        char *snapshot_id;              /* the Docker-level snapshot id (the caller's) */
+        const char *display;            /* name as its owner calls it (points into it), or NULL */
+        const char *snapshot_display;   /* … snapshot_id's */
+        SbxSpec *spec;
+        unsigned timeout_s;
+        bool recreate;
+        bool widened;                   /* lists: manage-others was asked about */
+        bool all;                       /* lists: everyone's objects */
+        const char *action;             /* the polkit action asked about */
+        const char *then_action;        /* asked next, once action is allowed (or NULL) */
+        char *cache_key;                /* the action and its details, for the remembered yes */
+        sd_bus_slot *polkit_slot;
+
+        /* filled in by the worker */
+        int r;
+        SbxError error;
+        SbxSandbox *sandbox;
+        SbxSandbox **list;
+        size_t n_list;
+        SbxSnapshotRow **snapshots;
+        char *image_id;
+        SbxVerdict verdict;
+        unsigned fields;
+
+        /* using a sandbox */
+        char **argv;
+        char *guest_path;
+        SbxExecOptions exec;
+        int fds[3];
+        bool exec_slot;                 /* holds one of the policy's exec slots */
+        uint64_t exec_capture;          /* … and this much of the capture budget */
+        SbxExecResult exec_result;
+        SbxExecProcess *exec_process;
+        OperationPublishExec publish_exec;
+        SbxUsage usage;
+        SbxEnsureOutcome outcome;
+};
+
+extern const VerbInfo operation_verbs[_VERB_MAX];
+
+/* The target of o as its owner calls it, for logs and audit records ("-": none). */
+const char *operation_target(const Operation *o);

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "exec.h"
+#include "log.h"
+#include "reconcile.h"
+
+typedef struct ReconcileJob {
+        Manager *m;
+        uint64_t seq;                   /* the registry's when the job was made */
+        int r;
+        SbxError error;
+        SbxReconcileStats stats;
+        SbxSandbox **list;
+        size_t n;
+        char *api_version;
+} ReconcileJob;
+
+static void reconcile_run(void *job, void *ctx) {
+        ReconcileJob *j = job;
+        SbxLifecycle *l = ctx;
+
+        if (!l) {
+                j->r = sbx_error_set(&j->error, SBX_ERROR_IO, "the worker could not open the store or Docker client");
+                return;
+        }
+        l->policy = manager_policy_ref(j->m);
+        sbx_docker_set_deadline(l->docker, 0);          /* each call its own limit */
+        j->r = sbx_lifecycle_reconcile(l, &j->stats, &j->error);
+        if (j->r >= 0)
+                j->r = sbx_lifecycle_list(l, SBX_STORE_ANY_OWNER, &j->list, &j->n, &j->error);
+        if (j->r >= 0 && sbx_docker_api_version(l->docker))
+                j->api_version = strdup(sbx_docker_api_version(l->docker));
+        l->policy = sbx_policy_unref((SbxPolicy *) l->policy);
+}
+
+/* After the first reconciliation: the execs a dead instance left running are killed,
+ * on a worker, while the daemon serves (again after a failure, at the next one). */
+typedef struct SweepJob {
+        Manager *m;
+        int r;
+} SweepJob;
+
+static void sweep_run(void *job, void *ctx) {
+        SweepJob *j = job;
+        SbxLifecycle *l = ctx;
+        SbxError e = SBX_ERROR_NULL;
+
+        if (!l) {
+                j->r = -EIO;
+                return;
+        }
+        sbx_docker_set_deadline(l->docker, 0);
+        j->r = sbx_lifecycle_exec_sweep(l, NULL, &e);
+        if (j->r < 0)
+                log_warning("Killing the execs an earlier instance left running failed (again at the next "
+                            "reconciliation): %s", e.message ?: strerror(-j->r));
+        sbx_error_free(&e);
+}
+
+static void sweep_done(void *job) {
+        SweepJob *j = job;
+
+        if (j->r < 0)
+                j->m->execs_swept = false;
+        manager_idle(j->m, 0);
+        free(j);
+}
+
+static void sweep_execs(Manager *m) {
+        SweepJob *j;
+
+        if (m->execs_swept || !(j = calloc(1, sizeof(SweepJob))))
+                return;
+        if (manager_busy(m, 0) < 0) {
+                free(j);
+                return;
+        }
+        j->m = m;
+        m->execs_swept = true;
+        if (sbx_worker_pool_submit(m->pool, sweep_run, sweep_done, j) < 0) {
+                m->execs_swept = false;
+                manager_idle(m, 0);
+                free(j);
+        }
+}
+
+typedef struct Stale {
+        uint64_t mark;                  /* this reconciliation's */
+        char **names;
+        size_t n;
+} Stale;
+
+static void collect_stale(SandboxEntry *e, void *userdata) {
+        Stale *st = userdata;
+        char *copy;
+
+        if (e->listed != st->mark && (copy = strdup(e->name)))
+                st->names[st->n++] = copy;
+}
+
+static void count_entry(SandboxEntry *e, void *userdata) {
+        (*(size_t *) userdata)++;
+}
+
+static void reconcile_done(void *job) {
+        ReconcileJob *j = job;
+        Manager *m = j->m;
+        size_t n_entries = 0;
+
+        m->reconciling = false;
+        /* An interrupted create Docker may still carry out: looked at again later. */
+        if (j->r >= 0 && j->stats.in_flight > 0)
+                manager_reconcile_later(m);
+        if (j->r < 0) {
+                log_warning("Reconciling the store with Docker failed (again in %u s): %s", SBX_RECONCILE_RETRY_S,
+                            j->error.message ?: strerror(-j->r));
+                manager_reconcile_later(m);
+        }
+        else if (j->seq != m->registry.seq && m->reconcile_again < 3)
+                /* Objects came or went meanwhile: this list may be older than they are. */
+                m->reconcile_again++;
+        else {
+                Stale st = { .mark = ++m->reconcile_mark };
+
+                for (size_t i = 0; i < j->n; i++) {
+                        SandboxEntry *e;
+
+                        (void) registry_put(&m->registry, j->list[i]);
+                        if ((e = registry_get(&m->registry, j->list[i]->name)))
+                                e->listed = st.mark;
+                }
+                /* Gone while nobody followed Docker's events. */
+                registry_foreach(&m->registry, count_entry, &n_entries);
+                st.names = calloc(n_entries + 1, sizeof(char *));
+                if (st.names)
+                        registry_foreach(&m->registry, collect_stale, &st);
+                for (size_t i = 0; i < st.n; i++)
+                        registry_drop(&m->registry, st.names[i]);
+                strv_free(st.names);
+                if (j->api_version) {
+                        free(m->docker_api_version);
+                        m->docker_api_version = TAKE_PTR(j->api_version);
+                }
+                m->reconcile_again = 0;
+                sweep_execs(m);
+                log_debug("Reconciled: %zu sandboxes; %u creates settled, %u recorded again, %u removed, %u rows "
+                          "dropped, %u repaired", j->n, j->stats.settled, j->stats.adopted, j->stats.removed,
+                          j->stats.dropped, j->stats.repaired);
+        }
+        sbx_sandbox_list_free(j->list, j->n);
+        sbx_error_free(&j->error);
+        free(j->api_version);
+        free(j);
+        manager_idle(m, 0);
+        if (m->reconcile_again > 0)
+                manager_reconcile(m);
+}
+
+static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        manager_reconcile(userdata);
+        return 0;
+}
+
+void manager_reconcile_later(Manager *m) {
+        int r;
+
+        if (m->retry_source) {
+                if (sd_event_source_get_enabled(m->retry_source, NULL) > 0)
+                        return;         /* already on its way */
+                r = sd_event_source_set_time_relative(m->retry_source, SBX_RECONCILE_RETRY_S * 1000000ULL);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->retry_source, SD_EVENT_ONESHOT);
+        } else
+                r = sd_event_add_time_relative(m->event, &m->retry_source, CLOCK_MONOTONIC,
+                                               SBX_RECONCILE_RETRY_S * 1000000ULL, 0, on_retry, m);
+        if (r < 0)
+                log_warning_errno(r, "Cannot schedule a reconciliation: %m");
+}
+
+void manager_reconcile(Manager *m) {
+        ReconcileJob *j;
+
+        if (m->reconciling) {
+                m->reconcile_again = MAX(m->reconcile_again, 1U);
+                return;
+        }
+        j = calloc(1, sizeof(ReconcileJob));
+        if (!j || manager_busy(m, 0) < 0) {
+                free(j);
+                log_error("Out of memory: no reconciliation");
+                return;
+        }
+        *j = (ReconcileJob) { .m = m, .seq = m->registry.seq };
+        if (sbx_worker_pool_submit(m->pool, reconcile_run, reconcile_done, j) < 0) {
+                free(j);
+                manager_idle(m, 0);
+                log_warning("No worker for the reconciliation now; again on Docker's next connection");
+                return;
+        }
+        m->reconciling = true;
+        if (m->reconcile_again > 0)
+                m->reconcile_again--;
+}
+
+typedef struct ForgetJob {
+        Manager *m;
+        char *name;
+        char *container_id;
+} ForgetJob;
+
+static void forget_run(void *job, void *ctx) {
+        ForgetJob *j = job;
+        SbxLifecycle *l = ctx;
+        SbxError e = SBX_ERROR_NULL;
+
+        if (l && sbx_lifecycle_forget(l, j->name, j->container_id, &e) < 0)
+                log_warning("'%s': the row of removed container %s stays until the next start-up: %s", j->name,
+                            j->container_id, e.message ?: "out of memory");
+        sbx_error_free(&e);
+}
+
+static void forget_done(void *job) {
+        ForgetJob *j = job;
+
+        manager_idle(j->m, 0);
+        free(j->name);
+        free(j->container_id);
+        free(j);
+}
+
+void manager_forget(Manager *m, const char *name, const char *container_id) {
+        ForgetJob *j = calloc(1, sizeof(ForgetJob));
+
+        if (!j || !(j->name = strdup(name)) || !(j->container_id = strdup(container_id)) || manager_busy(m, 0) < 0) {
+                if (j) {
+                        free(j->name);
+                        free(j->container_id);
+                }
+                free(j);
+                return;
+        }
+        j->m = m;
+        if (sbx_worker_pool_submit(m->pool, forget_run, forget_done, j) < 0)
+                forget_done(j);
+}

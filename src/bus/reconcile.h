@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Store and Docker reconciled in the background, on a worker (docs/lifecycle.md):
+ * the registry refreshed from what Docker has, the rows of removed containers
+ * dropped, and after the first one the execs a dead instance left running killed. */
+
+#include "manager-state.h"
+
+/* Has store and Docker reconciled (sbx_lifecycle_reconcile) and the objects
+ * refreshed from Docker: on every connection to Docker's events. */
+void manager_reconcile(Manager *m);
+/* The same a little later (SBX_RECONCILE_RETRY_S), once: after Docker failed an
+ * operation, whatever it left (an intent) is settled when Docker answers again. */
+void manager_reconcile_later(Manager *m);
+#define SBX_RECONCILE_RETRY_S 5U
+
+/* A sandbox's container was removed: its row is dropped if still about it. */
+void manager_forget(Manager *m, const char *name, const char *container_id);

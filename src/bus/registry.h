@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The registry of known sandboxes behind the per-sandbox objects (in the manner of
+ * machined's machine.c), owned by the Manager: keyed by Docker-level name, updated
+ * from what the workers saw, announcing what changed (bus-signal.h) with the
+ * properties as the objects show them. Main thread only. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+
+#include "bus-names.h"
+#include "callers.h"
+#include "lifecycle.h"
+
+typedef struct Registry {
+        void *tree;                     /* tsearch() tree of SandboxEntry, by name */
+        uint64_t seq;                   /* counts entries added and dropped */
+        sd_bus *bus;                    /* where changes are announced; NULL: nowhere */
+        CallerCache *callers;           /* … to these connections */
+} Registry;
+
+/* A sandbox as the objects show it (docs/api.md). */
+typedef struct SandboxEntry {
+        Registry *registry;
+        char *name;                     /* Docker-level (naming.h): the key */
+        const char *display;            /* as its owner calls it: points into name */
+        char *path;
+        bool owner_valid;
+        uid_t owner;
+        char *container_id;
+        SbxState state;
+        char *status;
+        char *image;
+        char *fingerprint;
+        SbxVerdict verdict;
+        uint64_t created_us;
+        uint64_t listed;                /* the last reconciliation that listed it (reconcile_mark) */
+} SandboxEntry;
+
+SandboxEntry *registry_get(Registry *reg, const char *name);
+/* Adds or refreshes the entry of a sandbox, emitting SandboxNew and
+ * InterfacesAdded for a new one, PropertiesChanged for a changed one. */
+int registry_put(Registry *reg, const SbxSandbox *s);
+/* Sets a known sandbox's state after start/stop, emitting PropertiesChanged. */
+void registry_set_state(Registry *reg, const char *name, SbxState state, const char *status);
+/* Removes an entry, emitting SandboxRemoved and InterfacesRemoved. */
+void registry_drop(Registry *reg, const char *name);
+/* Calls f for each entry; f must not add or drop entries. */
+void registry_foreach(Registry *reg, void (*f)(SandboxEntry *e, void *userdata), void *userdata);
+/* Frees every entry, announcing nothing. */
+void registry_clear(Registry *reg);
+
+/* The object path of a sandbox name. */
+int registry_path(const char *name, char **ret);
+
+/* The value of one property of org.xagent.Sandbox1.Sandbox; broadcast: for a signal
+ * or a read without a call, which carry no spec contents (Image, Fingerprint: empty). */
+int sandbox_entry_append_property(sd_bus_message *reply, const SandboxEntry *e, const char *property, bool broadcast);
+/* InterfacesAdded's o a{sa{sv}}: */
+int sandbox_entry_append_interfaces(sd_bus_message *m, const SandboxEntry *e);
+/* PropertiesChanged's s a{sv} as, for the properties named (NULL-terminated). */
+int sandbox_entry_append_changed(sd_bus_message *m, const SandboxEntry *e, const char *const *names);

@@ -1,0 +1,3 @@
+#include "middle.h"
+#include "top.h"
+void middle(void) { }

@@ -1,0 +1,3 @@
+#pragma once
+#include "elsewhere.h"
+int state;

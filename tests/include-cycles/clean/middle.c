@@ -1,0 +1,2 @@
+#include "middle.h"
+void middle(void) { }

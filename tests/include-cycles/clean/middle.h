@@ -1,0 +1,3 @@
+#pragma once
+#include "state.h"
+void middle(void);

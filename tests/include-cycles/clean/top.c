@@ -1,0 +1,3 @@
+#include "top.h"
+#include "middle.h"
+void top(void) { middle(); }

@@ -1,0 +1,4 @@
+#pragma once
+#include "state.h"
+#include <stdio.h>
+void top(void);
