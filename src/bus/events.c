@@ -13,6 +13,7 @@
 #include "labels.h"
 #include "log.h"
 #include "naming.h"
+#include "time-util.h"
 
 /* Between attempts to follow the stream: doubling from the least to the most, back to
  * the least after a stream that stayed open HEALTHY_MS. A Docker that accepts the
@@ -98,10 +99,7 @@ static void on_event(const SbxDockerEvent *d, void *userdata) {
 }
 
 static uint64_t now_ms(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000U + (uint64_t) ts.tv_nsec / 1000000U;
+        return sbx_now_monotonic_us() / 1000U;
 }
 
 static void on_connected(void *userdata) {
