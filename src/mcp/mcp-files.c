@@ -13,7 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mcp.h"
+#include "mcp-files.h"
+#include "mcp-json.h"
 
 #define BLOCK 512
 #define READ_MAX (MCP_FILE_MAX + 64 * 1024)     /* the file and its headers */

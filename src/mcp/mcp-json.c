@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcp.h"
+#include "mcp-json.h"
 #include "utf8.h"
 
 /* ---- D-Bus → JSON ---------------------------------------------------------------- */

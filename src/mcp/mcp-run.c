@@ -14,7 +14,8 @@
 #include <unistd.h>
 
 #include "bus-spec.h"
-#include "mcp.h"
+#include "mcp-json.h"
+#include "mcp-run.h"
 
 #define SEC 1000000ULL
 #define MARGIN_USEC (30 * SEC)          /* the bus call's time beyond the run's own */

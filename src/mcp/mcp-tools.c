@@ -10,7 +10,10 @@
 #include <string.h>
 
 #include "bus-spec.h"
-#include "mcp.h"
+#include "mcp-files.h"
+#include "mcp-json.h"
+#include "mcp-run.h"
+#include "mcp-tools.h"
 #include "spec-json.h"
 
 #define SEC 1000000ULL

@@ -4,7 +4,12 @@
 /* xagent-sandbox-mcp: a Model Context Protocol server on stdio (newline-delimited
  * JSON-RPC) whose tools are calls of org.xagent.Sandbox1 on the system bus, made as
  * the user running it. One thread, one sd-event loop: stdin, stdout, the bus and the
- * pipes of streamed runs are its sources. See docs/mcp.md. */
+ * pipes of streamed runs are its sources. See docs/mcp.md.
+ *
+ * The files, bottom up: mcp-server (the server's state, its output, the calls in
+ * flight), mcp-json (JSON helpers), mcp-run and mcp-files (the tools that stream or
+ * move data), mcp-tools (the tool table and the simple tools), mcp.c (the protocol:
+ * reading requests, the two revisions, main). */
 
 #include <json-c/json.h>
 #include <stdbool.h>
@@ -13,20 +18,14 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
-#include <time.h>
 
 #include "json-util.h"
 #include "log.h"
 #include "macro.h"
+#include "time-util.h"
 
 #define new0(t, n) ((t *) calloc((n), sizeof(t)))
 
-static inline uint64_t now(clockid_t clock) {
-        struct timespec ts;
-
-        clock_gettime(clock, &ts);
-        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
-}
 
 /* The bounds (man page: LIMITS). */
 #define MCP_LINE_MAX ((size_t) 8 << 20)                 /* bytes of one message read */
@@ -125,13 +124,21 @@ struct Server {
         json_object *tools_cache;       /* the tools/list array, built once */
 };
 
-/* Output. */
+/* Output. server_flush() writes what stdout takes now (-errno when it is broken);
+ * server_on_stdout() is the event source's callback for a stdout that can take more. */
+int server_flush(Server *s);
+int server_on_stdout(sd_event_source *source, int fd, uint32_t revents, void *userdata);
 int server_send(Server *s, json_object *message);      /* takes message */
 int server_reply(Server *s, json_object *id, bool modern, json_object *result);        /* takes result */
 int server_reply_error(Server *s, json_object *id, int code, const char *message, json_object *data);
 void server_log(Server *s, int level, const char *logger, const char *format, ...) _printf_(4, 5);
 bool server_output_congested(const Server *s);
 void server_output_drained(Server *s);                  /* lets paused readers go on */
+/* The syslog-style level of a logging/setLevel name ("debug" … "emergency"), or -1. */
+int server_log_level(const char *name);
+/* After the end of stdin: once every line is handled and every call answered, the
+ * loop ends. */
+void server_maybe_exit(Server *s);
 
 /* Calls. */
 void call_finish(Call *c, json_object *structured);     /* a result; takes structured */
@@ -141,43 +148,3 @@ void call_fail_errno(Call *c, const char *what, int r);
 int call_send_async(Call *c, sd_bus_message *m);        /* sends m, its reply goes to the tool */
 int call_progress(Call *c, double progress, const char *message, size_t len, const char *stream);
 Call *call_free(Call *c);
-
-/* The tools (mcp-tools.c). */
-extern const Tool mcp_tools[];
-extern const size_t mcp_n_tools;
-const Tool *mcp_tool_find(const char *name);
-int mcp_tools_list(json_object **ret);                  /* the tools/list "tools" array */
-/* Checks args against the tool's inputSchema's property names and required list;
- * NULL when fine, else a message naming the argument (to free). */
-char *mcp_tool_check_args(const Tool *t, json_object *args);
-
-/* Argument helpers: NULL/absent is "not given" (ret untouched, returns 0). A wrong
- * type is -EINVAL with *error set to a message naming the argument. */
-int arg_string(json_object *args, const char *key, bool required, const char **ret, char **error);
-int arg_uint(json_object *args, const char *key, uint64_t max, uint64_t *ret, char **error);
-int arg_bool(json_object *args, const char *key, bool *ret, char **error);
-
-/* D-Bus values as JSON (mcp-json.c): a{s…} as objects, other arrays and structs as
- * arrays, variants as their contents. */
-int bus_read_json(sd_bus_message *m, json_object **ret);
-
-/* Text: bytes as a JSON string of valid UTF-8 (each bad byte U+FFFD). With
- * ret_consumed, a sequence cut at the end is left for the next chunk. */
-json_object *json_string_from_bytes(const char *data, size_t len, size_t *ret_consumed);
-char *base64_encode(const void *data, size_t len);
-int base64_decode(const char *text, void **ret, size_t *ret_len);
-
-/* run (mcp-run.c), files (mcp-files.c). */
-int mcp_bus_setup(Server *s);                           /* the exec objects' Exited signal */
-int run_start(Call *c);
-int run_on_reply(Call *c, sd_bus_message *reply, json_object **ret);
-int run_on_error(Call *c, const sd_bus_error *e, json_object **ret);
-char *run_render(json_object *structured);
-int file_read_start(Call *c);
-int file_read_on_reply(Call *c, sd_bus_message *reply, json_object **ret);
-int file_read_on_error(Call *c, const sd_bus_error *e, json_object **ret);
-int file_write_start(Call *c);
-int file_write_on_reply(Call *c, sd_bus_message *reply, json_object **ret);
-
-/* The spec arguments of create/ensure/verify appended as a{sv}. */
-int append_spec_args(sd_bus_message *m, json_object *args, char **error);

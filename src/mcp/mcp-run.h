@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The run tool (mcp-run.c): captured through ExecSandbox, or streamed through
+ * StartExec as progress notifications. */
+
+#include "mcp-server.h"
+
+int mcp_bus_setup(Server *s);                           /* the exec objects' Exited signal */
+int run_start(Call *c);
+int run_on_reply(Call *c, sd_bus_message *reply, json_object **ret);
+int run_on_error(Call *c, const sd_bus_error *e, json_object **ret);
+char *run_render(json_object *structured);
