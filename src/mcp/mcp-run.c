@@ -495,7 +495,9 @@ int run_start(Call *c) {
         run = new0(Run, 1);
         if (!run)
                 return -ENOMEM;
-        *run = (Run) { .call = c, .streamed = c->progress_token != NULL, .in_fd = -EBADF,
+        /* Always StartExec, so that cancelling can kill the process (an ExecSandbox
+         * leaves no handle on the bus); progress only with a progressToken. */
+        *run = (Run) { .call = c, .streamed = true, .in_fd = -EBADF,
                        .out.fd = -EBADF, .err.fd = -EBADF, .exit_status = -1 };
         c->state = run;
         c->free_state = run_free;

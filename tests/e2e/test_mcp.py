@@ -253,6 +253,15 @@ def test_sdk1_streamed_run_progress_timeout_cancel(mcp, cleanup):
         }} catch (e) {{ out.cancel = String(e.name || e); }}
         await new Promise(r => setTimeout(r, 1500));
         out.left = {_gone_check(name)};
+        // Cancelled without a progressToken (no onprogress): killed all the same.
+        const ac2 = new AbortController();
+        setTimeout(() => ac2.abort("enough"), 1500);
+        try {{
+            await call("run", {{ sandbox: {name!r}, command: "exec sleep 100" }}, {{ signal: ac2.signal }});
+            out.cancel2 = "not cancelled";
+        }} catch (e) {{ out.cancel2 = String(e.name || e); }}
+        await new Promise(r => setTimeout(r, 1500));
+        out.left2 = {_gone_check(name)};
         out.stillServing = await call("sandbox_list");
     """)
     seen = out["seen"]
@@ -266,6 +275,8 @@ def test_sdk1_streamed_run_progress_timeout_cancel(mcp, cleanup):
     assert out["slowTook"] < 10000
     assert out["cancel"] != "not cancelled"
     assert out["left"]["stdout"].strip() == "0", "the cancelled run's process is gone"
+    assert out["cancel2"] != "not cancelled"
+    assert out["left2"]["stdout"].strip() == "0", "a run cancelled without a progressToken is gone too"
     assert name in [x["name"] for x in out["stillServing"]["sandboxes"]]
 
 
