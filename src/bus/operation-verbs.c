@@ -90,7 +90,7 @@ static int run_exec(Operation *o, SbxLifecycle *l) {
 
         return r < 0 ? r : sbx_lifecycle_exec_capture(l, o->name, &req, o->exec.stdin_data,
                                                       o->exec.stdin_size, o->exec.timeout_s, o->exec.output_limit,
-                                                      &o->exec_result, &o->error);
+                                                      o->exec.timeout_result, &o->exec_result, &o->error);
 }
 
 static int run_start_exec(Operation *o, SbxLifecycle *l) {

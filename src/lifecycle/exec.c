@@ -392,7 +392,7 @@ int lc_exec_relay_or_kill(SbxLifecycle *l, SbxExecProcess *p, unsigned timeout_s
 
 int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, const SbxExecRequest *req,
                                const void *in, size_t in_size, unsigned timeout_s, uint64_t limit,
-                               SbxExecResult *ret, SbxError *error) {
+                               bool timeout_result, SbxExecResult *ret, SbxError *error) {
         _cleanup_(sbx_exec_process_freep) SbxExecProcess *p = NULL;
         int r;
 
@@ -403,7 +403,15 @@ int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, const SbxExecR
         p->relay.in_size = in_size;
         p->relay.out[0].limit = p->relay.out[1].limit = (size_t) limit;
         p->relay.kept_limit = (size_t) SBX_EXEC_CAPTURE_MAX;
-        if ((r = lc_exec_relay_or_kill(l, p, timeout_s, "exec's", error)) < 0)
+        r = lc_exec_relay_or_kill(l, p, timeout_s, "exec's", error);
+        if (r < 0 && timeout_result && sbx_error_is(error, SBX_ERROR_TIMED_OUT)) {
+                /* Killed at its deadline (and drained): what it wrote until then. */
+                sbx_error_free(error);
+                *ret = (SbxExecResult) { .exit_status = SBX_EXEC_TIMED_OUT_STATUS };
+                take_output(p, ret);
+                return 0;
+        }
+        if (r < 0)
                 return r;
         *ret = (SbxExecResult) {};
         r = sbx_exec_wait(l->docker, p, &ret->exit_status, error);

@@ -593,6 +593,17 @@ static int exec_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
                 o->output_limit = (uint64_t) v;
                 return 0;
         }
+        if (!p->streaming && streq(key, "on_timeout")) {
+                _cleanup_free_ char *mode = NULL;
+
+                if ((r = read_string(m, key, &mode, error)) < 0)
+                        return r;
+                if (!streq(mode, "error") && !streq(mode, "result"))
+                        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                             "on_timeout: '%.64s' is neither \"error\" nor \"result\"", mode);
+                o->timeout_result = streq(mode, "result");
+                return 0;
+        }
         if (p->streaming && streq(key, "tty"))
                 return read_bool(m, key, &o->tty, error);
         if (p->streaming && (streq(key, "rows") || streq(key, "cols"))) {
@@ -606,7 +617,7 @@ static int exec_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
 
 int sbx_bus_read_exec_options(sd_bus_message *m, bool streaming, SbxExecOptions *ret, SbxError *error) {
         static const char *const keys[] = { "env", "working_dir", "timeout", "stdin", "output_limit", "tty", "rows",
-                                            "cols" };
+                                            "cols", "on_timeout" };
         ExecParse p = { .o = ret, .streaming = streaming };
 
         *ret = (SbxExecOptions) {

@@ -43,7 +43,9 @@ int sbx_bus_read_stop_options(sd_bus_message *m, unsigned *ret_timeout, SbxError
 /* ExecSandbox / StartExec options (docs/api.md): env a{ss}, working_dir s
  * (absolute), timeout (seconds; capture: 1–86400, default 60; streaming: 0–86400,
  * 0 = none, the default), and for capture stdin ay (≤ 16 MiB) and output_limit
- * (bytes per stream, 0–16 MiB, default 1 MiB), for streaming tty b and rows/cols. */
+ * (bytes per stream, 0–16 MiB, default 1 MiB) and on_timeout s ("error", the default:
+ * TimedOut; "result": the output so far, exit status 124), for streaming tty b and
+ * rows/cols. */
 #define SBX_EXEC_TIMEOUT_DEFAULT_S 60U
 #define SBX_EXEC_TIMEOUT_MAX_S 86400U
 #define SBX_EXEC_OUTPUT_LIMIT_DEFAULT ((uint64_t) 1 << 20)
@@ -61,6 +63,7 @@ typedef struct SbxExecOptions {
         uint64_t output_limit;
         bool tty;
         unsigned rows, cols;
+        bool timeout_result;            /* capture: on_timeout "result" (else "error") */
 } SbxExecOptions;
 
 void sbx_exec_options_done(SbxExecOptions *o);

@@ -265,3 +265,34 @@ def test_policy_bounds_the_data(stack, sandboxd, cleanup):
         sh(sandboxd, name, "head -c 1100000 /dev/zero > /tmp/fill")
         msg = write(sandboxd, name, "/tmp/more", b"y" * 1000).error(h.POLICY_VIOLATION)
         assert "max_disk_mib" in msg, msg
+
+
+# ---- runs: on_timeout ------------------------------------------------------------------
+
+def capture(sandboxd, name, argv, options):
+    return sandboxd.call(MEMBER, "ExecSandbox", "sasa{sv}", [name, argv, options])
+
+
+def test_a_timed_out_run_returns_its_partial_output(sandboxd, box):
+    script = "echo before; echo err >&2; sleep 60; echo after"
+    start = time.monotonic()
+    status, out, err, truncated = capture(sandboxd, box, ["sh", "-c", script],
+                                          {"timeout": ["u", 2], "on_timeout": ["s", "result"]}).result
+    assert (status, bytes(out), bytes(err), truncated) == (124, b"before\n", b"err\n", False)
+    assert 2 <= time.monotonic() - start < 30
+    # The default (and "error") is today's TimedOut.
+    for options in ({"timeout": ["u", 1]}, {"timeout": ["u", 1], "on_timeout": ["s", "error"]}):
+        assert "within 1 s" in capture(sandboxd, box, ["sleep", "30"], options).error(h.ERR + "TimedOut")
+    # A run that ends in time is unchanged.
+    assert capture(sandboxd, box, ["sh", "-c", "exit 3"], {"on_timeout": ["s", "result"]}).result[0] == 3
+
+
+def test_on_timeout_is_checked(sandboxd, box):
+    msg = capture(sandboxd, box, ["true"], {"on_timeout": ["s", "ignore"]}).error(h.INVALID_ARGS)
+    assert "on_timeout" in msg and "ignore" in msg
+    assert "on_timeout" in capture(sandboxd, box, ["true"], {"on_timeout": ["b", True]}).error(h.INVALID_ARGS)
+    # Streaming has no captured output to return: the option is unknown there.
+    r = sandboxd.call(MEMBER, "StartExec", "sasa{sv}hhh",
+                      [box, ["true"], {"on_timeout": ["s", "result"]}, "</dev/null", ">/dev/null", ">/dev/null"])
+    assert "on_timeout: unknown option" in r.error(h.INVALID_ARGS)
+
