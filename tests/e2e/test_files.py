@@ -296,3 +296,42 @@ def test_on_timeout_is_checked(sandboxd, box):
                       [box, ["true"], {"on_timeout": ["s", "result"]}, "</dev/null", ">/dev/null", ">/dev/null"])
     assert "on_timeout: unknown option" in r.error(h.INVALID_ARGS)
 
+
+
+# ---- xagent-sandboxctl cat, put, ls, rm -------------------------------------------------
+
+def test_ctl_file_commands(stack, box, cleanup):
+    import json
+    import os
+    binary = os.path.join(stack.build_root, "src", "ctl", "xagent-sandboxctl")
+
+    def ctl(*args, input=""):
+        return stack.run_as(MEMBER, [binary, "--no-ask-password", *args], input=input, timeout=60)
+
+    ws = cleanup.workspace(MEMBER, "fctl")
+    local = os.path.join(ws, "local.txt")
+    with open(local, "w") as f:
+        f.write("from a file\n")
+    r = ctl("put", "--mode", "600", "-p", local, f"{box}:/tmp/ctl/d/a.txt")
+    assert r.returncode == 0, r.stderr
+    r = ctl("put", "--append", "-", f"{box}:/tmp/ctl/d/a.txt", input="from stdin\n")
+    assert r.returncode == 0, r.stderr
+    r = ctl("cat", f"{box}:/tmp/ctl/d/a.txt")
+    assert (r.returncode, r.stdout) == (0, "from a file\nfrom stdin\n"), r.stderr
+    r = ctl("ls", "--depth", "2", f"{box}:/tmp/ctl")
+    assert r.returncode == 0, r.stderr
+    lines = sorted(r.stdout.splitlines())
+    assert lines[0].split() == ["directory", "0755", lines[0].split()[2], "d"], lines
+    assert lines[1].split() == ["file", "0600", "23", "d/a.txt"], lines
+    r = ctl("--json", "ls", f"{box}:/tmp/ctl/d")
+    got = json.loads(r.stdout)
+    assert got["truncated"] is False and [e["name"] for e in got["entries"]] == ["a.txt"], got
+    r = ctl("rm", f"{box}:/tmp/ctl")
+    assert r.returncode == 1 and "InvalidArgs" in r.stderr and "/tmp/ctl" in r.stderr, r.stderr
+    assert ctl("rm", "-r", f"{box}:/tmp/ctl").returncode == 0
+    r = ctl("cat", f"{box}:/tmp/ctl/d/a.txt")
+    assert r.returncode == 1 and "No such file or directory" in r.stderr, r.stderr
+    # Usage errors: not NAME:PATH, a relative path, another command's option.
+    for args in (("cat", box), ("cat", f"{box}:tmp"), ("rm", "--depth", "2", f"{box}:/tmp"),
+                 ("put", "--mode", "9", local, f"{box}:/tmp/x")):
+        assert ctl(*args).returncode == 2, args
