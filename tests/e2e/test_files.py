@@ -335,3 +335,24 @@ def test_ctl_file_commands(stack, box, cleanup):
     for args in (("cat", box), ("cat", f"{box}:tmp"), ("rm", "--depth", "2", f"{box}:/tmp"),
                  ("put", "--mode", "9", local, f"{box}:/tmp/x")):
         assert ctl(*args).returncode == 2, args
+
+
+# ---- runs: a command that cannot be started --------------------------------------------
+
+def test_exec_start_failures_are_invalid_args(sandboxd, box):
+    """Docker answers them with exit status 126 and the runtime's text on stdout; the
+    service tells them from a process that exits 126 by Docker's Pid (0: nothing ran)."""
+    msg = capture(sandboxd, box, ["no-such-command-here"], {}).error(h.INVALID_ARGS)
+    assert "argv[0]" in msg and "no-such-command-here" in msg and "no such command in PATH" in msg, msg
+    msg = capture(sandboxd, box, ["/no/such/binary"], {}).error(h.INVALID_ARGS)
+    assert "argv[0]" in msg and "/no/such/binary" in msg, msg
+    msg = capture(sandboxd, box, ["true"], {"working_dir": ["s", "/no/such/dir"]}).error(h.INVALID_ARGS)
+    assert "working_dir" in msg and "/no/such/dir" in msg, msg
+    # A command that ran and exited 126 or 127 is an ordinary result.
+    for code in (126, 127):
+        assert capture(sandboxd, box, ["sh", "-c", f"echo OCI runtime exec failed; exit {code}"], {}).result[0] == code
+
+
+def test_exec_start_failures_in_the_bare_image(sandboxd, bare_box):
+    msg = capture(sandboxd, bare_box, ["sh", "-c", "true"], {}).error(h.INVALID_ARGS)
+    assert "argv[0]" in msg and "'sh'" in msg, msg
