@@ -185,7 +185,10 @@ class _Bus:
 
     def call(self, path, iface, method, sig, args, reply_sig=None, timeout_s=_DEFAULT_CALL_S, fds=None):
         flags = Gio.DBusCallFlags.ALLOW_INTERACTIVE_AUTHORIZATION if self.interactive else Gio.DBusCallFlags.NONE
-        params = GLib.Variant(f"({sig})", tuple(args)) if sig else None
+        if isinstance(args, GLib.Variant):
+            params = args               # built already (large ay: PyGObject copies a child byte by byte)
+        else:
+            params = GLib.Variant(f"({sig})", tuple(args)) if sig else None
         rtype = GLib.VariantType.new(f"({reply_sig})") if reply_sig is not None else None
         try:
             if fds is None:
@@ -323,8 +326,11 @@ class Files:
             options["append"] = _v("b", True)
         if make_parents:
             options["make_parents"] = _v("b", True)
-        data = GLib.Variant.new_from_bytes(GLib.VariantType("ay"), GLib.Bytes.new(_bytes(data)), True)
-        self._sb._call("WriteFile", "saya{sv}", [path, data, options])
+        params = GLib.Variant.new_tuple(
+            GLib.Variant("s", self._sb.name), GLib.Variant("s", path),
+            GLib.Variant.new_from_bytes(GLib.VariantType("ay"), GLib.Bytes.new(_bytes(data)), True),
+            GLib.Variant("a{sv}", options))
+        self._sb._bus.manager("WriteFile", "ssaya{sv}", params)
 
     def read(self, path):
         """The contents of the file at the absolute path, as bytes (read in pieces of
