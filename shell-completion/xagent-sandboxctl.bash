@@ -8,7 +8,8 @@
 # One line per command: its name, the kinds of its arguments in order (comma-separated,
 # "-" for none), and its own options. Kinds: sandbox, snapshot, file, python (a Python
 # version of the fingerprint), copy (cp's ends: NAME: of a sandbox or a local file;
-# the second one the other kind than the first), word (anything; nothing offered). An option taking a value is written --option=KIND; @spec stands
+# the second one the other kind than the first), remote (NAME:PATH of cat, put, ls,
+# rm: the sandboxes as NAME:), word (anything; nothing offered). An option taking a value is written --option=KIND; @spec stands
 # for the spec options of create and verify. A new command is one more line here
 # (tests/test_completion.py holds this table equal to `xagent-sandboxctl --help`).
 _xagent_sandboxctl_commands=(
@@ -26,6 +27,10 @@ _xagent_sandboxctl_commands=(
         'exec             sandbox           --tty --env=word --workdir=word --timeout=word'
         'shell            sandbox           '
         'cp               copy,copy         '
+        'cat              remote            '
+        'put              file,remote       --mode=word --append --parents'
+        'ls               remote            --depth=word --limit=word'
+        'rm               remote            --recursive'
         'usage            sandbox           '
         'policy           -                 '
         'fingerprint      file              --config=file --python=python'
@@ -107,6 +112,17 @@ __xagent_sandboxctl_complete_kind() {
                 ;;
         copy)
                 __xagent_sandboxctl_complete_copy "$cur" "$3"
+                ;;
+        remote)
+                # Inside a sandbox there is nothing to list without a call per word.
+                __xagent_sandboxctl_is_remote "$cur" && return
+                mapfile -t names < <(__xagent_sandboxctl_names list name)
+                local word
+                word=$(dequote "$cur") || word=$cur
+                for name in "${names[@]}"; do
+                        [[ $name == "$word"* ]] && COMPREPLY+=("$(printf '%q' "$name"):")
+                done
+                ((${#COMPREPLY[@]} > 0)) && compopt -o nospace 2>/dev/null
                 ;;
         esac
 }

@@ -171,6 +171,24 @@ def test_cp_offers_sandboxes_and_local_files(fake_service, tmp_path):
     assert cp("sub/a") == ["sub/a:b"]
 
 
+def test_file_commands_offer_sandboxes_as_name_colon(fake_service, tmp_path):
+    """cat, ls and rm take NAME:PATH; put a local file (or -) and then NAME:PATH."""
+    (tmp_path / "local.txt").write_text("x")
+    names = [n + ":" for n in SANDBOXES]
+
+    def comp(*words):
+        return [unquote(w) for w in complete(*words, path_dir=fake_service, cwd=tmp_path)]
+
+    for command in ("cat", "ls", "rm"):
+        assert comp(command, "") == names
+        assert comp(command, "we") == ["web-1:", "we have spaces:"]
+        assert comp(command, "work:/e") == []
+        assert comp(command, "work:/etc", "") == []
+    assert comp("ls", "--depth", "2", "wor") == ["work:"]
+    assert comp("put", "lo") == ["local.txt"]
+    assert comp("put", "local.txt", "wor") == ["work:"]
+
+
 def test_python_versions_for_fingerprint():
     assert complete("fingerprint", "--python", "3.1") == ["3.11", "3.12", "3.13", "3.14"]
 

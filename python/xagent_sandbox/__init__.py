@@ -20,12 +20,8 @@ name and the service's message. The module uses Gio (python3-gi); the bus is the
 system bus, or DBUS_SYSTEM_BUS_ADDRESS when set. See docs/python.md.
 """
 
-import io
 import os
-import posixpath
 import select
-import tarfile
-import tempfile
 import time
 
 import gi
@@ -189,7 +185,10 @@ class _Bus:
 
     def call(self, path, iface, method, sig, args, reply_sig=None, timeout_s=_DEFAULT_CALL_S, fds=None):
         flags = Gio.DBusCallFlags.ALLOW_INTERACTIVE_AUTHORIZATION if self.interactive else Gio.DBusCallFlags.NONE
-        params = GLib.Variant(f"({sig})", tuple(args)) if sig else None
+        if isinstance(args, GLib.Variant):
+            params = args               # built already (large ay: PyGObject copies a child byte by byte)
+        else:
+            params = GLib.Variant(f"({sig})", tuple(args)) if sig else None
         rtype = GLib.VariantType.new(f"({reply_sig})") if reply_sig is not None else None
         try:
             if fds is None:
@@ -288,43 +287,72 @@ def _exec_options(env, cwd, timeout):
 
 # ---- files -----------------------------------------------------------------------------
 
+class FileEntry:
+    """One entry of sb.files.list(): name (relative to the listed path), kind ("file",
+    "directory", "symlink", …), size, mtime (seconds, float), mode (st_mode)."""
+
+    def __init__(self, name, kind, size, mtime_us, mode):
+        self.name, self.kind, self.size, self.mtime, self.mode = name, kind, size, mtime_us / 1e6, mode
+
+    @property
+    def is_dir(self):
+        return self.kind == "directory"
+
+    def __repr__(self):
+        return f"FileEntry({self.name!r}, {self.kind!r}, size={self.size}, mode={self.mode & 0o7777:#o})"
+
+
+class FileList(list):
+    """sb.files.list()'s answer: a list, and truncated (more entries were there)."""
+
+    def __init__(self, entries, truncated):
+        super().__init__(entries)
+        self.truncated = bool(truncated)
+
+
 class Files:
-    """sb.files: files of the sandbox, read and written with its owner's rights."""
+    """sb.files: files of the sandbox, read and written with its owner's rights
+    (ReadFile, WriteFile, ListFiles, RemoveFile: the service's own program in the
+    sandbox does them; the image needs no tar, cat or shell)."""
 
     def __init__(self, sandbox):
         self._sb = sandbox
 
-    def write(self, path, data, mode=0o644):
-        """Writes data (bytes, or str as UTF-8) to the absolute path; the directory
-        must exist. The file appears whole or not at all."""
-        if isinstance(data, str):
-            data = data.encode()
-        directory, name = posixpath.split(posixpath.normpath(path))
-        if not posixpath.isabs(path) or not name:
-            raise InvalidArgs(f"path: '{path}' is not an absolute file path")  # noqa: F821
-        buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
-            info = tarfile.TarInfo(name)
-            info.size, info.mode, info.mtime = len(data), mode, int(time.time())
-            t.addfile(info, io.BytesIO(data))
-        with tempfile.TemporaryFile() as f:
-            f.write(buf.getvalue())
-            f.seek(0)
-            self._sb._call("CopyToSandbox", "sha{sv}", [directory, 0, {}], fds=[f.fileno()],
-                           timeout_s=600 + _MARGIN_S)
+    def write(self, path, data, mode=0o644, append=False, make_parents=False):
+        """Writes data (bytes, or str as UTF-8) to the absolute path: the file appears
+        whole or not at all (unless append). At most the policy's max_file_bytes."""
+        options = {"mode": _v("u", int(mode))}
+        if append:
+            options["append"] = _v("b", True)
+        if make_parents:
+            options["make_parents"] = _v("b", True)
+        params = GLib.Variant.new_tuple(
+            GLib.Variant("s", self._sb.name), GLib.Variant("s", path),
+            GLib.Variant.new_from_bytes(GLib.VariantType("ay"), GLib.Bytes.new(_bytes(data)), True),
+            GLib.Variant("a{sv}", options))
+        self._sb._bus.manager("WriteFile", "ssaya{sv}", params)
 
     def read(self, path):
-        """The contents of the file at the absolute path, as bytes."""
-        with tempfile.TemporaryFile() as f:
-            self._sb._call("CopyFromSandbox", "sha{sv}", [path, 0, {}], fds=[f.fileno()],
-                           timeout_s=600 + _MARGIN_S)
-            f.seek(0)
-            with tarfile.open(fileobj=f) as t:
-                for m in t:
-                    if m.isfile():
-                        return t.extractfile(m).read()
-                    raise InvalidArgs(f"path: '{path}' is not a regular file")  # noqa: F821
-        raise InvalidArgs(f"path: '{path}': nothing came back")  # noqa: F821
+        """The contents of the file at the absolute path, as bytes (read in pieces of
+        the policy's max_file_bytes to its end)."""
+        out, offset = bytearray(), 0
+        while True:
+            data, info = self._sb._call("ReadFile", "sa{sv}", [path, {"offset": _v("t", offset)}])
+            out += data
+            offset += len(data)
+            if info.get("eof", True) or not data:
+                return bytes(out)
+
+    def list(self, path, depth=1, limit=1000):
+        """The entries below the directory path (depth levels), as a FileList of
+        FileEntry; beyond limit entries the list is cut and its truncated is True."""
+        entries, truncated = self._sb._call(
+            "ListFiles", "sa{sv}", [path, {"depth": _v("u", int(depth)), "limit": _v("u", int(limit))}])
+        return FileList((FileEntry(*e) for e in entries), truncated)
+
+    def remove(self, path, recursive=False):
+        """Removes a file, a link or an empty directory (recursive: a whole tree)."""
+        self._sb._call("RemoveFile", "sa{sv}", [path, {"recursive": _v("b", bool(recursive))}])
 
 
 # ---- sandboxes -------------------------------------------------------------------------
@@ -456,16 +484,17 @@ class Sandbox:
 
     def _run_captured(self, cmd, timeout, env, cwd, stdin, output_limit):
         options = _exec_options(env, cwd, timeout)
+        # A run past its timeout keeps what it wrote (exit status 124).
+        options["on_timeout"] = _v("s", "result")
         if stdin is not None:
             options["stdin"] = _v("ay", _bytes(stdin))
         if output_limit is not None:
             options["output_limit"] = _v("t", int(output_limit))
-        try:
-            status, out, err, truncated = self._call("ExecSandbox", "asa{sv}", [_argv(cmd), options],
-                                                     timeout_s=(timeout or 60) + _MARGIN_S)
-        except TimedOut:  # noqa: F821
-            return RunResult(124, b"", b"", timed_out=True)
-        return RunResult(status, out, err, truncated=truncated)
+        started = time.monotonic()
+        status, out, err, truncated = self._call("ExecSandbox", "asa{sv}", [_argv(cmd), options],
+                                                 timeout_s=(timeout or 60) + _MARGIN_S)
+        timed_out = status == 124 and time.monotonic() - started >= (timeout or 60)
+        return RunResult(status, out, err, timed_out=timed_out, truncated=truncated)
 
     def _run_streamed(self, cmd, timeout, env, cwd, stdin, on_stdout, on_stderr, output_limit):
         limit = output_limit if output_limit is not None else 16 << 20

@@ -42,6 +42,10 @@ BY_NAME(method_exec, VERB_EXEC, bus_sandbox_method_exec(msg, m, name, NULL, fals
 BY_NAME(method_start_exec, VERB_START_EXEC, bus_sandbox_method_exec(msg, m, name, NULL, true, error))
 BY_NAME(method_copy_to, VERB_COPY_TO, bus_sandbox_method_copy(msg, m, name, NULL, true, error))
 BY_NAME(method_copy_from, VERB_COPY_FROM, bus_sandbox_method_copy(msg, m, name, NULL, false, error))
+BY_NAME(method_read_file, VERB_READ_FILE, bus_sandbox_method_file(msg, m, name, NULL, VERB_READ_FILE, error))
+BY_NAME(method_write_file, VERB_WRITE_FILE, bus_sandbox_method_file(msg, m, name, NULL, VERB_WRITE_FILE, error))
+BY_NAME(method_list_files, VERB_LIST_FILES, bus_sandbox_method_file(msg, m, name, NULL, VERB_LIST_FILES, error))
+BY_NAME(method_remove_file, VERB_REMOVE_FILE, bus_sandbox_method_file(msg, m, name, NULL, VERB_REMOVE_FILE, error))
 #undef BY_NAME
 
 static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -162,8 +166,9 @@ static int method_get_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
                                        "publish_address", "s", p->publish_address,
                                        "python_version", "s",
                                        sbx_python_version_to_string(p->python_version))) < 0 ||
-            (r = sd_bus_message_append(reply, "{sv}{sv}", "max_disk_mib", "t", (uint64_t) p->max_disk_mib,
-                                       "disk_enforcement", "s", SBX_POLICY_DISK_ENFORCEMENT)) < 0 ||
+            (r = sd_bus_message_append(reply, "{sv}{sv}{sv}", "max_disk_mib", "t", (uint64_t) p->max_disk_mib,
+                                       "disk_enforcement", "s", SBX_POLICY_DISK_ENFORCEMENT,
+                                       "max_file_bytes", "t", (uint64_t) p->max_file_bytes)) < 0 ||
             (r = sd_bus_message_close_container(reply)) < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
@@ -237,6 +242,15 @@ const sd_bus_vtable bus_manager_vtable[] = {
                                 SD_BUS_NO_RESULT, method_copy_from, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetSandboxUsage", SD_BUS_ARGS("s", name), SD_BUS_RESULT("a{sv}", usage),
                                 method_usage, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ReadFile", SD_BUS_ARGS("s", name, "s", path, "a{sv}", options),
+                                SD_BUS_RESULT("ay", data, "a{sv}", info), method_read_file, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("WriteFile", SD_BUS_ARGS("s", name, "s", path, "ay", data, "a{sv}", options),
+                                SD_BUS_NO_RESULT, method_write_file, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListFiles", SD_BUS_ARGS("s", name, "s", path, "a{sv}", options),
+                                SD_BUS_RESULT("a(ssttu)", entries, "b", truncated), method_list_files,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("RemoveFile", SD_BUS_ARGS("s", name, "s", path, "a{sv}", options),
+                                SD_BUS_NO_RESULT, method_remove_file, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("SandboxNew", SD_BUS_ARGS("s", name, "o", sandbox), 0),
         SD_BUS_SIGNAL_WITH_ARGS("SandboxRemoved", SD_BUS_ARGS("s", name, "o", sandbox), 0),
         SD_BUS_VTABLE_END

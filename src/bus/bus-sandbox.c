@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "bus-args.h"
@@ -136,6 +137,43 @@ int bus_sandbox_method_copy(sd_bus_message *msg, Manager *m, const char *name, c
         return operation_start(m, msg, verb, &args, error);
 }
 
+static SbxFileVerb file_verb_of(Verb verb) {
+        switch (verb) {
+        case VERB_READ_FILE:
+                return SBX_FILE_READ;
+        case VERB_WRITE_FILE:
+                return SBX_FILE_WRITE;
+        case VERB_LIST_FILES:
+                return SBX_FILE_LIST;
+        default:
+                return SBX_FILE_REMOVE;
+        }
+}
+
+/* (s path[, ay data], a{sv} options). WriteFile's data stays in the call's message,
+ * which the operation holds until its reply. */
+int bus_sandbox_method_file(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object, Verb verb,
+                            sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        SbxFileOptions options;
+        OperationArgs args = OPERATION_ARGS_INIT(.name = name, .object = object, .file = &options);
+        int r = sbx_bus_read_file_path(msg, &args.guest_path, &e);
+
+        if (r >= 0 && verb == VERB_WRITE_FILE) {
+                r = sd_bus_message_read_array(msg, 'y', &args.data, &args.data_size);
+                if (r < 0)
+                        r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "data: malformed (%s)", strerror(-r));
+                else if ((uint64_t) args.data_size > (uint64_t) m->policy->max_file_bytes)
+                        r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "data: %zu bytes, more than the host policy's "
+                                          "max_file_bytes (%" PRIi64 ")", args.data_size, m->policy->max_file_bytes);
+        }
+        if (r >= 0)
+                r = sbx_bus_read_file_options(msg, file_verb_of(verb), &options, &e);
+        if (r < 0)
+                return operation_refuse(m, msg, verb, target_of(name, object), &e, r, error);
+        return operation_start(m, msg, verb, &args, error);
+}
+
 /* The object's handlers: the body with the object. */
 #define ENTRY_METHOD(fn, call)                                                                  \
         static int fn(sd_bus_message *msg, void *userdata, sd_bus_error *error) {              \
@@ -153,6 +191,10 @@ ENTRY_METHOD(method_exec, bus_sandbox_method_exec(msg, manager_of(e), NULL, e, f
 ENTRY_METHOD(method_start_exec, bus_sandbox_method_exec(msg, manager_of(e), NULL, e, true, error))
 ENTRY_METHOD(method_copy_to, bus_sandbox_method_copy(msg, manager_of(e), NULL, e, true, error))
 ENTRY_METHOD(method_copy_from, bus_sandbox_method_copy(msg, manager_of(e), NULL, e, false, error))
+ENTRY_METHOD(method_read_file, bus_sandbox_method_file(msg, manager_of(e), NULL, e, VERB_READ_FILE, error))
+ENTRY_METHOD(method_write_file, bus_sandbox_method_file(msg, manager_of(e), NULL, e, VERB_WRITE_FILE, error))
+ENTRY_METHOD(method_list_files, bus_sandbox_method_file(msg, manager_of(e), NULL, e, VERB_LIST_FILES, error))
+ENTRY_METHOD(method_remove_file, bus_sandbox_method_file(msg, manager_of(e), NULL, e, VERB_REMOVE_FILE, error))
 #undef ENTRY_METHOD
 
 #define PROP(name, sig, flags) SD_BUS_PROPERTY(name, sig, property_get, 0, flags)
@@ -192,6 +234,15 @@ static const sd_bus_vtable sandbox_vtable[] = {
                                 SD_BUS_NO_RESULT, method_copy_from, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetUsage", SD_BUS_NO_ARGS, SD_BUS_RESULT("a{sv}", usage), method_usage,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ReadFile", SD_BUS_ARGS("s", path, "a{sv}", options),
+                                SD_BUS_RESULT("ay", data, "a{sv}", info), method_read_file, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("WriteFile", SD_BUS_ARGS("s", path, "ay", data, "a{sv}", options), SD_BUS_NO_RESULT,
+                                method_write_file, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListFiles", SD_BUS_ARGS("s", path, "a{sv}", options),
+                                SD_BUS_RESULT("a(ssttu)", entries, "b", truncated), method_list_files,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("RemoveFile", SD_BUS_ARGS("s", path, "a{sv}", options), SD_BUS_NO_RESULT,
+                                method_remove_file, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END
 };
 

@@ -30,3 +30,6 @@ int bus_sandbox_method_exec(sd_bus_message *msg, Manager *m, const char *name, c
 /* CopyTo / CopyFrom. */
 int bus_sandbox_method_copy(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object, bool to,
                             sd_bus_error *error);
+/* ReadFile / WriteFile / ListFiles / RemoveFile (verb is one of those). */
+int bus_sandbox_method_file(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object, Verb verb,
+                            sd_bus_error *error);

@@ -90,7 +90,7 @@ static int run_exec(Operation *o, SbxLifecycle *l) {
 
         return r < 0 ? r : sbx_lifecycle_exec_capture(l, o->name, &req, o->exec.stdin_data,
                                                       o->exec.stdin_size, o->exec.timeout_s, o->exec.output_limit,
-                                                      &o->exec_result, &o->error);
+                                                      o->exec.timeout_result, &o->exec_result, &o->error);
 }
 
 static int run_start_exec(Operation *o, SbxLifecycle *l) {
@@ -114,6 +114,38 @@ static int run_copy_from(Operation *o, SbxLifecycle *l) {
         int r = check_owned(o);
 
         return r < 0 ? r : sbx_lifecycle_copy_from(l, o->name, o->guest_path, o->fds[0], &o->error);
+}
+
+/* The file calls go over the sandbox's kept channel (channel.h), as its owner. */
+static int run_read_file(Operation *o, SbxLifecycle *l) {
+        uint64_t cap = (uint64_t) l->policy->max_file_bytes;
+        int r = check_owned(o);
+
+        /* A length past the cap (4 GiB, say) is capped, not refused: the reply says eof. */
+        return r < 0 ? r : sbx_lifecycle_read_file(l, o->name, o->guest_path, o->file.offset,
+                                                   o->file.has_length ? MIN(o->file.length, cap) : cap,
+                                                   &o->file_data, &o->error);
+}
+
+static int run_write_file(Operation *o, SbxLifecycle *l) {
+        unsigned flags = (o->file.append ? SBX_WRITE_APPEND : 0) | (o->file.make_parents ? SBX_WRITE_MAKE_PARENTS : 0);
+        int r = check_owned(o);
+
+        return r < 0 ? r : sbx_lifecycle_write_file(l, o->name, o->guest_path, o->data, o->data_size,
+                                                    o->file.mode, flags, &o->error);
+}
+
+static int run_list_files(Operation *o, SbxLifecycle *l) {
+        int r = check_owned(o);
+
+        return r < 0 ? r : sbx_lifecycle_list_files(l, o->name, o->guest_path, o->file.depth, o->file.limit,
+                                                    &o->entries, &o->n_entries, &o->truncated, &o->error);
+}
+
+static int run_remove_file(Operation *o, SbxLifecycle *l) {
+        int r = check_owned(o);
+
+        return r < 0 ? r : sbx_lifecycle_remove_file(l, o->name, o->guest_path, o->file.recursive, &o->error);
 }
 
 /* Main thread: replies ---------------------------------------------------- */
@@ -240,6 +272,27 @@ static int reply_usage(Operation *o, sd_bus_message *reply) {
         return bus_append_usage(reply, &o->usage);
 }
 
+static int reply_read_file(Operation *o, sd_bus_message *reply) {
+        const SbxFileData *d = &o->file_data;
+        int r = sd_bus_message_append_array(reply, 'y', d->data ? (const void *) d->data : "", d->size);
+
+        return r < 0 ? r : sd_bus_message_append(reply, "a{sv}", 4, "size", "t", d->file_size, "mode", "u",
+                                                 (uint32_t) d->mode, "mtime", "t", d->mtime_us, "eof", "b", d->eof);
+}
+
+static int reply_list_files(Operation *o, sd_bus_message *reply) {
+        int r = sd_bus_message_open_container(reply, 'a', "(ssttu)");
+
+        for (size_t i = 0; r >= 0 && i < o->n_entries; i++) {
+                const SbxFileEntry *e = &o->entries[i];
+
+                r = sd_bus_message_append(reply, "(ssttu)", e->name, e->kind, e->size, e->mtime_us, e->mode);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r < 0 ? r : sd_bus_message_append(reply, "b", o->truncated);
+}
+
 static int reply_none(Operation *o, sd_bus_message *reply) {
         return 0;
 }
@@ -269,4 +322,11 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         [VERB_COPY_FROM]       = { "copy-from",       A_EXEC,    true,  false, run_copy_from,       reply_none,       A_EXEC_OTHERS, true,  true  },
         /* creates or starts the caller's own; replacing it (recreate) also needs manage */
         [VERB_ENSURE]          = { "ensure",          A_CREATE,  true,  false, run_ensure,          reply_ensure          },
+        /* The file calls start no process (the kept channel's exec holds no slot). The
+         * read and the listing are reads (the read share, the read workers), audited
+         * all the same, like the copies; the write and the removal are state changes. */
+        [VERB_READ_FILE]       = { "read-file",       A_EXEC,    false, false, run_read_file,       reply_read_file,  A_EXEC_OTHERS, false, false, true },
+        [VERB_WRITE_FILE]      = { "write-file",      A_EXEC,    true,  false, run_write_file,      reply_none,       A_EXEC_OTHERS, false, false },
+        [VERB_LIST_FILES]      = { "list-files",      A_EXEC,    false, false, run_list_files,      reply_list_files, A_EXEC_OTHERS, false, false, true },
+        [VERB_REMOVE_FILE]     = { "remove-file",     A_EXEC,    true,  false, run_remove_file,     reply_none,       A_EXEC_OTHERS, false, false },
 };

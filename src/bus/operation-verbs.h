@@ -9,6 +9,7 @@
 #include <systemd/sd-bus.h>
 
 #include "bus-spec.h"
+#include "channel.h"
 #include "exec.h"
 #include "manager-state.h"
 #include "operation-state.h"
@@ -32,6 +33,10 @@ typedef enum Verb {
         VERB_COPY_TO,
         VERB_COPY_FROM,
         VERB_ENSURE,
+        VERB_READ_FILE,
+        VERB_WRITE_FILE,
+        VERB_LIST_FILES,
+        VERB_REMOVE_FILE,
         _VERB_MAX,
 } Verb;
 
@@ -59,7 +64,10 @@ typedef struct OperationArgs {
         SbxExecOptions *exec;           /* exec: its contents taken over, also on failure */
         int fds[3];                     /* StartExec (stdin, stdout, stderr), copies (the tar in
                                          * fds[0]): taken over, also on failure */
-        const char *guest_path;         /* copies */
+        const char *guest_path;         /* copies; the file calls' path */
+        SbxFileOptions *file;           /* the file calls */
+        const void *data;               /* WriteFile: in the call's message (which the operation keeps) */
+        size_t data_size;
         unsigned timeout_s;             /* stop; ensure: the stop before a recreate */
         bool recreate;                  /* ensure: on a mismatch, replace it */
         OperationPublishExec publish_exec; /* StartExec */
@@ -82,6 +90,7 @@ typedef struct VerbInfo {
         const char *others_action;      /* for another uid's objects, if not manage-others */
         bool exec;                      /* runs a process in the sandbox: holds an exec slot */
         bool fds;                       /* takes descriptors */
+        bool audited;                   /* a read that is audited all the same (the file reads) */
 } VerbInfo;
 
 struct Operation {
@@ -132,9 +141,23 @@ struct Operation {
         OperationPublishExec publish_exec;
         SbxUsage usage;
         SbxEnsureOutcome outcome;
+
+        /* the file calls */
+        SbxFileOptions file;
+        const void *data;               /* points into call */
+        size_t data_size;
+        SbxFileData file_data;
+        SbxFileEntry *entries;
+        size_t n_entries;
+        bool truncated;
 };
 
 extern const VerbInfo operation_verbs[_VERB_MAX];
+
+/* Whether an outcome of verb goes into the audit log. */
+static inline bool verb_audited(Verb verb) {
+        return operation_verbs[verb].changes || operation_verbs[verb].audited;
+}
 
 /* The target of o as its owner calls it, for logs and audit records ("-": none). */
 const char *operation_target(const Operation *o);

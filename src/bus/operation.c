@@ -44,6 +44,8 @@ static void operation_free_unstarted(Operation *o) {
                 safe_close(o->fds[i]);
         sbx_exec_result_done(&o->exec_result);
         sbx_exec_process_free(o->exec_process);
+        sbx_file_data_done(&o->file_data);
+        sbx_file_entries_free(o->entries, o->n_entries);
         if (o->exec_slot)
                 exec_slots_release(&o->m->execs, o->uid, o->exec_capture);
         free(o);
@@ -94,7 +96,7 @@ static void fail(Operation *o, OperationEvent event, int r, const SbxError *e) {
         r = sd_bus_reply_method_error(o->call, &error);
         if (r < 0)
                 reply_failed(o, r, error.message, &reason);
-        if (operation_verbs[o->verb].changes || sbx_error_is_set(e))
+        if (verb_audited(o->verb) || sbx_error_is_set(e))
                 audit(o, error.name, reason ?: error.message);
         operation_free(o);
 }
@@ -104,7 +106,7 @@ int operation_refuse(Manager *m, sd_bus_message *msg, Verb verb, const char *tar
         uid_t uid;
 
         r = sbx_bus_error_from(ret_error, e, r);
-        if (operation_verbs[verb].changes && caller_cache_uid(&m->callers, msg, &uid) >= 0)
+        if (verb_audited(verb) && caller_cache_uid(&m->callers, msg, &uid) >= 0)
                 audit_record(&(AuditRecord) {
                         .uid = uid,
                         .verb = operation_verbs[verb].name,
@@ -175,7 +177,7 @@ static void job_reply(Operation *o) {
         r = sd_bus_send(NULL, reply, NULL);
         if (r < 0)
                 reply_failed(o, r, NULL, &reason);
-        if (operation_verbs[o->verb].changes)
+        if (verb_audited(o->verb))
                 audit(o, "ok", reason);
         operation_free(o);
 }
@@ -501,6 +503,10 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
         if (operation_verbs[verb].fds)
                 for (size_t i = 0; i < 3; i++)
                         o->fds[i] = TAKE_FD(args->fds[i]);
+        if (args->file)
+                o->file = *args->file;
+        o->data = args->data;
+        o->data_size = args->data_size;
         if (args->exec) {
                 o->exec = *args->exec;
                 *args->exec = (SbxExecOptions) {};

@@ -69,6 +69,7 @@ SbxPolicy *sbx_policy_new_default(void) {
         p->max_stop_timeout = SBX_POLICY_DEFAULT_MAX_STOP_TIMEOUT;
         p->docker_timeout = SBX_POLICY_DEFAULT_DOCKER_TIMEOUT;
         p->max_disk_mib = SBX_POLICY_DEFAULT_MAX_DISK_MIB;
+        p->max_file_bytes = SBX_POLICY_DEFAULT_MAX_FILE_BYTES;
         p->python_version = SBX_PYTHON_DEFAULT;
 
         p->default_image = strdup(SBX_POLICY_DEFAULT_IMAGE);
@@ -363,6 +364,7 @@ static const struct {
         INT_KEY(max_stop_timeout,       0,                  SBX_POLICY_MAX_STOP_TIMEOUT_LIMIT),
         INT_KEY(docker_timeout,         1,                  SBX_POLICY_DOCKER_TIMEOUT_LIMIT),
         INT_KEY(max_disk_mib,           1,                  SBX_POLICY_MAX_DISK_MIB_LIMIT),
+        INT_KEY(max_file_bytes,         1,                  SBX_POLICY_MAX_FILE_BYTES_LIMIT),
 #undef INT_KEY
 };
 

@@ -60,6 +60,10 @@
  * per-container size. */
 #define SBX_POLICY_DEFAULT_MAX_DISK_MIB 10240
 #define SBX_POLICY_MAX_DISK_MIB_LIMIT (INT64_C(16) * 1024 * 1024)
+/* One file call's data, either way (ReadFile, WriteFile): the channel's bound (proto.h),
+ * below the system bus's 32 MiB message limit with the reply's other fields. */
+#define SBX_POLICY_DEFAULT_MAX_FILE_BYTES (INT64_C(16) << 20)
+#define SBX_POLICY_MAX_FILE_BYTES_LIMIT (INT64_C(16) << 20)
 /* How the bound is enforced, as GetPolicy's disk_enforcement reports it. */
 #define SBX_POLICY_DISK_ENFORCEMENT "copies"
 
@@ -99,6 +103,7 @@ typedef struct SbxPolicy {
         int64_t max_stop_timeout;               /* seconds a stop may wait before SIGKILL */
         int64_t docker_timeout;                 /* seconds an operation's Docker calls may take */
         int64_t max_disk_mib;                   /* a sandbox's writable layer, by copies into it */
+        int64_t max_file_bytes;                 /* one ReadFile's or WriteFile's data */
         char *publish_address;  /* an IPv4 or IPv6 literal */
         /* The Python whose repr() the fingerprint stamped on created sandboxes
          * follows ("3.11"…"3.14"); verification accepts every version's. */

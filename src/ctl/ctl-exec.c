@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
 #include <poll.h>
@@ -30,6 +31,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bus-spec.h"
@@ -40,6 +42,8 @@
 #include "utf8.h"
 
 #define EXEC_INTERFACE "org.xagent.Sandbox1.Exec"
+/* ExecSandbox's exit status for a run killed at its timeout (on_timeout "result"). */
+#define CTL_TIMED_OUT_STATUS 124
 /* A copy may take the service's whole copy timeout (600 s). */
 #define CP_CALL_TIMEOUT_USEC (660ULL * 1000 * 1000)
 
@@ -86,7 +90,7 @@ static int exec_option(int c, const char *arg, void *userdata) {
         }
 }
 
-/* The options a{sv}; in (capture only, may be empty) becomes "stdin". */
+/* The options a{sv}; ws NULL: a capture, whose in (may be empty) becomes "stdin". */
 static int append_exec_options(sd_bus_message *m, const ExecArgs *a, const struct winsize *ws, const char *in,
                                size_t in_size) {
         int r;
@@ -121,6 +125,9 @@ static int append_exec_options(sd_bus_message *m, const ExecArgs *a, const struc
              (r = sd_bus_message_close_container(m)) < 0 || (r = sd_bus_message_close_container(m)) < 0))
                 return r;
         if (a->timeout > 0 && (r = sd_bus_message_append(m, "{sv}", "timeout", "u", (uint32_t) a->timeout)) < 0)
+                return r;
+        /* A captured run keeps what it wrote when it times out (exit status 124). */
+        if (!ws && (r = sd_bus_message_append(m, "{sv}", "on_timeout", "s", "result")) < 0)
                 return r;
         if (a->tty && (r = sd_bus_message_append(m, "{sv}", "tty", "b", 1)) < 0)
                 return r;
@@ -240,10 +247,26 @@ static int wait_exited(sd_bus *bus, const char *path, bool tty) {
         return w.status < 0 ? 255 : w.status & 0xff;
 }
 
+static uint64_t now_s(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec;
+}
+
+/* The service kills a run at its timeout: SIGKILL for a streamed one (137), 124 for a
+ * captured one (on_timeout "result"). Said on stderr, where a caller looks. */
+static int said_timed_out(const ExecArgs *a, uint64_t started, int status, int timed_out_status) {
+        if (a->timeout > 0 && status == timed_out_status && now_s() - started >= a->timeout)
+                fprintf(stderr, "timed out after %" PRIu64 " s\n", a->timeout);
+        return status;
+}
+
 static int run_exec(CtlOptions *o, const char *name, char **cmd, const ExecArgs *a) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
         struct winsize ws = {};
+        uint64_t started = now_s();
         const char *path;
         int r;
 
@@ -267,7 +290,7 @@ static int run_exec(CtlOptions *o, const char *name, char **cmd, const ExecArgs 
                 raw_terminal();
         r = wait_exited(bus, path, a->tty);
         restore_terminal();
-        return r;
+        return said_timed_out(a, started, r, 128 + SIGKILL);
 }
 
 /* Output bytes as a JSON string: invalid UTF-8 becomes U+FFFD, byte by byte. */
@@ -357,7 +380,7 @@ static int run_capture(CtlOptions *o, const char *name, char **cmd, const ExecAr
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
         _cleanup_free_ char *in = NULL;
         ExecArgs capture = *a;
-        uint64_t timeout = a->timeout > 0 ? a->timeout : SBX_EXEC_TIMEOUT_DEFAULT_S;
+        uint64_t timeout = a->timeout > 0 ? a->timeout : SBX_EXEC_TIMEOUT_DEFAULT_S, started;
         size_t in_size;
         int r;
 
@@ -374,9 +397,10 @@ static int run_capture(CtlOptions *o, const char *name, char **cmd, const ExecAr
             (r = append_exec_options(m, &capture, NULL, in, in_size)) < 0)
                 return ctl_bus_fail("ExecSandbox", r);
         /* The call answers when the command ends: wait for the exec's timeout and more. */
+        started = now_s();
         if (ctl_bus_call(bus, m, (timeout + 30) * 1000 * 1000, o, &reply) < 0)
                 return CTL_EXIT_FAILURE;
-        return print_capture(reply);
+        return said_timed_out(&capture, started, print_capture(reply), CTL_TIMED_OUT_STATUS);
 }
 
 /* -t → --tty: the shared parser knows long options only. */

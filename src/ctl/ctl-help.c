@@ -52,6 +52,17 @@ const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
         [CTL_VERB_SHELL] = { "shell", "shell NAME", "Open /bin/sh in a sandbox on this terminal", "" },
         [CTL_VERB_CP] = { "cp", "cp SRC DST", "Copy files into (DST = NAME:DIR) or out of (SRC = NAME:PATH) a sandbox",
           "" },
+        [CTL_VERB_CAT] = { "cat", "cat NAME:PATH", "Print a file of a sandbox (ReadFile, as its owner)", "" },
+        [CTL_VERB_PUT] = { "put", "put [--mode M] [--append] [-p] LOCAL|- NAME:PATH",
+          "Write a local file (- = standard input) into a sandbox, atomically (WriteFile)",
+          "     --mode M                 Octal mode of a new file (0644)\n"
+          "     --append                 Append instead of replacing\n"
+          "  -p, --parents                Create missing directories\n" },
+        [CTL_VERB_LS] = { "ls", "ls [--depth N] [--limit N] NAME:PATH", "List a directory of a sandbox (ListFiles)",
+          "     --depth N                Levels below PATH (1)\n"
+          "     --limit N                Entries at most (1000)\n" },
+        [CTL_VERB_RM] = { "rm", "rm [-r] NAME:PATH", "Remove a file of a sandbox (RemoveFile)",
+          "  -r, --recursive              A directory and everything below it\n" },
         [CTL_VERB_USAGE] = { "usage", "usage NAME", "Show what a sandbox consumes (CPU, memory, processes, network)", "" },
         [CTL_VERB_POLICY] = { "policy", "policy", "Show what the host policy allows you (limits, images, volume roots)",
           "" },

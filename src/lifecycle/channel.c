@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include "channel.h"
 #include "docker-stream.h"
 #include "exec.h"
+#include "json-util.h"
 #include "time-util.h"
 
 /* Channels kept at most; a closed one is dropped to make room. */
@@ -396,6 +398,35 @@ int sbx_lifecycle_read_file(SbxLifecycle *l, const char *name, const char *path,
         return 0;
 }
 
+/* The host policy's max_disk_mib holds for a write as for a copy (copy.c): what the
+ * sandbox's writable layer holds now (Docker's SizeRw) and the data must fit. */
+static int check_disk(SbxLifecycle *l, const char *name, size_t size, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *j = NULL;
+        _cleanup_free_ char *id = NULL, *query = NULL;
+        uint64_t bound;
+        json_object *v;
+        int64_t used = 0;
+        int r;
+
+        if (!l->policy || size == 0)
+                return 0;
+        bound = (uint64_t) l->policy->max_disk_mib * 1024 * 1024;
+        if ((r = sbx_lifecycle_container_id(l, name, &id, error)) < 0)
+                return r;
+        if (asprintf(&query, "/containers/%s/json?size=1", id) < 0)
+                return -ENOMEM;
+        if ((r = sbx_docker_get_object(l->docker, query, &j, error)) < 0)
+                return r;
+        if (json_object_object_get_ex(j, "SizeRw", &v) && json_object_is_type(v, json_type_int))
+                used = MAX(json_object_get_int64(v), 0);
+        if ((uint64_t) used + size > bound)
+                return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                     "max_disk_mib: the sandbox's writable layer holds %" PRIi64 " bytes; %zu more "
+                                     "would take it past the host policy's max_disk_mib %" PRIi64 " MiB",
+                                     used, size, l->policy->max_disk_mib);
+        return 0;
+}
+
 int sbx_lifecycle_write_file(SbxLifecycle *l, const char *name, const char *path, const void *data,
                              size_t size, unsigned mode, unsigned flags, SbxError *error) {
         _cleanup_(sbx_channel_reply_done) SbxChannelReply reply = {};
@@ -408,7 +439,7 @@ int sbx_lifecycle_write_file(SbxLifecycle *l, const char *name, const char *path
                                      SBX_PROTO_MAX_DATA);
         if (mode > 07777)
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "mode: %o is not a file mode", mode);
-        if ((r = set_path(&q, path, error)) < 0)
+        if ((r = set_path(&q, path, error)) < 0 || (r = check_disk(l, name, size, error)) < 0)
                 return r;
         return sbx_lifecycle_channel_call(l, name, &q, &reply, error);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "container-body.h"
@@ -390,9 +391,61 @@ int lc_exec_relay_or_kill(SbxLifecycle *l, SbxExecProcess *p, unsigned timeout_s
         return 0;
 }
 
+/* Docker answers a process that could not be started (no such command, a working
+ * directory that is not there) with exit status 126 or 127 and the runtime's text in
+ * the stream. What tells it from a process that ran and exited so is Docker's Pid: 0,
+ * nothing ever ran (so the text is the runtime's, not the sandbox's). */
+static bool never_started(const SbxExecState *s) {
+        return s->exited && s->pid == 0 && (s->exit_code == 126 || s->exit_code == 127);
+}
+
+static bool output_has(const SbxExecProcess *p, const char *what) {
+        const SbxRelaySink *o = &p->relay.out[0];
+
+        return o->data && memmem(o->data, o->size, what, strlen(what));
+}
+
+static int start_failed(const SbxExecProcess *p, const SbxExecRequest *req, SbxError *error) {
+        const char *why = output_has(p, "executable file not found") ? "no such command in PATH" :
+                          output_has(p, "permission denied") ? "permission denied" :
+                          output_has(p, "no such file or directory") ? "no such file" : "it could not be started";
+
+        if (output_has(p, "chdir to cwd") && req->working_dir)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "working_dir: '%.256s' is not a directory the owner can enter in the sandbox",
+                                     req->working_dir);
+        if (output_has(p, "chdir to cwd"))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "working_dir: the sandbox's working directory is "
+                                     "not a directory the owner can enter; give working_dir");
+        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "argv[0]: '%.256s': %s", req->argv[0], why);
+}
+
+/* The exit status once Docker recorded it; a process that never started is
+ * InvalidArgs naming argv[0] or working_dir. */
+static int wait_exit(SbxLifecycle *l, const SbxExecProcess *p, const SbxExecRequest *req, int *ret_status,
+                     SbxError *error) {
+        SbxExecState s;
+
+        for (unsigned i = 0; i < 200; i++) {
+                int r = sbx_docker_exec_inspect(l->docker, p->exec_id, &s, error);
+
+                if (r < 0)
+                        return r;
+                if (never_started(&s))
+                        return start_failed(p, req, error);
+                if (s.exited) {
+                        *ret_status = s.exit_code;
+                        return 0;
+                }
+                /* The stream can end a moment before Docker records the exit. */
+                nanosleep(&(struct timespec) { .tv_nsec = 10 * 1000000 }, NULL);
+        }
+        return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker did not record the exec's exit");
+}
+
 int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, const SbxExecRequest *req,
                                const void *in, size_t in_size, unsigned timeout_s, uint64_t limit,
-                               SbxExecResult *ret, SbxError *error) {
+                               bool timeout_result, SbxExecResult *ret, SbxError *error) {
         _cleanup_(sbx_exec_process_freep) SbxExecProcess *p = NULL;
         int r;
 
@@ -403,10 +456,18 @@ int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, const SbxExecR
         p->relay.in_size = in_size;
         p->relay.out[0].limit = p->relay.out[1].limit = (size_t) limit;
         p->relay.kept_limit = (size_t) SBX_EXEC_CAPTURE_MAX;
-        if ((r = lc_exec_relay_or_kill(l, p, timeout_s, "exec's", error)) < 0)
+        r = lc_exec_relay_or_kill(l, p, timeout_s, "exec's", error);
+        if (r < 0 && timeout_result && sbx_error_is(error, SBX_ERROR_TIMED_OUT)) {
+                /* Killed at its deadline (and drained): what it wrote until then. */
+                sbx_error_free(error);
+                *ret = (SbxExecResult) { .exit_status = SBX_EXEC_TIMED_OUT_STATUS };
+                take_output(p, ret);
+                return 0;
+        }
+        if (r < 0)
                 return r;
         *ret = (SbxExecResult) {};
-        r = sbx_exec_wait(l->docker, p, &ret->exit_status, error);
+        r = wait_exit(l, p, req, &ret->exit_status, error);
         if (r < 0)
                 return r;
         take_output(p, ret);

@@ -94,10 +94,13 @@ void sbx_exec_result_done(SbxExecResult *r);
 
 /* ExecSandbox: runs to the end with stdin from a buffer and the output captured
  * up to limit bytes per stream, SBX_EXEC_CAPTURE_MAX for both. Past timeout_s the
- * processes are killed and the result is TimedOut. */
+ * processes are killed and the result is TimedOut, or with timeout_result the
+ * output captured until then and exit status SBX_EXEC_TIMED_OUT_STATUS (option
+ * on_timeout "result"; coreutils' timeout reports 124 too). */
+#define SBX_EXEC_TIMED_OUT_STATUS 124
 int sbx_lifecycle_exec_capture(SbxLifecycle *l, const char *name, const SbxExecRequest *req,
                                const void *in, size_t in_size, unsigned timeout_s, uint64_t limit,
-                               SbxExecResult *ret, SbxError *error);
+                               bool timeout_result, SbxExecResult *ret, SbxError *error);
 
 /* Copies (CopyToSandbox, CopyFromSandbox; copy.c) run the service's own program
  * (xagent-sandbox-init --unpack, --pack) inside the sandbox as its owner, through

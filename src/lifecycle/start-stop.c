@@ -3,6 +3,7 @@
 /* Start, stop and delete (docs/lifecycle.md): a start checks the volumes again and
  * verifies what the container has mounted. */
 
+#include "channel.h"
 #include "docker-container.h"
 #include "lifecycle-internal.h"
 #include "log.h"
@@ -129,8 +130,10 @@ int lc_set_running_locked(SbxLifecycle *l, const char *name, bool running, unsig
                 return r;
         if (running)
                 r = start_checked(l, name, o->id, o, error);
-        else if (o->state == SBX_STATE_RUNNING)
+        else if (o->state == SBX_STATE_RUNNING) {
+                sbx_channels_forget(l->channels, o->id);        /* its program ends before the stop */
                 r = sbx_docker_container_stop(l->docker, o->id, timeout_s, error);
+        }
         else
                 r = 1;
         if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
@@ -177,6 +180,8 @@ int lc_delete_locked(SbxLifecycle *l, const char *name, SbxError *error) {
                     (r > 0 && (r = removed = lc_remove_container(l, id, error)) < 0))
                         return r;
         }
+        sbx_channels_forget(l->channels, row ? row->container_id : NULL);
+        sbx_channels_forget(l->channels, id);
         r = sbx_store_delete_sandbox(l->store, name, &e);
         if (removed) {
                 store_after_docker(l, name, r, &e);

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 
 #include "bus-spec.h"
+#include "proto.h"
 
 /* Errors from sd_bus_message_read*() on a malformed message are the caller's
  * fault as well; say which key it was. */
@@ -592,6 +593,17 @@ static int exec_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
                 o->output_limit = (uint64_t) v;
                 return 0;
         }
+        if (!p->streaming && streq(key, "on_timeout")) {
+                _cleanup_free_ char *mode = NULL;
+
+                if ((r = read_string(m, key, &mode, error)) < 0)
+                        return r;
+                if (!streq(mode, "error") && !streq(mode, "result"))
+                        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                             "on_timeout: '%.64s' is neither \"error\" nor \"result\"", mode);
+                o->timeout_result = streq(mode, "result");
+                return 0;
+        }
         if (p->streaming && streq(key, "tty"))
                 return read_bool(m, key, &o->tty, error);
         if (p->streaming && (streq(key, "rows") || streq(key, "cols"))) {
@@ -605,7 +617,7 @@ static int exec_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
 
 int sbx_bus_read_exec_options(sd_bus_message *m, bool streaming, SbxExecOptions *ret, SbxError *error) {
         static const char *const keys[] = { "env", "working_dir", "timeout", "stdin", "output_limit", "tty", "rows",
-                                            "cols" };
+                                            "cols", "on_timeout" };
         ExecParse p = { .o = ret, .streaming = streaming };
 
         *ret = (SbxExecOptions) {
@@ -633,5 +645,104 @@ int sbx_bus_read_argv(sd_bus_message *m, char ***ret, SbxError *error) {
                                      "argv: must name a command (1–%u strings, the first non-empty)", SBX_EXEC_ARGV_MAX);
         }
         *ret = v;
+        return 0;
+}
+
+/* File options ------------------------------------------------------------ */
+
+typedef struct FileParse {
+        SbxFileVerb verb;
+        SbxFileOptions *o;
+} FileParse;
+
+/* A 't' of any size (offset, length): read_int's range is int64's. */
+static int read_u64(sd_bus_message *m, const char *key, uint64_t *ret, SbxError *error) {
+        const char *contents;
+        int64_t v;
+        int r;
+
+        if ((r = sd_bus_message_peek_type(m, NULL, &contents)) < 0)
+                return bad(error, key, r);
+        if (!is_int_type(contents))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "%s: expected an integer (any of y n q i u x t), got '%s'", key, contents);
+        if ((r = sd_bus_message_enter_container(m, SD_BUS_TYPE_VARIANT, contents)) < 0)
+                return bad(error, key, r);
+        if ((r = sbx_bus_read_integer(m, contents[0], &v)) < 0)
+                return bad(error, key, r);
+        if (r == 0 && v < 0)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: %" PRIi64 " is negative", key, v);
+        *ret = (uint64_t) v;
+        return exit_variant(m, key, error);
+}
+
+static int file_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
+        FileParse *p = userdata;
+        SbxFileOptions *o = p->o;
+        int64_t v;
+        int r;
+
+        switch (p->verb) {
+        case SBX_FILE_READ:
+                if (streq(key, "offset"))
+                        return read_u64(m, key, &o->offset, error);
+                if (streq(key, "length")) {
+                        o->has_length = true;
+                        return read_u64(m, key, &o->length, error);
+                }
+                break;
+        case SBX_FILE_WRITE:
+                if (streq(key, "mode")) {
+                        if ((r = read_int(m, key, 0, 07777, &v, error)) < 0)
+                                return r;
+                        o->mode = (unsigned) v;
+                        return 0;
+                }
+                if (streq(key, "append"))
+                        return read_bool(m, key, &o->append, error);
+                if (streq(key, "make_parents"))
+                        return read_bool(m, key, &o->make_parents, error);
+                break;
+        case SBX_FILE_LIST:
+                if (streq(key, "depth") || streq(key, "limit")) {
+                        bool depth = streq(key, "depth");
+
+                        if ((r = read_int(m, key, 1, depth ? SBX_PROTO_MAX_DEPTH : SBX_PROTO_MAX_LIMIT, &v, error)) < 0)
+                                return r;
+                        *(depth ? &o->depth : &o->limit) = (unsigned) v;
+                        return 0;
+                }
+                break;
+        case SBX_FILE_REMOVE:
+                if (streq(key, "recursive"))
+                        return read_bool(m, key, &o->recursive, error);
+                break;
+        }
+        return no_entry(m, NULL, key, error);
+}
+
+int sbx_bus_read_file_options(sd_bus_message *m, SbxFileVerb verb, SbxFileOptions *ret, SbxError *error) {
+        static const char *const keys[] = { "offset", "length", "mode", "append", "make_parents", "depth", "limit",
+                                            "recursive" };
+        FileParse p = { .verb = verb, .o = ret };
+
+        *ret = (SbxFileOptions) {
+                .mode = SBX_PROTO_DEFAULT_MODE, .depth = SBX_PROTO_DEFAULT_DEPTH, .limit = SBX_PROTO_DEFAULT_LIMIT,
+        };
+        return read_dict(m, keys, ELEMENTSOF(keys), file_entry, &p, error);
+}
+
+int sbx_bus_read_file_path(sd_bus_message *m, const char **ret, SbxError *error) {
+        const char *path;
+        int r = sd_bus_message_read_basic(m, 's', &path);
+
+        if (r < 0)
+                return bad(error, "path", r);
+        if (path[0] != '/')
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "path: '%.64s' is not absolute", path);
+        if (strlen(path) > SBX_FILE_PATH_MAX)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "path: %zu bytes, more than %u", strlen(path),
+                                     SBX_FILE_PATH_MAX);
+        *ret = path;
         return 0;
 }

@@ -43,7 +43,9 @@ int sbx_bus_read_stop_options(sd_bus_message *m, unsigned *ret_timeout, SbxError
 /* ExecSandbox / StartExec options (docs/api.md): env a{ss}, working_dir s
  * (absolute), timeout (seconds; capture: 1–86400, default 60; streaming: 0–86400,
  * 0 = none, the default), and for capture stdin ay (≤ 16 MiB) and output_limit
- * (bytes per stream, 0–16 MiB, default 1 MiB), for streaming tty b and rows/cols. */
+ * (bytes per stream, 0–16 MiB, default 1 MiB) and on_timeout s ("error", the default:
+ * TimedOut; "result": the output so far, exit status 124), for streaming tty b and
+ * rows/cols. */
 #define SBX_EXEC_TIMEOUT_DEFAULT_S 60U
 #define SBX_EXEC_TIMEOUT_MAX_S 86400U
 #define SBX_EXEC_OUTPUT_LIMIT_DEFAULT ((uint64_t) 1 << 20)
@@ -61,6 +63,7 @@ typedef struct SbxExecOptions {
         uint64_t output_limit;
         bool tty;
         unsigned rows, cols;
+        bool timeout_result;            /* capture: on_timeout "result" (else "error") */
 } SbxExecOptions;
 
 void sbx_exec_options_done(SbxExecOptions *o);
@@ -73,3 +76,29 @@ int sbx_bus_read_argv(sd_bus_message *m, char ***ret, SbxError *error);
 #define SBX_ENSURE_STOP_TIMEOUT_DEFAULT 30U
 int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned *ret_stop_timeout,
                                 SbxError *error);
+
+/* File call options (ReadFile, WriteFile, ListFiles, RemoveFile; docs/api.md): read
+ * offset t, length t (0–UINT64_MAX: the daemon caps it by max_file_bytes); write mode
+ * u (0–07777, default 0644), append b, make_parents b; list depth u (1–32, default 1),
+ * limit u (1–100000, default 1000); remove recursive b. Any other key is InvalidArgs. */
+typedef enum SbxFileVerb {
+        SBX_FILE_READ,
+        SBX_FILE_WRITE,
+        SBX_FILE_LIST,
+        SBX_FILE_REMOVE,
+} SbxFileVerb;
+
+typedef struct SbxFileOptions {
+        uint64_t offset, length;
+        bool has_length;                /* else the policy's max_file_bytes */
+        unsigned mode;
+        bool append, make_parents;
+        unsigned depth, limit;
+        bool recursive;
+} SbxFileOptions;
+
+int sbx_bus_read_file_options(sd_bus_message *m, SbxFileVerb verb, SbxFileOptions *ret, SbxError *error);
+
+/* A file call's path: absolute, at most 4096 bytes (D-Bus strings carry no NUL). */
+#define SBX_FILE_PATH_MAX 4096U
+int sbx_bus_read_file_path(sd_bus_message *m, const char **ret, SbxError *error);

@@ -64,8 +64,8 @@ def test_exec_forwards_signals(stack, box, signal_name):
 
 
 def test_exec_timeout_and_usage_errors(ctl, box):
-    r = ctl("exec", "--timeout", "1", box, "--", "sleep", "60")
-    assert r.returncode == 128 + 9
+    r = ctl("exec", "--timeout", "1", box, "--", "sh", "-c", "echo before; sleep 60")
+    assert (r.returncode, r.stdout, r.stderr) == (128 + 9, "before\n", "timed out after 1 s\n")
     assert ctl("exec", box).returncode == 2
     assert ctl("exec", "--env", "novalue", box, "--", "true").returncode == 2
     r = ctl("exec", "--workdir", "tmp", box, "--", "true")
@@ -157,8 +157,10 @@ def test_exec_json_captures(ctl, box):
     assert r.returncode == 3, r.stderr
     assert json.loads(r.stdout) == {"exit_status": 3, "stdout": "from stdin", "stderr": "bad\ufffd",
                                     "truncated": False}
-    r = ctl("--json", "exec", "--timeout", "1", box, "--", "sleep", "30")
-    assert r.returncode == 1 and "TimedOut" in r.stderr
+    # A captured run that times out keeps its output (on_timeout "result"): status 124.
+    r = ctl("--json", "exec", "--timeout", "1", box, "--", "sh", "-c", "echo so-far; sleep 30")
+    assert (r.returncode, r.stderr) == (124, "timed out after 1 s\n"), r.stderr
+    assert json.loads(r.stdout) == {"exit_status": 124, "stdout": "so-far\n", "stderr": "", "truncated": False}
 
 
 def test_owner_option_reaches_the_members_sandbox_as_root(stack, box):

@@ -115,8 +115,8 @@ def test_bad_input_names_the_field(sandboxd, box, argv, options, needle):
 
 
 def test_a_missing_command_leaves_nothing_running(sandboxd, box):
-    status, _, err, _ = run(sandboxd, MEMBER, box, ["/no/such/command"])
-    assert status in (126, 127)
+    r = sandboxd.call(MEMBER, "ExecSandbox", "sasa{sv}", [box, ["/no/such/command"], {}])
+    assert "argv[0]" in r.error(h.INVALID_ARGS)
     assert processes(sandboxd, box) == ["/.xagent-sandbox/xagent-sandbox-init"]
 
 

@@ -50,12 +50,24 @@ def test_ensure_run_files_ports_usage(pyrun, cleanup):
             r2 = sb.run(["cat"], stdin=b"piped")
             sb.files.write("/tmp/f.txt", "héllo\\n")
             data = sb.files.read("/tmp/f.txt")
+            sb.files.write("/tmp/pd/a/b.bin", bytes(range(256)) * 3, mode=0o600, make_parents=True)
+            sb.files.write("/tmp/pd/a/b.bin", b"+", append=True)
+            binary = sb.files.read("/tmp/pd/a/b.bin")
+            listed = sb.files.list("/tmp/pd", depth=2)
+            few = sb.files.list("/tmp/pd", depth=2, limit=1)
+            sb.files.remove("/tmp/pd", recursive=True)
+            gone = [e.name for e in sb.files.list("/tmp") if e.name == "pd"]
+            slow = sb.run("echo partial; sleep 30", timeout=1)
             verdict = sb.verify(image={h.TEST_IMAGE!r}, ports=[(0, 8080)], env={{"A": "1"}})
             wrong = sb.verify(image={h.TEST_IMAGE!r}, ports=[(0, 8080)], env={{"A": "2"}})
             print(json.dumps(dict(first=first, again=again.outcome, code=r.exit_code, out=r.stdout,
                   err=r.stderr, ok=r.ok, cat=r2.stdout, data=data.decode(), verdict=verdict, wrong=wrong,
                   ports=sb.ports, mem=sb.usage()["memory_limit_bytes"], state=sb.state,
-                  listed=[n for n, *_ in list_sandboxes()])))
+                  listed=[n for n, *_ in list_sandboxes()],
+                  binary_ok=binary == bytes(range(256)) * 3 + b"+",
+                  files=sorted((e.name, e.kind, e.size, e.mode & 0o7777) for e in listed),
+                  truncated=(listed.truncated, few.truncated, len(few)), gone=gone,
+                  slow=(slow.exit_code, slow.timed_out, slow.stdout))))
             again.close()
     """)
     assert out["first"] == "created" and out["again"] == "reused"
@@ -68,6 +80,10 @@ def test_ensure_run_files_ports_usage(pyrun, cleanup):
     assert host == "127.0.0.1" and port > 0 and guest == 8080
     assert out["mem"] == 512 << 20 and out["state"] == "running"
     assert name in out["listed"]
+    assert out["binary_ok"] is True
+    assert out["files"] == [["a", "directory", out["files"][0][2], 0o755], ["a/b.bin", "file", 769, 0o600]]
+    assert out["truncated"] == [False, True, 1] and out["gone"] == []
+    assert out["slow"] == [124, True, "partial\n"], "a timed-out run keeps its output"
 
 
 def test_streaming_timeout_and_lifecycle(pyrun, cleanup):
