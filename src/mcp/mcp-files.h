@@ -7,6 +7,9 @@
 
 int file_read_start(Call *c);
 int file_read_on_reply(Call *c, sd_bus_message *reply, json_object **ret);
-int file_read_on_error(Call *c, const sd_bus_error *e, json_object **ret);
 int file_write_start(Call *c);
 int file_write_on_reply(Call *c, sd_bus_message *reply, json_object **ret);
+int file_list_start(Call *c);
+int file_list_on_reply(Call *c, sd_bus_message *reply, json_object **ret);
+int file_remove_start(Call *c);
+int file_remove_on_reply(Call *c, sd_bus_message *reply, json_object **ret);

@@ -647,7 +647,7 @@ const Tool mcp_tools[] = {
                                  "\"properties\":{\"path\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"},"
                                  "\"encoding\":{\"type\":\"string\",\"enum\":[\"text\",\"base64\"]},"
                                  "\"content\":{\"type\":\"string\"}}}",
-                .start = file_read_start, .on_reply = file_read_on_reply, .on_error = file_read_on_error, .timeout_usec = 630 * SEC,
+                .start = file_read_start, .on_reply = file_read_on_reply,
         },
         {
                 .name = "file_write", .title = "Write a file in a sandbox", .destructive = true, .idempotent = true,
@@ -662,7 +662,38 @@ const Tool mcp_tools[] = {
                                     "\"sandbox\",\"path\",\"content\""),
                 .output_schema = "{\"type\":\"object\",\"required\":[\"path\",\"size\"],\"properties\":{"
                                  "\"path\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"}}}",
-                .start = file_write_start, .on_reply = file_write_on_reply, .timeout_usec = 630 * SEC,
+                .start = file_write_start, .on_reply = file_write_on_reply,
+        },
+        {
+                .name = "file_list", .title = "List files of a sandbox", .read_only = true, .idempotent = true,
+                .description = "The entries below the absolute directory `path` in the running sandbox, read with "
+                               "its owner's rights: `depth` levels (default 1, at most 32), at most `limit` entries "
+                               "(default 1000, at most 100000; `truncated` says when there were more). Symbolic "
+                               "links are listed, never followed.",
+                .input_schema = OBJ(P_SANDBOX ",\"path\":{\"type\":\"string\",\"minLength\":1},"
+                                    "\"depth\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":32,\"default\":1},"
+                                    "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100000,\"default\":1000}",
+                                    "\"sandbox\",\"path\""),
+                .output_schema = "{\"type\":\"object\",\"required\":[\"path\",\"entries\",\"truncated\"],"
+                                 "\"properties\":{\"path\":{\"type\":\"string\"},\"truncated\":{\"type\":\"boolean\"},"
+                                 "\"entries\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+                                 "\"required\":[\"name\",\"kind\",\"size\",\"mtime_us\",\"mode\"],\"properties\":{"
+                                 "\"name\":{\"type\":\"string\"},\"kind\":{\"type\":\"string\"},"
+                                 "\"size\":{\"type\":\"integer\"},\"mtime_us\":{\"type\":\"integer\"},"
+                                 "\"mode\":{\"type\":\"integer\"}}}}}}",
+                .start = file_list_start, .on_reply = file_list_on_reply,
+        },
+        {
+                .name = "file_remove", .title = "Remove a file of a sandbox", .destructive = true, .idempotent = false,
+                .description = "Removes the file, link or empty directory at the absolute `path` in the running "
+                               "sandbox with its owner's rights; with `recursive`, a directory and everything in "
+                               "it (links are removed, never followed). The sandbox's root is never removed.",
+                .input_schema = OBJ(P_SANDBOX ",\"path\":{\"type\":\"string\",\"minLength\":2},"
+                                    "\"recursive\":{\"type\":\"boolean\",\"default\":false}",
+                                    "\"sandbox\",\"path\""),
+                .output_schema = "{\"type\":\"object\",\"required\":[\"path\",\"removed\"],\"properties\":{"
+                                 "\"path\":{\"type\":\"string\"},\"removed\":{\"type\":\"boolean\"}}}",
+                .start = file_remove_start, .on_reply = file_remove_on_reply,
         },
         {
                 .name = "sandbox_ports", .title = "Published ports of a sandbox", .read_only = true, .idempotent = true,

@@ -30,11 +30,12 @@ with open(SERVER, "rb") as _f:
 TOOLS = {
     "sandbox_list", "sandbox_ensure", "sandbox_create", "sandbox_start", "sandbox_stop", "sandbox_delete",
     "sandbox_snapshot", "snapshot_list", "snapshot_delete", "sandbox_inspect", "sandbox_verify", "run",
-    "file_read", "file_write", "sandbox_ports", "sandbox_usage", "policy",
+    "file_read", "file_write", "file_list", "file_remove", "sandbox_ports", "sandbox_usage", "policy",
 }
-READ_ONLY = {"sandbox_list", "snapshot_list", "sandbox_inspect", "sandbox_verify", "file_read", "sandbox_ports",
+READ_ONLY = {"sandbox_list", "snapshot_list", "sandbox_inspect", "sandbox_verify", "file_read", "file_list",
+             "sandbox_ports",
              "sandbox_usage", "policy"}
-DESTRUCTIVE = {"sandbox_ensure", "sandbox_delete", "snapshot_delete", "file_write"}
+DESTRUCTIVE = {"sandbox_ensure", "sandbox_delete", "snapshot_delete", "file_write", "file_remove"}
 DENIALS = ("InteractiveAuthorizationRequired", "AccessDenied")
 
 
@@ -158,6 +159,10 @@ def test_sdk1_member_every_tool(mcp, cleanup):
         out.read64 = await call("file_read", {{ sandbox: {name!r}, path: "/tmp/b.bin", encoding: "base64" }});
         out.stat = await call("run", {{ sandbox: {name!r}, command: "stat -c %a /tmp/b.bin" }});
         out.readdir = await call("file_read", {{ sandbox: {name!r}, path: "/tmp" }});
+        out.ls = await call("file_list", {{ sandbox: {name!r}, path: "/tmp" }});
+        out.rm = await call("file_remove", {{ sandbox: {name!r}, path: "/tmp/f.txt" }});
+        out.lsAfter = await call("file_list", {{ sandbox: {name!r}, path: "/tmp", limit: 100 }});
+        out.rmMissing = await call("file_remove", {{ sandbox: {name!r}, path: "/tmp/f.txt" }});
         out.snapshot = await call("sandbox_snapshot", {{ name: {name!r}, snapshot_id: {snap!r} }});
         out.snapshots = await call("snapshot_list");
         out.snapdel = await call("snapshot_delete", {{ snapshot_id: {snap!r} }});
@@ -205,6 +210,12 @@ def test_sdk1_member_every_tool(mcp, cleanup):
     assert out["stat"]["stdout"].strip() == "600"
     assert out["readdir"]["error"]["name"] == "org.freedesktop.DBus.Error.InvalidArgs"
     assert "directory" in out["readdir"]["error"]["message"]
+    ls = {e["name"]: e for e in out["ls"]["entries"]}
+    assert ls["f.txt"]["kind"] == "file" and ls["f.txt"]["size"] == len("héllo\n".encode())
+    assert ls["b.bin"]["mode"] & 0o777 == 0o600 and out["ls"]["truncated"] is False
+    assert (out["rm"]["path"], out["rm"]["removed"]) == ("/tmp/f.txt", True)
+    assert "f.txt" not in {e["name"] for e in out["lsAfter"]["entries"]}
+    assert out["rmMissing"]["error"]["name"] == "org.freedesktop.DBus.Error.InvalidArgs"
     assert out["snapshot"]["image_id"].startswith("sha256:")
     assert snap in [s["snapshot_id"] for s in out["snapshots"]["snapshots"]]
     assert out["snapdel"]["deleted"] is True
