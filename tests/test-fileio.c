@@ -42,11 +42,47 @@ START_TEST(test_read) {
 }
 END_TEST
 
+/* sbx_read_fd: a pipe read to its end, bounded, any bytes. */
+static int pipe_with(const char *data, size_t n) {
+        int p[2];
+
+        ck_assert_int_eq(pipe(p), 0);
+        ck_assert_int_eq(write(p[1], data, n), (ssize_t) n);
+        close(p[1]);
+        return p[0];
+}
+
+START_TEST(test_read_fd) {
+        char *buf = NULL;
+        size_t n = 99;
+        int fd;
+
+        fd = pipe_with("a\0b", 3);
+        ck_assert_int_eq(sbx_read_fd(fd, 3, &buf, &n), 0);
+        ck_assert_uint_eq(n, 3);
+        ck_assert_mem_eq(buf, "a\0b", 3);
+        free(buf);
+        close(fd);
+
+        fd = pipe_with("abcd", 4);
+        ck_assert_int_eq(sbx_read_fd(fd, 3, &buf, &n), -EFBIG);
+        close(fd);
+
+        fd = pipe_with("", 0);
+        ck_assert_int_eq(sbx_read_fd(fd, 3, &buf, &n), 0);
+        ck_assert_ptr_null(buf);
+        ck_assert_uint_eq(n, 0);
+        close(fd);
+        ck_assert_int_eq(sbx_read_fd(-1, 3, &buf, &n), -EBADF);
+}
+END_TEST
+
 static Suite *make_suite(void) {
         Suite *s = suite_create("fileio");
         TCase *tc = tcase_create("shared");
 
         tcase_add_test(tc, test_read);
+        tcase_add_test(tc, test_read_fd);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -37,6 +37,7 @@
 #include "bus-spec.h"
 #include "ctl-bus.h"
 #include "ctl-verbs.h"
+#include "fileio.h"
 #include "json-util.h"
 #include "tar-filter.h"
 #include "utf8.h"
@@ -320,37 +321,11 @@ static json_object *lossy_string(const void *data, size_t n) {
 
 /* Standard input, unless it is a terminal: all of it, for the capture's stdin. */
 static int read_stdin(char **ret, size_t *ret_size) {
-        size_t n = 0, a = 0;
-        char *buf = NULL;
-        ssize_t k;
-
         *ret = NULL;
         *ret_size = 0;
         if (isatty(STDIN_FILENO))
                 return 0;
-        for (;;) {
-                if (n == a) {
-                        char *b = realloc(buf, a = a ? a * 2 : 65536);
-                        if (!b) {
-                                free(buf);
-                                return -ENOMEM;
-                        }
-                        buf = b;
-                }
-                k = read(STDIN_FILENO, buf + n, a - n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        break;
-                n += (size_t) k;
-                if (n > SBX_EXEC_STDIN_MAX) {
-                        free(buf);
-                        return -EFBIG;
-                }
-        }
-        *ret = buf;
-        *ret_size = n;
-        return 0;
+        return sbx_read_fd(STDIN_FILENO, SBX_EXEC_STDIN_MAX, ret, ret_size);
 }
 
 static int print_capture(sd_bus_message *reply) {

@@ -14,6 +14,7 @@
 
 #include "ctl-bus.h"
 #include "ctl-verbs.h"
+#include "fileio.h"
 #include "json-util.h"
 
 enum {
@@ -197,43 +198,6 @@ int verb_cat(int argc, char **argv, CtlOptions *o) {
         return 0;
 }
 
-/* The whole of fd (a file or a pipe), at most max bytes. */
-static int read_whole(int fd, size_t max, char **ret, size_t *ret_size) {
-        size_t n = 0, alloc = 0;
-        char *buf = NULL;
-
-        for (;;) {
-                ssize_t k;
-
-                if (n == alloc) {
-                        char *b = realloc(buf, alloc = alloc ? alloc * 2 : 65536);
-
-                        if (!b) {
-                                free(buf);
-                                return -ENOMEM;
-                        }
-                        buf = b;
-                }
-                k = read(fd, buf + n, alloc - n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0) {
-                        free(buf);
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
-                n += (size_t) k;
-                if (n > max) {
-                        free(buf);
-                        return -EFBIG;
-                }
-        }
-        *ret = buf;
-        *ret_size = n;
-        return 0;
-}
-
 /* What put reads at most locally: the largest max_file_bytes (the service says the
  * host's own bound). */
 #define PUT_MAX ((size_t) 16 << 20)
@@ -254,7 +218,7 @@ int verb_put(int argc, char **argv, CtlOptions *o) {
         fd = streq(local, "-") ? dup(STDIN_FILENO) : open(local, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return ctl_fail(local, -errno, NULL);
-        if ((r = read_whole(fd, PUT_MAX, &data, &size)) < 0)
+        if ((r = sbx_read_fd(fd, PUT_MAX, &data, &size)) < 0)
                 return ctl_fail(local, r, NULL);
         if ((r = sd_bus_message_append_array(m, 'y', data ?: "", size)) < 0 ||
             (r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0 ||

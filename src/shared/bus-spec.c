@@ -94,9 +94,9 @@ static bool is_int_type(const char *contents) {
 }
 
 /* An integer value of key, of any integer type, within [min, max]. */
-static int read_int(sd_bus_message *m, const char *key, int64_t min, int64_t max, int64_t *ret, SbxError *error) {
+/* Enters the variant of key, which must hold an integer of any type; its type. */
+static int enter_int(sd_bus_message *m, const char *key, char *ret_type, SbxError *error) {
         const char *contents;
-        int64_t v;
         int r;
 
         if ((r = sd_bus_message_peek_type(m, NULL, &contents)) < 0)
@@ -104,9 +104,20 @@ static int read_int(sd_bus_message *m, const char *key, int64_t min, int64_t max
         if (!is_int_type(contents))
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
                                      "%s: expected an integer (any of y n q i u x t), got '%s'", key, contents);
+        *ret_type = contents[0];
         if ((r = sd_bus_message_enter_container(m, SD_BUS_TYPE_VARIANT, contents)) < 0)
                 return bad(error, key, r);
-        r = read_any_int(m, contents[0], &v);
+        return 0;
+}
+
+static int read_int(sd_bus_message *m, const char *key, int64_t min, int64_t max, int64_t *ret, SbxError *error) {
+        int64_t v;
+        char type;
+        int r;
+
+        if ((r = enter_int(m, key, &type, error)) < 0)
+                return r;
+        r = read_any_int(m, type, &v);
         if (r == -ERANGE || (r >= 0 && (v < min || v > max)))
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: the value is outside %" PRIi64 "–%" PRIi64,
                                      key, min, max);
@@ -657,18 +668,13 @@ typedef struct FileParse {
 
 /* A 't' of any size (offset, length): read_int's range is int64's. */
 static int read_u64(sd_bus_message *m, const char *key, uint64_t *ret, SbxError *error) {
-        const char *contents;
         int64_t v;
+        char type;
         int r;
 
-        if ((r = sd_bus_message_peek_type(m, NULL, &contents)) < 0)
-                return bad(error, key, r);
-        if (!is_int_type(contents))
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
-                                     "%s: expected an integer (any of y n q i u x t), got '%s'", key, contents);
-        if ((r = sd_bus_message_enter_container(m, SD_BUS_TYPE_VARIANT, contents)) < 0)
-                return bad(error, key, r);
-        if ((r = sbx_bus_read_integer(m, contents[0], &v)) < 0)
+        if ((r = enter_int(m, key, &type, error)) < 0)
+                return r;
+        if ((r = sbx_bus_read_integer(m, type, &v)) < 0)
                 return bad(error, key, r);
         if (r == 0 && v < 0)
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: %" PRIi64 " is negative", key, v);

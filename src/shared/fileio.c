@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "fileio.h"
 
@@ -34,5 +35,35 @@ int sbx_read_text_file(const char *path, size_t max, char **ret, SbxError *error
         if (strlen(buf) != n)
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: contains a NUL byte", what);
         *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+int sbx_read_fd(int fd, size_t max, char **ret, size_t *ret_size) {
+        _cleanup_free_ char *buf = NULL;
+        size_t n = 0, alloc = 0;
+
+        for (;;) {
+                ssize_t k;
+
+                if (n == alloc) {
+                        char *b = realloc(buf, alloc = alloc ? alloc * 2 : 65536);
+
+                        if (!b)
+                                return -ENOMEM;
+                        buf = b;
+                }
+                k = read(fd, buf + n, alloc - n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        break;
+                n += (size_t) k;
+                if (n > max)
+                        return -EFBIG;
+        }
+        *ret = n > 0 ? TAKE_PTR(buf) : NULL;
+        *ret_size = n;
         return 0;
 }
