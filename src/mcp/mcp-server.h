@@ -8,8 +8,9 @@
  *
  * The files, bottom up: mcp-server (the server's state, its output, the calls in
  * flight), mcp-json (JSON helpers), mcp-run and mcp-files (the tools that stream or
- * move data), mcp-tools (the tool table and the simple tools), mcp.c (the protocol:
- * reading requests, the two revisions, main). */
+ * move data), mcp-spec (the spec arguments of create/ensure/verify), mcp-tools (the
+ * tool table and the simple tools), mcp.c (the protocol: reading requests, the two
+ * revisions, main). */
 
 #include <json-c/json.h>
 #include <stdbool.h>

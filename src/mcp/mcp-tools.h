@@ -13,6 +13,3 @@ int mcp_tools_list(json_object **ret);                  /* the tools/list "tools
 /* Checks args against the tool's inputSchema's property names and required list;
  * NULL when fine, else a message naming the argument (to free). */
 char *mcp_tool_check_args(const Tool *t, json_object *args);
-
-/* The spec arguments of create/ensure/verify appended as a{sv}. */
-int append_spec_args(sd_bus_message *m, json_object *args, char **error);
