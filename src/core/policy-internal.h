@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* What policy.c (defaults, parsing) and policy-check.c (decisions) share (private:
+ * nothing outside them includes it). */
+
+#include <stdbool.h>
+
+#include "policy.h"
+
+/* policy-check.c: whether one of the policy's allowed_images globs matches image. */
+bool policy_image_allowed(const SbxPolicy *p, const char *image);
