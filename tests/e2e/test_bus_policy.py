@@ -143,6 +143,10 @@ MANAGER_ARGS = {
     "GetSandboxUsage": lambda n: ("s", [n]),
     "GetPolicy": lambda n: ("", []),
     "EnsureSandbox": lambda n: ("sa{sv}a{sv}", [n + "-ensured", SPEC, {}]),
+    "ReadFile": lambda n: ("ssa{sv}", [n, "/etc/hostname", {}]),
+    "WriteFile": lambda n: ("ssaya{sv}", [n, "/tmp/policy-probe", [120], {}]),
+    "ListFiles": lambda n: ("ssa{sv}", [n, "/tmp", {}]),
+    "RemoveFile": lambda n: ("ssa{sv}", [n, "/tmp/policy-probe", {}]),
 }
 SANDBOX_ARGS = {
     "Start": ("", []),
@@ -156,6 +160,10 @@ SANDBOX_ARGS = {
     "CopyTo": ("sha{sv}", ["/tmp", "</dev/null", {}]),
     "CopyFrom": ("sha{sv}", ["/tmp", ">/dev/null", {}]),
     "GetUsage": ("", []),
+    "ReadFile": ("sa{sv}", ["/etc/hostname", {}]),
+    "WriteFile": ("saya{sv}", ["/tmp/policy-probe", [120], {}]),
+    "ListFiles": ("sa{sv}", ["/tmp", {}]),
+    "RemoveFile": ("sa{sv}", ["/tmp/policy-probe", {}]),
 }
 STANDARD_CALLS = [
     ("org.freedesktop.DBus.Peer", "Ping", "", []),
@@ -222,7 +230,7 @@ def test_other_users_sandbox_is_untouched(live_calls):
     # The state changes were refused by polkit, not by the bus, and not carried out.
     for m in ("CreateSandbox", "EnsureSandbox", "StartSandbox", "StopSandbox", "DeleteSandbox",
               "SnapshotSandbox", "ExecSandbox", "StartExec", "CopyToSandbox", "CopyFromSandbox",
-              "GetSandboxUsage"):
+              "GetSandboxUsage", "ReadFile", "WriteFile", "ListFiles", "RemoveFile"):
         out = live_calls[(rootbus.MANAGER_IFACE, m)]
         assert out.get("error") == "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired", (m, out)
     # Through its object, root's sandbox is out of reach for every method.
