@@ -194,8 +194,11 @@ int sbx_container_body(const SbxContainerParams *p, json_object **ret) {
                 return r;
         if (p->service && (r = sbx_json_put(labels, SBX_LABEL_SERVICE, json_object_new_string(p->service))) < 0)
                 return r;
-        if (!streq(sbx_container_config_working_dir(s), s->working_dir) &&
-            (r = sbx_json_put(labels, SBX_LABEL_WORKING_DIR, json_object_new_string(s->working_dir))) < 0)
+        /* Always written (blank when Config.WorkingDir is the spec's), so that an
+         * image's label of that name is never read back as the spec's. */
+        if ((r = sbx_json_put(labels, SBX_LABEL_WORKING_DIR,
+                              json_object_new_string(streq(sbx_container_config_working_dir(s), s->working_dir)
+                                                     ? "" : s->working_dir))) < 0)
                 return r;
 
         if ((r = sbx_json_put(body, "Image", json_object_new_string(p->image))) < 0 ||

@@ -31,7 +31,8 @@
  * runc creates a missing one as root at every start, in whatever the volume's path
  * leads to by then (a swap after the check). Config.WorkingDir is then "/", the label
  * keeps the spec's, and execs get it as their own WorkingDir (runc's exec changes
- * into it, as root first, and creates nothing). */
+ * into it, as root first, and creates nothing). The label is always written, blank
+ * when Config.WorkingDir is the spec's: an image cannot supply it. */
 #define SBX_LABEL_WORKING_DIR "xagent.sandbox.working_dir"
 #define SBX_CONFIG_WORKING_DIR_IN_VOLUME "/"
 

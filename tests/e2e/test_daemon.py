@@ -100,6 +100,8 @@ def test_lifecycle_with_match_through_three_clients(stack, sandboxd, cleanup):
             "xagent.sandbox.template.type": "image",
             # which service instance made it: a hash of its state directory
             "xagent.sandbox.service": h.service_id(stack.state_dir),
+            # blank: the working directory is Docker's (docs/security.md)
+            "xagent.sandbox.working_dir": "",
         }
         # What Docker itself says about the posture.
         d = h.docker_inspect(ins["container_id"])

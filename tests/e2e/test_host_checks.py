@@ -82,8 +82,36 @@ def test_working_dir_inside_a_volume_is_not_dockers(sandboxd, cleanup, stack):
         other = cleanup.sandbox(h.unique("wd-out"))
         sandboxd.create_ok(MEMBER, other, h.spec(volumes=[(ws, "/w", "rw")], working_dir=wd), cleanup)
         config = h.docker_inspect(container_of(other))["Config"]
-        assert config["WorkingDir"] == wd and "xagent.sandbox.working_dir" not in config["Labels"]
+        assert config["WorkingDir"] == wd and config["Labels"]["xagent.sandbox.working_dir"] == ""
         assert run(sandboxd, other, ["pwd"])[:2] == (0, wd + "\n")
+
+
+def test_an_images_working_dir_label_is_never_read_back(sandboxd, cleanup, stack):
+    """The service writes the working_dir label on every container (blank when the
+    spec's working directory is Config.WorkingDir), so an image's label of that name —
+    here one naming a path inside the sandbox's volume, with the spec's working
+    directory "/" — is never taken for the spec's (it made the create fail as a
+    working_dir mismatch)."""
+    image = "xagent-sandbox-wdlabel:" + h.PREFIX
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as t:
+        for d in ("home", "tmp", "w"):
+            info = tarfile.TarInfo(d)
+            info.type, info.mode = tarfile.DIRTYPE, 0o1777
+            t.addfile(info)
+    subprocess.run(["docker", "import", "-c", "LABEL xagent.sandbox.working_dir=/w/x", "-", image],
+                   input=buf.getvalue(), check=True, stdout=subprocess.DEVNULL)
+    try:
+        ws = owned_dir(cleanup, HOME, "wdl")
+        name = cleanup.sandbox(h.unique("wdl"))
+        sp = h.spec(image=image, volumes=[(ws, "/w", "rw")], working_dir="/")
+        sandboxd.create_ok(MEMBER, name, sp, cleanup)
+        assert h.docker_inspect(container_of(name))["Config"]["Labels"]["xagent.sandbox.working_dir"] == ""
+        ins = dict(sandboxd.inspect(MEMBER, name).result[0])
+        assert ins["working_dir"] == "/" and ins["verdict"] == "match", ins
+        sandboxd.delete(MEMBER, name).result
+    finally:
+        h.docker_remove_image(image)
 
 
 def test_acl_on_a_parent_refuses(sandboxd, cleanup, stack):
