@@ -154,6 +154,17 @@ BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Config
 """
 
 
+class _UserProcess(subprocess.Popen):
+    """A process started as another user through runuser, in a group of its own."""
+
+    def kill(self):
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        super().kill()
+
+
 class Stack:
     def __init__(self, source_root, build_root, daemon_argv=None, keep_tmp=False):
         self.source_root = os.path.abspath(source_root)
@@ -439,10 +450,12 @@ class Stack:
                               cwd=self.tmp, env={"PATH": SAFE_PATH})
 
     def spawn_as(self, user, argv):
-        """Starts argv as user (stdin/stdout pipes, text); the caller waits for it."""
-        return subprocess.Popen(self._as_user(user, argv), stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, cwd=self.tmp, env={"PATH": SAFE_PATH})
+        """Starts argv as user (stdin/stdout pipes, text); the caller waits for it.
+        runuser forks argv as its child, so it runs in a session of its own, and kill()
+        ends the whole group: a killed runuser leaves no orphan behind."""
+        return _UserProcess(self._as_user(user, argv), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=self.tmp, env={"PATH": SAFE_PATH}, start_new_session=True)
 
     def client_argv(self, *args):
         return ["/usr/bin/python3", self._path("client.py")] + list(args)
