@@ -12,9 +12,7 @@ Needs root, a Docker daemon and the test image (tests/setup-docker.sh); starts t
 private bus + polkitd stack of tests/e2e/stack.py."""
 
 import argparse
-import json
 import os
-import shutil
 import sys
 import textwrap
 
@@ -23,10 +21,12 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 
 from stack import MEMBER, Stack  # noqa: E402
 import sandbox_helpers as h  # noqa: E402
+from member_bench import run_as_member  # noqa: E402
 
 DRIVER = textwrap.dedent("""
-    import io, json, os, statistics, sys, tarfile, tempfile, time
+    import io, json, os, sys, tarfile, tempfile
     from gi.repository import Gio, GLib
+    from member_bench import interleaved_medians
 
     name, rounds, calls = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     addr = Gio.dbus_address_get_for_bus_sync(Gio.BusType.SYSTEM, None)
@@ -98,17 +98,7 @@ DRIVER = textwrap.dedent("""
 
     sides = {"read_file": read_file, "exec_cat": exec_cat, "write_file": write_file, "copy_to": copy_to,
              "list_files": list_files, "exec_ls": exec_ls}
-    times = {k: [] for k in sides}
-    order = list(sides)
-    for rnd in range(rounds + 1):
-        order = order[1:] + order[:1]
-        for k in order:
-            for _ in range(calls):
-                t0 = time.perf_counter()
-                sides[k]()
-                if rnd:
-                    times[k].append((time.perf_counter() - t0) * 1e3)
-    print(json.dumps({k: statistics.median(v) for k, v in times.items()}))
+    print(json.dumps(interleaved_medians(sides, rounds, calls)))
 """)
 
 
@@ -123,20 +113,8 @@ def main():
     bus = h.Sandboxd(stack)
     name = f"bench-files-{os.getpid()}"
     try:
-        lib = os.path.join(stack.tmp, "bench")
-        os.makedirs(lib, exist_ok=True)
-        with open(os.path.join(lib, "driver.py"), "w") as f:
-            f.write(DRIVER)
-        for dirpath, _, files in os.walk(lib):
-            os.chmod(dirpath, 0o755)
-            for x in files:
-                os.chmod(os.path.join(dirpath, x), 0o755)
         bus.create(MEMBER, name, h.spec()).result
-        r = stack.run_as(MEMBER, ["/usr/bin/python3", os.path.join(lib, "driver.py"), name, str(a.rounds),
-                                  str(a.calls)], timeout=3600)
-        if r.returncode != 0:
-            sys.exit(f"driver failed: {r.stderr.strip()}")
-        p50 = json.loads(r.stdout.strip().splitlines()[-1])
+        p50 = run_as_member(stack, MEMBER, DRIVER, [name, str(a.rounds), str(a.calls)])
         print(f"{'p50 ms':34} {'file API':>9} {'baseline':>9}  ratio  target")
         for label, ours, theirs, target in (("ReadFile 1 KiB vs ExecSandbox cat", "read_file", "exec_cat", 0.25),
                                             ("WriteFile 1 MiB vs CopyToSandbox", "write_file", "copy_to", 1.2),
@@ -151,7 +129,6 @@ def main():
         except Exception as e:  # noqa: BLE001
             print(f"cleanup: {e}", file=sys.stderr)
         stack.stop()
-        shutil.rmtree(os.path.join(stack.tmp, "bench"), ignore_errors=True)
 
 
 if __name__ == "__main__":

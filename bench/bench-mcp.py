@@ -14,9 +14,7 @@ Needs root, a Docker daemon and the test image (tests/setup-docker.sh); starts t
 private bus + polkitd stack of tests/e2e/stack.py."""
 
 import argparse
-import json
 import os
-import shutil
 import sys
 import textwrap
 
@@ -25,11 +23,13 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 
 from stack import MEMBER, Stack  # noqa: E402
 import sandbox_helpers as h  # noqa: E402
+from member_bench import run_as_member  # noqa: E402
 
 # Runs as the member: one Gio connection, one MCP server, one xagent_sandbox.Sandbox.
 DRIVER = textwrap.dedent("""
-    import json, statistics, subprocess, sys, time
+    import json, subprocess, sys
     from gi.repository import Gio, GLib
+    from member_bench import interleaved_medians
     import xagent_sandbox as xs
 
     server, name, rounds, calls = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -70,19 +70,10 @@ DRIVER = textwrap.dedent("""
         assert sb.run(["true"]).exit_code == 0
 
     sides = {"exec": raw, "mcp": mcp_run, "mcp_streamed": lambda: mcp_run(True), "python": module}
-    times = {k: [] for k in sides}
-    order = list(sides)
-    for rnd in range(rounds + 1):
-        order = order[1:] + order[:1]
-        for k in order:
-            for _ in range(calls):
-                t0 = time.perf_counter()
-                sides[k]()
-                if rnd:
-                    times[k].append((time.perf_counter() - t0) * 1e3)
+    p50 = interleaved_medians(sides, rounds, calls)
     mcp.stdin.close()
     mcp.wait()
-    print(json.dumps({k: statistics.median(v) for k, v in times.items()}))
+    print(json.dumps(p50))
 """)
 
 
@@ -97,22 +88,10 @@ def main():
     bus = h.Sandboxd(stack)
     name = f"bench-mcp-{os.getpid()}"
     try:
-        lib = os.path.join(stack.tmp, "bench")
-        shutil.copytree(os.path.join(ROOT, "python", "xagent_sandbox"), os.path.join(lib, "xagent_sandbox"))
-        shutil.copy2(os.path.join(build, "src", "mcp", "xagent-sandbox-mcp"), lib)
-        with open(os.path.join(lib, "driver.py"), "w") as f:
-            f.write(DRIVER)
-        for dirpath, _, files in os.walk(lib):
-            os.chmod(dirpath, 0o755)
-            for x in files:
-                os.chmod(os.path.join(dirpath, x), 0o755)
         bus.create(MEMBER, name, h.spec()).result
-        r = stack.run_as(MEMBER, ["/usr/bin/env", f"PYTHONPATH={lib}", "/usr/bin/python3",
-                                  os.path.join(lib, "driver.py"), os.path.join(lib, "xagent-sandbox-mcp"), name,
-                                  str(a.rounds), str(a.calls)], timeout=3600)
-        if r.returncode != 0:
-            sys.exit(f"driver failed: {r.stderr.strip()}")
-        p50 = json.loads(r.stdout.strip().splitlines()[-1])
+        p50 = run_as_member(stack, MEMBER, DRIVER, ["{lib}/xagent-sandbox-mcp", name, str(a.rounds), str(a.calls)],
+                            copies=[os.path.join(ROOT, "python", "xagent_sandbox"),
+                                    os.path.join(build, "src", "mcp", "xagent-sandbox-mcp")])
         print(f"{'':28} p50 ms   ratio")
         print(f"{'ExecSandbox (Gio, raw)':28} {p50['exec']:6.2f}")
         print(f"{'MCP run':28} {p50['mcp']:6.2f}   {p50['mcp'] / p50['exec']:.2f}x  (target <= 1.15x)")

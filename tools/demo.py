@@ -15,24 +15,16 @@ are never touched.
 Needs root, a Docker daemon and the test image (tools/demo.sh sees to both).
 """
 
-import fcntl
 import os
-import pty
 import pwd
-import re
-import select
 import shlex
 import shutil
-import struct
-import subprocess
 import sys
-import termios
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 
-from stack import MEMBER, SAFE_PATH, Stack  # noqa: E402
+from stack import MEMBER, Stack  # noqa: E402
 
 IMAGE = "xagent-sandbox-test:latest"
 # Unique per run: Docker is shared with whatever else runs on the machine.
@@ -47,37 +39,7 @@ class StepFailed(Exception):
 def on_terminal(stack, argv, keystrokes, timeout=60):
     """Runs argv as the member on a new pseudo-terminal, types keystrokes once it shows
     a prompt; returns (exit status, what the terminal showed)."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
-    p = subprocess.Popen(stack._as_user(MEMBER, argv), stdin=slave, stdout=slave, stderr=slave,
-                         cwd=stack.tmp, env={"PATH": SAFE_PATH})
-    os.close(slave)
-    out, sent = b"", False
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-        if not sent and (b"$ " in out or b"# " in out):
-            os.write(master, keystrokes)
-            sent = True
-        if p.poll() is not None and not ready:
-            break
-    os.close(master)
-    try:
-        status = p.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        status = p.wait()
-    # Shown as text: no line editing's escape sequences, no carriage returns.
-    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.decode(errors="replace"))
-    return status, text.replace("\r\n", "\n").replace("\r", "")
+    return stack.run_on_terminal(MEMBER, argv, keystrokes, timeout=timeout)
 
 
 def main():

@@ -15,16 +15,22 @@ Run directly (`/usr/bin/python3 tests/e2e/stack.py`) it starts the stack, prints
 address and waits for Ctrl-C, for poking at it by hand.
 """
 
+import fcntl
 import grp
 import json
 import os
+import pty
 import pwd
+import re
+import select
 import shlex
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 
 MEMBER = "sbx-member"           # in the group, granted by 50-xagent-sandbox.rules
@@ -456,6 +462,50 @@ class Stack:
         return _UserProcess(self._as_user(user, argv), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=self.tmp, env={"PATH": SAFE_PATH}, start_new_session=True)
+
+    def run_on_terminal(self, user, argv, keys, size=(24, 80), prompts=(b"$ ", b"# "), timeout=60,
+                        path=SAFE_PATH, controlling=False, send_after=None):
+        """Runs argv as user on a new pseudo-terminal of size (rows, columns), types keys
+        once it shows one of the prompts; returns (exit status, what the terminal showed
+        as text: no escape sequences, no carriage returns). controlling: the terminal is
+        its controlling one, as a person's shell has it (pkttyagent opens /dev/tty).
+        send_after: seconds after which keys are typed even with no prompt shown."""
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[0], size[1], 0, 0))
+
+        def controlling_terminal():
+            os.setsid()
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+        p = subprocess.Popen(self._as_user(user, argv), stdin=slave, stdout=slave, stderr=slave,
+                             cwd=self.tmp, env={"PATH": path},
+                             preexec_fn=controlling_terminal if controlling else None)
+        os.close(slave)
+        start = time.monotonic()
+        out, sent, deadline = b"", False, start + timeout
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            if not sent and (any(m in out for m in prompts) or
+                             (send_after is not None and time.monotonic() > start + send_after)):
+                os.write(master, keys)
+                sent = True
+            if p.poll() is not None and not ready:
+                break
+        os.close(master)
+        try:
+            status = p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            status = p.wait()
+        text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.decode(errors="replace"))
+        return status, text.replace("\r\n", "\n").replace("\r", "")
 
     def client_argv(self, *args):
         return ["/usr/bin/python3", self._path("client.py")] + list(args)

@@ -2,16 +2,10 @@
 """xagent-sandboxctl exec, shell, cp and usage as the unprivileged member, through the
 real bus: pipes, a real pseudo-terminal, and files both ways."""
 
-import fcntl
 import json
 import os
-import pty
-import select
 import signal
-import struct
 import subprocess
-import termios
-import time
 
 import pytest
 
@@ -75,31 +69,8 @@ def test_exec_timeout_and_usage_errors(ctl, box):
 def on_pty(stack, argv, keystrokes, timeout=30):
     """Runs argv as the member on a new pseudo-terminal (31 rows, 97 columns), types
     keystrokes once the program is ready, returns (exit status, everything it printed)."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 31, 97, 0, 0))
-    p = subprocess.Popen(stack._as_user(MEMBER, argv), stdin=slave, stdout=slave, stderr=slave,
-                         cwd=stack.tmp, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
-    os.close(slave)
-    out = b""
-    deadline = time.monotonic() + timeout
-    sent = False
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-        if not sent and (b"$ " in out or b"# " in out or time.monotonic() > deadline - timeout + 2):
-            os.write(master, keystrokes)
-            sent = True
-        if p.poll() is not None and not ready:
-            break
-    os.close(master)
-    return p.wait(timeout=10), out.decode(errors="replace")
+    return stack.run_on_terminal(MEMBER, argv, keystrokes, size=(31, 97), timeout=timeout,
+                                 path="/usr/sbin:/usr/bin:/sbin:/bin", send_after=2)
 
 
 def test_exec_with_a_terminal(stack, box):

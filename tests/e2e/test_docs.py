@@ -14,16 +14,11 @@ A `sh` block: each command (continued with \\), then `# → OUTPUT` lines: what 
 prints. A `console` block: `$ COMMAND` lines, the lines below each what it prints
 (standard output and error); `shell` runs on a pseudo-terminal with `exit` typed."""
 
-import fcntl
 import os
-import pty
 import pwd
 import re
-import select
 import shutil
 import subprocess
-import termios
-import time
 import uuid
 
 import pytest
@@ -144,33 +139,8 @@ class Runner:
         return r.returncode, r.stdout
 
     def run_on_terminal(self, cmd, keys=b"exit\r", timeout=60):
-        master, slave = pty.openpty()
-        def controlling_terminal():     # as a person's shell has it (pkttyagent opens /dev/tty)
-            os.setsid()
-            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-        p = subprocess.Popen(self.stack._as_user(USER, self.argv(cmd)), stdin=slave, stdout=slave,
-                             stderr=slave, cwd=self.stack.tmp, env={"PATH": "/usr/bin:/bin"},
-                             preexec_fn=controlling_terminal)
-        os.close(slave)
-        out, sent, deadline = b"", False, time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.2)
-            if ready:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                out += chunk
-            if not sent and b"$ " in out:
-                os.write(master, keys)
-                sent = True
-            if p.poll() is not None and not ready:
-                break
-        os.close(master)
-        text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.decode(errors="replace"))
-        return p.wait(timeout=10), text.replace("\r\n", "\n").replace("\r", "")
+        return self.stack.run_on_terminal(USER, self.argv(cmd), keys, prompts=(b"$ ",), timeout=timeout,
+                                          path="/usr/bin:/bin", controlling=True)
 
     def check(self, cmd, expected, interactive=False):
         real_cmd = self.command(cmd)
