@@ -5,6 +5,7 @@ owner, over the kept channel — in the busybox test image and in an image with 
 in it; the hostile inputs each get an error naming what was wrong; the outsider is
 refused; the calls are audited."""
 
+import os
 import time
 
 import pytest
@@ -215,6 +216,31 @@ def test_a_stopped_sandbox_is_not_running_and_the_channel_comes_back(sandboxd, c
     assert bytes(read(sandboxd, name, "/tmp/kept").result[0]) == b"1"
     sandboxd.delete(MEMBER, name).result
     assert read(sandboxd, name, "/tmp/kept").error(h.NO_SUCH_SANDBOX)
+
+
+def daemon_fds(sandboxd):
+    return len(os.listdir(f"/proc/{sandboxd.pid()}/fd"))
+
+
+def test_a_stop_closes_the_channel(sandboxd, cleanup):
+    """Each running sandbox used for files holds one kept channel (a Docker stream);
+    its stop closes it, so the daemon's descriptors come back to what they were."""
+    names = [h.unique(f"fch{i}") for i in range(8)]
+    for n in names:
+        cleanup.sandbox(n)
+        sandboxd.create(MEMBER, n, h.spec()).result
+    time.sleep(0.5)
+    before = daemon_fds(sandboxd)
+    for n in names:
+        write(sandboxd, n, "/tmp/x", b"1").result
+    used = daemon_fds(sandboxd)
+    assert used >= before + len(names), (before, used)
+    for n in names:
+        sandboxd.stop(MEMBER, n, timeout=0).result
+    time.sleep(0.5)
+    assert daemon_fds(sandboxd) <= before + 2, (before, used, daemon_fds(sandboxd))
+    for n in names:
+        sandboxd.delete(MEMBER, n).result
 
 
 def test_the_outsider_is_refused(sandboxd, box):
