@@ -16,8 +16,9 @@
  * kept at all. What a read can then see late is a change whose event had not yet
  * arrived: the staleness window the documentation measures.
  *
- * The table holds at most a fixed number of observations (the oldest goes), and an
- * observation goes with its container's removal. What an observation holds is the
+ * The table holds at most a fixed number of observations (the oldest goes), an
+ * observation goes with its container's removal, and one past its age is freed when
+ * the next one is kept. What an observation holds is the
  * caller's (a payload with its free function). */
 
 #include <stdbool.h>
