@@ -47,7 +47,7 @@ def main():
     name = f"cg-{os.getpid()}"
     try:
         h.write_config(stack, {"observation_max_age": a.max_age})
-        stack.set_daemon_command(["valgrind", "--tool=callgrind", "--separate-threads=no",
+        stack.set_daemon_command(["/usr/bin/valgrind", "--tool=callgrind", "--separate-threads=no",
                                   f"--callgrind-out-file={out_dir}/callgrind.out.%p"]
                                  + stack.default_daemon_argv())
         bus.call(MEMBER, "GetPolicy", timeout=120).result
