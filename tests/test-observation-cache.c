@@ -77,6 +77,8 @@ START_TEST(test_changed_rejects_what_was_in_flight) {
         sbx_seen_unref(sbx_observation_cache_get(c, "a", AGE) ?: (ck_abort(), NULL));
         sbx_observation_cache_changed(c, NULL);         /* nothing to say: nothing done */
         sbx_observation_cache_changed(NULL, "a");
+        sbx_observation_cache_sweep(NULL);
+        sbx_observation_cache_sweep(c);
         sbx_observation_cache_free(c);
 }
 END_TEST

@@ -68,6 +68,12 @@ START_TEST(test_expired_freed_by_the_next_put) {
         ck_assert(put(t, "e", 20 * SEC));                       /* b and d too */
         ck_assert_int_eq(n_alive, 1);
         ck_assert_ptr_nonnull(sbx_observations_get(t, "e", 20 * SEC));
+        ck_assert(put(t, "f", 21 * SEC));
+        sbx_observations_sweep(t, 22 * SEC + 500000);           /* e is past its age, f not */
+        ck_assert_int_eq(n_alive, 1);
+        ck_assert_ptr_nonnull(sbx_observations_get(t, "f", 22 * SEC + 500000));
+        sbx_observations_sweep(t, 30 * SEC);
+        ck_assert_int_eq(n_alive, 0);
         done(t);
 }
 END_TEST

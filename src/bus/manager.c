@@ -108,6 +108,8 @@ static void worker_fini(void *ctx) {
         SbxLifecycle *l = ctx;
 
         if (l) {
+                /* what is past its age would otherwise wait for the next read */
+                sbx_observation_cache_sweep(l->observations);
                 sbx_docker_free(l->docker);
                 sbx_store_close(l->store);
                 sbx_spec_memo_free(l->specs);

@@ -210,6 +210,12 @@ static void sweep_expired(SbxObservations *t, uint64_t now_us) {
         }
 }
 
+void sbx_observations_sweep(SbxObservations *t, uint64_t now_us) {
+        for (Record *r = t->oldest; r; r = r->newer)
+                if (r->payload && (t->max_age_us == 0 || now_us < r->stored_us || now_us - r->stored_us > t->max_age_us))
+                        drop_payload(t, r);
+}
+
 bool sbx_observations_put(SbxObservations *t, const char *container_id, SbxObservationTicket ticket,
                           uint64_t now_us, void *payload) {
         Record *r;

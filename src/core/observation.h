@@ -57,6 +57,9 @@ bool sbx_observations_put(SbxObservations *t, const char *container_id, SbxObser
 /* The payload of a usable observation (still the table's), or NULL. */
 void *sbx_observations_get(SbxObservations *t, const char *container_id, uint64_t now_us);
 
+/* Frees every observation past its age (before memory is given back). */
+void sbx_observations_sweep(SbxObservations *t, uint64_t now_us);
+
 /* Drops one observation (RefreshSandbox). */
 void sbx_observations_drop(SbxObservations *t, const char *container_id);
 

@@ -134,6 +134,16 @@ SbxSeen *sbx_observation_cache_get(SbxObservationCache *c, const char *container
         return s;
 }
 
+void sbx_observation_cache_sweep(SbxObservationCache *c) {
+        uint64_t now = sbx_now_monotonic_us();
+
+        if (!c)
+                return;
+        pthread_mutex_lock(&c->lock);
+        sbx_observations_sweep(c->table, now);
+        pthread_mutex_unlock(&c->lock);
+}
+
 size_t sbx_observation_cache_size(SbxObservationCache *c) {
         size_t n;
 

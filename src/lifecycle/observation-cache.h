@@ -50,3 +50,5 @@ void sbx_observation_cache_put(SbxObservationCache *c, const char *container_id,
 /* A new reference to a usable observation, or NULL. */
 SbxSeen *sbx_observation_cache_get(SbxObservationCache *c, const char *container_id, uint64_t max_age_us);
 size_t sbx_observation_cache_size(SbxObservationCache *c);
+/* Frees the observations past their age (a retiring worker, before malloc_trim). */
+void sbx_observation_cache_sweep(SbxObservationCache *c);
