@@ -20,6 +20,10 @@
  *   bench-read rss                           this program's VmRSS and RssAnon (kB) after what
  *                                            any client of Docker and the bus must do: libcurl
  *                                            initialised, one Docker ping, one bus Hello
+ *   bench-read bus-watch NAME MS             InspectSandbox(NAME) back to back for MS ms: prints
+ *                                            {"changes": [[t, nano_cpus]…]}, t the CLOCK_MONOTONIC
+ *                                            ms of each answer whose nano_cpus differs from the
+ *                                            one before (the staleness window's reader side)
  *   bench-read cold NAME                     one InspectSandbox(NAME) on a connection made
  *                                            before it: with the service not running, the
  *                                            time from its activation to its first reply
@@ -30,6 +34,7 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -282,6 +287,50 @@ static void run_bus_cycles(const char *image, const char *name, unsigned count) 
         print_ms(ms + 1, count, -1);
 }
 
+/* The nano_cpus of an InspectSandbox reply. */
+static uint64_t reply_nano_cpus(sd_bus_message *reply) {
+        const char *key;
+        uint64_t v = 0;
+        int r;
+
+        if (sd_bus_message_enter_container(reply, 'a', "{sv}") < 0)
+                die("inspection", -EBADMSG, NULL);
+        while ((r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                if (sd_bus_message_read(reply, "s", &key) < 0)
+                        die("inspection", -EBADMSG, NULL);
+                if (streq(key, "nano_cpus")) {
+                        if (sd_bus_message_read(reply, "v", "t", &v) < 0)
+                                die("nano_cpus", -EBADMSG, NULL);
+                } else if (sd_bus_message_skip(reply, "v") < 0)
+                        die("inspection", -EBADMSG, NULL);
+                if (sd_bus_message_exit_container(reply) < 0)
+                        die("inspection", -EBADMSG, NULL);
+        }
+        return v;
+}
+
+static void run_watch(const char *name, unsigned ms) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = bus_open();
+        double end = now_ms() + ms;
+        uint64_t last = UINT64_MAX;
+        bool first = true;
+
+        printf("{\"changes\": [");
+        while (now_ms() < end) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply =
+                        bench_call(bus, "bench-read", "InspectSandbox", "s", name);
+                double t = now_ms();
+                uint64_t v = reply_nano_cpus(reply);
+
+                if (v != last) {
+                        printf("%s[%.4f, %" PRIu64 "]", first ? "" : ", ", t, v);
+                        first = false;
+                        last = v;
+                }
+        }
+        printf("]}\n");
+}
+
 /* Main --------------------------------------------------------------------- */
 
 static int usage(void) {
@@ -316,6 +365,12 @@ int main(int argc, char **argv) {
                         return usage();
                 (streq(mode, "bus-cycle") ? run_bus_cycles : run_direct_cycles)(argv[2], argv[3],
                                                                                  parse_unsigned(argv[4]));
+                return 0;
+        }
+        if (streq(mode, "bus-watch")) {
+                if (argc != 4)
+                        return usage();
+                run_watch(argv[2], parse_unsigned(argv[3]));
                 return 0;
         }
         if (streq(mode, "rss")) {

@@ -17,7 +17,7 @@ _xagent_sandboxctl_commands=(
         'snapshots        -                 --no-legend'
         'create           word              @spec'
         'ensure           word              @spec --recreate --stop-timeout=word'
-        'inspect          sandbox           '
+        'inspect          sandbox           --fresh'
         'verify           sandbox           @spec'
         'start            sandbox           '
         'stop             sandbox           --timeout=word'

@@ -55,6 +55,29 @@ START_TEST(test_used_within_max_age) {
 }
 END_TEST
 
+START_TEST(test_expired_freed_by_the_next_put) {
+        SbxObservations *t = table(2 * SEC, 0);
+
+        ck_assert(put(t, "a", 10 * SEC));
+        ck_assert(put(t, "b", 11 * SEC));
+        ck_assert(sbx_observations_event(t, "c", "start"));     /* a record without one */
+        ck_assert(put(t, "d", 12 * SEC + 500000));              /* a is past its age: freed */
+        ck_assert_int_eq(n_alive, 2);
+        ck_assert_uint_eq(sbx_observations_size(t), 2);
+        ck_assert_ptr_nonnull(sbx_observations_get(t, "b", 12 * SEC + 500000));
+        ck_assert(put(t, "e", 20 * SEC));                       /* b and d too */
+        ck_assert_int_eq(n_alive, 1);
+        ck_assert_ptr_nonnull(sbx_observations_get(t, "e", 20 * SEC));
+        ck_assert(put(t, "f", 21 * SEC));
+        sbx_observations_sweep(t, 22 * SEC + 500000);           /* e is past its age, f not */
+        ck_assert_int_eq(n_alive, 1);
+        ck_assert_ptr_nonnull(sbx_observations_get(t, "f", 22 * SEC + 500000));
+        sbx_observations_sweep(t, 30 * SEC);
+        ck_assert_int_eq(n_alive, 0);
+        done(t);
+}
+END_TEST
+
 START_TEST(test_off_and_disconnected) {
         SbxObservations *t = table(0, 0);
         SbxObservations *u = sbx_observations_new(2 * SEC, 0, free_payload);
@@ -191,6 +214,7 @@ static Suite *make_suite(void) {
         TCase *tc = tcase_create("core");
 
         tcase_add_test(tc, test_used_within_max_age);
+        tcase_add_test(tc, test_expired_freed_by_the_next_put);
         tcase_add_test(tc, test_off_and_disconnected);
         tcase_add_test(tc, test_every_event_but_exec_invalidates);
         tcase_add_test(tc, test_event_while_the_request_was_in_flight);

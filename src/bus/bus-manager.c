@@ -32,6 +32,7 @@ static int resolve_name(sd_bus_message *msg, Manager *m, Verb verb, const char *
         }
 BY_NAME(method_get, VERB_GET, operation_start(m, msg, VERB_GET, &(OperationArgs) { .name = name }, error))
 BY_NAME(method_inspect, VERB_INSPECT, bus_sandbox_method_simple(msg, m, name, NULL, VERB_INSPECT, error))
+BY_NAME(method_refresh, VERB_REFRESH, bus_sandbox_method_simple(msg, m, name, NULL, VERB_REFRESH, error))
 BY_NAME(method_start, VERB_START, bus_sandbox_method_simple(msg, m, name, NULL, VERB_START, error))
 BY_NAME(method_delete, VERB_DELETE, bus_sandbox_method_simple(msg, m, name, NULL, VERB_DELETE, error))
 BY_NAME(method_usage, VERB_USAGE, bus_sandbox_method_simple(msg, m, name, NULL, VERB_USAGE, error))
@@ -166,9 +167,10 @@ static int method_get_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
                                        "publish_address", "s", p->publish_address,
                                        "python_version", "s",
                                        sbx_python_version_to_string(p->python_version))) < 0 ||
-            (r = sd_bus_message_append(reply, "{sv}{sv}{sv}", "max_disk_mib", "t", (uint64_t) p->max_disk_mib,
+            (r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}", "max_disk_mib", "t", (uint64_t) p->max_disk_mib,
                                        "disk_enforcement", "s", SBX_POLICY_DISK_ENFORCEMENT,
-                                       "max_file_bytes", "t", (uint64_t) p->max_file_bytes)) < 0 ||
+                                       "max_file_bytes", "t", (uint64_t) p->max_file_bytes,
+                                       "observation_max_age", "t", (uint64_t) p->observation_max_age)) < 0 ||
             (r = sd_bus_message_close_container(reply)) < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
@@ -207,6 +209,8 @@ const sd_bus_vtable bus_manager_vtable[] = {
                                 method_get, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("InspectSandbox", SD_BUS_ARGS("s", name), SD_BUS_RESULT("a{sv}", inspection),
                                 method_inspect, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("RefreshSandbox", SD_BUS_ARGS("s", name), SD_BUS_RESULT("a{sv}", inspection),
+                                method_refresh, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("VerifySandbox", SD_BUS_ARGS("s", name, "a{sv}", spec),
                                 SD_BUS_RESULT("s", verdict, "as", mismatched_fields),
                                 method_verify, SD_BUS_VTABLE_UNPRIVILEGED),

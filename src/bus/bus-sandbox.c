@@ -183,6 +183,7 @@ int bus_sandbox_method_file(sd_bus_message *msg, Manager *m, const char *name, c
 ENTRY_METHOD(method_start, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_START, error))
 ENTRY_METHOD(method_delete, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_DELETE, error))
 ENTRY_METHOD(method_inspect, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_INSPECT, error))
+ENTRY_METHOD(method_refresh, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_REFRESH, error))
 ENTRY_METHOD(method_usage, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_USAGE, error))
 ENTRY_METHOD(method_stop, bus_sandbox_method_stop(msg, manager_of(e), NULL, e, error))
 ENTRY_METHOD(method_snapshot, bus_sandbox_method_snapshot(msg, manager_of(e), NULL, e, error))
@@ -221,6 +222,8 @@ static const sd_bus_vtable sandbox_vtable[] = {
                                 SD_BUS_RESULT("s", verdict, "as", mismatched_fields), method_verify,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Inspect", SD_BUS_NO_ARGS, SD_BUS_RESULT("a{sv}", inspection), method_inspect,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Refresh", SD_BUS_NO_ARGS, SD_BUS_RESULT("a{sv}", inspection), method_refresh,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Exec", SD_BUS_ARGS("as", argv, "a{sv}", options),
                                 SD_BUS_RESULT("i", exit_status, "ay", stdout, "ay", stderr, "b", truncated),

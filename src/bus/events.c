@@ -88,7 +88,12 @@ static void on_event(const SbxDockerEvent *d, void *userdata) {
         _cleanup_free_ char *name = NULL;
         uid_t owner;
 
-        /* Whatever happened to it, what an inspect told about it may be out of date. */
+        /* Whatever happened to it but an exec, what an inspect told about it may be
+         * out of date (DESIGN §20). Told here, on the event thread: a read sees it
+         * without waiting for the main loop. */
+        if (strncmp(d->action, "exec_", 5) == 0)
+                return;
+        sbx_observation_cache_event(ev->m->observations, d->id, d->action);
         sbx_verdict_cache_forget(ev->m->judgements, d->id);
         if (!d->name_label || sbx_label_parse_owner(d->owner_label, &owner) < 0 ||
             sbx_name_from_labels(d->name_label, owner, &name) < 0)
@@ -105,7 +110,8 @@ static uint64_t now_ms(void) {
 static void on_connected(void *userdata) {
         ManagerEvents *ev = userdata;
 
-        /* Nothing was followed until now: no judgement stands. */
+        /* Nothing was followed until now: no judgement or observation stands. */
+        sbx_observation_cache_connected(ev->m->observations);
         sbx_verdict_cache_clear(ev->m->judgements);
         ev->connected_ms = now_ms();
         push(ev, EVENT_CONNECTED, NULL, NULL);
@@ -144,6 +150,8 @@ static void *follow(void *userdata) {
 
                 ev->connected_ms = 0;
                 (void) sbx_docker_follow_events(d, on_event, on_connected, ev, &ev->stop, &e);
+                /* From now until the next connection, events go unseen. */
+                sbx_observation_cache_lost(ev->m->observations);
                 if (sbx_docker_stop_requested(&ev->stop))
                         break;
                 healthy = ev->connected_ms > 0 && now_ms() - ev->connected_ms >= HEALTHY_MS;

@@ -55,6 +55,7 @@ typedef struct Manager {
         uint64_t reconcile_mark;        /* counts reconciliations applied to the objects */
         struct ManagerEvents *events;   /* Docker's event stream (events.h) */
         SbxVerdictCache *judgements;    /* what inspects told, for lists (verdict-cache.h) */
+        SbxObservationCache *observations; /* what inspects told, for reads (observation-cache.h) */
         struct SbxChannels *channels;   /* the kept channels into the sandboxes, for all workers (channel.h) */
         bool reconciling;               /* a reconciliation job is queued or running */
         sd_event_source *retry_source;  /* the next reconciliation while Docker failed */

@@ -89,6 +89,7 @@ static void *worker_init(void *userdata) {
         l->init_dir = m->init_dir;
         l->service_id = m->service_id;
         l->judgements = m->judgements;
+        l->observations = m->observations;
         l->channels = m->channels;
         l->specs = sbx_spec_memo_new();
         if (!l->specs || sbx_docker_new(m->docker_host, &l->docker, &e) < 0 ||
@@ -107,6 +108,8 @@ static void worker_fini(void *ctx) {
         SbxLifecycle *l = ctx;
 
         if (l) {
+                /* what is past its age would otherwise wait for the next read */
+                sbx_observation_cache_sweep(l->observations);
                 sbx_docker_free(l->docker);
                 sbx_store_close(l->store);
                 sbx_spec_memo_free(l->specs);
@@ -190,8 +193,9 @@ int manager_new(const ManagerConfig *c, Manager **ret) {
         m->locks = sbx_keyed_lock_registry_new();
         m->auth_cache = auth_cache_new();
         m->judgements = sbx_verdict_cache_new();
+        m->observations = sbx_observation_cache_new();
         if (!m->state_dir || !m->docker_host || !m->init_dir || !m->config_path || !m->locks || !m->auth_cache ||
-            !m->judgements || sbx_channels_new(&m->channels) < 0)
+            !m->judgements || !m->observations || sbx_channels_new(&m->channels) < 0)
                 return -ENOMEM;
         if ((r = docker_socket_of(c->docker_host, &m->docker_socket)) < 0 ||
             (r = load_policy(c->config_path, &m->policy)) < 0)
@@ -250,6 +254,7 @@ Manager *manager_free(Manager *m) {
         auth_cache_free(m->auth_cache);
         caller_cache_clear(&m->callers);
         sbx_verdict_cache_free(m->judgements);
+        sbx_observation_cache_free(m->observations);
         sbx_channels_free(m->channels);         /* after the pools: no worker holds one */
         sbx_store_close(m->startup_store);
         sbx_error_free(&m->store_error);

@@ -37,6 +37,10 @@ static int run_inspect(Operation *o, SbxLifecycle *l) {
         return sbx_lifecycle_inspect(l, o->name, &o->sandbox, &o->error);
 }
 
+static int run_refresh(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_refresh(l, o->name, &o->sandbox, &o->error);
+}
+
 static int run_verify(Operation *o, SbxLifecycle *l) {
         return sbx_lifecycle_verify(l, o->name, o->spec, &o->verdict, &o->fields, &o->error);
 }
@@ -307,6 +311,8 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         [VERB_CREATE]          = { "create",          A_CREATE,  true,  false, run_create,          reply_create          },
         [VERB_GET]             = { "get",             A_INSPECT, false, false, run_inspect,         reply_get             },
         [VERB_INSPECT]         = { "inspect",         A_INSPECT, false, false, run_inspect,         reply_inspect         },
+        /* InspectSandbox with Docker asked now (DESIGN §20) */
+        [VERB_REFRESH]         = { "refresh",         A_INSPECT, false, false, run_refresh,         reply_inspect         },
         [VERB_VERIFY]          = { "verify",          A_INSPECT, false, false, run_verify,          reply_verify          },
         [VERB_START]           = { "start",           A_MANAGE,  true,  false, run_start,           reply_start           },
         [VERB_STOP]            = { "stop",            A_MANAGE,  true,  false, run_stop,            reply_stop            },

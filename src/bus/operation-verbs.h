@@ -37,6 +37,7 @@ typedef enum Verb {
         VERB_WRITE_FILE,
         VERB_LIST_FILES,
         VERB_REMOVE_FILE,
+        VERB_REFRESH,
         _VERB_MAX,
 } Verb;
 

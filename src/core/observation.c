@@ -189,6 +189,33 @@ static bool ticket_current(const SbxObservations *t, SbxObservationTicket k) {
         return t->connected && k.connected && k.epoch == t->epoch && k.generation >= t->floor;
 }
 
+/* Observations past their age are freed as new ones come, rather than held until
+ * they are asked for or evicted. A put makes its record the newest and an event
+ * takes the payload away, so the payloads lie in the order they were stored: the
+ * walk from the oldest stops at the first one still young (and after a few records
+ * without one, to stay cheap). */
+#define SWEEP_SKIP_MAX 16U
+
+static void sweep_expired(SbxObservations *t, uint64_t now_us) {
+        unsigned skipped = 0;
+
+        for (Record *r = t->oldest; r && skipped < SWEEP_SKIP_MAX; r = r->newer) {
+                if (!r->payload) {
+                        skipped++;
+                        continue;
+                }
+                if (now_us >= r->stored_us && now_us - r->stored_us <= t->max_age_us)
+                        return;
+                drop_payload(t, r);
+        }
+}
+
+void sbx_observations_sweep(SbxObservations *t, uint64_t now_us) {
+        for (Record *r = t->oldest; r; r = r->newer)
+                if (r->payload && (t->max_age_us == 0 || now_us < r->stored_us || now_us - r->stored_us > t->max_age_us))
+                        drop_payload(t, r);
+}
+
 bool sbx_observations_put(SbxObservations *t, const char *container_id, SbxObservationTicket ticket,
                           uint64_t now_us, void *payload) {
         Record *r;
@@ -201,6 +228,7 @@ bool sbx_observations_put(SbxObservations *t, const char *container_id, SbxObser
                 return false;
         }
         drop_payload(t, r);
+        sweep_expired(t, now_us);
         r->payload = payload;
         r->ticket = ticket;
         r->stored_us = now_us;

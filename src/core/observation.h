@@ -16,8 +16,9 @@
  * kept at all. What a read can then see late is a change whose event had not yet
  * arrived: the staleness window the documentation measures.
  *
- * The table holds at most a fixed number of observations (the oldest goes), and an
- * observation goes with its container's removal. What an observation holds is the
+ * The table holds at most a fixed number of observations (the oldest goes), an
+ * observation goes with its container's removal, and one past its age is freed when
+ * the next one is kept. What an observation holds is the
  * caller's (a payload with its free function). */
 
 #include <stdbool.h>
@@ -55,6 +56,9 @@ bool sbx_observations_put(SbxObservations *t, const char *container_id, SbxObser
 
 /* The payload of a usable observation (still the table's), or NULL. */
 void *sbx_observations_get(SbxObservations *t, const char *container_id, uint64_t now_us);
+
+/* Frees every observation past its age (before memory is given back). */
+void sbx_observations_sweep(SbxObservations *t, uint64_t now_us);
 
 /* Drops one observation (RefreshSandbox). */
 void sbx_observations_drop(SbxObservations *t, const char *container_id);

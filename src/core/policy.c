@@ -66,6 +66,7 @@ SbxPolicy *sbx_policy_new_default(void) {
         p->max_reads_per_user = SBX_POLICY_DEFAULT_MAX_READS_PER_USER;
         p->max_stop_timeout = SBX_POLICY_DEFAULT_MAX_STOP_TIMEOUT;
         p->docker_timeout = SBX_POLICY_DEFAULT_DOCKER_TIMEOUT;
+        p->observation_max_age = SBX_POLICY_DEFAULT_OBSERVATION_MAX_AGE;
         p->max_disk_mib = SBX_POLICY_DEFAULT_MAX_DISK_MIB;
         p->max_file_bytes = SBX_POLICY_DEFAULT_MAX_FILE_BYTES;
         p->python_version = SBX_PYTHON_DEFAULT;
@@ -342,6 +343,7 @@ static const struct {
         INT_KEY(max_reads_per_user,     1,                  SBX_POLICY_MAX_READS_PER_USER_LIMIT),
         INT_KEY(max_stop_timeout,       0,                  SBX_POLICY_MAX_STOP_TIMEOUT_LIMIT),
         INT_KEY(docker_timeout,         1,                  SBX_POLICY_DOCKER_TIMEOUT_LIMIT),
+        INT_KEY(observation_max_age,    0,                  SBX_POLICY_OBSERVATION_MAX_AGE_LIMIT),
         INT_KEY(max_disk_mib,           1,                  SBX_POLICY_MAX_DISK_MIB_LIMIT),
         INT_KEY(max_file_bytes,         1,                  SBX_POLICY_MAX_FILE_BYTES_LIMIT),
 #undef INT_KEY

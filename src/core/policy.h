@@ -54,6 +54,8 @@
  * 25 s a D-Bus client waits by default. */
 #define SBX_POLICY_DEFAULT_DOCKER_TIMEOUT 20
 #define SBX_POLICY_DOCKER_TIMEOUT_LIMIT 600
+#define SBX_POLICY_DEFAULT_OBSERVATION_MAX_AGE 2
+#define SBX_POLICY_OBSERVATION_MAX_AGE_LIMIT 3600
 
 /* A sandbox's writable layer, in MiB (docs/security.md, "Disk"): bounded by the
  * service on what enters through it (copies), the storage driver here supporting no
@@ -102,6 +104,7 @@ typedef struct SbxPolicy {
         int64_t max_reads_per_user;             /* one caller's reads in flight */
         int64_t max_stop_timeout;               /* seconds a stop may wait before SIGKILL */
         int64_t docker_timeout;                 /* seconds an operation's Docker calls may take */
+        int64_t observation_max_age;            /* seconds a read may use an observation (DESIGN §20); 0: never */
         int64_t max_disk_mib;                   /* a sandbox's writable layer, by copies into it */
         int64_t max_file_bytes;                 /* one ReadFile's or WriteFile's data */
         char *publish_address;  /* an IPv4 or IPv6 literal */

@@ -34,7 +34,8 @@ const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
           SPEC_OPTIONS_HELP
           "     --recreate               On a mismatch, replace the sandbox (default: fail)\n"
           "     --stop-timeout S         Seconds to stop a mismatched sandbox before (30)\n" },
-        [CTL_VERB_INSPECT] = { "inspect", "inspect NAME", "Show what a sandbox is, as Docker has it", "" },
+        [CTL_VERB_INSPECT] = { "inspect", "inspect NAME [--fresh]", "Show what a sandbox is, as Docker has it",
+          "     --fresh                  Ask Docker now, not the service's observation\n" },
         [CTL_VERB_VERIFY] = { "verify", "verify NAME [SPEC OPTIONS...]",
           "Compare a sandbox with a spec (exit status 0: match)", SPEC_OPTIONS_HELP },
         [CTL_VERB_START] = { "start", "start NAME", "Start a stopped sandbox", "" },

@@ -31,14 +31,13 @@ static int call_by_name(const CtlOptions *o, const char *method, const char *nam
         return CTL_PROCEED;
 }
 
-/* inspect and usage: one argument, an a{sv} to print. */
-static int dict_call(int argc, char **argv, CtlOptions *o, const char *method) {
+/* The a{sv} of a call by name, printed. */
+static int print_dict_of(CtlOptions *o, const char *method, const char *name) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(json_object_putp) json_object *dict = NULL;
         int r;
 
-        if ((r = ctl_parse_args(argc, argv, common_options, o, NULL, NULL, 1, 1)) != CTL_PROCEED ||
-            (r = call_by_name(o, method, argv[optind], 0, NULL, NULL, &reply)) != CTL_PROCEED)
+        if ((r = call_by_name(o, method, name, 0, NULL, NULL, &reply)) != CTL_PROCEED)
                 return r;
         if ((r = ctl_bus_read_json(reply, &dict)) < 0)
                 return ctl_bus_fail(method, r);
@@ -46,8 +45,29 @@ static int dict_call(int argc, char **argv, CtlOptions *o, const char *method) {
         return 0;
 }
 
+/* inspect and usage: one argument, an a{sv} to print. */
+static int dict_call(int argc, char **argv, CtlOptions *o, const char *method) {
+        int r = ctl_parse_args(argc, argv, common_options, o, NULL, NULL, 1, 1);
+
+        return r != CTL_PROCEED ? r : print_dict_of(o, method, argv[optind]);
+}
+
+enum { ARG_FRESH = 0x200 };
+
+static int inspect_option(int c, const char *arg, void *userdata) {
+        if (c != ARG_FRESH)
+                return CTL_EXIT_USAGE;
+        *(bool *) userdata = true;
+        return CTL_PROCEED;
+}
+
+/* --fresh: Docker's answer of this instant (RefreshSandbox), not an observation. */
 int verb_inspect(int argc, char **argv, CtlOptions *o) {
-        return dict_call(argc, argv, o, "InspectSandbox");
+        static const struct option options[] = { CTL_COMMON_OPTIONS, { "fresh", no_argument, NULL, ARG_FRESH }, {} };
+        bool fresh = false;
+        int r = ctl_parse_args(argc, argv, options, o, inspect_option, &fresh, 1, 1);
+
+        return r != CTL_PROCEED ? r : print_dict_of(o, fresh ? "RefreshSandbox" : "InspectSandbox", argv[optind]);
 }
 
 int verb_usage(int argc, char **argv, CtlOptions *o) {

@@ -12,7 +12,7 @@
  * callback only. name_label and owner_label are the container's labels (NULL when
  * absent). */
 typedef struct SbxDockerEvent {
-        const char *action;             /* "start", "die", "destroy", "update", "rename" */
+        const char *action;             /* "start", "die", "destroy", "update", "rename", "exec_start: …" … */
         const char *id;                 /* the container */
         const char *name_label;         /* xagent.sandbox.name */
         const char *owner_label;        /* xagent.sandbox.owner */
@@ -38,9 +38,8 @@ typedef struct SbxEventParser {
 bool sbx_event_parser_feed(SbxEventParser *p, const char *data, size_t size);
 void sbx_event_parser_done(SbxEventParser *p);
 
-/* Follows the events start, die (exited, killed, out of memory), destroy, update and
- * rename of containers labelled
- * xagent.managed=true until sbx_docker_stop(stop) (returns 0), Docker goes away or ends the
+/* Follows every event (start, die — exited, killed, out of memory —, destroy, update,
+ * rename, pause, exec_* …) of containers labelled xagent.managed=true until sbx_docker_stop(stop) (returns 0), Docker goes away or ends the
  * stream (SBX_ERROR_BACKEND_UNAVAILABLE) or refuses. on_connected is called once
  * Docker accepted the stream (from then on no event is missed). */
 int sbx_docker_follow_events(SbxDocker *d, SbxDockerEventCallback callback, void (*on_connected)(void *userdata),

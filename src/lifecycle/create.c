@@ -245,6 +245,7 @@ static int start_verify_record(SbxLifecycle *l, Creation *c, const char *id, Sbx
                 return r;
         /* Verified: the final name says so, should the row below never be written. */
         r = sbx_docker_container_rename(l->docker, id, c->final_name, error);
+        lc_changed(l, id);
         if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT)) {
                 sbx_error_free(error);
                 r = rename_aside(l, c->name, id, c->final_name, error);

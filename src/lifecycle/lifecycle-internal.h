@@ -49,6 +49,15 @@ unsigned lc_posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int
 /* Whether a running container's bind mounts show what their sources name now, by the
  * report given (read already) or, when NULL, the one read from its log. */
 bool lc_mounts_truthful(SbxLifecycle *l, const SbxObserved *o, const SbxMountTable *report);
+/* For reads (DESIGN §20): the container's observation, or Docker's answer now (kept
+ * as the observation); lc_mounts_truthful() of it. */
+int lc_observe(SbxLifecycle *l, const char *id, SbxSeen **ret, SbxError *error);
+bool lc_seen_truthful(SbxLifecycle *l, const SbxSeen *seen);
+/* After a request that changes (or, failing, may have changed) the container: what
+ * was observed of it before is not used again. */
+void lc_changed(SbxLifecycle *l, const char *container_id);
+/* Frees or lets go of s->observed. */
+void lc_sandbox_drop_observed(SbxSandbox *s);
 /* The SbxSandbox of an inspected container (takes o on success): verdict, posture. */
 int lc_make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const SbxSandboxRow *row,
                     const SbxSpec *stored, const SbxFingerprints *fps, const SbxMountTable *report,

@@ -12,6 +12,7 @@
 
 #include "docker.h"
 #include "keyed-lock.h"
+#include "observation-cache.h"
 #include "observed.h"
 #include "policy.h"
 #include "spec-memo.h"
@@ -40,6 +41,7 @@ struct SbxLifecycle {
         const char *init_dir;           /* the directory of xagent-sandbox-init (init-volume.h) */
         const char *service_id;         /* this instance's (sbx_lifecycle_service_id); NULL = none */
         SbxVerdictCache *judgements;    /* shared by all workers; NULL = none (lists inspect each) */
+        SbxObservationCache *observations; /* shared by all workers (DESIGN §20); NULL = none */
         SbxSpecMemo *specs;             /* this worker's stored specs, read once (spec-memo.h); required */
         struct SbxChannels *channels;   /* shared by all workers (channel.h); NULL = no file calls */
 #ifdef SBX_TEST_SEAMS
@@ -76,7 +78,8 @@ typedef struct SbxSandbox {
         bool has_row;
         bool hardened;                  /* the container carries the posture of docs/security.md */
         uint64_t created_us;
-        SbxObserved *observed;
+        SbxObserved *observed;          /* the sandbox's, or (seen set) the observation's */
+        SbxSeen *seen;
 } SbxSandbox;
 
 SbxSandbox *sbx_sandbox_free(SbxSandbox *s);
@@ -85,6 +88,9 @@ void sbx_sandbox_list_free(SbxSandbox **list, size_t n);
 
 /* NoSuchSandbox when there is no managed container of that name. */
 int sbx_lifecycle_inspect(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error);
+/* The inspect of a fresh answer from Docker: the observation of the sandbox's
+ * container is dropped first (RefreshSandbox). */
+int sbx_lifecycle_refresh(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error);
 
 /* Creates and starts a sandbox from a finalized spec (sbx_spec_finalize) for
  * owner, verifying what Docker made before anything is recorded; on any failure

@@ -26,7 +26,7 @@ SbxSandbox *sbx_sandbox_free(SbxSandbox *s) {
         free(s->status);
         free(s->image);
         free(s->fingerprint);
-        sbx_observed_free(s->observed);
+        lc_sandbox_drop_observed(s);
         free(s);
         return NULL;
 }
@@ -43,6 +43,15 @@ int sbx_lifecycle_service_id(const char *state_dir, char **ret) {
                      digest[5], digest[6], digest[7]) < 0)
                 return -ENOMEM;
         return 0;
+}
+
+/* An observation's facts are the observation's (a reference), others the sandbox's. */
+void lc_sandbox_drop_observed(SbxSandbox *s) {
+        if (s->seen)
+                s->seen = sbx_seen_unref(s->seen);
+        else
+                sbx_observed_free(s->observed);
+        s->observed = NULL;
 }
 
 void sbx_sandbox_list_free(SbxSandbox **list, size_t n) {
@@ -238,22 +247,75 @@ unsigned lc_posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int
  * others (xagent's own) there is nothing to judge by. The report is the one given
  * (read already, by the start that made it), else the last one logged since shortly
  * before the container's start. */
-bool lc_mounts_truthful(SbxLifecycle *l, const SbxObserved *o, const SbxMountTable *report) {
-        _cleanup_(sbx_mount_table_done) SbxMountTable t = {};
+static bool judged_by_report(const SbxObserved *o) {
+        return o->state == SBX_STATE_RUNNING && o->n_volumes > 0 && o->init_volume && o->id;
+}
+
+/* The last report logged since shortly before the container's start; false if none. */
+static bool read_report(SbxLifecycle *l, const SbxObserved *o, SbxMountTable *ret) {
         SbxError e = SBX_ERROR_NULL;
         uint64_t started = 0;
         int r;
 
-        if (o->state != SBX_STATE_RUNNING || o->n_volumes == 0 || !o->init_volume || !o->id)
-                return true;
-        if (report)
-                return sbx_mounts_truthful(report, o->volumes, o->n_volumes);
         if (!o->started_at || sbx_parse_rfc3339_usec(o->started_at, &started) < 0)
                 return false;
         r = sbx_container_mounts(l->docker, o->id, started > MOUNT_REPORT_SLACK_US ? started - MOUNT_REPORT_SLACK_US : 0,
-                                 0, &t, &e);
+                                 0, ret, &e);
         sbx_error_free(&e);
-        return r >= 0 && sbx_mounts_truthful(&t, o->volumes, o->n_volumes);
+        return r >= 0;
+}
+
+bool lc_mounts_truthful(SbxLifecycle *l, const SbxObserved *o, const SbxMountTable *report) {
+        _cleanup_(sbx_mount_table_done) SbxMountTable t = {};
+
+        if (!judged_by_report(o))
+                return true;
+        if (report)
+                return sbx_mounts_truthful(report, o->volumes, o->n_volumes);
+        return read_report(l, o, &t) && sbx_mounts_truthful(&t, o->volumes, o->n_volumes);
+}
+
+static uint64_t observation_max_age_us(SbxLifecycle *l) {
+        if (!l->observations || !l->policy)
+                return 0;
+        return (uint64_t) l->policy->observation_max_age * UINT64_C(1000000);
+}
+
+/* A read's look at a container (DESIGN §20): the observation while the rule lets it
+ * stand, else Docker's answer now — kept as the observation, with the mount report
+ * its init logged (what a start logged does not change until the next start, an
+ * event). What the report is compared with, the host's directories, is looked at
+ * by every read (lc_seen_truthful()). */
+int lc_observe(SbxLifecycle *l, const char *id, SbxSeen **ret, SbxError *error) {
+        uint64_t max_age = observation_max_age_us(l);
+        SbxObservationTicket ticket = {};
+        SbxObserved *o = NULL;
+        SbxSeen *seen;
+        int r;
+
+        if (max_age > 0) {
+                if ((*ret = sbx_observation_cache_get(l->observations, id, max_age)))
+                        return 0;
+                ticket = sbx_observation_cache_ticket(l->observations);
+        }
+        if ((r = lc_inspect_container(l, id, &o, error)) < 0)
+                return r;
+        if (!(seen = sbx_seen_new(o)))
+                return -ENOMEM;
+        if (judged_by_report(o))
+                seen->has_report = read_report(l, o, &seen->report);
+        if (max_age > 0)
+                sbx_observation_cache_put(l->observations, o->id ?: id, ticket, max_age, seen);
+        *ret = seen;
+        return 0;
+}
+
+bool lc_seen_truthful(SbxLifecycle *l, const SbxSeen *seen) {
+        return lc_mounts_truthful(l, seen->observed, seen->has_report ? &seen->report : NULL);
+}
+
+void lc_changed(SbxLifecycle *l, const char *container_id) {
+        sbx_observation_cache_changed(l->observations, container_id);
 }
 
 int lc_make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const SbxSandboxRow *row,
@@ -310,16 +372,32 @@ static int describe_observed(SbxLifecycle *l, const char *name, SbxObserved *o, 
         return r;
 }
 
+/* The sandbox of an observation (the sandbox takes a reference). */
+static int describe_seen(SbxLifecycle *l, const char *name, SbxSeen *seen, SbxSandboxRow *given, SbxSandbox **ret,
+                         SbxError *error) {
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        const SbxFingerprints *fps = NULL;
+        const SbxSpec *stored = NULL;
+        int r;
+
+        if ((r = lc_load_row(l, name, seen->observed->id, given, &row, &stored, &fps, error)) < 0 ||
+            (r = lc_make_sandbox(l, name, seen->observed, row, stored, fps, seen->has_report ? &seen->report : NULL,
+                                 ret)) < 0)
+                return r;
+        (*ret)->seen = sbx_seen_ref(seen);
+        return 0;
+}
+
 static int describe(SbxLifecycle *l, const char *name, const char *id, SbxSandbox **ret, SbxError *error) {
-        SbxObserved *o = NULL;
+        _cleanup_(sbx_seen_unrefp) SbxSeen *seen = NULL;
         int r;
         const char *shown;
 
         (void) sbx_name_unqualify(name, &shown);
-        if ((r = lc_inspect_container(l, id, &o, error)) < 0)
+        if ((r = lc_observe(l, id, &seen, error)) < 0)
                 return sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)
                         ? lc_remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", shown) : r;
-        return describe_observed(l, name, o, NULL, ret, error);
+        return describe_seen(l, name, seen, NULL, ret, error);
 }
 
 /* Whether the container carries the Docker-level name in its owner's namespace. */
@@ -389,14 +467,65 @@ int lc_describe_by_name(SbxLifecycle *l, const char *name, SbxSandbox **ret, Sbx
         return r < 0 ? r : describe_observed(l, name, o, row, ret, error);
 }
 
+/* lc_locate() for a read: from observations (lc_observe()), none being
+ * NoSuchSandbox. */
+static int locate_seen(SbxLifecycle *l, const char *name, SbxSeen **ret, SbxSandboxRow **ret_row, SbxError *error) {
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        _cleanup_(sbx_seen_unrefp) SbxSeen *seen = NULL;
+        _cleanup_free_ char *id = NULL;
+        const char *shown;
+        int r;
+
+        (void) sbx_name_unqualify(name, &shown);
+        if ((r = sbx_store_get_sandbox(l->store, name, &row, error)) < 0)
+                return r;
+        if (r > 0) {
+                r = lc_observe(l, row->container_id, &seen, error);
+                if (r >= 0 && lc_names_it(seen->observed, name)) {
+                        *ret = TAKE_PTR(seen);
+                        *ret_row = TAKE_PTR(row);
+                        return 0;
+                }
+                if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                        return r;
+                sbx_error_free(error);
+                seen = sbx_seen_unref(seen);
+        }
+        if ((r = lc_find_container(l, name, false, &id, error)) < 0)
+                return r;
+        if (r > 0 && (r = lc_observe(l, id, &seen, error)) < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                return r;
+        if (!seen) {            /* none, or removed since the listing */
+                sbx_error_free(error);
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", shown);
+        }
+        *ret = TAKE_PTR(seen);
+        return 0;
+}
+
 int sbx_lifecycle_inspect(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error) {
-        return lc_describe_by_name(l, name, ret, error);
+        _cleanup_(sbx_seen_unrefp) SbxSeen *seen = NULL;
+        SbxSandboxRow *row = NULL;
+        int r = locate_seen(l, name, &seen, &row, error);
+
+        return r < 0 ? r : describe_seen(l, name, seen, row, ret, error);
+}
+
+int sbx_lifecycle_refresh(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error) {
+        _cleanup_free_ char *id = NULL;
+        int r = sbx_lifecycle_container_id(l, name, &id, error);
+
+        if (r < 0)
+                return r;
+        lc_changed(l, id);
+        return sbx_lifecycle_inspect(l, name, ret, error);
 }
 
 /* Removes the container; 1 if it was there, 0 if it was gone already. */
 int lc_remove_container(SbxLifecycle *l, const char *id, SbxError *error) {
         int r = sbx_docker_container_remove(l->docker, id, error);
 
+        lc_changed(l, id);
         if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {
                 sbx_error_free(error);          /* gone meanwhile: that is what was asked */
                 return 0;
@@ -444,14 +573,16 @@ int lc_pin_volumes(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, 
 
 int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desired, SbxVerdict *ret_verdict,
                          unsigned *ret_fields, SbxError *error) {
-        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        _cleanup_(sbx_seen_unrefp) SbxSeen *seen = NULL;
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *found = NULL, *row = NULL;
         const SbxSpec *stored = NULL;
+        const SbxObserved *o;
         SbxFingerprints fps;
         int r;
 
-        if ((r = sbx_spec_fingerprints(desired, &fps)) < 0 || (r = lc_locate_existing(l, name, &o, &found, error)) < 0)
+        if ((r = sbx_spec_fingerprints(desired, &fps)) < 0 || (r = locate_seen(l, name, &seen, &found, error)) < 0)
                 return r;
+        o = seen->observed;
 
         *ret_verdict = sbx_verdict(desired, &fps, o, SBX_CONTRACT_VERSION);
         *ret_fields = 0;
@@ -462,7 +593,7 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
                 *ret_fields = sbx_verify_mismatched_fields(desired, stored, row ? row->fingerprint : NULL, o);
         }
         /* Judged by what is mounted, not by what was asked (docs/security.md). */
-        if (*ret_verdict == SBX_VERDICT_MATCH && !lc_mounts_truthful(l, o, NULL)) {
+        if (*ret_verdict == SBX_VERDICT_MATCH && !lc_seen_truthful(l, seen)) {
                 *ret_verdict = SBX_VERDICT_MISMATCH;
                 *ret_fields = SBX_SPEC_FIELD_VOLUMES;
         }
@@ -503,7 +634,7 @@ static int list_one(SbxLifecycle *l, json_object *c, const char *name, SbxSandbo
                                 .verdict = s->verdict, .hardened = s->hardened, .image = s->image,
                                 .created_us = s->created_us });
                 if (r >= 0)
-                        s->observed = sbx_observed_free(s->observed);
+                        lc_sandbox_drop_observed(s);
                 *ret = TAKE_PTR(s);
                 return r;
         }

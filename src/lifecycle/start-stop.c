@@ -51,6 +51,7 @@ static int verify_mounts_or_stop(SbxLifecycle *l, const char *id, uint64_t since
         if (sbx_docker_container_stop(l->docker, id, 0, &e) < 0)
                 log_error("Could not stop container %s after a failed mount check: %s", id,
                           e.message ?: "unknown error");
+        lc_changed(l, id);
         sbx_error_free(&e);
         return r;
 }
@@ -84,6 +85,7 @@ static int start_checked(SbxLifecycle *l, const char *name, const char *id, cons
                 since = since > MOUNT_REPORT_SLACK_US ? since - MOUNT_REPORT_SLACK_US : 0;
         } else {
                 r = sbx_docker_container_start(l->docker, id, error);
+                lc_changed(l, id);
                 if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
                         return lc_remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", shown);
                 if (r < 0)
@@ -133,6 +135,7 @@ int lc_set_running_locked(SbxLifecycle *l, const char *name, bool running, unsig
         else if (o->state == SBX_STATE_RUNNING) {
                 sbx_channels_forget(l->channels, o->id);        /* its program ends before the stop */
                 r = sbx_docker_container_stop(l->docker, o->id, timeout_s, error);
+                lc_changed(l, o->id);
         }
         else
                 r = 1;
