@@ -4,9 +4,17 @@
 /* What policy.c (defaults, parsing) and policy-check.c (decisions) share (private:
  * nothing outside them includes it). */
 
+#include <json-c/json.h>
 #include <stdbool.h>
 
 #include "policy.h"
 
 /* policy-check.c: whether one of the policy's allowed_images globs matches image. */
 bool policy_image_allowed(const SbxPolicy *p, const char *image);
+
+/* policy.c: a string value (no NUL, valid UTF-8), for the parsers of the other files. */
+int policy_get_string(const char *field, json_object *v, const char **ret, SbxError *error);
+
+/* policy-engine.c: the "engine" key; frees what it holds. */
+int policy_parse_engine(SbxPolicy *p, const char *key, json_object *v, SbxError *error);
+void policy_engine_done(SbxPolicyEngine *e);

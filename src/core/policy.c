@@ -33,6 +33,7 @@ SbxPolicy *sbx_policy_free(SbxPolicy *p) {
         strv_free_n(p->allowed_images, p->n_allowed_images);
         roots_free_n(p->volume_roots, p->n_volume_roots);
         free(p->publish_address);
+        policy_engine_done(&p->engine);
         free(p);
         return NULL;
 }
@@ -109,7 +110,7 @@ static bool is_image_text(const char *s) {
         return true;
 }
 
-static int get_string(const char *field, json_object *v, const char **ret, SbxError *error) {
+int policy_get_string(const char *field, json_object *v, const char **ret, SbxError *error) {
         const char *s;
 
         if (!json_object_is_type(v, json_type_string))
@@ -121,6 +122,10 @@ static int get_string(const char *field, json_object *v, const char **ret, SbxEr
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: is not valid UTF-8", field);
         *ret = s;
         return 0;
+}
+
+static int get_string(const char *field, json_object *v, const char **ret, SbxError *error) {
+        return policy_get_string(field, v, ret, error);
 }
 
 /* An image reference or a glob over them: non-empty printable ASCII without spaces. */
@@ -384,6 +389,7 @@ static const struct {
         { "volume_roots",    parse_volume_roots },
         { "publish_address", parse_publish_address },
         { "python_version",  parse_python_version },
+        { "engine",          policy_parse_engine },
 };
 
 static int parse_key(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {

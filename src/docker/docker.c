@@ -9,9 +9,11 @@
 #include <sys/un.h>
 
 #include "docker.h"
+#include "docker-tls.h"
 #include "time-util.h"
 
 #define UNIX_PREFIX "unix://"
+#define TCP_PREFIX "tcp://"
 /* Docker's error text is quoted into our messages; keep a runaway one short. */
 #define MESSAGE_MAX 1024U
 #define DEADLINE_SLACK_US 20000U
@@ -21,7 +23,10 @@
 struct SbxDocker {
         CURL *curl;
         char *host;
-        char *socket_path;
+        char *socket_path;              /* unix:// only */
+        char *tcp_host, *tcp_port;      /* tcp:// only: mutual TLS (docker-tls.h) */
+        char *url_base;                 /* "http://localhost", or "https://NAME:PORT" */
+        struct curl_slist *connect_to;  /* NAME:PORT to HOST:PORT, when the name is not the host */
         char *api_version;
         unsigned budget_s;              /* the operation's time for Docker (sbx_docker_set_deadline) */
         uint64_t deadline_us;           /* CLOCK_MONOTONIC; 0 = none */
@@ -44,31 +49,78 @@ static void response_done(Response *r) {
         free(r->api_version);
 }
 
-int sbx_docker_new(const char *host_url, SbxDocker **ret, SbxError *error) {
-        _cleanup_(sbx_docker_freep) SbxDocker *d = NULL;
-        const char *path;
+static int new_unix(SbxDocker *d, const char *host_url, SbxError *error) {
+        const char *path = host_url + strlen(UNIX_PREFIX);
 
-        if (!ret)
-                return -EINVAL;
-        if (!host_url)
-                host_url = SBX_DOCKER_DEFAULT_HOST;
-        if (strncmp(host_url, UNIX_PREFIX, strlen(UNIX_PREFIX)) != 0)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
-                                     "docker host: only unix:// endpoints are supported, got \"%s\"", host_url);
-        path = host_url + strlen(UNIX_PREFIX);
         if (path[0] != '/')
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
                                      "docker host: \"%s\" does not name an absolute socket path", host_url);
         if (strlen(path) >= sizeof(((struct sockaddr_un *) NULL)->sun_path))
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
                                      "docker host: socket path of \"%s\" is too long", host_url);
+        d->socket_path = strdup(path);
+        d->url_base = strdup("http://localhost");
+        return d->socket_path && d->url_base ? 0 : -ENOMEM;
+}
 
+/* tcp://HOST:PORT: TLS only, with the credentials of sbx_docker_tls_setup(). */
+static int new_tcp(SbxDocker *d, const char *host_url, SbxError *error) {
+        const SbxDockerTls *tls = sbx_docker_tls();
+        const char *hp = host_url + strlen(TCP_PREFIX), *colon = strrchr(hp, ':');
+        _cleanup_free_ char *to = NULL;
+        const char *name;
+
+        if (!tls)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "docker host: \"%s\" is a tcp:// engine, which is mutual TLS only: the host "
+                                     "policy's engine names no tls_ca, tls_cert, tls_key", host_url);
+        if (!colon || colon == hp || !colon[1])
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "docker host: \"%s\" is not tcp://HOST:PORT",
+                                     host_url);
+        d->tcp_host = hp[0] == '[' && colon[-1] == ']' ? strndup(hp + 1, (size_t) (colon - hp) - 2)
+                                                       : strndup(hp, (size_t) (colon - hp));
+        d->tcp_port = strdup(colon + 1);
+        if (!d->tcp_host || !d->tcp_port)
+                return -ENOMEM;
+        name = tls->server_name ?: NULL;
+        if (asprintf(&d->url_base, "https://%s%.*s:%s", name ?: "", name ? 0 : (int) (colon - hp), hp,
+                     d->tcp_port) < 0) {
+                d->url_base = NULL;
+                return -ENOMEM;
+        }
+        if (name) {
+                if (asprintf(&to, "%s:%s:%.*s:%s", name, d->tcp_port, (int) (colon - hp), hp, d->tcp_port) < 0)
+                        return -ENOMEM;
+                d->connect_to = curl_slist_append(NULL, to);
+                if (!d->connect_to)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+int sbx_docker_new(const char *host_url, SbxDocker **ret, SbxError *error) {
+        _cleanup_(sbx_docker_freep) SbxDocker *d = NULL;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        if (!host_url)
+                host_url = SBX_DOCKER_DEFAULT_HOST;
         d = calloc(1, sizeof(*d));
         if (!d)
                 return -ENOMEM;
+        if (strncmp(host_url, UNIX_PREFIX, strlen(UNIX_PREFIX)) == 0)
+                r = new_unix(d, host_url, error);
+        else if (strncmp(host_url, TCP_PREFIX, strlen(TCP_PREFIX)) == 0)
+                r = new_tcp(d, host_url, error);
+        else
+                r = sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                  "docker host: only unix:// and (mutual TLS) tcp:// endpoints are supported, got "
+                                  "\"%s\"", host_url);
+        if (r < 0)
+                return r;
         d->host = strdup(host_url);
-        d->socket_path = strdup(path);
-        if (!d->host || !d->socket_path)
+        if (!d->host)
                 return -ENOMEM;
         d->curl = curl_easy_init();
         if (!d->curl)
@@ -78,6 +130,43 @@ int sbx_docker_new(const char *host_url, SbxDocker **ret, SbxError *error) {
         return 0;
 }
 
+bool sbx_docker_remote(const SbxDocker *d) {
+        return d && d->tcp_host;
+}
+
+const char *sbx_docker_tcp_host(const SbxDocker *d) {
+        return d ? d->tcp_host : NULL;
+}
+
+const char *sbx_docker_tcp_port(const SbxDocker *d) {
+        return d ? d->tcp_port : NULL;
+}
+
+/* Where the requests go: the unix socket, or the engine over verified mutual TLS. */
+static CURLcode set_transport(SbxDocker *d, CURL *c) {
+        const SbxDockerTls *tls = sbx_docker_tls();
+        CURLcode r = CURLE_OK;
+
+#define SET(opt, val) do { if (r == CURLE_OK) r = curl_easy_setopt(c, opt, val); } while (0)
+        if (!d->tcp_host) {
+                SET(CURLOPT_UNIX_SOCKET_PATH, d->socket_path);
+                return r;
+        }
+        SET(CURLOPT_PROTOCOLS_STR, "https");
+        SET(CURLOPT_CAINFO, tls->ca);
+        SET(CURLOPT_CAPATH, NULL);
+        SET(CURLOPT_SSLCERT, tls->cert);
+        SET(CURLOPT_SSLCERTTYPE, "PEM");
+        SET(CURLOPT_SSLKEY, tls->key);
+        SET(CURLOPT_SSLKEYTYPE, "PEM");
+        SET(CURLOPT_SSL_VERIFYPEER, 1L);
+        SET(CURLOPT_SSL_VERIFYHOST, 2L);
+        if (d->connect_to)
+                SET(CURLOPT_CONNECT_TO, d->connect_to);
+#undef SET
+        return r;
+}
+
 SbxDocker *sbx_docker_free(SbxDocker *d) {
         if (!d)
                 return NULL;
@@ -85,6 +174,10 @@ SbxDocker *sbx_docker_free(SbxDocker *d) {
                 curl_easy_cleanup(d->curl);
         free(d->host);
         free(d->socket_path);
+        free(d->tcp_host);
+        free(d->tcp_port);
+        free(d->url_base);
+        curl_slist_free_all(d->connect_to);
         free(d->api_version);
         free(d);
         return NULL;
@@ -190,8 +283,8 @@ static int configure(SbxDocker *d, const char *method, const char *url, const ch
         /* Keeps the live connection; clears every option of the previous request. */
         curl_easy_reset(c);
 
+        r = set_transport(d, c);
 #define SET(opt, val) do { if (r == CURLE_OK) r = curl_easy_setopt(c, opt, val); } while (0)
-        SET(CURLOPT_UNIX_SOCKET_PATH, d->socket_path);
         SET(CURLOPT_URL, url);
         SET(CURLOPT_NOSIGNAL, 1L);
         SET(CURLOPT_CONNECTTIMEOUT_MS, (long) MIN(timeout_ms, SBX_DOCKER_CONNECT_TIMEOUT_S * 1000ULL));
@@ -237,6 +330,22 @@ static size_t request_name(const char *url_path, const char **ret) {
         return strcspn(p, "?");
 }
 
+/* A TLS failure, named: never a fallback to plain text. */
+static int tls_error(SbxDocker *d, CURLcode c, const char *why, SbxError *error) {
+        const char *what =
+                c == CURLE_PEER_FAILED_VERIFICATION ? "the engine's certificate is refused" :
+                c == CURLE_SSL_CERTPROBLEM || c == CURLE_SSL_CLIENTCERT ? "the service's client certificate" :
+                c == CURLE_SSL_CACERT_BADFILE ? "the CA file (engine.tls_ca)" :
+                strstr(why, "unexpected TLS packet") || strstr(why, "wrong version") ||
+                strstr(why, "packet length") ? "the server does not speak TLS" :
+                strstr(why, "alert") ? "the engine refused the handshake (does it accept the service's client "
+                                      "certificate?)" :
+                "the handshake failed";
+
+        return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE, "TLS with Docker at %s: %s: %s", d->host, what,
+                             why);
+}
+
 static int map_curl_error(SbxDocker *d, CURLcode c, const char *method, const char *url_path, uint64_t timeout_ms,
                           bool deadline_cut, const Response *resp, SbxError *error) {
         const char *why = d->errbuf[0] ? d->errbuf : curl_easy_strerror(c), *name;
@@ -264,6 +373,16 @@ static int map_curl_error(SbxDocker *d, CURLcode c, const char *method, const ch
                 return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
                                      "Docker at %s did not answer %s %.*s within %g s", d->host, method, n, name,
                                      timeout_ms / 1000.0);
+        case CURLE_SSL_CONNECT_ERROR:
+        case CURLE_PEER_FAILED_VERIFICATION:
+        case CURLE_SSL_CERTPROBLEM:
+        case CURLE_SSL_CACERT_BADFILE:
+        case CURLE_SSL_CIPHER:
+        case CURLE_SSL_ISSUER_ERROR:
+        case CURLE_SSL_ENGINE_INITFAILED:
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+        case CURLE_SSL_CLIENTCERT:
+                return tls_error(d, c, why, error);
         case CURLE_COULDNT_CONNECT:
         case CURLE_COULDNT_RESOLVE_HOST:
         case CURLE_SEND_ERROR:
@@ -289,6 +408,7 @@ static int perform(SbxDocker *d, const char *method, const char *url_path, const
         CURLcode c;
         long status = 0;
         bool deadline_cut = false;
+        int r;
 
         uint64_t timeout_ms = (uint64_t) (timeout_s ?: d->budget_s ?: SBX_DOCKER_TIMEOUT_DEFAULT_S) * 1000U;
 
@@ -307,7 +427,9 @@ static int perform(SbxDocker *d, const char *method, const char *url_path, const
                         deadline_cut = true;
                 }
         }
-        if (asprintf(&url, "http://localhost%s", url_path) < 0)
+        if ((r = sbx_docker_tls_check_validity(error)) < 0)
+                return r;
+        if (asprintf(&url, "%s%s", d->url_base, url_path) < 0)
                 return -ENOMEM;
 
         /* No "Expect: 100-continue" round trip before larger bodies. */
@@ -736,12 +858,12 @@ int sbx_docker_get_stream(SbxDocker *d, const char *path, SbxDockerStreamData on
 
         if ((r = sbx_docker_negotiate(d, error)) < 0)
                 return r;
-        if (asprintf(&url, "http://localhost/v%s%s", d->api_version, path) < 0)
+        if (asprintf(&url, "%s/v%s%s", d->url_base, d->api_version, path) < 0)
                 return -ENOMEM;
 
         curl_easy_reset(c);
+        cc = set_transport(d, c);
 #define SET(opt, val) do { if (cc == CURLE_OK) cc = curl_easy_setopt(c, opt, val); } while (0)
-        SET(CURLOPT_UNIX_SOCKET_PATH, d->socket_path);
         SET(CURLOPT_URL, url);
         SET(CURLOPT_NOSIGNAL, 1L);
         SET(CURLOPT_CONNECTTIMEOUT, (long) SBX_DOCKER_CONNECT_TIMEOUT_S);
