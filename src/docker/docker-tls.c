@@ -19,6 +19,8 @@
 #include "time-util.h"
 
 #define PUMP_BUFFER 16384U
+/* How long a probe waits for the engine's verdict on the client certificate. */
+#define PROBE_WAIT_MS 1000U
 
 static struct {
         SbxDockerTls paths;
@@ -296,6 +298,22 @@ static int open_session(int fd, const char *host, const char *port, uint64_t dea
         return 0;
 }
 
+/* TLS 1.3: the engine judges the client certificate after the handshake; its
+ * refusal is an alert that follows at once. */
+static int probe_after_handshake(gnutls_session_t s, const char *host, const char *port, SbxError *error) {
+        char byte;
+        ssize_t k;
+
+        gnutls_record_set_timeout(s, PROBE_WAIT_MS);
+        k = gnutls_record_recv(s, &byte, 1);
+        if (k == GNUTLS_E_FATAL_ALERT_RECEIVED || k == GNUTLS_E_WARNING_ALERT_RECEIVED)
+                return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
+                                     "TLS with Docker at tcp://%s:%s: the engine refused the handshake: %s (it does "
+                                     "not accept the service's client certificate %s, engine.tls_cert)", host, port,
+                                     gnutls_alert_get_name(gnutls_alert_get(s)), engine.cert);
+        return 0;
+}
+
 /* ---- the pump --------------------------------------------------------------------- */
 
 typedef struct Pump {
@@ -445,10 +463,11 @@ int sbx_docker_tls_connect(const char *host, const char *port, uint64_t deadline
                 return r;
         }
         if (!ret_fd) {
+                r = probe_after_handshake(s, host, port, error);
                 (void) gnutls_bye(s, GNUTLS_SHUT_WR);
                 gnutls_deinit(s);
                 close(fd);
-                return 0;
+                return r;
         }
         r = start_pump(s, fd, ret_fd);
         if (r < 0) {

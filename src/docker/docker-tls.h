@@ -46,6 +46,8 @@ int sbx_docker_tls_check_validity(SbxError *error);
  * chain, validity and name; then *ret_fd is the caller's end of the local stream
  * (O_CLOEXEC, O_NONBLOCK). Every failure is BackendUnavailable naming it. The
  * engine certificate's SHA-256 fingerprint ("sha256:…") goes to ret_fingerprint
- * when non-NULL (SBX_DOCKER_TLS_FINGERPRINT_MAX bytes). */
+ * when non-NULL (SBX_DOCKER_TLS_FINGERPRINT_MAX bytes). With ret_fd NULL, a probe:
+ * after the handshake it waits a moment for the engine's verdict on the client
+ * certificate (TLS 1.3 sends it then), so that a failed request can be named. */
 int sbx_docker_tls_connect(const char *host, const char *port, uint64_t deadline_ms, int *ret_fd,
                            char *ret_fingerprint, SbxError *error);

@@ -349,7 +349,7 @@ static int tls_error(SbxDocker *d, CURLcode c, const char *why, SbxError *error)
 static int map_curl_error(SbxDocker *d, CURLcode c, const char *method, const char *url_path, uint64_t timeout_ms,
                           bool deadline_cut, const Response *resp, SbxError *error) {
         const char *why = d->errbuf[0] ? d->errbuf : curl_easy_strerror(c), *name;
-        int n = (int) request_name(url_path, &name);
+        int n = (int) request_name(url_path, &name), r;
 
         if (resp->oom || c == CURLE_OUT_OF_MEMORY)
                 return -ENOMEM;
@@ -357,6 +357,13 @@ static int map_curl_error(SbxDocker *d, CURLcode c, const char *method, const ch
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
                                      "Docker's answer exceeds %zu bytes", SBX_DOCKER_BODY_MAX);
 
+        /* A remote engine that hung up: a TLS reason (TLS 1.3 refuses a client
+         * certificate only after the handshake) is named, found by a probe. */
+        if (d->tcp_host && (c == CURLE_RECV_ERROR || c == CURLE_SEND_ERROR || c == CURLE_GOT_NOTHING ||
+                            c == CURLE_SSL_CONNECT_ERROR) &&
+            (r = sbx_docker_tls_connect(d->tcp_host, d->tcp_port, sbx_now_monotonic_us() / 1000U +
+                                        SBX_DOCKER_CONNECT_TIMEOUT_S * 1000U, NULL, NULL, error)) < 0)
+                return r;
         /* Sent, and the connection ended without an answer. */
         if ((c == CURLE_GOT_NOTHING || c == CURLE_RECV_ERROR) && streq(method, "POST"))
                 return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
