@@ -259,7 +259,14 @@ static size_t header_cb(char *buf, size_t size, size_t nitems, void *userdata) {
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct curl_slist *, curl_slist_free_all);
 
-static int configure(SbxDocker *d, const char *method, const char *url, const char *body,
+/* A request's body: JSON, or a tar archive (PUT …/archive). */
+typedef struct Body {
+        const char *data;
+        size_t size;
+        const char *type;       /* the Content-Type header line */
+} Body;
+
+static int configure(SbxDocker *d, const char *method, const char *url, const Body *body,
                      uint64_t timeout_ms, struct curl_slist *headers, Response *resp) {
         CURL *c = d->curl;
         CURLcode r = CURLE_OK;
@@ -284,7 +291,7 @@ static int configure(SbxDocker *d, const char *method, const char *url, const ch
         SET(CURLOPT_MAXCONNECTS, 1L);
         if (streq(method, "GET"))
                 SET(CURLOPT_HTTPGET, 1L);
-        else if (streq(method, "POST")) {
+        else if (streq(method, "POST") || streq(method, "PUT")) {
                 /* libcurl sends a request again on a fresh connection when the reused one
                  * died before any answer byte — also when Docker got it and acted on it
                  * (a create's answer lost would create twice, a rename's rename a renamed
@@ -292,8 +299,10 @@ static int configure(SbxDocker *d, const char *method, const char *url, const ch
                  * twice: its lost answer is BackendUnavailable. */
                 SET(CURLOPT_FRESH_CONNECT, 1L);
                 SET(CURLOPT_POST, 1L);
-                SET(CURLOPT_POSTFIELDS, body ?: "");
-                SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) (body ? strlen(body) : 0));
+                SET(CURLOPT_POSTFIELDS, body ? body->data : "");
+                SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) (body ? body->size : 0));
+                if (streq(method, "PUT"))
+                        SET(CURLOPT_CUSTOMREQUEST, "PUT");
         } else
                 SET(CURLOPT_CUSTOMREQUEST, method);
 #undef SET
@@ -349,7 +358,7 @@ static int map_curl_error(SbxDocker *d, CURLcode c, const char *method, const ch
                                         SBX_DOCKER_CONNECT_TIMEOUT_S * 1000U, NULL, NULL, error)) < 0)
                 return r;
         /* Sent, and the connection ended without an answer. */
-        if ((c == CURLE_GOT_NOTHING || c == CURLE_RECV_ERROR) && streq(method, "POST"))
+        if ((c == CURLE_GOT_NOTHING || c == CURLE_RECV_ERROR) && (streq(method, "POST") || streq(method, "PUT")))
                 return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
                                      "lost Docker's answer to %s %.*s at %s: %s (not sent again: Docker may have "
                                      "done it)", method, n, name, d->host, why);
@@ -391,7 +400,7 @@ static int map_curl_error(SbxDocker *d, CURLcode c, const char *method, const ch
 /* One HTTP exchange on the persistent connection. url_path is absolute
  * (versioned or not). Transport failures become typed errors; any HTTP status
  * is returned in *ret_status for the caller to judge. */
-static int perform(SbxDocker *d, const char *method, const char *url_path, const char *body,
+static int perform(SbxDocker *d, const char *method, const char *url_path, const Body *body,
                    unsigned timeout_s, Response *resp, long *ret_status, SbxError *error) {
         _cleanup_(curl_slist_free_allp) struct curl_slist *headers = NULL;
         _cleanup_free_ char *url = NULL;
@@ -430,7 +439,7 @@ static int perform(SbxDocker *d, const char *method, const char *url_path, const
         headers = h;
         /* Without a body, no Content-Type at all: curl would claim a form, which
          * Docker refuses for endpoints that take optional JSON (commit). */
-        h = curl_slist_append(headers, body ? "Content-Type: application/json" : "Content-Type:");
+        h = curl_slist_append(headers, body ? body->type : "Content-Type:");
         if (!h)
                 return -ENOMEM;
         headers = h;
@@ -584,7 +593,9 @@ int sbx_docker_request_raw(
                         return -ENOMEM;
         }
 
-        r = perform(d, method, url_path, body_text, timeout_s, &resp, &status, error);
+        r = perform(d, method, url_path,
+                    body_text ? &(const Body) { body_text, strlen(body_text), "Content-Type: application/json" }
+                              : NULL, timeout_s, &resp, &status, error);
         if (r < 0)
                 return r;
         if (!((status >= 200 && status < 300) || status == 304))
@@ -733,4 +744,26 @@ int sbx_docker_version(SbxDocker *d, json_object **ret, SbxError *error) {
 
 int sbx_docker_info(SbxDocker *d, json_object **ret, SbxError *error) {
         return sbx_docker_get_object(d, "/info", ret, error);
+}
+
+int sbx_docker_put_archive(SbxDocker *d, const char *path, const void *tar, size_t size, unsigned timeout_s,
+                           SbxError *error) {
+        _cleanup_(response_done) Response resp = {};
+        _cleanup_free_ char *url_path = NULL;
+        long status = 0;
+        int r;
+
+        if (!d || !path || path[0] != '/' || !tar)
+                return -EINVAL;
+        if ((r = sbx_docker_negotiate(d, error)) < 0)
+                return r;
+        if (asprintf(&url_path, "/v%s%s", d->api_version, path) < 0)
+                return -ENOMEM;
+        r = perform(d, "PUT", url_path, &(const Body) { tar, size, "Content-Type: application/x-tar" }, timeout_s,
+                    &resp, &status, error);
+        if (r < 0)
+                return r;
+        if (status != 200)
+                return map_status(status, &resp, error);
+        return 0;
 }

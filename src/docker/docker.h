@@ -157,6 +157,11 @@ int sbx_docker_request_expect(
                 json_object **ret,
                 SbxError *error);
 
+/* PUT path (versioned part) with a tar archive as the body, answered 200 (PUT
+ * /containers/{id}/archive?path=…). Never sent twice, as a POST. */
+int sbx_docker_put_archive(SbxDocker *d, const char *path, const void *tar, size_t size, unsigned timeout_s,
+                           SbxError *error);
+
 /* GET path, whose answer must be a JSON object. */
 int sbx_docker_get_object(SbxDocker *d, const char *path, json_object **ret, SbxError *error);
 

@@ -172,6 +172,15 @@ def test_lifecycle_exec_copies_and_events_over_tls(stack, world):
             path, fingerprint = bus.create(MEMBER, name, spec()).result
             assert [c["Names"][0] for c in world.containers()] == ["/" + h.container_name(name, MEMBER)]
             assert bus.verify(MEMBER, name, spec()).result[0] == "match"
+            # The init program reached the engine as a volume made there (the engine's host has no
+            # directory of ours to bind), by a helper container that never ran and is gone.
+            mounts = world.inspect(h.container_name(name, MEMBER))["Mounts"]
+            init = [m for m in mounts if m["Destination"] == "/.xagent-sandbox"]
+            assert len(init) == 1 and init[0]["Name"].startswith("xagent-sandbox-init-remote-"), mounts
+            assert not init[0]["RW"]
+            assert world.ok("GET", "/volumes/" + init[0]["Name"])["Options"] in (None, {})
+            assert [c["Names"] for c in world.containers(managed_only=False)] == \
+                [["/" + h.container_name(name, MEMBER)]]
 
             r = bus.call(MEMBER, "ExecSandbox", "sasa{sv}",
                          [name, ["sh", "-c", "cat; id -u; echo err >&2"], {"stdin": ["ay", list(b"in\n")]}]).result
