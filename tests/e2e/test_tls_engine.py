@@ -88,26 +88,38 @@ class Certs:
 
 
 class TlsDocker(privdocker.PrivateDocker):
-    """The fault suite's private dockerd, also listening on TLS only in its namespace."""
+    """The fault suite's private dockerd, also listening on TLS only, in a network
+    namespace held by a process of this test's (so that a restarted dockerd, and the
+    service nsentered there, find the same one)."""
 
     def __init__(self, tmp, certs, server="server"):
         super().__init__(tmp)
         self.certs, self.server = certs, server
-
-    def argv(self):
-        cert, key = self.certs.pair(self.server)
-        return super().argv() + ["--host", f"tcp://127.0.0.1:{PORT}", "--tlsverify",
-                                 "--tlscacert", self.certs.ca, "--tlscert", cert, "--tlskey", key]
-
-    def start(self, timeout=60, image=True):
-        super().start(timeout=timeout, image=image)
+        self.holder = subprocess.Popen(["/usr/bin/unshare", "--net", "--", "/bin/sleep", "infinity"],
+                                       start_new_session=True)
+        h.wait_until(lambda: os.readlink(self.netns()) != os.readlink("/proc/self/ns/net"), 5, 0.02,
+                     "the network namespace")
         # A new network namespace's loopback is down.
         subprocess.run(["/usr/bin/nsenter", f"--net={self.netns()}", "--", "ip", "link", "set", "lo", "up"],
                        check=True)
-        return self
+
+    def argv(self):
+        cert, key = self.certs.pair(self.server)
+        argv = super().argv()
+        assert argv[:3] == ["/usr/bin/unshare", "--net", "--"]
+        return ["/usr/bin/nsenter", f"--net={self.netns()}", "--"] + argv[3:] + [
+            "--host", f"tcp://127.0.0.1:{PORT}", "--tlsverify",
+            "--tlscacert", self.certs.ca, "--tlscert", cert, "--tlskey", key]
 
     def netns(self):
-        return f"/proc/{self.pid}/ns/net"
+        return f"/proc/{self.holder.pid}/ns/net"
+
+    def teardown(self, remove_tmp=True):
+        try:
+            super().teardown(remove_tmp)
+        finally:
+            self.holder.kill()
+            self.holder.wait()
 
 
 # ---- the world ---------------------------------------------------------------------------
@@ -210,6 +222,51 @@ def test_host_volumes_are_refused_on_a_remote_engine(stack, world):
         m = r.error(h.ERR + "PolicyViolation")
         assert "remote engine" in m and "own host" in m, m
     assert world.containers() == []
+
+
+def test_engine_restarted_mid_stream(stack, world):
+    """dockerd killed and started again under a running exec: the exec ends with an
+    error (never hangs), the event stream reconnects over TLS, nothing is orphaned."""
+    import threading
+    bus = h.Sandboxd(stack)
+    name = h.unique("tlsrestart")
+    with Remote(stack, world):
+        listener = h.Listener(stack, MEMBER)
+        try:
+            path, _ = bus.create(MEMBER, name, spec()).result
+            box = {}
+            t = threading.Thread(target=lambda: box.setdefault("r", bus.call(
+                MEMBER, "ExecSandbox", "sasa{sv}", [name, ["sh", "-c", "echo started; sleep 60"], {}])))
+            t.start()
+            time.sleep(1.5)
+            started = time.monotonic()
+            world.restart()
+            t.join(timeout=40)
+            assert not t.is_alive(), "the exec did not end when the engine went away"
+            r = box["r"]
+            assert not r.ok or r.result[0] != 0, r
+            assert time.monotonic() - started < 40
+
+            # Events again, over a new TLS connection: the stop the restart made (or one made
+            # behind the service's back), then a start behind its back.
+            def seen(state, since):
+                listener.wait_for(lambda sigs: any(s["member"] == "PropertiesChanged" and s["path"] == path and
+                                                   state in json.dumps(s["args"]) for s in sigs[since:]),
+                                  timeout=30)
+            cid = h.container_name(name, MEMBER)
+            n = len(listener.signals)
+            if world.inspect(cid)["State"]["Running"]:
+                world.ok("POST", f"/containers/{cid}/stop?t=0")
+            seen("stopped", n)
+            n = len(listener.signals)
+            world.ok("POST", f"/containers/{cid}/start")
+            seen("running", n)
+            assert bus.delete(MEMBER, name).ok
+            assert world.containers(managed_only=False) == []
+        finally:
+            listener.close()
+            for c in world.containers(managed_only=False):
+                world.remove(c["Id"])
 
 
 # ---- what is refused ---------------------------------------------------------------------
