@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "docker-tls.h"
+#include "log.h"
 #include "time-util.h"
 
 #define PUMP_BUFFER 16384U
@@ -28,6 +29,46 @@ static struct {
         gnutls_certificate_credentials_t creds;
         time_t not_before, not_after;
 } engine;
+
+/* ---- the engine's state ------------------------------------------------------------ */
+
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static char state_identity[SBX_DOCKER_TLS_FINGERPRINT_MAX];
+static char *state_failure;             /* the last failure's message; NULL while fine */
+
+void sbx_docker_tls_note_failure(const char *host, const char *message) {
+        pthread_mutex_lock(&state_lock);
+        if (!streq_ptr(state_failure, message)) {
+                free(state_failure);
+                state_failure = strdup(message);
+                log_warning("Engine %s: %s", host, message);
+        }
+        pthread_mutex_unlock(&state_lock);
+}
+
+void sbx_docker_tls_note_success(const char *host, const char *fingerprint) {
+        pthread_mutex_lock(&state_lock);
+        if (state_failure) {
+                log_notice("Engine %s: TLS works again", host);
+                state_failure = mfree(state_failure);
+        }
+        if (!isempty(fingerprint) && !streq(state_identity, fingerprint)) {
+                if (state_identity[0])
+                        log_warning("Engine %s: its certificate changed from %s to %s", host, state_identity,
+                                    fingerprint);
+                else
+                        log_info("Engine %s: mutual TLS, the engine's certificate %s", host, fingerprint);
+                snprintf(state_identity, sizeof state_identity, "%s", fingerprint);
+        }
+        pthread_mutex_unlock(&state_lock);
+}
+
+const char *sbx_docker_tls_engine_identity(char *buf) {
+        pthread_mutex_lock(&state_lock);
+        snprintf(buf, SBX_DOCKER_TLS_FINGERPRINT_MAX, "%s", state_identity);
+        pthread_mutex_unlock(&state_lock);
+        return buf;
+}
 
 /* ---- the files -------------------------------------------------------------------- */
 
@@ -148,7 +189,8 @@ const SbxDockerTls *sbx_docker_tls(void) {
         return engine.creds ? &engine.paths : NULL;
 }
 
-int sbx_docker_tls_check_validity(SbxError *error) {
+int sbx_docker_tls_check_validity(const char *host, SbxError *error) {
+        _cleanup_free_ char *m = NULL;
         time_t now = time(NULL);
         char when[64];
         struct tm tm;
@@ -157,11 +199,13 @@ int sbx_docker_tls_check_validity(SbxError *error) {
                 return 0;
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ",
                  gmtime_r(now < engine.not_before ? &engine.not_before : &engine.not_after, &tm));
-        return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
-                             now < engine.not_before
-                             ? "the service's client certificate %s (engine.tls_cert) is not valid yet: from %s"
-                             : "the service's client certificate %s (engine.tls_cert) expired at %s",
-                             engine.cert, when);
+        if (asprintf(&m, now < engine.not_before
+                         ? "the service's client certificate %s (engine.tls_cert) is not valid yet: from %s"
+                         : "the service's client certificate %s (engine.tls_cert) expired at %s",
+                     engine.cert, when) < 0)
+                return -ENOMEM;
+        sbx_docker_tls_note_failure(host, m);
+        return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE, "%s", m);
 }
 
 /* ---- the connection --------------------------------------------------------------- */
@@ -250,7 +294,8 @@ static int handshake_error(gnutls_session_t s, int r, const char *host, const ch
                              port, gnutls_strerror(r));
 }
 
-static int peer_fingerprint(gnutls_session_t s, char *ret) {
+int sbx_docker_tls_session_fingerprint(void *session, char *ret) {
+        gnutls_session_t s = session;
         const gnutls_datum_t *certs;
         unsigned n = 0;
         uint8_t digest[32];
@@ -292,7 +337,7 @@ static int open_session(int fd, const char *host, const char *port, uint64_t dea
                 gnutls_deinit(s);
                 return r;
         }
-        if (ret_fingerprint && peer_fingerprint(s, ret_fingerprint) < 0)
+        if (ret_fingerprint && sbx_docker_tls_session_fingerprint(s, ret_fingerprint) < 0)
                 ret_fingerprint[0] = 0;
         *ret = s;
         return 0;
@@ -446,15 +491,37 @@ static int start_pump(gnutls_session_t session, int tcp, int *ret_fd) {
         return 0;
 }
 
+static int tls_connect(const char *host, const char *port, uint64_t deadline_ms, int *ret_fd,
+                       char *ret_fingerprint, SbxError *error);
+
 int sbx_docker_tls_connect(const char *host, const char *port, uint64_t deadline_ms, int *ret_fd,
                            char *ret_fingerprint, SbxError *error) {
+        char fp[SBX_DOCKER_TLS_FINGERPRINT_MAX] = "", where[512];
+        SbxError e = SBX_ERROR_NULL;
+        int r = tls_connect(host, port, deadline_ms, ret_fd, fp, &e);
+
+        snprintf(where, sizeof where, "tcp://%s:%s", host, port);
+        if (r < 0 && e.kind == SBX_ERROR_BACKEND_UNAVAILABLE && e.message)
+                sbx_docker_tls_note_failure(where, e.message);
+        else if (r >= 0 && ret_fd)
+                sbx_docker_tls_note_success(where, fp);
+        if (ret_fingerprint)
+                strcpy(ret_fingerprint, fp);
+        if (r < 0 && e.kind != SBX_ERROR_NONE)
+                sbx_error_set(error, e.kind, "%s", e.message ?: "out of memory");
+        sbx_error_free(&e);
+        return r;
+}
+
+static int tls_connect(const char *host, const char *port, uint64_t deadline_ms, int *ret_fd,
+                       char *ret_fingerprint, SbxError *error) {
         gnutls_session_t s = NULL;
         int fd = -1, r;
 
         if (!engine.creds)
                 return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
                                      "Docker at tcp://%s:%s: no TLS credentials (policy engine.tls_*)", host, port);
-        if ((r = sbx_docker_tls_check_validity(error)) < 0 ||
+        if ((r = sbx_docker_tls_check_validity(host, error)) < 0 ||
             (r = connect_tcp(host, port, deadline_ms, &fd, error)) < 0)
                 return r;
         r = open_session(fd, host, port, deadline_ms, &s, ret_fingerprint, error);

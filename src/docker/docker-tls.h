@@ -39,8 +39,8 @@ int sbx_docker_tls_setup(const SbxDockerTls *tls, SbxError *error);
 const SbxDockerTls *sbx_docker_tls(void);
 
 /* The client certificate is valid now: else BackendUnavailable naming it and
- * whether it expired or is not valid yet. */
-int sbx_docker_tls_check_validity(SbxError *error);
+ * whether it expired or is not valid yet (noted for host, below). */
+int sbx_docker_tls_check_validity(const char *host, SbxError *error);
 
 /* Connects to host:port, handshakes with the credentials, verifies the engine's
  * chain, validity and name; then *ret_fd is the caller's end of the local stream
@@ -51,3 +51,17 @@ int sbx_docker_tls_check_validity(SbxError *error);
  * certificate (TLS 1.3 sends it then), so that a failed request can be named. */
 int sbx_docker_tls_connect(const char *host, const char *port, uint64_t deadline_ms, int *ret_fd,
                            char *ret_fingerprint, SbxError *error);
+
+/* The engine's state as the service last saw it, logged once per change (not per
+ * call): a TLS failure (its message), or a handshake that succeeded, with the
+ * engine certificate's fingerprint (NULL when not known). */
+void sbx_docker_tls_note_failure(const char *host, const char *message);
+void sbx_docker_tls_note_success(const char *host, const char *fingerprint);
+
+/* The fingerprint of the engine's certificate last seen ("sha256:…"), or "" before
+ * the first handshake; into buf of SBX_DOCKER_TLS_FINGERPRINT_MAX bytes. */
+const char *sbx_docker_tls_engine_identity(char *buf);
+
+/* The fingerprint of the peer of a gnutls session (libcurl's, through
+ * CURLINFO_TLS_SSL_PTR, or this module's) into buf. */
+int sbx_docker_tls_session_fingerprint(void *gnutls_session, char *buf);

@@ -26,6 +26,8 @@ typedef struct Response {
         bool too_large;
         bool oom;
         char *api_version;      /* the Api-Version header, if any */
+        CURL *tls_of;           /* non-NULL: take the engine's fingerprint from this transfer */
+        char fingerprint[SBX_DOCKER_TLS_FINGERPRINT_MAX];
 } Response;
 
 static void response_done(Response *r) {
@@ -238,6 +240,15 @@ static size_t header_cb(char *buf, size_t size, size_t nitems, void *userdata) {
         size_t n = size * nitems, l;
         const char *v;
 
+        /* While the transfer runs, its TLS session is libcurl's GnuTLS one. */
+        if (r->tls_of && !r->fingerprint[0]) {
+                const struct curl_tlssessioninfo *info = NULL;
+
+                if (curl_easy_getinfo(r->tls_of, CURLINFO_TLS_SSL_PTR, &info) == CURLE_OK && info &&
+                    info->backend == CURLSSLBACKEND_GNUTLS && info->internals &&
+                    sbx_docker_tls_session_fingerprint(info->internals, r->fingerprint) < 0)
+                        r->fingerprint[0] = 0;
+        }
         if (n < strlen(key) || strncasecmp(buf, key, strlen(key)) != 0)
                 return n;
         v = buf + strlen(key);
@@ -335,8 +346,12 @@ static int tls_error(SbxDocker *d, CURLcode c, const char *why, SbxError *error)
                                       "certificate?)" :
                 "the handshake failed";
 
-        return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE, "TLS with Docker at %s: %s: %s", d->host, what,
-                             why);
+        _cleanup_free_ char *m = NULL;
+
+        if (asprintf(&m, "TLS with Docker at %s: %s: %s", d->host, what, why) < 0)
+                return -ENOMEM;
+        sbx_docker_tls_note_failure(d->host, m);
+        return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE, "%s", m);
 }
 
 static int map_curl_error(SbxDocker *d, CURLcode c, const char *method, const char *url_path, uint64_t timeout_ms,
@@ -427,7 +442,7 @@ static int perform(SbxDocker *d, const char *method, const char *url_path, const
                         deadline_cut = true;
                 }
         }
-        if ((r = sbx_docker_tls_check_validity(error)) < 0)
+        if (d->tcp_host && (r = sbx_docker_tls_check_validity(d->host, error)) < 0)
                 return r;
         if (asprintf(&url, "%s%s", d->url_base, url_path) < 0)
                 return -ENOMEM;
@@ -545,9 +560,12 @@ int sbx_docker_ping(SbxDocker *d, SbxError *error) {
 
         if (!d)
                 return -EINVAL;
+        resp.tls_of = d->tcp_host ? d->curl : NULL;
         r = perform(d, "GET", "/_ping", NULL, 0, &resp, &status, error);
         if (r < 0)
                 return r;
+        if (d->tcp_host)
+                sbx_docker_tls_note_success(d->host, resp.fingerprint);
         if (status != 200)
                 return map_status(status, &resp, error);
         if (!resp.api_version)

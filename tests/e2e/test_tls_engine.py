@@ -146,6 +146,13 @@ def engine(certs, client="client", ca=None, server_name=NAME, host=f"tcp://127.0
     return e
 
 
+def engine_fingerprint(certs):
+    import hashlib
+    import ssl
+    with open(certs.p("server.pem")) as f:
+        return hashlib.sha256(ssl.PEM_cert_to_DER_cert(f.read())).hexdigest()
+
+
 def spec(**kw):
     """The private dockerd's sandboxes have no network (its namespace has none to give)."""
     return h.spec(network_isolated=True, **kw)
@@ -180,8 +187,15 @@ def test_lifecycle_exec_copies_and_events_over_tls(stack, world):
     name = h.unique("tls")
     with Remote(stack, world):
         listener = h.Listener(stack, MEMBER)
+        mark = h.LogMark(stack)
         try:
             path, fingerprint = bus.create(MEMBER, name, spec()).result
+            # Who the engine proved to be: its certificate's SHA-256, in GetPolicy and the audit.
+            identity = "sha256:" + engine_fingerprint(world.certs)
+            policy = bus.call(MEMBER, "GetPolicy").result[0]
+            assert policy["engine"] == f"tcp://127.0.0.1:{PORT}" and policy["engine_identity"] == identity, policy
+            assert f'verb=create sandbox="{name}" outcome=ok owner={h.uid_of(MEMBER)} engine={identity}' \
+                in mark.new(), mark.new()
             assert [c["Names"][0] for c in world.containers()] == ["/" + h.container_name(name, MEMBER)]
             assert bus.verify(MEMBER, name, spec()).result[0] == "match"
             # The init program reached the engine as a volume made there (the engine's host has no
@@ -287,10 +301,15 @@ def test_bad_certificates_are_named(stack, world, case):
         kw = dict(kw, ca=world.certs.p(kw["ca"] + ".pem"))
     bus = h.Sandboxd(stack)
     with Remote(stack, world, **kw):
-        r = bus.create(MEMBER, h.unique("tlsbad"), spec())
-        m = r.error(UNAVAILABLE)
-        assert "TLS" in m or "certificate" in m, m
-        assert words in m, m
+        mark = h.LogMark(stack)
+        for _ in range(2):
+            r = bus.create(MEMBER, h.unique("tlsbad"), spec())
+            m = r.error(UNAVAILABLE)
+            assert "TLS" in m or "certificate" in m, m
+            assert words in m, m
+        # Logged once per state change, not per call (the event stream retries too).
+        warnings = [line for line in mark.new().splitlines() if f"Engine tcp://127.0.0.1:{PORT}: " in line]
+        assert len(warnings) == 1 and words in warnings[0], mark.new()
     assert world.containers() == []
 
 
