@@ -27,7 +27,7 @@ static void help(void) {
                "     --version              Show the version\n"
                "     --config PATH          Host policy (default: %s)\n"
                "     --state-dir DIR        State (default: $STATE_DIRECTORY, else /var/lib/xagent-sandbox)\n"
-               "     --docker-host URL      Docker endpoint (default: the policy's engine.host, else $DOCKER_HOST,\n"
+               "     --docker-host URL      Docker endpoint (default: $DOCKER_HOST, else the policy's engine.host,\n"
                "                            else unix:///var/run/docker.sock; tcp:// is mutual TLS only)\n"
                "     --idle-timeout SECONDS Exit after so long without calls (default: 30; 0 = never)\n"
                "     --init-dir DIR         Where xagent-sandbox-init is (default: %s)\n"
@@ -77,8 +77,8 @@ static int do_check_config(const char *path, int n_args) {
         return EXIT_SUCCESS;
 }
 
-/* The engine: --docker-host, else the policy's engine.host, else $DOCKER_HOST or the
- * default; a tcp:// one gets the policy's TLS files, checked now (no start without
+/* The engine: --docker-host, else $DOCKER_HOST, else the policy's engine.host, else
+ * the default; a tcp:// one gets the policy's TLS files, checked now (no start without
  * them). A policy that does not load is manager_new()'s to report. */
 static int setup_engine(ManagerConfig *config, bool host_given, const char *env_host, SbxPolicy **ret_policy) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
@@ -89,7 +89,7 @@ static int setup_engine(ManagerConfig *config, bool host_given, const char *env_
                 return 0;
         *ret_policy = p;
         if (!host_given)
-                config->docker_host = p->engine.host ?: env_host;
+                config->docker_host = env_host ?: p->engine.host ?: "unix:///var/run/docker.sock";
         if (strncmp(config->docker_host, "tcp://", strlen("tcp://")) != 0)
                 return 0;
         if (!sbx_policy_engine_remote(p)) {
@@ -237,8 +237,7 @@ int main(int argc, char **argv) {
                 return EXIT_FAILURE;
         }
 
-        if (setup_engine(&config, host_given, getenv("DOCKER_HOST") ?: "unix:///var/run/docker.sock",
-                         &engine_policy) < 0)
+        if (setup_engine(&config, host_given, getenv("DOCKER_HOST"), &engine_policy) < 0)
                 return EXIT_FAILURE;
         if (!config.docker_host)
                 config.docker_host = getenv("DOCKER_HOST") ?: "unix:///var/run/docker.sock";
