@@ -215,6 +215,23 @@ def test_lifecycle_exec_copies_and_events_over_tls(stack, world):
             assert bus.call(MEMBER, "WriteFile", "ssaya{sv}", [name, "/tmp/f", list(b"over tls"), {}]).ok
             assert bytes(bus.call(MEMBER, "ReadFile", "ssa{sv}", [name, "/tmp/f", {}]).result[0]) == b"over tls"
 
+            # Copies over TLS (the service's program in the sandbox, on a TLS stream).
+            src, out = os.path.join(world.tmp, "in.tar"), os.path.join(world.tmp, "out.tar")
+            with tarfile.open(src, "w") as t:
+                data = b"copied over tls\n"
+                info = tarfile.TarInfo("copied.txt")
+                info.size, info.mode = len(data), 0o644
+                import io
+                t.addfile(info, io.BytesIO(data))
+            os.chown(src, h.uid_of(MEMBER), h.gid_of(MEMBER))
+            with open(out, "wb"):
+                pass
+            os.chown(out, h.uid_of(MEMBER), h.gid_of(MEMBER))
+            assert bus.call(MEMBER, "CopyToSandbox", "ssha{sv}", [name, "/tmp", "<" + src, {}]).ok
+            assert bus.call(MEMBER, "CopyFromSandbox", "ssha{sv}", [name, "/tmp/copied.txt", ">" + out, {}]).ok
+            with tarfile.open(out) as t:
+                assert t.extractfile("copied.txt").read() == b"copied over tls\n"
+
             # Events over TLS: a stop made behind the service's back is seen.
             world.ok("POST", f"/containers/{h.container_name(name, MEMBER)}/stop?t=0")
             listener.wait_for(lambda sigs: any(s["member"] == "PropertiesChanged" and s["path"] == path and
