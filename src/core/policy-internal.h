@@ -12,9 +12,6 @@
 /* policy-check.c: whether one of the policy's allowed_images globs matches image. */
 bool policy_image_allowed(const SbxPolicy *p, const char *image);
 
-/* policy.c: a string value (no NUL, valid UTF-8), for the parsers of the other files. */
-int policy_get_string(const char *field, json_object *v, const char **ret, SbxError *error);
-
 /* policy-engine.c: the "engine" key; frees what it holds. */
 int policy_parse_engine(SbxPolicy *p, const char *key, json_object *v, SbxError *error);
 void policy_engine_done(SbxPolicyEngine *e);

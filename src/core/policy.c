@@ -110,7 +110,7 @@ static bool is_image_text(const char *s) {
         return true;
 }
 
-int policy_get_string(const char *field, json_object *v, const char **ret, SbxError *error) {
+static int get_string(const char *field, json_object *v, const char **ret, SbxError *error) {
         const char *s;
 
         if (!json_object_is_type(v, json_type_string))
@@ -122,10 +122,6 @@ int policy_get_string(const char *field, json_object *v, const char **ret, SbxEr
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: is not valid UTF-8", field);
         *ret = s;
         return 0;
-}
-
-static int get_string(const char *field, json_object *v, const char **ret, SbxError *error) {
-        return policy_get_string(field, v, ret, error);
 }
 
 /* An image reference or a glob over them: non-empty printable ASCII without spaces. */
