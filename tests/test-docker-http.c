@@ -244,9 +244,13 @@ START_TEST(test_host_urls) {
         SbxError e = SBX_ERROR_NULL;
         char long_url[200];
 
+        /* tcp:// is mutual TLS only: refused without the credentials */
         ck_assert_int_eq(sbx_docker_new("tcp://127.0.0.1:2375", &d, &e), -EINVAL);
         ck_assert_ptr_null(d);
-        assert_error(&e, SBX_ERROR_INVALID_ARGS, "only unix://");
+        assert_error(&e, SBX_ERROR_INVALID_ARGS, "mutual TLS only");
+        sbx_error_free(&e);
+        ck_assert_int_eq(sbx_docker_new("http://127.0.0.1:2375", &d, &e), -EINVAL);
+        assert_error(&e, SBX_ERROR_INVALID_ARGS, "only unix:// and (mutual TLS) tcp://");
         sbx_error_free(&e);
 
         ck_assert_int_eq(sbx_docker_new("unix://relative.sock", &d, &e), -EINVAL);

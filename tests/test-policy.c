@@ -200,6 +200,21 @@ static const struct {
         { "{\"pids_limit\": -1}",               "pids_limit: -1 is outside" },
         { "{\"host_port_min\": 0}",             "host_port_min: 0 is outside 1–65535" },
         { "{\"host_port_min\": 65536}",         "host_port_min: 65536 is outside" },
+        /* engine (DESIGN §19) */
+        { "{\"engine\": \"tcp://h:2376\"}",   "engine: must be an object" },
+        { "{\"engine\": {}}",                 "engine.host: missing" },
+        { "{\"engine\": {\"host\": \"tcp://h:2376\"}}", "plain TCP is refused" },
+        { "{\"engine\": {\"host\": \"tcp://h:2376\", \"tls_ca\": \"/c\", \"tls_cert\": \"/k\"}}",
+          "(missing: tls_key)" },
+        { "{\"engine\": {\"host\": \"http://h:2375\"}}", "neither unix:///PATH nor tcp://HOST:PORT" },
+        { "{\"engine\": {\"host\": \"tcp://h\"}}", "'tcp://h' is not tcp://HOST:PORT" },
+        { "{\"engine\": {\"host\": \"tcp://h:0\"}}", "is not tcp://HOST:PORT" },
+        { "{\"engine\": {\"host\": \"tcp://h/x:1\"}}", "is not tcp://HOST:PORT" },
+        { "{\"engine\": {\"host\": \"unix://rel\"}}", "does not name an absolute socket path" },
+        { "{\"engine\": {\"host\": \"unix:///s\", \"tls_ca\": \"/c\"}}", "for a tcp:// host only" },
+        { "{\"engine\": {\"host\": \"tcp://h:1\", \"tls_ca\": \"c\"}}", "engine.tls_ca: 'c' is not an absolute" },
+        { "{\"engine\": {\"hots\": \"tcp://h:1\"}}", "engine: unknown key 'hots'" },
+        { "{\"engine\": {\"host\": 1}}",      "engine.host: must be a string" },
         /* publish_address */
         { "{\"publish_address\": 1}",           "publish_address: must be a string" },
         { "{\"publish_address\": \"localhost\"}", "publish_address: 'localhost' is not an IPv4 or IPv6" },
@@ -713,6 +728,37 @@ START_TEST(test_check_spec) {
 }
 END_TEST
 
+START_TEST(test_engine) {
+        _cleanup_(sbx_policy_freep) SbxPolicy *d = sbx_policy_new_default();
+        ck_assert_ptr_null(d->engine.host);
+        ck_assert(!sbx_policy_engine_remote(d));
+
+        _cleanup_(sbx_policy_freep) SbxPolicy *u = parse_ok("{ \"engine\": { \"host\": \"unix:///run/d.sock\" } }");
+        ck_assert_str_eq(u->engine.host, "unix:///run/d.sock");
+        ck_assert(!sbx_policy_engine_remote(u));
+
+        _cleanup_(sbx_policy_freep) SbxPolicy *t = parse_ok(
+                "{ \"engine\": { \"host\": \"tcp://[::1]:2376\", \"tls_ca\": \"/etc/x/ca.pem\", "
+                "\"tls_cert\": \"/etc/x/cert.pem\", \"tls_key\": \"/etc/x/key.pem\", "
+                "\"server_name\": \"engine.example\" } }");
+        ck_assert(sbx_policy_engine_remote(t));
+        ck_assert_str_eq(t->engine.tls_key, "/etc/x/key.pem");
+        ck_assert_str_eq(t->engine.server_name, "engine.example");
+
+        /* host volumes are not offered on a remote engine; a spec without any is fine */
+        SbxError e = SBX_ERROR_NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *s = spec_new("img");
+        sbx_spec_add_volume(s, "/home/alice/data", "/mnt", "ro");
+        spec_finish(s);
+        ck_assert_int_eq(sbx_policy_check_volumes(d, &alice, s, NULL, NULL), 0);
+        assert_violation(sbx_policy_check_volumes(t, &alice, s, NULL, &e), &e,
+                         "host volumes are not offered on the remote engine tcp://[::1]:2376");
+        _cleanup_(sbx_spec_freep) SbxSpec *none = spec_new("img");
+        spec_finish(none);
+        ck_assert_int_eq(sbx_policy_check_spec(t, &alice, none, NULL, NULL), 0);
+}
+END_TEST
+
 static Suite *make_suite(void) {
         Suite *s = suite_create("policy");
         TCase *tc = tcase_create("policy");
@@ -720,6 +766,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_defaults);
         tcase_add_test(tc, test_example_file);
         tcase_add_test(tc, test_parse_all_keys);
+        tcase_add_test(tc, test_engine);
         tcase_add_loop_test(tc, test_parse_errors, 0, ELEMENTSOF(parse_errors));
         tcase_add_test(tc, test_expand_root);
         tcase_add_test(tc, test_find_root);

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
         # build
         gcc meson ninja-build pkg-config
-        libsystemd-dev libcurl4-openssl-dev libjson-c-dev libsqlite3-dev libgnutls28-dev
+        libsystemd-dev libcurl4-gnutls-dev libjson-c-dev libsqlite3-dev libgnutls28-dev
         # install directories from their pkg-config files
         libdbus-1-dev libpolkit-gobject-1-dev
         # manual pages, completion (and their tests)
@@ -15,6 +15,8 @@ packages=(
         debhelper dpkg-dev fakeroot lintian dh-python
         # tests
         check valgrind python3 file acl
+        # certificates of the remote-engine tests (tests/e2e/test_tls_engine.py)
+        gnutls-bin
         # the channel protocol's fuzzing (tools/fuzz.sh: libFuzzer)
         clang libclang-rt-14-dev
         python3-pytest python3-gi

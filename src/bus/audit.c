@@ -5,6 +5,7 @@
 #include <systemd/sd-journal.h>
 
 #include "audit.h"
+#include "docker-tls.h"
 #include "log.h"
 #include "macro.h"
 
@@ -64,9 +65,14 @@ void audit_record(const AuditRecord *a) {
         _cleanup_free_ char *target = quote(a->target), *reason = a->reason ? quote(a->reason) : NULL,
                             *message = NULL;
 
-        if (!target || asprintf(&message, "AUDIT uid=%u verb=%s sandbox=\"%s\" outcome=%s owner=%s%s%s%s",
+        char engine[SBX_DOCKER_TLS_FINGERPRINT_MAX];
+
+        /* A remote engine's identity: the certificate it proved itself with (local: none). */
+        (void) sbx_docker_tls_engine_identity(engine);
+        if (!target || asprintf(&message, "AUDIT uid=%u verb=%s sandbox=\"%s\" outcome=%s owner=%s%s%s%s%s%s",
                                 (unsigned) a->uid, a->verb, target, a->outcome, a->owner ?: "-",
-                                reason ? " reason=\"" : "", reason ?: "", reason ? "\"" : "") < 0) {
+                                reason ? " reason=\"" : "", reason ?: "", reason ? "\"" : "",
+                                engine[0] ? " engine=" : "", engine) < 0) {
                 log_oom();
                 return;
         }

@@ -8,6 +8,7 @@
 #include "bus-sandbox.h"
 #include "bus-spec.h"
 #include "config.h"
+#include "docker-tls.h"
 #include "operation.h"
 #include "owner-info.h"
 
@@ -130,6 +131,7 @@ static int method_get_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
         Manager *m = userdata;
         const SbxPolicy *p = m->policy;
         SbxOwnerInfo info;
+        char identity[SBX_DOCKER_TLS_FINGERPRINT_MAX];
         uid_t uid;
         int r;
 
@@ -171,6 +173,9 @@ static int method_get_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
                                        "disk_enforcement", "s", SBX_POLICY_DISK_ENFORCEMENT,
                                        "max_file_bytes", "t", (uint64_t) p->max_file_bytes,
                                        "observation_max_age", "t", (uint64_t) p->observation_max_age)) < 0 ||
+            /* Which engine, and who it proved to be (its certificate, a tcp:// one). */
+            (r = sd_bus_message_append(reply, "{sv}{sv}", "engine", "s", m->docker_host,
+                                       "engine_identity", "s", sbx_docker_tls_engine_identity(identity))) < 0 ||
             (r = sd_bus_message_close_container(reply)) < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);

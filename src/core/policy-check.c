@@ -355,6 +355,12 @@ int sbx_policy_check_volumes(const SbxPolicy *p, const SbxOwner *owner, const Sb
                              const char *docker_socket, SbxError *error) {
         int r;
 
+        /* The service pins and attests a mount on its own host only (§10). */
+        if (spec->n_volumes > 0 && sbx_policy_engine_remote(p))
+                return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                     "volumes: host volumes are not offered on the remote engine %s: the service "
+                                     "can check, pin and attest a mount only on its own host (use copies or files)",
+                                     p->engine.host);
         for (size_t i = 0; i < spec->n_volumes; i++) {
                 const SbxVolume *v = &spec->volumes[i];
 

@@ -4,9 +4,14 @@
 /* What policy.c (defaults, parsing) and policy-check.c (decisions) share (private:
  * nothing outside them includes it). */
 
+#include <json-c/json.h>
 #include <stdbool.h>
 
 #include "policy.h"
 
 /* policy-check.c: whether one of the policy's allowed_images globs matches image. */
 bool policy_image_allowed(const SbxPolicy *p, const char *image);
+
+/* policy-engine.c: the "engine" key; frees what it holds. */
+int policy_parse_engine(SbxPolicy *p, const char *key, json_object *v, SbxError *error);
+void policy_engine_done(SbxPolicyEngine *e);

@@ -33,6 +33,7 @@ SbxPolicy *sbx_policy_free(SbxPolicy *p) {
         strv_free_n(p->allowed_images, p->n_allowed_images);
         roots_free_n(p->volume_roots, p->n_volume_roots);
         free(p->publish_address);
+        policy_engine_done(&p->engine);
         free(p);
         return NULL;
 }
@@ -386,6 +387,7 @@ static const struct {
         { "volume_roots",    parse_volume_roots },
         { "publish_address", parse_publish_address },
         { "python_version",  parse_python_version },
+        { "engine",          policy_parse_engine },
 };
 
 static int parse_key(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {

@@ -87,6 +87,19 @@ typedef struct SbxVolumeRoot {
         unsigned modes;         /* SbxVolumeModes, never 0 */
 } SbxVolumeRoot;
 
+/* The Docker engine (DESIGN §19): host is "unix:///PATH" or "tcp://HOST:PORT"; a tcp://
+ * engine is TLS only, mutual and verified, so it needs all three files (absolute paths,
+ * the daemon checks they are root's alone); server_name is the name its certificate
+ * must carry (NULL: HOST). All NULL: the daemon's --docker-host, $DOCKER_HOST, or the
+ * default socket. */
+typedef struct SbxPolicyEngine {
+        char *host;
+        char *tls_ca;
+        char *tls_cert;
+        char *tls_key;
+        char *server_name;
+} SbxPolicyEngine;
+
 typedef struct SbxPolicy {
         char *default_image;
         char **allowed_images;  /* fnmatch() globs without flags: '*' also matches '/' and ':' */
@@ -111,6 +124,7 @@ typedef struct SbxPolicy {
         /* The Python whose repr() the fingerprint stamped on created sandboxes
          * follows ("3.11"…"3.14"); verification accepts every version's. */
         SbxPythonVersion python_version;
+        SbxPolicyEngine engine;
 
         unsigned n_ref;         /* sbx_policy_ref()/unref(): a policy shared across threads */
 } SbxPolicy;
@@ -140,6 +154,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(SbxPolicy *, sbx_policy_free);
  * of range and malformed JSON are SBX_ERROR_INVALID_ARGS naming the key
  * ("volume_roots[1].modes: …"). */
 int sbx_policy_parse(const char *json, SbxPolicy **ret, SbxError *error);
+
+/* The engine is a tcp:// one: only what does not depend on this host's file system
+ * is offered on it (no host volumes). */
+bool sbx_policy_engine_remote(const SbxPolicy *p);
 
 /* Expands %h, %u, %U and %% in a root pattern for owner and canonicalizes the result.
  * Returns 1 and the path in *ret, 0 (and *ret = NULL) when the root does not apply to

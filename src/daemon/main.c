@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "docker-tls.h"
 #include "init-volume.h"
 #include "log.h"
 #include "manager.h"
@@ -26,7 +27,8 @@ static void help(void) {
                "     --version              Show the version\n"
                "     --config PATH          Host policy (default: %s)\n"
                "     --state-dir DIR        State (default: $STATE_DIRECTORY, else /var/lib/xagent-sandbox)\n"
-               "     --docker-host URL      Docker endpoint (default: $DOCKER_HOST, else unix:///var/run/docker.sock)\n"
+               "     --docker-host URL      Docker endpoint (default: $DOCKER_HOST, else the policy's engine.host,\n"
+               "                            else unix:///var/run/docker.sock; tcp:// is mutual TLS only)\n"
                "     --idle-timeout SECONDS Exit after so long without calls (default: 30; 0 = never)\n"
                "     --init-dir DIR         Where xagent-sandbox-init is (default: %s)\n"
                "     --check-config [PATH]  Check a host policy file (default: --config's) and exit\n",
@@ -45,22 +47,63 @@ static int parse_seconds(const char *s, unsigned *ret) {
         return 0;
 }
 
+static SbxDockerTls engine_tls(const SbxPolicy *p) {
+        return (SbxDockerTls) {
+                .ca = p->engine.tls_ca, .cert = p->engine.tls_cert, .key = p->engine.tls_key,
+                .server_name = p->engine.server_name,
+        };
+}
+
 /* The host policy as the daemon would read it: "PATH: ok", or the key and the rule
- * it breaks, without starting anything. */
+ * it breaks, without starting anything; a tcp:// engine's files are checked too. */
 static int do_check_config(const char *path, int n_args) {
         _cleanup_(sbx_policy_freep) SbxPolicy *p = NULL;
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        SbxDockerTls tls;
 
         if (n_args > 1) {
                 log_error("--check-config takes at most one path");
                 return EXIT_FAILURE;
         }
-        if (manager_load_policy(path, &p, &e) < 0) {
+        if (manager_load_policy(path, &p, &e) < 0 ||
+            (sbx_policy_engine_remote(p) && (tls = engine_tls(p), sbx_docker_tls_check_files(&tls, &e) < 0))) {
                 fprintf(stderr, "%s: %s\n", path, e.message ?: "out of memory");
                 return EXIT_FAILURE;
         }
-        printf("%s: ok\n", path);
+        if (sbx_policy_engine_remote(p))
+                printf("%s: ok (engine %s: mutual TLS, its files root's and loadable)\n", path, p->engine.host);
+        else
+                printf("%s: ok\n", path);
         return EXIT_SUCCESS;
+}
+
+/* The engine: --docker-host, else $DOCKER_HOST, else the policy's engine.host, else
+ * the default; a tcp:// one gets the policy's TLS files, checked now (no start without
+ * them). A policy that does not load is manager_new()'s to report. */
+static int setup_engine(ManagerConfig *config, bool host_given, const char *env_host, SbxPolicy **ret_policy) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        SbxPolicy *p = NULL;
+        SbxDockerTls tls;
+
+        if (manager_load_policy(config->config_path, &p, &e) < 0)
+                return 0;
+        *ret_policy = p;
+        if (!host_given)
+                config->docker_host = env_host ?: p->engine.host ?: "unix:///var/run/docker.sock";
+        if (strncmp(config->docker_host, "tcp://", strlen("tcp://")) != 0)
+                return 0;
+        if (!sbx_policy_engine_remote(p)) {
+                log_error("docker host %s: a tcp:// engine is mutual TLS only, and %s names no engine with "
+                          "tls_ca, tls_cert, tls_key", config->docker_host, config->config_path);
+                return -EINVAL;
+        }
+        tls = engine_tls(p);
+        if (sbx_docker_tls_setup(&tls, &e) < 0) {
+                log_error("%s: %s", config->config_path, e.message ?: "out of memory");
+                return -EINVAL;
+        }
+        log_info("engine %s: mutual TLS with %s", config->docker_host, p->engine.tls_cert);
+        return 0;
 }
 
 #define LOCK_FILE "daemon.lock"
@@ -133,12 +176,13 @@ int main(int argc, char **argv) {
         ManagerConfig config = {
                 .config_path = SBX_POLICY_PATH,
                 .state_dir = getenv("STATE_DIRECTORY") ?: "/var/lib/xagent-sandbox",
-                .docker_host = getenv("DOCKER_HOST") ?: "unix:///var/run/docker.sock",
+                .docker_host = NULL,
                 .init_dir = SBX_INIT_DIR,
                 .idle_timeout_s = 30,
         };
         _cleanup_(manager_freep) Manager *m = NULL;
-        bool check_config = false;
+        _cleanup_(sbx_policy_freep) SbxPolicy *engine_policy = NULL;
+        bool check_config = false, host_given = false;
         int c, r, lock_fd = -1;
 
         log_setup();
@@ -165,6 +209,7 @@ int main(int argc, char **argv) {
                         break;
                 case ARG_DOCKER_HOST:
                         config.docker_host = optarg;
+                        host_given = true;
                         break;
                 case ARG_CHECK_CONFIG:
                         check_config = true;
@@ -191,6 +236,11 @@ int main(int argc, char **argv) {
                 log_error("takes no arguments");
                 return EXIT_FAILURE;
         }
+
+        if (setup_engine(&config, host_given, getenv("DOCKER_HOST"), &engine_policy) < 0)
+                return EXIT_FAILURE;
+        if (!config.docker_host)
+                config.docker_host = getenv("DOCKER_HOST") ?: "unix:///var/run/docker.sock";
 
         /* Every create needs it: better no start at all than a failure at the first one. */
         _cleanup_(sbx_error_free) SbxError init_error = SBX_ERROR_NULL;

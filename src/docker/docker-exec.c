@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "docker-exec.h"
+#include "docker-tls.h"
 #include "time-util.h"
 
 /* A response head longer than this is not Docker's. */
@@ -234,7 +235,13 @@ int sbx_docker_exec_start(SbxDocker *d, const char *exec_id, bool tty, int *ret_
                      sbx_docker_api_version(d), path, strlen(body), body) < 0)
                 return -ENOMEM;
 
-        r = connect_unix(sbx_docker_socket_path(d), &fd);
+        /* A remote engine's stream is a local descriptor too (docker-tls.h). */
+        if (sbx_docker_remote(d) &&
+            (r = sbx_docker_tls_connect(sbx_docker_tcp_host(d), sbx_docker_tcp_port(d), deadline, &fd, NULL,
+                                        error)) < 0)
+                return r;
+        if (!sbx_docker_remote(d))
+                r = connect_unix(sbx_docker_socket_path(d), &fd);
         if (r < 0)
                 return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE, "cannot reach Docker at %s: %s",
                                      sbx_docker_host(d), strerror(-r));

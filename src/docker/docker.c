@@ -9,26 +9,15 @@
 #include <sys/un.h>
 
 #include "docker.h"
+#include "docker-internal.h"
+#include "docker-tls.h"
 #include "time-util.h"
 
 #define UNIX_PREFIX "unix://"
-/* Docker's error text is quoted into our messages; keep a runaway one short. */
-#define MESSAGE_MAX 1024U
+#define TCP_PREFIX "tcp://"
 #define DEADLINE_SLACK_US 20000U
 /* Of an answer that is not what was expected, this much is quoted. */
 #define EXCERPT_MAX 64U
-
-struct SbxDocker {
-        CURL *curl;
-        char *host;
-        char *socket_path;
-        char *api_version;
-        unsigned budget_s;              /* the operation's time for Docker (sbx_docker_set_deadline) */
-        uint64_t deadline_us;           /* CLOCK_MONOTONIC; 0 = none */
-        unsigned long n_requests;
-        unsigned long n_lists;          /* of them, container lists */
-        char errbuf[CURL_ERROR_SIZE];
-};
 
 typedef struct Response {
         char *data;
@@ -37,6 +26,8 @@ typedef struct Response {
         bool too_large;
         bool oom;
         char *api_version;      /* the Api-Version header, if any */
+        CURL *tls_of;           /* non-NULL: take the engine's fingerprint from this transfer */
+        char fingerprint[SBX_DOCKER_TLS_FINGERPRINT_MAX];
 } Response;
 
 static void response_done(Response *r) {
@@ -44,31 +35,78 @@ static void response_done(Response *r) {
         free(r->api_version);
 }
 
-int sbx_docker_new(const char *host_url, SbxDocker **ret, SbxError *error) {
-        _cleanup_(sbx_docker_freep) SbxDocker *d = NULL;
-        const char *path;
+static int new_unix(SbxDocker *d, const char *host_url, SbxError *error) {
+        const char *path = host_url + strlen(UNIX_PREFIX);
 
-        if (!ret)
-                return -EINVAL;
-        if (!host_url)
-                host_url = SBX_DOCKER_DEFAULT_HOST;
-        if (strncmp(host_url, UNIX_PREFIX, strlen(UNIX_PREFIX)) != 0)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
-                                     "docker host: only unix:// endpoints are supported, got \"%s\"", host_url);
-        path = host_url + strlen(UNIX_PREFIX);
         if (path[0] != '/')
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
                                      "docker host: \"%s\" does not name an absolute socket path", host_url);
         if (strlen(path) >= sizeof(((struct sockaddr_un *) NULL)->sun_path))
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
                                      "docker host: socket path of \"%s\" is too long", host_url);
+        d->socket_path = strdup(path);
+        d->url_base = strdup("http://localhost");
+        return d->socket_path && d->url_base ? 0 : -ENOMEM;
+}
 
+/* tcp://HOST:PORT: TLS only, with the credentials of sbx_docker_tls_setup(). */
+static int new_tcp(SbxDocker *d, const char *host_url, SbxError *error) {
+        const SbxDockerTls *tls = sbx_docker_tls();
+        const char *hp = host_url + strlen(TCP_PREFIX), *colon = strrchr(hp, ':');
+        _cleanup_free_ char *to = NULL;
+        const char *name;
+
+        if (!tls)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "docker host: \"%s\" is a tcp:// engine, which is mutual TLS only: the host "
+                                     "policy's engine names no tls_ca, tls_cert, tls_key", host_url);
+        if (!colon || colon == hp || !colon[1])
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "docker host: \"%s\" is not tcp://HOST:PORT",
+                                     host_url);
+        d->tcp_host = hp[0] == '[' && colon[-1] == ']' ? strndup(hp + 1, (size_t) (colon - hp) - 2)
+                                                       : strndup(hp, (size_t) (colon - hp));
+        d->tcp_port = strdup(colon + 1);
+        if (!d->tcp_host || !d->tcp_port)
+                return -ENOMEM;
+        name = tls->server_name ?: NULL;
+        if (asprintf(&d->url_base, "https://%s%.*s:%s", name ?: "", name ? 0 : (int) (colon - hp), hp,
+                     d->tcp_port) < 0) {
+                d->url_base = NULL;
+                return -ENOMEM;
+        }
+        if (name) {
+                if (asprintf(&to, "%s:%s:%.*s:%s", name, d->tcp_port, (int) (colon - hp), hp, d->tcp_port) < 0)
+                        return -ENOMEM;
+                d->connect_to = curl_slist_append(NULL, to);
+                if (!d->connect_to)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+int sbx_docker_new(const char *host_url, SbxDocker **ret, SbxError *error) {
+        _cleanup_(sbx_docker_freep) SbxDocker *d = NULL;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        if (!host_url)
+                host_url = SBX_DOCKER_DEFAULT_HOST;
         d = calloc(1, sizeof(*d));
         if (!d)
                 return -ENOMEM;
+        if (strncmp(host_url, UNIX_PREFIX, strlen(UNIX_PREFIX)) == 0)
+                r = new_unix(d, host_url, error);
+        else if (strncmp(host_url, TCP_PREFIX, strlen(TCP_PREFIX)) == 0)
+                r = new_tcp(d, host_url, error);
+        else
+                r = sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                  "docker host: only unix:// and (mutual TLS) tcp:// endpoints are supported, got "
+                                  "\"%s\"", host_url);
+        if (r < 0)
+                return r;
         d->host = strdup(host_url);
-        d->socket_path = strdup(path);
-        if (!d->host || !d->socket_path)
+        if (!d->host)
                 return -ENOMEM;
         d->curl = curl_easy_init();
         if (!d->curl)
@@ -78,6 +116,43 @@ int sbx_docker_new(const char *host_url, SbxDocker **ret, SbxError *error) {
         return 0;
 }
 
+bool sbx_docker_remote(const SbxDocker *d) {
+        return d && d->tcp_host;
+}
+
+const char *sbx_docker_tcp_host(const SbxDocker *d) {
+        return d ? d->tcp_host : NULL;
+}
+
+const char *sbx_docker_tcp_port(const SbxDocker *d) {
+        return d ? d->tcp_port : NULL;
+}
+
+/* Where the requests go: the unix socket, or the engine over verified mutual TLS. */
+CURLcode docker_set_transport(SbxDocker *d, CURL *c) {
+        const SbxDockerTls *tls = sbx_docker_tls();
+        CURLcode r = CURLE_OK;
+
+#define SET(opt, val) do { if (r == CURLE_OK) r = curl_easy_setopt(c, opt, val); } while (0)
+        if (!d->tcp_host) {
+                SET(CURLOPT_UNIX_SOCKET_PATH, d->socket_path);
+                return r;
+        }
+        SET(CURLOPT_PROTOCOLS_STR, "https");
+        SET(CURLOPT_CAINFO, tls->ca);
+        SET(CURLOPT_CAPATH, NULL);
+        SET(CURLOPT_SSLCERT, tls->cert);
+        SET(CURLOPT_SSLCERTTYPE, "PEM");
+        SET(CURLOPT_SSLKEY, tls->key);
+        SET(CURLOPT_SSLKEYTYPE, "PEM");
+        SET(CURLOPT_SSL_VERIFYPEER, 1L);
+        SET(CURLOPT_SSL_VERIFYHOST, 2L);
+        if (d->connect_to)
+                SET(CURLOPT_CONNECT_TO, d->connect_to);
+#undef SET
+        return r;
+}
+
 SbxDocker *sbx_docker_free(SbxDocker *d) {
         if (!d)
                 return NULL;
@@ -85,6 +160,10 @@ SbxDocker *sbx_docker_free(SbxDocker *d) {
                 curl_easy_cleanup(d->curl);
         free(d->host);
         free(d->socket_path);
+        free(d->tcp_host);
+        free(d->tcp_port);
+        free(d->url_base);
+        curl_slist_free_all(d->connect_to);
         free(d->api_version);
         free(d);
         return NULL;
@@ -161,6 +240,15 @@ static size_t header_cb(char *buf, size_t size, size_t nitems, void *userdata) {
         size_t n = size * nitems, l;
         const char *v;
 
+        /* While the transfer runs, its TLS session is libcurl's GnuTLS one. */
+        if (r->tls_of && !r->fingerprint[0]) {
+                const struct curl_tlssessioninfo *info = NULL;
+
+                if (curl_easy_getinfo(r->tls_of, CURLINFO_TLS_SSL_PTR, &info) == CURLE_OK && info &&
+                    info->backend == CURLSSLBACKEND_GNUTLS && info->internals &&
+                    sbx_docker_tls_session_fingerprint(info->internals, r->fingerprint) < 0)
+                        r->fingerprint[0] = 0;
+        }
         if (n < strlen(key) || strncasecmp(buf, key, strlen(key)) != 0)
                 return n;
         v = buf + strlen(key);
@@ -182,7 +270,14 @@ static size_t header_cb(char *buf, size_t size, size_t nitems, void *userdata) {
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct curl_slist *, curl_slist_free_all);
 
-static int configure(SbxDocker *d, const char *method, const char *url, const char *body,
+/* A request's body: JSON, or a tar archive (PUT …/archive). */
+typedef struct Body {
+        const char *data;
+        size_t size;
+        const char *type;       /* the Content-Type header line */
+} Body;
+
+static int configure(SbxDocker *d, const char *method, const char *url, const Body *body,
                      uint64_t timeout_ms, struct curl_slist *headers, Response *resp) {
         CURL *c = d->curl;
         CURLcode r = CURLE_OK;
@@ -190,8 +285,8 @@ static int configure(SbxDocker *d, const char *method, const char *url, const ch
         /* Keeps the live connection; clears every option of the previous request. */
         curl_easy_reset(c);
 
+        r = docker_set_transport(d, c);
 #define SET(opt, val) do { if (r == CURLE_OK) r = curl_easy_setopt(c, opt, val); } while (0)
-        SET(CURLOPT_UNIX_SOCKET_PATH, d->socket_path);
         SET(CURLOPT_URL, url);
         SET(CURLOPT_NOSIGNAL, 1L);
         SET(CURLOPT_CONNECTTIMEOUT_MS, (long) MIN(timeout_ms, SBX_DOCKER_CONNECT_TIMEOUT_S * 1000ULL));
@@ -207,7 +302,7 @@ static int configure(SbxDocker *d, const char *method, const char *url, const ch
         SET(CURLOPT_MAXCONNECTS, 1L);
         if (streq(method, "GET"))
                 SET(CURLOPT_HTTPGET, 1L);
-        else if (streq(method, "POST")) {
+        else if (streq(method, "POST") || streq(method, "PUT")) {
                 /* libcurl sends a request again on a fresh connection when the reused one
                  * died before any answer byte — also when Docker got it and acted on it
                  * (a create's answer lost would create twice, a rename's rename a renamed
@@ -215,8 +310,10 @@ static int configure(SbxDocker *d, const char *method, const char *url, const ch
                  * twice: its lost answer is BackendUnavailable. */
                 SET(CURLOPT_FRESH_CONNECT, 1L);
                 SET(CURLOPT_POST, 1L);
-                SET(CURLOPT_POSTFIELDS, body ?: "");
-                SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) (body ? strlen(body) : 0));
+                SET(CURLOPT_POSTFIELDS, body ? body->data : "");
+                SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) (body ? body->size : 0));
+                if (streq(method, "PUT"))
+                        SET(CURLOPT_CUSTOMREQUEST, "PUT");
         } else
                 SET(CURLOPT_CUSTOMREQUEST, method);
 #undef SET
@@ -237,10 +334,30 @@ static size_t request_name(const char *url_path, const char **ret) {
         return strcspn(p, "?");
 }
 
+/* A TLS failure, named: never a fallback to plain text. */
+static int tls_error(SbxDocker *d, CURLcode c, const char *why, SbxError *error) {
+        const char *what =
+                c == CURLE_PEER_FAILED_VERIFICATION ? "the engine's certificate is refused" :
+                c == CURLE_SSL_CERTPROBLEM || c == CURLE_SSL_CLIENTCERT ? "the service's client certificate" :
+                c == CURLE_SSL_CACERT_BADFILE ? "the CA file (engine.tls_ca)" :
+                strstr(why, "unexpected TLS packet") || strstr(why, "wrong version") ||
+                strstr(why, "packet length") ? "the server does not speak TLS" :
+                strstr(why, "alert") ? "the engine refused the handshake (does it accept the service's client "
+                                      "certificate?)" :
+                "the handshake failed";
+
+        _cleanup_free_ char *m = NULL;
+
+        if (asprintf(&m, "TLS with Docker at %s: %s: %s", d->host, what, why) < 0)
+                return -ENOMEM;
+        sbx_docker_tls_note_failure(d->host, m);
+        return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE, "%s", m);
+}
+
 static int map_curl_error(SbxDocker *d, CURLcode c, const char *method, const char *url_path, uint64_t timeout_ms,
                           bool deadline_cut, const Response *resp, SbxError *error) {
         const char *why = d->errbuf[0] ? d->errbuf : curl_easy_strerror(c), *name;
-        int n = (int) request_name(url_path, &name);
+        int n = (int) request_name(url_path, &name), r;
 
         if (resp->oom || c == CURLE_OUT_OF_MEMORY)
                 return -ENOMEM;
@@ -248,8 +365,15 @@ static int map_curl_error(SbxDocker *d, CURLcode c, const char *method, const ch
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
                                      "Docker's answer exceeds %zu bytes", SBX_DOCKER_BODY_MAX);
 
+        /* A remote engine that hung up: a TLS reason (TLS 1.3 refuses a client
+         * certificate only after the handshake) is named, found by a probe. */
+        if (d->tcp_host && (c == CURLE_RECV_ERROR || c == CURLE_SEND_ERROR || c == CURLE_GOT_NOTHING ||
+                            c == CURLE_SSL_CONNECT_ERROR) &&
+            (r = sbx_docker_tls_connect(d->tcp_host, d->tcp_port, sbx_now_monotonic_us() / 1000U +
+                                        SBX_DOCKER_CONNECT_TIMEOUT_S * 1000U, NULL, NULL, error)) < 0)
+                return r;
         /* Sent, and the connection ended without an answer. */
-        if ((c == CURLE_GOT_NOTHING || c == CURLE_RECV_ERROR) && streq(method, "POST"))
+        if ((c == CURLE_GOT_NOTHING || c == CURLE_RECV_ERROR) && (streq(method, "POST") || streq(method, "PUT")))
                 return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
                                      "lost Docker's answer to %s %.*s at %s: %s (not sent again: Docker may have "
                                      "done it)", method, n, name, d->host, why);
@@ -264,6 +388,16 @@ static int map_curl_error(SbxDocker *d, CURLcode c, const char *method, const ch
                 return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
                                      "Docker at %s did not answer %s %.*s within %g s", d->host, method, n, name,
                                      timeout_ms / 1000.0);
+        case CURLE_SSL_CONNECT_ERROR:
+        case CURLE_PEER_FAILED_VERIFICATION:
+        case CURLE_SSL_CERTPROBLEM:
+        case CURLE_SSL_CACERT_BADFILE:
+        case CURLE_SSL_CIPHER:
+        case CURLE_SSL_ISSUER_ERROR:
+        case CURLE_SSL_ENGINE_INITFAILED:
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+        case CURLE_SSL_CLIENTCERT:
+                return tls_error(d, c, why, error);
         case CURLE_COULDNT_CONNECT:
         case CURLE_COULDNT_RESOLVE_HOST:
         case CURLE_SEND_ERROR:
@@ -281,7 +415,7 @@ static int map_curl_error(SbxDocker *d, CURLcode c, const char *method, const ch
 /* One HTTP exchange on the persistent connection. url_path is absolute
  * (versioned or not). Transport failures become typed errors; any HTTP status
  * is returned in *ret_status for the caller to judge. */
-static int perform(SbxDocker *d, const char *method, const char *url_path, const char *body,
+static int perform(SbxDocker *d, const char *method, const char *url_path, const Body *body,
                    unsigned timeout_s, Response *resp, long *ret_status, SbxError *error) {
         _cleanup_(curl_slist_free_allp) struct curl_slist *headers = NULL;
         _cleanup_free_ char *url = NULL;
@@ -289,6 +423,7 @@ static int perform(SbxDocker *d, const char *method, const char *url_path, const
         CURLcode c;
         long status = 0;
         bool deadline_cut = false;
+        int r;
 
         uint64_t timeout_ms = (uint64_t) (timeout_s ?: d->budget_s ?: SBX_DOCKER_TIMEOUT_DEFAULT_S) * 1000U;
 
@@ -307,7 +442,9 @@ static int perform(SbxDocker *d, const char *method, const char *url_path, const
                         deadline_cut = true;
                 }
         }
-        if (asprintf(&url, "http://localhost%s", url_path) < 0)
+        if (d->tcp_host && (r = sbx_docker_tls_check_validity(d->host, error)) < 0)
+                return r;
+        if (asprintf(&url, "%s%s", d->url_base, url_path) < 0)
                 return -ENOMEM;
 
         /* No "Expect: 100-continue" round trip before larger bodies. */
@@ -317,7 +454,7 @@ static int perform(SbxDocker *d, const char *method, const char *url_path, const
         headers = h;
         /* Without a body, no Content-Type at all: curl would claim a form, which
          * Docker refuses for endpoints that take optional JSON (commit). */
-        h = curl_slist_append(headers, body ? "Content-Type: application/json" : "Content-Type:");
+        h = curl_slist_append(headers, body ? body->type : "Content-Type:");
         if (!h)
                 return -ENOMEM;
         headers = h;
@@ -371,9 +508,9 @@ static char *docker_message(const Response *resp) {
                 return NULL;
         if (parse_json(resp->data, resp->size, &j) >= 0 &&
             json_object_object_get_ex(j, "message", &m) && json_object_is_type(m, json_type_string))
-                s = strndup(json_object_get_string(m), MESSAGE_MAX);
+                s = strndup(json_object_get_string(m), DOCKER_MESSAGE_MAX);
         else
-                s = strndup(resp->data, MIN(resp->size, (size_t) MESSAGE_MAX));
+                s = strndup(resp->data, MIN(resp->size, (size_t) DOCKER_MESSAGE_MAX));
         json_object_put(j);
         if (s)
                 s[strcspn(s, "\r\n")] = 0;
@@ -423,9 +560,12 @@ int sbx_docker_ping(SbxDocker *d, SbxError *error) {
 
         if (!d)
                 return -EINVAL;
+        resp.tls_of = d->tcp_host ? d->curl : NULL;
         r = perform(d, "GET", "/_ping", NULL, 0, &resp, &status, error);
         if (r < 0)
                 return r;
+        if (d->tcp_host)
+                sbx_docker_tls_note_success(d->host, resp.fingerprint);
         if (status != 200)
                 return map_status(status, &resp, error);
         if (!resp.api_version)
@@ -471,7 +611,9 @@ int sbx_docker_request_raw(
                         return -ENOMEM;
         }
 
-        r = perform(d, method, url_path, body_text, timeout_s, &resp, &status, error);
+        r = perform(d, method, url_path,
+                    body_text ? &(const Body) { body_text, strlen(body_text), "Content-Type: application/json" }
+                              : NULL, timeout_s, &resp, &status, error);
         if (r < 0)
                 return r;
         if (!((status >= 200 && status < 300) || status == 304))
@@ -622,153 +764,24 @@ int sbx_docker_info(SbxDocker *d, json_object **ret, SbxError *error) {
         return sbx_docker_get_object(d, "/info", ret, error);
 }
 
-/* ---- streams ---------------------------------------------------------------------- */
-
-typedef struct Stream {
-        SbxDocker *d;
-        SbxDockerStreamData on_data;
-        void (*on_connected)(void *userdata);
-        void *userdata;
-        SbxDockerStop *stop;
-        bool connected;
-        bool aborted;           /* on_data said stop */
-        long status;
-        char refusal[MESSAGE_MAX];      /* the start of a refusal's body */
-        size_t refusal_size;
-} Stream;
-
-static size_t stream_write(char *ptr, size_t size, size_t nmemb, void *userdata) {
-        Stream *s = userdata;
-        size_t n = size * nmemb, k;
-
-        if (s->status == 0)
-                (void) curl_easy_getinfo(s->d->curl, CURLINFO_RESPONSE_CODE, &s->status);
-        if (s->status == 200) {
-                if (!s->on_data(ptr, n, s->userdata)) {
-                        s->aborted = true;
-                        return 0;
-                }
-                return n;
-        }
-        k = MIN(n, sizeof s->refusal - 1 - s->refusal_size);
-        memcpy(s->refusal + s->refusal_size, ptr, k);
-        s->refusal_size += k;
-        return n;
-}
-
-/* Called at least once a second while the stream is open, data or not. */
-static int stream_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
-                           curl_off_t ulnow) {
-        Stream *s = userdata;
+int sbx_docker_put_archive(SbxDocker *d, const char *path, const void *tar, size_t size, unsigned timeout_s,
+                           SbxError *error) {
+        _cleanup_(response_done) Response resp = {};
+        _cleanup_free_ char *url_path = NULL;
         long status = 0;
-
-        if (sbx_docker_stop_requested(s->stop))
-                return 1;
-        if (!s->connected && curl_easy_getinfo(s->d->curl, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK &&
-            status == 200) {
-                s->connected = true;
-                if (s->on_connected)
-                        s->on_connected(s->userdata);
-        }
-        return 0;
-}
-
-void sbx_docker_stop(SbxDockerStop *stop) {
-        atomic_store(&stop->requested, true);
-        pthread_mutex_lock(&stop->lock);
-        if (stop->multi)
-                (void) curl_multi_wakeup(stop->multi);
-        pthread_mutex_unlock(&stop->lock);
-}
-
-bool sbx_docker_stop_requested(SbxDockerStop *stop) {
-        return atomic_load(&stop->requested);
-}
-
-static void set_stream_multi(SbxDockerStop *stop, CURLM *m) {
-        pthread_mutex_lock(&stop->lock);
-        stop->multi = m;
-        pthread_mutex_unlock(&stop->lock);
-}
-
-/* Runs the transfer on a multi handle of its own, so that sbx_docker_stop() can wake
- * its wait: 0 and the transfer's result in *ret (CURLE_OK when stopped or still
- * running), -ENOMEM, or -1 when the multi interface itself failed. */
-static int perform_stoppable(CURL *c, SbxDockerStop *stop, CURLcode *ret) {
-        CURLM *m = curl_multi_init();
-        CURLMcode mc;
-        CURLMsg *msg;
-        int running = 1, left;
-
-        if (!m)
-                return -ENOMEM;
-        if ((mc = curl_multi_add_handle(m, c)) != CURLM_OK) {
-                curl_multi_cleanup(m);
-                return -ENOMEM;
-        }
-        set_stream_multi(stop, m);
-        /* A stop asked for before set_stream_multi() is seen here; one after it wakes the poll. */
-        while (mc == CURLM_OK && running > 0 && !sbx_docker_stop_requested(stop)) {
-                mc = curl_multi_perform(m, &running);
-                if (mc == CURLM_OK && running > 0)
-                        mc = curl_multi_poll(m, NULL, 0, 1000, NULL);
-        }
-        set_stream_multi(stop, NULL);
-        *ret = CURLE_OK;
-        while ((msg = curl_multi_info_read(m, &left)))
-                if (msg->msg == CURLMSG_DONE)
-                        *ret = msg->data.result;
-        (void) curl_multi_remove_handle(m, c);
-        curl_multi_cleanup(m);
-        return mc == CURLM_OK ? 0 : -1;
-}
-
-int sbx_docker_get_stream(SbxDocker *d, const char *path, SbxDockerStreamData on_data,
-                          void (*on_connected)(void *userdata), void *userdata, SbxDockerStop *stop,
-                          SbxError *error) {
-        _cleanup_free_ char *url = NULL;
-        Stream s = {
-                .d = d, .on_data = on_data, .on_connected = on_connected, .userdata = userdata, .stop = stop,
-        };
-        CURL *c = d->curl;
-        CURLcode cc = CURLE_OK;
         int r;
 
+        if (!d || !path || path[0] != '/' || !tar)
+                return -EINVAL;
         if ((r = sbx_docker_negotiate(d, error)) < 0)
                 return r;
-        if (asprintf(&url, "http://localhost/v%s%s", d->api_version, path) < 0)
+        if (asprintf(&url_path, "/v%s%s", d->api_version, path) < 0)
                 return -ENOMEM;
-
-        curl_easy_reset(c);
-#define SET(opt, val) do { if (cc == CURLE_OK) cc = curl_easy_setopt(c, opt, val); } while (0)
-        SET(CURLOPT_UNIX_SOCKET_PATH, d->socket_path);
-        SET(CURLOPT_URL, url);
-        SET(CURLOPT_NOSIGNAL, 1L);
-        SET(CURLOPT_CONNECTTIMEOUT, (long) SBX_DOCKER_CONNECT_TIMEOUT_S);
-        SET(CURLOPT_ERRORBUFFER, d->errbuf);
-        SET(CURLOPT_HTTPGET, 1L);
-        SET(CURLOPT_WRITEFUNCTION, stream_write);
-        SET(CURLOPT_WRITEDATA, &s);
-        SET(CURLOPT_NOPROGRESS, 0L);
-        SET(CURLOPT_XFERINFOFUNCTION, stream_progress);
-        SET(CURLOPT_XFERINFODATA, &s);
-#undef SET
-        if (cc != CURLE_OK)
-                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "cannot set up a request to Docker");
-
-        d->errbuf[0] = 0;
-        d->n_requests++;
-        r = perform_stoppable(c, stop, &cc);
-        if (sbx_docker_stop_requested(stop))
-                return 0;
-        if (r == -ENOMEM || s.aborted)
-                return -ENOMEM;
+        r = perform(d, "PUT", url_path, &(const Body) { tar, size, "Content-Type: application/x-tar" }, timeout_s,
+                    &resp, &status, error);
         if (r < 0)
-                return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE, "lost Docker at %s", d->host);
-        if (s.status != 0 && s.status != 200)
-                return sbx_docker_http_error(s.status, s.refusal, s.refusal_size, error);
-        if (cc != CURLE_OK)
-                return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE, "lost Docker at %s: %s", d->host,
-                                     d->errbuf[0] ? d->errbuf : curl_easy_strerror(cc));
-        return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE, "Docker at %s ended the stream", d->host);
+                return r;
+        if (status != 200)
+                return map_status(status, &resp, error);
+        return 0;
 }

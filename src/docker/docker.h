@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* A Docker Engine API client over the daemon's unix socket (libcurl).
+/* A Docker Engine API client over the daemon's unix socket, or a remote engine's
+ * TCP port over mutual TLS (libcurl's GnuTLS flavour; docker-tls.h).
  *
  * One SbxDocker is one CURL easy handle whose connection is kept and reused
  * between requests, except by a POST: it changes something, so it is sent on a
@@ -59,7 +60,8 @@
 typedef struct SbxDocker SbxDocker;
 
 
-/* Creates a client for host_url ("unix:///path"; NULL = SBX_DOCKER_DEFAULT_HOST).
+/* Creates a client for host_url ("unix:///path", or "tcp://HOST:PORT" once
+ * sbx_docker_tls_setup() gave the TLS credentials; NULL = SBX_DOCKER_DEFAULT_HOST).
  * No I/O happens here. Any other scheme is SBX_ERROR_INVALID_ARGS. */
 int sbx_docker_new(const char *host_url, SbxDocker **ret, SbxError *error);
 SbxDocker *sbx_docker_free(SbxDocker *d);
@@ -89,8 +91,13 @@ const char *sbx_docker_host(const SbxDocker *d);
 /* Pings /_ping and (re)negotiates the API version from its Api-Version header. */
 int sbx_docker_ping(SbxDocker *d, SbxError *error);
 
-/* The unix socket's path. */
+/* The unix socket's path (NULL for a tcp:// engine). */
 const char *sbx_docker_socket_path(const SbxDocker *d);
+
+/* A tcp:// engine (mutual TLS, docker-tls.h), its host and port; NULL for unix://. */
+bool sbx_docker_remote(const SbxDocker *d);
+const char *sbx_docker_tcp_host(const SbxDocker *d);
+const char *sbx_docker_tcp_port(const SbxDocker *d);
 
 /* Pings once unless a version was negotiated already. */
 int sbx_docker_negotiate(SbxDocker *d, SbxError *error);
@@ -149,6 +156,11 @@ int sbx_docker_request_expect(
                 json_type type,
                 json_object **ret,
                 SbxError *error);
+
+/* PUT path (versioned part) with a tar archive as the body, answered 200 (PUT
+ * /containers/{id}/archive?path=…). Never sent twice, as a POST. */
+int sbx_docker_put_archive(SbxDocker *d, const char *path, const void *tar, size_t size, unsigned timeout_s,
+                           SbxError *error);
 
 /* GET path, whose answer must be a JSON object. */
 int sbx_docker_get_object(SbxDocker *d, const char *path, json_object **ret, SbxError *error);

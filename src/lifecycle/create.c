@@ -266,7 +266,9 @@ static int prepare(SbxLifecycle *l, Creation *c, json_object **ret_body, SbxErro
 
         if ((r = resolve_image(l, c->spec, c->owner, &c->image, &c->image_id, error)) < 0 ||
             (r = check_admissible(l, c->spec, c->owner, &c->pins, error)) < 0 ||
-            (r = sbx_init_volume_ensure(l->docker, l->init_dir, &init_volume, error)) < 0 ||
+            (r = sbx_docker_remote(l->docker)
+                 ? sbx_init_volume_ensure_remote(l->docker, l->init_dir, c->image, &init_volume, error)
+                 : sbx_init_volume_ensure(l->docker, l->init_dir, &init_volume, error)) < 0 ||
             (r = sbx_spec_fingerprint(c->spec, l->policy->python_version, c->fp)) < 0 ||
             (r = sbx_container_body(&(SbxContainerParams) {
                     .name = c->name, .spec = c->spec, .image = c->image, .fingerprint = c->fp,

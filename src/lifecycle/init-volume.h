@@ -18,3 +18,10 @@ int sbx_init_program_check(const char *init_dir, SbxError *error);
  * the program is there; returns its name. A volume of that name bound elsewhere is
  * a BackendError (it is never silently replaced). */
 int sbx_init_volume_ensure(SbxDocker *d, const char *init_dir, char **ret_name, SbxError *error);
+
+/* On a remote engine (tcp://): the volume SBX_INIT_VOLUME_PREFIX-remote-HASH (the
+ * program's SHA-256) on the engine, created there and filled with the program
+ * through a helper container made from image that is created, never started, and
+ * removed (init-volume-remote.c); its content is read back and compared first. */
+int sbx_init_volume_ensure_remote(SbxDocker *d, const char *init_dir, const char *image, char **ret_name,
+                                  SbxError *error);

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* What docker.c (requests) and docker-get-stream.c (streamed answers) share:
+ * private, nothing outside them includes it. */
+
+#include <curl/curl.h>
+
+#include "docker.h"
+
+/* Docker's error text is quoted into our messages; keep a runaway one short. */
+#define DOCKER_MESSAGE_MAX 1024U
+
+struct SbxDocker {
+        CURL *curl;
+        char *host;
+        char *socket_path;              /* unix:// only */
+        char *tcp_host, *tcp_port;      /* tcp:// only: mutual TLS (docker-tls.h) */
+        char *url_base;                 /* "http://localhost", or "https://NAME:PORT" */
+        struct curl_slist *connect_to;  /* NAME:PORT to HOST:PORT, when the name is not the host */
+        char *api_version;
+        unsigned budget_s;              /* the operation's time for Docker (sbx_docker_set_deadline) */
+        uint64_t deadline_us;           /* CLOCK_MONOTONIC; 0 = none */
+        unsigned long n_requests;
+        unsigned long n_lists;          /* of them, container lists */
+        char errbuf[CURL_ERROR_SIZE];
+};
+
+/* Where a transfer goes: the unix socket, or the engine over verified mutual TLS. */
+CURLcode docker_set_transport(SbxDocker *d, CURL *c);
