@@ -97,6 +97,8 @@ static int run_start_exec(Operation *o, SbxLifecycle *l) {
         SbxExecRequest req = exec_request(o);
         int r = check_owned(o);
 
+        req.check_start = true;
+
         return r < 0 ? r : sbx_lifecycle_exec_start(l, o->name, &req, &o->exec_process, &o->error);
 }
 

@@ -40,6 +40,7 @@ typedef struct SbxExecRequest {
         char *working_dir;              /* NULL: the sandbox's */
         bool tty;
         unsigned rows, cols;            /* 0: Docker's default */
+        bool check_start;               /* sbx_lifecycle_exec_start() returns once the process runs */
 } SbxExecRequest;
 
 void sbx_exec_request_done(SbxExecRequest *r);
@@ -58,7 +59,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(SbxExecProcess *, sbx_exec_process_free);
 
 /* Starts the request in the sandbox `name` (the Docker-level name, naming.h: it
  * says whose sandbox it is, and so whose uid runs), which must be running
- * (NotRunning otherwise). */
+ * (NotRunning otherwise). With req->check_start it returns once Docker says the
+ * process runs (or ran), and a process that could not be started (no such command,
+ * a working directory that is not there) is InvalidArgs naming argv[0] or
+ * working_dir, as for a capture: StartExec's caller would otherwise get an object
+ * whose stdout carries the runtime's text and exit status 126. */
 int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, const SbxExecRequest *req, SbxExecProcess **ret,
                              SbxError *error);
 
