@@ -24,3 +24,12 @@ void bus_exec_shutdown_all(Manager *m);
 /* A unique name lost its owner (the manager's NameOwnerChanged match): that
  * caller's running execs are killed, its finished ones go. */
 void bus_exec_caller_gone(Manager *m, const char *name);
+
+/* After the start-up sweep: the store's detached processes whose sandbox still runs
+ * get their exec objects back (bus-detached.c); once per daemon. */
+void bus_detached_restore(Manager *m);
+
+/* ListExecs: the exec objects in the sandbox of Docker-level name the caller may
+ * read (its own, those in its sandboxes; root: all) as a(osbi): object, argv[0],
+ * running, exit status (−1 while running). Sends the reply. */
+int bus_exec_list(Manager *m, sd_bus_message *msg, const char *name, sd_bus_error *error);

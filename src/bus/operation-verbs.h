@@ -44,6 +44,8 @@ typedef enum Verb {
  * once the process runs. */
 typedef struct ExecStartArgs {
         const char *sandbox;
+        const char *name;               /* Docker-level (naming.h) */
+        const char *argv0;
         uid_t owner;                    /* the sandbox's */
         uid_t caller;
         const char *caller_name;        /* unique bus name */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "bus-exec.h"
 #include "exec.h"
 #include "log.h"
 #include "reconcile.h"
@@ -65,6 +66,8 @@ static void sweep_done(void *job) {
 
         if (j->r < 0)
                 j->m->execs_swept = false;
+        else
+                bus_detached_restore(j->m);
         manager_idle(j->m, 0);
         free(j);
 }

@@ -128,7 +128,7 @@ const char *sbx_exec_instance_id(void) {
 
 /* "<instance id>.<random>": the instance id tells the next instance which execs
  * were this one's (sbx_lifecycle_exec_sweep). */
-static int make_token(char token[static SBX_EXEC_TOKEN_LEN + 1]) {
+int sbx_exec_make_token(char token[static SBX_EXEC_TOKEN_LEN + 1]) {
         uint8_t b[16];
 
         if (getrandom(b, sizeof b, 0) != (ssize_t) sizeof b)
@@ -262,7 +262,11 @@ int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, const SbxExecReq
         if (!p)
                 return -ENOMEM;
         p->relay = SBX_RELAY_INIT;
-        if ((r = make_token(p->token)) < 0 ||
+        if (req->token && strlen(req->token) == SBX_EXEC_TOKEN_LEN)
+                memcpy(p->token, req->token, SBX_EXEC_TOKEN_LEN + 1);
+        else if (req->token)
+                return -EINVAL;
+        if ((!req->token && (r = sbx_exec_make_token(p->token)) < 0) ||
             (r = sbx_lifecycle_lock(l, name, &lock)) < 0 ||
             (r = sbx_lifecycle_container_id(l, name, &p->container_id, error)) < 0 ||
             (r = owner_user(l, name, p->container_id, owner, &p->user, &working_dir, error)) < 0 ||

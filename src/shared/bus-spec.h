@@ -64,6 +64,7 @@ typedef struct SbxExecOptions {
         bool tty;
         unsigned rows, cols;
         bool timeout_result;            /* capture: on_timeout "result" (else "error") */
+        bool detach;                    /* streaming: a detached process (neither tty nor timeout) */
 } SbxExecOptions;
 
 void sbx_exec_options_done(SbxExecOptions *o);
