@@ -126,6 +126,8 @@ static void job_run(void *job, void *ctx) {
         }
 }
 
+static void discard(ExecObject *e);
+
 static bool sandbox_gone(const DetachJob *j) {
         return j->r < 0 && (sbx_error_is(&j->error, SBX_ERROR_NOT_RUNNING) ||
                             sbx_error_is(&j->error, SBX_ERROR_NO_SUCH_SANDBOX));
@@ -144,7 +146,7 @@ static void poll_done(DetachJob *j) {
         e->polling = false;
         if (sandbox_gone(j)) {
                 end(e, 128 + 9);        /* killed with its sandbox */
-                bus_detached_discard(e);
+                discard(e);
                 return;
         }
         if (j->r < 0)
@@ -152,7 +154,7 @@ static void poll_done(DetachJob *j) {
         if (j->state.exited) {
                 end(e, j->state.exit_status);
                 if (j->state.gone)
-                        bus_detached_discard(e);
+                        discard(e);
                 else
                         exec_trim_finished(e->m, e->caller);
         }
@@ -177,11 +179,11 @@ static void read_done(DetachJob *j) {
                 log_warning_errno(r, "exec %s: the reply to ReadOutput could not be sent: %m", e->id);
         if (sandbox_gone(j)) {
                 end(e, 128 + 9);
-                bus_detached_discard(e);
+                discard(e);
         } else if (j->r >= 0 && !o->running) {
                 /* It ended, and what it left was read to its end: the object goes. */
                 end(e, o->exit_status);
-                bus_detached_discard(e);
+                discard(e);
         }
 }
 
@@ -240,7 +242,7 @@ static int on_poll(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-void bus_detached_discard(ExecObject *e) {
+static void discard(ExecObject *e) {
         if (e->discarded)
                 return;
         e->discarded = true;
@@ -249,14 +251,13 @@ void bus_detached_discard(ExecObject *e) {
         exec_free(e);
 }
 
-void bus_detached_free(ExecObject *e) {
+static void detached_free(ExecObject *e) {
         e->poll = sd_event_source_disable_unref(e->poll);
         free(e->name);
         free(e->argv0);
 }
 
-int bus_detached_method_read_output(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        ExecObject *e = userdata;
+static int read_output(sd_bus_message *msg, ExecObject *e, sd_bus_error *error) {
         uint64_t offset;
         uid_t uid;
         int r;
@@ -267,9 +268,6 @@ int bus_detached_method_read_output(sd_bus_message *msg, void *userdata, sd_bus_
                 return r;
         if (uid != 0 && uid != e->caller && uid != e->owner)
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
-        if (!e->detached)
-                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
-                                        "This exec is not detached: its output goes to its descriptors");
         if (e->discarded)
                 return sd_bus_error_set(error, SD_BUS_ERROR_UNKNOWN_OBJECT, "The exec object is going away");
         if ((r = manager_busy(e->m, uid)) < 0)
@@ -286,15 +284,24 @@ int bus_detached_method_read_output(sd_bus_message *msg, void *userdata, sd_bus_
         return 1;
 }
 
+static const ExecOps detached_ops = {
+        .read_output = read_output,
+        .discard = discard,
+        .free = detached_free,
+};
+
 static ExecObject *detached_object(Manager *m, const char *id, const char *sandbox, const char *name,
                                    const char *argv0, uid_t owner, uid_t caller, SbxExecProcess *process) {
         ExecObject *e = calloc(1, sizeof(ExecObject));
 
-        if (!e)
+        if (!e) {
+                exec_slots_release(&m->execs, caller, 0);       /* the slot and the process were the object's */
+                sbx_exec_process_free(process);
                 return NULL;
+        }
         *e = (ExecObject) {
                 .m = m, .process = process, .owner = owner, .caller = caller, .done_fd = -1, .wake_fd = -1,
-                .fds = { -1, -1, -1 }, .running = true, .detached = true, .sandbox = strdup(sandbox),
+                .fds = { -1, -1, -1 }, .running = true, .detached = true, .ops = &detached_ops, .sandbox = strdup(sandbox),
                 .name = strdup(name), .argv0 = strdup(argv0), .caller_name = strdup(""),
         };
         memcpy(e->id, id, SBX_DETACH_ID_LEN);
@@ -308,7 +315,7 @@ static ExecObject *detached_object(Manager *m, const char *id, const char *sandb
         return e;
 }
 
-int bus_detached_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const char **ret_path) {
+static int detached_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const char **ret_path) {
         ExecObject *e;
 
         for (size_t i = 0; i < 3; i++)
@@ -368,13 +375,16 @@ void bus_detached_restore(Manager *m) {
                 m->execs.detached_restored = false;
 }
 
-int bus_exec_list(Manager *m, sd_bus_message *msg, const char *name, sd_bus_error *error) {
+int bus_exec_list(Manager *m, sd_bus_message *msg, const char *name, const uid_t *owner, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         uid_t uid;
         int r;
 
         if (caller_cache_uid(&m->callers, msg, &uid) < 0)
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell who is calling");
+        if (owner && uid != 0 && uid != *owner)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                        "ListExecs: the sandbox is another user's; only its owner and root list it");
         if ((r = sd_bus_message_new_method_return(msg, &reply)) < 0 ||
             (r = sd_bus_message_open_container(reply, 'a', "(osbi)")) < 0)
                 return r;
@@ -388,4 +398,10 @@ int bus_exec_list(Manager *m, sd_bus_message *msg, const char *name, sd_bus_erro
         if ((r = sd_bus_message_close_container(reply)) < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
+}
+
+int bus_exec_publish(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const char **ret_path) {
+        if (process && process->detach_id[0])
+                return detached_new(m, process, args, ret_path);
+        return bus_exec_new(m, process, args, ret_path);
 }

@@ -17,6 +17,14 @@
 #define BUSY_UID ((uid_t) 0)
 
 typedef struct ExecObject ExecObject;
+
+/* What a detached object does differently (bus-detached.c sets them; bus-exec.c calls
+ * them without knowing that file). */
+typedef struct ExecOps {
+        int (*read_output)(sd_bus_message *msg, ExecObject *e, sd_bus_error *error);
+        void (*discard)(ExecObject *e);         /* going for good: its row too */
+        void (*free)(ExecObject *e);            /* its own fields */
+} ExecOps;
 struct ExecObject {
         ExecLink link;                  /* in m->execs.objects */
         Manager *m;
@@ -41,6 +49,7 @@ struct ExecObject {
         bool doomed;                    /* freed once they are done */
 
         /* detached processes (bus-detached.c) */
+        const ExecOps *ops;
         bool detached;
         char *name;                     /* the sandbox's Docker-level name */
         char *argv0;
@@ -73,11 +82,3 @@ int exec_register(Manager *m);
 
 /* Kill (sig > 0) on a worker; call NULL: nobody waits. */
 int exec_submit_kill(ExecObject *e, sd_bus_message *call, uid_t uid, int sig, sd_bus_error *error);
-
-/* bus-detached.c */
-int bus_detached_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const char **ret_path);
-int bus_detached_method_read_output(sd_bus_message *msg, void *userdata, sd_bus_error *error);
-/* A detached object going for good (its end read, trimmed, its sandbox gone): its
- * row and directory are removed on a worker, then it is freed. */
-void bus_detached_discard(ExecObject *e);
-void bus_detached_free(ExecObject *e);

@@ -49,7 +49,8 @@ ExecObject *exec_free(ExecObject *e) {
                 exec_slots_release(&e->m->execs, e->caller, 0);
         if ((e->running || e->thread_started) && !e->detached)
                 manager_idle(e->m, BUSY_UID);
-        bus_detached_free(e);
+        if (e->ops)
+                e->ops->free(e);
         sd_bus_slot_unref(e->owner_check);
         sd_event_source_disable_unref(e->done_source);
         sd_event_source_disable_unref(e->linger);
@@ -156,8 +157,8 @@ void exec_trim_finished(Manager *m, uid_t uid) {
                         continue;
                 all--;
                 mine -= e->caller == uid;
-                if (e->detached)
-                        bus_detached_discard(e);
+                if (e->ops)
+                        e->ops->discard(e);
                 else
                         exec_free(e);
         }
@@ -364,6 +365,18 @@ static int method_resize(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         return audit_refusal(e, uid, "exec-resize", r, error);
 }
 
+static int method_read_output(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        ExecObject *e = userdata;
+        uid_t uid;
+
+        if (e->ops)
+                return e->ops->read_output(msg, e, error);
+        if (caller_cache_uid(&e->m->callers, msg, &uid) < 0 || (uid != 0 && uid != e->caller && uid != e->owner))
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
+        return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
+                                "This exec is not detached: its output goes to its descriptors");
+}
+
 static int property_get(sd_bus *bus, const char *path, const char *interface, const char *property,
                         sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         ExecObject *e = userdata;
@@ -397,7 +410,7 @@ static const sd_bus_vtable exec_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ReadOutput", SD_BUS_ARGS("t", offset),
                                 SD_BUS_RESULT("ay", stdout, "ay", stderr, "t", next_offset, "b", running),
-                                bus_detached_method_read_output, SD_BUS_VTABLE_UNPRIVILEGED),
+                                method_read_output, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("Exited", SD_BUS_ARGS("i", exit_status), 0),
         SD_BUS_VTABLE_END
 };
@@ -541,8 +554,6 @@ int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const
         ExecObject *e;
         int r;
 
-        if (process && process->detach_id[0])
-                return bus_detached_new(m, process, args, ret_path);
         e = calloc(1, sizeof(ExecObject));
 
         if (!e) {

@@ -66,7 +66,7 @@ static int method_list_execs(sd_bus_message *msg, void *userdata, sd_bus_error *
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell who is calling");
         if ((r = sbx_name_qualify(uid, name, &qualified)) < 0)
                 return r;
-        return bus_exec_list(m, msg, qualified, error);
+        return bus_exec_list(m, msg, qualified, NULL, error);
 }
 
 static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *error) {

@@ -60,6 +60,7 @@ typedef struct Manager {
         sd_event_source *retry_source;  /* the next reconciliation while Docker failed */
         unsigned reconcile_again;       /* … and another was asked for meanwhile */
         bool execs_swept;               /* a dead instance's execs killed (exec.h), or on the way */
+        void (*after_sweep)(struct Manager *m); /* then: the detached processes back (bus-exec.h), set by manager.c */
         AuthCache *auth_cache;          /* polkit's recent answers (auth-cache.h) */
 
         /* Reads wait here for a read worker, in arrival order; one caller holds at most

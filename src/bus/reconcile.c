@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "bus-exec.h"
 #include "exec.h"
 #include "log.h"
 #include "reconcile.h"
@@ -66,8 +65,8 @@ static void sweep_done(void *job) {
 
         if (j->r < 0)
                 j->m->execs_swept = false;
-        else
-                bus_detached_restore(j->m);
+        else if (j->m->after_sweep)
+                j->m->after_sweep(j->m);
         manager_idle(j->m, 0);
         free(j);
 }

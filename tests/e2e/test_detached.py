@@ -77,6 +77,10 @@ def test_survives_its_caller_and_a_killed_daemon(stack, sandboxd, box):
     wait_for(lambda: (path, "sh", True, -1) in list_execs(sandboxd, MEMBER, box), 30, "the object back")
     assert stack.daemon_pid() != old
     assert any("while :" in c for c in command_lines(box))
+    # An orderly exit (as the idle exit is) leaves it running too.
+    assert stack.stop_daemon(signal.SIGTERM) is not None
+    wait_for(lambda: (path, "sh", True, -1) in list_execs(sandboxd, MEMBER, box), 30, "the object back again")
+    assert any("while :" in c for c in command_lines(box))
     time.sleep(0.5)
     out, err, nxt, running = read_output(sandboxd, MEMBER, path, 0)
     assert out.startswith("start\ntick 0\ntick 1\n") and err == "oops\n" and running, (out, err)
