@@ -432,6 +432,7 @@ static void caller_gone(ExecObject *e) {
 }
 
 void bus_exec_caller_gone(Manager *m, const char *name) {
+        operation_waiters_caller_gone(m, name);
         FOREACH_EXEC(e, m) {
                 if (streq(e->caller_name, name))
                         caller_gone(e);

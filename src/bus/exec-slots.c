@@ -61,6 +61,8 @@ void exec_slots_release(ExecSlots *s, uid_t uid, uint64_t capture) {
                         s->capture_total -= capture;
                         if (--s->users[i].n == 0)
                                 s->users[i] = s->users[--s->n_users];
+                        if (s->released)
+                                s->released(s->released_userdata);
                         return;
                 }
 }

@@ -36,6 +36,8 @@ typedef struct ExecSlots {
         ExecLink *objects;              /* the exec objects, the newest first */
         bool objects_registered;        /* their fallback vtable is on the bus */
         bool detached_restored;         /* the store's detached processes are back (bus-detached.c) */
+        void (*released)(void *userdata);       /* after each release (operation.c's waiters) */
+        void *released_userdata;
 } ExecSlots;
 
 /* A slot for uid and capture bytes of the budget (0: not a capture), or

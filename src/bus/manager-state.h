@@ -67,6 +67,11 @@ typedef struct Manager {
          * SBX_READ_WORKERS_PER_USER of them (operation.c). */
         struct Operation *reads_waiting, **reads_waiting_tail;
         unsigned n_reads_waiting, n_reads_running;
+        /* Execs with option wait whose share was full, in arrival order (operation.c);
+         * at most SBX_MAX_QUEUED, each also counted in its caller's operations. */
+        struct Operation *execs_waiting;
+        unsigned n_execs_waiting;
+        sd_event_source *execs_kick;    /* a slot was released: the waiters try again */
         struct { uid_t uid; unsigned n; } reads_running_by[SBX_READ_WORKERS];
 
         unsigned n_busy;                /* operations between their call and their reply */

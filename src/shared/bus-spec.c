@@ -619,6 +619,12 @@ static int exec_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
                 return read_bool(m, key, &o->tty, error);
         if (p->streaming && streq(key, "detach"))
                 return read_bool(m, key, &o->detach, error);
+        if (streq(key, "wait")) {
+                if ((r = read_int(m, key, 0, SBX_EXEC_WAIT_MAX_S, &v, error)) < 0)
+                        return r;
+                o->wait_s = (unsigned) v;
+                return 0;
+        }
         if (p->streaming && (streq(key, "rows") || streq(key, "cols"))) {
                 if ((r = read_int(m, key, 1, UINT16_MAX, &v, error)) < 0)
                         return r;
@@ -630,7 +636,7 @@ static int exec_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
 
 int sbx_bus_read_exec_options(sd_bus_message *m, bool streaming, SbxExecOptions *ret, SbxError *error) {
         static const char *const keys[] = { "env", "working_dir", "timeout", "stdin", "output_limit", "tty", "rows",
-                                            "cols", "on_timeout", "detach" };
+                                            "cols", "on_timeout", "detach", "wait" };
         ExecParse p = { .o = ret, .streaming = streaming };
         int r;
 
