@@ -144,7 +144,7 @@ START_TEST(test_open_fresh) {
 
         ck_assert(sbx_store_created(s));
         version = raw_query("PRAGMA user_version");
-        ck_assert_str_eq(version, "4");
+        ck_assert_str_eq(version, "5");
         mode = raw_query("PRAGMA journal_mode");
         ck_assert_str_eq(mode, "wal");
         tables = raw_query("SELECT COUNT(*) FROM sqlite_master WHERE name IN ('sandboxes', 'snapshots')");
@@ -338,12 +338,51 @@ START_TEST(test_migration_to_snapshot_intents) {
                  "PRAGMA user_version = 3");
         s = open_ok();
         version = raw_query("PRAGMA user_version");
-        ck_assert_str_eq(version, "4");
+        ck_assert_str_eq(version, "5");
         ck_assert_int_eq(sbx_store_get_snapshot(s, "s3", &snap, NULL), 1);
         ck_assert_int_eq(sbx_store_put_snapshot_intent(s, &(SbxSnapshotIntentRow) {
                 .id = (char *) "s4", .source_sandbox = (char *) "work", .image_tag = (char *) "t",
                 .token = (char *) "k" }, NULL), 0);
         ck_assert_int_eq(sbx_store_get_snapshot_intent(s, "s4", &got, NULL), 1);
+        sbx_store_close(s);
+}
+END_TEST
+
+/* Detached execs: written, listed the oldest first (bounded by max), deleted; a
+ * store of schema 4 gains the table. */
+START_TEST(test_detached_rows) {
+        _cleanup_free_ char *version = NULL;
+        SbxDetachedRow *rows = NULL;
+        size_t n = 0;
+        SbxStore *s = open_ok();
+
+        sbx_store_close(s);
+        raw_exec("DROP TABLE detached_execs; PRAGMA user_version = 4");
+        s = open_ok();
+        version = raw_query("PRAGMA user_version");
+        ck_assert_str_eq(version, "5");
+        for (int i = 0; i < 3; i++) {
+                char id[8];
+
+                snprintf(id, sizeof id, "id%d", i);
+                ck_assert_int_eq(sbx_store_put_detached(s, &(SbxDetachedRow) {
+                        .id = id, .sandbox = (char *) "~1000:work", .container_id = (char *) "c1", .owner = 1000,
+                        .caller = 1001, .argv0 = (char *) "sleep", .token = (char *) "t.x",
+                        .started_us = 30 - (uint64_t) i }, NULL), 0);
+        }
+        ck_assert_int_lt(sbx_store_put_detached(s, &(SbxDetachedRow) { .id = (char *) "bad" }, NULL), 0);
+        ck_assert_int_eq(sbx_store_list_detached(s, 2, &rows, &n, NULL), 0);
+        ck_assert_uint_eq(n, 2);
+        ck_assert_str_eq(rows[0].id, "id2");
+        ck_assert_uint_eq(rows[0].owner, 1000);
+        ck_assert_uint_eq(rows[0].caller, 1001);
+        ck_assert_str_eq(rows[1].argv0, "sleep");
+        sbx_detached_rows_free(rows, n);
+        ck_assert_int_eq(sbx_store_delete_detached(s, "id2", NULL), 0);
+        ck_assert_int_eq(sbx_store_list_detached(s, 10, &rows, &n, NULL), 0);
+        ck_assert_uint_eq(n, 2);
+        ck_assert_str_eq(rows[0].id, "id1");
+        sbx_detached_rows_free(rows, n);
         sbx_store_close(s);
 }
 END_TEST
@@ -896,6 +935,7 @@ static Suite *make_suite(void) {
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_state_strings);
         tcase_add_test(tc, test_open_fresh);
+        tcase_add_test(tc, test_detached_rows);
         tcase_add_test(tc, test_existing_mode_tightened);
         tcase_add_test(tc, test_missing_dir);
         tcase_add_test(tc, test_reopen_keeps_rows);

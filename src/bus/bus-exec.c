@@ -13,14 +13,11 @@
 #include "audit.h"
 #include "bus-error.h"
 #include "bus-exec.h"
+#include "bus-exec-internal.h"
 #include "bus-signal.h"
 #include "log.h"
 #include "operation.h"
 
-/* A running exec keeps the daemon from its idle exit, counted under root's share,
- * which has no cap: it is the exec limits (max_execs…) that bound execs, not the
- * caller's operations in flight. */
-#define BUSY_UID ((uid_t) 0)
 
 /* A finished exec's object stays this long for its ExitStatus to be read, unless
  * its caller's connection closes first or its caller (uid) has more finished ones than
@@ -30,47 +27,13 @@
 #define FINISHED_PER_USER_MAX 16U
 #define FINISHED_MAX 256U
 
-typedef struct ExecObject ExecObject;
-struct ExecObject {
-        ExecLink link;                  /* in m->execs.objects */
-        Manager *m;
-        char id[33];
-        char *path;
-        char *sandbox;
-        char *caller_name;              /* the caller's unique bus name */
-        uid_t owner, caller;
-        SbxExecProcess *process;
-        unsigned timeout_s;
-        char *docker_host;
-        int fds[3];
-        int done_fd, wake_fd;
-        pthread_t thread;
-        bool thread_started;
-        bool running;
-        int exit_status;
-        sd_bus_slot *owner_check;       /* GetNameOwner of the caller, in flight */
-        bool caller_gone;
-        sd_event_source *done_source, *linger;
-        unsigned n_jobs;                /* Kill/Resize in flight: they use process */
-        bool doomed;                    /* freed once they are done */
-};
-
-static ExecObject *exec_of(ExecLink *l) {
-        return l ? (ExecObject *) ((char *) l - offsetof(ExecObject, link)) : NULL;
-}
-
-/* Each exec object of m, the newest first; e may be freed in the body. */
-#define FOREACH_EXEC(e, m)                                                                                  \
-        for (ExecObject *e = exec_of((m)->execs.objects), *e##_next = e ? exec_of(e->link.next) : NULL; e; \
-             e = e##_next, e##_next = e ? exec_of(e->link.next) : NULL)
-
 static void close_fds(ExecObject *e) {
         for (size_t i = 0; i < 3; i++)
                 if (e->fds[i] >= 0)
                         e->fds[i] = safe_close(e->fds[i]);
 }
 
-static ExecObject *exec_free(ExecObject *e) {
+ExecObject *exec_free(ExecObject *e) {
         if (!e)
                 return NULL;
         if (e->n_jobs > 0) {
@@ -84,8 +47,10 @@ static ExecObject *exec_free(ExecObject *e) {
         exec_link_remove(&e->m->execs, &e->link);
         if (e->running)
                 exec_slots_release(&e->m->execs, e->caller, 0);
-        if (e->running || e->thread_started)
+        if ((e->running || e->thread_started) && !e->detached)
                 manager_idle(e->m, BUSY_UID);
+        if (e->ops)
+                e->ops->free(e);
         sd_bus_slot_unref(e->owner_check);
         sd_event_source_disable_unref(e->done_source);
         sd_event_source_disable_unref(e->linger);
@@ -175,25 +140,42 @@ static int append_exited(sd_bus_message *msg, void *userdata) {
 
 /* At most FINISHED_PER_USER_MAX finished objects of uid, FINISHED_MAX of all: the
  * oldest (last in the list) go. */
-static void trim_finished(Manager *m, uid_t uid) {
+void exec_trim_finished(Manager *m, uid_t uid) {
         unsigned mine = 0, all = 0;
         ExecObject *last = NULL, *prev;
 
         FOREACH_EXEC(e, m) {
                 last = e;
-                if (!e->running && !e->doomed) {
+                if (!e->running && !e->doomed && !e->discarded) {
                         all++;
                         mine += e->caller == uid;
                 }
         }
         for (ExecObject *e = last; e && (mine > FINISHED_PER_USER_MAX || all > FINISHED_MAX); e = prev) {
                 prev = exec_of(e->link.prev);
-                if (e->running || e->doomed || (e->caller != uid && all <= FINISHED_MAX))
+                if (e->running || e->doomed || e->discarded || (e->caller != uid && all <= FINISHED_MAX))
                         continue;
                 all--;
                 mine -= e->caller == uid;
-                exec_free(e);
+                if (e->ops)
+                        e->ops->discard(e);
+                else
+                        exec_free(e);
         }
+}
+
+void exec_ended(ExecObject *e) {
+        e->running = false;
+        exec_slots_release(&e->m->execs, e->caller, 0);
+        if (!e->detached)
+                manager_idle(e->m, BUSY_UID);
+        audit_exec(e, e->caller, "exec-exited", NULL);
+        /* For who may read the object only (bus-signal.h): its caller, the sandbox's
+         * owner, root. */
+        bus_signal_send(e->m->bus, &e->m->callers, e->owner, e->caller, e->path, "org.freedesktop.DBus.Properties",
+                        "PropertiesChanged", append_exec_changed, e);
+        bus_signal_send(e->m->bus, &e->m->callers, e->owner, e->caller, e->path, SBX_BUS_EXEC_INTERFACE, "Exited",
+                        append_exited, e);
 }
 
 static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -204,25 +186,16 @@ static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
         e->done_source = sd_event_source_disable_unref(e->done_source);
         (void) pthread_join(e->thread, NULL);
         e->thread_started = false;
-        e->running = false;
         close_fds(e);
         e->done_fd = safe_close(e->done_fd);
         e->wake_fd = safe_close(e->wake_fd);
-        exec_slots_release(&e->m->execs, e->caller, 0);
-        manager_idle(e->m, BUSY_UID);
-        audit_exec(e, e->caller, "exec-exited", NULL);
-        /* For who may read the object only (bus-signal.h): its caller, the sandbox's
-         * owner, root. */
-        bus_signal_send(e->m->bus, &e->m->callers, e->owner, e->caller, e->path, "org.freedesktop.DBus.Properties",
-                        "PropertiesChanged", append_exec_changed, e);
-        bus_signal_send(e->m->bus, &e->m->callers, e->owner, e->caller, e->path, SBX_BUS_EXEC_INTERFACE, "Exited",
-                        append_exited, e);
+        exec_ended(e);
         if (e->caller_gone ||
             sd_event_add_time_relative(e->m->event, &e->linger, CLOCK_MONOTONIC, LINGER_USEC, 0, on_linger, e) < 0) {
                 exec_free(e);
                 return 0;
         }
-        trim_finished(e->m, e->caller);
+        exec_trim_finished(e->m, e->caller);
         return 0;
 }
 
@@ -392,6 +365,18 @@ static int method_resize(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         return audit_refusal(e, uid, "exec-resize", r, error);
 }
 
+static int method_read_output(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        ExecObject *e = userdata;
+        uid_t uid;
+
+        if (e->ops)
+                return e->ops->read_output(msg, e, error);
+        if (caller_cache_uid(&e->m->callers, msg, &uid) < 0 || (uid != 0 && uid != e->caller && uid != e->owner))
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
+        return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
+                                "This exec is not detached: its output goes to its descriptors");
+}
+
 static int property_get(sd_bus *bus, const char *path, const char *interface, const char *property,
                         sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         ExecObject *e = userdata;
@@ -423,6 +408,9 @@ static const sd_bus_vtable exec_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Resize", SD_BUS_ARGS("q", rows, "q", cols), SD_BUS_NO_RESULT, method_resize,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ReadOutput", SD_BUS_ARGS("t", offset),
+                                SD_BUS_RESULT("ay", stdout, "ay", stderr, "t", next_offset, "b", running),
+                                method_read_output, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("Exited", SD_BUS_ARGS("i", exit_status), 0),
         SD_BUS_VTABLE_END
 };
@@ -432,8 +420,8 @@ static const sd_bus_vtable exec_vtable[] = {
  * read it. */
 static void caller_gone(ExecObject *e) {
         e->owner_check = sd_bus_slot_unref(e->owner_check);
-        if (e->caller_gone)
-                return;
+        if (e->caller_gone || e->detached)
+                return;         /* a detached process outlives its caller */
         e->caller_gone = true;
         if (!e->running) {
                 exec_free(e);
@@ -444,6 +432,7 @@ static void caller_gone(ExecObject *e) {
 }
 
 void bus_exec_caller_gone(Manager *m, const char *name) {
+        operation_waiters_caller_gone(m, name);
         FOREACH_EXEC(e, m) {
                 if (streq(e->caller_name, name))
                         caller_gone(e);
@@ -511,7 +500,7 @@ static int exec_enumerate(sd_bus *bus, const char *path, void *userdata, char **
 
 /* One fallback vtable and enumerator for every exec object, registered with the
  * first: objects of their own would each be listed to every caller. */
-static int exec_register(Manager *m) {
+int exec_register(Manager *m) {
         int r;
 
         if (m->execs.objects_registered)
@@ -558,9 +547,15 @@ static int exec_start_thread(ExecObject *e) {
         return 0;
 }
 
+int exec_submit_kill(ExecObject *e, sd_bus_message *call, uid_t uid, int sig, sd_bus_error *error) {
+        return submit(e, call, uid, sig, 0, 0, error);
+}
+
 int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const char **ret_path) {
-        ExecObject *e = calloc(1, sizeof(ExecObject));
+        ExecObject *e;
         int r;
+
+        e = calloc(1, sizeof(ExecObject));
 
         if (!e) {
                 exec_slots_release(&m->execs, args->caller, 0);        /* the slot is ours (see below) */
@@ -574,13 +569,14 @@ int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const
                 .timeout_s = args->timeout_s, .done_fd = -1, .wake_fd = -1, .running = true,
                 .fds = { args->fds[0], args->fds[1], args->fds[2] },
                 .sandbox = strdup(args->sandbox), .docker_host = strdup(m->docker_host),
-                .caller_name = strdup(args->caller_name ?: ""),
+                .caller_name = strdup(args->caller_name ?: ""), .name = strdup(args->name ?: ""),
+                .argv0 = strdup(args->argv0 ?: ""),
         };
         args->fds[0] = args->fds[1] = args->fds[2] = -1;
         /* The slot the operation acquired is the object's now. */
         (void) manager_busy(m, BUSY_UID);
         exec_link_push(&m->execs, &e->link);
-        if (!e->sandbox || !e->docker_host || !e->caller_name)
+        if (!e->sandbox || !e->docker_host || !e->caller_name || !e->name || !e->argv0)
                 r = -ENOMEM;
         else if ((r = exec_publish(e)) >= 0)
                 r = exec_start_thread(e);

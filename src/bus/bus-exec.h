@@ -24,3 +24,17 @@ void bus_exec_shutdown_all(Manager *m);
 /* A unique name lost its owner (the manager's NameOwnerChanged match): that
  * caller's running execs are killed, its finished ones go. */
 void bus_exec_caller_gone(Manager *m, const char *name);
+
+/* StartExec's publisher (bus-detached.c): a detached process's object, else
+ * bus_exec_new(). */
+int bus_exec_publish(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const char **ret_path);
+
+/* After the start-up sweep: the store's detached processes whose sandbox still runs
+ * get their exec objects back (bus-detached.c); once per daemon. */
+void bus_detached_restore(Manager *m);
+
+/* ListExecs: the exec objects in the sandbox of Docker-level name the caller may
+ * read (its own, those in its sandboxes; root: all) as a(osbi): object, argv[0],
+ * running, exit status (−1 while running). Sends the reply. With owner (a sandbox
+ * object's), a caller other than that owner and root is AccessDenied. */
+int bus_exec_list(Manager *m, sd_bus_message *msg, const char *name, const uid_t *owner, sd_bus_error *error);

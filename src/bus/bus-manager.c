@@ -4,11 +4,13 @@
 
 #include "bus-args.h"
 #include "bus-error.h"
+#include "bus-exec.h"
 #include "bus-manager.h"
 #include "bus-sandbox.h"
 #include "bus-spec.h"
 #include "config.h"
 #include "docker-tls.h"
+#include "naming.h"
 #include "operation.h"
 #include "owner-info.h"
 
@@ -49,6 +51,25 @@ BY_NAME(method_write_file, VERB_WRITE_FILE, bus_sandbox_method_file(msg, m, name
 BY_NAME(method_list_files, VERB_LIST_FILES, bus_sandbox_method_file(msg, m, name, NULL, VERB_LIST_FILES, error))
 BY_NAME(method_remove_file, VERB_REMOVE_FILE, bus_sandbox_method_file(msg, m, name, NULL, VERB_REMOVE_FILE, error))
 #undef BY_NAME
+
+/* The caller's own sandbox's execs (those it may read); no polkit: the same as its
+ * introspection lists. */
+static int method_list_execs(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        _cleanup_free_ char *qualified = NULL;
+        Manager *m = userdata;
+        const char *name;
+        uid_t uid;
+        int r;
+
+        if ((r = bus_read_name(msg, "name", &name, &e)) < 0)
+                return sbx_bus_error_from(error, &e, r);
+        if (caller_cache_uid(&m->callers, msg, &uid) < 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell who is calling");
+        if ((r = sbx_name_qualify(uid, name, &qualified)) < 0)
+                return r;
+        return bus_exec_list(m, msg, qualified, NULL, error);
+}
 
 static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
@@ -244,6 +265,8 @@ const sd_bus_vtable bus_manager_vtable[] = {
                                             "h", stderr),
                                 SD_BUS_RESULT("o", exec),
                                 method_start_exec, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListExecs", SD_BUS_ARGS("s", name), SD_BUS_RESULT("a(osbi)", execs),
+                                method_list_execs, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("CopyToSandbox", SD_BUS_ARGS("s", name, "s", guest_dir, "h", tar, "a{sv}", options),
                                 SD_BUS_NO_RESULT, method_copy_to, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("CopyFromSandbox",

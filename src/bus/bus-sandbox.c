@@ -98,7 +98,7 @@ int bus_sandbox_method_exec(sd_bus_message *msg, Manager *m, const char *name, c
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         SbxExecOptions options = {};
         OperationArgs args = OPERATION_ARGS_INIT(.name = name, .object = object, .exec = &options,
-                                                 .publish_exec = streaming ? bus_exec_new : NULL);
+                                                 .publish_exec = streaming ? bus_exec_publish : NULL);
         Verb verb = streaming ? VERB_START_EXEC : VERB_EXEC;
         int r;
 
@@ -191,6 +191,7 @@ ENTRY_METHOD(method_verify, bus_sandbox_method_verify(msg, manager_of(e), NULL, 
 ENTRY_METHOD(method_exec, bus_sandbox_method_exec(msg, manager_of(e), NULL, e, false, error))
 ENTRY_METHOD(method_start_exec, bus_sandbox_method_exec(msg, manager_of(e), NULL, e, true, error))
 ENTRY_METHOD(method_copy_to, bus_sandbox_method_copy(msg, manager_of(e), NULL, e, true, error))
+ENTRY_METHOD(method_list_execs, bus_exec_list(manager_of(e), msg, e->name, &e->owner, error))
 ENTRY_METHOD(method_copy_from, bus_sandbox_method_copy(msg, manager_of(e), NULL, e, false, error))
 ENTRY_METHOD(method_read_file, bus_sandbox_method_file(msg, manager_of(e), NULL, e, VERB_READ_FILE, error))
 ENTRY_METHOD(method_write_file, bus_sandbox_method_file(msg, manager_of(e), NULL, e, VERB_WRITE_FILE, error))
@@ -231,6 +232,8 @@ static const sd_bus_vtable sandbox_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("StartExec",
                                 SD_BUS_ARGS("as", argv, "a{sv}", options, "h", stdin, "h", stdout, "h", stderr),
                                 SD_BUS_RESULT("o", exec), method_start_exec, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListExecs", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(osbi)", execs), method_list_execs,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("CopyTo", SD_BUS_ARGS("s", guest_dir, "h", tar, "a{sv}", options), SD_BUS_NO_RESULT,
                                 method_copy_to, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("CopyFrom", SD_BUS_ARGS("s", guest_path, "h", tar, "a{sv}", options),

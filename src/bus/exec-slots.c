@@ -39,6 +39,20 @@ int exec_slots_acquire(ExecSlots *s, const SbxPolicy *p, uid_t uid, uint64_t cap
         return 0;
 }
 
+void exec_slots_force(ExecSlots *s, uid_t uid) {
+        size_t i;
+
+        for (i = 0; i < s->n_users && s->users[i].uid != uid; i++)
+                ;
+        if (i == s->n_users) {
+                if (s->n_users == ELEMENTSOF(s->users))
+                        return;
+                s->users[s->n_users++] = (typeof(s->users[0])) { .uid = uid };
+        }
+        s->users[i].n++;
+        s->n_total++;
+}
+
 void exec_slots_release(ExecSlots *s, uid_t uid, uint64_t capture) {
         for (size_t i = 0; i < s->n_users; i++)
                 if (s->users[i].uid == uid) {
@@ -47,6 +61,8 @@ void exec_slots_release(ExecSlots *s, uid_t uid, uint64_t capture) {
                         s->capture_total -= capture;
                         if (--s->users[i].n == 0)
                                 s->users[i] = s->users[--s->n_users];
+                        if (s->released)
+                                s->released(s->released_userdata);
                         return;
                 }
 }

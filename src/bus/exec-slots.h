@@ -35,12 +35,17 @@ typedef struct ExecSlots {
 
         ExecLink *objects;              /* the exec objects, the newest first */
         bool objects_registered;        /* their fallback vtable is on the bus */
+        bool detached_restored;         /* the store's detached processes are back (bus-detached.c) */
+        void (*released)(void *userdata);       /* after each release (operation.c's waiters) */
+        void *released_userdata;
 } ExecSlots;
 
 /* A slot for uid and capture bytes of the budget (0: not a capture), or
  * LimitsExceeded naming the limit. Released with the same. */
 int exec_slots_acquire(ExecSlots *s, const SbxPolicy *p, uid_t uid, uint64_t capture, SbxError *error);
 void exec_slots_release(ExecSlots *s, uid_t uid, uint64_t capture);
+/* A slot without a check: a detached process found running after a restart. */
+void exec_slots_force(ExecSlots *s, uid_t uid);
 
 void exec_link_push(ExecSlots *s, ExecLink *l);
 void exec_link_remove(ExecSlots *s, ExecLink *l);

@@ -61,12 +61,18 @@ typedef struct Manager {
         sd_event_source *retry_source;  /* the next reconciliation while Docker failed */
         unsigned reconcile_again;       /* … and another was asked for meanwhile */
         bool execs_swept;               /* a dead instance's execs killed (exec.h), or on the way */
+        void (*after_sweep)(struct Manager *m); /* then: the detached processes back (bus-exec.h), set by manager.c */
         AuthCache *auth_cache;          /* polkit's recent answers (auth-cache.h) */
 
         /* Reads wait here for a read worker, in arrival order; one caller holds at most
          * SBX_READ_WORKERS_PER_USER of them (operation.c). */
         struct Operation *reads_waiting, **reads_waiting_tail;
         unsigned n_reads_waiting, n_reads_running;
+        /* Execs with option wait whose share was full, in arrival order (operation.c);
+         * at most SBX_MAX_QUEUED, each also counted in its caller's operations. */
+        struct Operation *execs_waiting;
+        unsigned n_execs_waiting;
+        sd_event_source *execs_kick;    /* a slot was released: the waiters try again */
         struct { uid_t uid; unsigned n; } reads_running_by[SBX_READ_WORKERS];
 
         unsigned n_busy;                /* operations between their call and their reply */

@@ -425,6 +425,7 @@ int manager_run(Manager *m) {
 
         if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
                 return -EIO;
+        m->after_sweep = bus_detached_restore;
         r = sbx_worker_pool_new(m->event, &(SbxWorkerPoolConfig) {
                 .n_workers = SBX_WORKERS, .max_queued = SBX_MAX_QUEUED,
                 .init = worker_init, .fini = worker_fini, .init_userdata = m,

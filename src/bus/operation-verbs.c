@@ -101,6 +101,9 @@ static int run_start_exec(Operation *o, SbxLifecycle *l) {
         SbxExecRequest req = exec_request(o);
         int r = check_owned(o);
 
+        req.check_start = true;
+        if (r >= 0 && o->exec.detach)
+                return sbx_lifecycle_detach_start(l, o->name, &req, o->uid, &o->exec_process, &o->error);
         return r < 0 ? r : sbx_lifecycle_exec_start(l, o->name, &req, &o->exec_process, &o->error);
 }
 
@@ -264,7 +267,7 @@ static int reply_start_exec(Operation *o, sd_bus_message *reply) {
         int r;
 
         r = o->publish_exec(o->m, TAKE_PTR(o->exec_process), &(ExecStartArgs) {
-                .sandbox = o->display, .owner = o->owner, .caller = o->uid,
+                .sandbox = o->display, .name = o->name, .argv0 = o->argv[0], .owner = o->owner, .caller = o->uid,
                 .caller_name = sd_bus_message_get_sender(o->call), .timeout_s = o->exec.timeout_s,
                 .fds = { TAKE_FD(o->fds[0]), TAKE_FD(o->fds[1]), TAKE_FD(o->fds[2]) },
         }, &path);

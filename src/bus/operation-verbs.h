@@ -45,6 +45,8 @@ typedef enum Verb {
  * once the process runs. */
 typedef struct ExecStartArgs {
         const char *sandbox;
+        const char *name;               /* Docker-level (naming.h) */
+        const char *argv0;
         uid_t owner;                    /* the sandbox's */
         uid_t caller;
         const char *caller_name;        /* unique bus name */
@@ -136,6 +138,8 @@ struct Operation {
         SbxExecOptions exec;
         int fds[3];
         bool exec_slot;                 /* holds one of the policy's exec slots */
+        struct Operation *next_waiting; /* option wait: in the manager's queue for a slot */
+        sd_event_source *wait_timer;    /* … until then */
         uint64_t exec_capture;          /* … and this much of the capture budget */
         SbxExecResult exec_result;
         SbxExecProcess *exec_process;

@@ -15,6 +15,7 @@
 #include "reconcile.h"
 
 static void operation_free_unstarted(Operation *o);
+static void cancel_waiters(Manager *m);
 
 static Operation *operation_free(Operation *o) {
         if (!o)
@@ -26,6 +27,7 @@ static Operation *operation_free(Operation *o) {
 
 /* Everything but the manager's bookkeeping. */
 static void operation_free_unstarted(Operation *o) {
+        sd_event_source_disable_unref(o->wait_timer);
         sd_bus_message_unref(o->call);
         sd_bus_slot_unref(o->polkit_slot);
         free(o->name);
@@ -234,6 +236,7 @@ void operation_cancel_queued(Manager *m) {
                 job_cancel(o);
         }
         m->reads_waiting_tail = &m->reads_waiting;
+        cancel_waiters(m);
 }
 
 static void read_start(Operation *o) {
@@ -304,6 +307,9 @@ static uint64_t capture_of(const Operation *o) {
 /* Reads and state changes have pools of their own: a read never waits behind
  * another caller's slow state change; reads wait for a read worker in a queue of
  * their own (reads_dispatch()). */
+static void submit_acquired(Operation *o);
+static int wait_for_slot(Operation *o);
+
 static void submit(Operation *o) {
         SbxError e = SBX_ERROR_NULL;
         int r;
@@ -313,9 +319,14 @@ static void submit(Operation *o) {
                 return;
         }
         /* A process in the sandbox holds an exec slot until it ends (policy
-         * max_execs_per_user, max_execs). */
+         * max_execs_per_user, max_execs); with option wait, a full share is waited for. */
         if (operation_verbs[o->verb].exec) {
                 r = exec_slots_acquire(&o->m->execs, o->m->policy, o->uid, capture_of(o), &e);
+                if (r < 0 && o->exec.wait_s > 0 && sbx_error_is(&e, SBX_ERROR_LIMITS_EXCEEDED) &&
+                    wait_for_slot(o) >= 0) {
+                        sbx_error_free(&e);
+                        return;
+                }
                 if (r < 0) {
                         fail(o, OPERATION_REFUSED, r, &e);
                         sbx_error_free(&e);
@@ -324,6 +335,13 @@ static void submit(Operation *o) {
                 o->exec_slot = true;
                 o->exec_capture = capture_of(o);
         }
+        submit_acquired(o);
+}
+
+static void submit_acquired(Operation *o) {
+        SbxError e = SBX_ERROR_NULL;
+        int r;
+
         if (o->read) {
                 read_enqueue(o);
                 return;
@@ -337,6 +355,117 @@ static void submit(Operation *o) {
                 return;
         }
         advance(o, OPERATION_SUBMITTED);
+}
+
+/* Option wait ------------------------------------------------------------ */
+
+static void unlink_waiting(Operation *o) {
+        for (Operation **p = &o->m->execs_waiting; *p; p = &(*p)->next_waiting)
+                if (*p == o) {
+                        *p = o->next_waiting;
+                        o->next_waiting = NULL;
+                        o->m->n_execs_waiting--;
+                        break;
+                }
+        o->wait_timer = sd_event_source_disable_unref(o->wait_timer);
+}
+
+static int on_wait_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        Operation *o = userdata;
+        SbxError e = SBX_ERROR_NULL;
+        int r;
+
+        unlink_waiting(o);
+        /* One last try names the limit that is still full. */
+        r = exec_slots_acquire(&o->m->execs, o->m->policy, o->uid, capture_of(o), &e);
+        if (r >= 0) {
+                o->exec_slot = true;
+                o->exec_capture = capture_of(o);
+                submit_acquired(o);
+                return 0;
+        }
+        {
+                SbxError w = SBX_ERROR_NULL;
+
+                r = sbx_error_set(&w, SBX_ERROR_LIMITS_EXCEEDED, "wait: no slot within %u s: %s", o->exec.wait_s,
+                                  e.message ?: "");
+                fail(o, OPERATION_REFUSED, r, &w);
+                sbx_error_free(&w);
+        }
+        sbx_error_free(&e);
+        return 0;
+}
+
+/* The waiters in arrival order, each given a slot if its share has one now (a
+ * waiter whose share is still full does not hold up another user's). */
+static int on_kick(sd_event_source *s, void *userdata) {
+        Manager *m = userdata;
+        Operation *next;
+
+        for (Operation *o = m->execs_waiting; o; o = next) {
+                next = o->next_waiting;
+                if (exec_slots_acquire(&m->execs, m->policy, o->uid, capture_of(o), NULL) < 0)
+                        continue;
+                unlink_waiting(o);
+                o->exec_slot = true;
+                o->exec_capture = capture_of(o);
+                submit_acquired(o);
+        }
+        return 0;
+}
+
+static void on_released(void *userdata) {
+        Manager *m = userdata;
+
+        if (m->execs_waiting && !m->execs_kick)
+                (void) sd_event_add_defer(m->event, &m->execs_kick, on_kick, m);
+        else if (m->execs_waiting)
+                (void) sd_event_source_set_enabled(m->execs_kick, SD_EVENT_ONESHOT);
+}
+
+static int wait_for_slot(Operation *o) {
+        Manager *m = o->m;
+        Operation **tail;
+        int r;
+
+        if (m->n_execs_waiting >= SBX_MAX_QUEUED)
+                return -EBUSY;
+        r = sd_event_add_time_relative(m->event, &o->wait_timer, CLOCK_MONOTONIC,
+                                       (uint64_t) o->exec.wait_s * 1000000U, 0, on_wait_timeout, o);
+        if (r < 0)
+                return r;
+        m->execs.released = on_released;
+        m->execs.released_userdata = m;
+        for (tail = &m->execs_waiting; *tail; tail = &(*tail)->next_waiting)
+                ;
+        *tail = o;
+        m->n_execs_waiting++;
+        return 0;
+}
+
+void operation_waiters_caller_gone(Manager *m, const char *name) {
+        SbxError e = SBX_ERROR_NULL;
+        Operation *next;
+
+        for (Operation *o = m->execs_waiting; o; o = next) {
+                next = o->next_waiting;
+                if (!streq_ptr(sd_bus_message_get_sender(o->call), name))
+                        continue;
+                unlink_waiting(o);
+                fail(o, OPERATION_REFUSED, sbx_error_set(&e, SBX_ERROR_LIMITS_EXCEEDED,
+                                                         "wait: the caller went away"), &e);
+                sbx_error_free(&e);
+        }
+}
+
+static void cancel_waiters(Manager *m) {
+        while (m->execs_waiting) {
+                Operation *o = m->execs_waiting;
+
+                unlink_waiting(o);
+                job_cancel(o);
+        }
+        m->execs_kick = sd_event_source_disable_unref(m->execs_kick);
 }
 
 static void widen(Operation *o);

@@ -27,3 +27,7 @@ int operation_refuse(Manager *m, sd_bus_message *msg, Verb verb, const char *tar
 /* SIGTERM: every operation waiting for a worker is answered BackendUnavailable and
  * never started; running ones finish. */
 void operation_cancel_queued(Manager *m);
+
+/* A unique name lost its owner: its calls waiting for an exec slot (option wait)
+ * leave the queue. */
+void operation_waiters_caller_gone(Manager *m, const char *name);

@@ -65,6 +65,8 @@ static void sweep_done(void *job) {
 
         if (j->r < 0)
                 j->m->execs_swept = false;
+        else if (j->m->after_sweep)
+                j->m->after_sweep(j->m);
         manager_idle(j->m, 0);
         free(j);
 }

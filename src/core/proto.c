@@ -376,3 +376,53 @@ int sbx_proto_list_truncated(const SbxProtoFrame *f, bool *ret) {
         *ret = t;
         return 0;
 }
+
+/* Ring files -------------------------------------------------------------- */
+
+static uint64_t ring_u64(const uint8_t *p) {
+        uint64_t v = 0;
+
+        for (int i = 7; i >= 0; i--)
+                v = (v << 8) | p[i];
+        return v;
+}
+
+int sbx_ring_parse_header(const uint8_t *buf, size_t n, SbxRingHeader *ret) {
+        uint64_t state;
+
+        if (n < SBX_RING_HEADER_SIZE || memcmp(buf, SBX_RING_MAGIC, 8) != 0 ||
+            ring_u64(buf + SBX_RING_CAP_OFFSET) != SBX_RING_CAP)
+                return -EBADMSG;
+        state = ring_u64(buf + SBX_RING_STATE_OFFSET);
+        if (state > SBX_RING_EXITED)
+                return -EBADMSG;
+        *ret = (SbxRingHeader) {
+                .commit = ring_u64(buf + SBX_RING_COMMIT_OFFSET),
+                .status = ring_u64(buf + SBX_RING_STATUS_OFFSET),
+                .pid = ring_u64(buf + SBX_RING_PID_OFFSET),
+                .start_time = ring_u64(buf + SBX_RING_START_TIME_OFFSET),
+                .exited = state == SBX_RING_EXITED,
+        };
+        if (ret->status > 255 || ret->commit > UINT64_MAX / 2)
+                return -EBADMSG;
+        return 0;
+}
+
+int sbx_ring_split(const uint8_t *data, size_t n, uint64_t pos, const uint8_t *tags, size_t n_tags,
+                   uint8_t *out, size_t *ret_out, uint8_t *err, size_t *ret_err) {
+        size_t first = (size_t) (pos % 8), no = 0, ne = 0;
+
+        if (n > 0 && (first + n + 7) / 8 > n_tags)
+                return -EBADMSG;
+        for (size_t i = 0; i < n; i++) {
+                size_t bit = first + i;
+
+                if (tags[bit / 8] & (1U << (bit % 8)))
+                        err[ne++] = data[i];
+                else
+                        out[no++] = data[i];
+        }
+        *ret_out = no;
+        *ret_err = ne;
+        return 0;
+}

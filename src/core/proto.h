@@ -63,6 +63,41 @@ typedef enum SbxProtoTag {
 #define SBX_PROTO_WRITE_MAKE_PARENTS (1U << 1)
 #define SBX_PROTO_REMOVE_RECURSIVE   (1U << 0)
 
+/* The ring file of a detached process (src/init/detach.c writes it, the service
+ * reads it through READ requests): a header of u64 little-endian fields, the
+ * output of both streams in order (SBX_RING_CAP bytes, the oldest overwritten), one
+ * bit per output byte (set: stderr), and the trailer's intent. Versioned by its
+ * magic. Everything in it is hostile input: the owner's processes can write it. */
+#define SBX_RING_FILE "output"
+#define SBX_RING_MAGIC "XSBRING1"
+#define SBX_RING_CAP ((uint64_t) 2 << 20)
+#define SBX_RING_HEADER_SIZE 64U
+#define SBX_RING_CAP_OFFSET 8U
+#define SBX_RING_COMMIT_OFFSET 16U     /* the stream position after the last byte written */
+#define SBX_RING_STATE_OFFSET 24U      /* 0 running, SBX_RING_EXITED */
+#define SBX_RING_STATUS_OFFSET 32U     /* the exit status (128+N after signal N) */
+#define SBX_RING_PID_OFFSET 40U        /* the supervisor's pid in the sandbox */
+#define SBX_RING_START_TIME_OFFSET 48U /* and its start time (/proc/PID/stat, field 22) */
+#define SBX_RING_EXITED 1U
+#define SBX_RING_DATA_OFFSET ((uint64_t) SBX_RING_HEADER_SIZE)
+#define SBX_RING_TAGS_OFFSET (SBX_RING_DATA_OFFSET + SBX_RING_CAP)
+#define SBX_RING_TRAILER_OFFSET (SBX_RING_TAGS_OFFSET + SBX_RING_CAP / 8)
+#define SBX_RING_FILE_SIZE (SBX_RING_TRAILER_OFFSET + 8)
+
+typedef struct SbxRingHeader {
+        uint64_t commit, status, pid, start_time;
+        bool exited;
+} SbxRingHeader;
+
+/* The header in buf (n bytes): 0, or -EBADMSG when it is not one of this version. */
+int sbx_ring_parse_header(const uint8_t *buf, size_t n, SbxRingHeader *ret);
+
+/* Splits n bytes of output starting at stream position pos by their bits in tags
+ * (the bytes of the tag bitmap from bit (pos % SBX_RING_CAP) / 8 on, n_tags of
+ * them, unwrapped) into out and err (each of room for n bytes). */
+int sbx_ring_split(const uint8_t *data, size_t n, uint64_t pos, const uint8_t *tags, size_t n_tags,
+                   uint8_t *out, size_t *ret_out, uint8_t *err, size_t *ret_err);
+
 typedef struct SbxProtoFrame {
         uint32_t type;
         const uint8_t *payload;

@@ -24,6 +24,10 @@
 
 /* After a kill, how long the stream may take to end. */
 #define KILL_DRAIN_US (5U * 1000000U)
+/* StartExec's wait for its process to run (wait_started()). */
+#define START_CHECK_TRIES 400U
+#define START_CHECK_SLEEP_NS (5 * 1000000L)
+#define START_TEXT_MAX 4096U
 
 void sbx_exec_request_done(SbxExecRequest *r) {
         strv_free(r->argv);
@@ -124,7 +128,7 @@ const char *sbx_exec_instance_id(void) {
 
 /* "<instance id>.<random>": the instance id tells the next instance which execs
  * were this one's (sbx_lifecycle_exec_sweep). */
-static int make_token(char token[static SBX_EXEC_TOKEN_LEN + 1]) {
+int sbx_exec_make_token(char token[static SBX_EXEC_TOKEN_LEN + 1]) {
         uint8_t b[16];
 
         if (getrandom(b, sizeof b, 0) != (ssize_t) sizeof b)
@@ -190,6 +194,59 @@ static int start_exec(SbxLifecycle *l, SbxExecProcess *p, const SbxExecRequest *
         return 0;
 }
 
+/* Docker answers a process that could not be started (no such command, a working
+ * directory that is not there) with exit status 126 or 127 and the runtime's text in
+ * the stream. What tells it from a process that ran and exited so is Docker's Pid: 0,
+ * nothing ever ran (so the text is the runtime's, not the sandbox's). */
+static bool never_started(const SbxExecState *s) {
+        return s->exited && s->pid == 0 && (s->exit_code == 126 || s->exit_code == 127);
+}
+
+static bool output_has(const SbxExecProcess *p, const char *what) {
+        const SbxRelaySink *o = &p->relay.out[0];
+
+        return o->data && memmem(o->data, o->size, what, strlen(what));
+}
+
+static int start_failed(const SbxExecProcess *p, const SbxExecRequest *req, SbxError *error) {
+        const char *why = output_has(p, "executable file not found") ? "no such command in PATH" :
+                          output_has(p, "permission denied") ? "permission denied" :
+                          output_has(p, "no such file or directory") ? "no such file" : "it could not be started";
+
+        if (output_has(p, "chdir to cwd") && req->working_dir)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "working_dir: '%.256s' is not a directory the owner can enter in the sandbox",
+                                     req->working_dir);
+        if (output_has(p, "chdir to cwd"))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "working_dir: the sandbox's working directory is "
+                                     "not a directory the owner can enter; give working_dir");
+        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "argv[0]: '%.256s': %s", req->argv[0], why);
+}
+
+/* StartExec's check: Docker's start answers before the runtime tried the process,
+ * so its state is asked until it has a Pid (it runs, or ran) or never started; then
+ * the runtime's text is read from the stream (it has ended) to tell which field was
+ * wrong. A process still starting after about 2 s is relayed like any other. */
+static int wait_started(SbxLifecycle *l, SbxExecProcess *p, const SbxExecRequest *req, SbxError *error) {
+        SbxExecState s;
+        int r;
+
+        for (unsigned i = 0; i < START_CHECK_TRIES; i++) {
+                if ((r = sbx_docker_exec_inspect(l->docker, p->exec_id, &s, error)) < 0)
+                        return r;
+                if (never_started(&s)) {
+                        p->relay.out[0].limit = p->relay.out[1].limit = START_TEXT_MAX;
+                        p->relay.deadline_us = sbx_now_monotonic_us() + KILL_DRAIN_US;
+                        (void) sbx_relay_run(&p->relay);
+                        return start_failed(p, req, error);
+                }
+                if (s.pid > 0 || s.exited)
+                        return 0;
+                nanosleep(&(struct timespec) { .tv_nsec = START_CHECK_SLEEP_NS }, NULL);
+        }
+        return 0;
+}
+
 int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, const SbxExecRequest *req, SbxExecProcess **ret,
                              SbxError *error) {
         _cleanup_(sbx_exec_process_freep) SbxExecProcess *p = NULL;
@@ -205,11 +262,16 @@ int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, const SbxExecReq
         if (!p)
                 return -ENOMEM;
         p->relay = SBX_RELAY_INIT;
-        if ((r = make_token(p->token)) < 0 ||
+        if (req->token && strlen(req->token) == SBX_EXEC_TOKEN_LEN)
+                memcpy(p->token, req->token, SBX_EXEC_TOKEN_LEN + 1);
+        else if (req->token)
+                return -EINVAL;
+        if ((!req->token && (r = sbx_exec_make_token(p->token)) < 0) ||
             (r = sbx_lifecycle_lock(l, name, &lock)) < 0 ||
             (r = sbx_lifecycle_container_id(l, name, &p->container_id, error)) < 0 ||
             (r = owner_user(l, name, p->container_id, owner, &p->user, &working_dir, error)) < 0 ||
-            (r = start_exec(l, p, req, working_dir, error)) < 0)
+            (r = start_exec(l, p, req, working_dir, error)) < 0 ||
+            (req->check_start && (r = wait_started(l, p, req, error)) < 0))
                 return r;
         *ret = TAKE_PTR(p);
         return 0;
@@ -389,35 +451,6 @@ int lc_exec_relay_or_kill(SbxLifecycle *l, SbxExecProcess *p, unsigned timeout_s
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "The %s stream failed: %s", what, strerror(-r));
         }
         return 0;
-}
-
-/* Docker answers a process that could not be started (no such command, a working
- * directory that is not there) with exit status 126 or 127 and the runtime's text in
- * the stream. What tells it from a process that ran and exited so is Docker's Pid: 0,
- * nothing ever ran (so the text is the runtime's, not the sandbox's). */
-static bool never_started(const SbxExecState *s) {
-        return s->exited && s->pid == 0 && (s->exit_code == 126 || s->exit_code == 127);
-}
-
-static bool output_has(const SbxExecProcess *p, const char *what) {
-        const SbxRelaySink *o = &p->relay.out[0];
-
-        return o->data && memmem(o->data, o->size, what, strlen(what));
-}
-
-static int start_failed(const SbxExecProcess *p, const SbxExecRequest *req, SbxError *error) {
-        const char *why = output_has(p, "executable file not found") ? "no such command in PATH" :
-                          output_has(p, "permission denied") ? "permission denied" :
-                          output_has(p, "no such file or directory") ? "no such file" : "it could not be started";
-
-        if (output_has(p, "chdir to cwd") && req->working_dir)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
-                                     "working_dir: '%.256s' is not a directory the owner can enter in the sandbox",
-                                     req->working_dir);
-        if (output_has(p, "chdir to cwd"))
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "working_dir: the sandbox's working directory is "
-                                     "not a directory the owner can enter; give working_dir");
-        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "argv[0]: '%.256s': %s", req->argv[0], why);
 }
 
 /* The exit status once Docker recorded it; a process that never started is

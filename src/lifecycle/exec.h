@@ -22,6 +22,7 @@
 #define SBX_EXEC_TOKEN_VAR "XAGENT_SANDBOX_EXEC"
 #define SBX_EXEC_INSTANCE_LEN 16                                /* hex digits */
 #define SBX_EXEC_TOKEN_LEN (SBX_EXEC_INSTANCE_LEN + 1 + 32)     /* "<instance>.<random>" */
+#define SBX_DETACH_ID_LEN 32                                    /* hex digits */
 
 #define SBX_EXEC_TIMEOUT_DEFAULT_S 60U
 #define SBX_EXEC_TIMEOUT_MAX_S 86400U
@@ -40,6 +41,8 @@ typedef struct SbxExecRequest {
         char *working_dir;              /* NULL: the sandbox's */
         bool tty;
         unsigned rows, cols;            /* 0: Docker's default */
+        bool check_start;               /* sbx_lifecycle_exec_start() returns once the process runs */
+        const char *token;              /* NULL: a new one (detached processes bring theirs) */
 } SbxExecRequest;
 
 void sbx_exec_request_done(SbxExecRequest *r);
@@ -50,6 +53,7 @@ typedef struct SbxExecProcess {
         char *exec_id;
         char *user;                     /* "uid:gid" */
         char token[SBX_EXEC_TOKEN_LEN + 1];
+        char detach_id[SBX_DETACH_ID_LEN + 1];  /* a detached process's id (exec.h, below); else empty */
         SbxRelay relay;
 } SbxExecProcess;
 
@@ -58,7 +62,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(SbxExecProcess *, sbx_exec_process_free);
 
 /* Starts the request in the sandbox `name` (the Docker-level name, naming.h: it
  * says whose sandbox it is, and so whose uid runs), which must be running
- * (NotRunning otherwise). */
+ * (NotRunning otherwise). With req->check_start it returns once Docker says the
+ * process runs (or ran), and a process that could not be started (no such command,
+ * a working directory that is not there) is InvalidArgs naming argv[0] or
+ * working_dir, as for a capture: StartExec's caller would otherwise get an object
+ * whose stdout carries the runtime's text and exit status 126. */
 int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, const SbxExecRequest *req, SbxExecProcess **ret,
                              SbxError *error);
 
@@ -69,6 +77,9 @@ int sbx_exec_kill(SbxDocker *d, const SbxExecProcess *p, int sig, SbxError *erro
 /* This process's instance id (SBX_EXEC_INSTANCE_LEN hex digits), the first part of
  * every token it gives an exec. */
 const char *sbx_exec_instance_id(void);
+
+/* A new token, "<instance id>.<random>". */
+int sbx_exec_make_token(char token[static SBX_EXEC_TOKEN_LEN + 1]);
 
 /* At start-up, after the reconciliation: in every running container of this service
  * (its service label), the execs of another instance of the service that still run
@@ -121,3 +132,49 @@ void sbx_exec_cancel_all(void);
 
 int sbx_lifecycle_copy_to(SbxLifecycle *l, const char *name, const char *guest_dir, int tar_fd, SbxError *error);
 int sbx_lifecycle_copy_from(SbxLifecycle *l, const char *name, const char *guest_path, int tar_fd, SbxError *error);
+
+/* Detached processes (StartExec's detach; docs/architecture.md, "Detached
+ * processes"): started through one exec of the service's init (--detach) as the
+ * owner, supervised in the sandbox by that init in a session of its own, the output
+ * of both streams kept in a ring file of SBX_RING_CAP bytes (proto.h) under
+ * SBX_DETACH_DIR/<id>. Nothing of the service's stays attached to it, so it outlives
+ * its caller and the service; the store's row (store.h) lets a restarted service give
+ * its object back. The calls below go over the kept channel (no exec) but the start. */
+#define SBX_DETACH_DIR "/tmp/.xagent-sandbox-exec"
+#define SBX_DETACH_START_TIMEOUT_S 20U
+
+/* Records the row (a new id, caller), starts req detached; *ret: a process for
+ * sbx_exec_kill() (no stream) with its detach_id. A command that cannot be started
+ * is InvalidArgs naming argv[0] or working_dir, and leaves neither row nor directory. */
+int sbx_lifecycle_detach_start(SbxLifecycle *l, const char *name, const SbxExecRequest *req, uid_t caller,
+                               SbxExecProcess **ret, SbxError *error);
+
+typedef struct SbxDetachState {
+        bool exited, gone;              /* gone: its output is not there any more */
+        int exit_status;
+        uint64_t end;                   /* the stream position after the last byte kept */
+} SbxDetachState;
+
+/* The process's state from its ring file's header; a supervisor that is not running
+ * any more without having recorded an end (killed, or its sandbox restarted) is
+ * exited with status 137. */
+int sbx_lifecycle_detach_poll(SbxLifecycle *l, const char *name, const char *id, SbxDetachState *ret,
+                              SbxError *error);
+
+typedef struct SbxDetachOutput {
+        uint8_t *out, *err;
+        size_t out_size, err_size;
+        uint64_t next_offset;
+        bool running;
+        int exit_status;                /* when not running */
+} SbxDetachOutput;
+
+void sbx_detach_output_done(SbxDetachOutput *o);
+
+/* What was kept from stream position offset on (what was dropped before it is
+ * skipped: output starts at the oldest byte kept), split into the two streams. */
+int sbx_lifecycle_detach_read(SbxLifecycle *l, const char *name, const char *id, uint64_t offset,
+                              SbxDetachOutput *ret, SbxError *error);
+
+/* Removes its directory in the sandbox (its end was read, or its object went). */
+int sbx_lifecycle_detach_forget(SbxLifecycle *l, const char *name, const char *id, SbxError *error);

@@ -617,6 +617,14 @@ static int exec_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
         }
         if (p->streaming && streq(key, "tty"))
                 return read_bool(m, key, &o->tty, error);
+        if (p->streaming && streq(key, "detach"))
+                return read_bool(m, key, &o->detach, error);
+        if (streq(key, "wait")) {
+                if ((r = read_int(m, key, 0, SBX_EXEC_WAIT_MAX_S, &v, error)) < 0)
+                        return r;
+                o->wait_s = (unsigned) v;
+                return 0;
+        }
         if (p->streaming && (streq(key, "rows") || streq(key, "cols"))) {
                 if ((r = read_int(m, key, 1, UINT16_MAX, &v, error)) < 0)
                         return r;
@@ -628,14 +636,19 @@ static int exec_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
 
 int sbx_bus_read_exec_options(sd_bus_message *m, bool streaming, SbxExecOptions *ret, SbxError *error) {
         static const char *const keys[] = { "env", "working_dir", "timeout", "stdin", "output_limit", "tty", "rows",
-                                            "cols", "on_timeout" };
+                                            "cols", "on_timeout", "detach", "wait" };
         ExecParse p = { .o = ret, .streaming = streaming };
+        int r;
 
         *ret = (SbxExecOptions) {
                 .timeout_s = streaming ? 0 : SBX_EXEC_TIMEOUT_DEFAULT_S,
                 .output_limit = SBX_EXEC_OUTPUT_LIMIT_DEFAULT,
         };
-        return read_dict(m, keys, ELEMENTSOF(keys), exec_entry, &p, error);
+        r = read_dict(m, keys, ELEMENTSOF(keys), exec_entry, &p, error);
+        if (r >= 0 && ret->detach && (ret->tty || ret->timeout_s > 0))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: not with detach (a detached process has "
+                                     "no terminal and no timeout; Kill ends it)", ret->tty ? "tty" : "timeout");
+        return r;
 }
 
 int sbx_bus_read_argv(sd_bus_message *m, char ***ret, SbxError *error) {

@@ -52,6 +52,7 @@ int sbx_bus_read_stop_options(sd_bus_message *m, unsigned *ret_timeout, SbxError
 #define SBX_EXEC_OUTPUT_LIMIT_MAX ((uint64_t) 16 << 20)
 #define SBX_EXEC_STDIN_MAX ((size_t) 16 << 20)
 #define SBX_EXEC_ARGV_MAX 4096U
+#define SBX_EXEC_WAIT_MAX_S 3600U
 
 typedef struct SbxExecOptions {
         char **env;                     /* "KEY=VALUE"…, NULL-terminated, or NULL */
@@ -64,6 +65,8 @@ typedef struct SbxExecOptions {
         bool tty;
         unsigned rows, cols;
         bool timeout_result;            /* capture: on_timeout "result" (else "error") */
+        bool detach;                    /* streaming: a detached process (neither tty nor timeout) */
+        unsigned wait_s;                /* a full exec share is waited for so long (0: refused at once) */
 } SbxExecOptions;
 
 void sbx_exec_options_done(SbxExecOptions *o);

@@ -73,6 +73,17 @@ static const char *const migrations[] = {
         "        created_us INTEGER NOT NULL);"
         "CREATE TRIGGER IF NOT EXISTS snapshot_intents_end_on_insert AFTER INSERT ON snapshots BEGIN"
         "        DELETE FROM snapshot_intents WHERE id = NEW.id; END;",
+        /* 4 → 5: detached processes (StartExec's detach), so that a restarted service
+         * gives their exec objects back and counts them (store-detached.c) */
+        "CREATE TABLE IF NOT EXISTS detached_execs ("
+        "        id TEXT PRIMARY KEY,"
+        "        sandbox TEXT NOT NULL,"
+        "        container_id TEXT NOT NULL,"
+        "        owner_uid INTEGER NOT NULL,"
+        "        caller_uid INTEGER NOT NULL,"
+        "        argv0 TEXT NOT NULL,"
+        "        token TEXT NOT NULL,"
+        "        started_us INTEGER NOT NULL);",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == SBX_STORE_SCHEMA_VERSION,

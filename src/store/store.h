@@ -30,7 +30,7 @@
 
 #define SBX_STORE_FILENAME "sandboxd.db"
 /* The newest schema this code knows; a database with a larger user_version is refused. */
-#define SBX_STORE_SCHEMA_VERSION 4
+#define SBX_STORE_SCHEMA_VERSION 5
 /* The owner filter that matches every row. */
 #define SBX_STORE_ANY_OWNER ((uid_t) -1)
 
@@ -171,3 +171,23 @@ int sbx_store_abandon_snapshot_intent(SbxStore *store, const char *id, SbxError 
 int sbx_store_delete_snapshot_intent(SbxStore *store, const char *id, SbxError *error);
 /* Every snapshot intent, ordered by id, as a NULL-terminated array; returns the count. */
 int sbx_store_list_snapshot_intents(SbxStore *store, SbxSnapshotIntentRow ***ret, SbxError *error);
+
+/* Detached processes (store-detached.c): one row per exec object of a detached
+ * process, written before the process starts and deleted when the object goes. */
+typedef struct SbxDetachedRow {
+        char *id;                       /* the exec object's id: 32 hex digits */
+        char *sandbox;                  /* the Docker-level name */
+        char *container_id;
+        uid_t owner, caller;
+        char *argv0;
+        char *token;                    /* its XAGENT_SANDBOX_EXEC value */
+        uint64_t started_us;
+} SbxDetachedRow;
+
+void sbx_detached_row_done(SbxDetachedRow *row);
+void sbx_detached_rows_free(SbxDetachedRow *rows, size_t n);
+
+int sbx_store_put_detached(SbxStore *store, const SbxDetachedRow *row, SbxError *error);
+int sbx_store_delete_detached(SbxStore *store, const char *id, SbxError *error);
+/* Every row, the oldest first (at most max; more are left out). */
+int sbx_store_list_detached(SbxStore *store, size_t max, SbxDetachedRow **ret, size_t *ret_n, SbxError *error);

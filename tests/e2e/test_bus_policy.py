@@ -142,6 +142,7 @@ MANAGER_ARGS = {
     "CopyToSandbox": lambda n: ("ssha{sv}", [n, "/tmp", "</dev/null", {}]),
     "CopyFromSandbox": lambda n: ("ssha{sv}", [n, "/tmp", ">/dev/null", {}]),
     "GetSandboxUsage": lambda n: ("s", [n]),
+    "ListExecs": lambda n: ("s", [n]),
     "GetPolicy": lambda n: ("", []),
     "EnsureSandbox": lambda n: ("sa{sv}a{sv}", [n + "-ensured", SPEC, {}]),
     "ReadFile": lambda n: ("ssa{sv}", [n, "/etc/hostname", {}]),
@@ -162,6 +163,7 @@ SANDBOX_ARGS = {
     "CopyTo": ("sha{sv}", ["/tmp", "</dev/null", {}]),
     "CopyFrom": ("sha{sv}", ["/tmp", ">/dev/null", {}]),
     "GetUsage": ("", []),
+    "ListExecs": ("", []),
     "ReadFile": ("sa{sv}", ["/etc/hostname", {}]),
     "WriteFile": ("saya{sv}", ["/tmp/policy-probe", [120], {}]),
     "ListFiles": ("sa{sv}", ["/tmp", {}]),
@@ -242,6 +244,7 @@ def test_other_users_sandbox_is_untouched(live_calls):
                                     "org.freedesktop.DBus.Error.AccessDenied"), (m, out)
     # Lists answer, showing sbx-other none of root's.
     assert live_calls[(rootbus.MANAGER_IFACE, "ListSandboxes")] == {"ok": True, "result": [[]]}
+    assert live_calls[(rootbus.MANAGER_IFACE, "ListExecs")] == {"ok": True, "result": [[]]}
 
 
 def test_an_interface_outside_the_policy_is_refused_by_the_bus(stack):

@@ -238,6 +238,30 @@ def test_stream_timeout(stack, box):
     assert r.returncode == 128 + 9, r.stderr
 
 
+@pytest.mark.parametrize("argv,options,needle", [
+    (["/no/such/command"], {}, "argv[0]: '/no/such/command'"),
+    (["no-such-command-in-path"], {}, "argv[0]: 'no-such-command-in-path': no such command in PATH"),
+    (["true"], {"working_dir": ["s", "/nope"]}, "working_dir: '/nope'"),
+    (["true"], {"working_dir": ["s", "/nope"], "tty": ["b", True]}, "working_dir: '/nope'"),
+])
+def test_stream_start_failure_is_typed(stack, sandboxd, box, argv, options, needle):
+    """A process that cannot be started is InvalidArgs naming the field (no object, no
+    exit 126 with the runtime's text on stdout), and holds no exec slot afterwards."""
+    r = stack_start_exec(stack, MEMBER, box, argv, options, input="")
+    assert r.returncode == 250, (r.returncode, r.stdout, r.stderr)
+    error = json.loads(r.stderr)
+    assert error["error"] == h.INVALID_ARGS and needle in error["message"], error
+    assert r.stdout == ""
+    assert processes(sandboxd, box) == ["/.xagent-sandbox/xagent-sandbox-init"]
+
+
+def test_stream_quick_exits_are_not_start_failures(stack, box):
+    """A process that ran and exited at once with 126 or 127 is its own status."""
+    for code in (0, 126, 127):
+        r = stack_start_exec(stack, MEMBER, box, ["sh", "-c", f"exit {code}"], input="")
+        assert r.returncode == code, r.stderr
+
+
 def test_a_vanished_callers_exec_is_killed(stack, sandboxd, box):
     r = stack_start_exec(stack, MEMBER, box, ["sh", "-c", "sleep 305 & sleep 306"], {}, "--vanish")
     assert r.returncode == 0 and "/org/xagent/Sandbox1/exec/" in r.stderr

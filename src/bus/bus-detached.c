@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* The exec objects of detached processes (docs/architecture.md, "Detached
+ * processes"): no relay thread, no descriptor, no bus match, and they do not keep
+ * the daemon from its idle exit. Each is polled every POLL_USEC over the sandbox's
+ * kept channel (its ring file's header) until its process ended; it holds an exec
+ * slot of its caller's until then. It goes when its output was read to the end after
+ * that, when it is trimmed with the finished ones, or when its sandbox stopped; its
+ * store row and directory go with it. A restarted daemon gives back the objects of
+ * the rows whose sandbox still runs in the same container. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus-error.h"
+#include "bus-exec.h"
+#include "bus-exec-internal.h"
+#include "log.h"
+#include "naming.h"
+
+#define POLL_USEC (1U * 1000000U)
+/* Rows given back at a restart: the running ones are bounded by max_execs, the
+ * finished ones by the trim. */
+#define RESTORE_MAX (SBX_POLICY_MAX_EXECS_LIMIT + 256U)
+
+typedef enum DetachJobKind {
+        JOB_POLL,
+        JOB_READ,
+        JOB_FORGET,
+        JOB_RESTORE,
+} DetachJobKind;
+
+typedef struct DetachJob {
+        DetachJobKind kind;
+        Manager *m;
+        ExecObject *e;                  /* POLL, READ: counted in its n_jobs */
+        sd_bus_message *call;           /* READ */
+        char *name, *id;                /* a copy of the object's */
+        uint64_t offset;
+        SbxDetachState state;
+        SbxDetachOutput output;
+        SbxDetachedRow *rows;           /* RESTORE: the rows to give back, with users */
+        char **users;
+        size_t n_rows;
+        int r;
+        SbxError error;
+} DetachJob;
+
+static void job_free(DetachJob *j) {
+        sd_bus_message_unref(j->call);
+        free(j->name);
+        free(j->id);
+        sbx_detach_output_done(&j->output);
+        sbx_detached_rows_free(j->rows, j->n_rows);
+        for (size_t i = 0; j->users && i < j->n_rows; i++)
+                free(j->users[i]);
+        free(j->users);
+        sbx_error_free(&j->error);
+        free(j);
+}
+
+/* The rows whose sandbox runs in the recorded container, each with its "uid:gid";
+ * the others' rows are deleted (their processes ended with the container). */
+static int restore_rows(DetachJob *j, SbxLifecycle *l) {
+        SbxDetachedRow *rows = NULL;
+        size_t n = 0, kept = 0;
+        int r;
+
+        if ((r = sbx_store_list_detached(l->store, RESTORE_MAX, &rows, &n, &j->error)) < 0)
+                return r;
+        j->users = calloc(n ?: 1, sizeof(char *));
+        if (!j->users) {
+                sbx_detached_rows_free(rows, n);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *sb = NULL;
+
+                r = sbx_store_get_sandbox(l->store, rows[i].sandbox, &sb, NULL);
+                if (r > 0 && sb->state == SBX_SANDBOX_RUNNING && streq(sb->container_id, rows[i].container_id) &&
+                    asprintf(&j->users[kept], "%u:%u", (unsigned) rows[i].owner, (unsigned) sb->owner_gid) >= 0) {
+                        SbxDetachedRow tmp = rows[kept];
+
+                        rows[kept++] = rows[i];
+                        if (kept - 1 != i)
+                                rows[i] = tmp;
+                        continue;
+                }
+                if (r >= 0)
+                        (void) sbx_store_delete_detached(l->store, rows[i].id, NULL);
+        }
+        j->rows = rows;
+        for (size_t i = kept; i < n; i++)
+                sbx_detached_row_done(&rows[i]);
+        j->n_rows = kept;
+        return 0;
+}
+
+static void job_run(void *job, void *ctx) {
+        DetachJob *j = job;
+        SbxLifecycle *l = ctx;
+
+        if (!l) {
+                j->r = sbx_error_set(&j->error, SBX_ERROR_IO, "The worker has no Docker client");
+                return;
+        }
+        switch (j->kind) {
+        case JOB_POLL:
+                j->r = sbx_lifecycle_detach_poll(l, j->name, j->id, &j->state, &j->error);
+                break;
+        case JOB_READ:
+                j->r = sbx_lifecycle_detach_read(l, j->name, j->id, j->offset, &j->output, &j->error);
+                break;
+        case JOB_FORGET:
+                (void) sbx_lifecycle_detach_forget(l, j->name, j->id, NULL);
+                j->r = sbx_store_delete_detached(l->store, j->id, &j->error);
+                if (j->r < 0)
+                        log_warning("The store's row of detached exec %s could not be deleted: %s", j->id,
+                                    j->error.message ?: strerror(-j->r));
+                break;
+        case JOB_RESTORE:
+                j->r = restore_rows(j, l);
+                break;
+        }
+}
+
+static void discard(ExecObject *e);
+
+static bool sandbox_gone(const DetachJob *j) {
+        return j->r < 0 && (sbx_error_is(&j->error, SBX_ERROR_NOT_RUNNING) ||
+                            sbx_error_is(&j->error, SBX_ERROR_NO_SUCH_SANDBOX));
+}
+
+static void end(ExecObject *e, int status) {
+        if (!e->running)
+                return;
+        e->exit_status = status;
+        exec_ended(e);
+}
+
+static void poll_done(DetachJob *j) {
+        ExecObject *e = j->e;
+
+        e->polling = false;
+        if (sandbox_gone(j)) {
+                end(e, 128 + 9);        /* killed with its sandbox */
+                discard(e);
+                return;
+        }
+        if (j->r < 0)
+                return;                 /* again at the next poll */
+        if (j->state.exited) {
+                end(e, j->state.exit_status);
+                if (j->state.gone)
+                        discard(e);
+                else
+                        exec_trim_finished(e->m, e->caller);
+        }
+}
+
+static void read_done(DetachJob *j) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        const SbxDetachOutput *o = &j->output;
+        ExecObject *e = j->e;
+        int r;
+
+        if (j->r < 0) {
+                sbx_bus_error_from(&error, &j->error, j->r);
+                r = sd_bus_reply_method_error(j->call, &error);
+        } else if ((r = sd_bus_message_new_method_return(j->call, &reply)) >= 0 &&
+                   (r = sd_bus_message_append_array(reply, 'y', o->out, o->out_size)) >= 0 &&
+                   (r = sd_bus_message_append_array(reply, 'y', o->err, o->err_size)) >= 0 &&
+                   (r = sd_bus_message_append(reply, "tb", o->next_offset, o->running && e->running)) >= 0)
+                r = sd_bus_send(NULL, reply, NULL);
+        if (r < 0)
+                log_warning_errno(r, "exec %s: the reply to ReadOutput could not be sent: %m", e->id);
+        if (sandbox_gone(j)) {
+                end(e, 128 + 9);
+                discard(e);
+        } else if (j->r >= 0 && !o->running) {
+                /* It ended, and what it left was read to its end: the object goes. */
+                end(e, o->exit_status);
+                discard(e);
+        }
+}
+
+static void restored(Manager *m, DetachJob *j);
+
+static void job_done(void *job) {
+        DetachJob *j = job;
+        ExecObject *e = j->e;
+
+        if (e && --e->n_jobs == 0 && e->doomed) {
+                e->polling = false;
+                if (j->call)
+                        (void) sd_bus_reply_method_errorf(j->call, SD_BUS_ERROR_UNKNOWN_OBJECT,
+                                                          "The exec object went away");
+                exec_free(e);
+        } else if (j->kind == JOB_POLL)
+                poll_done(j);
+        else if (j->kind == JOB_READ)
+                read_done(j);
+        else if (j->kind == JOB_RESTORE)
+                restored(j->m, j);
+        job_free(j);
+}
+
+static int submit(Manager *m, ExecObject *e, DetachJobKind kind, const char *name, const char *id,
+                  sd_bus_message *call, uint64_t offset) {
+        DetachJob *j = calloc(1, sizeof(DetachJob));
+        int r;
+
+        if (!j)
+                return -ENOMEM;
+        *j = (DetachJob) { .kind = kind, .m = m, .e = e, .name = name ? strdup(name) : NULL,
+                           .id = id ? strdup(id) : NULL, .call = sd_bus_message_ref(call), .offset = offset };
+        if ((name && !j->name) || (id && !j->id)) {
+                job_free(j);
+                return -ENOMEM;
+        }
+        r = sbx_worker_pool_submit(m->pool, job_run, job_done, j);
+        if (r < 0) {
+                job_free(j);
+                return r;
+        }
+        if (e)
+                e->n_jobs++;
+        return 0;
+}
+
+static int on_poll(sd_event_source *s, uint64_t usec, void *userdata) {
+        ExecObject *e = userdata;
+
+        if (e->running && !e->polling && !e->doomed && !e->discarded &&
+            submit(e->m, e, JOB_POLL, e->name, e->id, NULL, 0) >= 0)
+                e->polling = true;
+        (void) sd_event_source_set_time_relative(s, POLL_USEC);
+        (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+static void discard(ExecObject *e) {
+        if (e->discarded)
+                return;
+        e->discarded = true;
+        if (submit(e->m, NULL, JOB_FORGET, e->name, e->id, NULL, 0) < 0)
+                log_warning("exec %s: its row and directory are left for the next restart", e->id);
+        exec_free(e);
+}
+
+static void detached_free(ExecObject *e) {
+        e->poll = sd_event_source_disable_unref(e->poll);
+        free(e->name);
+        free(e->argv0);
+}
+
+static int read_output(sd_bus_message *msg, ExecObject *e, sd_bus_error *error) {
+        uint64_t offset;
+        uid_t uid;
+        int r;
+
+        if (caller_cache_uid(&e->m->callers, msg, &uid) < 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell who is calling");
+        if ((r = sd_bus_message_read(msg, "t", &offset)) < 0)
+                return r;
+        if (uid != 0 && uid != e->caller && uid != e->owner)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
+        if (e->discarded)
+                return sd_bus_error_set(error, SD_BUS_ERROR_UNKNOWN_OBJECT, "The exec object is going away");
+        if ((r = manager_busy(e->m, uid)) < 0)
+                return r == -EBUSY ? sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                                      "Too many operations of this user in progress")
+                                   : r;
+        r = submit(e->m, e, JOB_READ, e->name, e->id, msg, offset);
+        if (r < 0) {
+                manager_idle(e->m, uid);
+                return r == -EBUSY ? sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED, "Too many operations in progress")
+                                   : r;
+        }
+        manager_idle(e->m, uid);        /* the read is short and holds nothing of the caller's */
+        return 1;
+}
+
+static const ExecOps detached_ops = {
+        .read_output = read_output,
+        .discard = discard,
+        .free = detached_free,
+};
+
+static ExecObject *detached_object(Manager *m, const char *id, const char *sandbox, const char *name,
+                                   const char *argv0, uid_t owner, uid_t caller, SbxExecProcess *process) {
+        ExecObject *e = calloc(1, sizeof(ExecObject));
+
+        if (!e) {
+                exec_slots_release(&m->execs, caller, 0);       /* the slot and the process were the object's */
+                sbx_exec_process_free(process);
+                return NULL;
+        }
+        *e = (ExecObject) {
+                .m = m, .process = process, .owner = owner, .caller = caller, .done_fd = -1, .wake_fd = -1,
+                .fds = { -1, -1, -1 }, .running = true, .detached = true, .ops = &detached_ops, .sandbox = strdup(sandbox),
+                .name = strdup(name), .argv0 = strdup(argv0), .caller_name = strdup(""),
+        };
+        memcpy(e->id, id, SBX_DETACH_ID_LEN);
+        exec_link_push(&m->execs, &e->link);
+        if (!e->sandbox || !e->name || !e->argv0 || !e->caller_name ||
+            asprintf(&e->path, SBX_BUS_EXEC_PREFIX "/%s", e->id) < 0 || exec_register(m) < 0 ||
+            sd_event_add_time_relative(m->event, &e->poll, CLOCK_MONOTONIC, POLL_USEC, 0, on_poll, e) < 0) {
+                exec_free(e);           /* the slot goes with it */
+                return NULL;
+        }
+        return e;
+}
+
+static int detached_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const char **ret_path) {
+        ExecObject *e;
+
+        for (size_t i = 0; i < 3; i++)
+                args->fds[i] = safe_close(args->fds[i]);        /* its output is kept in the sandbox */
+        e = detached_object(m, process->detach_id, args->sandbox, args->name, args->argv0 ?: "", args->owner,
+                            args->caller, process);
+        if (!e)
+                return -ENOMEM;         /* the process runs on: its row gives it back at the next start */
+        *ret_path = e->path;
+        return 0;
+}
+
+static ExecObject *find(Manager *m, const char *id) {
+        FOREACH_EXEC(e, m)
+                if (streq(e->id, id))
+                        return e;
+        return NULL;
+}
+
+static void restored(Manager *m, DetachJob *j) {
+        if (j->r < 0) {
+                log_warning("The detached processes of the store could not be given back (at the next "
+                            "reconciliation): %s", j->error.message ?: strerror(-j->r));
+                m->execs.detached_restored = false;
+                return;
+        }
+        for (size_t i = 0; i < j->n_rows; i++) {
+                const SbxDetachedRow *row = &j->rows[i];
+                SbxExecProcess *p;
+                const char *plain;
+
+                if (strlen(row->id) != SBX_DETACH_ID_LEN || strlen(row->token) != SBX_EXEC_TOKEN_LEN ||
+                    find(m, row->id) || !(p = calloc(1, sizeof(SbxExecProcess))))
+                        continue;
+                p->relay = SBX_RELAY_INIT;
+                memcpy(p->token, row->token, SBX_EXEC_TOKEN_LEN + 1);
+                memcpy(p->detach_id, row->id, SBX_DETACH_ID_LEN + 1);
+                p->container_id = strdup(row->container_id);
+                p->user = TAKE_PTR(j->users[i]);
+                if (!p->container_id || !p->user) {
+                        sbx_exec_process_free(p);
+                        continue;
+                }
+                (void) sbx_name_unqualify(row->sandbox, &plain);
+                exec_slots_force(&m->execs, row->caller);
+                if (!detached_object(m, row->id, plain, row->sandbox, row->argv0, row->owner, row->caller, p))
+                        continue;
+                log_info("Detached exec %s in sandbox '%s' is back", row->id, row->sandbox);
+        }
+}
+
+void bus_detached_restore(Manager *m) {
+        if (m->execs.detached_restored)
+                return;
+        m->execs.detached_restored = true;
+        if (submit(m, NULL, JOB_RESTORE, NULL, NULL, NULL, 0) < 0)
+                m->execs.detached_restored = false;
+}
+
+int bus_exec_list(Manager *m, sd_bus_message *msg, const char *name, const uid_t *owner, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        uid_t uid;
+        int r;
+
+        if (caller_cache_uid(&m->callers, msg, &uid) < 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell who is calling");
+        if (owner && uid != 0 && uid != *owner)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                        "ListExecs: the sandbox is another user's; only its owner and root list it");
+        if ((r = sd_bus_message_new_method_return(msg, &reply)) < 0 ||
+            (r = sd_bus_message_open_container(reply, 'a', "(osbi)")) < 0)
+                return r;
+        FOREACH_EXEC(e, m) {
+                if (!streq_ptr(e->name, name) || e->discarded || (uid != 0 && uid != e->caller && uid != e->owner))
+                        continue;
+                if ((r = sd_bus_message_append(reply, "(osbi)", e->path, e->argv0 ?: "", e->running,
+                                               (int32_t) (e->running ? -1 : e->exit_status))) < 0)
+                        return r;
+        }
+        if ((r = sd_bus_message_close_container(reply)) < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+int bus_exec_publish(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const char **ret_path) {
+        if (process && process->detach_id[0])
+                return detached_new(m, process, args, ret_path);
+        return bus_exec_new(m, process, args, ret_path);
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* What bus-exec.c (the exec objects) and bus-detached.c (those of detached
+ * processes: no relay, no descriptor; polled, read, restored) share. Main thread. */
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "exec.h"
+#include "operation.h"
+
+/* A running exec keeps the daemon from its idle exit, counted under root's share,
+ * which has no cap: it is the exec limits (max_execs…) that bound execs, not the
+ * caller's operations in flight. A detached one does not: it outlives the daemon. */
+#define BUSY_UID ((uid_t) 0)
+
+typedef struct ExecObject ExecObject;
+
+/* What a detached object does differently (bus-detached.c sets them; bus-exec.c calls
+ * them without knowing that file). */
+typedef struct ExecOps {
+        int (*read_output)(sd_bus_message *msg, ExecObject *e, sd_bus_error *error);
+        void (*discard)(ExecObject *e);         /* going for good: its row too */
+        void (*free)(ExecObject *e);            /* its own fields */
+} ExecOps;
+struct ExecObject {
+        ExecLink link;                  /* in m->execs.objects */
+        Manager *m;
+        char id[33];
+        char *path;
+        char *sandbox;
+        char *caller_name;              /* the caller's unique bus name */
+        uid_t owner, caller;
+        SbxExecProcess *process;
+        unsigned timeout_s;
+        char *docker_host;
+        int fds[3];
+        int done_fd, wake_fd;
+        pthread_t thread;
+        bool thread_started;
+        bool running;
+        int exit_status;
+        sd_bus_slot *owner_check;       /* GetNameOwner of the caller, in flight */
+        bool caller_gone;
+        sd_event_source *done_source, *linger;
+        unsigned n_jobs;                /* Kill/Resize/detached jobs in flight: they use process */
+        bool doomed;                    /* freed once they are done */
+
+        /* detached processes (bus-detached.c) */
+        const ExecOps *ops;
+        bool detached;
+        char *name;                     /* the sandbox's Docker-level name */
+        char *argv0;
+        sd_event_source *poll;
+        bool polling;                   /* a poll job is in flight */
+        bool discarded;                 /* its row and directory are being removed */
+};
+
+static inline ExecObject *exec_of(ExecLink *l) {
+        return l ? (ExecObject *) ((char *) l - offsetof(ExecObject, link)) : NULL;
+}
+
+/* Each exec object of m, the newest first; e may be freed in the body. */
+#define FOREACH_EXEC(e, m)                                                                                  \
+        for (ExecObject *e = exec_of((m)->execs.objects), *e##_next = e ? exec_of(e->link.next) : NULL; e; \
+             e = e##_next, e##_next = e ? exec_of(e->link.next) : NULL)
+
+
+/* Frees e (later, when jobs are in flight). */
+ExecObject *exec_free(ExecObject *e);
+
+/* The end of a running exec: slot released, audited, PropertiesChanged and Exited. */
+void exec_ended(ExecObject *e);
+
+/* At most so many finished objects per caller and for all; the oldest go. */
+void exec_trim_finished(Manager *m, uid_t uid);
+
+/* Registers the objects' fallback vtable (once). */
+int exec_register(Manager *m);
+
+/* Kill (sig > 0) on a worker; call NULL: nobody waits. */
+int exec_submit_kill(ExecObject *e, sd_bus_message *call, uid_t uid, int sig, sd_bus_error *error);

@@ -1,0 +1,145 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Detached processes (StartExec's detach), as the member and the outsider through the
+real bus: one outlives its caller and a SIGKILL of the daemon, its object is back after
+the restart, its output is read from offset 0 and it is killed; a flood of output stays
+bounded (oldest dropped); the per-user exec limit holds for 20 detach requests at once;
+a command that cannot start is InvalidArgs."""
+
+import json
+import signal
+import time
+
+import pytest
+
+import sandbox_helpers as h
+from sandbox_helpers import MEMBER, OTHER
+
+EXEC = "org.xagent.Sandbox1.Exec"
+DETACH = {"detach": ["b", True]}
+RING_CAP = 2 << 20
+TICKER = "echo start; echo oops >&2; i=0; while :; do echo tick $i; i=$((i+1)); sleep 0.2; done"
+
+
+@pytest.fixture(scope="module")
+def box(stack, docker_image):
+    bus = h.Sandboxd(stack)
+    name = h.unique("detach")
+    cleanup = h.Cleanup(bus)
+    cleanup.sandbox(name)
+    bus.create(MEMBER, name, h.spec()).result
+    yield name
+    assert cleanup.run() == []
+
+
+def detach(sandboxd, user, name, argv, options=None):
+    return sandboxd.call(user, "StartExec", "sasa{sv}hhh",
+                         [name, argv, {**DETACH, **(options or {})}, "</dev/null", ">/dev/null", ">/dev/null"])
+
+
+def list_execs(sandboxd, user, name):
+    return [tuple(x) for x in sandboxd.call(user, "ListExecs", "s", [name]).result[0]]
+
+
+def read_output(sandboxd, user, path, offset=0):
+    out, err, nxt, running = sandboxd.call(user, "ReadOutput", "t", [offset], path=path, iface=EXEC).result
+    return bytes(out).decode(), bytes(err).decode(), nxt, running
+
+
+def command_lines(name):
+    [cid] = h.docker_containers_labelled(name)
+    status, top = h.docker("GET", f"/containers/{cid}/top?ps_args=-eo%20pid,args")
+    assert status == 200, top
+    return [p[-1] for p in top["Processes"]]
+
+
+def wait_for(pred, timeout, what):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
+        time.sleep(0.3)
+
+
+def ended(sandboxd, path):
+    props = sandboxd.call(MEMBER, "GetAll", "s", [EXEC], path=path, iface=h.PROPERTIES).result[0]
+    return None if props["Running"] else props["ExitStatus"]
+
+
+def test_survives_its_caller_and_a_killed_daemon(stack, sandboxd, box):
+    # Each call is a client process of its own: the caller is gone once it returns.
+    path = detach(sandboxd, MEMBER, box, ["sh", "-c", TICKER]).result[0]
+    assert (path, "sh", True, -1) in list_execs(sandboxd, MEMBER, box)
+    old = stack.stop_daemon(signal.SIGKILL)
+    assert old is not None
+    # The next call activates a new daemon; the object is back once it swept.
+    wait_for(lambda: (path, "sh", True, -1) in list_execs(sandboxd, MEMBER, box), 30, "the object back")
+    assert stack.daemon_pid() != old
+    assert any("while :" in c for c in command_lines(box))
+    # An orderly exit (as the idle exit is) leaves it running too.
+    assert stack.stop_daemon(signal.SIGTERM) is not None
+    wait_for(lambda: (path, "sh", True, -1) in list_execs(sandboxd, MEMBER, box), 30, "the object back again")
+    assert any("while :" in c for c in command_lines(box))
+    time.sleep(0.5)
+    out, err, nxt, running = read_output(sandboxd, MEMBER, path, 0)
+    assert out.startswith("start\ntick 0\ntick 1\n") and err == "oops\n" and running, (out, err)
+    assert nxt == len(out) + len(err)
+    # The outsider neither reads nor kills it; it is not in the outsider's list.
+    assert "another user" in sandboxd.call(OTHER, "ReadOutput", "t", [0], path=path,
+                                           iface=EXEC).error(h.ACCESS_DENIED)
+    assert "another user" in sandboxd.call(OTHER, "Kill", "s", ["KILL"], path=path, iface=EXEC).error(h.ACCESS_DENIED)
+    sandboxd.call(MEMBER, "Kill", "s", ["TERM"], path=path, iface=EXEC).result
+    assert wait_for(lambda: ended(sandboxd, path), 15, "the end") == 128 + 15
+    assert not any("while :" in c for c in command_lines(box))
+    assert (path, "sh", False, 128 + 15) in list_execs(sandboxd, MEMBER, box)
+    # Read to its end after it ended: the object goes, and its directory.
+    out2, _, nxt2, running = read_output(sandboxd, MEMBER, path, nxt)
+    assert not running and nxt2 == nxt + len(out2)
+    wait_for(lambda: not [x for x in list_execs(sandboxd, MEMBER, box) if x[0] == path], 10, "the object gone")
+    r = sandboxd.call(MEMBER, "ExecSandbox", "sasa{sv}", [box, ["ls", "-A", "/tmp/.xagent-sandbox-exec"], {}])
+    assert bytes(r.result[1]).decode() == ""
+
+
+def test_a_flood_of_output_stays_bounded(sandboxd, box):
+    path = detach(sandboxd, MEMBER, box, ["sh", "-c", "head -c 10000000 /dev/zero | tr '\\0' a; echo END >&2"]).result[0]
+    assert wait_for(lambda: ended(sandboxd, path) is not None or None, 60, "the flood's end") is not None
+    assert ended(sandboxd, path) == 0
+    out, err, nxt, running = read_output(sandboxd, MEMBER, path, 0)
+    assert not running and err == "END\n" and nxt == 10000004
+    # The oldest was dropped: what is kept is the newest 2 MiB of both streams.
+    assert len(out) + len(err) == RING_CAP and set(out) == {"a"}
+
+
+def test_start_failures_are_typed(sandboxd, box):
+    msg = detach(sandboxd, MEMBER, box, ["no-such-command"]).error(h.INVALID_ARGS)
+    assert "argv[0]: 'no-such-command': no such command in PATH" in msg
+    msg = detach(sandboxd, MEMBER, box, ["true"], {"working_dir": ["s", "/nope"]}).error(h.INVALID_ARGS)
+    assert "working_dir: '/nope'" in msg
+    assert "tty: not with detach" in detach(sandboxd, MEMBER, box, ["true"], {"tty": ["b", True]}).error(h.INVALID_ARGS)
+    assert "timeout: not with detach" in detach(sandboxd, MEMBER, box, ["true"],
+                                                {"timeout": ["u", 5]}).error(h.INVALID_ARGS)
+    assert [x for x in list_execs(sandboxd, MEMBER, box) if x[1] in ("no-such-command", "true")] == []
+
+
+def test_the_limit_holds_for_20_concurrent_detaches(stack, sandboxd, box):
+    limit = sandboxd.call(MEMBER, "GetPolicy").result[0]["max_execs_per_user"]
+    args = json.dumps([box, ["sleep", "1200"], DETACH, "</dev/null", ">/dev/null", ">/dev/null"])
+    procs = [stack.spawn_as(MEMBER, stack.client_argv("call", h.BUS_NAME, h.MANAGER_PATH,
+                                                      f"{h.MANAGER}.StartExec", "sasa{sv}hhh", args),
+                            ) for _ in range(20)]
+    replies = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+    paths = [r["result"][0] for r in replies if r["ok"]]
+    try:
+        assert len(paths) == limit, replies
+        assert all("max_execs_per_user" in r["message"] for r in replies if not r["ok"])
+        running = [x for x in list_execs(sandboxd, MEMBER, box) if x[1] == "sleep" and x[2]]
+        assert len(running) == limit
+    finally:
+        for p in paths:
+            assert sandboxd.call(MEMBER, "Kill", "s", ["KILL"], path=p, iface=EXEC)["ok"]
+    for p in paths:
+        assert wait_for(lambda: ended(sandboxd, p), 15, "killed") == 128 + 9
+    # The slots are free again.
+    path = detach(sandboxd, MEMBER, box, ["true"]).result[0]
+    wait_for(lambda: ended(sandboxd, path) is not None or None, 15, "true's end")
