@@ -40,6 +40,9 @@ def full(sandboxd, box):
     yield paths
     for p in paths:
         sandboxd.call(MEMBER, "Kill", "s", ["KILL"], path=p, iface=EXEC)
+    # A detached process's end is seen within a second (its slot free again).
+    h.wait_until(lambda: not any(e[2] for e in sandboxd.call(MEMBER, "ListExecs", "s", [box]).result[0]), 10,
+                 what="the share free again")
 
 
 def spawn_call(stack, method, sig, args, timeout=60):
