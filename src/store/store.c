@@ -73,6 +73,10 @@ static const char *const migrations[] = {
         "        created_us INTEGER NOT NULL);"
         "CREATE TRIGGER IF NOT EXISTS snapshot_intents_end_on_insert AFTER INSERT ON snapshots BEGIN"
         "        DELETE FROM snapshot_intents WHERE id = NEW.id; END;",
+        /* 4 → 5: a sandbox's labels (user-labels.h), and its intent's; rows already there
+         * get none, and keep everything else */
+        "ALTER TABLE sandboxes ADD COLUMN labels_json TEXT NOT NULL DEFAULT '{}';"
+        "ALTER TABLE intents ADD COLUMN labels_json TEXT NOT NULL DEFAULT '{}';",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == SBX_STORE_SCHEMA_VERSION,
