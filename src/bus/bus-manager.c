@@ -4,6 +4,7 @@
 
 #include "bus-args.h"
 #include "bus-error.h"
+#include "bus-labels.h"
 #include "bus-manager.h"
 #include "bus-sandbox.h"
 #include "bus-spec.h"
@@ -51,19 +52,23 @@ BY_NAME(method_remove_file, VERB_REMOVE_FILE, bus_sandbox_method_file(msg, m, na
 static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
+        _cleanup_(json_object_putp) json_object *labels = NULL;
         Manager *m = userdata;
         const char *name = NULL;
         int r;
 
         if ((r = bus_read_name(msg, "name", &name, &e)) < 0 || (r = bus_read_spec_arg(msg, m, true, &spec, &e)) < 0 ||
-            (r = sbx_bus_read_create_options(msg, &e)) < 0)
+            (r = sbx_bus_read_create_options(msg, &labels, &e)) < 0)
                 return operation_refuse(m, msg, VERB_CREATE, name, &e, r, error);
-        return operation_start(m, msg, VERB_CREATE, &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec) }, error);
+        return operation_start(m, msg, VERB_CREATE,
+                               &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .labels = TAKE_PTR(labels) },
+                               error);
 }
 
 static int method_ensure(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
+        _cleanup_(json_object_putp) json_object *labels = NULL;
         Manager *m = userdata;
         const char *name = NULL;
         unsigned stop_timeout;
@@ -71,12 +76,12 @@ static int method_ensure(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         int r;
 
         if ((r = bus_read_name(msg, "name", &name, &e)) < 0 || (r = bus_read_spec_arg(msg, m, true, &spec, &e)) < 0 ||
-            (r = sbx_bus_read_ensure_options(msg, &recreate, &stop_timeout, &e)) < 0 ||
+            (r = sbx_bus_read_ensure_options(msg, &recreate, &stop_timeout, &labels, &e)) < 0 ||
             (r = bus_check_stop_timeout(m, "stop_timeout", stop_timeout, &e)) < 0)
                 return operation_refuse(m, msg, VERB_ENSURE, name, &e, r, error);
         return operation_start(m, msg, VERB_ENSURE,
                                &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .recreate = recreate,
-                                                  .timeout_s = stop_timeout }, error);
+                                                  .timeout_s = stop_timeout, .labels = TAKE_PTR(labels) }, error);
 }
 
 static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -91,6 +96,16 @@ static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_er
 
 static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         return operation_start(userdata, msg, VERB_LIST, &(OperationArgs) {}, error);
+}
+
+static int method_find(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        OperationArgs args = {};
+        int r = sbx_bus_read_find_filter(msg, &args.labels, &args.state, &e);
+
+        if (r < 0)
+                return operation_refuse(userdata, msg, VERB_FIND, NULL, &e, r, error);
+        return operation_start(userdata, msg, VERB_FIND, &args, error);
 }
 
 static int method_list_snapshots(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -223,6 +238,8 @@ const sd_bus_vtable bus_manager_vtable[] = {
                                 method_delete_snapshot, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListSandboxes", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ssuso)", sandboxes),
                                 method_list, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("FindSandboxes", SD_BUS_ARGS("a{sv}", filter), SD_BUS_RESULT("a(ssuso)", sandboxes),
+                                method_find, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListSnapshots", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssut)", snapshots),
                                 method_list_snapshots, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetPolicy", SD_BUS_NO_ARGS, SD_BUS_RESULT("a{sv}", policy),

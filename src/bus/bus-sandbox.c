@@ -128,7 +128,7 @@ int bus_sandbox_method_copy(sd_bus_message *msg, Manager *m, const char *name, c
         else if (path[0] != '/' || strlen(path) > SBX_MAX_PATH_LEN)
                 r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "%s: '%.64s' is not an absolute path", field, path);
         else if ((r = bus_take_caller_fd(fd, "tar", &args.fds[0], &e)) >= 0)
-                r = sbx_bus_read_create_options(msg, &e);
+                r = sbx_bus_read_no_options(msg, &e);
         if (r < 0) {
                 operation_args_done(&args, verb);
                 return operation_refuse(m, msg, verb, name ?: object->display, &e, r, error);
@@ -211,6 +211,8 @@ static const sd_bus_vtable sandbox_vtable[] = {
         PROP("Fingerprint", "s", SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
         PROP("Verdict", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         PROP("CreatedAt", "t", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        /* the owner's metadata: never in a broadcast either */
+        PROP("Labels", "a{ss}", SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
         SD_BUS_METHOD_WITH_ARGS("Start", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_start, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Stop", SD_BUS_ARGS("a{sv}", options), SD_BUS_NO_RESULT, method_stop,
                                 SD_BUS_VTABLE_UNPRIVILEGED),

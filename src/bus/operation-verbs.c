@@ -5,6 +5,7 @@
 #include "naming.h"
 #include "operation-verbs.h"
 #include "owner-info.h"
+#include "user-labels.h"
 #include "verdict.h"
 
 const char *operation_target(const Operation *o) {
@@ -19,7 +20,8 @@ static int run_create(Operation *o, SbxLifecycle *l) {
 
         if (r < 0)
                 return r;
-        return sbx_lifecycle_create(l, o->name, o->spec, &info.owner, &o->sandbox, &o->error);
+        return sbx_lifecycle_create_with(l, o->name, o->spec, &info.owner, &(SbxCreateOptions) { .labels = o->labels },
+                                         &o->sandbox, &o->error);
 }
 
 static int run_ensure(Operation *o, SbxLifecycle *l) {
@@ -29,7 +31,8 @@ static int run_ensure(Operation *o, SbxLifecycle *l) {
         if (r < 0)
                 return r;
         return sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
-                                    &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s },
+                                    &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s,
+                                                          .labels = o->labels },
                                     &o->sandbox, &o->outcome, &o->error);
 }
 
@@ -209,6 +212,15 @@ static int reply_delete_snapshot(Operation *o, sd_bus_message *reply) {
         return 0;
 }
 
+/* FindSandboxes: whether s has the filter's state and labels. */
+static bool found(const Operation *o, const SandboxEntry *e) {
+        if (o->verb != VERB_FIND)
+                return true;
+        return (!o->find_state || streq(o->find_state, sbx_state_to_string(e->state))) &&
+                sbx_user_labels_match(e->labels, o->labels);
+}
+
+/* ListSandboxes, and FindSandboxes with its filter. */
 static int reply_list(Operation *o, sd_bus_message *reply) {
         int r = sd_bus_message_open_container(reply, 'a', "(ssuso)");
 
@@ -219,7 +231,7 @@ static int reply_list(Operation *o, sd_bus_message *reply) {
                 if ((r = registry_put(&o->m->registry, s)) < 0)
                         break;
                 e = registry_get(&o->m->registry, s->name);
-                if (!(o->all || (s->owner_valid && s->owner == o->uid)))
+                if (!(o->all || (s->owner_valid && s->owner == o->uid)) || !found(o, e))
                         continue;
                 r = sd_bus_message_append(reply, "(ssuso)", e->display, sbx_state_to_string(s->state),
                                           (uint32_t) s->owner, sbx_verdict_to_string(s->verdict), e->path);
@@ -329,4 +341,6 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         [VERB_WRITE_FILE]      = { "write-file",      A_EXEC,    true,  false, run_write_file,      reply_none,       A_EXEC_OTHERS, false, false },
         [VERB_LIST_FILES]      = { "list-files",      A_EXEC,    false, false, run_list_files,      reply_list_files, A_EXEC_OTHERS, false, false, true },
         [VERB_REMOVE_FILE]     = { "remove-file",     A_EXEC,    true,  false, run_remove_file,     reply_none,       A_EXEC_OTHERS, false, false },
+        /* ListSandboxes filtered (by labels, state) */
+        [VERB_FIND]            = { "find",            A_INSPECT, false, true,  run_list,            reply_list            },
 };

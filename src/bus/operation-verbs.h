@@ -37,6 +37,7 @@ typedef enum Verb {
         VERB_WRITE_FILE,
         VERB_LIST_FILES,
         VERB_REMOVE_FILE,
+        VERB_FIND,
         _VERB_MAX,
 } Verb;
 
@@ -70,6 +71,9 @@ typedef struct OperationArgs {
         size_t data_size;
         unsigned timeout_s;             /* stop; ensure: the stop before a recreate */
         bool recreate;                  /* ensure: on a mismatch, replace it */
+        json_object *labels;            /* create, ensure: the sandbox's; find: those to match (taken
+                                         * over, also on failure) */
+        char *state;                    /* find: the state to match, or NULL (taken over) */
         OperationPublishExec publish_exec; /* StartExec */
 } OperationArgs;
 
@@ -111,6 +115,8 @@ struct Operation {
         SbxSpec *spec;
         unsigned timeout_s;
         bool recreate;
+        json_object *labels;            /* create, ensure; find: the filter's */
+        char *find_state;               /* find: the filter's, or NULL */
         bool widened;                   /* lists: manage-others was asked about */
         bool all;                       /* lists: everyone's objects */
         const char *action;             /* the polkit action asked about */

@@ -32,6 +32,8 @@ static void operation_free_unstarted(Operation *o) {
         free(o->snapshot_id);
         free(o->cache_key);
         sbx_spec_free(o->spec);
+        json_object_put(o->labels);
+        free(o->find_state);
         sbx_error_free(&o->error);
         sbx_sandbox_free(o->sandbox);
         sbx_sandbox_list_free(o->list, o->n_list);
@@ -498,6 +500,8 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .argv = TAKE_PTR(args->argv),
                 .fds = { -1, -1, -1 },
                 .recreate = args->recreate,
+                .labels = TAKE_PTR(args->labels),
+                .find_state = TAKE_PTR(args->state),
                 .publish_exec = args->publish_exec,
         };
         if (operation_verbs[verb].fds)
@@ -538,6 +542,8 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
 
 void operation_args_done(OperationArgs *args, Verb verb) {
         args->spec = sbx_spec_free(args->spec);
+        json_object_put(TAKE_PTR(args->labels));
+        args->state = mfree(args->state);
         strv_free(TAKE_PTR(args->argv));
         if (args->exec)
                 sbx_exec_options_done(args->exec);

@@ -26,6 +26,7 @@ SbxSandbox *sbx_sandbox_free(SbxSandbox *s) {
         free(s->status);
         free(s->image);
         free(s->fingerprint);
+        free(s->labels_json);
         sbx_observed_free(s->observed);
         free(s);
         return NULL;
@@ -269,7 +270,8 @@ int lc_make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const Sbx
         s->status = strdup(o->raw_status);
         s->image = strdup(o->image_ref ?: "");
         s->fingerprint = strdup(o->fingerprint_label ?: "");
-        if (!s->name || !s->container_id || !s->status || !s->image || !s->fingerprint)
+        s->labels_json = strdup(row && row->labels_json ? row->labels_json : "{}");
+        if (!s->name || !s->container_id || !s->status || !s->image || !s->fingerprint || !s->labels_json)
                 return -ENOMEM;
         s->owner_valid = o->owner_valid;
         s->owner = o->owner;
@@ -524,7 +526,8 @@ static int list_one(SbxLifecycle *l, json_object *c, const char *name, SbxSandbo
         s->fingerprint = strdup(sbx_label_attestation(json_object_get_string(
                 json_object_object_get(labels, SBX_LABEL_SPEC_FINGERPRINT))) ?: "");
         s->has_row = row != NULL;
-        if (!s->status || !s->name || !s->container_id || !s->fingerprint || !s->image)
+        s->labels_json = strdup(row && row->labels_json ? row->labels_json : "{}");
+        if (!s->status || !s->name || !s->container_id || !s->fingerprint || !s->image || !s->labels_json)
                 return -ENOMEM;
         *ret = TAKE_PTR(s);
         return 0;

@@ -135,6 +135,7 @@ MANAGER_ARGS = {
     "SnapshotSandbox": lambda n: ("ss", [n, "policy-snap"]),
     "DeleteSnapshot": lambda n: ("s", ["no-such-snapshot"]),
     "ListSandboxes": lambda n: ("", []),
+    "FindSandboxes": lambda n: ("a{sv}", [{}]),
     "ListSnapshots": lambda n: ("", []),
     "ExecSandbox": lambda n: ("sasa{sv}", [n, ["true"], {}]),
     "StartExec": lambda n: ("sasa{sv}hhh", [n, ["true"], {}, "</dev/null", ">/dev/null", ">/dev/null"]),
@@ -240,6 +241,7 @@ def test_other_users_sandbox_is_untouched(live_calls):
                                     "org.freedesktop.DBus.Error.AccessDenied"), (m, out)
     # Lists answer, showing sbx-other none of root's.
     assert live_calls[(rootbus.MANAGER_IFACE, "ListSandboxes")] == {"ok": True, "result": [[]]}
+    assert live_calls[(rootbus.MANAGER_IFACE, "FindSandboxes")] == {"ok": True, "result": [[]]}
 
 
 def test_an_interface_outside_the_policy_is_refused_by_the_bus(stack):
