@@ -21,6 +21,8 @@ _xagent_sandboxctl_commands=(
         'verify           sandbox           @spec'
         'start            sandbox           '
         'stop             sandbox           --timeout=word'
+        'pause            sandbox           '
+        'resume           sandbox           '
         'delete           sandbox           '
         'snapshot         sandbox,word      '
         'delete-snapshot  snapshot          '

@@ -34,6 +34,8 @@ static int resolve_name(sd_bus_message *msg, Manager *m, Verb verb, const char *
 BY_NAME(method_get, VERB_GET, operation_start(m, msg, VERB_GET, &(OperationArgs) { .name = name }, error))
 BY_NAME(method_inspect, VERB_INSPECT, bus_sandbox_method_simple(msg, m, name, NULL, VERB_INSPECT, error))
 BY_NAME(method_start, VERB_START, bus_sandbox_method_simple(msg, m, name, NULL, VERB_START, error))
+BY_NAME(method_pause, VERB_PAUSE, bus_sandbox_method_simple(msg, m, name, NULL, VERB_PAUSE, error))
+BY_NAME(method_resume, VERB_RESUME, bus_sandbox_method_simple(msg, m, name, NULL, VERB_RESUME, error))
 BY_NAME(method_delete, VERB_DELETE, bus_sandbox_method_simple(msg, m, name, NULL, VERB_DELETE, error))
 BY_NAME(method_usage, VERB_USAGE, bus_sandbox_method_simple(msg, m, name, NULL, VERB_USAGE, error))
 BY_NAME(method_verify, VERB_VERIFY, bus_sandbox_method_verify(msg, m, name, NULL, error))
@@ -229,6 +231,10 @@ const sd_bus_vtable bus_manager_vtable[] = {
                                 method_start, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("StopSandbox", SD_BUS_ARGS("s", name, "a{sv}", options), SD_BUS_NO_RESULT,
                                 method_stop, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("PauseSandbox", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
+                                method_pause, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ResumeSandbox", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
+                                method_resume, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("DeleteSandbox", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
                                 method_delete, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("SnapshotSandbox", SD_BUS_ARGS("s", name, "s", snapshot_id),

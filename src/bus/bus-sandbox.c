@@ -182,6 +182,8 @@ int bus_sandbox_method_file(sd_bus_message *msg, Manager *m, const char *name, c
         }
 ENTRY_METHOD(method_start, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_START, error))
 ENTRY_METHOD(method_delete, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_DELETE, error))
+ENTRY_METHOD(method_pause, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_PAUSE, error))
+ENTRY_METHOD(method_resume, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_RESUME, error))
 ENTRY_METHOD(method_inspect, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_INSPECT, error))
 ENTRY_METHOD(method_usage, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_USAGE, error))
 ENTRY_METHOD(method_stop, bus_sandbox_method_stop(msg, manager_of(e), NULL, e, error))
@@ -217,6 +219,8 @@ static const sd_bus_vtable sandbox_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("Stop", SD_BUS_ARGS("a{sv}", options), SD_BUS_NO_RESULT, method_stop,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Delete", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_delete, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Pause", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_pause, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Resume", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_resume, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Snapshot", SD_BUS_ARGS("s", snapshot_id), SD_BUS_RESULT("s", image_id),
                                 method_snapshot, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Verify", SD_BUS_ARGS("a{sv}", spec),

@@ -52,6 +52,14 @@ static int run_stop(Operation *o, SbxLifecycle *l) {
         return sbx_lifecycle_stop(l, o->name, o->timeout_s, &o->error);
 }
 
+static int run_pause(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_pause(l, o->name, true, &o->error);
+}
+
+static int run_resume(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_pause(l, o->name, false, &o->error);
+}
+
 static int run_delete(Operation *o, SbxLifecycle *l) {
         return sbx_lifecycle_delete(l, o->name, &o->error);
 }
@@ -190,12 +198,27 @@ static int reply_verify(Operation *o, sd_bus_message *reply) {
 }
 
 static int reply_start(Operation *o, sd_bus_message *reply) {
+        const SandboxEntry *e = registry_get(&o->m->registry, o->name);
+
+        /* A start that changed nothing leaves a paused sandbox paused. */
+        if (o->r == 0 && e && e->state == SBX_STATE_PAUSED)
+                return 0;
+        registry_set_state(&o->m->registry, o->name, SBX_STATE_RUNNING, "running");
+        return 0;
+}
+
+static int reply_resume(Operation *o, sd_bus_message *reply) {
         registry_set_state(&o->m->registry, o->name, SBX_STATE_RUNNING, "running");
         return 0;
 }
 
 static int reply_stop(Operation *o, sd_bus_message *reply) {
         registry_set_state(&o->m->registry, o->name, SBX_STATE_STOPPED, "exited");
+        return 0;
+}
+
+static int reply_pause(Operation *o, sd_bus_message *reply) {
+        registry_set_state(&o->m->registry, o->name, SBX_STATE_PAUSED, "paused");
         return 0;
 }
 
@@ -343,4 +366,7 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         [VERB_REMOVE_FILE]     = { "remove-file",     A_EXEC,    true,  false, run_remove_file,     reply_none,       A_EXEC_OTHERS, false, false },
         /* ListSandboxes filtered (by labels, state) */
         [VERB_FIND]            = { "find",            A_INSPECT, false, true,  run_list,            reply_list            },
+        /* Docker's freezer */
+        [VERB_PAUSE]           = { "pause",           A_MANAGE,  true,  false, run_pause,           reply_pause           },
+        [VERB_RESUME]          = { "resume",          A_MANAGE,  true,  false, run_resume,          reply_resume          },
 };

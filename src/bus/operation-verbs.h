@@ -38,6 +38,8 @@ typedef enum Verb {
         VERB_LIST_FILES,
         VERB_REMOVE_FILE,
         VERB_FIND,
+        VERB_PAUSE,
+        VERB_RESUME,
         _VERB_MAX,
 } Verb;
 

@@ -510,6 +510,12 @@ static int ensure_existing(SbxLifecycle *l, const char *name, const SbxSpec *des
                 *ret_outcome = SBX_ENSURE_REUSED;
                 return 1;
         }
+        if (sb->state == SBX_STATE_PAUSED) {            /* an ensure wants it usable */
+                if ((r = lc_pause_locked(l, name, false, error)) < 0)
+                        return r;
+                *ret_outcome = SBX_ENSURE_STARTED;
+                return 1;
+        }
         if ((r = lc_set_running_locked(l, name, true, 0, error)) < 0)
                 return r;
         *ret_outcome = SBX_ENSURE_STARTED;

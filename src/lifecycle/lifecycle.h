@@ -118,6 +118,12 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
 int sbx_lifecycle_start(SbxLifecycle *l, const char *name, SbxError *error);
 int sbx_lifecycle_stop(SbxLifecycle *l, const char *name, unsigned timeout_s, SbxError *error);
 
+/* Pause (Docker's freezer: every process stopped where it is, its memory kept) or
+ * resume a running sandbox; idempotent (1 if something changed). NotRunning naming the
+ * state for a stopped one. A paused sandbox keeps its verdict; exec, copies and file
+ * calls on it are NotRunning; a start leaves it paused, a stop thaws it first. */
+int sbx_lifecycle_pause(SbxLifecycle *l, const char *name, bool pause, SbxError *error);
+
 /* xagent #1014's get-or-create (docs/lifecycle.md), atomic under the name's lock. */
 typedef enum SbxEnsureOutcome {
         SBX_ENSURE_CREATED,     /* there was none */

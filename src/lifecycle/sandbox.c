@@ -245,7 +245,8 @@ bool lc_mounts_truthful(SbxLifecycle *l, const SbxObserved *o, const SbxMountTab
         uint64_t started = 0;
         int r;
 
-        if (o->state != SBX_STATE_RUNNING || o->n_volumes == 0 || !o->init_volume || !o->id)
+        /* Paused, its mounts are those it runs with: a pause changes no verdict. */
+        if (!sbx_state_is_up(o->state) || o->n_volumes == 0 || !o->init_volume || !o->id)
                 return true;
         if (report)
                 return sbx_mounts_truthful(report, o->volumes, o->n_volumes);

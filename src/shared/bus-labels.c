@@ -74,9 +74,10 @@ static int read_state(sd_bus_message *m, char **ret, SbxError *error) {
                 return r;
         if ((r = sd_bus_message_read_basic(m, 's', &s)) < 0)
                 return malformed(error, "state", r);
-        if (!streq(s, sbx_state_to_string(SBX_STATE_RUNNING)) && !streq(s, sbx_state_to_string(SBX_STATE_STOPPED)))
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "state: '%.64s' is neither \"running\" nor "
-                                     "\"stopped\"", s);
+        if (!streq(s, sbx_state_to_string(SBX_STATE_RUNNING)) && !streq(s, sbx_state_to_string(SBX_STATE_STOPPED)) &&
+            !streq(s, sbx_state_to_string(SBX_STATE_PAUSED)))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "state: '%.64s' is none of \"running\", "
+                                     "\"paused\", \"stopped\"", s);
         if (!(*ret = strdup(s)))
                 return -ENOMEM;
         r = sd_bus_message_exit_container(m);

@@ -16,6 +16,6 @@ int sbx_bus_read_labels(sd_bus_message *m, const char *key, json_object **ret, S
 int sbx_bus_append_labels(sd_bus_message *m, json_object *labels);
 
 /* FindSandboxes' filter a{sv}: "labels" a{ss} (every one must match) and "state" s
- * ("running" or "stopped"); each optional, *ret_state NULL when absent. An unknown
+ * ("running", "paused" or "stopped"); each optional, *ret_state NULL when absent. An unknown
  * key, a key given twice or a bad value is InvalidArgs naming it. */
 int sbx_bus_read_find_filter(sd_bus_message *m, json_object **ret_labels, char **ret_state, SbxError *error);

@@ -132,6 +132,8 @@ MANAGER_ARGS = {
     "StartSandbox": lambda n: ("s", [n]),
     "StopSandbox": lambda n: ("sa{sv}", [n, {}]),
     "DeleteSandbox": lambda n: ("s", [n]),
+    "PauseSandbox": lambda n: ("s", [n]),
+    "ResumeSandbox": lambda n: ("s", [n]),
     "SnapshotSandbox": lambda n: ("ss", [n, "policy-snap"]),
     "DeleteSnapshot": lambda n: ("s", ["no-such-snapshot"]),
     "ListSandboxes": lambda n: ("", []),
@@ -153,6 +155,8 @@ SANDBOX_ARGS = {
     "Start": ("", []),
     "Stop": ("a{sv}", [{}]),
     "Delete": ("", []),
+    "Pause": ("", []),
+    "Resume": ("", []),
     "Snapshot": ("s", ["policy-snap"]),
     "Verify": ("a{sv}", [SPEC]),
     "Inspect": ("", []),
@@ -230,6 +234,7 @@ def test_other_users_sandbox_is_untouched(live_calls):
     assert live_calls["name"] in live_calls["root-list"]
     # The state changes were refused by polkit, not by the bus, and not carried out.
     for m in ("CreateSandbox", "EnsureSandbox", "StartSandbox", "StopSandbox", "DeleteSandbox",
+              "PauseSandbox", "ResumeSandbox",
               "SnapshotSandbox", "ExecSandbox", "StartExec", "CopyToSandbox", "CopyFromSandbox",
               "GetSandboxUsage", "ReadFile", "WriteFile", "ListFiles", "RemoveFile"):
         out = live_calls[(rootbus.MANAGER_IFACE, m)]
