@@ -81,6 +81,20 @@ START_TEST(test_round_trip_and_match) {
 }
 END_TEST
 
+START_TEST(test_blank_for_a_commit) {
+        _cleanup_(json_object_putp) json_object *container = json_tokener_parse(
+                "{\"xagent.managed\":\"true\",\"" SBX_USER_LABEL_PREFIX "task\":\"42\",\"other\":\"x\"}"),
+                *commit = json_object_new_object();
+        json_object *v;
+
+        ck_assert_int_eq(sbx_user_labels_blank_docker(container, commit), 0);
+        ck_assert_int_eq(json_object_object_length(commit), 1);
+        ck_assert(json_object_object_get_ex(commit, SBX_USER_LABEL_PREFIX "task", &v));
+        ck_assert_str_eq(json_object_get_string(v), "");
+        ck_assert_int_eq(sbx_user_labels_blank_docker(NULL, commit), 0);
+}
+END_TEST
+
 static Suite *make_suite(void) {
         Suite *s = suite_create("user-labels");
         TCase *tc = tcase_create("core");
@@ -88,6 +102,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_keys);
         tcase_add_test(tc, test_limits);
         tcase_add_test(tc, test_round_trip_and_match);
+        tcase_add_test(tc, test_blank_for_a_commit);
         suite_add_tcase(s, tc);
         return s;
 }

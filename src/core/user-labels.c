@@ -123,6 +123,24 @@ int sbx_user_labels_to_docker(json_object *labels, json_object *docker_labels) {
         return 0;
 }
 
+int sbx_user_labels_blank_docker(json_object *container_labels, json_object *commit_labels) {
+        if (!json_object_is_type(container_labels, json_type_object))
+                return 0;
+        json_object_object_foreach(container_labels, k, v) {
+                json_object *blank;
+
+                (void) v;
+                if (strncmp(k, SBX_USER_LABEL_PREFIX, strlen(SBX_USER_LABEL_PREFIX)) != 0)
+                        continue;
+                blank = json_object_new_string("");
+                if (!blank || json_object_object_add(commit_labels, k, blank) < 0) {
+                        json_object_put(blank);
+                        return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
 bool sbx_user_labels_match(json_object *have, json_object *want) {
         if (!want)
                 return true;

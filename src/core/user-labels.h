@@ -33,6 +33,12 @@ int sbx_user_labels_from_string(const char *s, json_object **ret);
 /* Adds each label to docker_labels (a container's Config.Labels) as PREFIX + key. */
 int sbx_user_labels_to_docker(json_object *labels, json_object *docker_labels);
 
+/* Adds to commit_labels (a commit's Config.Labels) every PREFIX key of container_labels
+ * (the container's Config.Labels, NULL: none) as "": a snapshot's image carries no
+ * sandbox's labels into the containers made from it (Docker cannot remove a label,
+ * only blank it). */
+int sbx_user_labels_blank_docker(json_object *container_labels, json_object *commit_labels);
+
 /* Whether every key of want is in have with the same value (NULL: no labels). */
 bool sbx_user_labels_match(json_object *have, json_object *want);
 /* Whether both hold the same keys and values. */

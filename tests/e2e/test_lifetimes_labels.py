@@ -75,6 +75,20 @@ def test_round_trip_and_never_in_the_fingerprint(stack, sandboxd, cleanup):
     assert sandboxd.inspect(MEMBER, tagged).result[0]["sandbox_labels"] == given
 
 
+def test_a_snapshot_carries_no_labels(sandboxd, cleanup):
+    source, copy = h.unique("lsnap"), h.unique("lcopy")
+    sid = cleanup.snapshot(h.unique("lsid"))
+    run = h.unique("snaprun")
+    sandboxd.create_ok(MEMBER, source, h.spec(), cleanup, options=labels({"run": run}))
+    sandboxd.snapshot(MEMBER, source, sid).result
+    sandboxd.create_ok(MEMBER, copy, h.spec(image=None, snapshot=sid), cleanup)
+    ins = sandboxd.inspect(MEMBER, copy).result[0]
+    assert ins["sandbox_labels"] == {}
+    # Docker merged the image's labels in: ours are there only blank.
+    assert ins["labels"].get(PREFIX + "run") == "", ins["labels"]
+    assert names(find(sandboxd, MEMBER, labels({"run": run}))) == [source]
+
+
 def test_find_by_labels_and_state(sandboxd, cleanup):
     run = h.unique("run")
     a, b, c = h.unique("fa"), h.unique("fb"), h.unique("fc")
