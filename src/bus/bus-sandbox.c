@@ -6,6 +6,7 @@
 
 #include "bus-args.h"
 #include "bus-exec.h"
+#include "bus-labels.h"
 #include "bus-sandbox.h"
 #include "bus-spec.h"
 #include "operation.h"
@@ -113,7 +114,7 @@ int bus_sandbox_method_exec(sd_bus_message *msg, Manager *m, const char *name, c
         return r;
 }
 
-/* (s guest path, h tar, a{sv} options): no option is defined yet. */
+/* (s guest path, h tar, a{sv} options): options: resume b. */
 int bus_sandbox_method_copy(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object, bool to,
                             sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
@@ -128,7 +129,7 @@ int bus_sandbox_method_copy(sd_bus_message *msg, Manager *m, const char *name, c
         else if (path[0] != '/' || strlen(path) > SBX_MAX_PATH_LEN)
                 r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "%s: '%.64s' is not an absolute path", field, path);
         else if ((r = bus_take_caller_fd(fd, "tar", &args.fds[0], &e)) >= 0)
-                r = sbx_bus_read_no_options(msg, &e);
+                r = sbx_bus_read_copy_options(msg, &args.resume, &e);
         if (r < 0) {
                 operation_args_done(&args, verb);
                 return operation_refuse(m, msg, verb, name ?: object->display, &e, r, error);

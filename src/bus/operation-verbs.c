@@ -88,6 +88,19 @@ static int check_owned(Operation *o) {
         return 0;
 }
 
+/* Before using a sandbox: its owner is valid, and with the option resume a paused
+ * one is resumed first (a stopped one stays NotRunning). */
+static int check_usable(Operation *o, SbxLifecycle *l) {
+        int r = check_owned(o);
+
+        if (r < 0 || !o->resume)
+                return r;
+        r = sbx_lifecycle_pause(l, o->name, false, &o->error);
+        if (r > 0)
+                o->resumed = true;
+        return r < 0 ? r : 0;
+}
+
 static SbxExecRequest exec_request(Operation *o) {
         return (SbxExecRequest) {
                 .argv = o->argv, .env = o->exec.env, .working_dir = o->exec.working_dir, .tty = o->exec.tty,
@@ -97,7 +110,7 @@ static SbxExecRequest exec_request(Operation *o) {
 
 static int run_exec(Operation *o, SbxLifecycle *l) {
         SbxExecRequest req = exec_request(o);
-        int r = check_owned(o);
+        int r = check_usable(o, l);
 
         return r < 0 ? r : sbx_lifecycle_exec_capture(l, o->name, &req, o->exec.stdin_data,
                                                       o->exec.stdin_size, o->exec.timeout_s, o->exec.output_limit,
@@ -106,7 +119,7 @@ static int run_exec(Operation *o, SbxLifecycle *l) {
 
 static int run_start_exec(Operation *o, SbxLifecycle *l) {
         SbxExecRequest req = exec_request(o);
-        int r = check_owned(o);
+        int r = check_usable(o, l);
 
         return r < 0 ? r : sbx_lifecycle_exec_start(l, o->name, &req, &o->exec_process, &o->error);
 }
@@ -116,13 +129,13 @@ static int run_usage(Operation *o, SbxLifecycle *l) {
 }
 
 static int run_copy_to(Operation *o, SbxLifecycle *l) {
-        int r = check_owned(o);
+        int r = check_usable(o, l);
 
         return r < 0 ? r : sbx_lifecycle_copy_to(l, o->name, o->guest_path, o->fds[0], &o->error);
 }
 
 static int run_copy_from(Operation *o, SbxLifecycle *l) {
-        int r = check_owned(o);
+        int r = check_usable(o, l);
 
         return r < 0 ? r : sbx_lifecycle_copy_from(l, o->name, o->guest_path, o->fds[0], &o->error);
 }
@@ -130,7 +143,7 @@ static int run_copy_from(Operation *o, SbxLifecycle *l) {
 /* The file calls go over the sandbox's kept channel (channel.h), as its owner. */
 static int run_read_file(Operation *o, SbxLifecycle *l) {
         uint64_t cap = (uint64_t) l->policy->max_file_bytes;
-        int r = check_owned(o);
+        int r = check_usable(o, l);
 
         /* A length past the cap (4 GiB, say) is capped, not refused: the reply says eof. */
         return r < 0 ? r : sbx_lifecycle_read_file(l, o->name, o->guest_path, o->file.offset,
@@ -140,21 +153,21 @@ static int run_read_file(Operation *o, SbxLifecycle *l) {
 
 static int run_write_file(Operation *o, SbxLifecycle *l) {
         unsigned flags = (o->file.append ? SBX_WRITE_APPEND : 0) | (o->file.make_parents ? SBX_WRITE_MAKE_PARENTS : 0);
-        int r = check_owned(o);
+        int r = check_usable(o, l);
 
         return r < 0 ? r : sbx_lifecycle_write_file(l, o->name, o->guest_path, o->data, o->data_size,
                                                     o->file.mode, flags, &o->error);
 }
 
 static int run_list_files(Operation *o, SbxLifecycle *l) {
-        int r = check_owned(o);
+        int r = check_usable(o, l);
 
         return r < 0 ? r : sbx_lifecycle_list_files(l, o->name, o->guest_path, o->file.depth, o->file.limit,
                                                     &o->entries, &o->n_entries, &o->truncated, &o->error);
 }
 
 static int run_remove_file(Operation *o, SbxLifecycle *l) {
-        int r = check_owned(o);
+        int r = check_usable(o, l);
 
         return r < 0 ? r : sbx_lifecycle_remove_file(l, o->name, o->guest_path, o->file.recursive, &o->error);
 }

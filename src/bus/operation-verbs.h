@@ -76,6 +76,8 @@ typedef struct OperationArgs {
         json_object *labels;            /* create, ensure: the sandbox's; find: those to match (taken
                                          * over, also on failure) */
         char *state;                    /* find: the state to match, or NULL (taken over) */
+        bool resume;                    /* copies: a paused sandbox is resumed first (exec and
+                                         * file calls: their options' resume) */
         OperationPublishExec publish_exec; /* StartExec */
 } OperationArgs;
 
@@ -119,6 +121,8 @@ struct Operation {
         bool recreate;
         json_object *labels;            /* create, ensure; find: the filter's */
         char *find_state;               /* find: the filter's, or NULL */
+        bool resume;                    /* using a sandbox: resume it first if paused */
+        bool resumed;                   /* … the worker did */
         bool widened;                   /* lists: manage-others was asked about */
         bool all;                       /* lists: everyone's objects */
         const char *action;             /* the polkit action asked about */

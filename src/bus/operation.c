@@ -159,6 +159,8 @@ static void job_reply(Operation *o) {
         _cleanup_free_ char *reason = NULL;
         int r;
 
+        if (o->resumed)
+                registry_set_state(&o->m->registry, o->name, SBX_STATE_RUNNING, "running");
         if (o->r < 0) {
                 /* A sandbox found missing is gone from the objects too. */
                 if (o->name && o->error.kind == SBX_ERROR_NO_SUCH_SANDBOX)
@@ -476,6 +478,10 @@ static void authorize(Operation *o) {
         /* Replacing a sandbox deletes one: what manage allows. */
         if (o->verb == VERB_ENSURE && o->recreate)
                 o->then_action = SBX_POLKIT_ACTION_MANAGE;
+        /* Resuming first is a resume: what manage (others': manage-others) allows. */
+        if (o->resume)
+                o->then_action = o->owner_valid && o->owner == o->uid ? SBX_POLKIT_ACTION_MANAGE
+                                                                      : SBX_POLKIT_ACTION_MANAGE_OTHERS;
         ask(o);
 }
 
@@ -515,6 +521,7 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 o->exec = *args->exec;
                 *args->exec = (SbxExecOptions) {};
         }
+        o->resume = args->resume || o->exec.resume || o->file.resume;
         if (args->guest_path && !(o->guest_path = strdup(args->guest_path)))
                 r = -ENOMEM;
         else if (args->object) {

@@ -103,6 +103,35 @@ static int read_filter_entry(sd_bus_message *m, json_object **labels, char **sta
         return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%.64s: unknown filter key", key);
 }
 
+int sbx_bus_read_copy_options(sd_bus_message *m, bool *ret_resume, SbxError *error) {
+        bool seen = false;
+        int b, r;
+
+        *ret_resume = false;
+        if ((r = sd_bus_message_enter_container(m, 'a', "{sv}")) < 0)
+                return malformed(error, "options", r);
+        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+                const char *key;
+
+                if ((r = sd_bus_message_read_basic(m, 's', &key)) < 0)
+                        return malformed(error, "options", r);
+                if (!streq(key, "resume"))
+                        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%.64s: unknown option", key);
+                if (seen)
+                        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "resume: given twice");
+                seen = true;
+                if ((r = enter_variant(m, key, "b", error)) < 0)
+                        return r;
+                if ((r = sd_bus_message_read_basic(m, 'b', &b)) < 0 || (r = sd_bus_message_exit_container(m)) < 0 ||
+                    (r = sd_bus_message_exit_container(m)) < 0)
+                        return malformed(error, key, r);
+                *ret_resume = b;
+        }
+        if (r < 0 || (r = sd_bus_message_exit_container(m)) < 0)
+                return malformed(error, "options", r);
+        return 0;
+}
+
 int sbx_bus_read_find_filter(sd_bus_message *m, json_object **ret_labels, char **ret_state, SbxError *error) {
         _cleanup_(json_object_putp) json_object *labels = NULL;
         _cleanup_free_ char *state = NULL;

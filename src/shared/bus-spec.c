@@ -606,6 +606,8 @@ static int exec_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
 
         if (streq(key, "env"))
                 return read_exec_env(m, o, error);
+        if (streq(key, "resume"))
+                return read_bool(m, key, &o->resume, error);
         if (streq(key, "working_dir")) {
                 if ((r = read_string(m, key, &o->working_dir, error)) < 0)
                         return r;
@@ -652,7 +654,7 @@ static int exec_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
 
 int sbx_bus_read_exec_options(sd_bus_message *m, bool streaming, SbxExecOptions *ret, SbxError *error) {
         static const char *const keys[] = { "env", "working_dir", "timeout", "stdin", "output_limit", "tty", "rows",
-                                            "cols", "on_timeout" };
+                                            "cols", "on_timeout", "resume" };
         ExecParse p = { .o = ret, .streaming = streaming };
 
         *ret = (SbxExecOptions) {
@@ -712,6 +714,8 @@ static int file_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
         int64_t v;
         int r;
 
+        if (streq(key, "resume"))
+                return read_bool(m, key, &o->resume, error);
         switch (p->verb) {
         case SBX_FILE_READ:
                 if (streq(key, "offset"))
@@ -753,7 +757,7 @@ static int file_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
 
 int sbx_bus_read_file_options(sd_bus_message *m, SbxFileVerb verb, SbxFileOptions *ret, SbxError *error) {
         static const char *const keys[] = { "offset", "length", "mode", "append", "make_parents", "depth", "limit",
-                                            "recursive" };
+                                            "recursive", "resume" };
         FileParse p = { .verb = verb, .o = ret };
 
         *ret = (SbxFileOptions) {

@@ -68,6 +68,7 @@ typedef struct SbxExecOptions {
         bool tty;
         unsigned rows, cols;
         bool timeout_result;            /* capture: on_timeout "result" (else "error") */
+        bool resume;                    /* a paused sandbox is resumed first */
 } SbxExecOptions;
 
 void sbx_exec_options_done(SbxExecOptions *o);
@@ -100,6 +101,7 @@ typedef struct SbxFileOptions {
         bool append, make_parents;
         unsigned depth, limit;
         bool recursive;
+        bool resume;                    /* a paused sandbox is resumed first */
 } SbxFileOptions;
 
 int sbx_bus_read_file_options(sd_bus_message *m, SbxFileVerb verb, SbxFileOptions *ret, SbxError *error);

@@ -130,3 +130,41 @@ def test_a_pause_outside_the_service_shows(sandboxd, cleanup):
     assert status == 204, status
     becomes("running")
     assert exec_(sandboxd, MEMBER, name, ["true"]).result[0] == 0
+
+
+def test_option_resume_resumes_first(sandboxd, cleanup):
+    name = h.unique("resume")
+    sandboxd.create_ok(MEMBER, name, h.spec(), cleanup)
+    resume = {"resume": ["b", True]}
+
+    def paused():
+        sandboxd.call(MEMBER, "PauseSandbox", "s", [name]).result
+        assert state(sandboxd, name) == "paused"
+
+    paused()
+    r = sandboxd.call(MEMBER, "ExecSandbox", "sasa{sv}", [name, ["echo", "hi"], resume]).result
+    assert r[0] == 0 and bytes(r[1]) == b"hi\n"
+    assert state(sandboxd, name) == "running"
+    paused()
+    sandboxd.call(MEMBER, "WriteFile", "ssaya{sv}", [name, "/tmp/r", [65], resume]).result
+    assert state(sandboxd, name) == "running"
+    paused()
+    data, _ = sandboxd.call(MEMBER, "ReadFile", "ssa{sv}", [name, "/tmp/r", resume]).result
+    assert bytes(data) == b"A" and state(sandboxd, name) == "running"
+    paused()
+    sandboxd.call(MEMBER, "CopyFromSandbox", "ssha{sv}", [name, "/tmp/r", ">/dev/null", resume]).result
+    assert state(sandboxd, name) == "running"
+    # resume false is the default; another option for the copies is still refused.
+    paused()
+    sandboxd.call(MEMBER, "ReadFile", "ssa{sv}", [name, "/tmp/r", {"resume": ["b", False]}]).error(NOT_RUNNING)
+    msg = sandboxd.call(MEMBER, "CopyFromSandbox", "ssha{sv}",
+                        [name, "/tmp/r", ">/dev/null", {"force": ["b", True]}]).error(h.INVALID_ARGS)
+    assert "force: unknown option" in msg, msg
+    sandboxd.call(MEMBER, "ReadFile", "ssa{sv}", [name, "/tmp/r", {"resume": ["s", "yes"]}]).error(h.INVALID_ARGS)
+    # The outsider's resume through a use of the object is refused, and changes nothing.
+    sandboxd.call(OTHER, "ReadFile", "sa{sv}", ["/tmp/r", resume], path=h.object_path(name, MEMBER),
+                  iface=h.SANDBOX).error(*h.DENIED)
+    assert state(sandboxd, name) == "paused"
+    # A stopped sandbox stays NotRunning.
+    sandboxd.stop(MEMBER, name, timeout=0).result
+    sandboxd.call(MEMBER, "ExecSandbox", "sasa{sv}", [name, ["true"], resume]).error(NOT_RUNNING)
