@@ -27,7 +27,6 @@ typedef enum EventKind {
         EVENT_CONNECTED,        /* the stream is (again) open: nothing is missed from now on */
         EVENT_RUNNING,
         EVENT_STOPPED,          /* ended: exited, killed, out of memory */
-        EVENT_PAUSED,           /* frozen (a pause, ours or another's) */
         EVENT_REMOVED,
 } EventKind;
 
@@ -84,8 +83,6 @@ static void on_event(const SbxDockerEvent *d, void *userdata) {
                 { "start",   EVENT_RUNNING },
                 { "die",     EVENT_STOPPED },
                 { "destroy", EVENT_REMOVED },
-                { "pause",   EVENT_PAUSED  },
-                { "unpause", EVENT_RUNNING },
         };
         ManagerEvents *ev = userdata;
         _cleanup_free_ char *name = NULL;
@@ -184,9 +181,6 @@ static void apply(Manager *m, const Event *e) {
                 break;
         case EVENT_STOPPED:
                 registry_set_state(&m->registry, e->name, SBX_STATE_STOPPED, "exited");
-                break;
-        case EVENT_PAUSED:
-                registry_set_state(&m->registry, e->name, SBX_STATE_PAUSED, "paused");
                 break;
         case EVENT_REMOVED:
                 registry_drop(&m->registry, e->name);

@@ -89,8 +89,7 @@ static void on_connected_trampoline(void *userdata) {
 int sbx_docker_follow_events(SbxDocker *d, SbxDockerEventCallback callback, void (*on_connected)(void *userdata),
                              void *userdata, SbxDockerStop *stop, SbxError *error) {
         static const char filters[] =
-                "{\"type\":[\"container\"],\"event\":[\"start\",\"die\",\"destroy\",\"update\",\"rename\","
-                "\"pause\",\"unpause\"],"
+                "{\"type\":[\"container\"],\"event\":[\"start\",\"die\",\"destroy\",\"update\",\"rename\"],"
                 "\"label\":[\"" SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE "\"]}";
         _cleanup_free_ char *escaped = NULL, *path = NULL;
         SbxEventParser p = { .callback = callback, .on_connected = on_connected, .userdata = userdata };

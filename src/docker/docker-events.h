@@ -12,7 +12,7 @@
  * callback only. name_label and owner_label are the container's labels (NULL when
  * absent). */
 typedef struct SbxDockerEvent {
-        const char *action;             /* "start", "die", "destroy", "update", "rename", "pause", "unpause" */
+        const char *action;             /* "start", "die", "destroy", "update", "rename" */
         const char *id;                 /* the container */
         const char *name_label;         /* xagent.sandbox.name */
         const char *owner_label;        /* xagent.sandbox.owner */

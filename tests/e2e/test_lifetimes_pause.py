@@ -110,28 +110,6 @@ def test_pause_with_the_rest_of_the_lifecycle(stack, sandboxd, cleanup):
     assert name not in sandboxd.list(MEMBER)
 
 
-def test_a_pause_outside_the_service_shows(sandboxd, cleanup):
-    """Docker's pause and unpause events move State, as its start and die do."""
-    name = h.unique("xpause")
-    sandboxd.create_ok(MEMBER, name, h.spec(), cleanup)
-    cid = sandboxd.inspect(MEMBER, name).result[0]["container_id"]
-
-    def becomes(want):
-        deadline = time.monotonic() + 10
-        while state(sandboxd, name) != want:
-            assert time.monotonic() < deadline, f"State is not {want!r} within 10 s"
-            time.sleep(0.2)
-
-    status, _ = h.docker("POST", f"/containers/{cid}/pause")
-    assert status == 204, status
-    becomes("paused")
-    exec_(sandboxd, MEMBER, name, ["true"]).error(NOT_RUNNING)
-    status, _ = h.docker("POST", f"/containers/{cid}/unpause")
-    assert status == 204, status
-    becomes("running")
-    assert exec_(sandboxd, MEMBER, name, ["true"]).result[0] == 0
-
-
 def test_option_resume_resumes_first(sandboxd, cleanup):
     name = h.unique("resume")
     sandboxd.create_ok(MEMBER, name, h.spec(), cleanup)
