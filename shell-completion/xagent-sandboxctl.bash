@@ -13,14 +13,16 @@
 # for the spec options of create and verify. A new command is one more line here
 # (tests/test_completion.py holds this table equal to `xagent-sandboxctl --help`).
 _xagent_sandboxctl_commands=(
-        'list             -                 --no-legend'
+        'list             -                 --no-legend --label=word'
         'snapshots        -                 --no-legend'
-        'create           word              @spec'
-        'ensure           word              @spec --recreate --stop-timeout=word'
+        'create           word              @spec --label=word'
+        'ensure           word              @spec --label=word --recreate --stop-timeout=word'
         'inspect          sandbox           --fresh'
         'verify           sandbox           @spec'
         'start            sandbox           '
         'stop             sandbox           --timeout=word'
+        'pause            sandbox           '
+        'resume           sandbox           '
         'delete           sandbox           '
         'snapshot         sandbox,word      '
         'delete-snapshot  snapshot          '

@@ -192,6 +192,9 @@ START_TEST(test_reopen_keeps_rows) {
 }
 END_TEST
 
+/* A database of a schema before 5 made from the current one: without the labels. */
+#define NO_LABELS_COLUMNS "ALTER TABLE sandboxes DROP COLUMN labels_json; ALTER TABLE intents DROP COLUMN labels_json;"
+
 /* Schema 1 → 2: rows of owners other than root are keyed by their Docker-level
  * name "~<uid>:<name>" (names belong to their owner); root's stay as they are, and
  * a row already in the new form is not prefixed twice. */
@@ -202,7 +205,8 @@ START_TEST(test_migration_to_owner_names) {
         SbxStore *s = open_ok();
 
         sbx_store_close(s);
-        raw_exec("INSERT INTO sandboxes (name, owner_uid, container_id, spec_json, fingerprint, contract_version,"
+        raw_exec(NO_LABELS_COLUMNS
+                 "INSERT INTO sandboxes (name, owner_uid, container_id, spec_json, fingerprint, contract_version,"
                  " state, owner_gid) VALUES ('work', 1001, 'c1', '{}', 'f', 1, 'running', 1001),"
                  " ('work2', 0, 'c2', '{}', 'f', 1, 'running', 0), ('~1002:w', 1002, 'c3', '{}', 'f', 1, 'running', 1);"
                  "INSERT INTO snapshots (id, owner_uid, source_sandbox, image_id, image_tag, created_us)"
@@ -324,7 +328,7 @@ START_TEST(test_snapshot_intents) {
 }
 END_TEST
 
-/* A schema-3 database (intents, no snapshot intents) is migrated to 4, its rows kept. */
+/* A schema-3 database (intents, no snapshot intents) is migrated on, its rows kept. */
 START_TEST(test_migration_to_snapshot_intents) {
         _cleanup_(sbx_snapshot_row_freep) SbxSnapshotRow *snap = NULL;
         _cleanup_(sbx_snapshot_intent_row_freep) SbxSnapshotIntentRow *got = NULL;
@@ -332,7 +336,7 @@ START_TEST(test_migration_to_snapshot_intents) {
         SbxStore *s = open_ok();
 
         sbx_store_close(s);
-        raw_exec("DROP TRIGGER snapshot_intents_end_on_insert; DROP TABLE snapshot_intents;"
+        raw_exec(NO_LABELS_COLUMNS "DROP TRIGGER snapshot_intents_end_on_insert; DROP TABLE snapshot_intents;"
                  "INSERT INTO snapshots (id, owner_uid, source_sandbox, image_id, image_tag, created_us)"
                  " VALUES ('s3', 0, 'work', 'sha256:3', 'xagent-sandbox-snapshot:s3', 1);"
                  "PRAGMA user_version = 3");
@@ -349,7 +353,7 @@ START_TEST(test_migration_to_snapshot_intents) {
 END_TEST
 
 /* Detached execs: written, listed the oldest first (bounded by max), deleted; a
- * store of schema 4 gains the table. */
+ * store of schema 4 gains the table (and the labels). */
 START_TEST(test_detached_rows) {
         _cleanup_free_ char *version = NULL;
         SbxDetachedRow *rows = NULL;
@@ -357,10 +361,10 @@ START_TEST(test_detached_rows) {
         SbxStore *s = open_ok();
 
         sbx_store_close(s);
-        raw_exec("DROP TABLE detached_execs; PRAGMA user_version = 4");
+        raw_exec(NO_LABELS_COLUMNS "DROP TABLE detached_execs; PRAGMA user_version = 4");
         s = open_ok();
         version = raw_query("PRAGMA user_version");
-        ck_assert_str_eq(version, "5");
+        ck_assert_str_eq(version, "6");
         for (int i = 0; i < 3; i++) {
                 char id[8];
 
@@ -383,6 +387,43 @@ START_TEST(test_detached_rows) {
         ck_assert_uint_eq(n, 2);
         ck_assert_str_eq(rows[0].id, "id1");
         sbx_detached_rows_free(rows, n);
+        sbx_store_close(s);
+}
+END_TEST
+
+/* A schema-4 database (no labels, no detached execs) is migrated to 6: its rows and intents kept, with
+ * no labels; labels written then are read back. */
+START_TEST(test_migration_to_labels) {
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *got = NULL, *again = NULL;
+        _cleanup_(sbx_intent_row_freep) SbxIntentRow *in = NULL;
+        _cleanup_free_ char *version = NULL;
+        SbxSandboxRow row;
+        SbxStore *s = open_ok();
+
+        sbx_store_close(s);
+        raw_exec(NO_LABELS_COLUMNS "DROP TABLE detached_execs;"
+                 "INSERT INTO sandboxes (name, owner_uid, container_id, spec_json, fingerprint, contract_version,"
+                 " state, created_us, updated_us, owner_gid) VALUES ('~7:old', 7, 'c7', '{}', 'f7', 1, 'stopped', 5, 6, 8);"
+                 "INSERT INTO intents (name, owner_uid, owner_gid, container_name, fingerprint, spec_json, created_us)"
+                 " VALUES ('~7:half', 7, 8, 'c.pending', 'f8', '{}', 9);"
+                 "PRAGMA user_version = 4");
+        s = open_ok();
+        version = raw_query("PRAGMA user_version");
+        ck_assert_str_eq(version, "6");
+        ck_assert_int_eq(sbx_store_get_sandbox(s, "~7:old", &got, NULL), 1);
+        ck_assert_str_eq(got->container_id, "c7");
+        ck_assert_str_eq(got->fingerprint, "f7");
+        ck_assert_int_eq(got->state, SBX_SANDBOX_STOPPED);
+        ck_assert_int_eq(got->created_us, 5);
+        ck_assert_uint_eq(got->owner_gid, 8);
+        ck_assert_str_eq(got->labels_json, "{}");
+        ck_assert_int_eq(sbx_store_get_intent(s, "~7:half", &in, NULL), 1);
+        ck_assert_str_eq(in->labels_json, "{}");
+        row = sandbox("~7:new", 7, SBX_SANDBOX_RUNNING);
+        row.labels_json = (char *) "{\"task\":\"42\"}";
+        ck_assert_int_eq(sbx_store_put_sandbox(s, &row, NULL), 0);
+        ck_assert_int_eq(sbx_store_get_sandbox(s, "~7:new", &again, NULL), 1);
+        ck_assert_str_eq(again->labels_json, "{\"task\":\"42\"}");
         sbx_store_close(s);
 }
 END_TEST
@@ -955,6 +996,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_intent_limit);
         tcase_add_test(tc, test_snapshot_intents);
         tcase_add_test(tc, test_migration_to_snapshot_intents);
+        tcase_add_test(tc, test_migration_to_labels);
         tcase_add_test(tc, test_truncated_is_created);
         tcase_add_test(tc, test_outside_connection_keeps_wal);
         tcase_add_test(tc, test_outside_connection_then_kill_keeps_rows);

@@ -5,6 +5,8 @@
 
 #include "bus-inspection.h"
 #include "busstr.h"
+#include "json-util.h"
+#include "user-labels.h"
 
 static int append_entry(sd_bus_message *r, const char *key, const char *sig, ...) {
         va_list ap;
@@ -191,6 +193,22 @@ static int append_docker_strings(Inspection *in, const SbxSandbox *s) {
         return append_string(in, "user", o->user ?: "");
 }
 
+/* The caller's labels as the store has them (user-labels.h), beside Docker's "labels". */
+static int append_sandbox_labels(sd_bus_message *r, const SbxSandbox *s) {
+        _cleanup_(json_object_putp) json_object *labels = NULL;
+        int k = open_entry(r, "sandbox_labels", "a{ss}");
+
+        if (k < 0)
+                return k;
+        (void) sbx_user_labels_from_string(s->labels_json, &labels);   /* unreadable: none */
+        if (labels) {
+                json_object_object_foreach(labels, key, value)
+                        if ((k = sd_bus_message_append(r, "{ss}", key, json_object_get_string(value))) < 0)
+                                return k;
+        }
+        return close_entry(r);
+}
+
 int bus_append_inspection(sd_bus_message *r, const SbxSandbox *s) {
         const SbxObserved *o = s->observed;
         Inspection in = { .r = r };
@@ -208,6 +226,7 @@ int bus_append_inspection(sd_bus_message *r, const SbxSandbox *s) {
             (k = append_entry(r, "hardened", "b", (int) s->hardened)) < 0 ||
             (k = append_entry(r, "verdict", "s", sbx_verdict_to_string(s->verdict))) < 0 ||
             (k = append_docker_strings(&in, s)) < 0 ||
+            (k = append_sandbox_labels(r, s)) < 0 ||
             (k = open_entry(r, "escaped", "as")) < 0)
                 return k;
         for (size_t i = 0; k >= 0 && i < in.n_escaped; i++)

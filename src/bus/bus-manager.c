@@ -5,6 +5,7 @@
 #include "bus-args.h"
 #include "bus-error.h"
 #include "bus-exec.h"
+#include "bus-labels.h"
 #include "bus-manager.h"
 #include "bus-sandbox.h"
 #include "bus-spec.h"
@@ -37,6 +38,8 @@ BY_NAME(method_get, VERB_GET, operation_start(m, msg, VERB_GET, &(OperationArgs)
 BY_NAME(method_inspect, VERB_INSPECT, bus_sandbox_method_simple(msg, m, name, NULL, VERB_INSPECT, error))
 BY_NAME(method_refresh, VERB_REFRESH, bus_sandbox_method_simple(msg, m, name, NULL, VERB_REFRESH, error))
 BY_NAME(method_start, VERB_START, bus_sandbox_method_simple(msg, m, name, NULL, VERB_START, error))
+BY_NAME(method_pause, VERB_PAUSE, bus_sandbox_method_simple(msg, m, name, NULL, VERB_PAUSE, error))
+BY_NAME(method_resume, VERB_RESUME, bus_sandbox_method_simple(msg, m, name, NULL, VERB_RESUME, error))
 BY_NAME(method_delete, VERB_DELETE, bus_sandbox_method_simple(msg, m, name, NULL, VERB_DELETE, error))
 BY_NAME(method_usage, VERB_USAGE, bus_sandbox_method_simple(msg, m, name, NULL, VERB_USAGE, error))
 BY_NAME(method_verify, VERB_VERIFY, bus_sandbox_method_verify(msg, m, name, NULL, error))
@@ -74,19 +77,23 @@ static int method_list_execs(sd_bus_message *msg, void *userdata, sd_bus_error *
 static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
+        _cleanup_(json_object_putp) json_object *labels = NULL;
         Manager *m = userdata;
         const char *name = NULL;
         int r;
 
         if ((r = bus_read_name(msg, "name", &name, &e)) < 0 || (r = bus_read_spec_arg(msg, m, true, &spec, &e)) < 0 ||
-            (r = sbx_bus_read_create_options(msg, &e)) < 0)
+            (r = sbx_bus_read_create_options(msg, &labels, &e)) < 0)
                 return operation_refuse(m, msg, VERB_CREATE, name, &e, r, error);
-        return operation_start(m, msg, VERB_CREATE, &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec) }, error);
+        return operation_start(m, msg, VERB_CREATE,
+                               &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .labels = TAKE_PTR(labels) },
+                               error);
 }
 
 static int method_ensure(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
+        _cleanup_(json_object_putp) json_object *labels = NULL;
         Manager *m = userdata;
         const char *name = NULL;
         unsigned stop_timeout;
@@ -94,12 +101,12 @@ static int method_ensure(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         int r;
 
         if ((r = bus_read_name(msg, "name", &name, &e)) < 0 || (r = bus_read_spec_arg(msg, m, true, &spec, &e)) < 0 ||
-            (r = sbx_bus_read_ensure_options(msg, &recreate, &stop_timeout, &e)) < 0 ||
+            (r = sbx_bus_read_ensure_options(msg, &recreate, &stop_timeout, &labels, &e)) < 0 ||
             (r = bus_check_stop_timeout(m, "stop_timeout", stop_timeout, &e)) < 0)
                 return operation_refuse(m, msg, VERB_ENSURE, name, &e, r, error);
         return operation_start(m, msg, VERB_ENSURE,
                                &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .recreate = recreate,
-                                                  .timeout_s = stop_timeout }, error);
+                                                  .timeout_s = stop_timeout, .labels = TAKE_PTR(labels) }, error);
 }
 
 static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -114,6 +121,16 @@ static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_er
 
 static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         return operation_start(userdata, msg, VERB_LIST, &(OperationArgs) {}, error);
+}
+
+static int method_find(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        OperationArgs args = {};
+        int r = sbx_bus_read_find_filter(msg, &args.labels, &args.state, &e);
+
+        if (r < 0)
+                return operation_refuse(userdata, msg, VERB_FIND, NULL, &e, r, error);
+        return operation_start(userdata, msg, VERB_FIND, &args, error);
 }
 
 static int method_list_snapshots(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -244,6 +261,10 @@ const sd_bus_vtable bus_manager_vtable[] = {
                                 method_start, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("StopSandbox", SD_BUS_ARGS("s", name, "a{sv}", options), SD_BUS_NO_RESULT,
                                 method_stop, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("PauseSandbox", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
+                                method_pause, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ResumeSandbox", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
+                                method_resume, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("DeleteSandbox", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
                                 method_delete, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("SnapshotSandbox", SD_BUS_ARGS("s", name, "s", snapshot_id),
@@ -253,6 +274,8 @@ const sd_bus_vtable bus_manager_vtable[] = {
                                 method_delete_snapshot, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListSandboxes", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ssuso)", sandboxes),
                                 method_list, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("FindSandboxes", SD_BUS_ARGS("a{sv}", filter), SD_BUS_RESULT("a(ssuso)", sandboxes),
+                                method_find, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListSnapshots", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssut)", snapshots),
                                 method_list_snapshots, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetPolicy", SD_BUS_NO_ARGS, SD_BUS_RESULT("a{sv}", policy),

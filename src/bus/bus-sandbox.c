@@ -6,6 +6,7 @@
 
 #include "bus-args.h"
 #include "bus-exec.h"
+#include "bus-labels.h"
 #include "bus-sandbox.h"
 #include "bus-spec.h"
 #include "operation.h"
@@ -113,7 +114,7 @@ int bus_sandbox_method_exec(sd_bus_message *msg, Manager *m, const char *name, c
         return r;
 }
 
-/* (s guest path, h tar, a{sv} options): no option is defined yet. */
+/* (s guest path, h tar, a{sv} options): options: resume b. */
 int bus_sandbox_method_copy(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object, bool to,
                             sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
@@ -128,7 +129,7 @@ int bus_sandbox_method_copy(sd_bus_message *msg, Manager *m, const char *name, c
         else if (path[0] != '/' || strlen(path) > SBX_MAX_PATH_LEN)
                 r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "%s: '%.64s' is not an absolute path", field, path);
         else if ((r = bus_take_caller_fd(fd, "tar", &args.fds[0], &e)) >= 0)
-                r = sbx_bus_read_create_options(msg, &e);
+                r = sbx_bus_read_copy_options(msg, &args.resume, &e);
         if (r < 0) {
                 operation_args_done(&args, verb);
                 return operation_refuse(m, msg, verb, name ?: object->display, &e, r, error);
@@ -182,6 +183,8 @@ int bus_sandbox_method_file(sd_bus_message *msg, Manager *m, const char *name, c
         }
 ENTRY_METHOD(method_start, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_START, error))
 ENTRY_METHOD(method_delete, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_DELETE, error))
+ENTRY_METHOD(method_pause, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_PAUSE, error))
+ENTRY_METHOD(method_resume, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_RESUME, error))
 ENTRY_METHOD(method_inspect, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_INSPECT, error))
 ENTRY_METHOD(method_refresh, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_REFRESH, error))
 ENTRY_METHOD(method_usage, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_USAGE, error))
@@ -213,10 +216,14 @@ static const sd_bus_vtable sandbox_vtable[] = {
         PROP("Fingerprint", "s", SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
         PROP("Verdict", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         PROP("CreatedAt", "t", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        /* the owner's metadata: never in a broadcast either */
+        PROP("Labels", "a{ss}", SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
         SD_BUS_METHOD_WITH_ARGS("Start", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_start, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Stop", SD_BUS_ARGS("a{sv}", options), SD_BUS_NO_RESULT, method_stop,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Delete", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_delete, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Pause", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_pause, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Resume", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_resume, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Snapshot", SD_BUS_ARGS("s", snapshot_id), SD_BUS_RESULT("s", image_id),
                                 method_snapshot, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Verify", SD_BUS_ARGS("a{sv}", spec),

@@ -320,6 +320,7 @@ static void load_stored_objects(Manager *m) {
                         .fingerprint = (*row)->fingerprint,
                         .verdict = SBX_VERDICT_UNVERIFIED,
                         .created_us = (uint64_t) MAX((*row)->created_us, 0),
+                        .labels_json = (*row)->labels_json,
                 });
         }
 }

@@ -5,6 +5,7 @@
 #include "naming.h"
 #include "operation-verbs.h"
 #include "owner-info.h"
+#include "user-labels.h"
 #include "verdict.h"
 
 const char *operation_target(const Operation *o) {
@@ -19,7 +20,8 @@ static int run_create(Operation *o, SbxLifecycle *l) {
 
         if (r < 0)
                 return r;
-        return sbx_lifecycle_create(l, o->name, o->spec, &info.owner, &o->sandbox, &o->error);
+        return sbx_lifecycle_create_with(l, o->name, o->spec, &info.owner, &(SbxCreateOptions) { .labels = o->labels },
+                                         &o->sandbox, &o->error);
 }
 
 static int run_ensure(Operation *o, SbxLifecycle *l) {
@@ -29,7 +31,8 @@ static int run_ensure(Operation *o, SbxLifecycle *l) {
         if (r < 0)
                 return r;
         return sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
-                                    &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s },
+                                    &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s,
+                                                          .labels = o->labels },
                                     &o->sandbox, &o->outcome, &o->error);
 }
 
@@ -51,6 +54,14 @@ static int run_start(Operation *o, SbxLifecycle *l) {
 
 static int run_stop(Operation *o, SbxLifecycle *l) {
         return sbx_lifecycle_stop(l, o->name, o->timeout_s, &o->error);
+}
+
+static int run_pause(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_pause(l, o->name, true, &o->error);
+}
+
+static int run_resume(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_pause(l, o->name, false, &o->error);
 }
 
 static int run_delete(Operation *o, SbxLifecycle *l) {
@@ -81,6 +92,19 @@ static int check_owned(Operation *o) {
         return 0;
 }
 
+/* Before using a sandbox: its owner is valid, and with the option resume a paused
+ * one is resumed first (a stopped one stays NotRunning). */
+static int check_usable(Operation *o, SbxLifecycle *l) {
+        int r = check_owned(o);
+
+        if (r < 0 || !o->resume)
+                return r;
+        r = sbx_lifecycle_pause(l, o->name, false, &o->error);
+        if (r > 0)
+                o->resumed = true;
+        return r < 0 ? r : 0;
+}
+
 static SbxExecRequest exec_request(Operation *o) {
         return (SbxExecRequest) {
                 .argv = o->argv, .env = o->exec.env, .working_dir = o->exec.working_dir, .tty = o->exec.tty,
@@ -90,7 +114,7 @@ static SbxExecRequest exec_request(Operation *o) {
 
 static int run_exec(Operation *o, SbxLifecycle *l) {
         SbxExecRequest req = exec_request(o);
-        int r = check_owned(o);
+        int r = check_usable(o, l);
 
         return r < 0 ? r : sbx_lifecycle_exec_capture(l, o->name, &req, o->exec.stdin_data,
                                                       o->exec.stdin_size, o->exec.timeout_s, o->exec.output_limit,
@@ -99,7 +123,7 @@ static int run_exec(Operation *o, SbxLifecycle *l) {
 
 static int run_start_exec(Operation *o, SbxLifecycle *l) {
         SbxExecRequest req = exec_request(o);
-        int r = check_owned(o);
+        int r = check_usable(o, l);
 
         req.check_start = true;
         if (r >= 0 && o->exec.detach)
@@ -112,13 +136,13 @@ static int run_usage(Operation *o, SbxLifecycle *l) {
 }
 
 static int run_copy_to(Operation *o, SbxLifecycle *l) {
-        int r = check_owned(o);
+        int r = check_usable(o, l);
 
         return r < 0 ? r : sbx_lifecycle_copy_to(l, o->name, o->guest_path, o->fds[0], &o->error);
 }
 
 static int run_copy_from(Operation *o, SbxLifecycle *l) {
-        int r = check_owned(o);
+        int r = check_usable(o, l);
 
         return r < 0 ? r : sbx_lifecycle_copy_from(l, o->name, o->guest_path, o->fds[0], &o->error);
 }
@@ -126,7 +150,7 @@ static int run_copy_from(Operation *o, SbxLifecycle *l) {
 /* The file calls go over the sandbox's kept channel (channel.h), as its owner. */
 static int run_read_file(Operation *o, SbxLifecycle *l) {
         uint64_t cap = (uint64_t) l->policy->max_file_bytes;
-        int r = check_owned(o);
+        int r = check_usable(o, l);
 
         /* A length past the cap (4 GiB, say) is capped, not refused: the reply says eof. */
         return r < 0 ? r : sbx_lifecycle_read_file(l, o->name, o->guest_path, o->file.offset,
@@ -136,21 +160,21 @@ static int run_read_file(Operation *o, SbxLifecycle *l) {
 
 static int run_write_file(Operation *o, SbxLifecycle *l) {
         unsigned flags = (o->file.append ? SBX_WRITE_APPEND : 0) | (o->file.make_parents ? SBX_WRITE_MAKE_PARENTS : 0);
-        int r = check_owned(o);
+        int r = check_usable(o, l);
 
         return r < 0 ? r : sbx_lifecycle_write_file(l, o->name, o->guest_path, o->data, o->data_size,
                                                     o->file.mode, flags, &o->error);
 }
 
 static int run_list_files(Operation *o, SbxLifecycle *l) {
-        int r = check_owned(o);
+        int r = check_usable(o, l);
 
         return r < 0 ? r : sbx_lifecycle_list_files(l, o->name, o->guest_path, o->file.depth, o->file.limit,
                                                     &o->entries, &o->n_entries, &o->truncated, &o->error);
 }
 
 static int run_remove_file(Operation *o, SbxLifecycle *l) {
-        int r = check_owned(o);
+        int r = check_usable(o, l);
 
         return r < 0 ? r : sbx_lifecycle_remove_file(l, o->name, o->guest_path, o->file.recursive, &o->error);
 }
@@ -194,12 +218,27 @@ static int reply_verify(Operation *o, sd_bus_message *reply) {
 }
 
 static int reply_start(Operation *o, sd_bus_message *reply) {
+        const SandboxEntry *e = registry_get(&o->m->registry, o->name);
+
+        /* A start that changed nothing leaves a paused sandbox paused. */
+        if (o->r == 0 && e && e->state == SBX_STATE_PAUSED)
+                return 0;
+        registry_set_state(&o->m->registry, o->name, SBX_STATE_RUNNING, "running");
+        return 0;
+}
+
+static int reply_resume(Operation *o, sd_bus_message *reply) {
         registry_set_state(&o->m->registry, o->name, SBX_STATE_RUNNING, "running");
         return 0;
 }
 
 static int reply_stop(Operation *o, sd_bus_message *reply) {
         registry_set_state(&o->m->registry, o->name, SBX_STATE_STOPPED, "exited");
+        return 0;
+}
+
+static int reply_pause(Operation *o, sd_bus_message *reply) {
+        registry_set_state(&o->m->registry, o->name, SBX_STATE_PAUSED, "paused");
         return 0;
 }
 
@@ -216,6 +255,15 @@ static int reply_delete_snapshot(Operation *o, sd_bus_message *reply) {
         return 0;
 }
 
+/* FindSandboxes: whether s has the filter's state and labels. */
+static bool found(const Operation *o, const SandboxEntry *e) {
+        if (o->verb != VERB_FIND)
+                return true;
+        return (!o->find_state || streq(o->find_state, sbx_state_to_string(e->state))) &&
+                sbx_user_labels_match(e->labels, o->labels);
+}
+
+/* ListSandboxes, and FindSandboxes with its filter. */
 static int reply_list(Operation *o, sd_bus_message *reply) {
         int r = sd_bus_message_open_container(reply, 'a', "(ssuso)");
 
@@ -226,7 +274,7 @@ static int reply_list(Operation *o, sd_bus_message *reply) {
                 if ((r = registry_put(&o->m->registry, s)) < 0)
                         break;
                 e = registry_get(&o->m->registry, s->name);
-                if (!(o->all || (s->owner_valid && s->owner == o->uid)))
+                if (!(o->all || (s->owner_valid && s->owner == o->uid)) || !found(o, e))
                         continue;
                 r = sd_bus_message_append(reply, "(ssuso)", e->display, sbx_state_to_string(s->state),
                                           (uint32_t) s->owner, sbx_verdict_to_string(s->verdict), e->path);
@@ -338,4 +386,9 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         [VERB_WRITE_FILE]      = { "write-file",      A_EXEC,    true,  false, run_write_file,      reply_none,       A_EXEC_OTHERS, false, false },
         [VERB_LIST_FILES]      = { "list-files",      A_EXEC,    false, false, run_list_files,      reply_list_files, A_EXEC_OTHERS, false, false, true },
         [VERB_REMOVE_FILE]     = { "remove-file",     A_EXEC,    true,  false, run_remove_file,     reply_none,       A_EXEC_OTHERS, false, false },
+        /* ListSandboxes filtered (by labels, state) */
+        [VERB_FIND]            = { "find",            A_INSPECT, false, true,  run_list,            reply_list            },
+        /* Docker's freezer */
+        [VERB_PAUSE]           = { "pause",           A_MANAGE,  true,  false, run_pause,           reply_pause           },
+        [VERB_RESUME]          = { "resume",          A_MANAGE,  true,  false, run_resume,          reply_resume          },
 };

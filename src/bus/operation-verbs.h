@@ -38,6 +38,9 @@ typedef enum Verb {
         VERB_LIST_FILES,
         VERB_REMOVE_FILE,
         VERB_REFRESH,
+        VERB_FIND,
+        VERB_PAUSE,
+        VERB_RESUME,
         _VERB_MAX,
 } Verb;
 
@@ -73,6 +76,11 @@ typedef struct OperationArgs {
         size_t data_size;
         unsigned timeout_s;             /* stop; ensure: the stop before a recreate */
         bool recreate;                  /* ensure: on a mismatch, replace it */
+        json_object *labels;            /* create, ensure: the sandbox's; find: those to match (taken
+                                         * over, also on failure) */
+        char *state;                    /* find: the state to match, or NULL (taken over) */
+        bool resume;                    /* copies: a paused sandbox is resumed first (exec and
+                                         * file calls: their options' resume) */
         OperationPublishExec publish_exec; /* StartExec */
 } OperationArgs;
 
@@ -114,6 +122,10 @@ struct Operation {
         SbxSpec *spec;
         unsigned timeout_s;
         bool recreate;
+        json_object *labels;            /* create, ensure; find: the filter's */
+        char *find_state;               /* find: the filter's, or NULL */
+        bool resume;                    /* using a sandbox: resume it first if paused */
+        bool resumed;                   /* … the worker did */
         bool widened;                   /* lists: manage-others was asked about */
         bool all;                       /* lists: everyone's objects */
         const char *action;             /* the polkit action asked about */

@@ -34,6 +34,8 @@ static void operation_free_unstarted(Operation *o) {
         free(o->snapshot_id);
         free(o->cache_key);
         sbx_spec_free(o->spec);
+        json_object_put(o->labels);
+        free(o->find_state);
         sbx_error_free(&o->error);
         sbx_sandbox_free(o->sandbox);
         sbx_sandbox_list_free(o->list, o->n_list);
@@ -159,6 +161,8 @@ static void job_reply(Operation *o) {
         _cleanup_free_ char *reason = NULL;
         int r;
 
+        if (o->resumed)
+                registry_set_state(&o->m->registry, o->name, SBX_STATE_RUNNING, "running");
         if (o->r < 0) {
                 /* A sandbox found missing is gone from the objects too. */
                 if (o->name && o->error.kind == SBX_ERROR_NO_SUCH_SANDBOX)
@@ -603,6 +607,10 @@ static void authorize(Operation *o) {
         /* Replacing a sandbox deletes one: what manage allows. */
         if (o->verb == VERB_ENSURE && o->recreate)
                 o->then_action = SBX_POLKIT_ACTION_MANAGE;
+        /* Resuming first is a resume: what manage (others': manage-others) allows. */
+        if (o->resume)
+                o->then_action = o->owner_valid && o->owner == o->uid ? SBX_POLKIT_ACTION_MANAGE
+                                                                      : SBX_POLKIT_ACTION_MANAGE_OTHERS;
         ask(o);
 }
 
@@ -627,6 +635,8 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .argv = TAKE_PTR(args->argv),
                 .fds = { -1, -1, -1 },
                 .recreate = args->recreate,
+                .labels = TAKE_PTR(args->labels),
+                .find_state = TAKE_PTR(args->state),
                 .publish_exec = args->publish_exec,
         };
         if (operation_verbs[verb].fds)
@@ -640,6 +650,7 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 o->exec = *args->exec;
                 *args->exec = (SbxExecOptions) {};
         }
+        o->resume = args->resume || o->exec.resume || o->file.resume;
         if (args->guest_path && !(o->guest_path = strdup(args->guest_path)))
                 r = -ENOMEM;
         else if (args->object) {
@@ -667,6 +678,8 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
 
 void operation_args_done(OperationArgs *args, Verb verb) {
         args->spec = sbx_spec_free(args->spec);
+        json_object_put(TAKE_PTR(args->labels));
+        args->state = mfree(args->state);
         strv_free(TAKE_PTR(args->argv));
         if (args->exec)
                 sbx_exec_options_done(args->exec);

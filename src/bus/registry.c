@@ -5,9 +5,11 @@
 #include <errno.h>
 #include <search.h>
 
+#include "bus-labels.h"
 #include "bus-signal.h"
 #include "naming.h"
 #include "registry.h"
+#include "user-labels.h"
 
 /* Properties ------------------------------------------------------------------ */
 
@@ -30,6 +32,8 @@ int sandbox_entry_append_property(sd_bus_message *reply, const SandboxEntry *e, 
                 return sd_bus_message_append(reply, "s", sbx_verdict_to_string(e->verdict));
         if (streq(property, "CreatedAt"))
                 return sd_bus_message_append(reply, "t", e->created_us);
+        if (streq(property, "Labels"))
+                return sbx_bus_append_labels(reply, broadcast ? NULL : e->labels);
         return -ENOENT;
 }
 
@@ -42,6 +46,7 @@ static const struct {
         { "Name", "s", false }, { "Owner", "u", false }, { "ContainerId", "s", false },
         { "State", "s", false }, { "Status", "s", false }, { "Image", "s", true },
         { "Fingerprint", "s", true }, { "Verdict", "s", false }, { "CreatedAt", "t", false },
+        { "Labels", "a{ss}", true },
 };
 
 static int append_property(sd_bus_message *m, const SandboxEntry *e, size_t i) {
@@ -178,6 +183,8 @@ static void entry_free(void *p) {
         free(e->status);
         free(e->image);
         free(e->fingerprint);
+        free(e->labels_json);
+        json_object_put(e->labels);
         free(e);
 }
 
@@ -206,9 +213,30 @@ static int set_string(char **field, const char *value) {
         return 1;
 }
 
+/* The labels' stored form (NULL: none), and parsed; returns 1 if they changed. */
+static int set_labels(SandboxEntry *e, const char *labels_json) {
+        json_object *parsed = NULL;
+        int r;
+
+        labels_json = labels_json ?: "{}";
+        if (e->labels && streq_ptr(e->labels_json, labels_json))
+                return 0;
+        /* The store's own form; one that cannot be read shows as none. */
+        if (sbx_user_labels_from_string(labels_json, &parsed) < 0 &&
+            sbx_user_labels_from_string(NULL, &parsed) < 0)
+                return -ENOMEM;
+        if ((r = set_string(&e->labels_json, labels_json)) < 0) {
+                json_object_put(parsed);
+                return r;
+        }
+        json_object_put(e->labels);
+        e->labels = parsed;
+        return 1;
+}
+
 int registry_put(Registry *reg, const SbxSandbox *s) {
         SandboxEntry *e = registry_get(reg, s->name);
-        const char *changed[8 + 1];     /* the eight tracked properties and a NULL */
+        const char *changed[9 + 1];     /* the nine tracked properties and a NULL */
         size_t n = 0;
         bool is_new = !e;
         int r;
@@ -241,6 +269,7 @@ int registry_put(Registry *reg, const SbxSandbox *s) {
         TRACK(set_string(&e->status, s->status), "Status");
         TRACK(set_string(&e->image, s->image), "Image");
         TRACK(set_string(&e->fingerprint, s->fingerprint), "Fingerprint");
+        TRACK(set_labels(e, s->labels_json), "Labels");
 #undef TRACK
         if (e->owner != s->owner || e->owner_valid != s->owner_valid) {
                 e->owner = s->owner;

@@ -36,6 +36,8 @@ typedef struct SandboxEntry {
         char *fingerprint;
         SbxVerdict verdict;
         uint64_t created_us;
+        char *labels_json;              /* user-labels.h's stored form */
+        json_object *labels;            /* … parsed: never NULL once put */
         uint64_t listed;                /* the last reconciliation that listed it (reconcile_mark) */
 } SandboxEntry;
 
@@ -56,7 +58,8 @@ void registry_clear(Registry *reg);
 int registry_path(const char *name, char **ret);
 
 /* The value of one property of org.xagent.Sandbox1.Sandbox; broadcast: for a signal
- * or a read without a call, which carry no spec contents (Image, Fingerprint: empty). */
+ * or a read without a call, which carry no spec contents nor labels (Image,
+ * Fingerprint: empty; Labels: none). */
 int sandbox_entry_append_property(sd_bus_message *reply, const SandboxEntry *e, const char *property, bool broadcast);
 /* InterfacesAdded's o a{sa{sv}}: */
 int sandbox_entry_append_interfaces(sd_bus_message *m, const SandboxEntry *e);

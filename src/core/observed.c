@@ -18,6 +18,7 @@
 static const char *const state_table[_SBX_STATE_MAX] = {
         [SBX_STATE_STOPPED] = "stopped",
         [SBX_STATE_RUNNING] = "running",
+        [SBX_STATE_PAUSED] = "paused",
 };
 
 const char *sbx_state_to_string(SbxState s) {
@@ -29,6 +30,8 @@ const char *sbx_state_to_string(SbxState s) {
 SbxState sbx_state_from_status(const char *raw_status) {
         /* Python's str.lower() maps no non-ASCII character into "running", so an
          * ASCII case-insensitive compare is exact. */
+        if (raw_status && strcasecmp(raw_status, "paused") == 0)
+                return SBX_STATE_PAUSED;
         return raw_status && strcasecmp(raw_status, "running") == 0 ? SBX_STATE_RUNNING : SBX_STATE_STOPPED;
 }
 

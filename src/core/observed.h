@@ -21,6 +21,7 @@
 typedef enum SbxState {
         SBX_STATE_STOPPED,
         SBX_STATE_RUNNING,
+        SBX_STATE_PAUSED,       /* running, frozen (PauseSandbox): Docker's State.Running is true */
         _SBX_STATE_MAX,
 } SbxState;
 
@@ -116,9 +117,15 @@ typedef struct SbxObserved {
 } SbxObserved;
 
 const char *sbx_state_to_string(SbxState s) _pure_;
-/* "running" in any ASCII case → running; everything else (created, exited,
- * paused, dead, restarting, "", unknown) → stopped (xagent-contract.md §4). */
+/* "running" in any ASCII case → running; "paused" → paused (xagent reads it as
+ * stopped: xagent-contract.md §4; its verdict never depends on the state); everything
+ * else (created, exited, dead, restarting, "", unknown) → stopped. */
 SbxState sbx_state_from_status(const char *raw_status) _pure_;
+
+/* Whether its processes exist: running or paused (Docker's State.Running). */
+static inline bool sbx_state_is_up(SbxState s) {
+        return s == SBX_STATE_RUNNING || s == SBX_STATE_PAUSED;
+}
 
 /* Parses a container-inspect object. A missing or null Config / HostConfig /
  * State is {}; wrong types anywhere are BackendError naming the JSON path. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bus-error.h"
+#include "bus-labels.h"
 #include "bus-spec.h"
 #include "ctl-agent.h"
 #include "ctl-bus.h"
@@ -203,4 +204,36 @@ int ctl_bus_read_json(sd_bus_message *m, json_object **ret) {
         if (r < 0)
                 return r;
         return sd_bus_message_exit_container(m);
+}
+
+int ctl_label_parse(const char *verb, const char *arg, json_object **labels) {
+        _cleanup_free_ char *key = NULL;
+        const char *eq = strchr(arg, '=');
+        json_object *v;
+
+        if (!eq || eq == arg)
+                return ctl_usage_error(verb, "--label: '%s' is not KEY=VALUE", arg);
+        if (!*labels && !(*labels = json_object_new_object()))
+                return ctl_bus_fail(verb, -ENOMEM);
+        key = strndup(arg, eq - arg);
+        v = json_object_new_string(eq + 1);
+        if (!key || !v || json_object_object_add(*labels, key, v) < 0) {
+                json_object_put(v);
+                return ctl_bus_fail(verb, -ENOMEM);
+        }
+        return CTL_PROCEED;
+}
+
+int ctl_bus_append_labels_entry(sd_bus_message *m, json_object *labels) {
+        int r;
+
+        if (!labels)
+                return 0;
+        if ((r = sd_bus_message_open_container(m, 'e', "sv")) < 0 ||
+            (r = sd_bus_message_append_basic(m, 's', "labels")) < 0 ||
+            (r = sd_bus_message_open_container(m, 'v', "a{ss}")) < 0 ||
+            (r = sbx_bus_append_labels(m, labels)) < 0 ||
+            (r = sd_bus_message_close_container(m)) < 0)
+                return r;
+        return sd_bus_message_close_container(m);
 }

@@ -45,3 +45,10 @@ int ctl_bus_read_json(sd_bus_message *m, json_object **ret);
 
 /* Prints a failure to build or read a message and returns 1. */
 int ctl_bus_fail(const char *what, int r);
+
+/* --label K=V (repeatable): adds K=V to *labels (made on first use); a K=V without
+ * "=" is a usage error of verb. The service checks the rest (docs/api.md). */
+int ctl_label_parse(const char *verb, const char *arg, json_object **labels);
+
+/* Appends the entry {"labels": a{ss}} of an a{sv} being built, if labels is non-NULL. */
+int ctl_bus_append_labels_entry(sd_bus_message *m, json_object *labels);

@@ -11,12 +11,13 @@
 #include "ctl-verbs.h"
 #include "json-util.h"
 
-enum { ARG_RECREATE = 0x400, ARG_STOP_TIMEOUT };
+enum { ARG_RECREATE = 0x400, ARG_STOP_TIMEOUT, ARG_LABEL };
 
 static const struct option spec_verb_options[] = {
         CTL_COMMON_OPTIONS, CTL_SPEC_OPTIONS,
         { "recreate",     no_argument,       NULL, ARG_RECREATE     },
         { "stop-timeout", required_argument, NULL, ARG_STOP_TIMEOUT },
+        { "label",        required_argument, NULL, ARG_LABEL        },
         {}
 };
 
@@ -24,10 +25,12 @@ typedef struct SpecVerbArgs {
         CtlSpecArgs spec;
         bool recreate;
         uint64_t stop_timeout;
+        json_object *labels;            /* create, ensure: --label */
 } SpecVerbArgs;
 
 static void spec_verb_args_done(SpecVerbArgs *a) {
         ctl_spec_args_done(&a->spec);
+        json_object_put(a->labels);
 }
 
 /* ensure's own options, then the spec options. */
@@ -36,6 +39,11 @@ static int spec_verb_option(int c, const char *arg, void *userdata) {
 
         if ((c == ARG_RECREATE || c == ARG_STOP_TIMEOUT) && !streq(a->spec.verb, "ensure"))
                 return ctl_usage_error(a->spec.verb, "unknown option; see --help");
+        if (c == ARG_LABEL) {
+                if (streq(a->spec.verb, "verify"))
+                        return ctl_usage_error(a->spec.verb, "--label: labels are never part of a verification");
+                return ctl_label_parse(a->spec.verb, arg, &a->labels);
+        }
         if (c == ARG_RECREATE) {
                 a->recreate = true;
                 return CTL_PROCEED;
@@ -82,7 +90,9 @@ int verb_create(int argc, char **argv, CtlOptions *o) {
 
         if ((r = spec_call(argc, argv, o, "CreateSandbox", &va, &bus, &m)) != CTL_PROCEED)
                 return r;
-        if ((r = sd_bus_message_append(m, "a{sv}", 0)) < 0)    /* no create options yet */
+        if ((r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0 ||
+            (r = ctl_bus_append_labels_entry(m, va.labels)) < 0 ||
+            (r = sd_bus_message_close_container(m)) < 0)
                 return ctl_bus_fail("CreateSandbox", r);
         if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
                 return CTL_EXIT_FAILURE;
@@ -112,8 +122,11 @@ int verb_ensure(int argc, char **argv, CtlOptions *o) {
 
         if ((r = spec_call(argc, argv, o, "EnsureSandbox", &va, &bus, &m)) != CTL_PROCEED)
                 return r;
-        if ((r = sd_bus_message_append(m, "a{sv}", 2, "on_mismatch", "s", va.recreate ? "recreate" : "fail",
-                                       "stop_timeout", "u", (uint32_t) va.stop_timeout)) < 0)
+        if ((r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0 ||
+            (r = sd_bus_message_append(m, "{sv}{sv}", "on_mismatch", "s", va.recreate ? "recreate" : "fail",
+                                       "stop_timeout", "u", (uint32_t) va.stop_timeout)) < 0 ||
+            (r = ctl_bus_append_labels_entry(m, va.labels)) < 0 ||
+            (r = sd_bus_message_close_container(m)) < 0)
                 return ctl_bus_fail("EnsureSandbox", r);
         if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
                 return CTL_EXIT_FAILURE;

@@ -22,16 +22,22 @@
         "     --spec FILE              The whole spec as JSON (- = standard input);\n"  \
         "                              not together with the options above\n"
 
+#define LABEL_HELP                                                                      \
+        "     --label K=V              Label the sandbox (repeatable; never part of the\n"\
+        "                              spec or its fingerprint)\n"
+
 const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
-        [CTL_VERB_LIST] = { "list", "list [--no-legend]", "List the sandboxes, by name",
-          "     --no-legend              Print neither the header nor the count\n" },
+        [CTL_VERB_LIST] = { "list", "list [--no-legend] [--label K=V]...", "List the sandboxes, by name",
+          "     --no-legend              Print neither the header nor the count\n"
+          "     --label K=V              Only those with this label (repeatable: all of them)\n" },
         [CTL_VERB_SNAPSHOTS] = { "snapshots", "snapshots [--no-legend]", "List the snapshots, by id",
           "     --no-legend              Print neither the header nor the count\n" },
-        [CTL_VERB_CREATE] = { "create", "create NAME [SPEC OPTIONS...]",
-          "Create a sandbox from a spec and start it", SPEC_OPTIONS_HELP },
-        [CTL_VERB_ENSURE] = { "ensure", "ensure NAME [SPEC OPTIONS...] [--recreate] [--stop-timeout S]",
+        [CTL_VERB_CREATE] = { "create", "create NAME [SPEC OPTIONS...] [--label K=V]...",
+          "Create a sandbox from a spec and start it", SPEC_OPTIONS_HELP LABEL_HELP },
+        [CTL_VERB_ENSURE] = { "ensure",
+          "ensure NAME [SPEC OPTIONS...] [--label K=V]... [--recreate] [--stop-timeout S]",
           "Get or create a sandbox matching a spec (outcome: created, started, reused, recreated)",
-          SPEC_OPTIONS_HELP
+          SPEC_OPTIONS_HELP LABEL_HELP
           "     --recreate               On a mismatch, replace the sandbox (default: fail)\n"
           "     --stop-timeout S         Seconds to stop a mismatched sandbox before (30)\n" },
         [CTL_VERB_INSPECT] = { "inspect", "inspect NAME [--fresh]", "Show what a sandbox is, as Docker has it",
@@ -41,6 +47,8 @@ const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
         [CTL_VERB_START] = { "start", "start NAME", "Start a stopped sandbox", "" },
         [CTL_VERB_STOP] = { "stop", "stop NAME [--timeout S]", "Stop a sandbox",
           "     --timeout S              Seconds before SIGKILL (10)\n" },
+        [CTL_VERB_PAUSE] = { "pause", "pause NAME", "Freeze a running sandbox, its processes and memory kept", "" },
+        [CTL_VERB_RESUME] = { "resume", "resume NAME", "Thaw a paused sandbox", "" },
         [CTL_VERB_DELETE] = { "delete", "delete NAME", "Remove a sandbox (nothing to do if none)", "" },
         [CTL_VERB_SNAPSHOT] = { "snapshot", "snapshot NAME ID", "Save a sandbox as snapshot ID", "" },
         [CTL_VERB_DELETE_SNAPSHOT] = { "delete-snapshot", "delete-snapshot ID", "Remove a snapshot", "" },

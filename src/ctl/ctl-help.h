@@ -14,6 +14,8 @@ typedef enum CtlVerb {
         CTL_VERB_VERIFY,
         CTL_VERB_START,
         CTL_VERB_STOP,
+        CTL_VERB_PAUSE,
+        CTL_VERB_RESUME,
         CTL_VERB_DELETE,
         CTL_VERB_SNAPSHOT,
         CTL_VERB_DELETE_SNAPSHOT,

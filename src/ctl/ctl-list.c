@@ -39,27 +39,40 @@ static void format_image_id(const char *id, char *buf, size_t size) {
         snprintf(buf, size, "%.12s", hex);
 }
 
-/* list and snapshots: --no-legend leaves out the header and the count, as machinectl. */
-enum { ARG_NO_LEGEND = 0x200 };
+/* list and snapshots: --no-legend leaves out the header and the count, as machinectl;
+ * list --label K=V (repeatable) lists those with every label given (FindSandboxes). */
+enum { ARG_NO_LEGEND = 0x200, ARG_LABEL };
+
+typedef struct ListArgs {
+        const char *verb;
+        bool no_legend;
+        json_object *labels;
+} ListArgs;
+
+static void list_args_done(ListArgs *a) {
+        json_object_put(a->labels);
+}
 
 static int list_option(int c, const char *arg, void *userdata) {
-        bool *no_legend = userdata;
+        ListArgs *a = userdata;
 
-        (void) arg;
+        if (c == ARG_LABEL && streq(a->verb, "list"))
+                return ctl_label_parse(a->verb, arg, &a->labels);
         if (c != ARG_NO_LEGEND)
                 return CTL_EXIT_USAGE;
-        *no_legend = true;
+        a->no_legend = true;
         return CTL_PROCEED;
 }
 
-static int parse_list_args(int argc, char **argv, CtlOptions *o, bool *no_legend) {
+static int parse_list_args(int argc, char **argv, CtlOptions *o, ListArgs *a) {
         static const struct option options[] = {
                 CTL_COMMON_OPTIONS,
-                { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
+                { "no-legend", no_argument,       NULL, ARG_NO_LEGEND },
+                { "label",     required_argument, NULL, ARG_LABEL     },
                 {}
         };
 
-        return ctl_parse_args(argc, argv, options, o, list_option, no_legend, 0, 0);
+        return ctl_parse_args(argc, argv, options, o, list_option, a, 0, 0);
 }
 
 static void print_table(const CtlTable *t, bool no_legend, const char *one, const char *many) {
@@ -70,14 +83,21 @@ static void print_table(const CtlTable *t, bool no_legend, const char *one, cons
                 printf("\n%zu %s listed.\n", n, n == 1 ? one : many);
 }
 
-static int call_list(const char *method, const CtlOptions *o, sd_bus_message **ret) {
+/* method, or with labels FindSandboxes filtered by them. */
+static int call_list(const char *method, json_object *labels, const CtlOptions *o, sd_bus_message **ret) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
+        if (labels)
+                method = "FindSandboxes";
         if (ctl_bus_connect(o, &bus) < 0)
                 return CTL_EXIT_FAILURE;
         if ((r = ctl_bus_new_call(bus, method, &m)) < 0)
+                return ctl_bus_fail(method, r);
+        if (labels && ((r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0 ||
+                       (r = ctl_bus_append_labels_entry(m, labels)) < 0 ||
+                       (r = sd_bus_message_close_container(m)) < 0))
                 return ctl_bus_fail(method, r);
         if (ctl_bus_call(bus, m, 0, o, ret) < 0)
                 return CTL_EXIT_FAILURE;
@@ -150,11 +170,11 @@ int verb_list(int argc, char **argv, CtlOptions *o) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(json_object_putp) json_object *array = json_object_new_array();
         _cleanup_(ctl_table_freep) CtlTable *t = ctl_table_new(ELEMENTSOF(titles), titles);
-        bool no_legend = false;
+        _cleanup_(list_args_done) ListArgs a = { .verb = argv[0] };
         int r;
 
-        if ((r = parse_list_args(argc, argv, o, &no_legend)) != CTL_PROCEED ||
-            (r = call_list("ListSandboxes", o, &reply)) != CTL_PROCEED)
+        if ((r = parse_list_args(argc, argv, o, &a)) != CTL_PROCEED ||
+            (r = call_list("ListSandboxes", a.labels, o, &reply)) != CTL_PROCEED)
                 return r;
         if (!array || !t)
                 return ctl_bus_fail("list", -ENOMEM);
@@ -174,7 +194,7 @@ int verb_list(int argc, char **argv, CtlOptions *o) {
                 if (r < 0)
                         return ctl_bus_fail("list", r);
         }
-        print_table(t, no_legend, "sandbox", "sandboxes");
+        print_table(t, a.no_legend, "sandbox", "sandboxes");
         return 0;
 }
 
@@ -219,11 +239,11 @@ int verb_snapshots(int argc, char **argv, CtlOptions *o) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(json_object_putp) json_object *array = json_object_new_array();
         _cleanup_(ctl_table_freep) CtlTable *t = ctl_table_new(ELEMENTSOF(titles), titles);
-        bool no_legend = false;
+        _cleanup_(list_args_done) ListArgs a = { .verb = argv[0] };
         int r;
 
-        if ((r = parse_list_args(argc, argv, o, &no_legend)) != CTL_PROCEED ||
-            (r = call_list("ListSnapshots", o, &reply)) != CTL_PROCEED)
+        if ((r = parse_list_args(argc, argv, o, &a)) != CTL_PROCEED ||
+            (r = call_list("ListSnapshots", NULL, o, &reply)) != CTL_PROCEED)
                 return r;
         if (!array || !t)
                 return ctl_bus_fail("snapshots", -ENOMEM);
@@ -246,7 +266,7 @@ int verb_snapshots(int argc, char **argv, CtlOptions *o) {
                 if (r < 0)
                         return ctl_bus_fail("snapshots", r);
         }
-        print_table(t, no_legend, "snapshot", "snapshots");
+        print_table(t, a.no_legend, "snapshot", "snapshots");
         return 0;
 }
 
@@ -261,7 +281,7 @@ int verb_policy(int argc, char **argv, CtlOptions *o) {
                 return r;
         if (o->owner)
                 return ctl_usage_error(argv[0], "the policy shown is always the caller's own; --owner does not apply");
-        if ((r = call_list("GetPolicy", o, &reply)) != CTL_PROCEED)
+        if ((r = call_list("GetPolicy", NULL, o, &reply)) != CTL_PROCEED)
                 return r;
         if ((r = ctl_bus_read_json(reply, &policy)) < 0)
                 return ctl_bus_fail("GetPolicy", r);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* inspect, usage, start, stop, delete, snapshot, delete-snapshot: calls by name or id. */
+/* inspect, usage, start, stop, pause, resume, delete, snapshot, delete-snapshot: calls by name or id. */
 
 #include <errno.h>
 #include <stdio.h>
@@ -74,7 +74,7 @@ int verb_usage(int argc, char **argv, CtlOptions *o) {
         return dict_call(argc, argv, o, "GetSandboxUsage");
 }
 
-/* start, delete and delete-snapshot: one argument, nothing to print. */
+/* start, pause, resume, delete and delete-snapshot: one argument, nothing to print. */
 static int simple_call(int argc, char **argv, CtlOptions *o, const char *method) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
@@ -87,6 +87,14 @@ static int simple_call(int argc, char **argv, CtlOptions *o, const char *method)
 
 int verb_start(int argc, char **argv, CtlOptions *o) {
         return simple_call(argc, argv, o, "StartSandbox");
+}
+
+int verb_pause(int argc, char **argv, CtlOptions *o) {
+        return simple_call(argc, argv, o, "PauseSandbox");
+}
+
+int verb_resume(int argc, char **argv, CtlOptions *o) {
+        return simple_call(argc, argv, o, "ResumeSandbox");
 }
 
 int verb_delete(int argc, char **argv, CtlOptions *o) {

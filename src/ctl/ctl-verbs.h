@@ -13,6 +13,8 @@ int verb_verify(int argc, char **argv, CtlOptions *o);
 int verb_inspect(int argc, char **argv, CtlOptions *o);
 int verb_start(int argc, char **argv, CtlOptions *o);
 int verb_stop(int argc, char **argv, CtlOptions *o);
+int verb_pause(int argc, char **argv, CtlOptions *o);
+int verb_resume(int argc, char **argv, CtlOptions *o);
 int verb_delete(int argc, char **argv, CtlOptions *o);
 int verb_snapshot(int argc, char **argv, CtlOptions *o);
 int verb_delete_snapshot(int argc, char **argv, CtlOptions *o);

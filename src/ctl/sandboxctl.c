@@ -21,6 +21,8 @@ static int (*const verb_runs[_CTL_VERB_MAX])(int argc, char **argv, CtlOptions *
         [CTL_VERB_VERIFY] = verb_verify,
         [CTL_VERB_START] = verb_start,
         [CTL_VERB_STOP] = verb_stop,
+        [CTL_VERB_PAUSE] = verb_pause,
+        [CTL_VERB_RESUME] = verb_resume,
         [CTL_VERB_DELETE] = verb_delete,
         [CTL_VERB_SNAPSHOT] = verb_snapshot,
         [CTL_VERB_DELETE_SNAPSHOT] = verb_delete_snapshot,

@@ -70,6 +70,12 @@ int sbx_docker_container_stop(SbxDocker *d, const char *container, unsigned time
         return post_state(d, container, suffix, timeout_s + SBX_DOCKER_STOP_MARGIN_S, error);
 }
 
+int sbx_docker_container_pause(SbxDocker *d, const char *container, bool pause, SbxError *error) {
+        int r = post_state(d, container, pause ? "/pause" : "/unpause", 0, error);
+
+        return r < 0 ? r : 0;
+}
+
 int sbx_docker_container_remove(SbxDocker *d, const char *container, SbxError *error) {
         _cleanup_free_ char *path = NULL;
         int r;

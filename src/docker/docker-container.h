@@ -28,6 +28,10 @@ int sbx_docker_container_start(SbxDocker *d, const char *container, SbxError *er
  * when it was not running. */
 int sbx_docker_container_stop(SbxDocker *d, const char *container, unsigned timeout_s, SbxError *error);
 
+/* POST /containers/{id}/pause or /unpause (the cgroup freezer): 0 when done. Docker
+ * answers 409 (DockerConflict) for a container that is not running, or already so. */
+int sbx_docker_container_pause(SbxDocker *d, const char *container, bool pause, SbxError *error);
+
 /* DELETE /containers/{id}?force=1&v=1: kills it if running, removes anonymous
  * volumes. */
 int sbx_docker_container_remove(SbxDocker *d, const char *container, SbxError *error);

@@ -18,6 +18,7 @@
 #include "posture.h"
 #include "publish.h"
 #include "spec-json.h"
+#include "user-labels.h"
 
 /* Removes the container a failed create made, and ends the create's intent. The
  * create's own error stays the one reported (first error wins): a remove that fails
@@ -151,6 +152,8 @@ typedef struct Creation {
         const char *name;
         const SbxSpec *spec;
         const SbxOwner *owner;
+        json_object *labels;            /* the caller's (user-labels.h), or NULL */
+        char *labels_json;              /* … as the intent and the row store them */
         char *image;                    /* the reference the container is made from */
         char *image_id;                 /* a snapshot's recorded image id, else NULL */
         char *json;                     /* the spec serialized, once: the intent's and the row's */
@@ -166,6 +169,7 @@ static void creation_done(Creation *c) {
         free(c->image);
         free(c->image_id);
         free(c->json);
+        free(c->labels_json);
         free(c->final_name);
         free(c->pending);
         lc_pins_done(&c->pins);
@@ -183,6 +187,7 @@ static int record(SbxLifecycle *l, const Creation *c, const SbxObserved *o, SbxE
                 .contract_version = SBX_CONTRACT_VERSION,
                 .state = o->state == SBX_STATE_RUNNING ? SBX_SANDBOX_RUNNING : SBX_SANDBOX_STOPPED,
                 .created_us = c->created_us,
+                .labels_json = c->labels_json,
         }, error);
 }
 
@@ -276,6 +281,8 @@ static int prepare(SbxLifecycle *l, Creation *c, json_object **ret_body, SbxErro
                     .pids_limit = l->policy->pids_limit, .publish_address = l->policy->publish_address,
                     .service = l->service_id,
             }, ret_body)) < 0 ||
+            (r = sbx_user_labels_to_docker(c->labels, json_object_object_get(*ret_body, "Labels"))) < 0 ||
+            (r = sbx_user_labels_to_string(c->labels, &c->labels_json)) < 0 ||
             (r = sbx_container_name(c->name, &c->final_name)) < 0 ||
             (r = sbx_spec_to_json_string(c->spec, &c->json)) < 0)
                 return r;
@@ -301,6 +308,7 @@ static int make_container(SbxLifecycle *l, const Creation *c, json_object *body,
                 .fingerprint = (char *) c->fp,
                 .spec_json = c->json,
                 .created_us = c->created_us,
+                .labels_json = c->labels_json,
         }, (unsigned) l->policy->max_sandboxes_per_user, error);
         if (r < 0 || (r = sbx_policy_check_count(l->policy, (size_t) r, error)) < 0)
                 return r;
@@ -327,8 +335,8 @@ static int make_container(SbxLifecycle *l, const Creation *c, json_object *body,
 
 /* Create, with the name's lock held. */
 static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
-                         SbxSandbox **ret, SbxError *error) {
-        _cleanup_(creation_done) Creation c = { .name = name, .spec = spec, .owner = owner };
+                         json_object *labels, SbxSandbox **ret, SbxError *error) {
+        _cleanup_(creation_done) Creation c = { .name = name, .spec = spec, .owner = owner, .labels = labels };
         _cleanup_(json_object_putp) json_object *body = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         _cleanup_free_ char *existing = NULL, *id = NULL;
@@ -362,7 +370,8 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
         if (r < 0)
                 return r;
         r = lc_make_sandbox(l, name, o, &(SbxSandboxRow) { .owner_gid = owner->gid, .fingerprint = c.fp,
-                                                           .created_us = c.created_us }, stored, fps, &c.mounts, ret);
+                                                           .created_us = c.created_us, .labels_json = c.labels_json },
+                            stored, fps, &c.mounts, ret);
         if (r >= 0)
                 TAKE_PTR(o);
         return r;
@@ -375,14 +384,19 @@ static int check_namespace(const char *name, const SbxOwner *owner, SbxError *er
         return 0;
 }
 
-int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
-                         SbxSandbox **ret, SbxError *error) {
+int sbx_lifecycle_create_with(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
+                              const SbxCreateOptions *options, SbxSandbox **ret, SbxError *error) {
         _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
         int r;
 
         if ((r = check_namespace(name, owner, error)) < 0 || (r = lc_lock_key(l, "sandbox", name, &lock)) < 0)
                 return r;
-        return create_locked(l, name, spec, owner, ret, error);
+        return create_locked(l, name, spec, owner, options ? options->labels : NULL, ret, error);
+}
+
+int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
+                         SbxSandbox **ret, SbxError *error) {
+        return sbx_lifecycle_create_with(l, name, spec, owner, NULL, ret, error);
 }
 
 static const char *const outcome_table[_SBX_ENSURE_OUTCOME_MAX] = {
@@ -428,8 +442,27 @@ static int record_found(SbxLifecycle *l, const char *name, const SbxSpec *spec, 
 
 /* What the desired spec makes of the sandbox there is: reuse it (starting it if need
  * be), or a mismatch naming the fields. */
+/* Labels are set when a sandbox is made: an ensure that would change those of one
+ * there is says so instead of changing them. */
+static int check_labels_kept(const char *shown, const SbxSandboxRow *row, json_object *given, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *stored = NULL;
+        int r;
+
+        if (!given)
+                return 0;
+        if ((r = sbx_user_labels_from_string(row ? row->labels_json : NULL, &stored)) < 0)
+                return r;
+        if (!sbx_user_labels_equal(stored, given))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "labels: sandbox '%s' exists with other labels (%s); labels are set when a "
+                                     "sandbox is created, never changed by an ensure", shown,
+                                     json_object_to_json_string_ext(stored, JSON_C_TO_STRING_PLAIN));
+        return 0;
+}
+
 static int ensure_existing(SbxLifecycle *l, const char *name, const SbxSpec *desired, const SbxOwner *owner,
-                           bool *ret_reusable, SbxEnsureOutcome *ret_outcome, SbxError *error) {
+                           json_object *labels, bool *ret_reusable, SbxEnsureOutcome *ret_outcome,
+                           SbxError *error) {
         _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *found = NULL, *row = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
@@ -472,10 +505,18 @@ static int ensure_existing(SbxLifecycle *l, const char *name, const SbxSpec *des
                                      "Sandbox '%s' exists with a different spec (%s); mismatched fields: %s",
                                      shown, sbx_verdict_to_string(verdict), isempty(list) ? "unknown" : list);
         }
+        if ((r = check_labels_kept(shown, row, labels, error)) < 0)
+                return r;
         if (verdict == SBX_VERDICT_MATCH && !row && (r = record_found(l, name, desired, owner, sb->observed, error)) < 0)
                 return r;
         if (sb->state == SBX_STATE_RUNNING) {
                 *ret_outcome = SBX_ENSURE_REUSED;
+                return 1;
+        }
+        if (sb->state == SBX_STATE_PAUSED) {            /* an ensure wants it usable */
+                if ((r = lc_pause_locked(l, name, false, error)) < 0)
+                        return r;
+                *ret_outcome = SBX_ENSURE_STARTED;
                 return 1;
         }
         if ((r = lc_set_running_locked(l, name, true, 0, error)) < 0)
@@ -517,7 +558,7 @@ int sbx_lifecycle_ensure(SbxLifecycle *l, const char *name, const SbxSpec *spec,
 
         if ((r = check_namespace(name, owner, error)) < 0 || (r = lc_lock_key(l, "sandbox", name, &lock)) < 0)
                 return r;
-        r = ensure_existing(l, name, spec, owner, &reusable, &outcome, &mismatch);
+        r = ensure_existing(l, name, spec, owner, options->labels, &reusable, &outcome, &mismatch);
         if (r < 0 && !(sbx_error_is(&mismatch, SBX_ERROR_RUNTIME_CONFLICT) && options->recreate)) {
                 sbx_error_move(error, &mismatch);
                 return r;
@@ -531,7 +572,7 @@ int sbx_lifecycle_ensure(SbxLifecycle *l, const char *name, const SbxSpec *spec,
                 *ret_outcome = outcome;
                 return lc_describe_by_name(l, name, ret, error);
         }
-        if ((r = create_locked(l, name, spec, owner, ret, error)) < 0)
+        if ((r = create_locked(l, name, spec, owner, options->labels, ret, error)) < 0)
                 return r;
         *ret_outcome = outcome;
         return 0;

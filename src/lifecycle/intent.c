@@ -73,6 +73,7 @@ int lc_settle_intent(SbxLifecycle *l, const SbxIntentRow *in, SbxError *error) {
                                 .contract_version = SBX_CONTRACT_VERSION,
                                 .state = final->state == SBX_STATE_RUNNING ? SBX_SANDBOX_RUNNING : SBX_SANDBOX_STOPPED,
                                 .created_us = in->created_us,
+                                .labels_json = in->labels_json,
                         }, error);
                         if (r < 0)
                                 return r;

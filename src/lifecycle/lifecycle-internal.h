@@ -92,6 +92,8 @@ int lc_put_adopted(SbxLifecycle *l, const SbxSandboxRow *row, const SbxObserved 
 int lc_set_running_locked(SbxLifecycle *l, const char *name, bool running, unsigned timeout_s,
                           SbxError *error);
 int lc_delete_locked(SbxLifecycle *l, const char *name, SbxError *error);
+/* Pause or resume, with the name's lock held: 1 if it changed. */
+int lc_pause_locked(SbxLifecycle *l, const char *name, bool pause, SbxError *error);
 
 /* snapshot.c: snapshots and their intents */
 /* Every interrupted snapshot settled, each under its id's lock (reconciliation). */

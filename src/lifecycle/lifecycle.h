@@ -7,6 +7,7 @@
  * inspect and verify take no lock and change nothing. The owner is an explicit
  * input wherever one is needed: authorization happened before (bus layer). */
 
+#include <json-c/json.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -78,6 +79,7 @@ typedef struct SbxSandbox {
         bool has_row;
         bool hardened;                  /* the container carries the posture of docs/security.md */
         uint64_t created_us;
+        char *labels_json;              /* its labels, as stored (user-labels.h); "{}" without a row */
         SbxObserved *observed;          /* the sandbox's, or (seen set) the observation's */
         SbxSeen *seen;
 } SbxSandbox;
@@ -98,6 +100,16 @@ int sbx_lifecycle_refresh(SbxLifecycle *l, const char *name, SbxSandbox **ret, S
 int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
                          SbxSandbox **ret, SbxError *error);
 
+/* What a create takes besides the spec, none of it part of the spec or its fingerprint. */
+typedef struct SbxCreateOptions {
+        json_object *labels;            /* user-labels.h; NULL = none. Stored, and written on the
+                                         * container under SBX_USER_LABEL_PREFIX */
+} SbxCreateOptions;
+
+/* sbx_lifecycle_create() with options (NULL: none). */
+int sbx_lifecycle_create_with(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
+                              const SbxCreateOptions *options, SbxSandbox **ret, SbxError *error);
+
 /* xagent's verdict of desired against the live container; for a mismatch, the
  * fields that differ as far as the stored row tells (see verdict.h). */
 int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desired, SbxVerdict *ret_verdict,
@@ -112,6 +124,12 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
 int sbx_lifecycle_start(SbxLifecycle *l, const char *name, SbxError *error);
 int sbx_lifecycle_stop(SbxLifecycle *l, const char *name, unsigned timeout_s, SbxError *error);
 
+/* Pause (Docker's freezer: every process stopped where it is, its memory kept) or
+ * resume a running sandbox; idempotent (1 if something changed). NotRunning naming the
+ * state for a stopped one. A paused sandbox keeps its verdict; exec, copies and file
+ * calls on it are NotRunning; a start leaves it paused, a stop thaws it first. */
+int sbx_lifecycle_pause(SbxLifecycle *l, const char *name, bool pause, SbxError *error);
+
 /* xagent #1014's get-or-create (docs/lifecycle.md), atomic under the name's lock. */
 typedef enum SbxEnsureOutcome {
         SBX_ENSURE_CREATED,     /* there was none */
@@ -124,6 +142,8 @@ typedef enum SbxEnsureOutcome {
 typedef struct SbxEnsureOptions {
         bool recreate;                  /* on a mismatch: replace it (else RuntimeConflict) */
         unsigned stop_timeout_s;        /* for the stop before replacing */
+        json_object *labels;            /* a new one's (or a replacement's); for one there is, they
+                                         * must equal its own (else InvalidArgs). NULL = not given */
 } SbxEnsureOptions;
 
 const char *sbx_ensure_outcome_to_string(SbxEnsureOutcome o) _pure_;

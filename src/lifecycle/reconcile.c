@@ -173,7 +173,8 @@ static int reconcile_container(SbxLifecycle *l, json_object *c, SbxSandboxRow **
         if (listed && streq((*listed)->container_id, json_object_get_string(id))) {
                 /* Known: a row that says running for a container that is not is put right. */
                 state = json_object_object_get(c, "State");
-                if ((*listed)->state == SBX_SANDBOX_RUNNING && !streq_ptr(json_object_get_string(state), "running") &&
+                if ((*listed)->state == SBX_SANDBOX_RUNNING &&
+                    !sbx_state_is_up(sbx_state_from_status(json_object_get_string(state))) &&
                     sbx_store_update_sandbox_state(l->store, name, SBX_SANDBOX_STOPPED, error) > 0)
                         st->repaired++;
                 return 0;

@@ -26,6 +26,7 @@ SbxSandbox *sbx_sandbox_free(SbxSandbox *s) {
         free(s->status);
         free(s->image);
         free(s->fingerprint);
+        free(s->labels_json);
         lc_sandbox_drop_observed(s);
         free(s);
         return NULL;
@@ -247,8 +248,9 @@ unsigned lc_posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int
  * others (xagent's own) there is nothing to judge by. The report is the one given
  * (read already, by the start that made it), else the last one logged since shortly
  * before the container's start. */
+/* Paused, its mounts are those it runs with: a pause changes no verdict. */
 static bool judged_by_report(const SbxObserved *o) {
-        return o->state == SBX_STATE_RUNNING && o->n_volumes > 0 && o->init_volume && o->id;
+        return sbx_state_is_up(o->state) && o->n_volumes > 0 && o->init_volume && o->id;
 }
 
 /* The last report logged since shortly before the container's start; false if none. */
@@ -331,7 +333,8 @@ int lc_make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const Sbx
         s->status = strdup(o->raw_status);
         s->image = strdup(o->image_ref ?: "");
         s->fingerprint = strdup(o->fingerprint_label ?: "");
-        if (!s->name || !s->container_id || !s->status || !s->image || !s->fingerprint)
+        s->labels_json = strdup(row && row->labels_json ? row->labels_json : "{}");
+        if (!s->name || !s->container_id || !s->status || !s->image || !s->fingerprint || !s->labels_json)
                 return -ENOMEM;
         s->owner_valid = o->owner_valid;
         s->owner = o->owner;
@@ -655,7 +658,8 @@ static int list_one(SbxLifecycle *l, json_object *c, const char *name, SbxSandbo
         s->fingerprint = strdup(sbx_label_attestation(json_object_get_string(
                 json_object_object_get(labels, SBX_LABEL_SPEC_FINGERPRINT))) ?: "");
         s->has_row = row != NULL;
-        if (!s->status || !s->name || !s->container_id || !s->fingerprint || !s->image)
+        s->labels_json = strdup(row && row->labels_json ? row->labels_json : "{}");
+        if (!s->status || !s->name || !s->container_id || !s->fingerprint || !s->image || !s->labels_json)
                 return -ENOMEM;
         *ret = TAKE_PTR(s);
         return 0;

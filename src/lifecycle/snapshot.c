@@ -11,6 +11,7 @@
 #include "labels.h"
 #include "lifecycle-internal.h"
 #include "log.h"
+#include "user-labels.h"
 
 /* A snapshot intent's token: 128 random bits in hex. */
 static int new_token(char ret[static 33]) {
@@ -125,7 +126,7 @@ static int settle_snapshot_id(SbxLifecycle *l, const char *snapshot_id, SbxError
 /* The commit's config (labels.h), from the image the container was made from. */
 static int commit_config(SbxLifecycle *l, const char *container_id, const char *token, json_object **ret,
                          SbxError *error) {
-        _cleanup_(json_object_putp) json_object *container = NULL, *image = NULL;
+        _cleanup_(json_object_putp) json_object *container = NULL, *image = NULL, *config = NULL;
         json_object *image_id;
         int r;
 
@@ -138,7 +139,13 @@ static int commit_config(SbxLifecycle *l, const char *container_id, const char *
                 else if (r < 0)
                         return r;
         }
-        return sbx_labels_build_commit_config(image ? json_object_object_get(image, "Config") : NULL, token, ret);
+        if ((r = sbx_labels_build_commit_config(image ? json_object_object_get(image, "Config") : NULL, token,
+                                                &config)) < 0 ||
+            (r = sbx_user_labels_blank_docker(json_object_object_get(json_object_object_get(container, "Config"),
+                                                                     "Labels"), json_object_object_get(config, "Labels"))) < 0)
+                return r;
+        *ret = TAKE_PTR(config);
+        return 0;
 }
 
 /* After a commit that failed or whose answer was lost, what Docker made decides: its

@@ -78,8 +78,9 @@ static int start_checked(SbxLifecycle *l, const char *name, const char *id, cons
             (r = sbx_policy_check_volumes(l->policy, &info.owner, &view, l->docker_socket, error)) < 0 ||
             (r = lc_pin_volumes(l, &view, &info.owner, &pins, error)) < 0)
                 return r;
-        if (o->state == SBX_STATE_RUNNING) {
-                /* Found running: judged by the report of the start it runs from. */
+        if (sbx_state_is_up(o->state)) {
+                /* Found running (or paused: a start leaves it so): judged by the report
+                 * of the start it runs from. */
                 if (!o->started_at || sbx_parse_rfc3339_usec(o->started_at, &since) < 0)
                         since = 0;
                 since = since > MOUNT_REPORT_SLACK_US ? since - MOUNT_REPORT_SLACK_US : 0;
@@ -132,9 +133,12 @@ int lc_set_running_locked(SbxLifecycle *l, const char *name, bool running, unsig
                 return r;
         if (running)
                 r = start_checked(l, name, o->id, o, error);
-        else if (o->state == SBX_STATE_RUNNING) {
+        else if (sbx_state_is_up(o->state)) {
                 sbx_channels_forget(l->channels, o->id);        /* its program ends before the stop */
-                r = sbx_docker_container_stop(l->docker, o->id, timeout_s, error);
+                /* A frozen container gets no SIGTERM: thawed first, then stopped. */
+                r = o->state == SBX_STATE_PAUSED ? sbx_docker_container_pause(l->docker, o->id, false, error) : 0;
+                if (r >= 0)
+                        r = sbx_docker_container_stop(l->docker, o->id, timeout_s, error);
                 lc_changed(l, o->id);
         }
         else
@@ -156,6 +160,45 @@ static int set_running(SbxLifecycle *l, const char *name, bool running, unsigned
         if ((r = lc_lock_key(l, "sandbox", name, &lock)) < 0)
                 return r;
         return lc_set_running_locked(l, name, running, timeout_s, error);
+}
+
+/* Pause (Docker's freezer) or resume, with the name's lock held: 1 if it changed. The
+ * row keeps "running": the processes are all there, with their memory. */
+int lc_pause_locked(SbxLifecycle *l, const char *name, bool pause, SbxError *error) {
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        const char *shown;
+        int r;
+
+        (void) sbx_name_unqualify(name, &shown);
+        if ((r = lc_locate_existing(l, name, &o, NULL, error)) < 0)
+                return r;
+        if (!sbx_state_is_up(o->state))
+                return sbx_error_set(error, SBX_ERROR_NOT_RUNNING, "Sandbox '%s' is %s: only a running sandbox is "
+                                     "paused or resumed", shown, sbx_state_to_string(o->state));
+        if ((o->state == SBX_STATE_PAUSED) == pause)
+                return 0;
+        /* The kept channel's program is frozen with the rest: a file call opens a new
+         * one after the resume (and is NotRunning meanwhile, as an exec is). */
+        if (pause)
+                sbx_channels_forget(l->channels, o->id);
+        r = sbx_docker_container_pause(l->docker, o->id, pause, error);
+        lc_changed(l, o->id);
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
+                return lc_remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", shown);
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT))
+                return lc_remap(error, SBX_ERROR_NOT_RUNNING, "Sandbox '%s' could not be %s: Docker says it is "
+                                "not running (or already %s)", shown, pause ? "paused" : "resumed",
+                                pause ? "paused" : "running");
+        return r < 0 ? r : 1;
+}
+
+int sbx_lifecycle_pause(SbxLifecycle *l, const char *name, bool pause, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        int r;
+
+        if ((r = lc_lock_key(l, "sandbox", name, &lock)) < 0)
+                return r;
+        return lc_pause_locked(l, name, pause, error);
 }
 
 int sbx_lifecycle_start(SbxLifecycle *l, const char *name, SbxError *error) {

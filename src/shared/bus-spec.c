@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <inttypes.h>
 
+#include "bus-labels.h"
 #include "bus-spec.h"
+#include "json-util.h"
 #include "proto.h"
 
 /* Errors from sd_bus_message_read*() on a malformed message are the caller's
@@ -340,8 +342,24 @@ static int no_entry(sd_bus_message *m, void *userdata, const char *key, SbxError
         return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: unknown option", key);
 }
 
-int sbx_bus_read_create_options(sd_bus_message *m, SbxError *error) {
+int sbx_bus_read_no_options(sd_bus_message *m, SbxError *error) {
         return read_dict(m, NULL, 0, no_entry, NULL, error);
+}
+
+static int create_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
+        if (!streq(key, "labels"))
+                return no_entry(m, userdata, key, error);
+        return sbx_bus_read_labels(m, key, userdata, error);
+}
+
+int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxError *error) {
+        static const char *const keys[] = { "labels" };
+        _cleanup_(json_object_putp) json_object *labels = NULL;
+        int r = read_dict(m, keys, ELEMENTSOF(keys), create_entry, &labels, error);
+
+        if (r >= 0)
+                *ret_labels = TAKE_PTR(labels);
+        return r;
 }
 
 static int stop_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
@@ -366,6 +384,7 @@ int sbx_bus_read_stop_options(sd_bus_message *m, unsigned *ret_timeout, SbxError
 typedef struct EnsureOptions {
         bool recreate;
         unsigned stop_timeout;
+        json_object *labels;
 } EnsureOptions;
 
 static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
@@ -380,6 +399,8 @@ static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
                 o->stop_timeout = (unsigned) t;
                 return 0;
         }
+        if (streq(key, "labels"))
+                return sbx_bus_read_labels(m, key, &o->labels, error);
         if (!streq(key, "on_mismatch"))
                 return no_entry(m, userdata, key, error);
         if ((r = read_string(m, key, &mode, error)) < 0)
@@ -392,15 +413,18 @@ static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
 }
 
 int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned *ret_stop_timeout,
-                                SbxError *error) {
-        static const char *const keys[] = { "on_mismatch", "stop_timeout" };
+                                json_object **ret_labels, SbxError *error) {
+        static const char *const keys[] = { "on_mismatch", "stop_timeout", "labels" };
         EnsureOptions o = { .stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT };
         int r = read_dict(m, keys, ELEMENTSOF(keys), ensure_entry, &o, error);
 
-        if (r < 0)
+        if (r < 0) {
+                json_object_put(o.labels);
                 return r;
+        }
         *ret_recreate = o.recreate;
         *ret_stop_timeout = o.stop_timeout;
+        *ret_labels = o.labels;
         return 0;
 }
 
@@ -582,6 +606,8 @@ static int exec_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
 
         if (streq(key, "env"))
                 return read_exec_env(m, o, error);
+        if (streq(key, "resume"))
+                return read_bool(m, key, &o->resume, error);
         if (streq(key, "working_dir")) {
                 if ((r = read_string(m, key, &o->working_dir, error)) < 0)
                         return r;
@@ -636,7 +662,7 @@ static int exec_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
 
 int sbx_bus_read_exec_options(sd_bus_message *m, bool streaming, SbxExecOptions *ret, SbxError *error) {
         static const char *const keys[] = { "env", "working_dir", "timeout", "stdin", "output_limit", "tty", "rows",
-                                            "cols", "on_timeout", "detach", "wait" };
+                                            "cols", "on_timeout", "detach", "wait", "resume" };
         ExecParse p = { .o = ret, .streaming = streaming };
         int r;
 
@@ -701,6 +727,8 @@ static int file_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
         int64_t v;
         int r;
 
+        if (streq(key, "resume"))
+                return read_bool(m, key, &o->resume, error);
         switch (p->verb) {
         case SBX_FILE_READ:
                 if (streq(key, "offset"))
@@ -742,7 +770,7 @@ static int file_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
 
 int sbx_bus_read_file_options(sd_bus_message *m, SbxFileVerb verb, SbxFileOptions *ret, SbxError *error) {
         static const char *const keys[] = { "offset", "length", "mode", "append", "make_parents", "depth", "limit",
-                                            "recursive" };
+                                            "recursive", "resume" };
         FileParse p = { .verb = verb, .o = ret };
 
         *ret = (SbxFileOptions) {

@@ -10,6 +10,7 @@
  * at most SBX_MAX_INPUT_ENTRIES entries; env names must be unique (a D-Bus dict
  * with a repeated key is malformed). */
 
+#include <json-c/json.h>
 #include <systemd/sd-bus.h>
 
 #include "spec.h"
@@ -32,8 +33,11 @@ int sbx_bus_read_spec(sd_bus_message *m, SbxSpec **ret, SbxError *error);
  * Numbers go as the documented 'u' and a(qq) when they fit, else as 'x' / a(xx). */
 int sbx_bus_append_spec(sd_bus_message *m, const SbxSpec *spec, SbxError *error);
 
-/* Create options: none are defined yet, so any key is refused. */
-int sbx_bus_read_create_options(sd_bus_message *m, SbxError *error);
+/* An a{sv} of options where none is defined: any key is refused. */
+int sbx_bus_read_no_options(sd_bus_message *m, SbxError *error);
+
+/* Create options: "labels" a{ss} (bus-labels.h; *ret_labels NULL when absent). */
+int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxError *error);
 
 /* Stop options: "timeout" (u, or any integer type: seconds before SIGKILL, 0–3600). */
 #define SBX_STOP_TIMEOUT_DEFAULT 10U
@@ -67,6 +71,7 @@ typedef struct SbxExecOptions {
         bool timeout_result;            /* capture: on_timeout "result" (else "error") */
         bool detach;                    /* streaming: a detached process (neither tty nor timeout) */
         unsigned wait_s;                /* a full exec share is waited for so long (0: refused at once) */
+        bool resume;                    /* a paused sandbox is resumed first */
 } SbxExecOptions;
 
 void sbx_exec_options_done(SbxExecOptions *o);
@@ -74,11 +79,12 @@ int sbx_bus_read_exec_options(sd_bus_message *m, bool streaming, SbxExecOptions 
 
 /* The argv of an exec: non-empty, at most SBX_EXEC_ARGV_MAX strings. */
 int sbx_bus_read_argv(sd_bus_message *m, char ***ret, SbxError *error);
-/* Ensure options: "on_mismatch" (s: "fail", the default, or "recreate") and
- * "stop_timeout" (u or any integer type: seconds, 0–3600, default 30). */
+/* Ensure options: "on_mismatch" (s: "fail", the default, or "recreate"),
+ * "stop_timeout" (u or any integer type: seconds, 0–3600, default 30) and "labels"
+ * (as create's; *ret_labels NULL when absent). */
 #define SBX_ENSURE_STOP_TIMEOUT_DEFAULT 30U
 int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned *ret_stop_timeout,
-                                SbxError *error);
+                                json_object **ret_labels, SbxError *error);
 
 /* File call options (ReadFile, WriteFile, ListFiles, RemoveFile; docs/api.md): read
  * offset t, length t (0–UINT64_MAX: the daemon caps it by max_file_bytes); write mode
@@ -98,6 +104,7 @@ typedef struct SbxFileOptions {
         bool append, make_parents;
         unsigned depth, limit;
         bool recursive;
+        bool resume;                    /* a paused sandbox is resumed first */
 } SbxFileOptions;
 
 int sbx_bus_read_file_options(sd_bus_message *m, SbxFileVerb verb, SbxFileOptions *ret, SbxError *error);

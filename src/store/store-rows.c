@@ -16,11 +16,11 @@
 
 #define SANDBOX_COLUMNS \
         "name, owner_uid, container_id, spec_json, fingerprint, contract_version, state, created_us, updated_us, " \
-        "owner_gid"
+        "owner_gid, labels_json"
 #define SNAPSHOT_COLUMNS \
         "id, owner_uid, source_sandbox, image_id, image_tag, created_us"
 #define INTENT_COLUMNS \
-        "name, owner_uid, owner_gid, container_name, fingerprint, spec_json, created_us"
+        "name, owner_uid, owner_gid, container_name, fingerprint, spec_json, created_us, labels_json"
 #define SNAPSHOT_INTENT_COLUMNS \
         "id, owner_uid, source_sandbox, image_tag, token, abandoned, created_us"
 
@@ -28,11 +28,11 @@
 static const char *const statement_sql[_STMT_MAX] = {
         [STMT_PUT_SANDBOX] =
                 "INSERT INTO sandboxes(" SANDBOX_COLUMNS ") "
-                "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, COALESCE(?8, ?9), ?9, ?10) "
+                "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, COALESCE(?8, ?9), ?9, ?10, ?11) "
                 "ON CONFLICT(name) DO UPDATE SET "
                 "owner_uid = excluded.owner_uid, owner_gid = excluded.owner_gid, container_id = excluded.container_id, "
                 "spec_json = excluded.spec_json, fingerprint = excluded.fingerprint, "
-                "contract_version = excluded.contract_version, state = excluded.state, "
+                "contract_version = excluded.contract_version, state = excluded.state, labels_json = excluded.labels_json, "
                 "created_us = COALESCE(?8, sandboxes.created_us), updated_us = excluded.updated_us",
         [STMT_GET_SANDBOX] =
                 "SELECT " SANDBOX_COLUMNS " FROM sandboxes WHERE name = ?1",
@@ -53,7 +53,7 @@ static const char *const statement_sql[_STMT_MAX] = {
         [STMT_LIST_SNAPSHOTS] =
                 "SELECT " SNAPSHOT_COLUMNS " FROM snapshots WHERE ?1 < 0 OR owner_uid = ?1 ORDER BY id",
         [STMT_PUT_INTENT] =
-                "INSERT OR REPLACE INTO intents(" INTENT_COLUMNS ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT OR REPLACE INTO intents(" INTENT_COLUMNS ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         [STMT_GET_INTENT] =
                 "SELECT " INTENT_COLUMNS " FROM intents WHERE name = ?1",
         [STMT_DELETE_INTENT] =
@@ -103,6 +103,7 @@ SbxSandboxRow *sbx_sandbox_row_free(SbxSandboxRow *row) {
         free(row->container_id);
         free(row->spec_json);
         free(row->fingerprint);
+        free(row->labels_json);
         free(row);
         return NULL;
 }
@@ -136,7 +137,6 @@ SbxSnapshotRow **sbx_snapshot_row_list_free(SbxSnapshotRow **rows) {
         return NULL;
 }
 
-/* The cached prepared statement id, prepared on first use. Release it with statement_resetp. */
 /* ---- row types -------------------------------------------------------------------- */
 
 /* How a column's value is read into its field. */
@@ -184,6 +184,7 @@ static const Column sandbox_columns[] = {
         COLUMN(SbxSandboxRow, created_us,       INT64),
         COLUMN(SbxSandboxRow, updated_us,       INT64),
         COLUMN(SbxSandboxRow, owner_gid,        GID),
+        COLUMN(SbxSandboxRow, labels_json,      TEXT),
 };
 
 static const Column snapshot_columns[] = {
@@ -203,6 +204,7 @@ static const Column intent_columns[] = {
         COLUMN(SbxIntentRow, fingerprint,    TEXT),
         COLUMN(SbxIntentRow, spec_json,      TEXT),
         COLUMN(SbxIntentRow, created_us,     INT64),
+        COLUMN(SbxIntentRow, labels_json,    TEXT),
 };
 
 static const Column snapshot_intent_columns[] = {
@@ -427,7 +429,8 @@ int sbx_store_put_sandbox(SbxStore *s, const SbxSandboxRow *row, SbxError *error
             bind_text(st, 7, sbx_sandbox_state_to_string(row->state)) != SQLITE_OK ||
             bind_time(st, 8, row->created_us) != SQLITE_OK ||
             sqlite3_bind_int64(st, 9, (int64_t) sbx_now_realtime_us()) != SQLITE_OK ||
-            sqlite3_bind_int64(st, 10, row->owner_gid) != SQLITE_OK)
+            sqlite3_bind_int64(st, 10, row->owner_gid) != SQLITE_OK ||
+            bind_text(st, 11, row->labels_json ?: "{}") != SQLITE_OK)
                 return store_fail(s, error, "cannot bind sandbox row");
         r = store_step(s, st, error);
         return r < 0 ? r : 0;
@@ -627,6 +630,7 @@ SbxIntentRow *sbx_intent_row_free(SbxIntentRow *row) {
         free(row->container_name);
         free(row->fingerprint);
         free(row->spec_json);
+        free(row->labels_json);
         free(row);
         return NULL;
 }
@@ -667,7 +671,8 @@ static int put_intent(SbxStore *s, const SbxIntentRow *row, SbxError *error) {
             bind_text(st, 4, row->container_name) != SQLITE_OK ||
             bind_text(st, 5, row->fingerprint) != SQLITE_OK ||
             bind_text(st, 6, row->spec_json) != SQLITE_OK ||
-            sqlite3_bind_int64(st, 7, row->created_us > 0 ? row->created_us : (int64_t) sbx_now_realtime_us()) != SQLITE_OK)
+            sqlite3_bind_int64(st, 7, row->created_us > 0 ? row->created_us : (int64_t) sbx_now_realtime_us()) != SQLITE_OK ||
+            bind_text(st, 8, row->labels_json ?: "{}") != SQLITE_OK)
                 return store_fail(s, error, "cannot bind intent row");
         r = store_step(s, st, error);
         return r < 0 ? r : 0;

@@ -84,6 +84,10 @@ static const char *const migrations[] = {
         "        argv0 TEXT NOT NULL,"
         "        token TEXT NOT NULL,"
         "        started_us INTEGER NOT NULL);",
+        /* 5 → 6: a sandbox's labels (user-labels.h), and its intent's; rows already there
+         * get none, and keep everything else */
+        "ALTER TABLE sandboxes ADD COLUMN labels_json TEXT NOT NULL DEFAULT '{}';"
+        "ALTER TABLE intents ADD COLUMN labels_json TEXT NOT NULL DEFAULT '{}';",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == SBX_STORE_SCHEMA_VERSION,

@@ -30,7 +30,7 @@
 
 #define SBX_STORE_FILENAME "sandboxd.db"
 /* The newest schema this code knows; a database with a larger user_version is refused. */
-#define SBX_STORE_SCHEMA_VERSION 5
+#define SBX_STORE_SCHEMA_VERSION 6
 /* The owner filter that matches every row. */
 #define SBX_STORE_ANY_OWNER ((uid_t) -1)
 
@@ -60,6 +60,7 @@ typedef struct SbxSandboxRow {
         SbxSandboxState state;
         int64_t created_us;     /* µs since the epoch; 0 = unset */
         int64_t updated_us;     /* set by the store on every write */
+        char *labels_json;      /* user-labels.h's stored form; NULL on put = none */
 } SbxSandboxRow;
 
 typedef struct SbxSnapshotRow {
@@ -79,6 +80,7 @@ typedef struct SbxIntentRow {
         char *fingerprint;
         char *spec_json;        /* the canonical spec, as the sandbox row will hold it */
         int64_t created_us;     /* 0 = now, on put */
+        char *labels_json;      /* … and its labels; NULL on put = none */
 } SbxIntentRow;
 
 typedef struct SbxSnapshotIntentRow {

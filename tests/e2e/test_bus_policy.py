@@ -133,9 +133,12 @@ MANAGER_ARGS = {
     "StartSandbox": lambda n: ("s", [n]),
     "StopSandbox": lambda n: ("sa{sv}", [n, {}]),
     "DeleteSandbox": lambda n: ("s", [n]),
+    "PauseSandbox": lambda n: ("s", [n]),
+    "ResumeSandbox": lambda n: ("s", [n]),
     "SnapshotSandbox": lambda n: ("ss", [n, "policy-snap"]),
     "DeleteSnapshot": lambda n: ("s", ["no-such-snapshot"]),
     "ListSandboxes": lambda n: ("", []),
+    "FindSandboxes": lambda n: ("a{sv}", [{}]),
     "ListSnapshots": lambda n: ("", []),
     "ExecSandbox": lambda n: ("sasa{sv}", [n, ["true"], {}]),
     "StartExec": lambda n: ("sasa{sv}hhh", [n, ["true"], {}, "</dev/null", ">/dev/null", ">/dev/null"]),
@@ -154,6 +157,8 @@ SANDBOX_ARGS = {
     "Start": ("", []),
     "Stop": ("a{sv}", [{}]),
     "Delete": ("", []),
+    "Pause": ("", []),
+    "Resume": ("", []),
     "Snapshot": ("s", ["policy-snap"]),
     "Verify": ("a{sv}", [SPEC]),
     "Inspect": ("", []),
@@ -233,6 +238,7 @@ def test_other_users_sandbox_is_untouched(live_calls):
     assert live_calls["name"] in live_calls["root-list"]
     # The state changes were refused by polkit, not by the bus, and not carried out.
     for m in ("CreateSandbox", "EnsureSandbox", "StartSandbox", "StopSandbox", "DeleteSandbox",
+              "PauseSandbox", "ResumeSandbox",
               "SnapshotSandbox", "ExecSandbox", "StartExec", "CopyToSandbox", "CopyFromSandbox",
               "GetSandboxUsage", "ReadFile", "WriteFile", "ListFiles", "RemoveFile"):
         out = live_calls[(rootbus.MANAGER_IFACE, m)]
@@ -245,6 +251,7 @@ def test_other_users_sandbox_is_untouched(live_calls):
     # Lists answer, showing sbx-other none of root's.
     assert live_calls[(rootbus.MANAGER_IFACE, "ListSandboxes")] == {"ok": True, "result": [[]]}
     assert live_calls[(rootbus.MANAGER_IFACE, "ListExecs")] == {"ok": True, "result": [[]]}
+    assert live_calls[(rootbus.MANAGER_IFACE, "FindSandboxes")] == {"ok": True, "result": [[]]}
 
 
 def test_an_interface_outside_the_policy_is_refused_by_the_bus(stack):

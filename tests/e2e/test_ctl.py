@@ -404,7 +404,7 @@ def test_json_errors_are_json_on_stderr(ctl, stack):
     r = ctl("--json", "list", "extra")
     assert r.returncode == 2
     assert json_error(r) == {"error": "usage", "message": "too many arguments",
-                             "usage": "xagent-sandboxctl list [--no-legend]"}
+                             "usage": "xagent-sandboxctl list [--no-legend] [--label K=V]..."}
     for args in (["--json", "no-such-command"], ["--json"], ["--json", "--bogus", "list"],
                  ["--bogus", "--json", "list"], ["--json", "stop", "x", "--timeout", "soon"]):
         r = ctl(*args)
