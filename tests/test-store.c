@@ -144,7 +144,7 @@ START_TEST(test_open_fresh) {
 
         ck_assert(sbx_store_created(s));
         version = raw_query("PRAGMA user_version");
-        ck_assert_str_eq(version, "5");
+        ck_assert_str_eq(version, "6");
         mode = raw_query("PRAGMA journal_mode");
         ck_assert_str_eq(mode, "wal");
         tables = raw_query("SELECT COUNT(*) FROM sqlite_master WHERE name IN ('sandboxes', 'snapshots')");
@@ -342,7 +342,7 @@ START_TEST(test_migration_to_snapshot_intents) {
                  "PRAGMA user_version = 3");
         s = open_ok();
         version = raw_query("PRAGMA user_version");
-        ck_assert_str_eq(version, "5");
+        ck_assert_str_eq(version, "6");
         ck_assert_int_eq(sbx_store_get_snapshot(s, "s3", &snap, NULL), 1);
         ck_assert_int_eq(sbx_store_put_snapshot_intent(s, &(SbxSnapshotIntentRow) {
                 .id = (char *) "s4", .source_sandbox = (char *) "work", .image_tag = (char *) "t",
