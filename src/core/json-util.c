@@ -326,3 +326,17 @@ int sbx_json_parse_strict(const char *text, const char *what, json_object **ret,
         *ret = obj;             /* NULL for a document that is null */
         return 0;
 }
+
+int sbx_json_get_text(const char *field, json_object *v, const char **ret, SbxError *error) {
+        const char *s;
+
+        if (!json_object_is_type(v, json_type_string))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: must be a string", field);
+        s = json_object_get_string(v);
+        if ((size_t) json_object_get_string_len(v) != strlen(s))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: contains a NUL character", field);
+        if (!sbx_utf8_is_valid(s))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: is not valid UTF-8", field);
+        *ret = s;
+        return 0;
+}

@@ -24,3 +24,7 @@ int sbx_json_push(json_object *array, json_object *v);
  * naming the byte offset and the innermost key. */
 #define SBX_JSON_MAX_DEPTH 32
 int sbx_json_parse_strict(const char *text, const char *what, json_object **ret, SbxError *error);
+
+/* v as a string without NUL and valid UTF-8 (*ret borrowed from v), or InvalidArgs
+ * naming field. */
+int sbx_json_get_text(const char *field, json_object *v, const char **ret, SbxError *error);

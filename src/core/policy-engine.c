@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "policy.h"
+#include "json-util.h"
 #include "policy-internal.h"
-#include "utf8.h"
 
 #define UNIX_PREFIX "unix://"
 #define TCP_PREFIX "tcp://"
@@ -28,21 +28,6 @@ void policy_engine_done(SbxPolicyEngine *e) {
 
 bool sbx_policy_engine_remote(const SbxPolicy *p) {
         return p && p->engine.host && strncmp(p->engine.host, TCP_PREFIX, strlen(TCP_PREFIX)) == 0;
-}
-
-/* A string without NUL, valid UTF-8 (as every string of the policy). */
-static int get_string(const char *field, json_object *v, const char **ret, SbxError *error) {
-        const char *s;
-
-        if (!json_object_is_type(v, json_type_string))
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: must be a string", field);
-        s = json_object_get_string(v);
-        if ((size_t) json_object_get_string_len(v) != strlen(s))
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: contains a NUL character", field);
-        if (!sbx_utf8_is_valid(s))
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: is not valid UTF-8", field);
-        *ret = s;
-        return 0;
 }
 
 static bool is_host_char(char c) {
@@ -140,7 +125,7 @@ static int parse_member(SbxPolicyEngine *e, const char *key, const char *k, json
                 if (!streq(k, engine_keys[i].name))
                         continue;
                 snprintf(field, sizeof field, "%s.%s", key, k);
-                if ((r = get_string(field, v, &s, error)) < 0 || (r = engine_keys[i].check(field, s, error)) < 0)
+                if ((r = sbx_json_get_text(field, v, &s, error)) < 0 || (r = engine_keys[i].check(field, s, error)) < 0)
                         return r;
                 free(*dst);
                 *dst = strdup(s);

@@ -10,7 +10,6 @@
 #include "json-util.h"
 #include "policy.h"
 #include "policy-internal.h"
-#include "utf8.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_tokener *, json_tokener_free);
 
@@ -111,26 +110,12 @@ static bool is_image_text(const char *s) {
         return true;
 }
 
-static int get_string(const char *field, json_object *v, const char **ret, SbxError *error) {
-        const char *s;
-
-        if (!json_object_is_type(v, json_type_string))
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: must be a string", field);
-        s = json_object_get_string(v);
-        if ((size_t) json_object_get_string_len(v) != strlen(s))
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: contains a NUL character", field);
-        if (!sbx_utf8_is_valid(s))
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: is not valid UTF-8", field);
-        *ret = s;
-        return 0;
-}
-
 /* An image reference or a glob over them: non-empty printable ASCII without spaces. */
 static int get_image_text(const char *field, json_object *v, const char **ret, SbxError *error) {
         const char *s;
         int r;
 
-        if ((r = get_string(field, v, &s, error)) < 0)
+        if ((r = sbx_json_get_text(field, v, &s, error)) < 0)
                 return r;
         if (isempty(s))
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: must not be empty", field);
@@ -236,7 +221,7 @@ static int parse_modes(const char *field, json_object *v, unsigned *ret, SbxErro
         for (size_t i = 0; i < n; i++) {
                 const char *s;
 
-                if ((r = get_string(field, json_object_array_get_idx(v, i), &s, error)) < 0)
+                if ((r = sbx_json_get_text(field, json_object_array_get_idx(v, i), &s, error)) < 0)
                         return r;
                 if (streq(s, "ro"))
                         modes |= SBX_VOLUME_MODE_RO;
@@ -273,7 +258,7 @@ static int parse_root(const char *field, json_object *v, SbxVolumeRoot *ret, Sbx
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s.modes: missing", field);
 
         snprintf(sub, sizeof sub, "%s.path", field);
-        if ((r = get_string(sub, path, &s, error)) < 0 ||
+        if ((r = sbx_json_get_text(sub, path, &s, error)) < 0 ||
             (r = check_root_pattern(sub, s, error)) < 0)
                 return r;
         snprintf(sub, sizeof sub, "%s.modes", field);
@@ -318,7 +303,7 @@ static int parse_publish_address(SbxPolicy *p, const char *key, json_object *v, 
         const char *s;
         int r;
 
-        if ((r = get_string(key, v, &s, error)) < 0)
+        if ((r = sbx_json_get_text(key, v, &s, error)) < 0)
                 return r;
         if (inet_pton(AF_INET, s, buf) != 1 && inet_pton(AF_INET6, s, buf) != 1)
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
@@ -370,7 +355,7 @@ static int parse_python_version(SbxPolicy *p, const char *key, json_object *v, S
         const char *s;
         int r;
 
-        if ((r = get_string(key, v, &s, error)) < 0)
+        if ((r = sbx_json_get_text(key, v, &s, error)) < 0)
                 return r;
         if (sbx_python_version_from_string(s, &p->python_version) < 0)
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,

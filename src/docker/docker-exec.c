@@ -91,29 +91,12 @@ int sbx_docker_exec_create(SbxDocker *d, const char *container, const SbxExecCon
         return sbx_docker_json_string(answer, "Id", ret_id, error);
 }
 
-/* Waits for events on fd until the deadline; 0 on timeout. */
-static int wait_fd(int fd, short events, uint64_t deadline_ms) {
-        for (;;) {
-                uint64_t now = sbx_now_monotonic_us() / 1000U;
-                struct pollfd p = { .fd = fd, .events = events };
-                int n;
-
-                if (now >= deadline_ms)
-                        return 0;
-                n = poll(&p, 1, (int) MIN(deadline_ms - now, (uint64_t) 60000));
-                if (n < 0 && errno != EINTR)
-                        return -errno;
-                if (n > 0)
-                        return 1;
-        }
-}
-
 static int send_all(int fd, const char *p, size_t n, uint64_t deadline_ms) {
         while (n > 0) {
                 ssize_t k = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 
                 if (k < 0 && errno == EAGAIN) {
-                        int r = wait_fd(fd, POLLOUT, deadline_ms);
+                        int r = sbx_fd_wait(fd, POLLOUT, deadline_ms);
                         if (r <= 0)
                                 return r < 0 ? r : -ETIMEDOUT;
                         continue;
@@ -172,7 +155,7 @@ static int read_head(int fd, uint64_t deadline_ms, char *buf, size_t size, size_
                                 return -EMSGSIZE;
                 }
                 /* Not all of it yet: wait for more than what is there. */
-                r = wait_fd(fd, POLLIN, deadline_ms);
+                r = sbx_fd_wait(fd, POLLIN, deadline_ms);
                 if (r <= 0)
                         return r < 0 ? r : -ETIMEDOUT;
                 if (k > 0) {
@@ -204,7 +187,7 @@ static int refusal(int fd, long status, const char *head, uint64_t deadline_ms, 
 
         if (!body)
                 return -ENOMEM;
-        while (have < want && wait_fd(fd, POLLIN, deadline_ms) > 0) {
+        while (have < want && sbx_fd_wait(fd, POLLIN, deadline_ms) > 0) {
                 ssize_t k = recv(fd, body + have, want - have, MSG_DONTWAIT);
                 if (k <= 0 && !(k < 0 && (errno == EAGAIN || errno == EINTR)))
                         break;

@@ -210,22 +210,6 @@ int sbx_docker_tls_check_validity(const char *host, SbxError *error) {
 
 /* ---- the connection --------------------------------------------------------------- */
 
-static int wait_fd(int fd, short events, uint64_t deadline_ms) {
-        for (;;) {
-                uint64_t now = sbx_now_monotonic_us() / 1000U;
-                struct pollfd p = { .fd = fd, .events = events };
-                int n;
-
-                if (now >= deadline_ms)
-                        return -ETIMEDOUT;
-                n = poll(&p, 1, (int) MIN(deadline_ms - now, (uint64_t) 60000));
-                if (n < 0 && errno != EINTR)
-                        return -errno;
-                if (n > 0)
-                        return 0;
-        }
-}
-
 static int connect_tcp(const char *host, const char *port, uint64_t deadline_ms, int *ret, SbxError *error) {
         struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
         int r, fd = -1, err = ECONNREFUSED;
@@ -243,7 +227,7 @@ static int connect_tcp(const char *host, const char *port, uint64_t deadline_ms,
                         continue;
                 }
                 if (connect(fd, a->ai_addr, a->ai_addrlen) == 0 ||
-                    (errno == EINPROGRESS && wait_fd(fd, POLLOUT, deadline_ms) == 0 &&
+                    (errno == EINPROGRESS && sbx_fd_wait(fd, POLLOUT, deadline_ms) > 0 &&
                      getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0))
                         break;
                 if (errno != EINPROGRESS)
