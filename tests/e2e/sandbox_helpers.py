@@ -504,6 +504,14 @@ def daemon_argv(stack, argv):
         stack.set_daemon_command(stack.default_daemon_argv())
 
 
+def command_lines(name):
+    """What runs in the sandbox's container, asked of Docker (not of the daemon)."""
+    [cid] = docker_containers_labelled(name)
+    status, top = docker("GET", f"/containers/{cid}/top?ps_args=-eo%20pid,args")
+    assert status == 200, top
+    return [p[-1] for p in top["Processes"]]
+
+
 def wait_until(predicate, timeout, step=0.1, what="condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

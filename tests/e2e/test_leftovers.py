@@ -15,14 +15,6 @@ from sandbox_helpers import MEMBER, ROOT
 EXEC_SANDBOX = f"{h.MANAGER}.ExecSandbox"
 
 
-def command_lines(name):
-    """What runs in the sandbox's container, asked of Docker (not of the daemon)."""
-    [cid] = h.docker_containers_labelled(name)
-    status, top = h.docker("GET", f"/containers/{cid}/top?ps_args=-eo%20pid,args")
-    assert status == 200, top
-    return [p[-1] for p in top["Processes"]]
-
-
 def wait_for(pred, timeout, what):
     deadline = time.monotonic() + timeout
     while not pred():
@@ -43,16 +35,16 @@ def test_execs_of_a_killed_daemon_are_killed(stack, sandboxd, cleanup):
         json.dumps([name, ["sh", "-c", "sleep 1002; echo never"], {"timeout": ["u", 600]}])))
     try:
         assert "/org/xagent/Sandbox1/exec/" in started.stderr.readline()
-        wait_for(lambda: {"sleep 1001", "sleep 1002"} <= set(command_lines(name)), 10, "both execs running")
+        wait_for(lambda: {"sleep 1001", "sleep 1002"} <= set(h.command_lines(name)), 10, "both execs running")
         os.kill(stack.daemon_pid(), signal.SIGKILL)
         stack.wait_for_no_owner(h.BUS_NAME)
         assert json.loads(running.communicate(timeout=30)[0])["ok"] is False     # NoReply: it was in flight
         t0 = time.monotonic()
         sandboxd.ensure_running()       # the next call activates a new daemon
-        wait_for(lambda: not {"sleep 1001", "sleep 1002"} & set(command_lines(name)), 10,
+        wait_for(lambda: not {"sleep 1001", "sleep 1002"} & set(h.command_lines(name)), 10,
                  "the dead daemon's execs killed")
         print(f"killed {time.monotonic() - t0:.2f} s after the activating call")
-        assert "sleep 1003" in command_lines(name)
+        assert "sleep 1003" in h.command_lines(name)
     finally:
         for p in (started, running):
             p.kill()
