@@ -128,7 +128,10 @@ static void job_run(void *job, void *ctx) {
 
 static void discard(ExecObject *e);
 
+/* Its sandbox stopped or went (a paused one's processes are only frozen). */
 static bool sandbox_gone(const DetachJob *j) {
+        if (j->state.paused || j->output.paused)
+                return false;
         return j->r < 0 && (sbx_error_is(&j->error, SBX_ERROR_NOT_RUNNING) ||
                             sbx_error_is(&j->error, SBX_ERROR_NO_SUCH_SANDBOX));
 }

@@ -178,6 +178,20 @@ static int supervisor_alive(SbxLifecycle *l, const char *name, const SbxRingHead
         return p && strtoull(p + 1, NULL, 10) == h->start_time;
 }
 
+/* Whether a NotRunning answer came from a paused sandbox: its processes are frozen
+ * there, not ended, and its output is read after the resume. */
+static bool frozen(SbxLifecycle *l, const char *name, const SbxError *e) {
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        SbxError ignored = SBX_ERROR_NULL;
+        int r;
+
+        if (!sbx_error_is(e, SBX_ERROR_NOT_RUNNING))
+                return false;
+        r = lc_locate_existing(l, name, &o, NULL, &ignored);
+        sbx_error_free(&ignored);
+        return r > 0 && o && o->state == SBX_STATE_PAUSED;
+}
+
 int sbx_lifecycle_detach_poll(SbxLifecycle *l, const char *name, const char *id, SbxDetachState *ret,
                               SbxError *error) {
         _cleanup_free_ char *path = NULL;
@@ -196,6 +210,7 @@ int sbx_lifecycle_detach_poll(SbxLifecycle *l, const char *name, const char *id,
                 return 0;
         }
         if (r < 0) {
+                ret->paused = frozen(l, name, &e);
                 sbx_error_move(error, &e);
                 return r;
         }
@@ -210,6 +225,8 @@ int sbx_lifecycle_detach_poll(SbxLifecycle *l, const char *name, const char *id,
                 else
                         *ret = (SbxDetachState) { .exited = true, .exit_status = 128 + 9, .end = h.commit };
         }
+        if (r < 0)
+                ret->paused = frozen(l, name, error);
         return r < 0 ? r : 0;
 }
 
@@ -234,8 +251,12 @@ int sbx_lifecycle_detach_read(SbxLifecycle *l, const char *name, const char *id,
         int r;
 
         *ret = (SbxDetachOutput) {};
-        if ((r = ring_path(id, &path)) < 0 || (r = read_header(l, name, path, &h, error)) < 0)
+        if ((r = ring_path(id, &path)) < 0)
                 return r;
+        if ((r = read_header(l, name, path, &h, error)) < 0) {
+                ret->paused = frozen(l, name, error);
+                return r;
+        }
         if (offset > h.commit)
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
                                      "offset: %" PRIu64 " is past the output's end (%" PRIu64 ")", offset, h.commit);

@@ -151,6 +151,7 @@ int sbx_lifecycle_detach_start(SbxLifecycle *l, const char *name, const SbxExecR
 
 typedef struct SbxDetachState {
         bool exited, gone;              /* gone: its output is not there any more */
+        bool paused;                    /* its sandbox is paused: frozen, not gone (error NotRunning) */
         int exit_status;
         uint64_t end;                   /* the stream position after the last byte kept */
 } SbxDetachState;
@@ -167,6 +168,7 @@ typedef struct SbxDetachOutput {
         uint64_t next_offset;
         bool running;
         int exit_status;                /* when not running */
+        bool paused;                    /* its sandbox is paused: frozen, not gone (error NotRunning) */
 } SbxDetachOutput;
 
 void sbx_detach_output_done(SbxDetachOutput *o);

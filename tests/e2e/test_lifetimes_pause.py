@@ -146,3 +146,25 @@ def test_option_resume_resumes_first(sandboxd, cleanup):
     # A stopped sandbox stays NotRunning.
     sandboxd.stop(MEMBER, name, timeout=0).result
     sandboxd.call(MEMBER, "ExecSandbox", "sasa{sv}", [name, ["true"], resume]).error(NOT_RUNNING)
+
+
+def test_a_detached_process_lives_through_a_pause(sandboxd, cleanup):
+    """A detached process is frozen with its sandbox, not ended: while paused its object
+    still runs (the service cannot look inside a frozen sandbox and does not guess), and
+    after the resume it goes on and its output is read as before."""
+    name = h.unique("pdet")
+    sandboxd.create_ok(MEMBER, name, h.spec(), cleanup)
+    path = sandboxd.call(MEMBER, "StartExec", "sasa{sv}hhh",
+                         [name, ["sh", "-c", "echo one; sleep 4; echo two; sleep 600"], {"detach": ["b", True]},
+                          "</dev/null", ">/dev/null", ">/dev/null"]).result[0]
+    exec_iface = "org.xagent.Sandbox1.Exec"
+    h.wait_until(lambda: b"one" in bytes(sandboxd.call(MEMBER, "ReadOutput", "t", [0], path=path,
+                                                     iface=exec_iface).result[0]), 10, what="one")
+    assert sandboxd.call(MEMBER, "PauseSandbox", "s", [name]).ok
+    time.sleep(3)           # the service looks at its detached processes once a second
+    props = sandboxd.call(MEMBER, "GetAll", "s", [exec_iface], path=path, iface=h.PROPERTIES).result[0]
+    assert props["Running"], props
+    assert sandboxd.call(MEMBER, "ResumeSandbox", "s", [name]).ok
+    h.wait_until(lambda: b"two" in bytes(sandboxd.call(MEMBER, "ReadOutput", "t", [0], path=path,
+                                                     iface=exec_iface).result[0]), 15, what="two")
+    assert sandboxd.call(MEMBER, "Kill", "s", ["KILL"], path=path, iface=exec_iface).ok
