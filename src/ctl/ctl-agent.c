@@ -17,8 +17,13 @@
 #define AGENT_REGISTER_TIMEOUT_MS (10 * 1000)
 
 static _Noreturn void exec_agent(int notify_fd, pid_t parent) {
+        sigset_t none;
         char fd_str[16];
         int fd;
+
+        /* What `exec` blocks for forwarding is the agent's to take (Ctrl-C at a prompt). */
+        sigemptyset(&none);
+        (void) sigprocmask(SIG_SETMASK, &none, NULL);
 
         /* The agent must not outlive us, nor miss that we died before the prctl. */
         if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)

@@ -209,23 +209,28 @@ static int already_exited(sd_bus *bus, const char *path, Waiter *w) {
         return r;
 }
 
-static int wait_exited(sd_bus *bus, const char *path, bool tty) {
+/* The signals forwarded, blocked from before the start on: the command may print and
+ * be signalled before StartExec has answered; such a signal waits, and goes to it. */
+static void block_forwarded(bool tty, sigset_t *ret) {
         static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+        sigemptyset(ret);
+        for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
+                sigaddset(ret, forwarded[i]);
+        if (tty)
+                sigaddset(ret, SIGWINCH);
+        (void) sigprocmask(SIG_BLOCK, ret, NULL);
+}
+
+static int wait_exited(sd_bus *bus, const char *path, const sigset_t *mask) {
         _cleanup_close_ int sfd = -EBADF;
         Waiter w = {};
-        sigset_t mask;
         int r;
 
         r = sd_bus_match_signal(bus, NULL, CTL_BUS_SERVICE, path, EXEC_INTERFACE, "Exited", on_exited, &w);
         if (r < 0 || (r = already_exited(bus, path, &w)) < 0)
                 return ctl_bus_fail("Exited", r);
-        sigemptyset(&mask);
-        for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
-                sigaddset(&mask, forwarded[i]);
-        if (tty)
-                sigaddset(&mask, SIGWINCH);
-        if (sigprocmask(SIG_BLOCK, &mask, NULL) >= 0)
-                sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        sfd = signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK);
         while (!w.exited) {
                 struct pollfd p[2] = { { .fd = sd_bus_get_fd(bus), .events = (short) sd_bus_get_events(bus) },
                                        { .fd = sfd, .events = POLLIN } };
@@ -269,6 +274,7 @@ static int run_exec(CtlOptions *o, const char *name, char **cmd, const ExecArgs 
         struct winsize ws = {};
         uint64_t started = now_s();
         const char *path;
+        sigset_t mask;
         int r;
 
         if (a->tty && !isatty(STDIN_FILENO))
@@ -283,13 +289,14 @@ static int run_exec(CtlOptions *o, const char *name, char **cmd, const ExecArgs 
             (r = append_exec_options(m, a, &ws, NULL, 0)) < 0 ||
             (r = sd_bus_message_append(m, "hhh", STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO)) < 0)
                 return ctl_bus_fail("StartExec", r);
+        block_forwarded(a->tty, &mask);
         if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
                 return CTL_EXIT_FAILURE;
         if ((r = sd_bus_message_read(reply, "o", &path)) < 0)
                 return ctl_bus_fail("StartExec", r);
         if (a->tty)
                 raw_terminal();
-        r = wait_exited(bus, path, a->tty);
+        r = wait_exited(bus, path, &mask);
         restore_terminal();
         return said_timed_out(a, started, r, 128 + SIGKILL);
 }
