@@ -246,6 +246,48 @@ def test_lifecycle_exec_copies_and_events_over_tls(stack, world):
                 world.remove(c["Id"])
 
 
+def test_the_rest_of_the_surface_over_tls(stack, world):
+    """Ensure, usage, a streamed exec, a detached process, pause and resume, and a
+    snapshot with a sandbox made from it: all over the engine's TLS, as the member."""
+    bus = h.Sandboxd(stack)
+    name, child, sid = h.unique("tlsr"), h.unique("tlsc"), h.unique("tlss")
+    exec_iface = "org.xagent.Sandbox1.Exec"
+    with Remote(stack, world):
+        try:
+            bus.create(MEMBER, name, spec()).result
+            r = bus.call(MEMBER, "EnsureSandbox", "sa{sv}a{sv}", [name, spec(), {}]).result
+            assert r[0] == h.object_path(name, MEMBER), r
+            usage = bus.call(MEMBER, "GetSandboxUsage", "s", [name]).result[0]
+            assert usage["memory_bytes"] > 0, usage
+            out = os.path.join(world.tmp, "streamed.txt")
+            with open(out, "wb"):
+                pass
+            os.chown(out, h.uid_of(MEMBER), h.gid_of(MEMBER))
+            path = bus.call(MEMBER, "StartExec", "sasa{sv}hhh",
+                            [name, ["sh", "-c", "echo streamed"], {}, "</dev/null", ">" + out, ">/dev/null"]).result[0]
+            h.wait_until(lambda: open(out, "rb").read() == b"streamed\n", 15, what="the streamed output")
+            detached = bus.call(MEMBER, "StartExec", "sasa{sv}hhh",
+                                [name, ["sh", "-c", "echo kept; sleep 600"], {"detach": ["b", True]},
+                                 "</dev/null", ">/dev/null", ">/dev/null"]).result[0]
+            h.wait_until(lambda: bytes(bus.call(MEMBER, "ReadOutput", "t", [0], path=detached,
+                                                iface=exec_iface).result[0]) == b"kept\n", 15, what="kept")
+            assert bus.call(MEMBER, "PauseSandbox", "s", [name]).ok
+            assert bus.inspect(MEMBER, name).result[0]["state"] == "paused"
+            assert bus.call(MEMBER, "ResumeSandbox", "s", [name]).ok
+            assert bus.call(MEMBER, "Kill", "s", ["KILL"], path=detached, iface=exec_iface).ok
+            bus.snapshot(MEMBER, name, sid).result
+            bus.create(MEMBER, child, spec(image=None, snapshot=sid)).result
+            assert bus.verify(MEMBER, child, spec(image=None, snapshot=sid)).result[0] == "match"
+            assert path.startswith("/org/xagent/Sandbox1/exec/"), path
+        finally:
+            for n in (child, name):
+                bus.delete(MEMBER, n)
+            bus.delete_snapshot(MEMBER, sid)
+            for c in world.containers():
+                world.remove(c["Id"])
+    assert world.containers() == []
+
+
 def test_host_volumes_are_refused_on_a_remote_engine(stack, world):
     bus = h.Sandboxd(stack)
     with Remote(stack, world):
