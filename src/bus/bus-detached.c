@@ -256,8 +256,6 @@ static void discard(ExecObject *e) {
 
 static void detached_free(ExecObject *e) {
         e->poll = sd_event_source_disable_unref(e->poll);
-        free(e->name);
-        free(e->argv0);
 }
 
 static int read_output(sd_bus_message *msg, ExecObject *e, sd_bus_error *error) {

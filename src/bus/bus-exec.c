@@ -62,6 +62,8 @@ ExecObject *exec_free(ExecObject *e) {
         free(e->sandbox);
         free(e->caller_name);
         free(e->docker_host);
+        free(e->name);
+        free(e->argv0);
         free(e);
         return NULL;
 }
