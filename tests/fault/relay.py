@@ -451,6 +451,11 @@ class Relay:
                 return self.names.get(m.group(1), m.group(1))
         return None
 
+    @staticmethod
+    def _is_create(req):
+        m = CONTAINER_PATH.match(urlsplit(req.path).path)
+        return bool(m) and m.group(1) == "create"
+
     def _learn(self, req):
         """Remembers which name a created container has (and a rename's new name)."""
         m = CONTAINER_PATH.match(urlsplit(req.path).path)
@@ -640,6 +645,15 @@ class Relay:
                     if not after._wait_release(req, down, up):
                         req.outcome = "dropped"
                         return
+                    down.sendall(rhead + rbody)
+                    req.outcome = "answered"
+                elif kind == "length" and self._is_create(req):
+                    # A create's answer is learnt (its container's name) before the
+                    # daemon has it: its next request may come on another connection.
+                    rbody = ur.exact(int(length), watch=down)
+                    req.t_answered = time.monotonic()
+                    req.response = rbody[:CAPTURE_MAX]
+                    self._learn(req)
                     down.sendall(rhead + rbody)
                     req.outcome = "answered"
                 else:
