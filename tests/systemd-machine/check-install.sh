@@ -58,7 +58,7 @@ IFACE=org.xagent.Sandbox1.Manager
 # network, so apt-get installs the .deb offline.
 PACKAGES=(systemd systemd-sysv dbus polkitd pkexec man-db bash-completion
           meson ninja-build gcc libc6-dev pkg-config scdoc
-          libsystemd-dev libcurl4-openssl-dev libjson-c-dev libsqlite3-dev libgnutls28-dev
+          libsystemd-dev libcurl4-gnutls-dev libjson-c-dev libsqlite3-dev libgnutls28-dev
           check python3)
 COMPLETE=.xagent-rootfs-complete          # in the cache: the package list, written last
 
