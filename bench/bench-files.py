@@ -19,9 +19,8 @@ import textwrap
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 
-from stack import MEMBER, Stack  # noqa: E402
-import sandbox_helpers as h  # noqa: E402
-from member_bench import run_as_member  # noqa: E402
+from stack import MEMBER  # noqa: E402
+from member_bench import member_sandbox, run_as_member  # noqa: E402
 
 DRIVER = textwrap.dedent("""
     import io, json, os, sys, tarfile, tempfile
@@ -108,12 +107,7 @@ def main():
     ap.add_argument("--calls", type=int, default=10, help="calls per round and side")
     a = ap.parse_args()
 
-    build = os.environ.get("SBX_BUILD_ROOT", os.path.join(ROOT, "build"))
-    stack = Stack(ROOT, build).start()
-    bus = h.Sandboxd(stack)
-    name = f"bench-files-{os.getpid()}"
-    try:
-        bus.create(MEMBER, name, h.spec()).result
+    with member_sandbox(ROOT, "files") as (stack, build, name):
         p50 = run_as_member(stack, MEMBER, DRIVER, [name, str(a.rounds), str(a.calls)])
         print(f"{'p50 ms':34} {'file API':>9} {'baseline':>9}  ratio  target")
         for label, ours, theirs, target in (("ReadFile 1 KiB vs ExecSandbox cat", "read_file", "exec_cat", 0.25),
@@ -123,12 +117,6 @@ def main():
             ratio = p50[ours] / p50[theirs]
             print(f"{label:34} {p50[ours]:9.2f} {p50[theirs]:9.2f}  {ratio:.2f}x  <= {target}x "
                   f"({'met' if ratio <= target else 'not met'})")
-    finally:
-        try:
-            bus.delete(MEMBER, name)
-        except Exception as e:  # noqa: BLE001
-            print(f"cleanup: {e}", file=sys.stderr)
-        stack.stop()
 
 
 if __name__ == "__main__":

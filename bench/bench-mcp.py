@@ -21,9 +21,8 @@ import textwrap
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 
-from stack import MEMBER, Stack  # noqa: E402
-import sandbox_helpers as h  # noqa: E402
-from member_bench import run_as_member  # noqa: E402
+from stack import MEMBER  # noqa: E402
+from member_bench import member_sandbox, run_as_member  # noqa: E402
 
 # Runs as the member: one Gio connection, one MCP server, one xagent_sandbox.Sandbox.
 DRIVER = textwrap.dedent("""
@@ -83,12 +82,7 @@ def main():
     ap.add_argument("--calls", type=int, default=20, help="runs per round and side")
     a = ap.parse_args()
 
-    build = os.environ.get("SBX_BUILD_ROOT", os.path.join(ROOT, "build"))
-    stack = Stack(ROOT, build).start()
-    bus = h.Sandboxd(stack)
-    name = f"bench-mcp-{os.getpid()}"
-    try:
-        bus.create(MEMBER, name, h.spec()).result
+    with member_sandbox(ROOT, "mcp") as (stack, build, name):
         p50 = run_as_member(stack, MEMBER, DRIVER, ["{lib}/xagent-sandbox-mcp", name, str(a.rounds), str(a.calls)],
                             copies=[os.path.join(ROOT, "python", "xagent_sandbox"),
                                     os.path.join(build, "src", "mcp", "xagent-sandbox-mcp")])
@@ -98,12 +92,6 @@ def main():
         print(f"{'MCP run, progressToken':28} {p50['mcp_streamed']:6.2f}   {p50['mcp_streamed'] / p50['exec']:.2f}x")
         print(f"{'xagent_sandbox sb.run':28} {p50['python']:6.2f}   {p50['python'] / p50['exec']:.2f}x  "
               "(target <= 1.1x)")
-    finally:
-        try:
-            bus.delete(MEMBER, name)
-        except Exception as e:  # noqa: BLE001
-            print(f"cleanup: {e}", file=sys.stderr)
-        stack.stop()
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 the stack's temp dir, and the interleaved timing of its sides (this module is copied
 beside the driver, which imports it)."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -53,3 +54,26 @@ def run_as_member(stack, user, driver, args, copies=()):
     if r.returncode != 0:
         sys.exit(f"driver failed: {r.stderr.strip()}")
     return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+@contextlib.contextmanager
+def member_sandbox(root, tag):
+    """The private bus + polkitd stack of tests/e2e/stack.py with a running sandbox of
+    the member's: yields (stack, build root, the sandbox's name); deleted and stopped
+    after."""
+    from stack import MEMBER, Stack
+    import sandbox_helpers as h
+
+    build = os.environ.get("SBX_BUILD_ROOT", os.path.join(root, "build"))
+    stack = Stack(root, build).start()
+    bus = h.Sandboxd(stack)
+    name = f"bench-{tag}-{os.getpid()}"
+    try:
+        bus.create(MEMBER, name, h.spec()).result
+        yield stack, build, name
+    finally:
+        try:
+            bus.delete(MEMBER, name)
+        except Exception as e:  # noqa: BLE001
+            print(f"cleanup: {e}", file=sys.stderr)
+        stack.stop()
