@@ -504,6 +504,18 @@ def daemon_argv(stack, argv):
         stack.set_daemon_command(stack.default_daemon_argv())
 
 
+def running_sandbox(stack, tag, sp=None):
+    """For a module fixture (`yield from`): a running sandbox of the member's, named
+    unique(tag), made with spec sp (spec() by default); deleted after, nothing left."""
+    bus = Sandboxd(stack)
+    name = unique(tag)
+    cleanup = Cleanup(bus)
+    cleanup.sandbox(name)
+    bus.create(MEMBER, name, sp or spec()).result
+    yield name
+    assert cleanup.run() == []
+
+
 def command_lines(name):
     """What runs in the sandbox's container, asked of Docker (not of the daemon)."""
     [cid] = docker_containers_labelled(name)

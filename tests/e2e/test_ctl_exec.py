@@ -15,13 +15,7 @@ from sandbox_helpers import MEMBER
 
 @pytest.fixture(scope="module")
 def box(stack, docker_image):
-    bus = h.Sandboxd(stack)
-    name = h.unique("ctlexec")
-    cleanup = h.Cleanup(bus)
-    cleanup.sandbox(name)
-    bus.create(MEMBER, name, h.spec()).result
-    yield name
-    assert cleanup.run() == []
+    yield from h.running_sandbox(stack, "ctlexec")
 
 
 @pytest.fixture

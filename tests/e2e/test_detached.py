@@ -22,13 +22,7 @@ TICKER = "echo start; echo oops >&2; i=0; while :; do echo tick $i; i=$((i+1)); 
 
 @pytest.fixture(scope="module")
 def box(stack, docker_image):
-    bus = h.Sandboxd(stack)
-    name = h.unique("detach")
-    cleanup = h.Cleanup(bus)
-    cleanup.sandbox(name)
-    bus.create(MEMBER, name, h.spec()).result
-    yield name
-    assert cleanup.run() == []
+    yield from h.running_sandbox(stack, "detach")
 
 
 def detach(sandboxd, user, name, argv, options=None):

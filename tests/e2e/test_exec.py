@@ -22,13 +22,7 @@ TIMED_OUT = h.ERR + "TimedOut"
 @pytest.fixture(scope="module")
 def box(stack, docker_image):
     """One running sandbox of the member's, with an ephemeral published port."""
-    bus = h.Sandboxd(stack)
-    name = h.unique("exec")
-    cleanup = h.Cleanup(bus)
-    cleanup.sandbox(name)
-    bus.create(MEMBER, name, h.spec(ports=[(0, 8080)])).result
-    yield name
-    assert cleanup.run() == []
+    yield from h.running_sandbox(stack, "exec", h.spec(ports=[(0, 8080)]))
 
 
 def run(sandboxd, user, name, argv, options=None, **kw):

@@ -29,13 +29,7 @@ def page():
 
 @pytest.fixture(scope="module")
 def box(stack, docker_image):
-    bus = h.Sandboxd(stack)
-    name = h.unique("recipe")
-    cleanup = h.Cleanup(bus)
-    cleanup.sandbox(name)
-    bus.create(MEMBER, name, h.spec()).result
-    yield name
-    assert cleanup.run() == []
+    yield from h.running_sandbox(stack, "recipe")
 
 
 def run_python(stack, code, name):

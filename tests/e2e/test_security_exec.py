@@ -9,7 +9,6 @@ the daemon take is given back."""
 import json
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -18,7 +17,7 @@ import pytest
 
 import sandbox_helpers as h
 import stack as e2e
-from sandbox_helpers import MEMBER, OTHER, ROOT
+from sandbox_helpers import MEMBER, OTHER
 
 MIB = 1024 * 1024
 
@@ -67,13 +66,7 @@ def call(stack, user, method, sig, args, timeout=150, **kw):
 
 @pytest.fixture(scope="module")
 def box(stack, docker_image):
-    bus = h.Sandboxd(stack)
-    name = h.unique("secexec")
-    cleanup = h.Cleanup(bus)
-    cleanup.sandbox(name)
-    bus.create(MEMBER, name, h.spec()).result
-    yield name
-    assert cleanup.run() == []
+    yield from h.running_sandbox(stack, "secexec")
 
 
 def rss_anon_kib(pid):

@@ -19,13 +19,7 @@ NULLS = ["</dev/null", ">/dev/null", ">/dev/null"]
 
 @pytest.fixture(scope="module")
 def box(stack, docker_image):
-    bus = h.Sandboxd(stack)
-    name = h.unique("wait")
-    cleanup = h.Cleanup(bus)
-    cleanup.sandbox(name)
-    bus.create(MEMBER, name, h.spec()).result
-    yield name
-    assert cleanup.run() == []
+    yield from h.running_sandbox(stack, "wait")
 
 
 @pytest.fixture
