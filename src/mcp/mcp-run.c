@@ -74,7 +74,7 @@ static void run_free(void *p) {
 
 /* ---- arguments ------------------------------------------------------------------- */
 
-static int append_argv(sd_bus_message *m, json_object *command, char **error) {
+int run_append_argv(sd_bus_message *m, json_object *command, char **error) {
         int r;
 
         if (json_object_is_type(command, json_type_string))
@@ -96,7 +96,7 @@ static int append_argv(sd_bus_message *m, json_object *command, char **error) {
         return sd_bus_message_close_container(m);
 }
 
-static int append_env(sd_bus_message *m, json_object *env, char **error) {
+int run_append_env(sd_bus_message *m, json_object *env, char **error) {
         int r;
 
         if ((r = sd_bus_message_open_container(m, 'e', "sv")) < 0 ||
@@ -131,7 +131,7 @@ static int append_options(sd_bus_message *m, Call *c, Run *run, uint64_t timeout
                 return r;
         if (cwd && (r = sd_bus_message_append(m, "{sv}", "working_dir", "s", cwd)) < 0)
                 return r;
-        if (env && (r = append_env(m, env, error)) < 0)
+        if (env && (r = run_append_env(m, env, error)) < 0)
                 return r;
         if (!run->streamed) {
                 if ((r = sd_bus_message_append(m, "{sv}", "output_limit", "t", run->limit)) < 0)
@@ -384,6 +384,16 @@ static int on_status(sd_bus_message *reply, void *userdata, sd_bus_error *ret_er
         return 0;
 }
 
+static void run_exited(Call *c, const char *path, int status) {
+        Run *run = c->state;
+
+        if (run->path && streq(run->path, path)) {
+                run->exited = true;
+                run->exit_status = status;
+                run_maybe_done(run);
+        }
+}
+
 static int on_exited(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         Server *s = userdata;
         const char *path = sd_bus_message_get_path(m);
@@ -391,15 +401,10 @@ static int on_exited(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 
         if (!path || sd_bus_message_read(m, "i", &status) < 0)
                 return 0;
-        for (Call *c = s->calls; c; c = c->next) {
-                Run *run = c->tool->start == run_start ? c->state : NULL;
-
-                if (run && run->path && streq(run->path, path)) {
-                        run->exited = true;
-                        run->exit_status = status;
-                        run_maybe_done(run);
-                        return 0;
-                }
+        for (Call *c = s->calls, *next; c; c = next) {
+                next = c->next;
+                if (c->exited)
+                        c->exited(c, path, status);
         }
         return 0;
 }
@@ -513,7 +518,7 @@ int run_start(Call *c) {
         if (r >= 0)
                 r = sd_bus_message_append(m, "s", sandbox);
         if (r >= 0)
-                r = append_argv(m, command, &error);
+                r = run_append_argv(m, command, &error);
         /* Streamed: the service's timeout is a backstop a little after ours. */
         if (r >= 0)
                 r = append_options(m, c, run, run->streamed ? timeout + 5 : timeout, &error);
@@ -534,6 +539,7 @@ int run_start(Call *c) {
         if (run->streamed) {
                 c->cancel = run_cancel;
                 c->resume = run_resume;
+                c->exited = run_exited;
                 r = sd_event_add_time_relative(c->server->event, &run->timer, CLOCK_MONOTONIC, timeout * SEC, 0,
                                                on_timeout, run);
                 if (r < 0) {

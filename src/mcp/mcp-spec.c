@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bus-spec.h"
+#include "mcp-json.h"
 #include "mcp-spec.h"
 #include "spec-json.h"
 
@@ -87,4 +88,68 @@ int append_spec_args(sd_bus_message *m, json_object *args, char **error) {
                 return -EINVAL;
         }
         return 0;
+}
+
+int append_labels_entry(sd_bus_message *m, json_object *labels, char **error) {
+        int r;
+
+        if (!json_object_is_type(labels, json_type_object))
+                return asprintf(error, "argument 'labels': must be an object of strings"), -EINVAL;
+        if ((r = sd_bus_message_open_container(m, 'e', "sv")) < 0 ||
+            (r = sd_bus_message_append_basic(m, 's', "labels")) < 0 ||
+            (r = sd_bus_message_open_container(m, 'v', "a{ss}")) < 0 ||
+            (r = sd_bus_message_open_container(m, 'a', "{ss}")) < 0)
+                return r;
+        json_object_object_foreach(labels, key, value) {
+                if (!json_object_is_type(value, json_type_string))
+                        return asprintf(error, "argument 'labels.%s': must be a string", key), -EINVAL;
+                if ((r = sd_bus_message_append(m, "{ss}", key, json_object_get_string(value))) < 0)
+                        return r;
+        }
+        if ((r = sd_bus_message_close_container(m)) < 0 || (r = sd_bus_message_close_container(m)) < 0)
+                return r;
+        return sd_bus_message_close_container(m);
+}
+
+/* The lifetimes go only when given: the service bounds them by policy. */
+static int append_lifetimes(sd_bus_message *m, json_object *args, char **error) {
+        static const char *const seconds[] = { "idle_timeout", "expire_after" };
+        const char *on_idle = NULL;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(seconds); i++) {
+                uint64_t v = UINT64_MAX;
+
+                if (arg_uint(args, seconds[i], UINT32_MAX, &v, error) < 0)
+                        return -EINVAL;
+                if (v != UINT64_MAX && (r = sd_bus_message_append(m, "{sv}", seconds[i], "u", (uint32_t) v)) < 0)
+                        return r;
+        }
+        if (arg_string(args, "on_idle", false, &on_idle, error) < 0)
+                return -EINVAL;
+        if (on_idle && (r = sd_bus_message_append(m, "{sv}", "on_idle", "s", on_idle)) < 0)
+                return r;
+        return 0;
+}
+
+int append_make_options(sd_bus_message *m, json_object *args, bool ensure, char **error) {
+        const char *on_mismatch = "fail";
+        uint64_t stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT;
+        json_object *labels = NULL;
+        int r;
+
+        if (ensure && (arg_string(args, "on_mismatch", false, &on_mismatch, error) < 0 ||
+                       arg_uint(args, "stop_timeout", SBX_STOP_TIMEOUT_MAX, &stop_timeout, error) < 0))
+                return -EINVAL;
+        if ((r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0)
+                return r;
+        if (ensure && (r = sd_bus_message_append(m, "{sv}{sv}", "on_mismatch", "s", on_mismatch, "stop_timeout", "u",
+                                                 (uint32_t) stop_timeout)) < 0)
+                return r;
+        if (json_object_object_get_ex(args, "labels", &labels) && labels &&
+            (r = append_labels_entry(m, labels, error)) < 0)
+                return r;
+        if ((r = append_lifetimes(m, args, error)) < 0)
+                return r;
+        return sd_bus_message_close_container(m);
 }

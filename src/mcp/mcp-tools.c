@@ -12,6 +12,7 @@
 #include "bus-spec.h"
 #include "mcp-files.h"
 #include "mcp-json.h"
+#include "mcp-procs.h"
 #include "mcp-run.h"
 #include "mcp-spec.h"
 #include "mcp-tools.h"
@@ -38,6 +39,31 @@
                 "\"items\":{\"type\":\"object\",\"required\":[\"guest\"],\"additionalProperties\":false,\"properties\":{" \
                 "\"host\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":65535,\"default\":0},\"guest\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":65535}}}}," \
         "\"network_isolated\":{\"type\":\"boolean\",\"description\":\"No network at all.\"}"
+
+#define P_MAKE_OPTS \
+        "\"labels\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},\"description\":\"The caller's " \
+                "own metadata (at most 32 keys of [a-z0-9._/-], 4 KiB in all), never part of the spec; sandbox_list " \
+                "finds sandboxes by them.\"}," \
+        "\"idle_timeout\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295,\"description\":\"Seconds " \
+                "unused before it is stopped (or paused: on_idle); 0: never. Bounded by the host policy.\"}," \
+        "\"expire_after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295,\"description\":\"Seconds " \
+                "after its creation when it is deleted; 0: never. Bounded by the host policy.\"}," \
+        "\"on_idle\":{\"type\":\"string\",\"enum\":[\"stop\",\"pause\"],\"description\":\"What idle_timeout " \
+                "does (default stop).\"}"
+#define P_LABELS_FILTER \
+        "\"labels\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},\"description\":\"Only " \
+                "sandboxes having every one of these labels with this value.\"}," \
+        "\"state\":{\"type\":\"string\",\"enum\":[\"running\",\"paused\",\"stopped\"],\"description\":\"Only " \
+                "sandboxes in this state.\"}"
+#define P_COMMAND \
+        "\"command\":{\"anyOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"array\"," \
+                "\"items\":{\"type\":\"string\"},\"minItems\":1}]}"
+#define P_PROCESS \
+        "\"process\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":300,\"description\":\"A process id " \
+                "from process_start or process_list.\"}"
+#define S_EXIT_CODE \
+        "\"exit_code\":{\"type\":[\"integer\",\"null\"],\"description\":\"The code, or 128+N after signal N; " \
+                "null while it runs or when not known.\"}"
 
 #define OBJ(props, required) \
         "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{" props "},\"required\":[" required "]}"
@@ -118,10 +144,30 @@ static json_object *name_result(Call *c, const char *key, const char *rkey, json
 
 /* ---- sandboxes ------------------------------------------------------------------- */
 
+/* FindSandboxes: with no filter it answers as ListSandboxes. */
 static int list_start(Call *c) {
+        _cleanup_free_ char *error = NULL;
         sd_bus_message *m = NULL;
+        json_object *labels = NULL;
+        const char *state = NULL;
+        int r;
 
-        return send_or_fail(c, m, manager_call(c, "ListSandboxes", &m));
+        if (arg_string(c->args, "state", false, &state, &error) < 0)
+                return fail_args(c, TAKE_PTR(error));
+        r = manager_call(c, "FindSandboxes", &m);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "{sv}");
+        if (r >= 0 && state)
+                r = sd_bus_message_append(m, "{sv}", "state", "s", state);
+        if (r >= 0 && json_object_object_get_ex(c->args, "labels", &labels) && labels)
+                r = append_labels_entry(m, labels, &error);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r == -EINVAL && error) {
+                sd_bus_message_unref(m);
+                return fail_args(c, TAKE_PTR(error));
+        }
+        return send_or_fail(c, m, r);
 }
 
 static int list_reply(Call *c, sd_bus_message *reply, json_object **ret) {
@@ -175,29 +221,22 @@ static char *list_render(json_object *st) {
 static int make_start(Call *c, bool ensure) {
         _cleanup_free_ char *error = NULL;
         sd_bus_message *m = NULL;
-        const char *name = NULL, *on_mismatch = "fail";
-        uint64_t stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT;
+        const char *name = NULL;
         int r;
 
-        if (arg_string(c->args, "name", true, &name, &error) < 0 ||
-            arg_string(c->args, "on_mismatch", false, &on_mismatch, &error) < 0 ||
-            arg_uint(c->args, "stop_timeout", SBX_STOP_TIMEOUT_MAX, &stop_timeout, &error) < 0)
+        if (arg_string(c->args, "name", true, &name, &error) < 0)
                 return fail_args(c, TAKE_PTR(error));
         r = manager_call(c, ensure ? "EnsureSandbox" : "CreateSandbox", &m);
         if (r >= 0)
                 r = sd_bus_message_append(m, "s", name);
-        if (r >= 0) {
+        if (r >= 0)
                 r = append_spec_args(m, c->args, &error);
-                if (r == -EINVAL) {
-                        sd_bus_message_unref(m);
-                        return fail_args(c, TAKE_PTR(error));
-                }
+        if (r >= 0)
+                r = append_make_options(m, c->args, ensure, &error);
+        if (r == -EINVAL && error) {
+                sd_bus_message_unref(m);
+                return fail_args(c, TAKE_PTR(error));
         }
-        if (r >= 0 && ensure)
-                r = sd_bus_message_append(m, "a{sv}", 2, "on_mismatch", "s", on_mismatch, "stop_timeout", "u",
-                                          (uint32_t) stop_timeout);
-        else if (r >= 0)
-                r = sd_bus_message_append(m, "a{sv}", 0);
         return send_or_fail(c, m, r);
 }
 
@@ -261,6 +300,19 @@ static int stop_start(Call *c) {
 static int stop_reply(Call *c, sd_bus_message *reply, json_object **ret) {
         *ret = name_result(c, "name", "name", json_object_new_string("stopped"), "state");
         return *ret ? 0 : -ENOMEM;
+}
+
+static int pause_start(Call *c) {
+        return start_by_name(c, "PauseSandbox", "name", false);
+}
+
+static int pause_reply(Call *c, sd_bus_message *reply, json_object **ret) {
+        *ret = name_result(c, "name", "name", json_object_new_string("paused"), "state");
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int resume_start(Call *c) {
+        return start_by_name(c, "ResumeSandbox", "name", false);
 }
 
 static int delete_start(Call *c) {
@@ -426,9 +478,10 @@ static int policy_start(Call *c) {
 const Tool mcp_tools[] = {
         {
                 .name = "sandbox_list", .title = "List sandboxes", .read_only = true, .idempotent = true,
-                .description = "The calling user's sandboxes: name, state (running/stopped), owner uid and "
-                               "verdict (whether the container is what its spec asked for).",
-                .input_schema = NO_ARGS,
+                .description = "The calling user's sandboxes: name, state (running/paused/stopped), owner uid and "
+                               "verdict (whether the container is what its spec asked for); with `labels` and "
+                               "`state`, only those that have all these labels and are in that state.",
+                .input_schema = OBJ(P_LABELS_FILTER, ""),
                 .output_schema = "{\"type\":\"object\",\"required\":[\"sandboxes\"],\"properties\":{"
                                  "\"sandboxes\":{\"type\":\"array\",\"items\":" S_SANDBOX_ROW "}}}",
                 .start = list_start, .on_reply = list_reply, .render = list_render,
@@ -439,7 +492,7 @@ const Tool mcp_tools[] = {
                                "started if stopped, created if absent. A sandbox of that name with another spec is "
                                "an error, or with on_mismatch=recreate is deleted and created again (its files are "
                                "lost). outcome says which: created, started, reused, recreated.",
-                .input_schema = OBJ(P_NAME "," P_SPEC ","
+                .input_schema = OBJ(P_NAME "," P_SPEC "," P_MAKE_OPTS ","
                                     "\"on_mismatch\":{\"type\":\"string\",\"enum\":[\"fail\",\"recreate\"],\"default\":\"fail\"},"
                                     "\"stop_timeout\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":3600,"
                                     "\"description\":\"Seconds to let a sandbox being recreated stop (default 30).\"}",
@@ -452,7 +505,7 @@ const Tool mcp_tools[] = {
         {
                 .name = "sandbox_create", .title = "Create a sandbox",
                 .description = "Creates and starts the sandbox `name` from this spec (an error if the name is taken).",
-                .input_schema = OBJ(P_NAME "," P_SPEC, "\"name\""),
+                .input_schema = OBJ(P_NAME "," P_SPEC "," P_MAKE_OPTS, "\"name\""),
                 .output_schema = "{\"type\":\"object\",\"required\":[\"name\",\"outcome\",\"fingerprint\"],\"properties\":{"
                                  "\"name\":{\"type\":\"string\"},\"outcome\":{\"type\":\"string\",\"enum\":[\"created\"]},"
                                  "\"fingerprint\":{\"type\":\"string\"}}}",
@@ -472,6 +525,20 @@ const Tool mcp_tools[] = {
                                     "\"name\""),
                 .output_schema = S_NAME_STATE,
                 .start = stop_start, .on_reply = stop_reply, .timeout_usec = 3700 * SEC,
+        },
+        {
+                .name = "sandbox_pause", .title = "Pause a sandbox", .idempotent = true,
+                .description = "Freezes the running sandbox `name`: its processes stop where they are and keep "
+                               "their memory until sandbox_resume. Commands and files of a paused sandbox are "
+                               "refused (NotRunning).",
+                .input_schema = OBJ(P_NAME, "\"name\""), .output_schema = S_NAME_STATE,
+                .start = pause_start, .on_reply = pause_reply,
+        },
+        {
+                .name = "sandbox_resume", .title = "Resume a sandbox", .idempotent = true,
+                .description = "Thaws the paused sandbox `name`: its processes go on where they were.",
+                .input_schema = OBJ(P_NAME, "\"name\""), .output_schema = S_NAME_STATE,
+                .start = resume_start, .on_reply = start_reply,
         },
         {
                 .name = "sandbox_delete", .title = "Delete a sandbox", .destructive = true, .idempotent = true,
@@ -539,9 +606,7 @@ const Tool mcp_tools[] = {
                                "its owner and waits for it: exit_code (128+N after signal N, 124 when it timed out), "
                                "stdout, stderr. With a progressToken the output streams as progress notifications "
                                "and a timed-out run keeps what it printed; cancelling the call kills the process.",
-                .input_schema = OBJ(P_SANDBOX ","
-                                    "\"command\":{\"anyOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"array\","
-                                    "\"items\":{\"type\":\"string\"},\"minItems\":1}]},"
+                .input_schema = OBJ(P_SANDBOX "," P_COMMAND ","
                                     "\"timeout\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":86400,\"default\":60,"
                                     "\"description\":\"Seconds before the process is killed.\"},"
                                     "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
@@ -555,6 +620,63 @@ const Tool mcp_tools[] = {
                                  "\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},"
                                  "\"timed_out\":{\"type\":\"boolean\"},\"truncated\":{\"type\":\"boolean\"}}}",
                 .start = run_start, .on_reply = run_on_reply, .on_error = run_on_error, .render = run_render,
+        },
+        {
+                .name = "process_start", .title = "Start a background process",
+                .description = "Starts `command` (a string for /bin/sh -c, or an argv array) detached in the running "
+                               "sandbox as its owner and returns at once: it outlives this server and the service's "
+                               "restarts, its output (2 MiB of both streams, oldest dropped) kept for "
+                               "process_output. With `wait`, a full share of processes is waited for that many "
+                               "seconds.",
+                .input_schema = OBJ(P_SANDBOX "," P_COMMAND ","
+                                    "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
+                                    "\"working_dir\":{\"type\":\"string\",\"description\":\"Absolute; default the sandbox's.\"},"
+                                    "\"wait\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":3600,\"default\":0}",
+                                    "\"sandbox\",\"command\""),
+                .output_schema = "{\"type\":\"object\",\"required\":[\"process\",\"sandbox\",\"running\"],\"properties\":{"
+                                 "\"process\":{\"type\":\"string\"},\"sandbox\":{\"type\":\"string\"},"
+                                 "\"running\":{\"type\":\"boolean\"}}}",
+                .start = process_start_start, .on_reply = process_start_on_reply,
+        },
+        {
+                .name = "process_list", .title = "List the processes of a sandbox", .read_only = true,
+                .idempotent = true,
+                .description = "The processes of process_start (and the running commands) in the sandbox that the "
+                               "caller may see: id, command (argv[0]), running, exit_code.",
+                .input_schema = OBJ(P_SANDBOX, "\"sandbox\""),
+                .output_schema = "{\"type\":\"object\",\"required\":[\"processes\"],\"properties\":{\"processes\":{"
+                                 "\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"process\",\"command\","
+                                 "\"running\",\"exit_code\"],\"properties\":{\"process\":{\"type\":\"string\"},"
+                                 "\"command\":{\"type\":\"string\"},\"running\":{\"type\":\"boolean\"}," S_EXIT_CODE "}}}}}",
+                .start = process_list_start, .on_reply = process_list_on_reply,
+        },
+        {
+                .name = "process_output", .title = "Read a background process's output",
+                .description = "The output of `process` from stream position `offset` (0: the oldest byte kept), "
+                               "stdout and stderr apart, as text (UTF-8, undecodable bytes replaced) or base64, at "
+                               "most 2 MiB a call; next_offset is the offset to ask next. Once it ended, the read "
+                               "that returns running false has the rest and its exit_code, and the process is "
+                               "forgotten.",
+                .input_schema = OBJ(P_PROCESS ",\"offset\":{\"type\":\"integer\",\"minimum\":0,\"default\":0},"
+                                    "\"encoding\":{\"type\":\"string\",\"enum\":[\"text\",\"base64\"],\"default\":\"text\"}",
+                                    "\"process\""),
+                .output_schema = "{\"type\":\"object\",\"required\":[\"process\",\"encoding\",\"stdout\",\"stderr\","
+                                 "\"next_offset\",\"running\",\"exit_code\"],\"properties\":{\"process\":{\"type\":\"string\"},"
+                                 "\"encoding\":{\"type\":\"string\",\"enum\":[\"text\",\"base64\"]},"
+                                 "\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},"
+                                 "\"next_offset\":{\"type\":\"integer\"},\"running\":{\"type\":\"boolean\"}," S_EXIT_CODE "}}",
+                .start = process_output_start, .on_reply = process_output_on_reply,
+        },
+        {
+                .name = "process_kill", .title = "Signal a background process", .destructive = true,
+                .description = "Sends `signal` (default KILL; a name such as TERM, or a number) to `process` and "
+                               "its descendants.",
+                .input_schema = OBJ(P_PROCESS ",\"signal\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":16,"
+                                    "\"default\":\"KILL\"}", "\"process\""),
+                .output_schema = "{\"type\":\"object\",\"required\":[\"process\",\"signal\",\"sent\"],\"properties\":{"
+                                 "\"process\":{\"type\":\"string\"},\"signal\":{\"type\":\"string\"},"
+                                 "\"sent\":{\"type\":\"boolean\"}}}",
+                .start = process_kill_start, .on_reply = process_kill_on_reply,
         },
         {
                 .name = "file_read", .title = "Read a file of a sandbox", .read_only = true, .idempotent = true,
@@ -653,79 +775,3 @@ const Tool mcp_tools[] = {
         },
 };
 const size_t mcp_n_tools = ELEMENTSOF(mcp_tools);
-
-const Tool *mcp_tool_find(const char *name) {
-        for (size_t i = 0; i < mcp_n_tools; i++)
-                if (streq(mcp_tools[i].name, name))
-                        return &mcp_tools[i];
-        return NULL;
-}
-
-static json_object *tool_json(const Tool *t) {
-        _cleanup_(json_object_putp) json_object *o = json_object_new_object(), *ann = json_object_new_object();
-        json_object *in = json_tokener_parse(t->input_schema), *out = json_tokener_parse(t->output_schema);
-
-        if (!o || !ann || !in || !out) {
-                log_error("The schemas of tool %s do not parse", t->name);
-                json_object_put(in);
-                json_object_put(out);
-                return NULL;
-        }
-        if (sbx_json_put(o, "name", json_object_new_string(t->name)) < 0 ||
-            sbx_json_put(o, "title", json_object_new_string(t->title)) < 0 ||
-            sbx_json_put(o, "description", json_object_new_string(t->description)) < 0 ||
-            sbx_json_put(o, "inputSchema", in) < 0 || sbx_json_put(o, "outputSchema", out) < 0 ||
-            sbx_json_put(ann, "title", json_object_new_string(t->title)) < 0 ||
-            sbx_json_put(ann, "readOnlyHint", json_object_new_boolean(t->read_only)) < 0 ||
-            (!t->read_only && sbx_json_put(ann, "destructiveHint", json_object_new_boolean(t->destructive)) < 0) ||
-            sbx_json_put(ann, "idempotentHint", json_object_new_boolean(t->idempotent)) < 0 ||
-            /* Sandboxes are the host's, not the open world's; run may reach the network. */
-            sbx_json_put(ann, "openWorldHint", json_object_new_boolean(streq(t->name, "run"))) < 0 ||
-            sbx_json_put(o, "annotations", TAKE_PTR(ann)) < 0)
-                return NULL;
-        return TAKE_PTR(o);
-}
-
-int mcp_tools_list(json_object **ret) {
-        _cleanup_(json_object_putp) json_object *list = json_object_new_array();
-
-        if (!list)
-                return -ENOMEM;
-        for (size_t i = 0; i < mcp_n_tools; i++) {
-                json_object *t = tool_json(&mcp_tools[i]);
-
-                if (!t || sbx_json_push(list, t) < 0)
-                        return -ENOMEM;
-        }
-        *ret = TAKE_PTR(list);
-        return 0;
-}
-
-char *mcp_tool_check_args(const Tool *t, json_object *args) {
-        _cleanup_(json_object_putp) json_object *schema = json_tokener_parse(t->input_schema);
-        json_object *props, *required;
-        char *error = NULL;
-
-        if (!schema || !json_object_object_get_ex(schema, "properties", &props))
-                return strdup("the tool's schema does not parse");
-        json_object_object_foreach(args, key, v) {
-                (void) v;
-                if (!json_object_object_get_ex(props, key, NULL)) {
-                        if (asprintf(&error, "argument '%s': %s takes no such argument", key, t->name) < 0)
-                                return NULL;
-                        return error;
-                }
-        }
-        if (json_object_object_get_ex(schema, "required", &required))
-                for (size_t i = 0; i < json_object_array_length(required); i++) {
-                        const char *want = json_object_get_string(json_object_array_get_idx(required, i));
-                        json_object *given;
-
-                        if (!json_object_object_get_ex(args, want, &given) || !given) {
-                                if (asprintf(&error, "argument '%s': is required", want) < 0)
-                                        return NULL;
-                                return error;
-                        }
-                }
-        return NULL;
-}

@@ -31,11 +31,11 @@ TOOLS = {
     "sandbox_list", "sandbox_ensure", "sandbox_create", "sandbox_start", "sandbox_stop", "sandbox_delete",
     "sandbox_snapshot", "snapshot_list", "snapshot_delete", "sandbox_inspect", "sandbox_verify", "run",
     "file_read", "file_write", "file_list", "file_remove", "sandbox_ports", "sandbox_usage", "policy",
+    "sandbox_pause", "sandbox_resume", "process_start", "process_list", "process_output", "process_kill",
 }
 READ_ONLY = {"sandbox_list", "snapshot_list", "sandbox_inspect", "sandbox_verify", "file_read", "file_list",
-             "sandbox_ports",
-             "sandbox_usage", "policy"}
-DESTRUCTIVE = {"sandbox_ensure", "sandbox_delete", "snapshot_delete", "file_write", "file_remove"}
+             "sandbox_ports", "sandbox_usage", "policy", "process_list"}
+DESTRUCTIVE = {"sandbox_ensure", "sandbox_delete", "snapshot_delete", "file_write", "file_remove", "process_kill"}
 DENIALS = ("InteractiveAuthorizationRequired", "AccessDenied")
 
 
