@@ -7,12 +7,15 @@ privilege). Every D-Bus type, descriptor and timeout is handled here::
 
     from xagent_sandbox import Sandbox
 
-    with Sandbox.ensure("work", image="python:3.12", ports=[(0, 8000)]) as sb:
+    with Sandbox.ensure("work", image="python:3.12", ports=[(0, 8000)], labels={"team": "a"}) as sb:
         r = sb.run("python3 -c 'print(6 * 7)'", timeout=30)
         print(r.exit_code, r.stdout)                 # 0 42
         sb.files.write("/tmp/hello.txt", b"hi\\n")
         print(sb.files.read("/tmp/hello.txt"))       # b'hi\\n'
         print(sb.ports, sb.usage()["memory_bytes"])
+        p = sb.processes.start("python3 -m http.server 8000")
+        print(p.output().stdout_text)                # what it printed so far
+        p.kill()
 
 Errors are exceptions, one class per D-Bus error of the service (NoSuchSandbox,
 PolicyViolation, …), all subclasses of SandboxError, each carrying the D-Bus error
@@ -20,6 +23,7 @@ name and the service's message. The module uses Gio (python3-gi); the bus is the
 system bus, or DBUS_SYSTEM_BUS_ADDRESS when set. See docs/python.md.
 """
 
+import collections
 import os
 import select
 import time
@@ -30,8 +34,11 @@ gi.require_version("Gio", "2.0")
 gi.require_version("GLib", "2.0")
 from gi.repository import Gio, GLib  # noqa: E402
 
+from ._processes import Output, Process, Processes  # noqa: E402
+
 __all__ = [
-    "Sandbox", "RunResult", "Snapshot", "SandboxError", "list_sandboxes", "list_snapshots", "policy",
+    "Sandbox", "SandboxInfo", "RunResult", "Snapshot", "SandboxError", "Process", "Output", "list_sandboxes",
+    "list_snapshots", "policy",
 ]
 
 BUS_NAME = "org.xagent.Sandbox1"
@@ -151,6 +158,21 @@ def _volume(v):
     return (str(host), str(guest), str(mode))
 
 
+def _make_options(labels=None, idle_timeout=None, expire_after=None, on_idle=None):
+    """Create/Ensure options a{sv}: labels, and the lifetimes only when given (the
+    service bounds them by its policy)."""
+    o = {}
+    if labels is not None:
+        o["labels"] = _v("a{ss}", {str(k): str(v) for k, v in labels.items()})
+    if idle_timeout is not None:
+        o["idle_timeout"] = _v("u", int(idle_timeout))
+    if expire_after is not None:
+        o["expire_after"] = _v("u", int(expire_after))
+    if on_idle is not None:
+        o["on_idle"] = _v("s", str(on_idle))
+    return o
+
+
 def _unpack(value):
     """A GLib.Variant's value with every ay as bytes (a plain unpack gives lists of ints)."""
     if isinstance(value, GLib.Variant):
@@ -253,6 +275,10 @@ class RunResult:
     def __repr__(self):
         return (f"RunResult(exit_code={self.exit_code}, stdout={self.stdout!r}, stderr={self.stderr!r}, "
                 f"timed_out={self.timed_out}, truncated={self.truncated})")
+
+
+SandboxInfo = collections.namedtuple("SandboxInfo", "name state owner verdict")
+SandboxInfo.__doc__ = "One row of list_sandboxes() and Sandbox.find(): name, state, owner uid, verdict."
 
 
 class Snapshot:
@@ -368,6 +394,7 @@ class Sandbox:
             raise ValueError("on_exit: keep, stop or delete")
         self._on_exit = on_exit
         self.files = Files(self)
+        self.processes = Processes(self)
         self.fingerprint = None
         self.outcome = None
 
@@ -376,14 +403,18 @@ class Sandbox:
     @classmethod
     def ensure(cls, name, image=None, snapshot=None, working_dir=None, cpus=None, memory=None, env=None,
                volumes=None, network_isolated=None, ports=None, on_mismatch="fail", stop_timeout=None,
-               interactive=False, on_exit="keep"):
+               labels=None, idle_timeout=None, expire_after=None, on_idle=None, interactive=False,
+               on_exit="keep"):
         """Gets the sandbox `name` if it matches this spec (starting it if stopped),
         else creates it; with on_mismatch="recreate" a different one is replaced.
-        sb.outcome says which: created, started, reused, recreated."""
+        sb.outcome says which: created, started, reused, recreated. labels (a dict of
+        strings) are set when it is made; idle_timeout, expire_after (seconds) and
+        on_idle ("stop" or "pause") are its lifetimes, each sent only when given."""
         sb = cls(name, interactive, on_exit)
         options = {"on_mismatch": _v("s", on_mismatch)}
         if stop_timeout is not None:
             options["stop_timeout"] = _v("u", int(stop_timeout))
+        options.update(_make_options(labels, idle_timeout, expire_after, on_idle))
         try:
             _, sb.fingerprint, sb.outcome = sb._bus.manager(
                 "EnsureSandbox", "sa{sv}a{sv}",
@@ -395,17 +426,26 @@ class Sandbox:
         return sb
 
     @classmethod
-    def create(cls, name, interactive=False, on_exit="keep", **spec):
-        """Creates the sandbox `name` (SandboxExists if the name is taken)."""
+    def create(cls, name, interactive=False, on_exit="keep", labels=None, idle_timeout=None, expire_after=None,
+               on_idle=None, **spec):
+        """Creates the sandbox `name` (SandboxExists if the name is taken); labels and
+        lifetimes as for ensure()."""
         sb = cls(name, interactive, on_exit)
         try:
-            _, sb.fingerprint = sb._bus.manager("CreateSandbox", "sa{sv}a{sv}", [name, _spec(**spec), {}],
-                                                timeout_s=120)
+            _, sb.fingerprint = sb._bus.manager(
+                "CreateSandbox", "sa{sv}a{sv}",
+                [name, _spec(**spec), _make_options(labels, idle_timeout, expire_after, on_idle)], timeout_s=120)
             sb.outcome = "created"
         except BaseException:
             sb.close()
             raise
         return sb
+
+    @staticmethod
+    def find(labels=None, state=None, interactive=False):
+        """The caller's sandboxes having every one of labels (a dict) and, with state
+        ("running", "paused", "stopped"), in that state: a list of SandboxInfo."""
+        return _find(labels, state, interactive)
 
     # -- the connection and the context manager
 
@@ -439,6 +479,15 @@ class Sandbox:
         """Stops it: SIGTERM, then SIGKILL after timeout seconds."""
         self._call("StopSandbox", "a{sv}", [{"timeout": _v("u", int(timeout))}], timeout_s=timeout + _MARGIN_S)
 
+    def pause(self):
+        """Freezes it (Docker's pause): its processes stop where they are until
+        resume(); runs and files of a paused sandbox are NotRunning."""
+        self._call("PauseSandbox", "", [], timeout_s=_DEFAULT_CALL_S + _MARGIN_S)
+
+    def resume(self):
+        """Thaws it: its processes go on where they were."""
+        self._call("ResumeSandbox", "", [], timeout_s=_DEFAULT_CALL_S + _MARGIN_S)
+
     def delete(self):
         """Deletes it (nothing happens if it is gone already)."""
         self._call("DeleteSandbox", "", [], timeout_s=_DEFAULT_CALL_S + _MARGIN_S)
@@ -458,7 +507,13 @@ class Sandbox:
 
     @property
     def state(self):
+        """running, paused or stopped."""
         return self.inspect()["state"]
+
+    @property
+    def labels(self):
+        """The labels it was made with (a dict)."""
+        return self.inspect().get("sandbox_labels", {})
 
     @property
     def ports(self):
@@ -590,11 +645,25 @@ def _pump(callbacks, limit, deadline, outs=None):
 # ---- the service as a whole ------------------------------------------------------------
 
 def list_sandboxes(interactive=False):
-    """The caller's sandboxes as (name, state, owner uid, verdict) tuples."""
+    """The caller's sandboxes as SandboxInfo (name, state, owner uid, verdict) tuples."""
     bus = _Bus(interactive)
     try:
         (rows,) = bus.manager("ListSandboxes")
-        return [(n, s, o, v) for n, s, o, v, _ in rows]
+        return [SandboxInfo(n, s, o, v) for n, s, o, v, _ in rows]
+    finally:
+        bus.close()
+
+
+def _find(labels, state, interactive):
+    flt = {}
+    if labels is not None:
+        flt["labels"] = _v("a{ss}", {str(k): str(v) for k, v in labels.items()})
+    if state is not None:
+        flt["state"] = _v("s", state)
+    bus = _Bus(interactive)
+    try:
+        (rows,) = bus.manager("FindSandboxes", "a{sv}", [flt])
+        return [SandboxInfo(n, s, o, v) for n, s, o, v, _ in rows]
     finally:
         bus.close()
 
