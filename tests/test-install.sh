@@ -42,7 +42,8 @@ expect -f "$datadir/doc/xagent-sandboxd/README.md"
 expect -f "$sysusersdir/xagent-sandboxd.conf"
 # The Python client, where Debian's /usr/bin/python3 imports from for this prefix.
 expect -f "$prefix/lib/python3/dist-packages/xagent_sandbox/__init__.py"
-expected=16
+expect -f "$prefix/lib/python3/dist-packages/xagent_sandbox/_processes.py"
+expected=17
 if [ "$completiondir" != no ]; then
         expect -f "$completiondir/xagent-sandboxctl"
         expected=$((expected + 1))

@@ -204,6 +204,7 @@ int process_list_on_reply(Call *c, sd_bus_message *reply, json_object **ret) {
 typedef struct Output {
         Call *call;
         char *path;
+        char *service;                  /* the unique name of the service that answered */
         bool base64;
         uint64_t offset;
         int status;                     /* -1: not known */
@@ -218,6 +219,7 @@ static void output_free(void *p) {
         if (!o)
                 return;
         free(o->path);
+        free(o->service);
         json_object_put(o->result);
         sd_bus_slot_unref(o->status_slot);
         sd_event_source_disable_unref(o->timer);
@@ -235,10 +237,10 @@ static void output_finish(Output *o) {
         call_finish(o->call, result);
 }
 
-static void output_exited(Call *c, const char *path, int status) {
+static void output_exited(Call *c, const char *sender, const char *path, int status) {
         Output *o = c->state;
 
-        if (!streq(o->path, path))
+        if (!streq(o->path, path) || !streq_ptr(o->service, sender))
                 return;
         o->status = status;
         if (o->result)
@@ -263,20 +265,30 @@ static int read_output(Output *o) {
         return r;
 }
 
-static int on_status(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        Output *o = userdata;
-        int32_t status;
+static int read_or_fail(Output *o) {
         int r;
 
-        o->status_slot = sd_bus_slot_unref(o->status_slot);
-        /* An error (no such object, not allowed) is the read's to tell. */
-        if (!sd_bus_message_is_method_error(reply, NULL) && sd_bus_message_read(reply, "v", "i", &status) >= 0 &&
-            status >= 0 && o->status < 0)
-                o->status = status;
         r = read_output(o);
         if (r < 0)
                 call_fail_errno(o->call, "calling the service", r);
         return 0;
+}
+
+static int on_status(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Output *o = userdata;
+        int32_t status;
+
+        o->status_slot = sd_bus_slot_unref(o->status_slot);
+        /* An error (no such object, not allowed) is the read's to tell. */
+        if (sd_bus_message_is_method_error(reply, NULL))
+                return read_or_fail(o);
+        if (!o->service && !(o->service = strdup(sd_bus_message_get_sender(reply) ?: ""))) {
+                call_fail_errno(o->call, "reading the service's reply", -ENOMEM);
+                return 0;
+        }
+        if (sd_bus_message_read(reply, "v", "i", &status) >= 0 && status >= 0 && o->status < 0)
+                o->status = status;
+        return read_or_fail(o);
 }
 
 int process_output_start(Call *c) {
@@ -334,6 +346,8 @@ int process_output_on_reply(Call *c, sd_bus_message *reply, json_object **ret) {
             sbx_json_put(res, "stderr", bytes_json(err, err_len, o->base64)) < 0 ||
             sbx_json_put(res, "next_offset", json_object_new_uint64(next)) < 0 ||
             sbx_json_put(res, "running", json_object_new_boolean(running)) < 0)
+                return -ENOMEM;
+        if (!o->service && !(o->service = strdup(sd_bus_message_get_sender(reply) ?: "")))
                 return -ENOMEM;
         if (running || o->status >= 0) {
                 if (json_object_object_add(res, "exit_code", exit_code_json(running, o->status)) < 0)

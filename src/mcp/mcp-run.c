@@ -42,6 +42,7 @@ typedef struct Run {
         char *stdin_data;
         size_t stdin_len, stdin_off;
         char *path;                     /* the exec object */
+        char *service;                  /* the unique name of the service that made it */
         bool exited, kill_sent, paused;
         int exit_status;
         double progress;
@@ -69,6 +70,7 @@ static void run_free(void *p) {
         sd_bus_slot_unref(run->status_slot);
         free(run->stdin_data);
         free(run->path);
+        free(run->service);
         free(run);
 }
 
@@ -384,10 +386,10 @@ static int on_status(sd_bus_message *reply, void *userdata, sd_bus_error *ret_er
         return 0;
 }
 
-static void run_exited(Call *c, const char *path, int status) {
+static void run_exited(Call *c, const char *sender, const char *path, int status) {
         Run *run = c->state;
 
-        if (run->path && streq(run->path, path)) {
+        if (run->path && streq(run->path, path) && streq_ptr(run->service, sender)) {
                 run->exited = true;
                 run->exit_status = status;
                 run_maybe_done(run);
@@ -396,15 +398,15 @@ static void run_exited(Call *c, const char *path, int status) {
 
 static int on_exited(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         Server *s = userdata;
-        const char *path = sd_bus_message_get_path(m);
+        const char *path = sd_bus_message_get_path(m), *sender = sd_bus_message_get_sender(m);
         int32_t status;
 
-        if (!path || sd_bus_message_read(m, "i", &status) < 0)
+        if (!path || !sender || sd_bus_message_read(m, "i", &status) < 0)
                 return 0;
         for (Call *c = s->calls, *next; c; c = next) {
                 next = c->next;
                 if (c->exited)
-                        c->exited(c, path, status);
+                        c->exited(c, sender, path, status);
         }
         return 0;
 }
@@ -437,7 +439,8 @@ int run_on_reply(Call *c, sd_bus_message *reply, json_object **ret) {
         if ((r = sd_bus_message_read(reply, "o", &path)) < 0)
                 return r;
         run->path = strdup(path);
-        if (!run->path)
+        run->service = strdup(sd_bus_message_get_sender(reply) ?: "");
+        if (!run->path || !run->service)
                 return -ENOMEM;
         if (c->cancelled || run->timed_out) {
                 run_kill(run);

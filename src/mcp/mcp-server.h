@@ -81,9 +81,10 @@ struct Call {
         void (*free_state)(void *state);
         void (*cancel)(Call *c);        /* what cancelling does besides dropping the reply */
         void (*resume)(Call *c);        /* output drained: a paused reader goes on */
-        /* An exec object's Exited signal (every one, the call checks the path); may
-         * finish the call. */
-        void (*exited)(Call *c, const char *path, int status);
+        /* An exec object's Exited signal (every one, the call checks the path and
+         * that sender is the service instance that answered it: a unicast signal
+         * can come from any client); may finish the call. */
+        void (*exited)(Call *c, const char *sender, const char *path, int status);
 };
 
 struct Tool {

@@ -6,6 +6,7 @@ and the detached processes (process_start, process_list, process_output with hos
 bytes, process_kill), a process outliving the server that started it."""
 
 import base64
+import time
 
 import pytest
 
@@ -199,3 +200,52 @@ def test_the_outsider_cannot_touch_the_members_processes(mcp, cleanup, sdk):  # 
     row = next(r for r in after["list"]["processes"] if r["process"] == p)
     assert row["running"] is True, "the outsider's kill did nothing"
     assert after["kill"]["sent"] is True
+
+
+SPOOF = """
+import sys, dbus, dbus.lowlevel
+bus = dbus.SystemBus()
+m = dbus.lowlevel.SignalMessage(sys.argv[2], "org.xagent.Sandbox1.Exec", "Exited")
+m.set_destination(sys.argv[1])
+m.append(dbus.Int32(99))
+bus.send_message(m)
+bus.flush()
+"""
+
+
+def test_a_spoofed_exited_signal_is_not_believed(mcp, stack, cleanup):  # noqa: F811
+    """A unicast Exited can come from any client of the bus: the outsider sends one
+    for the member's running exec to the member's server, which must keep the status
+    the service reports."""
+    import rootbus
+    from test_mcp import _exchange, _req, _server_pid
+    name = h.unique("mcpsp")
+    cleanup.sandbox(name)
+    init = _req(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                  "clientInfo": {"name": "x", "version": "1"}})
+    p = mcp.spawn(MEMBER)
+    try:
+        pid = _server_pid(p, mcp.server)
+        _exchange(p, [init, _req(1, "tools/call", {"name": "sandbox_ensure",
+                                                   "arguments": {"name": name, "image": h.TEST_IMAGE}})], 2)
+        p.stdin.write(_req(2, "tools/call", {"name": "run", "arguments": {"sandbox": name,
+                                                                          "command": "sleep 4; exit 3"}}))
+        p.stdin.flush()
+        root = rootbus.connect(stack)
+        dbus_ = root.get_object("org.freedesktop.DBus", "/org/freedesktop/DBus")
+        server = next(n for n in dbus_.ListNames(dbus_interface="org.freedesktop.DBus") if n.startswith(":") and
+                      dbus_.GetConnectionUnixProcessID(n, dbus_interface="org.freedesktop.DBus") == pid)
+        sandbox = root.get_object(h.BUS_NAME, h.object_path(name, MEMBER))
+        deadline, execs = time.monotonic() + 3, []
+        while not execs and time.monotonic() < deadline:
+            execs = [str(e[0]) for e in sandbox.ListExecs(dbus_interface=h.SANDBOX) if e[2]]
+        root.close()
+        (path,) = execs
+        r = stack.run_as(OTHER, ["/usr/bin/python3", "-c", SPOOF, str(server), path])
+        assert r.returncode == 0, r.stderr
+        (answer,) = _exchange(p, [], 1)
+    finally:
+        p.stdin.close()
+        p.wait(30)
+    assert answer["id"] == 2
+    assert answer["result"]["structuredContent"]["exit_code"] == 3, answer["result"]
