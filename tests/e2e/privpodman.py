@@ -237,6 +237,21 @@ class PrivatePodman:
         except OSError:
             return set()
 
+    def _pids_of_this_tmp(self):
+        """Live processes whose command line names a path under this temp dir."""
+        mine, out = str(os.getpid()), []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit() or pid == mine:
+                continue
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmd = f.read()
+            except OSError:
+                continue
+            if (self.tmp + "/").encode() in cmd and _alive(int(pid)):
+                out.append(int(pid))
+        return out
+
     def teardown(self, remove_tmp=True):
         problems = []
         if self.proc is not None and self.proc.poll() is None:
@@ -246,6 +261,13 @@ class PrivatePodman:
             except Exception as e:
                 problems.append(f"containers: {e}")
         self._stop_service()
+        # conmon outlives the service: a finished exec's keeps its exit status for 300 s
+        # (--exit-delay). Those of this storage only, by pid.
+        for pid in self._pids_of_this_tmp():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         if self.holder is not None:
             self.holder.kill()
             self.holder.wait()
