@@ -8,6 +8,9 @@
 #include "docker-internal.h"
 #include "log.h"
 
+/* A refusal: the typed error, and -EPERM, which only a refusal returns. */
+#define refuse(error, kind, ...) (sbx_error_set(error, kind, __VA_ARGS__), -EPERM)
+
 /* A unix socket whose owner is not root belongs to that user's engine: they
  * administer it, so nothing this service checks there would hold. */
 static int check_socket_owner(SbxDocker *d, SbxError *error) {
@@ -17,7 +20,7 @@ static int check_socket_owner(SbxDocker *d, SbxError *error) {
         if (!d->socket_path || geteuid() != 0 || stat(d->socket_path, &st) < 0)
                 return 0;       /* the request itself says why it cannot connect */
         if (st.st_uid != 0)
-                return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
+                return refuse(error, SBX_ERROR_BACKEND_UNAVAILABLE,
                                      "engine at %s refused: its socket is owned by uid %u, not root — a user's own "
                                      "engine (a rootless Podman?) is administered by that user, so no check of this "
                                      "service would hold there", d->host, (unsigned) st.st_uid);
@@ -31,7 +34,7 @@ static int read_podman(SbxDocker *d, SbxDialect *dialect, SbxError *error) {
         if ((r = sbx_docker_get_object(d, "/libpod/info", &info, error)) < 0)
                 return r;
         if (sbx_engine_rootless(info))
-                return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE,
+                return refuse(error, SBX_ERROR_BACKEND_UNAVAILABLE,
                                      "engine at %s refused: it is a rootless Podman (host.security.rootless), "
                                      "administered by its user, so no check of this service would hold there",
                                      d->host);
@@ -66,4 +69,21 @@ int sbx_docker_engine_kind(SbxDocker *d, SbxEngineKind *ret, SbxError *error) {
                 return r;
         *ret = d->dialect.kind;
         return 0;
+}
+
+int sbx_docker_check_engine(const char *host, SbxError *error) {
+        _cleanup_(sbx_docker_freep) SbxDocker *d = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        int r;
+
+        if ((r = sbx_docker_new(host, &d, error)) < 0)
+                return r;
+        sbx_docker_set_deadline(d, SBX_DOCKER_CONNECT_TIMEOUT_S);
+        r = sbx_docker_ping(d, &e);
+        if (r == -EPERM && error && !sbx_error_is_set(error)) {
+                *error = e;
+                return r;
+        }
+        sbx_error_free(&e);
+        return r < 0 ? 0 : 1;
 }

@@ -18,3 +18,8 @@ const SbxDialect *sbx_docker_dialect(const SbxDocker *d);
 
 /* Negotiates if nobody did yet, then tells whether the engine is Podman. */
 int sbx_docker_engine_kind(SbxDocker *d, SbxEngineKind *ret, SbxError *error);
+
+/* For --check-config: whether the engine at host is one this service refuses (the
+ * error, -EPERM); 1 when it answered and is accepted, 0 when it did not answer (not
+ * this check's business). */
+int sbx_docker_check_engine(const char *host, SbxError *error);

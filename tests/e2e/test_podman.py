@@ -8,6 +8,7 @@ not touched. Takes about 40 s."""
 import json
 import os
 import shutil
+import subprocess
 import tarfile
 import tempfile
 
@@ -219,7 +220,6 @@ class FakeEngine:
     """A unix socket answering like a rootless Podman (reference §7), run by this test."""
 
     def __init__(self, tmp, name):
-        import subprocess
         self.socket = os.path.join(tmp, name)
         self.proc = subprocess.Popen(["/usr/bin/python3", "-c", FAKE_ROOTLESS, self.socket],
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -248,6 +248,9 @@ def test_an_engine_a_user_administers_is_refused(stack, podman, case):
         h.write_config(stack, {"engine": {"host": host}})
         m = bus.create(MEMBER, h.unique("pmuser"), h.spec(network_isolated=True)).error(h.ERR + "BackendUnavailable")
         assert reason in m and "administered by" in m, m
+        # At load, too: the policy's check names the same reason.
+        r = subprocess.run([stack.daemon_binary, "--check-config", stack.config_path], capture_output=True, text=True)
+        assert r.returncode != 0 and reason in r.stderr, (r.returncode, r.stdout, r.stderr)
     finally:
         stack.stop_daemon()
         os.chown(podman.socket, 0, 0)
@@ -255,4 +258,7 @@ def test_an_engine_a_user_administers_is_refused(stack, podman, case):
         if fake:
             fake.close()
         shutil.rmtree(tmp, ignore_errors=True)
+    # The rootful Podman, its socket root's again, passes.
+    r = subprocess.run([stack.daemon_binary, "--check-config", stack.config_path], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.endswith(": ok\n"), (r.stdout, r.stderr)
     assert podman.containers() == []
