@@ -8,6 +8,7 @@
 #include "sbx-test.h"
 #include <stdio.h>
 
+#include "attested.h"
 #include "dialect.h"
 #include "json-util.h"
 #include "observed.h"
@@ -326,6 +327,33 @@ START_TEST(test_kernel_limits) {
 }
 END_TEST
 
+/* The spec a container attests (a lost row adopted again): Podman's additions to
+ * Config.Env are maybe the spec's, so its fingerprint label is proven; read raw, they
+ * would be the spec's for certain and nothing is. */
+START_TEST(test_attested) {
+        _cleanup_(sbx_dialect_done) SbxDialect d = {};
+        const SbxDialect docker = { .kind = SBX_ENGINE_DOCKER };
+
+        podman_dialect(&d);
+        for (int podman = 0; podman <= 1; podman++) {
+                _cleanup_(json_object_putp) json_object *inspect = fixture("bridge"), *libpod = fixture("bridge-libpod");
+                _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+                _cleanup_(sbx_spec_freep) SbxSpec *s = NULL;
+                SbxError e = SBX_ERROR_NULL;
+
+                ck_assert_int_eq(sbx_dialect_normalize_inspect(podman ? &d : &docker, inspect, libpod), 0);
+                ck_assert_int_eq(sbx_observed_from_json(inspect, &o, &e), 0);
+                ck_assert_uint_eq(o->n_engine_env, podman ? 5 : 0);
+                ck_assert_int_eq(sbx_spec_from_container(o, NULL, &s), podman);
+                if (podman) {
+                        ck_assert_uint_eq(s->n_env, 1);
+                        ck_assert_str_eq(s->env[0].key, "FOO");
+                        ck_assert_int_eq(s->n_ports, 1);
+                }
+        }
+}
+END_TEST
+
 static Suite *make_suite(void) {
         Suite *s = suite_create("dialect");
         TCase *tc = tcase_create("core");
@@ -341,6 +369,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_limits_dropped);
         tcase_add_test(tc, test_sent_differently);
         tcase_add_test(tc, test_kernel_limits);
+        tcase_add_test(tc, test_attested);
         suite_add_tcase(s, tc);
         return s;
 }

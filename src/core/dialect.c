@@ -178,6 +178,35 @@ static int normalize_log(json_object *host, json_object *libpod) {
         return 0;
 }
 
+/* Podman sets these when neither the image nor the request did. */
+static bool engine_added(const char *kv) {
+        static const char *const keys[] = { "PATH=", "TERM=", "container=", "HOME=", "HOSTNAME=" };
+
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+                if (startswith(kv, keys[i]))
+                        return true;
+        return false;
+}
+
+static int mark_engine_env(json_object *inspect, json_object *config) {
+        json_object *env = member(config, "Env"), *added = json_object_new_array();
+        int r;
+
+        if (!added)
+                return -ENOMEM;
+        if (env && json_object_is_type(env, json_type_array))
+                for (size_t i = 0; i < json_object_array_length(env); i++) {
+                        const char *kv = json_object_get_string(json_object_array_get_idx(env, i));
+
+                        if (json_object_is_type(json_object_array_get_idx(env, i), json_type_string) &&
+                            engine_added(kv) && (r = sbx_json_push(added, json_object_new_string(kv))) < 0) {
+                                json_object_put(added);
+                                return r;
+                        }
+                }
+        return sbx_json_put(inspect, SBX_ENGINE_ENV_KEY, added);
+}
+
 int sbx_dialect_normalize_inspect(const SbxDialect *d, json_object *inspect, json_object *libpod) {
         json_object *config, *host;
         int r;
@@ -187,7 +216,8 @@ int sbx_dialect_normalize_inspect(const SbxDialect *d, json_object *inspect, jso
         config = member(inspect, "Config");
         host = member(inspect, "HostConfig");
         if (config && json_object_is_type(config, json_type_object) &&
-            ((r = normalize_image(config)) < 0 || (r = normalize_network_disabled(inspect, config, host)) < 0))
+            ((r = normalize_image(config)) < 0 || (r = normalize_network_disabled(inspect, config, host)) < 0 ||
+             (r = mark_engine_env(inspect, config)) < 0))
                 return r;
         if (!host || !json_object_is_type(host, json_type_object))
                 return 0;

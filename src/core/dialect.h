@@ -66,6 +66,12 @@ bool sbx_engine_rootless(json_object *info);
  * SBX_DIALECT_CAPS_MAX, is BackendError: nothing could then prove CapDrop. */
 int sbx_dialect_set_default_caps(SbxDialect *d, json_object *libpod_info, SbxError *error);
 
+/* The member the Podman dialect adds to an inspect answer: the Config.Env entries
+ * Podman may have added itself (PATH, TERM, container, HOME, HOSTNAME), which a
+ * spec's fingerprint is then proven with or without (attested.h), like the
+ * image's. Not a member either engine answers. */
+#define SBX_ENGINE_ENV_KEY "XagentSandboxEngineEnv"
+
 /* Rewrites a container-inspect answer (compat route) into Docker's words, in
  * place. libpod: the same container's /libpod/containers/{id}/json (NULL when not
  * read), for the log bound the compat answer does not carry. A no-op for Docker. */

@@ -262,3 +262,32 @@ def test_an_engine_a_user_administers_is_refused(stack, podman, case):
     r = subprocess.run([stack.daemon_binary, "--check-config", stack.config_path], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.endswith(": ok\n"), (r.stdout, r.stderr)
     assert podman.containers() == []
+
+
+def test_a_lost_row_is_adopted_on_podman(stack, podman):
+    """A sandbox whose store row was lost is proven by its fingerprint label and
+    recorded again, as on Docker: the variables Podman adds to Config.Env (PATH, TERM,
+    container, HOME, HOSTNAME) are read as maybe the spec's, like the image's."""
+    import sqlite3
+    bus = h.Sandboxd(stack)
+    name = h.unique("pmlost")
+    sp = h.spec(network_isolated=True, env={"FOO": "bar", "TERM": "dumb"})
+    try:
+        bus.create(MEMBER, name, sp).result
+        cid = podman.inspect(h.container_name(name, MEMBER))["Id"]
+        with sqlite3.connect(os.path.join(stack.state_dir, "sandboxd.db")) as db:
+            assert db.execute("DELETE FROM sandboxes WHERE name = ?", (h.qualified(name, MEMBER),)).rowcount == 1
+        # The reconciliation of a daemon started again finds it without a row.
+        stack.stop_daemon()
+        bus.call(MEMBER, "ListSandboxes").result
+
+        def recorded():
+            with sqlite3.connect(os.path.join(stack.state_dir, "sandboxd.db")) as db:
+                return db.execute("SELECT container_id FROM sandboxes WHERE name = ?",
+                                  (h.qualified(name, MEMBER),)).fetchone()
+        h.wait_until(lambda: recorded() or podman.inspect(cid) is None, 10, 0.1, "the reconciliation")
+        assert recorded() == (cid,), podman.inspect(cid) is None
+        assert bus.verify(MEMBER, name, sp).result[0] == "match"
+    finally:
+        bus.delete(MEMBER, name)
+    assert podman.containers() == []
