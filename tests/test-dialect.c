@@ -302,11 +302,12 @@ START_TEST(test_kernel_limits) {
         SbxError e = SBX_ERROR_NULL;
 
         podman_dialect(&d);
-        for (int c = 0; c < 3; c++) {
+        for (int c = 0; c < 4; c++) {
                 _cleanup_(json_object_putp) json_object *inspect = fixture("bridge"), *libpod = fixture("bridge-libpod");
                 SbxKernelLimits k = {
                         .has_memory = true, .memory = 512 * MIB, .has_memory_swap = true, .memory_swap = 512 * MIB,
                         .has_pids = true, .pids = 512, .has_nano_cpus = true, .nano_cpus = INT64_C(1000000000),
+                        .has_caps = true, .holds_caps = false,
                 };
                 Verdict v;
 
@@ -315,9 +316,12 @@ START_TEST(test_kernel_limits) {
                         k.pids = 0;
                 } else if (c == 2)
                         k = (SbxKernelLimits) {};       /* nothing read: the answer stands */
+                else if (c == 3)
+                        k.holds_caps = true;            /* its first process holds a capability */
                 ck_assert_int_eq(sbx_dialect_apply_kernel_limits(inspect, &k), 0);
                 v = judge(&d, inspect, libpod, false);
-                ck_assert_uint_eq(v.posture, c == 1 ? SBX_POSTURE_PIDS_LIMIT | SBX_POSTURE_MEMORY_SWAP : 0);
+                ck_assert_uint_eq(v.posture, c == 1 ? SBX_POSTURE_PIDS_LIMIT | SBX_POSTURE_MEMORY_SWAP :
+                                             c == 3 ? SBX_POSTURE_CAP_DROP : 0);
                 ck_assert_uint_eq(v.publish, c == 1 ? SBX_PUBLISH_MEMORY : 0);
         }
         ck_assert_int_eq(sbx_dialect_check_commit(&(const SbxDialect) { .kind = SBX_ENGINE_DOCKER }, &e), 0);

@@ -261,7 +261,8 @@ int sbx_dialect_apply_kernel_limits(json_object *inspect, const SbxKernelLimits 
         if ((k->has_memory && (r = sbx_json_put(host, "Memory", json_object_new_int64(k->memory))) < 0) ||
             (k->has_memory_swap && (r = sbx_json_put(host, "MemorySwap", json_object_new_int64(k->memory_swap))) < 0) ||
             (k->has_pids && (r = sbx_json_put(host, "PidsLimit", json_object_new_int64(k->pids))) < 0) ||
-            (k->has_nano_cpus && (r = sbx_json_put(host, "NanoCpus", json_object_new_int64(k->nano_cpus))) < 0))
+            (k->has_nano_cpus && (r = sbx_json_put(host, "NanoCpus", json_object_new_int64(k->nano_cpus))) < 0) ||
+            (k->has_caps && k->holds_caps && (r = sbx_json_put(host, "CapDrop", json_object_new_array())) < 0))
                 return r;
         return 0;
 }

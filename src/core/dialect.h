@@ -46,11 +46,15 @@ void sbx_dialect_done(SbxDialect *d);
 typedef struct SbxKernelLimits {
         bool has_memory, has_memory_swap, has_pids, has_nano_cpus;
         int64_t memory, memory_swap, pids, nano_cpus;
+        /* its first process's capability sets (/proc/PID/status): any held, in the
+         * bounding, permitted or effective set */
+        bool has_caps, holds_caps;
 } SbxKernelLimits;
 
 /* Puts what the kernel enforces in the place of the HostConfig limits the engine
  * reports: a limit changed or dropped behind the answer's back is then what is
- * judged. */
+ * judged. A first process that holds any capability has dropped none, whatever
+ * CapDrop says (CapDrop then reads []). */
 int sbx_dialect_apply_kernel_limits(json_object *inspect, const SbxKernelLimits *k);
 
 /* The engine from a GET /version answer: Podman when a Components[] entry is named

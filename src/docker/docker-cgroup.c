@@ -124,6 +124,28 @@ static void read_v2(const char *dir, SbxKernelLimits *k) {
         }
 }
 
+/* Whether any of its bounding, permitted or effective capabilities is held. */
+static void read_caps(pid_t pid, SbxKernelLimits *k) {
+        _cleanup_free_ char *path = NULL, *line = NULL;
+        size_t size = 0;
+        unsigned found = 0;
+        FILE *f;
+
+        if (asprintf(&path, "/proc/%d/status", (int) pid) < 0 || !(f = fopen(path, "re")))
+                return;
+        while (getline(&line, &size, f) > 0) {
+                const char *v = startswith(line, "CapBnd:") ?: startswith(line, "CapPrm:") ?: startswith(line, "CapEff:");
+
+                if (!v)
+                        continue;
+                found++;
+                if (strtoull(v, NULL, 16) != 0)
+                        k->holds_caps = true;
+        }
+        fclose(f);
+        k->has_caps = found == 3;
+}
+
 int sbx_cgroup_limits(pid_t pid, const char *container_id, SbxKernelLimits *ret) {
         _cleanup_free_ char *path = NULL, *table = NULL, *unified = NULL;
         size_t size = 0;
@@ -145,5 +167,8 @@ int sbx_cgroup_limits(pid_t pid, const char *container_id, SbxKernelLimits *ret)
                 read_v2(unified, ret);
         else
                 read_v1(table, container_id, ret);
-        return ret->has_memory || ret->has_pids || ret->has_nano_cpus;
+        /* Only now: the cgroups named the container, so pid is its first process. */
+        if (cgroup_dir(table, NULL, container_id) || ret->has_memory || ret->has_pids)
+                read_caps(pid, ret);
+        return ret->has_memory || ret->has_pids || ret->has_nano_cpus || ret->has_caps;
 }

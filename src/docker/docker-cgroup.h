@@ -3,7 +3,8 @@
 
 /* The limits the kernel enforces on a local container's first process: its
  * cgroups' memory, memory+swap, pids and CPU quota, read from /proc/PID/cgroup and
- * the cgroup files (v1 or v2) under /sys/fs/cgroup. For an engine whose inspect
+ * the cgroup files (v1 or v2) under /sys/fs/cgroup, and whether it holds any
+ * capability (/proc/PID/status). For an engine whose inspect
  * answer keeps the limits it was created with after they were changed (Podman
  * 4.3.1's `podman update`), or that dropped them without a word. */
 
