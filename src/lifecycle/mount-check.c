@@ -138,12 +138,14 @@ int sbx_container_mounts(SbxDocker *d, const char *id, uint64_t since_us, unsign
 }
 
 void sbx_mount_report_new_second(SbxDocker *d) {
-        uint64_t now;
+        struct timespec next;
 
-        if (sbx_docker_negotiate(d, NULL) < 0 || sbx_docker_dialect(d)->kind != SBX_ENGINE_PODMAN)
+        if (sbx_docker_negotiate(d, NULL) < 0 || sbx_docker_dialect(d)->kind != SBX_ENGINE_PODMAN ||
+            clock_gettime(CLOCK_REALTIME, &next) < 0)
                 return;
-        now = sbx_now_realtime_us();
-        (void) nanosleep(&(struct timespec) { .tv_nsec = (long) (1000000U - now % 1000000U) * 1000L }, NULL);
+        next = (struct timespec) { .tv_sec = next.tv_sec + 1 };
+        while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &next, NULL) == EINTR)
+                ;
 }
 
 static bool same(const SbxMountInfo *mount, const MountIdentity *id, const char *mode) {
