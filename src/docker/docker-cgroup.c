@@ -167,8 +167,8 @@ int sbx_cgroup_limits(pid_t pid, const char *container_id, SbxKernelLimits *ret)
                 read_v2(unified, ret);
         else
                 read_v1(table, container_id, ret);
-        /* Only now: the cgroups named the container, so pid is its first process. */
-        if (cgroup_dir(table, NULL, container_id) || ret->has_memory || ret->has_pids)
+        /* Only once its cgroups named the container: pid is then its first process. */
+        if (unified || ret->has_memory || ret->has_pids || ret->has_nano_cpus)
                 read_caps(pid, ret);
         return ret->has_memory || ret->has_pids || ret->has_nano_cpus || ret->has_caps;
 }
