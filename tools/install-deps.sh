@@ -22,6 +22,9 @@ packages=(
         python3-pytest python3-gi
         # the real things the service talks to
         docker.io busybox-static
+        # Podman as the engine, for tests/e2e/test_podman.py only (the package does not
+        # depend on it): rootful, its Docker-compatible service; netavark for its bridge
+        podman netavark aardvark-dns
         dbus dbus-daemon polkitd pkexec python3-dbus libglib2.0-bin systemd
         # the installation check on a booted systemd machine
         debootstrap systemd-container

@@ -48,9 +48,12 @@ static int split_env(const SbxObserved *o, char *const *image_env, Attested *a) 
         if (!a->certain || !a->ambiguous)
                 return -ENOMEM;
         for (size_t i = 0; i < o->n_env; i++) {
-                const char *from_image = image_env_get(image_env, o->env[i].key);
+                const char *from_image = image_env_get(image_env, o->env[i].key),
+                           *from_engine = image_env_get(o->engine_env, o->env[i].key);
 
-                if (streq_ptr(from_image, o->env[i].value))
+                /* The image's, or one the engine may have added (Podman's), with this
+                 * value: maybe the spec's. */
+                if (streq_ptr(from_image, o->env[i].value) || streq_ptr(from_engine, o->env[i].value))
                         a->ambiguous[a->n_ambiguous++] = &o->env[i];
                 else
                         a->certain[a->n_certain++] = &o->env[i];

@@ -8,6 +8,7 @@
 #include "container-body.h"
 #include "json-util.h"
 #include "labels.h"
+#include "dialect.h"
 #include "observed.h"
 
 
@@ -82,6 +83,7 @@ SbxObserved *sbx_observed_free(SbxObserved *o) {
                 free(o->bound_ports[i].host_ip);
         free(o->bound_ports);
         strv_free(o->entrypoint);
+        strv_free(o->engine_env);
         free(o->started_at);
         free(o->init_volume);
         free(o->log_type);
@@ -490,6 +492,7 @@ static int parse_facts(json_object *attrs, json_object *config, json_object *hos
             (r = get_int(host_config, "HostConfig", "Memory", &o->has_raw_memory_bytes,
                          &o->raw_memory_bytes, error)) < 0 ||
             (r = parse_env(config, o, error)) < 0 ||
+            (r = get_strv(attrs, "", SBX_ENGINE_ENV_KEY, &o->engine_env, &o->n_engine_env, error)) < 0 ||
             (r = parse_mounts(attrs, o, error)) < 0 ||
             (r = parse_port_bindings(host_config, o, error)) < 0 ||
             (r = get_bool(config, "Config", "NetworkDisabled", &o->network_isolated, error)) < 0 ||

@@ -54,6 +54,9 @@ typedef struct SbxObserved {
         int64_t raw_memory_bytes;       /* HostConfig.Memory */
         SbxEnvVar *env;                 /* Config.Env as a dict: first-seen order, later value wins */
         size_t n_env;
+        char **engine_env;              /* "K=V" of Config.Env the engine may have added itself
+                                         * (SBX_ENGINE_ENV_KEY, dialect.h), NULL-terminated */
+        size_t n_engine_env;
         SbxVolume *volumes;             /* bind Mounts: (Source, Destination, "ro"|"rw"), Docker order */
         size_t n_volumes;
         SbxPort *ports;                 /* (HostPort, guest) for each non-empty HostPort, Docker order */

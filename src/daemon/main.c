@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "docker-dialect.h"
 #include "docker-tls.h"
 #include "init-volume.h"
 #include "log.h"
@@ -67,6 +68,11 @@ static int do_check_config(const char *path, int n_args) {
         }
         if (manager_load_policy(path, &p, &e) < 0 ||
             (sbx_policy_engine_remote(p) && (tls = engine_tls(p), sbx_docker_tls_check_files(&tls, &e) < 0))) {
+                fprintf(stderr, "%s: %s\n", path, e.message ?: "out of memory");
+                return EXIT_FAILURE;
+        }
+        /* A local engine a user administers is refused here too (docs/engines.md). */
+        if (p->engine.host && !sbx_policy_engine_remote(p) && sbx_docker_check_engine(p->engine.host, &e) == -EPERM) {
                 fprintf(stderr, "%s: %s\n", path, e.message ?: "out of memory");
                 return EXIT_FAILURE;
         }

@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "docker-cgroup.h"
 #include "docker-container.h"
+#include "docker-dialect.h"
 #include "docker-stream.h"
 
 /* "/containers/<escaped container><suffix>" */
@@ -103,14 +105,52 @@ int sbx_docker_container_rename(SbxDocker *d, const char *container, const char 
         return r < 0 ? r : 0;
 }
 
+/* A running local container's limits as the kernel enforces them: Podman 4.3.1
+ * answers those it was created with after `podman update` changed them. */
+static int apply_kernel_limits(SbxDocker *d, json_object *inspect) {
+        json_object *state = json_object_object_get(inspect, "State"), *pid = json_object_object_get(state, "Pid");
+        const char *id = json_object_get_string(json_object_object_get(inspect, "Id"));
+        SbxKernelLimits k;
+
+        if (!sbx_docker_socket_path(d) || !pid || !json_object_is_type(pid, json_type_int) ||
+            sbx_cgroup_limits((pid_t) json_object_get_int64(pid), id, &k) <= 0)
+                return 0;
+        return sbx_dialect_apply_kernel_limits(inspect, &k);
+}
+
+/* Podman's answer in Docker's words (dialect.h); its log bound is in the libpod
+ * answer only. */
+static int normalize_podman(SbxDocker *d, const char *container, json_object *inspect, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *libpod = NULL;
+        _cleanup_free_ char *compat = NULL, *path = NULL;
+        int r;
+
+        if ((r = container_path(d, container, "/json", &compat, error)) < 0)
+                return r;
+        if (asprintf(&path, "/libpod%s", compat) < 0)
+                return -ENOMEM;
+        if ((r = sbx_docker_get_object(d, path, &libpod, error)) < 0)
+                return r;
+        if ((r = apply_kernel_limits(d, inspect)) < 0)
+                return r;
+        return sbx_dialect_normalize_inspect(sbx_docker_dialect(d), inspect, libpod);
+}
+
 int sbx_docker_container_inspect(SbxDocker *d, const char *container, json_object **ret, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *j = NULL;
         _cleanup_free_ char *path = NULL;
         int r;
 
         r = container_path(d, container, "/json", &path, error);
         if (r < 0)
                 return r;
-        return sbx_docker_get_object(d, path, ret, error);
+        if ((r = sbx_docker_get_object(d, path, &j, error)) < 0)
+                return r;
+        if (sbx_docker_dialect(d)->kind == SBX_ENGINE_PODMAN &&
+            (r = normalize_podman(d, container, j, error)) < 0)
+                return r;
+        *ret = TAKE_PTR(j);
+        return 0;
 }
 
 /* {"label":["k=v",…]}, JSON-encoded then URL-escaped, as Docker wants filters. */

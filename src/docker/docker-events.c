@@ -13,6 +13,12 @@ static const char *member_string(json_object *j, const char *key) {
                 ? json_object_get_string(v) : NULL;
 }
 
+/* Docker's word for Podman's (docs/engines.md): its container's removal is
+ * "remove", and some versions name an exit "died". Docker sends neither. */
+static const char *docker_action(const char *action) {
+        return streq_ptr(action, "remove") ? "destroy" : streq_ptr(action, "died") ? "die" : action;
+}
+
 static void parse_line(SbxEventParser *p, const char *line, size_t size) {
         _cleanup_(json_object_putp) json_object *j = NULL;
         json_tokener *tok = json_tokener_new();
@@ -28,7 +34,7 @@ static void parse_line(SbxEventParser *p, const char *line, size_t size) {
                 return;
         (void) json_object_object_get_ex(actor, "Attributes", &attributes);
         e = (SbxDockerEvent) {
-                .action = member_string(j, "Action"),
+                .action = docker_action(member_string(j, "Action")),
                 .id = member_string(actor, "ID"),
                 .name_label = attributes ? member_string(attributes, SBX_LABEL_SANDBOX_NAME) : NULL,
                 .owner_label = attributes ? member_string(attributes, SBX_LABEL_OWNER) : NULL,

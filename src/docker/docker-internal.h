@@ -6,6 +6,7 @@
 
 #include <curl/curl.h>
 
+#include "dialect.h"
 #include "docker.h"
 
 /* Docker's error text is quoted into our messages; keep a runaway one short. */
@@ -19,6 +20,7 @@ struct SbxDocker {
         char *url_base;                 /* "http://localhost", or "https://NAME:PORT" */
         struct curl_slist *connect_to;  /* NAME:PORT to HOST:PORT, when the name is not the host */
         char *api_version;
+        SbxDialect dialect;             /* the engine's, found with the version (docker-dialect.c) */
         unsigned budget_s;              /* the operation's time for Docker (sbx_docker_set_deadline) */
         uint64_t deadline_us;           /* CLOCK_MONOTONIC; 0 = none */
         unsigned long n_requests;
@@ -28,3 +30,8 @@ struct SbxDocker {
 
 /* Where a transfer goes: the unix socket, or the engine over verified mutual TLS. */
 CURLcode docker_set_transport(SbxDocker *d, CURL *c);
+
+/* Recognises the engine (docker-dialect.h) once the API version is known; libpod:
+ * the ping's answer had Podman's Libpod-Api-Version header (Docker's never does,
+ * and is then asked nothing more). */
+int docker_detect_dialect(SbxDocker *d, bool libpod, SbxError *error);

@@ -26,6 +26,7 @@ typedef struct Response {
         bool too_large;
         bool oom;
         char *api_version;      /* the Api-Version header, if any */
+        bool libpod;            /* a Libpod-Api-Version header: Podman (docker-dialect.c) */
         CURL *tls_of;           /* non-NULL: take the engine's fingerprint from this transfer */
         char fingerprint[SBX_DOCKER_TLS_FINGERPRINT_MAX];
 } Response;
@@ -165,6 +166,7 @@ SbxDocker *sbx_docker_free(SbxDocker *d) {
         free(d->url_base);
         curl_slist_free_all(d->connect_to);
         free(d->api_version);
+        sbx_dialect_done(&d->dialect);
         free(d);
         return NULL;
 }
@@ -249,6 +251,8 @@ static size_t header_cb(char *buf, size_t size, size_t nitems, void *userdata) {
                     sbx_docker_tls_session_fingerprint(info->internals, r->fingerprint) < 0)
                         r->fingerprint[0] = 0;
         }
+        if (n > strlen("Libpod-Api-Version:") && strncasecmp(buf, "Libpod-Api-Version:", 19) == 0)
+                r->libpod = true;
         if (n < strlen(key) || strncasecmp(buf, key, strlen(key)) != 0)
                 return n;
         v = buf + strlen(key);
@@ -579,7 +583,10 @@ int sbx_docker_ping(SbxDocker *d, SbxError *error) {
         v = TAKE_PTR(resp.api_version);
         free(d->api_version);
         d->api_version = v;
-        return 0;
+        /* Which engine, asked again at every ping: one that is refused stays so. */
+        if ((r = docker_detect_dialect(d, resp.libpod, error)) < 0)
+                d->api_version = mfree(d->api_version);
+        return r;
 }
 
 int sbx_docker_request_raw(

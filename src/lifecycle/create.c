@@ -9,6 +9,7 @@
 #include "conflict.h"
 #include "container-body.h"
 #include "docker-container.h"
+#include "docker-dialect.h"
 #include "docker-image.h"
 #include "init-volume.h"
 #include "labels.h"
@@ -263,6 +264,21 @@ static int start_verify_record(SbxLifecycle *l, Creation *c, const char *id, Sbx
         return 0;
 }
 
+/* Podman reports the port it chose for a host port 0 in the place of the request
+ * (docs/engines.md): nothing could then tell that container from one asked to
+ * publish on that very port, so such a spec is never verifiable there. */
+static int check_engine_ports(SbxLifecycle *l, const SbxSpec *s, SbxError *error) {
+        if (sbx_dialect_echoes_host_port_0(sbx_docker_dialect(l->docker)))
+                return 0;
+        for (size_t i = 0; i < s->n_ports; i++)
+                if (s->ports[i].host == 0)
+                        return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                             "ports: host port 0 for guest port %lld cannot be verified on Podman (it "
+                                             "reports the port it chose in the place of the request): name the host "
+                                             "port", (long long) s->ports[i].guest);
+        return 0;
+}
+
 /* What a create checks and prepares before anything is made: the image, the limits
  * and the policy, the volumes pinned, the body, the names, the spec serialized. */
 static int prepare(SbxLifecycle *l, Creation *c, json_object **ret_body, SbxError *error) {
@@ -270,6 +286,7 @@ static int prepare(SbxLifecycle *l, Creation *c, json_object **ret_body, SbxErro
         int r;
 
         if ((r = resolve_image(l, c->spec, c->owner, &c->image, &c->image_id, error)) < 0 ||
+            (r = check_engine_ports(l, c->spec, error)) < 0 ||
             (r = check_admissible(l, c->spec, c->owner, &c->pins, error)) < 0 ||
             (r = sbx_docker_remote(l->docker)
                  ? sbx_init_volume_ensure_remote(l->docker, l->init_dir, c->image, &init_volume, error)

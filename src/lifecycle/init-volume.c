@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "container-body.h"
+#include "docker-dialect.h"
 #include "docker-volume.h"
 #include "init-volume.h"
 #include "json-util.h"
@@ -24,14 +25,14 @@ static int volume_name(const char *init_dir, char **ret) {
         return 0;
 }
 
-static int driver_options(const char *init_dir, json_object **ret) {
+static int driver_options(const SbxDialect *dialect, const char *init_dir, json_object **ret) {
         _cleanup_(json_object_putp) json_object *o = json_object_new_object();
         int r;
 
         if (!o)
                 return -ENOMEM;
         if ((r = sbx_json_put(o, "type", json_object_new_string("none"))) < 0 ||
-            (r = sbx_json_put(o, "o", json_object_new_string("bind,ro"))) < 0 ||
+            (r = sbx_json_put(o, "o", json_object_new_string(sbx_dialect_init_volume_o(dialect)))) < 0 ||
             (r = sbx_json_put(o, "device", json_object_new_string(init_dir))) < 0)
                 return r;
         *ret = TAKE_PTR(o);
@@ -76,7 +77,9 @@ int sbx_init_volume_ensure(SbxDocker *d, const char *init_dir, char **ret_name, 
 
         if ((r = sbx_init_program_check(init_dir, error)) < 0)
                 return r;
-        if ((r = volume_name(init_dir, &name)) < 0 || (r = driver_options(init_dir, &options)) < 0)
+        /* Negotiated first: the options are the engine's dialect's. */
+        if ((r = sbx_docker_negotiate(d, error)) < 0 || (r = volume_name(init_dir, &name)) < 0 ||
+            (r = driver_options(sbx_docker_dialect(d), init_dir, &options)) < 0)
                 return r;
 
         r = sbx_docker_volume_inspect(d, name, &volume, error);

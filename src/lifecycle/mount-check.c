@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "docker-container.h"
+#include "docker-dialect.h"
 #include "mount-check.h"
 #include "time-util.h"
 
@@ -106,6 +107,11 @@ int sbx_container_mounts(SbxDocker *d, const char *id, uint64_t since_us, unsign
         long delay_ms = 2;
         int r;
 
+        /* Negotiated first: the engine's dialect says how its log lines are stamped. */
+        if ((r = sbx_docker_negotiate(d, error)) < 0)
+                return r;
+        since_us = sbx_dialect_report_since(sbx_docker_dialect(d), since_us);
+
         for (;;) {
                 _cleanup_free_ char *log = NULL, *table = NULL;
 
@@ -129,6 +135,17 @@ int sbx_container_mounts(SbxDocker *d, const char *id, uint64_t since_us, unsign
                 if (delay_ms < 50)
                         delay_ms *= 2;
         }
+}
+
+void sbx_mount_report_new_second(SbxDocker *d) {
+        struct timespec next;
+
+        if (sbx_docker_negotiate(d, NULL) < 0 || sbx_docker_dialect(d)->kind != SBX_ENGINE_PODMAN ||
+            clock_gettime(CLOCK_REALTIME, &next) < 0)
+                return;
+        next = (struct timespec) { .tv_sec = next.tv_sec + 1 };
+        while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &next, NULL) == EINTR)
+                ;
 }
 
 static bool same(const SbxMountInfo *mount, const MountIdentity *id, const char *mode) {

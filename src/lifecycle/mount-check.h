@@ -35,6 +35,12 @@ void sbx_mount_table_done(SbxMountTable *t);
 int sbx_container_mounts(SbxDocker *d, const char *id, uint64_t since_us, unsigned timeout_ms, SbxMountTable *ret,
                          SbxError *error);
 
+/* Before starting a container that ran before: on an engine that stamps its log
+ * lines in whole seconds (Podman; sbx_dialect_report_since()), waits for the next
+ * second, so that every line of an earlier run is stamped before the start's
+ * second and no earlier report can pass for the start's (at most 1 s). */
+void sbx_mount_report_new_second(SbxDocker *d);
+
 /* Compares each volume's guest path in the table with what fds[i] (the checked
  * descriptor of volume i) refers to now, and with the volume's mode. The
  * descriptor's path is read now from the kernel, as the table's was when it was

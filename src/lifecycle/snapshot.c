@@ -7,6 +7,7 @@
 #include <sys/random.h>
 
 #include "docker-container.h"
+#include "docker-dialect.h"
 #include "docker-image.h"
 #include "labels.h"
 #include "lifecycle-internal.h"
@@ -222,6 +223,7 @@ int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, const char *snapsh
         /* Lock order: the sandbox, then the snapshot id. */
         if ((r = lc_lock_key(l, "sandbox", name, &lock)) < 0 || (r = lc_lock_key(l, "snapshot", snapshot_id, &snap_lock)) < 0 ||
             (r = sbx_lifecycle_container_id(l, name, &id, error)) < 0 ||
+            (r = sbx_dialect_check_commit(sbx_docker_dialect(l->docker), error)) < 0 ||
             (r = settle_snapshot_id(l, snapshot_id, error)) < 0)
                 return r;
         if ((r = sbx_store_get_snapshot(l->store, snapshot_id, &existing, error)) < 0)

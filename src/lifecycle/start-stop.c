@@ -85,6 +85,8 @@ static int start_checked(SbxLifecycle *l, const char *name, const char *id, cons
                         since = 0;
                 since = since > MOUNT_REPORT_SLACK_US ? since - MOUNT_REPORT_SLACK_US : 0;
         } else {
+                sbx_mount_report_new_second(l->docker);
+                since = sbx_now_realtime_us();
                 r = sbx_docker_container_start(l->docker, id, error);
                 lc_changed(l, id);
                 if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
