@@ -10,6 +10,7 @@
  * the rows whose sandbox still runs in the same container. */
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,8 +62,9 @@ static void job_free(DetachJob *j) {
         free(j);
 }
 
-/* The rows whose sandbox runs in the recorded container, each with its "uid:gid";
- * the others' rows are deleted (their processes ended with the container). */
+/* The rows of earlier instances whose sandbox runs in the recorded container, each
+ * with its "uid:gid"; the others' rows are deleted (their processes ended with the
+ * container). */
 static int restore_rows(DetachJob *j, SbxLifecycle *l) {
         SbxDetachedRow *rows = NULL;
         size_t n = 0, kept = 0;
@@ -78,6 +80,10 @@ static int restore_rows(DetachJob *j, SbxLifecycle *l) {
         for (size_t i = 0; i < n; i++) {
                 _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *sb = NULL;
 
+                /* This instance's own (a start in flight, whose row comes first): its
+                 * object is the start's to make, or nobody's when it failed. */
+                if (rows[i].token && strncmp(rows[i].token, sbx_exec_instance_id(), SBX_EXEC_INSTANCE_LEN) == 0)
+                        continue;
                 r = sbx_store_get_sandbox(l->store, rows[i].sandbox, &sb, NULL);
                 if (r > 0 && sb->state == SBX_SANDBOX_RUNNING && streq(sb->container_id, rows[i].container_id) &&
                     asprintf(&j->users[kept], "%u:%u", (unsigned) rows[i].owner, (unsigned) sb->owner_gid) >= 0) {
@@ -109,6 +115,8 @@ static void job_run(void *job, void *ctx) {
         switch (j->kind) {
         case JOB_POLL:
                 j->r = sbx_lifecycle_detach_poll(l, j->name, j->id, &j->state, &j->error);
+                if (j->r >= 0 && j->state.old_layout)
+                        (void) sbx_exec_kill(l->docker, j->e->process, SIGKILL, NULL);
                 break;
         case JOB_READ:
                 j->r = sbx_lifecycle_detach_read(l, j->name, j->id, j->offset, &j->output, &j->error);
@@ -176,14 +184,14 @@ static void read_done(DetachJob *j) {
         } else if ((r = sd_bus_message_new_method_return(j->call, &reply)) >= 0 &&
                    (r = sd_bus_message_append_array(reply, 'y', o->out, o->out_size)) >= 0 &&
                    (r = sd_bus_message_append_array(reply, 'y', o->err, o->err_size)) >= 0 &&
-                   (r = sd_bus_message_append(reply, "tb", o->next_offset, o->running && e->running)) >= 0)
+                   (r = sd_bus_message_append(reply, "tb", o->next_offset, o->more || (o->running && e->running))) >= 0)
                 r = sd_bus_send(NULL, reply, NULL);
         if (r < 0)
                 log_warning_errno(r, "exec %s: the reply to ReadOutput could not be sent: %m", e->id);
         if (sandbox_gone(j)) {
                 end(e, 128 + 9);
                 discard(e);
-        } else if (j->r >= 0 && !o->running) {
+        } else if (j->r >= 0 && !o->running && !o->more) {
                 /* It ended, and what it left was read to its end: the object goes. */
                 end(e, o->exit_status);
                 discard(e);
