@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bus-args.h"
 #include "bus-error.h"
 #include "bus-exec.h"
 #include "bus-exec-internal.h"
@@ -25,19 +26,22 @@
 /* Rows given back at a restart: the running ones are bounded by max_execs, the
  * finished ones by the trim. */
 #define RESTORE_MAX (SBX_POLICY_MAX_EXECS_LIMIT + 256U)
+/* Attach sessions of one process at once: each is a relay thread and a Docker exec. */
+#define ATTACH_MAX 4U
 
 typedef enum DetachJobKind {
         JOB_POLL,
         JOB_READ,
         JOB_FORGET,
         JOB_RESTORE,
+        JOB_ATTACH,
 } DetachJobKind;
 
 typedef struct DetachJob {
         DetachJobKind kind;
         Manager *m;
-        ExecObject *e;                  /* POLL, READ: counted in its n_jobs */
-        sd_bus_message *call;           /* READ */
+        ExecObject *e;                  /* POLL, READ, ATTACH: counted in its n_jobs */
+        sd_bus_message *call;           /* READ, ATTACH */
         char *name, *id;                /* a copy of the object's */
         uint64_t offset;
         SbxDetachState state;
@@ -45,6 +49,9 @@ typedef struct DetachJob {
         SbxDetachedRow *rows;           /* RESTORE: the rows to give back, with users */
         char **users;
         size_t n_rows;
+        int fds[3];                     /* ATTACH: the caller's, for the session */
+        uid_t uid;                      /* ATTACH: who called */
+        SbxExecProcess *process;        /* ATTACH: the init's --attach, started */
         int r;
         SbxError error;
 } DetachJob;
@@ -54,6 +61,9 @@ static void job_free(DetachJob *j) {
         free(j->name);
         free(j->id);
         sbx_detach_output_done(&j->output);
+        sbx_exec_process_free(j->process);
+        for (size_t i = 0; i < 3; i++)
+                safe_close(j->fds[i]);
         sbx_detached_rows_free(j->rows, j->n_rows);
         for (size_t i = 0; j->users && i < j->n_rows; i++)
                 free(j->users[i]);
@@ -131,6 +141,9 @@ static void job_run(void *job, void *ctx) {
         case JOB_RESTORE:
                 j->r = restore_rows(j, l);
                 break;
+        case JOB_ATTACH:
+                j->r = sbx_lifecycle_detach_attach(l, j->name, j->id, &j->process, &j->error);
+                break;
         }
 }
 
@@ -200,6 +213,29 @@ static void read_done(DetachJob *j) {
 
 static void restored(Manager *m, DetachJob *j);
 
+/* The init's --attach runs: its relay to the caller's fds is the session. */
+static void attach_done(DetachJob *j) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        ExecObject *e = j->e;
+        int r = j->r;
+
+        if (r >= 0)
+                r = exec_attach_new(e->m, TAKE_PTR(j->process), &(ExecStartArgs) {
+                        .sandbox = e->sandbox, .name = e->name, .argv0 = e->argv0, .owner = e->owner,
+                        .caller = j->uid, .caller_name = sd_bus_message_get_sender(j->call),
+                        .fds = { TAKE_FD(j->fds[0]), TAKE_FD(j->fds[1]), TAKE_FD(j->fds[2]) } }, e->id);
+        else if (e->n_attached > 0)
+                e->n_attached--;        /* no session was made */
+        if (r < 0) {
+                sbx_bus_error_from(&error, &j->error, r);
+                r = sd_bus_reply_method_error(j->call, &error);
+        } else
+                r = sd_bus_reply_method_return(j->call, NULL);
+        if (r < 0)
+                log_warning_errno(r, "exec %s: the reply to Attach could not be sent: %m", e->id);
+        exec_audit(e, j->uid, "exec-attach", &error);
+}
+
 static void job_done(void *job) {
         DetachJob *j = job;
         ExecObject *e = j->e;
@@ -216,18 +252,27 @@ static void job_done(void *job) {
                 read_done(j);
         else if (j->kind == JOB_RESTORE)
                 restored(j->m, j);
+        else if (j->kind == JOB_ATTACH)
+                attach_done(j);
         job_free(j);
 }
 
-static int submit(Manager *m, ExecObject *e, DetachJobKind kind, const char *name, const char *id,
-                  sd_bus_message *call, uint64_t offset) {
+/* fds (ATTACH's; else NULL) are taken over, also on failure. */
+static int submit_with(Manager *m, ExecObject *e, DetachJobKind kind, const char *name, const char *id,
+                       sd_bus_message *call, uint64_t offset, int *fds, uid_t uid) {
         DetachJob *j = calloc(1, sizeof(DetachJob));
         int r;
 
-        if (!j)
+        if (!j) {
+                for (size_t i = 0; fds && i < 3; i++)
+                        fds[i] = safe_close(fds[i]);
                 return -ENOMEM;
+        }
         *j = (DetachJob) { .kind = kind, .m = m, .e = e, .name = name ? strdup(name) : NULL,
-                           .id = id ? strdup(id) : NULL, .call = sd_bus_message_ref(call), .offset = offset };
+                           .id = id ? strdup(id) : NULL, .call = sd_bus_message_ref(call), .offset = offset,
+                           .fds = { -1, -1, -1 }, .uid = uid };
+        for (size_t i = 0; fds && i < 3; i++)
+                j->fds[i] = TAKE_FD(fds[i]);
         if ((name && !j->name) || (id && !j->id)) {
                 job_free(j);
                 return -ENOMEM;
@@ -240,6 +285,11 @@ static int submit(Manager *m, ExecObject *e, DetachJobKind kind, const char *nam
         if (e)
                 e->n_jobs++;
         return 0;
+}
+
+static int submit(Manager *m, ExecObject *e, DetachJobKind kind, const char *name, const char *id,
+                  sd_bus_message *call, uint64_t offset) {
+        return submit_with(m, e, kind, name, id, call, offset, NULL, 0);
 }
 
 static int on_poll(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -293,8 +343,56 @@ static int read_output(sd_bus_message *msg, ExecObject *e, sd_bus_error *error) 
         return 1;
 }
 
+static int attach_refused(ExecObject *e, uid_t uid, int r, sd_bus_error *error) {
+        if (!sd_bus_error_is_set(error))
+                r = sd_bus_error_set_errno(error, r);
+        exec_audit(e, uid, "exec-attach", error);
+        return r;
+}
+
+/* Attach: the checks Kill has, a bounded number at once; the session is started on
+ * a worker (a Docker exec) and the call answered once it runs (attach_done()). */
+static int attach(sd_bus_message *msg, ExecObject *e, sd_bus_error *error) {
+        SbxError err = SBX_ERROR_NULL;
+        int fds[3] = { -1, -1, -1 }, r;
+        uid_t uid;
+
+        if (caller_cache_uid(&e->m->callers, msg, &uid) < 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell who is calling");
+        if ((r = exec_check_caller(e, uid, error)) < 0)
+                return attach_refused(e, uid, r, error);
+        if (e->discarded)
+                return sd_bus_error_set(error, SD_BUS_ERROR_UNKNOWN_OBJECT, "The exec object is going away");
+        if (e->n_attached >= ATTACH_MAX)
+                return attach_refused(e, uid, sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                      "Attach: %u sessions are attached to this process already (at most %u "
+                                      "at once)", e->n_attached, ATTACH_MAX), error);
+        if ((r = bus_read_fds(msg, fds, &err)) < 0) {
+                for (size_t i = 0; i < 3; i++)
+                        safe_close(fds[i]);
+                r = sbx_bus_error_from(error, &err, r);
+                sbx_error_free(&err);
+                return attach_refused(e, uid, r, error);
+        }
+        if ((r = manager_busy(e->m, uid)) < 0) {
+                for (size_t i = 0; i < 3; i++)
+                        safe_close(fds[i]);
+                return r == -EBUSY ? sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                                      "Too many operations of this user in progress")
+                                   : r;
+        }
+        r = submit_with(e->m, e, JOB_ATTACH, e->name, e->id, msg, 0, fds, uid);
+        manager_idle(e->m, uid);        /* the session holds a relay thread, not the caller's share */
+        if (r < 0)
+                return r == -EBUSY ? sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED, "Too many operations in progress")
+                                   : r;
+        e->n_attached++;
+        return 1;
+}
+
 static const ExecOps detached_ops = {
         .read_output = read_output,
+        .attach = attach,
         .discard = discard,
         .free = detached_free,
 };
@@ -398,7 +496,7 @@ int bus_exec_list(Manager *m, sd_bus_message *msg, const char *name, const uid_t
             (r = sd_bus_message_open_container(reply, 'a', "(osbi)")) < 0)
                 return r;
         FOREACH_EXEC(e, m) {
-                if (!streq_ptr(e->name, name) || e->discarded || (uid != 0 && uid != e->caller && uid != e->owner))
+                if (!streq_ptr(e->name, name) || e->discarded || e->attach_of[0] || (uid != 0 && uid != e->caller && uid != e->owner))
                         continue;
                 if ((r = sd_bus_message_append(reply, "(osbi)", e->path, e->argv0 ?: "", e->running,
                                                (int32_t) (e->running ? -1 : e->exit_status))) < 0)

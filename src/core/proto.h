@@ -72,6 +72,8 @@ typedef enum SbxProtoTag {
  * magic: layout 1 (XSBRING1, one 2 MiB ring of both streams) is refused. Everything
  * in it is hostile input: the owner's processes can write it. */
 #define SBX_RING_FILE "output"
+/* The FIFO beside it that the process has as its stdin (Attach writes it). */
+#define SBX_RING_STDIN_FILE "stdin"
 #define SBX_RING_MAGIC "XSBRING2"
 #define SBX_RING_MAGIC_V1 "XSBRING1"
 #define SBX_RING_CAP_MIN ((uint64_t) 64 << 10)

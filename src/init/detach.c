@@ -12,8 +12,10 @@
  *   --supervise DIR FD TOKEN -- ARGV…   (run by the above only) the supervisor: it
  *       re-executed itself without the exec's token in its environment, so a Kill
  *       of the exec's token reaches ARGV and its descendants but not the supervisor,
- *       which records how ARGV ended. ARGV gets the token back, /dev/null as stdin
- *       and pipes as stdout and stderr, copied into the ring file.
+ *       which records how ARGV ended. ARGV gets the token back, DIR's FIFO
+ *       (SBX_RING_STDIN_FILE) as stdin — opened for reading and writing, so that it
+ *       never reads an end of file, only what an Attach writes (without one, a read
+ *       blocks) — and pipes as stdout and stderr, copied into the ring file.
  *
  * The ring file (layout in proto.h, SBX_RING_*): a header, then one ring per
  * stream of the cap DIR was made with (CAP: the policy's max_process_output), each
@@ -162,6 +164,27 @@ static void supervise_loop(int ring, int out, int err, pid_t child) {
 
 static char token_entry[128];
 
+/* DIR's FIFO, for reading and writing; it must be one (the owner may have put
+ * anything there). */
+static int open_input(const char *dir) {
+        struct stat st;
+        int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW), fd;
+
+        if (d < 0)
+                return -1;
+        fd = openat(d, SBX_RING_STDIN_FILE, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        close(d);
+        if (fd < 0)
+                return -1;
+        /* The process reads it blocking. */
+        if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode) || fcntl(fd, F_SETFL, O_RDWR) < 0) {
+                close(fd);
+                errno = EBADF;
+                return -1;
+        }
+        return fd;
+}
+
 /* The cap the ring file was made with (its header, written by --detach). */
 static int read_cap(int ring) {
         uint8_t buf[SBX_RING_HEADER_SIZE];
@@ -176,7 +199,7 @@ static int read_cap(int ring) {
 }
 
 int sbx_init_supervise(const char *dir, const char *report_fd, const char *token, char **argv) {
-        int rep = atoi(report_fd), out[2], err[2], ring, devnull;
+        int rep = atoi(report_fd), out[2], err[2], ring, input;
         pid_t child;
 
         if (strlen(token) == 0 || strlen(token) > 64 || rep < 3)
@@ -189,8 +212,8 @@ int sbx_init_supervise(const char *dir, const char *report_fd, const char *token
                 ring = openat(d, SBX_RING_FILE, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
                 close(d);
         }
-        devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (ring < 0 || read_cap(ring) < 0 || devnull < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+        input = open_input(dir);
+        if (ring < 0 || read_cap(ring) < 0 || input < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
                 report(rep, 2, errno);
                 return 4;
         }
@@ -204,7 +227,7 @@ int sbx_init_supervise(const char *dir, const char *report_fd, const char *token
         }
         if (child == 0) {
                 (void) signal(SIGPIPE, SIG_DFL);
-                if (dup2(devnull, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0 ||
+                if (dup2(input, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0 ||
                     putenv(token_entry) != 0)
                         report(rep, 2, errno);
                 else {
@@ -216,7 +239,7 @@ int sbx_init_supervise(const char *dir, const char *report_fd, const char *token
         close(rep);
         close(out[1]);
         close(err[1]);
-        close(devnull);
+        close(input);
         supervise_loop(ring, out[0], err[0], child);
         return 0;
 }
@@ -254,11 +277,22 @@ static int make_dir(const char *dir, uint64_t cap) {
         return mkdir(dir, 0700) < 0 ? -1 : make_ring(dir, cap);
 }
 
+static int make_input(const char *dir) {
+        int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW), r;
+
+        if (d < 0)
+                return -1;
+        r = mkfifoat(d, SBX_RING_STDIN_FILE, 0600);
+        close(d);
+        return r;
+}
+
 static void forget_dir(const char *dir) {
         int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 
         if (d >= 0) {
                 (void) unlinkat(d, SBX_RING_FILE, 0);
+                (void) unlinkat(d, SBX_RING_STDIN_FILE, 0);
                 close(d);
         }
         (void) rmdir(dir);
@@ -327,6 +361,11 @@ int sbx_init_detach(const char *dir, const char *cap_arg, char **argv, int argc)
                 return 2;
         if (make_dir(dir, cap) < 0) {
                 printf("dir-failed %d\n", errno);
+                return 4;
+        }
+        if (make_input(dir) < 0) {
+                printf("dir-failed %d\n", errno);
+                forget_dir(dir);
                 return 4;
         }
         if (pipe2(rep, O_CLOEXEC) < 0 || (pid = fork()) < 0) {

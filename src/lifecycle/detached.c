@@ -323,6 +323,17 @@ int sbx_lifecycle_detach_read(SbxLifecycle *l, const char *name, const char *id,
         return 0;
 }
 
+int sbx_lifecycle_detach_attach(SbxLifecycle *l, const char *name, const char *id, SbxExecProcess **ret,
+                                SbxError *error) {
+        _cleanup_free_ char *dir = NULL;
+
+        if (asprintf(&dir, SBX_DETACH_DIR "/%s", id) < 0)
+                return -ENOMEM;
+        return sbx_lifecycle_exec_start(l, name, &(SbxExecRequest) {
+                .argv = (char *[]) { (char *) SBX_EXEC_INIT_PATH, (char *) "--attach", dir, NULL },
+                .check_start = true }, ret, error);
+}
+
 int sbx_lifecycle_detach_forget(SbxLifecycle *l, const char *name, const char *id, SbxError *error) {
         _cleanup_free_ char *dir = NULL;
 

@@ -184,5 +184,12 @@ void sbx_detach_output_done(SbxDetachOutput *o);
 int sbx_lifecycle_detach_read(SbxLifecycle *l, const char *name, const char *id, uint64_t offset,
                               SbxDetachOutput *ret, SbxError *error);
 
+/* Attach: one exec as the owner of the service's init (--attach) that copies the
+ * process's output, the oldest kept first, to the exec's stdout and stderr and the
+ * exec's stdin to the process's; *ret: its stream, for the relay. It ends when the
+ * process ended and its output was copied. */
+int sbx_lifecycle_detach_attach(SbxLifecycle *l, const char *name, const char *id, SbxExecProcess **ret,
+                                SbxError *error);
+
 /* Removes its directory in the sandbox (its end was read, or its object went). */
 int sbx_lifecycle_detach_forget(SbxLifecycle *l, const char *name, const char *id, SbxError *error);
