@@ -149,6 +149,14 @@ def test_the_outsider_and_a_plain_exec_are_refused(stack, sandboxd, box):
         plain.close()
 
 
+def attach_ok(sandboxd, path):
+    """An Attach with /dev/null (its session ends with this call's connection)."""
+    r = sandboxd.call(MEMBER, "Attach", "hhh", NULLS, path=path, iface=EXEC)
+    if not r["ok"]:
+        assert "at most 4" in r.error(h.LIMITS_EXCEEDED)
+    return r["ok"]
+
+
 def test_at_most_four_at_once(stack, sandboxd, box):
     path = detach(sandboxd, box, ["sh", "-c", ECHO])
     sessions = []
@@ -160,10 +168,14 @@ def test_at_most_four_at_once(stack, sandboxd, box):
             read_until(s.out, f"s{i}\n".encode())
         msg = sandboxd.call(MEMBER, "Attach", "hhh", NULLS, path=path, iface=EXEC).error(h.LIMITS_EXCEEDED)
         assert "at most 4" in msg, msg
-        # One goes (its connection closes): there is room again.
+        # One ends when its caller closes its stdout (the pipe's reader), its
+        # connection still open: there is room again.
+        sessions[0].p.stdout.close()
+        assert wait_for(lambda: attach_ok(sandboxd, path), 15, "room after a hang-up")
+        assert sessions[0].p.poll() is None
+        # Another ends with its caller's connection.
         sessions.pop().close()
-        wait_for(lambda: sandboxd.call(MEMBER, "Attach", "hhh", NULLS, path=path, iface=EXEC)["ok"], 15,
-                 "room for one more")
+        assert wait_for(lambda: attach_ok(sandboxd, path), 15, "room after a connection closed")
     finally:
         for s in sessions:
             s.close()
