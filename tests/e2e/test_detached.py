@@ -128,6 +128,18 @@ def test_the_cap_is_the_policy_a_process_started_with(stack, sandboxd, box):
     assert sandboxd.call(MEMBER, "GetPolicy").result[0]["max_process_output"] == CAP
 
 
+def test_a_ring_of_the_old_layout_is_refused_and_its_process_killed(sandboxd, box):
+    """A process found with a layout-1 ring (XSBRING1: one from before an upgrade; here
+    the owner's own rewrite of it) is not read: it is killed and its object goes."""
+    path = detach(sandboxd, MEMBER, box, ["sleep", "700"]).result[0]
+    wait_for(lambda: any(c == "sleep 700" for c in h.command_lines(box)), 15, "the sleep")
+    ring = f"/tmp/.xagent-sandbox-exec/{path.rsplit('/', 1)[1]}/output"
+    old = b"XSBRING1" + (2 << 20).to_bytes(8, "little") + bytes(4096)
+    sandboxd.call(MEMBER, "WriteFile", "ssaya{sv}", [box, ring, list(old), {}]).result
+    wait_for(lambda: not [x for x in list_execs(sandboxd, MEMBER, box) if x[0] == path], 15, "the object gone")
+    wait_for(lambda: not any(c == "sleep 700" for c in h.command_lines(box)), 15, "the sleep killed")
+
+
 def test_start_failures_are_typed(sandboxd, box):
     msg = detach(sandboxd, MEMBER, box, ["no-such-command"]).error(h.INVALID_ARGS)
     assert "argv[0]: 'no-such-command': no such command in PATH" in msg
