@@ -48,6 +48,7 @@ typedef struct DetachJob {
         SbxDetachOutput output;
         SbxDetachedRow *rows;           /* RESTORE: the rows to give back, with users */
         char **users;
+        SbxDetachState *states;         /* RESTORE: each row's process, as its ring says */
         size_t n_rows;
         int fds[3];                     /* ATTACH: the caller's, for the session */
         uid_t uid;                      /* ATTACH: who called */
@@ -68,6 +69,7 @@ static void job_free(DetachJob *j) {
         for (size_t i = 0; j->users && i < j->n_rows; i++)
                 free(j->users[i]);
         free(j->users);
+        free(j->states);
         sbx_error_free(&j->error);
         free(j);
 }
@@ -111,6 +113,13 @@ static int restore_rows(DetachJob *j, SbxLifecycle *l) {
         for (size_t i = kept; i < n; i++)
                 sbx_detached_row_done(&rows[i]);
         j->n_rows = kept;
+        /* Which ended meanwhile: their objects come back ended, holding no slot. */
+        j->states = calloc(kept ?: 1, sizeof(SbxDetachState));
+        if (!j->states)
+                return -ENOMEM;
+        for (size_t i = 0; i < kept; i++)
+                if (sbx_lifecycle_detach_poll(l, rows[i].sandbox, rows[i].id, &j->states[i], NULL) < 0)
+                        j->states[i] = (SbxDetachState) {};     /* unknown: the polls tell */
         return 0;
 }
 
@@ -451,7 +460,9 @@ static void restored(Manager *m, DetachJob *j) {
         }
         for (size_t i = 0; i < j->n_rows; i++) {
                 const SbxDetachedRow *row = &j->rows[i];
+                const SbxDetachState *st = &j->states[i];
                 SbxExecProcess *p;
+                ExecObject *e;
                 const char *plain;
 
                 if (strlen(row->id) != SBX_DETACH_ID_LEN || strlen(row->token) != SBX_EXEC_TOKEN_LEN ||
@@ -468,9 +479,15 @@ static void restored(Manager *m, DetachJob *j) {
                 }
                 (void) sbx_name_unqualify(row->sandbox, &plain);
                 exec_slots_force(&m->execs, row->caller);
-                if (!detached_object(m, row->id, plain, row->sandbox, row->argv0, row->owner, row->caller, p))
+                if (!(e = detached_object(m, row->id, plain, row->sandbox, row->argv0, row->owner, row->caller, p)))
                         continue;
-                log_info("Detached exec %s in sandbox '%s' is back", row->id, row->sandbox);
+                if (st->exited && !st->gone) {
+                        e->running = false;
+                        e->exit_status = st->exit_status;
+                        exec_slots_release(&m->execs, row->caller, 0);
+                }
+                log_info("Detached exec %s in sandbox '%s' is back%s", row->id, row->sandbox,
+                         e->running ? "" : " (ended)");
         }
 }
 

@@ -24,8 +24,11 @@ ECHO = "echo ready; echo err-ready >&2; exec cat"
 
 
 @pytest.fixture(scope="module")
-def box(stack, docker_image):
-    yield from h.running_sandbox(stack, "attach")
+def box(stack, sandboxd, docker_image):
+    for name in h.running_sandbox(stack, "attach"):
+        yield name
+        # The killed processes are seen ended (the next module's share is free).
+        wait_for(lambda: not [x for x in list_execs(sandboxd, name) if x[2]], 15, "every process seen ended")
 
 
 def detach(sandboxd, name, argv):

@@ -140,6 +140,24 @@ def test_a_ring_of_the_old_layout_is_refused_and_its_process_killed(sandboxd, bo
     wait_for(lambda: not any(c == "sleep 700" for c in h.command_lines(box)), 15, "the sleep killed")
 
 
+def test_ended_processes_come_back_ended_holding_no_slot(stack, sandboxd, box):
+    limit = sandboxd.call(MEMBER, "GetPolicy").result[0]["max_execs_per_user"]
+    paths = [detach(sandboxd, MEMBER, box, ["true"]).result[0] for _ in range(limit)]
+    for p in paths:
+        wait_for(lambda: ended(sandboxd, p) is not None or None, 15, "true's end")
+    assert stack.stop_daemon(signal.SIGKILL) is not None
+    back = wait_for(lambda: [x for x in list_execs(sandboxd, MEMBER, box) if x[0] in paths], 30, "the objects back")
+    # Seen ended at once (their rings said so), not running until a poll.
+    assert sorted(back) == sorted((p, "true", False, 0) for p in paths), back
+    # So the whole share is free.
+    fresh = [detach(sandboxd, MEMBER, box, ["sleep", "600"]).result[0] for _ in range(limit)]
+    for p in fresh:
+        sandboxd.call(MEMBER, "Kill", "s", ["KILL"], path=p, iface=EXEC).result
+    for p in fresh + paths:
+        wait_for(lambda: ended(sandboxd, p) is not None or None, 15, "killed")
+        read_output(sandboxd, MEMBER, p, 0)
+
+
 def test_start_failures_are_typed(sandboxd, box):
     msg = detach(sandboxd, MEMBER, box, ["no-such-command"]).error(h.INVALID_ARGS)
     assert "argv[0]: 'no-such-command': no such command in PATH" in msg
