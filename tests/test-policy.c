@@ -79,6 +79,7 @@ START_TEST(test_defaults) {
         ck_assert_int_eq(d->max_memory_mib, 8192);
         ck_assert_int_eq(d->max_disk_mib, 10240);
         ck_assert_int_eq(d->max_file_bytes, 16 << 20);
+        ck_assert_int_eq(d->max_process_output, 1 << 20);
         ck_assert_int_eq(d->observation_max_age, 2);
         ck_assert_int_eq(d->max_sandboxes_per_user, 16);
         ck_assert_int_eq(d->pids_limit, 512);
@@ -150,6 +151,8 @@ START_TEST(test_parse_all_keys) {
         ck_assert_int_eq(disk->max_disk_mib, 2048);
         _cleanup_(sbx_policy_freep) SbxPolicy *files = parse_ok("{ \"max_file_bytes\": 4096 }");
         ck_assert_int_eq(files->max_file_bytes, 4096);
+        _cleanup_(sbx_policy_freep) SbxPolicy *out = parse_ok("{ \"max_process_output\": 65536 }");
+        ck_assert_int_eq(out->max_process_output, 65536);
         _cleanup_(sbx_policy_freep) SbxPolicy *off = parse_ok("{ \"observation_max_age\": 0 }");
         ck_assert_int_eq(off->observation_max_age, 0);
 
@@ -196,6 +199,8 @@ static const struct {
         { "{\"max_disk_mib\": 1.5}",            "max_disk_mib: must be a whole number" },
         { "{\"max_file_bytes\": 16777217}",     "max_file_bytes: 16777217 is outside 1–16777216" },
         { "{\"observation_max_age\": 3601}",    "observation_max_age: 3601 is outside 0–3600" },
+        { "{\"max_process_output\": 65535}",    "max_process_output: 65535 is outside 65536–67108864" },
+        { "{\"max_process_output\": 67108865}", "max_process_output: 67108865 is outside" },
         { "{\"observation_max_age\": -1}",      "observation_max_age: -1 is outside 0–3600" },
         { "{\"pids_limit\": -1}",               "pids_limit: -1 is outside" },
         { "{\"host_port_min\": 0}",             "host_port_min: 0 is outside 1–65535" },

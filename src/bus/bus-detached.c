@@ -10,10 +10,12 @@
  * the rows whose sandbox still runs in the same container. */
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bus-args.h"
 #include "bus-error.h"
 #include "bus-exec.h"
 #include "bus-exec-internal.h"
@@ -24,26 +26,33 @@
 /* Rows given back at a restart: the running ones are bounded by max_execs, the
  * finished ones by the trim. */
 #define RESTORE_MAX (SBX_POLICY_MAX_EXECS_LIMIT + 256U)
+/* Attach sessions of one process at once: each is a relay thread and a Docker exec. */
+#define ATTACH_MAX 4U
 
 typedef enum DetachJobKind {
         JOB_POLL,
         JOB_READ,
         JOB_FORGET,
         JOB_RESTORE,
+        JOB_ATTACH,
 } DetachJobKind;
 
 typedef struct DetachJob {
         DetachJobKind kind;
         Manager *m;
-        ExecObject *e;                  /* POLL, READ: counted in its n_jobs */
-        sd_bus_message *call;           /* READ */
+        ExecObject *e;                  /* POLL, READ, ATTACH: counted in its n_jobs */
+        sd_bus_message *call;           /* READ, ATTACH */
         char *name, *id;                /* a copy of the object's */
         uint64_t offset;
         SbxDetachState state;
         SbxDetachOutput output;
         SbxDetachedRow *rows;           /* RESTORE: the rows to give back, with users */
         char **users;
+        SbxDetachState *states;         /* RESTORE: each row's process, as its ring says */
         size_t n_rows;
+        int fds[3];                     /* ATTACH: the caller's, for the session */
+        uid_t uid;                      /* ATTACH: who called */
+        SbxExecProcess *process;        /* ATTACH: the init's --attach, started */
         int r;
         SbxError error;
 } DetachJob;
@@ -53,16 +62,21 @@ static void job_free(DetachJob *j) {
         free(j->name);
         free(j->id);
         sbx_detach_output_done(&j->output);
+        sbx_exec_process_free(j->process);
+        for (size_t i = 0; i < 3; i++)
+                safe_close(j->fds[i]);
         sbx_detached_rows_free(j->rows, j->n_rows);
         for (size_t i = 0; j->users && i < j->n_rows; i++)
                 free(j->users[i]);
         free(j->users);
+        free(j->states);
         sbx_error_free(&j->error);
         free(j);
 }
 
-/* The rows whose sandbox runs in the recorded container, each with its "uid:gid";
- * the others' rows are deleted (their processes ended with the container). */
+/* The rows of earlier instances whose sandbox runs in the recorded container, each
+ * with its "uid:gid"; the others' rows are deleted (their processes ended with the
+ * container). */
 static int restore_rows(DetachJob *j, SbxLifecycle *l) {
         SbxDetachedRow *rows = NULL;
         size_t n = 0, kept = 0;
@@ -78,6 +92,10 @@ static int restore_rows(DetachJob *j, SbxLifecycle *l) {
         for (size_t i = 0; i < n; i++) {
                 _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *sb = NULL;
 
+                /* This instance's own (a start in flight, whose row comes first): its
+                 * object is the start's to make, or nobody's when it failed. */
+                if (rows[i].token && strncmp(rows[i].token, sbx_exec_instance_id(), SBX_EXEC_INSTANCE_LEN) == 0)
+                        continue;
                 r = sbx_store_get_sandbox(l->store, rows[i].sandbox, &sb, NULL);
                 if (r > 0 && sb->state == SBX_SANDBOX_RUNNING && streq(sb->container_id, rows[i].container_id) &&
                     asprintf(&j->users[kept], "%u:%u", (unsigned) rows[i].owner, (unsigned) sb->owner_gid) >= 0) {
@@ -95,6 +113,13 @@ static int restore_rows(DetachJob *j, SbxLifecycle *l) {
         for (size_t i = kept; i < n; i++)
                 sbx_detached_row_done(&rows[i]);
         j->n_rows = kept;
+        /* Which ended meanwhile: their objects come back ended, holding no slot. */
+        j->states = calloc(kept ?: 1, sizeof(SbxDetachState));
+        if (!j->states)
+                return -ENOMEM;
+        for (size_t i = 0; i < kept; i++)
+                if (sbx_lifecycle_detach_poll(l, rows[i].sandbox, rows[i].id, &j->states[i], NULL) < 0)
+                        j->states[i] = (SbxDetachState) {};     /* unknown: the polls tell */
         return 0;
 }
 
@@ -109,6 +134,8 @@ static void job_run(void *job, void *ctx) {
         switch (j->kind) {
         case JOB_POLL:
                 j->r = sbx_lifecycle_detach_poll(l, j->name, j->id, &j->state, &j->error);
+                if (j->r >= 0 && j->state.old_layout)
+                        (void) sbx_exec_kill(l->docker, j->e->process, SIGKILL, NULL);
                 break;
         case JOB_READ:
                 j->r = sbx_lifecycle_detach_read(l, j->name, j->id, j->offset, &j->output, &j->error);
@@ -122,6 +149,9 @@ static void job_run(void *job, void *ctx) {
                 break;
         case JOB_RESTORE:
                 j->r = restore_rows(j, l);
+                break;
+        case JOB_ATTACH:
+                j->r = sbx_lifecycle_detach_attach(l, j->name, j->id, &j->process, &j->error);
                 break;
         }
 }
@@ -176,14 +206,14 @@ static void read_done(DetachJob *j) {
         } else if ((r = sd_bus_message_new_method_return(j->call, &reply)) >= 0 &&
                    (r = sd_bus_message_append_array(reply, 'y', o->out, o->out_size)) >= 0 &&
                    (r = sd_bus_message_append_array(reply, 'y', o->err, o->err_size)) >= 0 &&
-                   (r = sd_bus_message_append(reply, "tb", o->next_offset, o->running && e->running)) >= 0)
+                   (r = sd_bus_message_append(reply, "tb", o->next_offset, o->more || (o->running && e->running))) >= 0)
                 r = sd_bus_send(NULL, reply, NULL);
         if (r < 0)
                 log_warning_errno(r, "exec %s: the reply to ReadOutput could not be sent: %m", e->id);
         if (sandbox_gone(j)) {
                 end(e, 128 + 9);
                 discard(e);
-        } else if (j->r >= 0 && !o->running) {
+        } else if (j->r >= 0 && !o->running && !o->more) {
                 /* It ended, and what it left was read to its end: the object goes. */
                 end(e, o->exit_status);
                 discard(e);
@@ -191,6 +221,29 @@ static void read_done(DetachJob *j) {
 }
 
 static void restored(Manager *m, DetachJob *j);
+
+/* The init's --attach runs: its relay to the caller's fds is the session. */
+static void attach_done(DetachJob *j) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        ExecObject *e = j->e;
+        int r = j->r;
+
+        if (r >= 0)
+                r = exec_attach_new(e->m, TAKE_PTR(j->process), &(ExecStartArgs) {
+                        .sandbox = e->sandbox, .name = e->name, .argv0 = e->argv0, .owner = e->owner,
+                        .caller = j->uid, .caller_name = sd_bus_message_get_sender(j->call),
+                        .fds = { TAKE_FD(j->fds[0]), TAKE_FD(j->fds[1]), TAKE_FD(j->fds[2]) } }, e->id);
+        else if (e->n_attached > 0)
+                e->n_attached--;        /* no session was made */
+        if (r < 0) {
+                sbx_bus_error_from(&error, &j->error, r);
+                r = sd_bus_reply_method_error(j->call, &error);
+        } else
+                r = sd_bus_reply_method_return(j->call, NULL);
+        if (r < 0)
+                log_warning_errno(r, "exec %s: the reply to Attach could not be sent: %m", e->id);
+        exec_audit(e, j->uid, "exec-attach", &error);
+}
 
 static void job_done(void *job) {
         DetachJob *j = job;
@@ -208,18 +261,27 @@ static void job_done(void *job) {
                 read_done(j);
         else if (j->kind == JOB_RESTORE)
                 restored(j->m, j);
+        else if (j->kind == JOB_ATTACH)
+                attach_done(j);
         job_free(j);
 }
 
-static int submit(Manager *m, ExecObject *e, DetachJobKind kind, const char *name, const char *id,
-                  sd_bus_message *call, uint64_t offset) {
+/* fds (ATTACH's; else NULL) are taken over, also on failure. */
+static int submit_with(Manager *m, ExecObject *e, DetachJobKind kind, const char *name, const char *id,
+                       sd_bus_message *call, uint64_t offset, int *fds, uid_t uid) {
         DetachJob *j = calloc(1, sizeof(DetachJob));
         int r;
 
-        if (!j)
+        if (!j) {
+                for (size_t i = 0; fds && i < 3; i++)
+                        fds[i] = safe_close(fds[i]);
                 return -ENOMEM;
+        }
         *j = (DetachJob) { .kind = kind, .m = m, .e = e, .name = name ? strdup(name) : NULL,
-                           .id = id ? strdup(id) : NULL, .call = sd_bus_message_ref(call), .offset = offset };
+                           .id = id ? strdup(id) : NULL, .call = sd_bus_message_ref(call), .offset = offset,
+                           .fds = { -1, -1, -1 }, .uid = uid };
+        for (size_t i = 0; fds && i < 3; i++)
+                j->fds[i] = TAKE_FD(fds[i]);
         if ((name && !j->name) || (id && !j->id)) {
                 job_free(j);
                 return -ENOMEM;
@@ -232,6 +294,11 @@ static int submit(Manager *m, ExecObject *e, DetachJobKind kind, const char *nam
         if (e)
                 e->n_jobs++;
         return 0;
+}
+
+static int submit(Manager *m, ExecObject *e, DetachJobKind kind, const char *name, const char *id,
+                  sd_bus_message *call, uint64_t offset) {
+        return submit_with(m, e, kind, name, id, call, offset, NULL, 0);
 }
 
 static int on_poll(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -285,8 +352,56 @@ static int read_output(sd_bus_message *msg, ExecObject *e, sd_bus_error *error) 
         return 1;
 }
 
+static int attach_refused(ExecObject *e, uid_t uid, int r, sd_bus_error *error) {
+        if (!sd_bus_error_is_set(error))
+                r = sd_bus_error_set_errno(error, r);
+        exec_audit(e, uid, "exec-attach", error);
+        return r;
+}
+
+/* Attach: the checks Kill has, a bounded number at once; the session is started on
+ * a worker (a Docker exec) and the call answered once it runs (attach_done()). */
+static int attach(sd_bus_message *msg, ExecObject *e, sd_bus_error *error) {
+        SbxError err = SBX_ERROR_NULL;
+        int fds[3] = { -1, -1, -1 }, r;
+        uid_t uid;
+
+        if (caller_cache_uid(&e->m->callers, msg, &uid) < 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell who is calling");
+        if ((r = exec_check_caller(e, uid, error)) < 0)
+                return attach_refused(e, uid, r, error);
+        if (e->discarded)
+                return sd_bus_error_set(error, SD_BUS_ERROR_UNKNOWN_OBJECT, "The exec object is going away");
+        if (e->n_attached >= ATTACH_MAX)
+                return attach_refused(e, uid, sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                      "Attach: %u sessions are attached to this process already (at most %u "
+                                      "at once)", e->n_attached, ATTACH_MAX), error);
+        if ((r = bus_read_fds(msg, fds, &err)) < 0) {
+                for (size_t i = 0; i < 3; i++)
+                        safe_close(fds[i]);
+                r = sbx_bus_error_from(error, &err, r);
+                sbx_error_free(&err);
+                return attach_refused(e, uid, r, error);
+        }
+        if ((r = manager_busy(e->m, uid)) < 0) {
+                for (size_t i = 0; i < 3; i++)
+                        safe_close(fds[i]);
+                return r == -EBUSY ? sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                                      "Too many operations of this user in progress")
+                                   : r;
+        }
+        r = submit_with(e->m, e, JOB_ATTACH, e->name, e->id, msg, 0, fds, uid);
+        manager_idle(e->m, uid);        /* the session holds a relay thread, not the caller's share */
+        if (r < 0)
+                return r == -EBUSY ? sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED, "Too many operations in progress")
+                                   : r;
+        e->n_attached++;
+        return 1;
+}
+
 static const ExecOps detached_ops = {
         .read_output = read_output,
+        .attach = attach,
         .discard = discard,
         .free = detached_free,
 };
@@ -345,7 +460,9 @@ static void restored(Manager *m, DetachJob *j) {
         }
         for (size_t i = 0; i < j->n_rows; i++) {
                 const SbxDetachedRow *row = &j->rows[i];
+                const SbxDetachState *st = &j->states[i];
                 SbxExecProcess *p;
+                ExecObject *e;
                 const char *plain;
 
                 if (strlen(row->id) != SBX_DETACH_ID_LEN || strlen(row->token) != SBX_EXEC_TOKEN_LEN ||
@@ -362,9 +479,15 @@ static void restored(Manager *m, DetachJob *j) {
                 }
                 (void) sbx_name_unqualify(row->sandbox, &plain);
                 exec_slots_force(&m->execs, row->caller);
-                if (!detached_object(m, row->id, plain, row->sandbox, row->argv0, row->owner, row->caller, p))
+                if (!(e = detached_object(m, row->id, plain, row->sandbox, row->argv0, row->owner, row->caller, p)))
                         continue;
-                log_info("Detached exec %s in sandbox '%s' is back", row->id, row->sandbox);
+                if (st->exited && !st->gone) {
+                        e->running = false;
+                        e->exit_status = st->exit_status;
+                        exec_slots_release(&m->execs, row->caller, 0);
+                }
+                log_info("Detached exec %s in sandbox '%s' is back%s", row->id, row->sandbox,
+                         e->running ? "" : " (ended)");
         }
 }
 
@@ -390,7 +513,7 @@ int bus_exec_list(Manager *m, sd_bus_message *msg, const char *name, const uid_t
             (r = sd_bus_message_open_container(reply, 'a', "(osbi)")) < 0)
                 return r;
         FOREACH_EXEC(e, m) {
-                if (!streq_ptr(e->name, name) || e->discarded || (uid != 0 && uid != e->caller && uid != e->owner))
+                if (!streq_ptr(e->name, name) || e->discarded || e->attach_of[0] || (uid != 0 && uid != e->caller && uid != e->owner))
                         continue;
                 if ((r = sd_bus_message_append(reply, "(osbi)", e->path, e->argv0 ?: "", e->running,
                                                (int32_t) (e->running ? -1 : e->exit_status))) < 0)

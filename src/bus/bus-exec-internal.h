@@ -22,6 +22,7 @@ typedef struct ExecObject ExecObject;
  * them without knowing that file). */
 typedef struct ExecOps {
         int (*read_output)(sd_bus_message *msg, ExecObject *e, sd_bus_error *error);
+        int (*attach)(sd_bus_message *msg, ExecObject *e, sd_bus_error *error);
         void (*discard)(ExecObject *e);         /* going for good: its row too */
         void (*free)(ExecObject *e);            /* its own fields */
 } ExecOps;
@@ -56,6 +57,11 @@ struct ExecObject {
         sd_event_source *poll;
         bool polling;                   /* a poll job is in flight */
         bool discarded;                 /* its row and directory are being removed */
+        unsigned n_attached;            /* its Attach sessions (and those being started) */
+
+        /* an Attach session (exec_attach_new()): not listed, no slot, no lingering */
+        char attach_of[33];             /* the detached object's id; empty: not one */
+        sd_event_source *hangup[2];     /* the caller's stdout, stderr closed */
 };
 
 static inline ExecObject *exec_of(ExecLink *l) {
@@ -79,6 +85,20 @@ void exec_trim_finished(Manager *m, uid_t uid);
 
 /* Registers the objects' fallback vtable (once). */
 int exec_register(Manager *m);
+
+/* Only who started it (and root), and only while it runs: Kill's, Resize's and
+ * Attach's check. */
+int exec_check_caller(ExecObject *e, uid_t uid, sd_bus_error *error);
+
+/* An audit record of a call on e by uid (error unset: "ok"). */
+void exec_audit(const ExecObject *e, uid_t uid, const char *verb, const sd_bus_error *error);
+
+/* An Attach session of the detached object attach_of: the relay of process (the
+ * init's --attach, detached.c) to the caller's fds, as bus_exec_new() makes for a
+ * StartExec but without a path anyone finds, an exec slot or a minute's linger. It
+ * ends with the process, when the caller's stdout or stderr is closed, or when its
+ * connection closes. Takes over process and the fds (also on failure). */
+int exec_attach_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const char *attach_of);
 
 /* Kill (sig > 0) on a worker; call NULL: nobody waits. */
 int exec_submit_kill(ExecObject *e, sd_bus_message *call, uid_t uid, int sig, sd_bus_error *error);

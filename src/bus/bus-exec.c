@@ -33,6 +33,13 @@ static void close_fds(ExecObject *e) {
                         e->fds[i] = safe_close(e->fds[i]);
 }
 
+/* An Attach session went: its detached object has one fewer. */
+static void attach_gone(Manager *m, const char *attach_of) {
+        FOREACH_EXEC(d, m)
+                if (streq(d->id, attach_of) && d->n_attached > 0)
+                        d->n_attached--;
+}
+
 ExecObject *exec_free(ExecObject *e) {
         if (!e)
                 return NULL;
@@ -40,12 +47,16 @@ ExecObject *exec_free(ExecObject *e) {
                 e->doomed = true;
                 return NULL;
         }
+        for (size_t i = 0; i < 2; i++)
+                e->hangup[i] = sd_event_source_disable_unref(e->hangup[i]);
         if (e->thread_started) {
                 (void) eventfd_write(e->wake_fd, 1);
                 (void) pthread_join(e->thread, NULL);
         }
         exec_link_remove(&e->m->execs, &e->link);
-        if (e->running)
+        if (e->attach_of[0])
+                attach_gone(e->m, e->attach_of);
+        else if (e->running)
                 exec_slots_release(&e->m->execs, e->caller, 0);
         if ((e->running || e->thread_started) && !e->detached)
                 manager_idle(e->m, BUSY_UID);
@@ -124,6 +135,10 @@ static void audit_exec(const ExecObject *e, uid_t uid, const char *verb, const s
         audit_exec_as(e, uid, verb, error, NULL);
 }
 
+void exec_audit(const ExecObject *e, uid_t uid, const char *verb, const sd_bus_error *error) {
+        audit_exec(e, uid, verb, error);
+}
+
 static int on_linger(sd_event_source *s, uint64_t usec, void *userdata) {
         exec_free(userdata);
         return 0;
@@ -148,14 +163,15 @@ void exec_trim_finished(Manager *m, uid_t uid) {
 
         FOREACH_EXEC(e, m) {
                 last = e;
-                if (!e->running && !e->doomed && !e->discarded) {
+                if (!e->running && !e->doomed && !e->discarded && !e->attach_of[0]) {
                         all++;
                         mine += e->caller == uid;
                 }
         }
         for (ExecObject *e = last; e && (mine > FINISHED_PER_USER_MAX || all > FINISHED_MAX); e = prev) {
                 prev = exec_of(e->link.prev);
-                if (e->running || e->doomed || e->discarded || (e->caller != uid && all <= FINISHED_MAX))
+                if (e->running || e->doomed || e->discarded || e->attach_of[0] ||
+                    (e->caller != uid && all <= FINISHED_MAX))
                         continue;
                 all--;
                 mine -= e->caller == uid;
@@ -168,6 +184,12 @@ void exec_trim_finished(Manager *m, uid_t uid) {
 
 void exec_ended(ExecObject *e) {
         e->running = false;
+        if (e->attach_of[0]) {
+                /* Nobody knows its path: no signal, no slot. */
+                manager_idle(e->m, BUSY_UID);
+                audit_exec(e, e->caller, "exec-attach-ended", NULL);
+                return;
+        }
         exec_slots_release(&e->m->execs, e->caller, 0);
         if (!e->detached)
                 manager_idle(e->m, BUSY_UID);
@@ -192,7 +214,7 @@ static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
         e->done_fd = safe_close(e->done_fd);
         e->wake_fd = safe_close(e->wake_fd);
         exec_ended(e);
-        if (e->caller_gone ||
+        if (e->caller_gone || e->attach_of[0] ||
             sd_event_add_time_relative(e->m->event, &e->linger, CLOCK_MONOTONIC, LINGER_USEC, 0, on_linger, e) < 0) {
                 exec_free(e);
                 return 0;
@@ -294,8 +316,8 @@ static int submit(ExecObject *e, sd_bus_message *call, uid_t uid, int sig, unsig
         return 1;
 }
 
-/* Only who started it (and root) may signal or resize it. */
-static int check_caller(ExecObject *e, uid_t uid, sd_bus_error *error) {
+/* Only who started it (and root) may signal, resize or attach to it. */
+int exec_check_caller(ExecObject *e, uid_t uid, sd_bus_error *error) {
         if (uid != 0 && uid != e->caller)
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
         if (!e->running)
@@ -344,7 +366,7 @@ static int method_kill(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         if ((sig = parse_signal(name)) < 0)
                 r = sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                       "signal: '%.32s' is not a signal name (TERM, SIGKILL) or number", name);
-        else if ((r = check_caller(e, uid, error)) >= 0)
+        else if ((r = exec_check_caller(e, uid, error)) >= 0)
                 r = submit(e, msg, uid, sig, 0, 0, error);
         return audit_refusal(e, uid, "exec-kill", r, error);
 }
@@ -361,7 +383,7 @@ static int method_resize(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 return r;
         if (rows == 0 || cols == 0)
                 r = sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "rows, cols: must be at least 1");
-        else if ((r = check_caller(e, uid, error)) >= 0)
+        else if ((r = exec_check_caller(e, uid, error)) >= 0)
                 r = e->process->relay.tty ? submit(e, msg, uid, 0, rows, cols, error)
                                           : sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "This exec has no terminal");
         return audit_refusal(e, uid, "exec-resize", r, error);
@@ -377,6 +399,18 @@ static int method_read_output(sd_bus_message *msg, void *userdata, sd_bus_error 
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
         return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
                                 "This exec is not detached: its output goes to its descriptors");
+}
+
+static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        ExecObject *e = userdata;
+        uid_t uid;
+
+        if (e->ops)
+                return e->ops->attach(msg, e, error);
+        if (caller_cache_uid(&e->m->callers, msg, &uid) < 0 || (uid != 0 && uid != e->caller))
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
+        return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
+                                "This exec is not detached: its output goes to the descriptors it was started with");
 }
 
 static int property_get(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -413,6 +447,8 @@ static const sd_bus_vtable exec_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("ReadOutput", SD_BUS_ARGS("t", offset),
                                 SD_BUS_RESULT("ay", stdout, "ay", stderr, "t", next_offset, "b", running),
                                 method_read_output, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Attach", SD_BUS_ARGS("h", stdin, "h", stdout, "h", stderr), SD_BUS_NO_RESULT,
+                                method_attach, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("Exited", SD_BUS_ARGS("i", exit_status), 0),
         SD_BUS_VTABLE_END
 };
@@ -464,7 +500,7 @@ static int exec_find(sd_bus *bus, const char *path, const char *interface, void 
         if (!id)
                 return 0;
         FOREACH_EXEC(e, m)
-                if (streq(e->id, id)) {
+                if (streq(e->id, id) && !e->attach_of[0]) {
                         *found = e;
                         return 1;
                 }
@@ -489,7 +525,7 @@ static int exec_enumerate(sd_bus *bus, const char *path, void *userdata, char **
         if (!paths)
                 return -ENOMEM;
         FOREACH_EXEC(e, m) {
-                if (uid != 0 && uid != e->caller && uid != e->owner)
+                if (e->attach_of[0] || (uid != 0 && uid != e->caller && uid != e->owner))
                         continue;
                 if (!(paths[n++] = strdup(e->path))) {
                         strv_free(paths);
@@ -553,14 +589,38 @@ int exec_submit_kill(ExecObject *e, sd_bus_message *call, uid_t uid, int sig, sd
         return submit(e, call, uid, sig, 0, 0, error);
 }
 
-int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const char **ret_path) {
+/* The caller closed its stdout or stderr (its pipe's reader, its socket's peer): the
+ * Attach session ends, its relay killing the init's --attach. */
+static int on_hangup(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        ExecObject *e = userdata;
+
+        for (size_t i = 0; i < 2; i++)
+                if (e->hangup[i] == s)
+                        e->hangup[i] = sd_event_source_disable_unref(e->hangup[i]);
+        if (e->thread_started)
+                (void) eventfd_write(e->wake_fd, 1);
+        return 0;
+}
+
+/* A regular file or /dev/null cannot be watched (EPERM): it never hangs up. */
+static void watch_hangups(ExecObject *e) {
+        for (size_t i = 0; i < 2; i++)
+                if (sd_event_add_io(e->m->event, &e->hangup[i], e->fds[1 + i], 0, on_hangup, e) < 0)
+                        e->hangup[i] = NULL;
+}
+
+static int exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const char *attach_of,
+                    const char **ret_path) {
         ExecObject *e;
         int r;
 
         e = calloc(1, sizeof(ExecObject));
 
         if (!e) {
-                exec_slots_release(&m->execs, args->caller, 0);        /* the slot is ours (see below) */
+                if (attach_of)
+                        attach_gone(m, attach_of);
+                else
+                        exec_slots_release(&m->execs, args->caller, 0);        /* the slot is ours (see below) */
                 sbx_exec_process_free(process);
                 for (size_t i = 0; i < 3; i++)
                         safe_close(args->fds[i]);
@@ -574,8 +634,10 @@ int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const
                 .caller_name = strdup(args->caller_name ?: ""), .name = strdup(args->name ?: ""),
                 .argv0 = strdup(args->argv0 ?: ""),
         };
+        if (attach_of)
+                snprintf(e->attach_of, sizeof e->attach_of, "%s", attach_of);
         args->fds[0] = args->fds[1] = args->fds[2] = -1;
-        /* The slot the operation acquired is the object's now. */
+        /* The slot the operation acquired is the object's now (an Attach session has none). */
         (void) manager_busy(m, BUSY_UID);
         exec_link_push(&m->execs, &e->link);
         if (!e->sandbox || !e->docker_host || !e->caller_name || !e->name || !e->argv0)
@@ -591,8 +653,19 @@ int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const
                 exec_free(e);
                 return r;
         }
-        *ret_path = e->path;
+        if (attach_of)
+                watch_hangups(e);
+        if (ret_path)
+                *ret_path = e->path;
         return 0;
+}
+
+int bus_exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const char **ret_path) {
+        return exec_new(m, process, args, NULL, ret_path);
+}
+
+int exec_attach_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const char *attach_of) {
+        return exec_new(m, process, args, attach_of, NULL);
 }
 
 void bus_exec_shutdown_all(Manager *m) {

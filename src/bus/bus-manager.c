@@ -207,9 +207,10 @@ static int method_get_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
                                        "publish_address", "s", p->publish_address,
                                        "python_version", "s",
                                        sbx_python_version_to_string(p->python_version))) < 0 ||
-            (r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}", "max_disk_mib", "t", (uint64_t) p->max_disk_mib,
+            (r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}", "max_disk_mib", "t", (uint64_t) p->max_disk_mib,
                                        "disk_enforcement", "s", SBX_POLICY_DISK_ENFORCEMENT,
                                        "max_file_bytes", "t", (uint64_t) p->max_file_bytes,
+                                       "max_process_output", "t", (uint64_t) p->max_process_output,
                                        "observation_max_age", "t", (uint64_t) p->observation_max_age)) < 0 ||
             /* Which engine, and who it proved to be (its certificate, a tcp:// one). */
             (r = sd_bus_message_append(reply, "{sv}{sv}", "engine", "s", m->docker_host,

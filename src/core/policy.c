@@ -69,6 +69,7 @@ SbxPolicy *sbx_policy_new_default(void) {
         p->observation_max_age = SBX_POLICY_DEFAULT_OBSERVATION_MAX_AGE;
         p->max_disk_mib = SBX_POLICY_DEFAULT_MAX_DISK_MIB;
         p->max_file_bytes = SBX_POLICY_DEFAULT_MAX_FILE_BYTES;
+        p->max_process_output = SBX_POLICY_DEFAULT_MAX_PROCESS_OUTPUT;
         p->python_version = SBX_PYTHON_DEFAULT;
 
         p->default_image = strdup(SBX_POLICY_DEFAULT_IMAGE);
@@ -332,6 +333,7 @@ static const struct {
         INT_KEY(observation_max_age,    0,                  SBX_POLICY_OBSERVATION_MAX_AGE_LIMIT),
         INT_KEY(max_disk_mib,           1,                  SBX_POLICY_MAX_DISK_MIB_LIMIT),
         INT_KEY(max_file_bytes,         1,                  SBX_POLICY_MAX_FILE_BYTES_LIMIT),
+        INT_KEY(max_process_output,     SBX_POLICY_MIN_PROCESS_OUTPUT, SBX_POLICY_MAX_PROCESS_OUTPUT_LIMIT),
 #undef INT_KEY
 };
 

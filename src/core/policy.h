@@ -66,6 +66,11 @@
  * below the system bus's 32 MiB message limit with the reply's other fields. */
 #define SBX_POLICY_DEFAULT_MAX_FILE_BYTES (INT64_C(16) << 20)
 #define SBX_POLICY_MAX_FILE_BYTES_LIMIT (INT64_C(16) << 20)
+/* What a detached process's output keeps of each stream, in bytes (the oldest
+ * dropped): its ring in the sandbox (proto.h, SBX_RING_CAP_MIN…MAX). */
+#define SBX_POLICY_DEFAULT_MAX_PROCESS_OUTPUT (INT64_C(1) << 20)
+#define SBX_POLICY_MIN_PROCESS_OUTPUT (INT64_C(64) << 10)
+#define SBX_POLICY_MAX_PROCESS_OUTPUT_LIMIT (INT64_C(64) << 20)
 /* How the bound is enforced, as GetPolicy's disk_enforcement reports it. */
 #define SBX_POLICY_DISK_ENFORCEMENT "copies"
 
@@ -120,6 +125,7 @@ typedef struct SbxPolicy {
         int64_t observation_max_age;            /* seconds a read may use an observation (DESIGN §20); 0: never */
         int64_t max_disk_mib;                   /* a sandbox's writable layer, by copies into it */
         int64_t max_file_bytes;                 /* one ReadFile's or WriteFile's data */
+        int64_t max_process_output;             /* a detached process's output kept, per stream */
         char *publish_address;  /* an IPv4 or IPv6 literal */
         /* The Python whose repr() the fingerprint stamped on created sandboxes
          * follows ("3.11"…"3.14"); verification accepts every version's. */

@@ -390,39 +390,43 @@ static uint64_t ring_u64(const uint8_t *p) {
 int sbx_ring_parse_header(const uint8_t *buf, size_t n, SbxRingHeader *ret) {
         uint64_t state;
 
-        if (n < SBX_RING_HEADER_SIZE || memcmp(buf, SBX_RING_MAGIC, 8) != 0 ||
-            ring_u64(buf + SBX_RING_CAP_OFFSET) != SBX_RING_CAP)
+        if (n >= 8 && memcmp(buf, SBX_RING_MAGIC_V1, 8) == 0)
+                return -EPROTONOSUPPORT;
+        if (n < SBX_RING_HEADER_SIZE || memcmp(buf, SBX_RING_MAGIC, 8) != 0)
                 return -EBADMSG;
         state = ring_u64(buf + SBX_RING_STATE_OFFSET);
         if (state > SBX_RING_EXITED)
                 return -EBADMSG;
         *ret = (SbxRingHeader) {
-                .commit = ring_u64(buf + SBX_RING_COMMIT_OFFSET),
+                .cap = ring_u64(buf + SBX_RING_CAP_OFFSET),
+                .commit = { ring_u64(buf + SBX_RING_COMMIT_OFFSET(0)), ring_u64(buf + SBX_RING_COMMIT_OFFSET(1)) },
                 .status = ring_u64(buf + SBX_RING_STATUS_OFFSET),
                 .pid = ring_u64(buf + SBX_RING_PID_OFFSET),
                 .start_time = ring_u64(buf + SBX_RING_START_TIME_OFFSET),
                 .exited = state == SBX_RING_EXITED,
         };
-        if (ret->status > 255 || ret->commit > UINT64_MAX / 2)
+        if (ret->cap < SBX_RING_CAP_MIN || ret->cap > SBX_RING_CAP_MAX || ret->status > 255 ||
+            ret->commit[0] > UINT64_MAX / 2 || ret->commit[1] > UINT64_MAX / 2)
                 return -EBADMSG;
         return 0;
 }
 
-int sbx_ring_split(const uint8_t *data, size_t n, uint64_t pos, const uint8_t *tags, size_t n_tags,
-                   uint8_t *out, size_t *ret_out, uint8_t *err, size_t *ret_err) {
-        size_t first = (size_t) (pos % 8), no = 0, ne = 0;
+uint64_t sbx_ring_cursor(const uint64_t pos[2]) {
+        return (pos[0] & UINT32_MAX) | (pos[1] << 32);
+}
 
-        if (n > 0 && (first + n + 7) / 8 > n_tags)
-                return -EBADMSG;
-        for (size_t i = 0; i < n; i++) {
-                size_t bit = first + i;
+int sbx_ring_cursor_positions(uint64_t cursor, const uint64_t commit[2], uint64_t ret[2]) {
+        uint64_t p[2];
 
-                if (tags[bit / 8] & (1U << (bit % 8)))
-                        err[ne++] = data[i];
-                else
-                        out[no++] = data[i];
+        for (int s = 0; s < 2; s++) {
+                uint64_t part = s == 0 ? cursor & UINT32_MAX : cursor >> 32;
+                uint64_t back = (commit[s] - part) & UINT32_MAX;        /* how far behind the commit */
+
+                if (back > commit[s])
+                        return -ERANGE;
+                p[s] = commit[s] - back;
         }
-        *ret_out = no;
-        *ret_err = ne;
+        ret[0] = p[0];
+        ret[1] = p[1];
         return 0;
 }

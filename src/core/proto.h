@@ -64,39 +64,53 @@ typedef enum SbxProtoTag {
 #define SBX_PROTO_REMOVE_RECURSIVE   (1U << 0)
 
 /* The ring file of a detached process (src/init/detach.c writes it, the service
- * reads it through READ requests): a header of u64 little-endian fields, the
- * output of both streams in order (SBX_RING_CAP bytes, the oldest overwritten), one
- * bit per output byte (set: stderr), and the trailer's intent. Versioned by its
- * magic. Everything in it is hostile input: the owner's processes can write it. */
+ * reads it through READ requests): a header of u64 little-endian fields, then one
+ * ring of `cap` bytes per stream (stdout, then stderr; each keeps its newest cap
+ * bytes, the oldest overwritten), then each stream's intent. cap is the policy's
+ * max_process_output when the process started, recorded in the header, so a reader
+ * after a restart or a policy change reads it as it was written. Versioned by its
+ * magic: layout 1 (XSBRING1, one 2 MiB ring of both streams) is refused. Everything
+ * in it is hostile input: the owner's processes can write it. */
 #define SBX_RING_FILE "output"
-#define SBX_RING_MAGIC "XSBRING1"
-#define SBX_RING_CAP ((uint64_t) 2 << 20)
-#define SBX_RING_HEADER_SIZE 64U
+/* The FIFO beside it that the process has as its stdin (Attach writes it). */
+#define SBX_RING_STDIN_FILE "stdin"
+#define SBX_RING_MAGIC "XSBRING2"
+#define SBX_RING_MAGIC_V1 "XSBRING1"
+#define SBX_RING_CAP_MIN ((uint64_t) 64 << 10)
+#define SBX_RING_CAP_MAX ((uint64_t) 64 << 20)
+#define SBX_RING_CAP_DEFAULT ((uint64_t) 1 << 20)
+#define SBX_RING_HEADER_SIZE 128U
 #define SBX_RING_CAP_OFFSET 8U
-#define SBX_RING_COMMIT_OFFSET 16U     /* the stream position after the last byte written */
-#define SBX_RING_STATE_OFFSET 24U      /* 0 running, SBX_RING_EXITED */
-#define SBX_RING_STATUS_OFFSET 32U     /* the exit status (128+N after signal N) */
-#define SBX_RING_PID_OFFSET 40U        /* the supervisor's pid in the sandbox */
-#define SBX_RING_START_TIME_OFFSET 48U /* and its start time (/proc/PID/stat, field 22) */
+#define SBX_RING_STATE_OFFSET 16U      /* 0 running, SBX_RING_EXITED */
+#define SBX_RING_STATUS_OFFSET 24U     /* the exit status (128+N after signal N) */
+#define SBX_RING_PID_OFFSET 32U        /* the supervisor's pid in the sandbox */
+#define SBX_RING_START_TIME_OFFSET 40U /* and its start time (/proc/PID/stat, field 22) */
+/* stream s's position after its last byte written (s: 0 stdout, 1 stderr) */
+#define SBX_RING_COMMIT_OFFSET(s) (48U + 8U * (unsigned) (s))
 #define SBX_RING_EXITED 1U
-#define SBX_RING_DATA_OFFSET ((uint64_t) SBX_RING_HEADER_SIZE)
-#define SBX_RING_TAGS_OFFSET (SBX_RING_DATA_OFFSET + SBX_RING_CAP)
-#define SBX_RING_TRAILER_OFFSET (SBX_RING_TAGS_OFFSET + SBX_RING_CAP / 8)
-#define SBX_RING_FILE_SIZE (SBX_RING_TRAILER_OFFSET + 8)
+#define SBX_RING_DATA_OFFSET(cap, s) ((uint64_t) SBX_RING_HEADER_SIZE + (uint64_t) (s) * (cap))
+#define SBX_RING_INTENT_OFFSET(cap, s) ((uint64_t) SBX_RING_HEADER_SIZE + 2 * (cap) + 8U * (uint64_t) (s))
+#define SBX_RING_FILE_SIZE(cap) SBX_RING_INTENT_OFFSET(cap, 2)
 
 typedef struct SbxRingHeader {
-        uint64_t commit, status, pid, start_time;
+        uint64_t cap;
+        uint64_t commit[2];
+        uint64_t status, pid, start_time;
         bool exited;
 } SbxRingHeader;
 
-/* The header in buf (n bytes): 0, or -EBADMSG when it is not one of this version. */
+/* The header in buf (n bytes): 0; -EPROTONOSUPPORT for layout 1; -EBADMSG when it
+ * is not a header of this layout (a cap outside SBX_RING_CAP_MIN…MAX included). */
 int sbx_ring_parse_header(const uint8_t *buf, size_t n, SbxRingHeader *ret);
 
-/* Splits n bytes of output starting at stream position pos by their bits in tags
- * (the bytes of the tag bitmap from bit (pos % SBX_RING_CAP) / 8 on, n_tags of
- * them, unwrapped) into out and err (each of room for n bytes). */
-int sbx_ring_split(const uint8_t *data, size_t n, uint64_t pos, const uint8_t *tags, size_t n_tags,
-                   uint8_t *out, size_t *ret_out, uint8_t *err, size_t *ret_err);
+/* ReadOutput's offset is a cursor over both streams: stdout's position modulo 2^32
+ * in the low 32 bits, stderr's in the high 32 (0: from the oldest byte kept of
+ * each). */
+uint64_t sbx_ring_cursor(const uint64_t pos[2]);
+/* The positions a cursor names, given each stream's commit: for each stream the
+ * newest position <= its commit that is the cursor's part modulo 2^32; -ERANGE when
+ * there is none (the cursor is past a stream's end). */
+int sbx_ring_cursor_positions(uint64_t cursor, const uint64_t commit[2], uint64_t ret[2]);
 
 typedef struct SbxProtoFrame {
         uint32_t type;

@@ -9,6 +9,9 @@
  * SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to this process are forwarded (Kill);
  * if this process dies, its connection closes and the service kills the exec.
  *
+ * With --detach, exec starts the command detached (StartExec's detach) and prints its
+ * exec object; ctl-detached.c reads, follows and attaches to it.
+ *
  * With --json, exec captures instead (ExecSandbox, like xagent's ExecResult): the
  * standard input that is not a terminal is read whole and sent along, the call's
  * timeout is the exec's plus a margin, and the result is printed as JSON.
@@ -36,6 +39,7 @@
 
 #include "bus-spec.h"
 #include "ctl-bus.h"
+#include "ctl-exec.h"
 #include "ctl-verbs.h"
 #include "fileio.h"
 #include "json-util.h"
@@ -53,6 +57,7 @@ enum {
         ARG_ENV,
         ARG_WORKDIR,
         ARG_TIMEOUT,
+        ARG_DETACH,
 };
 
 typedef struct ExecArgs {
@@ -62,6 +67,7 @@ typedef struct ExecArgs {
         size_t n_env;
         const char *workdir;
         uint64_t timeout;
+        bool detach;
 } ExecArgs;
 
 static int exec_option(int c, const char *arg, void *userdata) {
@@ -86,6 +92,9 @@ static int exec_option(int c, const char *arg, void *userdata) {
                 return CTL_PROCEED;
         case ARG_TIMEOUT:
                 return ctl_parse_uint(a->verb, "--timeout", arg, 0, 86400, &a->timeout);
+        case ARG_DETACH:
+                a->detach = true;
+                return CTL_PROCEED;
         default:
                 return CTL_EXIT_USAGE;
         }
@@ -131,6 +140,8 @@ static int append_exec_options(sd_bus_message *m, const ExecArgs *a, const struc
         if (!ws && (r = sd_bus_message_append(m, "{sv}", "on_timeout", "s", "result")) < 0)
                 return r;
         if (a->tty && (r = sd_bus_message_append(m, "{sv}", "tty", "b", 1)) < 0)
+                return r;
+        if (a->detach && (r = sd_bus_message_append(m, "{sv}", "detach", "b", 1)) < 0)
                 return r;
         if (a->tty && ws && ws->ws_row > 0 &&
             ((r = sd_bus_message_append(m, "{sv}", "rows", "q", (uint16_t) ws->ws_row)) < 0 ||
@@ -222,7 +233,7 @@ static void block_forwarded(bool tty, sigset_t *ret) {
         (void) sigprocmask(SIG_BLOCK, ret, NULL);
 }
 
-static int wait_exited(sd_bus *bus, const char *path, const sigset_t *mask) {
+int ctl_exec_wait_exited(sd_bus *bus, const char *path, const sigset_t *mask) {
         _cleanup_close_ int sfd = -EBADF;
         Waiter w = {};
         int r;
@@ -296,9 +307,35 @@ static int run_exec(CtlOptions *o, const char *name, char **cmd, const ExecArgs 
                 return ctl_bus_fail("StartExec", r);
         if (a->tty)
                 raw_terminal();
-        r = wait_exited(bus, path, &mask);
+        r = ctl_exec_wait_exited(bus, path, &mask);
         restore_terminal();
         return said_timed_out(a, started, r, 128 + SIGKILL);
+}
+
+/* --detach: nothing of this process is the command's; its exec object is printed. */
+static int run_detached(CtlOptions *o, const char *name, char **cmd, const ExecArgs *a) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_close_ int null = -EBADF;
+        const struct winsize none = {};
+        const char *path;
+        int r;
+
+        if (a->tty || a->timeout > 0)
+                return ctl_usage_error(a->verb, "--detach: not with %s", a->tty ? "-t" : "--timeout");
+        null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0)
+                return ctl_bus_fail("/dev/null", -errno);
+        if (ctl_bus_connect(o, &bus) < 0 || ctl_bus_new_sandbox_call(bus, o, "StartExec", name, &m) < 0)
+                return CTL_EXIT_FAILURE;
+        if ((r = sd_bus_message_append_strv(m, cmd)) < 0 || (r = append_exec_options(m, a, &none, NULL, 0)) < 0 ||
+            (r = sd_bus_message_append(m, "hhh", null, null, null)) < 0)
+                return ctl_bus_fail("StartExec", r);
+        if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
+                return CTL_EXIT_FAILURE;
+        if ((r = sd_bus_message_read(reply, "o", &path)) < 0)
+                return ctl_bus_fail("StartExec", r);
+        return ctl_print_exec(path, o->json);
 }
 
 /* Output bytes as a JSON string: invalid UTF-8 becomes U+FFFD, byte by byte. */
@@ -400,6 +437,7 @@ static const struct option exec_options[] = {
         { "env",     required_argument, NULL, ARG_ENV     },
         { "workdir", required_argument, NULL, ARG_WORKDIR },
         { "timeout", required_argument, NULL, ARG_TIMEOUT },
+        { "detach",  no_argument,       NULL, ARG_DETACH  },
         {}
 };
 
@@ -410,7 +448,8 @@ int verb_exec(int argc, char **argv, CtlOptions *o) {
         expand_short(argc, argv);
         r = ctl_parse_args(argc, argv, exec_options, o, exec_option, &a, 2, INT_MAX);
         if (r == CTL_PROCEED)
-                r = (o->json ? run_capture : run_exec)(o, argv[optind], argv + optind + 1, &a);
+                r = (a.detach ? run_detached : o->json ? run_capture : run_exec)(o, argv[optind],
+                                                                               argv + optind + 1, &a);
         free(a.env);
         return r;
 }
@@ -509,20 +548,6 @@ static int copy_in(CtlOptions *o, const char *src, const char *name, const char 
 
 /* The archive from in to out through the tar filter copies into a sandbox pass
  * (tar-filter.h), in a child: no devices, setuid bits or links leading out. */
-static int write_all(int fd, const char *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
 /* other: the pipe's write end, which the child must not hold open. */
 static int spawn_filter(int in, int out, int other, pid_t *ret) {
         pid_t pid = fork();
@@ -555,7 +580,7 @@ static int spawn_filter(int in, int out, int other, pid_t *ret) {
                                                   "cp: %s", error.message ?: strerror(-r));
                                 _exit(EXIT_FAILURE);
                         }
-                        if (size > 0 && write_all(out, buf, size) < 0)
+                        if (size > 0 && ctl_write_all(out, buf, size) < 0)
                                 _exit(EXIT_FAILURE);
                         size = 0;
                 } while (n != 0);

@@ -126,20 +126,6 @@ static int start(int argc, char **argv, CtlOptions *o, FileArgs *a, int n_args, 
         return CTL_PROCEED;
 }
 
-static int write_all(int fd, const void *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                p = (const char *) p + k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
 static int read_info_eof(sd_bus_message *reply, bool *ret_eof) {
         int r = sd_bus_message_enter_container(reply, 'a', "{sv}");
 
@@ -189,7 +175,7 @@ int verb_cat(int argc, char **argv, CtlOptions *o) {
                 if ((r = sd_bus_message_read_array(reply, 'y', &data, &size)) < 0 ||
                     (r = read_info_eof(reply, &eof)) < 0)
                         return ctl_bus_fail("ReadFile", r);
-                if ((r = write_all(STDOUT_FILENO, data, size)) < 0)
+                if ((r = ctl_write_all(STDOUT_FILENO, data, size)) < 0)
                         return ctl_bus_fail("standard output", r);
                 if (size == 0)
                         break;          /* nothing more to read, whatever eof says */

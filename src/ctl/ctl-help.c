@@ -52,12 +52,18 @@ const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
         [CTL_VERB_DELETE] = { "delete", "delete NAME", "Remove a sandbox (nothing to do if none)", "" },
         [CTL_VERB_SNAPSHOT] = { "snapshot", "snapshot NAME ID", "Save a sandbox as snapshot ID", "" },
         [CTL_VERB_DELETE_SNAPSHOT] = { "delete-snapshot", "delete-snapshot ID", "Remove a snapshot", "" },
-        [CTL_VERB_EXEC] = { "exec", "exec [-t] [--env K=V]... [--workdir D] [--timeout S] NAME -- CMD...",
+        [CTL_VERB_EXEC] = { "exec", "exec [-t|--detach] [--env K=V]... [--workdir D] [--timeout S] NAME -- CMD...",
           "Run a command in a sandbox (exits with its status)",
           "  -t, --tty                    Give it a terminal (this one, raw meanwhile)\n"
+          "     --detach                 Start it detached, print its exec id and return\n"
           "     --env K=V                Set an environment variable (repeatable)\n"
           "     --workdir D              Run it in directory D (absolute)\n"
           "     --timeout S              Kill it after S seconds (default: none)\n" },
+        [CTL_VERB_PS] = { "ps", "ps NAME", "List the processes started in a sandbox (exec objects)", "" },
+        [CTL_VERB_OUTPUT] = { "output", "output [--follow] EXEC", "Print a detached process's kept output",
+          "     --follow                 Go on until the process ended\n" },
+        [CTL_VERB_ATTACH] = { "attach", "attach EXEC",
+          "Connect this terminal or these pipes to a detached process (^C leaves it running)", "" },
         [CTL_VERB_SHELL] = { "shell", "shell NAME", "Open /bin/sh in a sandbox on this terminal", "" },
         [CTL_VERB_CP] = { "cp", "cp SRC DST", "Copy files into (DST = NAME:DIR) or out of (SRC = NAME:PATH) a sandbox",
           "" },

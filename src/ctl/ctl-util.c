@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
+#include <unistd.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -220,4 +221,18 @@ void ctl_print_dict(struct json_object *dict, bool json) {
         }
         json_object_object_foreach(dict, key, value)
                 print_value(key, value);
+}
+
+int ctl_write_all(int fd, const void *p, size_t n) {
+        while (n > 0) {
+                ssize_t k = write(fd, p, n);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                p = (const char *) p + k;
+                n -= (size_t) k;
+        }
+        return 0;
 }

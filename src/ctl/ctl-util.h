@@ -73,6 +73,9 @@ void ctl_error_unnamed(const char *name, const char *fmt, ...) _printf_(2, 3);
  * string is static or lives until the program ends. */
 const char *ctl_errno_name(int r);
 
+/* Writes all n bytes to fd (again after EINTR); 0 or a negative errno. */
+int ctl_write_all(int fd, const void *p, size_t n);
+
 /* Prints a JSON value for programs (pretty, '/' unescaped) on standard output. */
 struct json_object;
 void ctl_print_json(struct json_object *j);

@@ -3,7 +3,8 @@
 /* Detached processes (docs/architecture.md, "Detached processes"), run by the
  * service through one exec as the sandbox's owner:
  *
- *   --detach DIR -- ARGV…   makes DIR (0700) and its ring file, starts the
+ *   --detach DIR CAP -- ARGV…   makes DIR (0700) and its ring file of CAP bytes a
+ *       stream (SBX_RING_CAP_MIN…SBX_RING_CAP_MAX), starts the
  *       supervisor in a session of its own (double fork, so the exec's end, the
  *       caller's and the service's leave it alone), and exits once ARGV runs: 0, or
  *       3 with "exec-failed ERRNO" on stdout when ARGV could not be started, 4 when
@@ -11,15 +12,17 @@
  *   --supervise DIR FD TOKEN -- ARGV…   (run by the above only) the supervisor: it
  *       re-executed itself without the exec's token in its environment, so a Kill
  *       of the exec's token reaches ARGV and its descendants but not the supervisor,
- *       which records how ARGV ended. ARGV gets the token back, /dev/null as stdin
- *       and pipes as stdout and stderr, copied into the ring file.
+ *       which records how ARGV ended. ARGV gets the token back, DIR's FIFO
+ *       (SBX_RING_STDIN_FILE) as stdin — opened for reading and writing, so that it
+ *       never reads an end of file, only what an Attach writes (without one, a read
+ *       blocks) — and pipes as stdout and stderr, copied into the ring file.
  *
- * The ring file (layout in proto.h, SBX_RING_*): a header, SBX_RING_CAP bytes of
- * output of both streams in the order written, one bit per byte saying which stream
- * (set: stderr), and a trailer. The oldest output is overwritten. A reader (the
+ * The ring file (layout in proto.h, SBX_RING_*): a header, then one ring per
+ * stream of the cap DIR was made with (CAP: the policy's max_process_output), each
+ * keeping its stream's newest CAP bytes, then each stream's intent. A reader (the
  * service, through the channel's READ) reads the header's commit first and the
- * trailer's intent last; a write declares its intent before it writes and commits
- * after, so what lies between intent − SBX_RING_CAP and commit was not overwritten
+ * stream's intent last; a write declares its intent before it writes and commits
+ * after, so what lies between intent − CAP and commit was not overwritten
  * meanwhile. */
 
 #include <errno.h>
@@ -39,7 +42,6 @@
 #define EXEC_TOKEN_VAR "XAGENT_SANDBOX_EXEC="
 #define CHUNK 65536U
 
-static uint8_t tags[SBX_RING_CAP / 8];
 static char chunk[CHUNK];
 
 typedef struct Report {
@@ -104,38 +106,23 @@ static int ring_write(int fd, uint64_t base, uint64_t cap, uint64_t off, const v
         return n > first ? pwrite_all(fd, (const char *) p + first, n - (size_t) first, base) : 0;
 }
 
-static uint64_t written;                /* the stream position of the next byte */
+static uint64_t ring_cap;
+static uint64_t written[2];             /* each stream's position of its next byte */
 
-static int append(int fd, bool err, const char *p, size_t n) {
-        uint64_t pos, first_byte, last_byte;
+static int append(int fd, int stream, const char *p, size_t n) {
+        uint64_t pos;
 
-        if (n > SBX_RING_CAP) {         /* only the newest cap bytes can stay */
-                written += n - SBX_RING_CAP;
-                p += n - SBX_RING_CAP;
-                n = SBX_RING_CAP;
+        if (n > ring_cap) {             /* only the newest cap bytes can stay */
+                written[stream] += n - ring_cap;
+                p += n - ring_cap;
+                n = (size_t) ring_cap;
         }
-        pos = written;
-        if (put_u64(fd, SBX_RING_TRAILER_OFFSET, pos + n) < 0 ||
-            ring_write(fd, SBX_RING_DATA_OFFSET, SBX_RING_CAP, pos, p, n) < 0)
+        pos = written[stream];
+        if (put_u64(fd, SBX_RING_INTENT_OFFSET(ring_cap, stream), pos + n) < 0 ||
+            ring_write(fd, SBX_RING_DATA_OFFSET(ring_cap, stream), ring_cap, pos, p, n) < 0)
                 return -1;
-        for (uint64_t i = pos; i < pos + n; i++) {
-                uint64_t bit = i % SBX_RING_CAP;
-
-                if (err)
-                        tags[bit / 8] |= (uint8_t) (1U << (bit % 8));
-                else
-                        tags[bit / 8] &= (uint8_t) ~(1U << (bit % 8));
-        }
-        first_byte = (pos % SBX_RING_CAP) / 8;
-        last_byte = ((pos + n - 1) % SBX_RING_CAP) / 8;
-        if (first_byte <= last_byte && n < SBX_RING_CAP - 8) {
-                if (pwrite_all(fd, tags + first_byte, (size_t) (last_byte - first_byte + 1),
-                               SBX_RING_TAGS_OFFSET + first_byte) < 0)
-                        return -1;
-        } else if (pwrite_all(fd, tags, sizeof tags, SBX_RING_TAGS_OFFSET) < 0)
-                return -1;
-        written = pos + n;
-        return put_u64(fd, SBX_RING_COMMIT_OFFSET, written);
+        written[stream] = pos + n;
+        return put_u64(fd, SBX_RING_COMMIT_OFFSET(stream), written[stream]);
 }
 
 static int exit_status(int status) {
@@ -165,7 +152,7 @@ static void supervise_loop(int ring, int out, int err, pid_t child) {
                         if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
                                 continue;
                         n = read(p[i].fd, chunk, sizeof chunk);
-                        if (n > 0 && append(ring, i == 1, chunk, (size_t) n) == 0)
+                        if (n > 0 && append(ring, i, chunk, (size_t) n) == 0)
                                 continue;
                         if (n < 0 && errno == EINTR)
                                 continue;
@@ -177,8 +164,42 @@ static void supervise_loop(int ring, int out, int err, pid_t child) {
 
 static char token_entry[128];
 
+/* DIR's FIFO, for reading and writing; it must be one (the owner may have put
+ * anything there). */
+static int open_input(const char *dir) {
+        struct stat st;
+        int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW), fd;
+
+        if (d < 0)
+                return -1;
+        fd = openat(d, SBX_RING_STDIN_FILE, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        close(d);
+        if (fd < 0)
+                return -1;
+        /* The process reads it blocking. */
+        if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode) || fcntl(fd, F_SETFL, O_RDWR) < 0) {
+                close(fd);
+                errno = EBADF;
+                return -1;
+        }
+        return fd;
+}
+
+/* The cap the ring file was made with (its header, written by --detach). */
+static int read_cap(int ring) {
+        uint8_t buf[SBX_RING_HEADER_SIZE];
+        SbxRingHeader h;
+
+        if (pread(ring, buf, sizeof buf, 0) != (ssize_t) sizeof buf || sbx_ring_parse_header(buf, sizeof buf, &h) < 0) {
+                errno = EBADMSG;
+                return -1;
+        }
+        ring_cap = h.cap;
+        return 0;
+}
+
 int sbx_init_supervise(const char *dir, const char *report_fd, const char *token, char **argv) {
-        int rep = atoi(report_fd), out[2], err[2], ring, devnull;
+        int rep = atoi(report_fd), out[2], err[2], ring, input;
         pid_t child;
 
         if (strlen(token) == 0 || strlen(token) > 64 || rep < 3)
@@ -191,8 +212,8 @@ int sbx_init_supervise(const char *dir, const char *report_fd, const char *token
                 ring = openat(d, SBX_RING_FILE, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
                 close(d);
         }
-        devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (ring < 0 || devnull < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+        input = open_input(dir);
+        if (ring < 0 || read_cap(ring) < 0 || input < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
                 report(rep, 2, errno);
                 return 4;
         }
@@ -206,7 +227,7 @@ int sbx_init_supervise(const char *dir, const char *report_fd, const char *token
         }
         if (child == 0) {
                 (void) signal(SIGPIPE, SIG_DFL);
-                if (dup2(devnull, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0 ||
+                if (dup2(input, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0 ||
                     putenv(token_entry) != 0)
                         report(rep, 2, errno);
                 else {
@@ -218,12 +239,12 @@ int sbx_init_supervise(const char *dir, const char *report_fd, const char *token
         close(rep);
         close(out[1]);
         close(err[1]);
-        close(devnull);
+        close(input);
         supervise_loop(ring, out[0], err[0], child);
         return 0;
 }
 
-static int make_ring(const char *dir) {
+static int make_ring(const char *dir, uint64_t cap) {
         static const uint8_t zero[4096];
         int d, fd;
 
@@ -232,9 +253,9 @@ static int make_ring(const char *dir) {
                 return -1;
         fd = openat(d, SBX_RING_FILE, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         close(d);
-        if (fd < 0 || ftruncate(fd, (off_t) SBX_RING_FILE_SIZE) < 0 ||
+        if (fd < 0 || ftruncate(fd, (off_t) SBX_RING_FILE_SIZE(cap)) < 0 ||
             pwrite_all(fd, zero, SBX_RING_HEADER_SIZE, 0) < 0 ||
-            pwrite_all(fd, SBX_RING_MAGIC, 8, 0) < 0 || put_u64(fd, SBX_RING_CAP_OFFSET, SBX_RING_CAP) < 0) {
+            pwrite_all(fd, SBX_RING_MAGIC, 8, 0) < 0 || put_u64(fd, SBX_RING_CAP_OFFSET, cap) < 0) {
                 if (fd >= 0)
                         close(fd);
                 return -1;
@@ -243,7 +264,7 @@ static int make_ring(const char *dir) {
 }
 
 /* DIR's parent is made if missing (0700, the owner's); DIR must be new. */
-static int make_dir(const char *dir) {
+static int make_dir(const char *dir, uint64_t cap) {
         char parent[256];
         const char *slash = strrchr(dir, '/');
 
@@ -253,7 +274,17 @@ static int make_dir(const char *dir) {
         parent[slash - dir] = 0;
         if (mkdir(parent, 0700) < 0 && errno != EEXIST)
                 return -1;
-        return mkdir(dir, 0700) < 0 ? -1 : make_ring(dir);
+        return mkdir(dir, 0700) < 0 ? -1 : make_ring(dir, cap);
+}
+
+static int make_input(const char *dir) {
+        int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW), r;
+
+        if (d < 0)
+                return -1;
+        r = mkfifoat(d, SBX_RING_STDIN_FILE, 0600);
+        close(d);
+        return r;
 }
 
 static void forget_dir(const char *dir) {
@@ -261,6 +292,7 @@ static void forget_dir(const char *dir) {
 
         if (d >= 0) {
                 (void) unlinkat(d, SBX_RING_FILE, 0);
+                (void) unlinkat(d, SBX_RING_STDIN_FILE, 0);
                 close(d);
         }
         (void) rmdir(dir);
@@ -303,17 +335,37 @@ fail:
         _exit(4);
 }
 
-int sbx_init_detach(const char *dir, char **argv, int argc) {
+/* CAP in decimal, within the ring's bounds; 0 if it is not. */
+static uint64_t parse_cap(const char *s) {
+        uint64_t v = 0;
+
+        if (!*s || strlen(s) > 20)
+                return 0;
+        for (; *s; s++) {
+                if (*s < '0' || *s > '9')
+                        return 0;
+                v = v * 10 + (uint64_t) (*s - '0');
+        }
+        return v >= SBX_RING_CAP_MIN && v <= SBX_RING_CAP_MAX ? v : 0;
+}
+
+int sbx_init_detach(const char *dir, const char *cap_arg, char **argv, int argc) {
         const char *token = getenv("XAGENT_SANDBOX_EXEC");
+        uint64_t cap = parse_cap(cap_arg);
         int rep[2], status;
         Report r;
         ssize_t n;
         pid_t pid;
 
-        if (!token || argc < 1 || strlen(dir) > 200)
+        if (!token || cap == 0 || argc < 1 || strlen(dir) > 200)
                 return 2;
-        if (make_dir(dir) < 0) {
+        if (make_dir(dir, cap) < 0) {
                 printf("dir-failed %d\n", errno);
+                return 4;
+        }
+        if (make_input(dir) < 0) {
+                printf("dir-failed %d\n", errno);
+                forget_dir(dir);
                 return 4;
         }
         if (pipe2(rep, O_CLOEXEC) < 0 || (pid = fork()) < 0) {

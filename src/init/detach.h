@@ -6,5 +6,5 @@
 
 #define SBX_DETACH_ARGV_MAX 4096
 
-int sbx_init_detach(const char *dir, char **argv, int argc);
+int sbx_init_detach(const char *dir, const char *cap, char **argv, int argc);
 int sbx_init_supervise(const char *dir, const char *report_fd, const char *token, char **argv);

@@ -36,8 +36,9 @@
  * CopyToSandbox stream below DIR (unpack.c); as `--pack DIR NAME` it writes the
  * CopyFromSandbox stream of DIR/NAME (pack.c): copies need no tar in the image;
  * as `--serve` it is the service's kept channel for file requests (serve.c); as
- * `--detach DIR -- ARGV…` it starts ARGV detached, supervised, its output kept in a
- * bounded ring file in DIR (detach.c). */
+ * `--detach DIR CAP -- ARGV…` it starts ARGV detached, supervised, its output kept
+ * in a ring file in DIR, CAP bytes per stream (detach.c); as `--attach DIR` it
+ * copies that process's output out and its input in, for Attach (attach.c). */
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -48,6 +49,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "detach.h"
 #include "pack.h"
 #include "serve.h"
@@ -237,8 +239,10 @@ int main(int argc, char *argv[]) {
                 return sbx_init_serve();
         if (argc == 4 && strcmp(argv[1], "--pack") == 0)
                 return sbx_init_pack(argv[2], argv[3]);
-        if (argc >= 5 && strcmp(argv[1], "--detach") == 0 && strcmp(argv[3], "--") == 0)
-                return sbx_init_detach(argv[2], argv + 4, argc - 4);
+        if (argc >= 6 && strcmp(argv[1], "--detach") == 0 && strcmp(argv[4], "--") == 0)
+                return sbx_init_detach(argv[2], argv[3], argv + 5, argc - 5);
+        if (argc == 3 && strcmp(argv[1], "--attach") == 0)
+                return sbx_init_attach(argv[2]);
         if (argc >= 7 && strcmp(argv[1], "--supervise") == 0 && strcmp(argv[5], "--") == 0)
                 return sbx_init_supervise(argv[2], argv[3], argv[4], argv + 6);
         if (argc != 1)

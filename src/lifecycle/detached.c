@@ -10,6 +10,7 @@
 #include "channel.h"
 #include "exec.h"
 #include "lifecycle-internal.h"
+#include "log.h"
 #include "naming.h"
 #include "time-util.h"
 #include "proto.h"
@@ -44,24 +45,35 @@ static int exec_failed(const SbxExecProcess *p, const SbxExecRequest *req, SbxEr
                              err == ENOENT ? "no such file" : strerror(err));
 }
 
+/* What the ring keeps of each stream: the policy's max_process_output (within the
+ * ring's bounds: the policy's are the same). */
+static uint64_t output_cap(SbxLifecycle *l) {
+        uint64_t cap = l->policy ? (uint64_t) l->policy->max_process_output : SBX_RING_CAP_DEFAULT;
+
+        return MIN(MAX(cap, SBX_RING_CAP_MIN), SBX_RING_CAP_MAX);
+}
+
 static int run_detach(SbxLifecycle *l, const char *name, const SbxExecRequest *req, const char *id,
                       const char *token, SbxExecProcess **ret, SbxError *error) {
         _cleanup_(sbx_exec_process_freep) SbxExecProcess *p = NULL;
         _cleanup_free_ char **argv = NULL;
         _cleanup_free_ char *dir = NULL;
+        char cap[24];
         size_t n = 0;
         int status = -1, r;
 
         while (req->argv[n])
                 n++;
-        argv = calloc(n + 5, sizeof(char *));
+        argv = calloc(n + 6, sizeof(char *));
         if (!argv || asprintf(&dir, SBX_DETACH_DIR "/%s", id) < 0)
                 return -ENOMEM;
+        snprintf(cap, sizeof cap, "%" PRIu64, output_cap(l));
         argv[0] = (char *) SBX_EXEC_INIT_PATH;
         argv[1] = (char *) "--detach";
         argv[2] = dir;
-        argv[3] = (char *) "--";
-        memcpy(argv + 4, req->argv, n * sizeof(char *));
+        argv[3] = cap;
+        argv[4] = (char *) "--";
+        memcpy(argv + 5, req->argv, n * sizeof(char *));
         r = sbx_lifecycle_exec_start(l, name, &(SbxExecRequest) {
                 .argv = argv, .env = req->env, .working_dir = req->working_dir, .check_start = true,
                 .token = token }, &p, error);
@@ -142,7 +154,14 @@ static int read_header(SbxLifecycle *l, const char *name, const char *path, SbxR
 
         if (r < 0)
                 return r;
-        if (sbx_ring_parse_header(buf, sizeof buf, ret) < 0)
+        r = sbx_ring_parse_header(buf, sizeof buf, ret);
+        if (r == -EPROTONOSUPPORT) {
+                (void) sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
+                                     "The detached process's output file is of layout 1 (a process started before "
+                                     "an upgrade), which this version does not read");
+                return r;
+        }
+        if (r < 0)
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "The detached process's output file is damaged");
         return 0;
 }
@@ -204,9 +223,12 @@ int sbx_lifecycle_detach_poll(SbxLifecycle *l, const char *name, const char *id,
                 return r;
         r = read_header(l, name, path, &h, &e);
         if (r < 0 && (sbx_error_is(&e, SBX_ERROR_INVALID_ARGS) || sbx_error_is(&e, SBX_ERROR_BACKEND_ERROR))) {
-                /* removed or damaged by the owner's processes */
+                /* removed or damaged by the owner's processes, or of the old layout */
+                if (r == -EPROTONOSUPPORT)
+                        log_warning("Detached exec %s in sandbox '%s': %s; it is killed", id, name, e.message);
                 sbx_error_free(&e);
-                *ret = (SbxDetachState) { .exited = true, .gone = true, .exit_status = 255 };
+                *ret = (SbxDetachState) { .exited = true, .gone = true, .exit_status = 255,
+                                          .old_layout = r == -EPROTONOSUPPORT };
                 return 0;
         }
         if (r < 0) {
@@ -214,16 +236,16 @@ int sbx_lifecycle_detach_poll(SbxLifecycle *l, const char *name, const char *id,
                 sbx_error_move(error, &e);
                 return r;
         }
-        *ret = (SbxDetachState) { .exited = h.exited, .exit_status = (int) h.status, .end = h.commit };
+        *ret = (SbxDetachState) { .exited = h.exited, .exit_status = (int) h.status };
         if (h.exited)
                 return 0;
         r = supervisor_alive(l, name, &h, error);
         if (r == 0) {
                 /* Re-read: it may have ended normally since. */
                 if (read_header(l, name, path, &h, NULL) >= 0 && h.exited)
-                        *ret = (SbxDetachState) { .exited = true, .exit_status = (int) h.status, .end = h.commit };
+                        *ret = (SbxDetachState) { .exited = true, .exit_status = (int) h.status };
                 else
-                        *ret = (SbxDetachState) { .exited = true, .exit_status = 128 + 9, .end = h.commit };
+                        *ret = (SbxDetachState) { .exited = true, .exit_status = 128 + 9 };
         }
         if (r < 0)
                 ret->paused = frozen(l, name, error);
@@ -240,13 +262,41 @@ static int read_ring(SbxLifecycle *l, const char *name, const char *path, uint64
         return r < 0 ? r : read_exact(l, name, path, base, n - first, buf + first, error);
 }
 
+/* Stream s of the ring from *pos on (what was dropped before it skipped), at most
+ * SBX_DETACH_READ_MAX bytes, into *ret; *pos: where the next read begins. The
+ * stream's intent is read last: what a write begun meanwhile may have overwritten
+ * is dropped. */
+static int read_stream(SbxLifecycle *l, const char *name, const char *path, const SbxRingHeader *h, int s,
+                       uint64_t *pos, uint8_t **ret, size_t *ret_size, SbxError *error) {
+        _cleanup_free_ uint8_t *data = NULL;
+        uint8_t trailer[8];
+        uint64_t commit = h->commit[s], start, intent = 0, drop;
+        size_t len;
+        int r;
+
+        start = MAX(*pos, commit > h->cap ? commit - h->cap : 0);
+        len = (size_t) MIN(commit - start, SBX_DETACH_READ_MAX);
+        data = malloc(len ?: 1);
+        if (!data)
+                return -ENOMEM;
+        if ((r = read_ring(l, name, path, SBX_RING_DATA_OFFSET(h->cap, s), h->cap, start, len, data, error)) < 0 ||
+            (r = read_exact(l, name, path, SBX_RING_INTENT_OFFSET(h->cap, s), sizeof trailer, trailer, error)) < 0)
+                return r;
+        for (int i = 7; i >= 0; i--)
+                intent = (intent << 8) | trailer[i];
+        drop = intent > h->cap && intent - h->cap > start ? MIN(intent - h->cap - start, (uint64_t) len) : 0;
+        if (drop > 0)
+                memmove(data, data + drop, len - (size_t) drop);
+        *ret = TAKE_PTR(data);
+        *ret_size = len - (size_t) drop;
+        *pos = start + len;
+        return 0;
+}
+
 int sbx_lifecycle_detach_read(SbxLifecycle *l, const char *name, const char *id, uint64_t offset,
                               SbxDetachOutput *ret, SbxError *error) {
-        _cleanup_free_ uint8_t *data = NULL, *tags = NULL;
         _cleanup_free_ char *path = NULL;
-        uint8_t trailer[8];
-        uint64_t start, intent = 0, oldest, drop;
-        size_t len, n_tags;
+        uint64_t pos[2];
         SbxRingHeader h;
         int r;
 
@@ -257,43 +307,31 @@ int sbx_lifecycle_detach_read(SbxLifecycle *l, const char *name, const char *id,
                 ret->paused = frozen(l, name, error);
                 return r;
         }
-        if (offset > h.commit)
+        if (sbx_ring_cursor_positions(offset, h.commit, pos) < 0)
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
-                                     "offset: %" PRIu64 " is past the output's end (%" PRIu64 ")", offset, h.commit);
-        oldest = h.commit > SBX_RING_CAP ? h.commit - SBX_RING_CAP : 0;
-        start = MAX(offset, oldest);
-        len = (size_t) (h.commit - start);
-        n_tags = (size_t) ((start % 8 + len + 7) / 8);
-        data = malloc(len ?: 1);
-        tags = malloc(n_tags ?: 1);
-        ret->out = malloc(len ?: 1);
-        ret->err = malloc(len ?: 1);
-        if (!data || !tags || !ret->out || !ret->err) {
-                sbx_detach_output_done(ret);
-                return -ENOMEM;
-        }
-        if ((r = read_ring(l, name, path, SBX_RING_DATA_OFFSET, SBX_RING_CAP, start, len, data, error)) < 0 ||
-            (r = read_ring(l, name, path, SBX_RING_TAGS_OFFSET, SBX_RING_CAP / 8, (start % SBX_RING_CAP) / 8,
-                           n_tags, tags, error)) < 0 ||
-            (r = read_exact(l, name, path, SBX_RING_TRAILER_OFFSET, sizeof trailer, trailer, error)) < 0) {
+                                     "offset: %" PRIu64 " is past the output's end (%" PRIu64 ")", offset,
+                                     sbx_ring_cursor(h.commit));
+        if ((r = read_stream(l, name, path, &h, 0, &pos[0], &ret->out, &ret->out_size, error)) < 0 ||
+            (r = read_stream(l, name, path, &h, 1, &pos[1], &ret->err, &ret->err_size, error)) < 0) {
                 sbx_detach_output_done(ret);
                 return r;
         }
-        for (int i = 7; i >= 0; i--)
-                intent = (intent << 8) | trailer[i];
-        /* What a write begun while this read ran may have overwritten is dropped. */
-        drop = intent > SBX_RING_CAP && intent - SBX_RING_CAP > start ? MIN(intent - SBX_RING_CAP - start, len) : 0;
-        r = sbx_ring_split(data + drop, len - drop, start + drop, tags + (start % 8 + drop) / 8,
-                           n_tags - (size_t) ((start % 8 + drop) / 8), ret->out, &ret->out_size, ret->err,
-                           &ret->err_size);
-        if (r < 0) {
-                sbx_detach_output_done(ret);
-                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "The detached process's output file is damaged");
-        }
-        ret->next_offset = h.commit;
+        ret->next_offset = sbx_ring_cursor(pos);
+        ret->more = pos[0] < h.commit[0] || pos[1] < h.commit[1];
         ret->running = !h.exited;
         ret->exit_status = (int) h.status;
         return 0;
+}
+
+int sbx_lifecycle_detach_attach(SbxLifecycle *l, const char *name, const char *id, SbxExecProcess **ret,
+                                SbxError *error) {
+        _cleanup_free_ char *dir = NULL;
+
+        if (asprintf(&dir, SBX_DETACH_DIR "/%s", id) < 0)
+                return -ENOMEM;
+        return sbx_lifecycle_exec_start(l, name, &(SbxExecRequest) {
+                .argv = (char *[]) { (char *) SBX_EXEC_INIT_PATH, (char *) "--attach", dir, NULL },
+                .check_start = true }, ret, error);
 }
 
 int sbx_lifecycle_detach_forget(SbxLifecycle *l, const char *name, const char *id, SbxError *error) {

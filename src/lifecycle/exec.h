@@ -136,12 +136,16 @@ int sbx_lifecycle_copy_from(SbxLifecycle *l, const char *name, const char *guest
 /* Detached processes (StartExec's detach; docs/architecture.md, "Detached
  * processes"): started through one exec of the service's init (--detach) as the
  * owner, supervised in the sandbox by that init in a session of its own, the output
- * of both streams kept in a ring file of SBX_RING_CAP bytes (proto.h) under
+ * of each stream kept in a ring file of the policy's max_process_output bytes a
+ * stream (proto.h, SBX_RING_*) under
  * SBX_DETACH_DIR/<id>. Nothing of the service's stays attached to it, so it outlives
  * its caller and the service; the store's row (store.h) lets a restarted service give
  * its object back. The calls below go over the kept channel (no exec) but the start. */
 #define SBX_DETACH_DIR "/tmp/.xagent-sandbox-exec"
 #define SBX_DETACH_START_TIMEOUT_S 20U
+/* What one ReadOutput returns at most of each stream: a reply of both stays well
+ * below the bus's message limit whatever the ring's cap. */
+#define SBX_DETACH_READ_MAX ((uint64_t) 4 << 20)
 
 /* Records the row (a new id, caller), starts req detached; *ret: a process for
  * sbx_exec_kill() (no stream) with its detach_id. A command that cannot be started
@@ -152,8 +156,8 @@ int sbx_lifecycle_detach_start(SbxLifecycle *l, const char *name, const SbxExecR
 typedef struct SbxDetachState {
         bool exited, gone;              /* gone: its output is not there any more */
         bool paused;                    /* its sandbox is paused: frozen, not gone (error NotRunning) */
+        bool old_layout;                /* gone: its ring is of layout 1, not read (its process is to be killed) */
         int exit_status;
-        uint64_t end;                   /* the stream position after the last byte kept */
 } SbxDetachState;
 
 /* The process's state from its ring file's header; a supervisor that is not running
@@ -165,7 +169,8 @@ int sbx_lifecycle_detach_poll(SbxLifecycle *l, const char *name, const char *id,
 typedef struct SbxDetachOutput {
         uint8_t *out, *err;
         size_t out_size, err_size;
-        uint64_t next_offset;
+        uint64_t next_offset;           /* the cursor after what was returned (proto.h, sbx_ring_cursor) */
+        bool more;                      /* more was kept than one call returns */
         bool running;
         int exit_status;                /* when not running */
         bool paused;                    /* its sandbox is paused: frozen, not gone (error NotRunning) */
@@ -173,10 +178,18 @@ typedef struct SbxDetachOutput {
 
 void sbx_detach_output_done(SbxDetachOutput *o);
 
-/* What was kept from stream position offset on (what was dropped before it is
- * skipped: output starts at the oldest byte kept), split into the two streams. */
+/* What was kept of each stream from the positions the cursor offset names on (what
+ * was dropped before them is skipped: output starts at the oldest byte kept), at
+ * most SBX_DETACH_READ_MAX bytes of each. */
 int sbx_lifecycle_detach_read(SbxLifecycle *l, const char *name, const char *id, uint64_t offset,
                               SbxDetachOutput *ret, SbxError *error);
+
+/* Attach: one exec as the owner of the service's init (--attach) that copies the
+ * process's output, the oldest kept first, to the exec's stdout and stderr and the
+ * exec's stdin to the process's; *ret: its stream, for the relay. It ends when the
+ * process ended and its output was copied. */
+int sbx_lifecycle_detach_attach(SbxLifecycle *l, const char *name, const char *id, SbxExecProcess **ret,
+                                SbxError *error);
 
 /* Removes its directory in the sandbox (its end was read, or its object went). */
 int sbx_lifecycle_detach_forget(SbxLifecycle *l, const char *name, const char *id, SbxError *error);

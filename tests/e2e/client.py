@@ -39,6 +39,11 @@ D-Bus error reply is a result, not a failure).
       stderr, exits 250). --vanish: exits at once after the call (the connection
       closes with the process running); --kill: sends Kill(SIGNAL) once it started;
       --resize: sends Resize(ROWS, COLS) once it started.
+  client.py attach EXEC_PATH
+      Attach on a detached process's exec object with this process's own stdin, stdout
+      and stderr; waits for its Exited (or, when it ended already, returns at once) and
+      exits 0, keeping the connection (and so the session) until then. A D-Bus error:
+      prints it as JSON on stderr, exits 250.
   client.py listen SENDER
       Subscribes to every signal from the bus name SENDER, prints {"ready": true} once
       the match is in place and the service knows this connection (it sends its signals
@@ -218,6 +223,27 @@ def start_exec(name, argv, options, vanish, kill, resize):
     return status[0]
 
 
+def attach(path):
+    import dbus.mainloop.glib
+    from gi.repository import GLib
+
+    dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+    bus = dbus.SystemBus()
+    loop = GLib.MainLoop()
+    bus.add_signal_receiver(lambda code: loop.quit(), signal_name="Exited",
+                            dbus_interface="org.xagent.Sandbox1.Exec", path=path)
+    obj = dbus.Interface(bus.get_object("org.xagent.Sandbox1", path), "org.xagent.Sandbox1.Exec")
+    try:
+        obj.Attach(dbus.types.UnixFd(0), dbus.types.UnixFd(1), dbus.types.UnixFd(2), timeout=60)
+    except dbus.exceptions.DBusException as e:
+        json.dump({"ok": False, "error": e.get_dbus_name(), "message": e.get_dbus_message()}, sys.stderr)
+        return 250
+    props = dbus.Interface(bus.get_object("org.xagent.Sandbox1", path), "org.freedesktop.DBus.Properties")
+    if props.Get("org.xagent.Sandbox1.Exec", "Running"):
+        loop.run()
+    return 0
+
+
 def flood(dest, path, iface, n_connections, phases):
     import dbus.mainloop.glib
     from gi.repository import GLib
@@ -286,6 +312,7 @@ def main():
     p.add_argument("--interactive", action="store_true")
     p.add_argument("--timeout", type=float, default=60)
     sub.add_parser("listen").add_argument("sender")
+    sub.add_parser("attach").add_argument("path")
     p = sub.add_parser("start-exec")
     for a in ("name", "argv", "options"):
         p.add_argument(a)
@@ -304,6 +331,8 @@ def main():
 
     if a.cmd == "listen":
         return listen(a.sender)
+    if a.cmd == "attach":
+        return attach(a.path)
     if a.cmd == "start-exec":
         return start_exec(a.name, json.loads(a.argv), json.loads(a.options), a.vanish, a.kill, a.resize)
     if a.cmd == "flood":

@@ -20,6 +20,7 @@ SOURCE_ROOT = os.path.dirname(os.path.dirname(HERE))
 CONF = os.path.join(SOURCE_ROOT, "dbus", "org.xagent.Sandbox1.conf")
 NAME = rootbus.BUS_NAME
 OTHER = e2e.OTHER
+EXEC_IFACE = "org.xagent.Sandbox1.Exec"
 
 # What the daemon's own refusals look like is its business; the bus's refusal is
 # AccessDenied with this text (dbus-daemon, bus/connection.c).
@@ -174,6 +175,12 @@ SANDBOX_ARGS = {
     "ListFiles": ("sa{sv}", ["/tmp", {}]),
     "RemoveFile": ("sa{sv}", ["/tmp/policy-probe", {}]),
 }
+EXEC_ARGS = {
+    "Kill": ("s", ["KILL"]),
+    "Resize": ("qq", [24, 80]),
+    "ReadOutput": ("t", [0]),
+    "Attach": ("hhh", ["</dev/null", ">/dev/null", ">/dev/null"]),
+}
 STANDARD_CALLS = [
     ("org.freedesktop.DBus.Peer", "Ping", "", []),
     ("org.freedesktop.DBus.Introspectable", "Introspect", "", []),
@@ -188,8 +195,12 @@ def signature_of(method_args):
 def test_argument_tables_cover_every_method():
     manager = interface_methods(rootbus.MANAGER_IFACE)
     sandbox = interface_methods(rootbus.SANDBOX_IFACE)
+    exec_ = interface_methods(EXEC_IFACE)
     assert set(MANAGER_ARGS) == set(manager)
     assert set(SANDBOX_ARGS) == set(sandbox)
+    assert set(EXEC_ARGS) == set(exec_)
+    for m, (sig, _) in EXEC_ARGS.items():
+        assert sig == signature_of(exec_[m]), m
     for m, f in MANAGER_ARGS.items():
         assert f("x")[0] == signature_of(manager[m]), m
     for m, (sig, _) in SANDBOX_ARGS.items():
@@ -210,6 +221,20 @@ def live_calls(stack):
         for m, (sig, args) in SANDBOX_ARGS.items():
             results[(rootbus.SANDBOX_IFACE, m)] = call(stack, path, rootbus.SANDBOX_IFACE,
                                                        m, sig, args)
+        # Root's detached process: every Exec method is the daemon's to refuse.
+        conn = rootbus.connect(stack)
+        try:
+            manager = dbus.Interface(conn.get_object(NAME, rootbus.MANAGER_PATH, introspect=False),
+                                     rootbus.MANAGER_IFACE)
+            with open("/dev/null", "r+b") as null:
+                fd = dbus.types.UnixFd(null.fileno())
+                exec_path = str(manager.StartExec(name, ["sleep", "600"], dbus.Dictionary(
+                    {"detach": dbus.Boolean(True)}, signature="sv"), fd, fd, fd, timeout=60))
+            for m, (sig, args) in EXEC_ARGS.items():
+                results[(EXEC_IFACE, m)] = call(stack, exec_path, EXEC_IFACE, m, sig, args)
+            dbus.Interface(conn.get_object(NAME, exec_path, introspect=False), EXEC_IFACE).Kill("KILL")
+        finally:
+            conn.close()
         for iface, m, sig, args in STANDARD_CALLS:
             for p in (rootbus.MANAGER_PATH, path):
                 results[(iface, m, p)] = call(stack, p, iface, m, sig, args)
@@ -248,6 +273,11 @@ def test_other_users_sandbox_is_untouched(live_calls):
         out = live_calls[(rootbus.SANDBOX_IFACE, m)]
         assert out.get("error") in ("org.freedesktop.DBus.Error.InteractiveAuthorizationRequired",
                                     "org.freedesktop.DBus.Error.AccessDenied"), (m, out)
+    # Root's exec object likewise: refused by the daemon, for being another user's.
+    for m in EXEC_ARGS:
+        out = live_calls[(EXEC_IFACE, m)]
+        assert out.get("error") == "org.freedesktop.DBus.Error.AccessDenied" and \
+            not out["message"].startswith(BUS_REFUSAL), (m, out)
     # Lists answer, showing sbx-other none of root's.
     assert live_calls[(rootbus.MANAGER_IFACE, "ListSandboxes")] == {"ok": True, "result": [[]]}
     assert live_calls[(rootbus.MANAGER_IFACE, "ListExecs")] == {"ok": True, "result": [[]]}

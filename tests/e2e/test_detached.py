@@ -2,8 +2,9 @@
 """Detached processes (StartExec's detach), as the member and the outsider through the
 real bus: one outlives its caller and a SIGKILL of the daemon, its object is back after
 the restart, its output is read from offset 0 and it is killed; a flood of output stays
-bounded (oldest dropped); the per-user exec limit holds for 20 detach requests at once;
-a command that cannot start is InvalidArgs."""
+bounded per stream (the oldest of that stream dropped, the other stream's kept whole),
+by the policy's max_process_output a process was started with; the per-user exec limit
+holds for 20 detach requests at once; a command that cannot start is InvalidArgs."""
 
 import json
 import signal
@@ -16,7 +17,8 @@ from sandbox_helpers import MEMBER, OTHER
 
 EXEC = "org.xagent.Sandbox1.Exec"
 DETACH = {"detach": ["b", True]}
-RING_CAP = 2 << 20
+CAP = 1 << 20          # max_process_output's default: per stream
+FLOOD = "head -c 10000000 /dev/zero | tr '\\0' a; echo END >&2"
 TICKER = "echo start; echo oops >&2; i=0; while :; do echo tick $i; i=$((i+1)); sleep 0.2; done"
 
 
@@ -37,6 +39,11 @@ def list_execs(sandboxd, user, name):
 def read_output(sandboxd, user, path, offset=0):
     out, err, nxt, running = sandboxd.call(user, "ReadOutput", "t", [offset], path=path, iface=EXEC).result
     return bytes(out).decode(), bytes(err).decode(), nxt, running
+
+
+def cursor(out_pos, err_pos):
+    """ReadOutput's offset: stdout's position in the low 32 bits, stderr's above."""
+    return (out_pos & 0xFFFFFFFF) | (err_pos << 32)
 
 
 def wait_for(pred, timeout, what):
@@ -71,7 +78,7 @@ def test_survives_its_caller_and_a_killed_daemon(stack, sandboxd, box):
     time.sleep(0.5)
     out, err, nxt, running = read_output(sandboxd, MEMBER, path, 0)
     assert out.startswith("start\ntick 0\ntick 1\n") and err == "oops\n" and running, (out, err)
-    assert nxt == len(out) + len(err)
+    assert nxt == cursor(len(out), len(err))
     # The outsider neither reads nor kills it; it is not in the outsider's list.
     assert "another user" in sandboxd.call(OTHER, "ReadOutput", "t", [0], path=path,
                                            iface=EXEC).error(h.ACCESS_DENIED)
@@ -81,21 +88,74 @@ def test_survives_its_caller_and_a_killed_daemon(stack, sandboxd, box):
     assert not any("while :" in c for c in h.command_lines(box))
     assert (path, "sh", False, 128 + 15) in list_execs(sandboxd, MEMBER, box)
     # Read to its end after it ended: the object goes, and its directory.
-    out2, _, nxt2, running = read_output(sandboxd, MEMBER, path, nxt)
-    assert not running and nxt2 == nxt + len(out2)
+    out2, err2, nxt2, running = read_output(sandboxd, MEMBER, path, nxt)
+    assert not running and err2 == "" and nxt2 == cursor(len(out) + len(out2), len(err))
     wait_for(lambda: not [x for x in list_execs(sandboxd, MEMBER, box) if x[0] == path], 10, "the object gone")
     r = sandboxd.call(MEMBER, "ExecSandbox", "sasa{sv}", [box, ["ls", "-A", "/tmp/.xagent-sandbox-exec"], {}])
     assert bytes(r.result[1]).decode() == ""
 
 
-def test_a_flood_of_output_stays_bounded(sandboxd, box):
-    path = detach(sandboxd, MEMBER, box, ["sh", "-c", "head -c 10000000 /dev/zero | tr '\\0' a; echo END >&2"]).result[0]
+def flood(sandboxd, box):
+    path = detach(sandboxd, MEMBER, box, ["sh", "-c", FLOOD]).result[0]
     assert wait_for(lambda: ended(sandboxd, path) is not None or None, 60, "the flood's end") is not None
     assert ended(sandboxd, path) == 0
+    return path
+
+
+def test_a_flood_of_output_stays_bounded_per_stream(sandboxd, box):
+    path = flood(sandboxd, box)
+    # A past-the-end offset is refused, naming it.
+    assert "offset" in sandboxd.call(MEMBER, "ReadOutput", "t", [cursor(0, 5)], path=path,
+                                     iface=EXEC).error(h.INVALID_ARGS)
     out, err, nxt, running = read_output(sandboxd, MEMBER, path, 0)
-    assert not running and err == "END\n" and nxt == 10000004
-    # The oldest was dropped: what is kept is the newest 2 MiB of both streams.
-    assert len(out) + len(err) == RING_CAP and set(out) == {"a"}
+    # stdout's oldest was dropped: its newest 1 MiB is kept; stderr's line is whole.
+    assert not running and err == "END\n" and nxt == cursor(10000000, 4)
+    assert len(out) == CAP and set(out) == {"a"}
+
+
+def test_the_cap_is_the_policy_a_process_started_with(stack, sandboxd, box):
+    before = detach(sandboxd, MEMBER, box, ["sh", "-c", "sleep 2; " + FLOOD]).result[0]
+    small = 64 << 10
+    with h.daemon_config(stack, {"max_process_output": small}):
+        assert sandboxd.call(MEMBER, "GetPolicy").result[0]["max_process_output"] == small
+        after = flood(sandboxd, box)
+        out, err, nxt, running = read_output(sandboxd, MEMBER, after, 0)
+        assert not running and len(out) == small and err == "END\n" and nxt == cursor(10000000, 4)
+        # Started before the change (and flooding after it): read with its own cap.
+        wait_for(lambda: ended(sandboxd, before) is not None or None, 60, "the first flood's end")
+        out, err, nxt, running = read_output(sandboxd, MEMBER, before, 0)
+        assert not running and len(out) == CAP and err == "END\n", (len(out), err)
+    assert sandboxd.call(MEMBER, "GetPolicy").result[0]["max_process_output"] == CAP
+
+
+def test_a_ring_of_the_old_layout_is_refused_and_its_process_killed(sandboxd, box):
+    """A process found with a layout-1 ring (XSBRING1: one from before an upgrade; here
+    the owner's own rewrite of it) is not read: it is killed and its object goes."""
+    path = detach(sandboxd, MEMBER, box, ["sleep", "700"]).result[0]
+    wait_for(lambda: any(c == "sleep 700" for c in h.command_lines(box)), 15, "the sleep")
+    ring = f"/tmp/.xagent-sandbox-exec/{path.rsplit('/', 1)[1]}/output"
+    old = b"XSBRING1" + (2 << 20).to_bytes(8, "little") + bytes(4096)
+    sandboxd.call(MEMBER, "WriteFile", "ssaya{sv}", [box, ring, list(old), {}]).result
+    wait_for(lambda: not [x for x in list_execs(sandboxd, MEMBER, box) if x[0] == path], 15, "the object gone")
+    wait_for(lambda: not any(c == "sleep 700" for c in h.command_lines(box)), 15, "the sleep killed")
+
+
+def test_ended_processes_come_back_ended_holding_no_slot(stack, sandboxd, box):
+    limit = sandboxd.call(MEMBER, "GetPolicy").result[0]["max_execs_per_user"]
+    paths = [detach(sandboxd, MEMBER, box, ["true"]).result[0] for _ in range(limit)]
+    for p in paths:
+        wait_for(lambda: ended(sandboxd, p) is not None or None, 15, "true's end")
+    assert stack.stop_daemon(signal.SIGKILL) is not None
+    back = wait_for(lambda: [x for x in list_execs(sandboxd, MEMBER, box) if x[0] in paths], 30, "the objects back")
+    # Seen ended at once (their rings said so), not running until a poll.
+    assert sorted(back) == sorted((p, "true", False, 0) for p in paths), back
+    # So the whole share is free.
+    fresh = [detach(sandboxd, MEMBER, box, ["sleep", "600"]).result[0] for _ in range(limit)]
+    for p in fresh:
+        sandboxd.call(MEMBER, "Kill", "s", ["KILL"], path=p, iface=EXEC).result
+    for p in fresh + paths:
+        wait_for(lambda: ended(sandboxd, p) is not None or None, 15, "killed")
+        read_output(sandboxd, MEMBER, p, 0)
 
 
 def test_start_failures_are_typed(sandboxd, box):

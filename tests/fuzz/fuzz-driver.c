@@ -23,7 +23,7 @@ static uint64_t next_random(void) {
         return state;
 }
 
-#define N_SEEDS 6
+#define N_SEEDS 7
 static SbxProtoWriter seeds[N_SEEDS];
 
 static void make_seeds(void) {
@@ -60,6 +60,20 @@ static void make_seeds(void) {
         sbx_proto_put_u64(&seeds[5], SBX_TAG_ERRNO, 2);
         sbx_proto_put_str(&seeds[5], SBX_TAG_MESSAGE, "no such file");
         sbx_proto_end(&seeds[5]);
+        /* A ring file's header (proto.h): 1 MiB a stream, both streams written. */
+        seeds[6] = (SbxProtoWriter) { .buf = calloc(1, SBX_RING_HEADER_SIZE) };
+        if (seeds[6].buf) {
+                seeds[6].size = SBX_RING_HEADER_SIZE;
+                static const uint64_t fields[][2] = { { SBX_RING_CAP_OFFSET, SBX_RING_CAP_DEFAULT },
+                                                      { SBX_RING_COMMIT_OFFSET(0), 5000000 },
+                                                      { SBX_RING_COMMIT_OFFSET(1), 12 },
+                                                      { SBX_RING_HEADER_SIZE - 8, 4000000 | (UINT64_C(3) << 32) } };
+
+                memcpy(seeds[6].buf, SBX_RING_MAGIC, 8);
+                for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+                        for (int b = 0; b < 8; b++)
+                                seeds[6].buf[fields[i][0] + b] = (uint8_t) (fields[i][1] >> (8 * b));
+        }
 }
 
 static size_t mutate(uint8_t *buf, size_t n, size_t cap) {

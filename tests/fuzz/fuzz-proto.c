@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "macro.h"
 #include "proto.h"
@@ -22,19 +24,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         SbxProtoError err;
         SbxProtoFrame f;
         SbxProtoField field;
-        static uint8_t out[4096], err_out[4096];
-        size_t pos = 0, n_out, n_err, half;
+        size_t pos = 0;
         SbxRingHeader ring;
         char why[64];
         bool truncated;
         int n;
 
-        /* A ring file's header, and its output split by tags (the first half of the
-         * bytes as output, the rest as tags, the position from the header). */
-        if (sbx_ring_parse_header(data, size, &ring) < 0)
-                ring.commit = size;
-        half = MIN(size / 2, sizeof out);
-        (void) sbx_ring_split(data, half, ring.commit, data + half, size - half, out, &n_out, err_out, &n_err);
+        /* A ring file's header, and a cursor (its last, unused 8 bytes) over its
+         * commits: the positions it names are never past them, and name it again. */
+        if (sbx_ring_parse_header(data, size, &ring) >= 0) {
+                uint64_t cursor, at[2];
+
+                memcpy(&cursor, data + SBX_RING_HEADER_SIZE - 8, 8);
+                if (sbx_ring_cursor_positions(cursor, ring.commit, at) == 0 &&
+                    (at[0] > ring.commit[0] || at[1] > ring.commit[1] ||
+                     sbx_ring_cursor(at) != cursor))
+                        abort();
+        }
         while (size > 0 && (n = sbx_proto_frame(data, size, &f)) > 0) {
                 (void) sbx_proto_request_parse(&f, &q, why, sizeof why);
                 (void) sbx_proto_error_parse(&f, &err);

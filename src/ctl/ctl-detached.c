@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* ps, output, attach: detached processes (exec --detach, ctl-exec.c).
+ *
+ * ps lists a sandbox's exec objects (ListExecs). output prints what a detached
+ * process's output keeps (ReadOutput, each stream to this process's own), and with
+ * --follow goes on until the process ended; reading it to its end after the end
+ * lets its object go, as the service does. attach passes this process's standard
+ * descriptors to Attach and waits for the process's end: the service replays the
+ * kept output, then relays both ways. Leaving (^C, or anything that ends this
+ * process) ends the attach, never the process. An EXEC is the id exec --detach
+ * printed or the object's whole path. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl-bus.h"
+#include "ctl-exec.h"
+#include "ctl-table.h"
+#include "ctl-verbs.h"
+#include "json-util.h"
+
+#define EXEC_ID_LEN 32
+#define FOLLOW_INTERVAL_NSEC (500L * 1000 * 1000)
+
+static const char *exec_id(const char *path) {
+        const char *slash = strrchr(path, '/');
+
+        return slash ? slash + 1 : path;
+}
+
+int ctl_print_exec(const char *path, bool json) {
+        _cleanup_(json_object_putp) json_object *j = NULL;
+
+        if (!json) {
+                printf("%s\n", exec_id(path));
+                return 0;
+        }
+        j = json_object_new_object();
+        if (!j || json_object_object_add(j, "exec", json_object_new_string(path)) < 0 ||
+            json_object_object_add(j, "id", json_object_new_string(exec_id(path))) < 0)
+                return ctl_bus_fail("exec", -ENOMEM);
+        ctl_print_json(j);
+        return 0;
+}
+
+/* The object path of EXEC: an id (32 hex digits) or the path itself. */
+static int exec_path(const char *verb, const char *arg, char **ret) {
+        const char *id = startswith(arg, CTL_EXEC_PREFIX) ?: arg;
+
+        if (strlen(id) != EXEC_ID_LEN || strspn(id, "0123456789abcdef") != EXEC_ID_LEN)
+                return ctl_usage_error(verb, "'%s' is not an exec id (32 hex digits) or an exec object's path", arg);
+        if (asprintf(ret, CTL_EXEC_PREFIX "%s", id) < 0)
+                return ctl_bus_fail(verb, -ENOMEM);
+        return CTL_PROCEED;
+}
+
+static const struct option common_options[] = { CTL_COMMON_OPTIONS, {} };
+
+/* ps ------------------------------------------------------------------------ */
+
+static int print_execs(sd_bus_message *reply, bool json) {
+        static const char *const titles[] = { "ID", "COMMAND", "STATE" };
+        _cleanup_(json_object_putp) json_object *list = json_object_new_array();
+        _cleanup_(ctl_table_freep) CtlTable *t = ctl_table_new(3, titles);
+        const char *path, *argv0;
+        int running, r;
+        int32_t status;
+
+        if (!list || !t)
+                return ctl_bus_fail("ListExecs", -ENOMEM);
+        if ((r = sd_bus_message_enter_container(reply, 'a', "(osbi)")) < 0)
+                return ctl_bus_fail("ListExecs", r);
+        while ((r = sd_bus_message_read(reply, "(osbi)", &path, &argv0, &running, &status)) > 0) {
+                char state[32];
+                json_object *e = json_object_new_object();
+
+                if (running)
+                        snprintf(state, sizeof state, "running");
+                else
+                        snprintf(state, sizeof state, "exited %" PRIi32, status);
+                if (!e || json_object_array_add(list, e) < 0 ||
+                    json_object_object_add(e, "exec", json_object_new_string(path)) < 0 ||
+                    json_object_object_add(e, "id", json_object_new_string(exec_id(path))) < 0 ||
+                    json_object_object_add(e, "argv0", json_object_new_string(argv0)) < 0 ||
+                    json_object_object_add(e, "running", json_object_new_boolean(running)) < 0 ||
+                    json_object_object_add(e, "exit_status", json_object_new_int(status)) < 0 ||
+                    ctl_table_add_row(t, (const char *const[]) { exec_id(path), argv0, state }) < 0)
+                        return ctl_bus_fail("ListExecs", -ENOMEM);
+        }
+        if (r < 0)
+                return ctl_bus_fail("ListExecs", r);
+        if (json)
+                ctl_print_json(list);
+        else
+                ctl_table_print(t, stdout, true);
+        return 0;
+}
+
+int verb_ps(int argc, char **argv, CtlOptions *o) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        int r;
+
+        if ((r = ctl_parse_args(argc, argv, common_options, o, NULL, NULL, 1, 1)) != CTL_PROCEED)
+                return r;
+        if (ctl_bus_connect(o, &bus) < 0 || ctl_bus_new_sandbox_call(bus, o, "ListExecs", argv[optind], &m) < 0 ||
+            ctl_bus_call(bus, m, 0, o, &reply) < 0)
+                return CTL_EXIT_FAILURE;
+        return print_execs(reply, o->json);
+}
+
+/* output ---------------------------------------------------------------------- */
+
+enum { ARG_FOLLOW = 0x200 };
+
+static int output_option(int c, const char *arg, void *userdata) {
+        *(bool *) userdata = true;
+        return CTL_PROCEED;
+}
+
+/* One ReadOutput from *offset: both streams written out; *running, *got: whether it
+ * runs (or more is kept) and whether this call returned anything. */
+static int read_once(sd_bus *bus, const char *path, const CtlOptions *o, uint64_t *offset, bool *running,
+                     bool *got) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        const void *out, *err;
+        size_t n_out, n_err;
+        int more, r;
+
+        if ((r = sd_bus_message_new_method_call(bus, &m, CTL_BUS_SERVICE, path, CTL_EXEC_INTERFACE,
+                                                "ReadOutput")) < 0 ||
+            (r = sd_bus_message_append(m, "t", *offset)) < 0)
+                return ctl_bus_fail("ReadOutput", r);
+        if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
+                return CTL_EXIT_FAILURE;
+        if ((r = sd_bus_message_read_array(reply, 'y', &out, &n_out)) < 0 ||
+            (r = sd_bus_message_read_array(reply, 'y', &err, &n_err)) < 0 ||
+            (r = sd_bus_message_read(reply, "tb", offset, &more)) < 0)
+                return ctl_bus_fail("ReadOutput", r);
+        if ((n_out > 0 && ctl_write_all(STDOUT_FILENO, out, n_out) < 0) ||
+            (n_err > 0 && ctl_write_all(STDERR_FILENO, err, n_err) < 0))
+                return ctl_bus_fail("standard output", -EIO);
+        *running = more;
+        *got = n_out > 0 || n_err > 0;
+        return CTL_PROCEED;
+}
+
+int verb_output(int argc, char **argv, CtlOptions *o) {
+        static const struct option options[] = {
+                CTL_COMMON_OPTIONS,
+                { "follow", no_argument, NULL, ARG_FOLLOW },
+                {}
+        };
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_free_ char *path = NULL;
+        bool follow = false, running = true, got = true;
+        uint64_t offset = 0;
+        int r;
+
+        if ((r = ctl_parse_args(argc, argv, options, o, output_option, &follow, 1, 1)) != CTL_PROCEED ||
+            (r = exec_path(argv[0], argv[optind], &path)) != CTL_PROCEED)
+                return r;
+        if (o->json)
+                return ctl_usage_error(argv[0], "--json: the output is the process's own bytes");
+        if (ctl_bus_connect(o, &bus) < 0)
+                return CTL_EXIT_FAILURE;
+        /* Without --follow: what is kept now (a reply holds at most 4 MiB a stream). */
+        while (running && (got || follow)) {
+                if ((r = read_once(bus, path, o, &offset, &running, &got)) != CTL_PROCEED)
+                        return r;
+                if (follow && running && !got)
+                        (void) nanosleep(&(struct timespec) { .tv_nsec = FOLLOW_INTERVAL_NSEC }, NULL);
+        }
+        return 0;
+}
+
+/* attach ---------------------------------------------------------------------- */
+
+int verb_attach(int argc, char **argv, CtlOptions *o) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_free_ char *path = NULL;
+        sigset_t none;
+        int r;
+
+        if ((r = ctl_parse_args(argc, argv, common_options, o, NULL, NULL, 1, 1)) != CTL_PROCEED ||
+            (r = exec_path(argv[0], argv[optind], &path)) != CTL_PROCEED)
+                return r;
+        if (ctl_bus_connect(o, &bus) < 0)
+                return CTL_EXIT_FAILURE;
+        if ((r = sd_bus_message_new_method_call(bus, &m, CTL_BUS_SERVICE, path, CTL_EXEC_INTERFACE, "Attach")) < 0 ||
+            (r = sd_bus_message_append(m, "hhh", STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO)) < 0)
+                return ctl_bus_fail("Attach", r);
+        if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
+                return CTL_EXIT_FAILURE;
+        /* No signal is forwarded: ^C ends this attach, not the process. */
+        sigemptyset(&none);
+        return ctl_exec_wait_exited(bus, path, &none);
+}

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* `xagent-sandbox-init --attach DIR`, run by the service through an exec as the
+ * owner for a detached process's Attach (docs/architecture.md, "Detached
+ * processes"). Its stdin is copied into DIR's FIFO, which the process has as its
+ * stdin; the process's output, from the oldest byte kept of each stream on, is
+ * copied to its stdout and stderr as the ring file grows (inotify, and a poll a
+ * second). It ends once the process ended and everything kept was copied, or when
+ * its stdout or stderr cannot be written (the service's stream went). End of file
+ * on its stdin ends only the input of this attach: the process's stdin stays open.
+ * The ring's header and data are the owner's to write: every position is
+ * bounded by the header's checked cap, and nothing is kept but fixed buffers. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "proto.h"
+
+#define CHUNK 65536U
+
+static uint8_t out_buf[CHUNK], in_buf[CHUNK];
+static char events[4096];
+
+static int write_all(int fd, const uint8_t *p, size_t n) {
+        while (n > 0) {
+                ssize_t k = write(fd, p, n);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return -1;
+                p += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+static int read_u64(int fd, uint64_t off, uint64_t *ret) {
+        uint8_t b[8];
+        uint64_t v = 0;
+
+        if (pread(fd, b, sizeof b, (off_t) off) != (ssize_t) sizeof b)
+                return -1;
+        for (int i = 7; i >= 0; i--)
+                v = (v << 8) | b[i];
+        *ret = v;
+        return 0;
+}
+
+static int read_header(int ring, SbxRingHeader *h) {
+        uint8_t buf[SBX_RING_HEADER_SIZE];
+
+        if (pread(ring, buf, sizeof buf, 0) != (ssize_t) sizeof buf)
+                return -1;
+        return sbx_ring_parse_header(buf, sizeof buf, h) < 0 ? -1 : 0;
+}
+
+/* Copies stream s from *pos up to its commit (at most one cap's worth a call) to
+ * fd. What a write begun meanwhile may have overwritten (its intent says) is
+ * skipped. -1 when the ring cannot be read (2) or fd written (1). */
+static int copy_stream(int ring, const SbxRingHeader *h, int s, uint64_t *pos, int fd) {
+        uint64_t commit = h->commit[s], copied = 0;
+
+        while (*pos < commit && copied < h->cap) {
+                uint64_t oldest = commit > h->cap ? commit - h->cap : 0, at, n, intent;
+
+                if (*pos < oldest)
+                        *pos = oldest;
+                at = *pos % h->cap;
+                n = commit - *pos;
+                if (n > CHUNK)
+                        n = CHUNK;
+                if (n > h->cap - at)
+                        n = h->cap - at;
+                if (pread(ring, out_buf, (size_t) n, (off_t) (SBX_RING_DATA_OFFSET(h->cap, s) + at)) != (ssize_t) n ||
+                    read_u64(ring, SBX_RING_INTENT_OFFSET(h->cap, s), &intent) < 0)
+                        return 2;
+                if (intent > h->cap && intent - h->cap > *pos) {
+                        *pos = intent - h->cap;         /* overwritten while read: again from there */
+                        continue;
+                }
+                if (write_all(fd, out_buf, (size_t) n) < 0)
+                        return 1;
+                *pos += n;
+                copied += n;
+        }
+        return 0;
+}
+
+/* Whether the supervisor that wrote the header is gone without recording an end. */
+static bool supervisor_gone(const SbxRingHeader *h) {
+        return h->pid > 0 && h->pid < INT32_MAX && kill((pid_t) h->pid, 0) < 0 && errno == ESRCH;
+}
+
+typedef struct Input {
+        bool open;                      /* stdin not at its end yet */
+        int fifo;                       /* the process's stdin, or -1: what comes is dropped */
+        size_t len, off;                /* of in_buf, pending */
+} Input;
+
+static void input_read(Input *in) {
+        ssize_t n = read(STDIN_FILENO, in_buf, sizeof in_buf);
+
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                return;
+        if (n <= 0) {
+                in->open = false;
+                return;
+        }
+        in->len = (size_t) n;
+        in->off = 0;
+        if (in->fifo < 0)
+                in->len = 0;
+}
+
+static void input_write(Input *in) {
+        ssize_t k = write(in->fifo, in_buf + in->off, in->len - in->off);
+
+        if (k < 0 && (errno == EINTR || errno == EAGAIN))
+                return;
+        if (k < 0) {                    /* nobody reads it any more (EPIPE) */
+                close(in->fifo);
+                in->fifo = -1;
+                in->len = 0;
+                return;
+        }
+        in->off += (size_t) k;
+        if (in->off == in->len)
+                in->len = 0;
+}
+
+static int open_fifo(int d) {
+        struct stat st;
+        int fd = openat(d, SBX_RING_STDIN_FILE, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+
+        if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode))) {
+                close(fd);
+                return -1;
+        }
+        return fd;              /* -1 with ENXIO: the process ended, nobody reads it */
+}
+
+/* Exit 0 when the process ended and its output was copied, 1 when stdout or stderr
+ * went, 2 on a usage error, 4 when DIR or its ring cannot be read. */
+int sbx_init_attach(const char *dir) {
+        char path[256];
+        uint64_t pos[2];
+        SbxRingHeader h;
+        Input in = { .open = true, .fifo = -1 };
+        int d, ring, ino;
+
+        if (strlen(dir) > 200)
+                return 2;
+        (void) signal(SIGPIPE, SIG_IGN);
+        d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (d < 0)
+                return 4;
+        ring = openat(d, SBX_RING_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        in.fifo = open_fifo(d);
+        close(d);
+        if (ring < 0 || read_header(ring, &h) < 0)
+                return 4;
+        snprintf(path, sizeof path, "%s/%s", dir, SBX_RING_FILE);
+        ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+        if (ino >= 0 && inotify_add_watch(ino, path, IN_MODIFY) < 0) {
+                close(ino);
+                ino = -1;
+        }
+        for (int s = 0; s < 2; s++)
+                pos[s] = h.commit[s] > h.cap ? h.commit[s] - h.cap : 0;
+        for (;;) {
+                struct pollfd p[3] = {
+                        { .fd = ino, .events = POLLIN },
+                        { .fd = in.open && in.len == 0 ? STDIN_FILENO : -1, .events = POLLIN },
+                        { .fd = in.len > 0 ? in.fifo : -1, .events = POLLOUT },
+                };
+                bool ended;
+                int r;
+
+                if (read_header(ring, &h) < 0)
+                        return 4;
+                ended = h.exited || supervisor_gone(&h);
+                for (int s = 0; s < 2; s++)
+                        if ((r = copy_stream(ring, &h, s, &pos[s], STDOUT_FILENO + s)) != 0)
+                                return r == 1 ? 1 : 4;
+                if (ended && pos[0] >= h.commit[0] && pos[1] >= h.commit[1])
+                        return 0;
+                if (pos[0] < h.commit[0] || pos[1] < h.commit[1])
+                        continue;       /* more than a cap came meanwhile */
+                if (poll(p, 3, 1000) < 0 && errno != EINTR)
+                        return 4;
+                if (p[0].revents & POLLIN)
+                        while (read(ino, events, sizeof events) > 0)
+                                ;
+                if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
+                        input_read(&in);
+                if (p[2].revents & (POLLOUT | POLLERR | POLLHUP))
+                        input_write(&in);
+        }
+}
