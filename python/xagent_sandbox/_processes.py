@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """sb.processes: detached processes (StartExec with detach, ListExecs, and ReadOutput
 and Kill on the exec object). A process outlives the Python process that started it
-and the service's restarts; its output is kept in the sandbox (2 MiB of both streams,
-the oldest dropped) until it is read. See docs/python.md."""
+and the service's restarts; its output is kept in the sandbox (the newest
+max_process_output bytes of each stream, the oldest dropped) until it is read. See docs/python.md."""
 
 import os
 import re
@@ -76,7 +76,7 @@ class Process:
 
     def output(self, offset=None):
         """Reads the output from offset (None: where the last read ended; 0: the oldest
-        byte kept) to what was written until now, at most 2 MiB of both streams: an
+        byte kept) to what was written until now, at most 4 MiB of each stream: an
         Output. Once it ended, the read that returns running False has the rest, and
         the service then forgets the process."""
         offset = self.offset if offset is None else int(offset)

@@ -254,6 +254,25 @@ int arg_uint(json_object *args, const char *key, uint64_t max, uint64_t *ret, ch
         return 0;
 }
 
+int arg_cursor(json_object *args, const char *key, uint64_t *ret, char **error) {
+        const char *s = NULL;
+        uint64_t n = 0;
+        int r;
+
+        r = arg_string(args, key, false, &s, error);
+        if (r < 0 || !s)
+                return r;
+        if (!*s || strlen(s) > 20)
+                return arg_error(error, key, "must be a cursor this tool returned (next_cursor)");
+        for (const char *p = s; *p; p++) {
+                if (*p < '0' || *p > '9' || n > (UINT64_MAX - (uint64_t) (*p - '0')) / 10)
+                        return arg_error(error, key, "must be a cursor this tool returned (next_cursor)");
+                n = n * 10 + (uint64_t) (*p - '0');
+        }
+        *ret = n;
+        return 0;
+}
+
 int arg_bool(json_object *args, const char *key, bool *ret, char **error) {
         json_object *v;
 

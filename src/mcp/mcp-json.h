@@ -16,6 +16,7 @@
  * type is -EINVAL with *error set to a message naming the argument. */
 int arg_string(json_object *args, const char *key, bool required, const char **ret, char **error);
 int arg_uint(json_object *args, const char *key, uint64_t max, uint64_t *ret, char **error);
+int arg_cursor(json_object *args, const char *key, uint64_t *ret, char **error);
 int arg_bool(json_object *args, const char *key, bool *ret, char **error);
 
 /* D-Bus values as JSON (mcp-json.c): a{s…} as objects, other arrays and structs as

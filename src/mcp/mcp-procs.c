@@ -6,9 +6,10 @@
  * /org/xagent/Sandbox1/exec/<id>; the service decides who may touch it (its caller's
  * uid, the sandbox's owner, root), so another server of the same user reaches it too.
  * Its output is what the sandbox wrote: hostile bytes, bounded by the service (at most
- * 2 MiB a read) and made valid UTF-8 (each bad byte U+FFFD) or base64. */
+ * 4 MiB of each stream a read) and made valid UTF-8 (each bad byte U+FFFD) or base64. */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,7 +306,7 @@ int process_output_start(Call *c) {
         c->free_state = output_free;
         c->exited = output_exited;
         if ((r = process_path(c, &o->path, &error)) < 0 ||
-            (r = arg_uint(c->args, "offset", UINT64_MAX >> 1, &o->offset, &error)) < 0 ||
+            (r = arg_cursor(c->args, "cursor", &o->offset, &error)) < 0 ||
             (r = arg_string(c->args, "encoding", false, &encoding, &error)) < 0)
                 return r == -EINVAL ? fail_args(c, error) : r;
         if (!streq(encoding, "text") && !streq(encoding, "base64"))
@@ -317,6 +318,16 @@ int process_output_start(Call *c) {
         if (r < 0)
                 call_fail_errno(c, "calling the service", r);
         return 0;
+}
+
+/* ReadOutput's offset carries both streams' positions (stderr's in the high 32 bits):
+ * beyond JSON's exact integers, so the tool passes it on as an opaque decimal string,
+ * as MCP's own pagination cursors are. */
+static json_object *cursor_json(uint64_t offset) {
+        char s[24];
+
+        snprintf(s, sizeof s, "%" PRIu64, offset);
+        return json_object_new_string(s);
 }
 
 static json_object *bytes_json(const void *data, size_t n, bool base64) {
@@ -344,7 +355,7 @@ int process_output_on_reply(Call *c, sd_bus_message *reply, json_object **ret) {
             sbx_json_put(res, "encoding", json_object_new_string(o->base64 ? "base64" : "text")) < 0 ||
             sbx_json_put(res, "stdout", bytes_json(out, out_len, o->base64)) < 0 ||
             sbx_json_put(res, "stderr", bytes_json(err, err_len, o->base64)) < 0 ||
-            sbx_json_put(res, "next_offset", json_object_new_uint64(next)) < 0 ||
+            sbx_json_put(res, "next_cursor", cursor_json(next)) < 0 ||
             sbx_json_put(res, "running", json_object_new_boolean(running)) < 0)
                 return -ENOMEM;
         if (!o->service && !(o->service = strdup(sd_bus_message_get_sender(reply) ?: "")))

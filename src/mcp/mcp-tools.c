@@ -652,19 +652,19 @@ const Tool mcp_tools[] = {
         },
         {
                 .name = "process_output", .title = "Read a background process's output",
-                .description = "The output of `process` from stream position `offset` (0: the oldest byte kept), "
+                .description = "The output of `process` from `cursor` (omitted: the oldest bytes kept), "
                                "stdout and stderr apart, as text (UTF-8, undecodable bytes replaced) or base64, at "
-                               "most 2 MiB a call; next_offset is the offset to ask next. Once it ended, the read "
+                               "most 4 MiB of each a call; next_cursor is the cursor to ask next. Once it ended, the read "
                                "that returns running false has the rest and its exit_code, and the process is "
                                "forgotten.",
-                .input_schema = OBJ(P_PROCESS ",\"offset\":{\"type\":\"integer\",\"minimum\":0,\"default\":0},"
+                .input_schema = OBJ(P_PROCESS ",\"cursor\":{\"type\":\"string\",\"pattern\":\"^[0-9]{1,20}$\"},"
                                     "\"encoding\":{\"type\":\"string\",\"enum\":[\"text\",\"base64\"],\"default\":\"text\"}",
                                     "\"process\""),
                 .output_schema = "{\"type\":\"object\",\"required\":[\"process\",\"encoding\",\"stdout\",\"stderr\","
-                                 "\"next_offset\",\"running\",\"exit_code\"],\"properties\":{\"process\":{\"type\":\"string\"},"
+                                 "\"next_cursor\",\"running\",\"exit_code\"],\"properties\":{\"process\":{\"type\":\"string\"},"
                                  "\"encoding\":{\"type\":\"string\",\"enum\":[\"text\",\"base64\"]},"
                                  "\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},"
-                                 "\"next_offset\":{\"type\":\"integer\"},\"running\":{\"type\":\"boolean\"}," S_EXIT_CODE "}}",
+                                 "\"next_cursor\":{\"type\":\"string\"},\"running\":{\"type\":\"boolean\"}," S_EXIT_CODE "}}",
                 .start = process_output_start, .on_reply = process_output_on_reply,
         },
         {

@@ -18,11 +18,11 @@ from test_mcp import mcp  # noqa: F401  (the fixture)
 # error of a read.
 DRAIN = """
 async function drain(p, encoding = "text", tries = 150) {
-    let offset = 0, stdout = "", stderr = "", r = null, reads = 0;
+    let cursor = undefined, stdout = "", stderr = "", r = null, reads = 0;
     for (; reads < tries; reads++) {
-        r = await call("process_output", { process: p, offset, encoding });
+        r = await call("process_output", { process: p, cursor, encoding });
         if (r.error) return r;
-        stdout += r.stdout; stderr += r.stderr; offset = r.next_offset;
+        stdout += r.stdout; stderr += r.stderr; cursor = r.next_cursor;
         if (!r.running) break;
         await new Promise(res => setTimeout(res, 200));
     }
@@ -111,21 +111,25 @@ def test_processes_start_list_output_kill(mcp, cleanup):  # noqa: F811
         out.noCommand = await call("process_start", {{ sandbox: {name!r}, command: ["/no/such/program"] }});
         out.badId = await call("process_output", {{ process: "../../org/x" }});
         out.badPath = await call("process_kill", {{ process: "/org/xagent/Sandbox1/sandbox/x" }});
-        out.badOffset = await call("process_output", {{ process: p, offset: -1 }});
+        out.badOffset = await call("process_output", {{ process: p, cursor: "-1" }});
+        out.bigOffset = await call("process_output", {{ process: p, cursor: "18446744073709551616" }});
         out.noSandbox = await call("process_start", {{ sandbox: "no-such-" + {name!r}, command: "true" }});
-        // Hostile output: 3 MiB of random bytes, read as text and as base64.
+        // Hostile output: 3 MiB of random bytes (the policy keeps the newest 1 MiB of
+        // each stream), read as text and as base64.
         out.flood = await call("process_start", {{ sandbox: {name!r},
                                                   command: "head -c 3145728 /dev/urandom; echo done >&2; sleep 60" }});
         let b = null;
-        for (let i = 0; i < 100 && !(b && b.next_offset === 3145733); i++) {{
+        // stdout's position in the low 32 bits of the cursor, stderr's in the high ones
+        const end = ((5n << 32n) | 3145728n).toString();
+        for (let i = 0; i < 100 && !(b && b.next_cursor === end); i++) {{
             await new Promise(res => setTimeout(res, 200));
             b = await call("process_output", {{ process: out.flood.process, encoding: "base64" }});
         }}
         const t = await call("process_output", {{ process: out.flood.process }});
-        out.floodText = {{ chars: t.stdout.length, bytes: Buffer.byteLength(t.stdout), next: t.next_offset,
+        out.floodText = {{ chars: t.stdout.length, bytes: Buffer.byteLength(t.stdout), next: t.next_cursor,
                           running: t.running, stderr: t.stderr }};
         out.floodB64 = {{ bytes: Buffer.from(b.stdout, "base64").length, errBytes: Buffer.from(b.stderr, "base64").length,
-                         next: b.next_offset }};
+                         next: b.next_cursor }};
         await call("process_kill", {{ process: out.flood.process }});
         // A process left running when this server goes: read by the next one.
         out.survivor = await call("process_start", {{ sandbox: {name!r},
@@ -150,13 +154,15 @@ def test_processes_start_list_output_kill(mcp, cleanup):  # noqa: F811
     assert out["noCommand"]["error"]["name"] == h.INVALID_ARGS and "/no/such/program" in out["noCommand"]["error"]["message"]
     assert out["badId"]["error"]["name"] == h.INVALID_ARGS and "'process'" in out["badId"]["error"]["message"]
     assert out["badPath"]["error"]["name"] == h.INVALID_ARGS and "'process'" in out["badPath"]["error"]["message"]
-    assert out["badOffset"]["error"]["name"] == h.INVALID_ARGS and "offset" in out["badOffset"]["error"]["message"]
+    for bad in ("badOffset", "bigOffset"):
+        assert out[bad]["error"]["name"] == h.INVALID_ARGS and "'cursor'" in out[bad]["error"]["message"], out[bad]
     assert out["noSandbox"]["error"]["name"] == h.NO_SUCH_SANDBOX
     ft, fb = out["floodText"], out["floodB64"]
-    # At most the service's 2 MiB of both streams a read; text at most 3 bytes a raw byte.
-    assert fb["bytes"] + fb["errBytes"] == 2 << 20, fb
-    assert fb["next"] == 3145728 + 5 and ft["next"] == fb["next"]
-    assert ft["bytes"] <= 3 * (2 << 20) and ft["chars"] <= 2 << 20, ft
+    # The newest 1 MiB of stdout (max_process_output), stderr whole; a cursor beyond
+    # JSON's exact integers comes back exact; text at most 3 bytes a raw byte.
+    assert fb["bytes"] == 1 << 20 and fb["errBytes"] == 5, fb
+    assert fb["next"] == str((5 << 32) | 3145728) and ft["next"] == fb["next"]
+    assert ft["bytes"] <= 3 * (1 << 20) and ft["chars"] <= 1 << 20, ft
     assert ft["stderr"] == "done\n"
 
     # The next server (another client session, the same user) reads the survivor.
