@@ -82,19 +82,7 @@ esac
 ROOTFS=$(mktemp -d /tmp/sbx-test-rootfs.XXXXXX)
 trap 'rm -rf "$ROOTFS"' EXIT
 say "building $IMAGE from $BUSYBOX in $ROOTFS"
-mkdir -p "$ROOTFS"/{bin,sbin,usr/bin,usr/sbin,tmp,home,etc,root,proc,sys,dev,var/tmp}
-chmod 1777 "$ROOTFS/tmp" "$ROOTFS/var/tmp"
-chmod 0755 "$ROOTFS/home"
-cp "$BUSYBOX" "$ROOTFS/bin/busybox"
-chroot "$ROOTFS" /bin/busybox --install -s
-cat >"$ROOTFS/etc/passwd" <<'EOF'
-root:x:0:0:root:/root:/bin/sh
-nobody:x:65534:65534:nobody:/nonexistent:/bin/false
-EOF
-cat >"$ROOTFS/etc/group" <<'EOF'
-root:x:0:
-nogroup:x:65534:
-EOF
+"$(dirname "$0")/make-test-rootfs.sh" "$ROOTFS"
 tar -C "$ROOTFS" --numeric-owner -c . | \
         "$DOCKER" import -c 'CMD ["/bin/sh"]' - "$IMAGE" >/dev/null
 "$DOCKER" image inspect "$IMAGE" >/dev/null || die "import of $IMAGE failed"

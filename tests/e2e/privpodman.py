@@ -22,13 +22,9 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
-import time
 
-import sandbox_helpers as h
+from privengine import TEST_IMAGE, EngineError, NetnsHolder, PrivateEngine, _alive, _cmdline, stop_process
 
-TEST_IMAGE = "xagent-sandbox-test:latest"
-BUSYBOX = "/bin/busybox"
 PODMAN = "/usr/bin/podman"
 # What rootful Podman makes on the host whatever its storage configuration says
 # (removed after the test where it made them: parents first in this list).
@@ -36,16 +32,8 @@ HOST_LEFTOVERS = ("/var/lib/containers", "/var/lib/containers/cache", "/run/cont
                   "/run/containers/networks")
 
 
-class PodmanError(RuntimeError):
+class PodmanError(EngineError):
     pass
-
-
-def _alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def _limits(pid):
@@ -60,18 +48,19 @@ def _limits(pid):
     return out
 
 
-class PrivatePodman:
+class PrivatePodman(PrivateEngine):
+    NAME = "podman"
+    Error = PodmanError
+    API_TIMEOUT = 60
+    REMOVED = (200, 204, 404)
+
     def __init__(self, tmp=None):
-        self.tmp = tmp or tempfile.mkdtemp(prefix="sbx-podman-")
-        os.makedirs(self.tmp, mode=0o711, exist_ok=True)
-        self.socket = os.path.join(self.tmp, "podman.sock")
-        self.host = "unix://" + self.socket
+        super().__init__(tmp, "sbx-podman-", "podman.sock", "podman.log")
         self.root = os.path.join(self.tmp, "root")
         self.runroot = os.path.join(self.tmp, "runroot")
         self.conf = os.path.join(self.tmp, "containers.conf")
         self.storage_conf = os.path.join(self.tmp, "storage.conf")
-        self.log_path = os.path.join(self.tmp, "podman.log")
-        self.proc = self.holder = None
+        self.holder = None
         self.made = [p for p in HOST_LEFTOVERS if not os.path.exists(p)]
         self.var_tmp_before = self._api_load_files()
 
@@ -100,41 +89,20 @@ class PrivatePodman:
 
     # ---- the process -----------------------------------------------------------------
 
-    def netns(self):
-        return f"/proc/{self.holder.pid}/ns/net"
-
     def nsenter(self, argv):
-        return ["/usr/bin/nsenter", f"--net={self.netns()}", "--"] + list(argv)
+        return self.holder.nsenter(argv)
 
     def _spawn(self):
-        if os.path.exists(self.socket):
-            os.unlink(self.socket)
-        log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(
-            self.nsenter([PODMAN, "--root", self.root, "--runroot", self.runroot,
-                          "system", "service", "--time=0", self.host]),
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=self.tmp, env=self.env(),
-            start_new_session=True)
-        log.close()
+        self._popen(self.nsenter([PODMAN, "--root", self.root, "--runroot", self.runroot,
+                                  "system", "service", "--time=0", self.host]), env=self.env())
         self.wait_ping(60)
 
     def _stop_service(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, 15)
         self.proc = None
 
     def start(self):
-        self.holder = subprocess.Popen(["/usr/bin/unshare", "--net", "--", "/bin/sleep", "infinity"],
-                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.DEVNULL, start_new_session=True)
-        h.wait_until(lambda: os.readlink(self.netns()) != os.readlink("/proc/self/ns/net"), 5, 0.02,
-                     "the network namespace")
-        subprocess.run(self.nsenter(["ip", "link", "set", "lo", "up"]), check=True)
+        self.holder = NetnsHolder()
         self._write_conf()
         self._spawn()
         # The containers' ulimits must be exactly the service process's own (see above).
@@ -146,36 +114,7 @@ class PrivatePodman:
         self.ensure_image()
         return self
 
-    def wait_ping(self, timeout):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise PodmanError(f"podman exited with {self.proc.returncode}: {self.log()}")
-            try:
-                if self.api("GET", "/_ping", timeout=2)[0] == 200:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.05)
-        raise PodmanError(f"podman did not answer /_ping within {timeout}s: {self.log()}")
-
-    def log(self, tail=3000):
-        try:
-            with open(self.log_path, errors="replace") as f:
-                return f.read()[-tail:]
-        except OSError:
-            return ""
-
     # ---- the API and the CLI on the same storage ---------------------------------------
-
-    def api(self, method, path, body=None, timeout=60):
-        return h.docker(method, path, body, timeout, socket_path=self.socket)
-
-    def ok(self, method, path, body=None, timeout=60):
-        status, data = self.api(method, path, body, timeout)
-        if status // 100 != 2:
-            raise PodmanError(f"{method} {path}: {status} {data}")
-        return data
 
     def cli(self, *args, input=None, timeout=120):
         """The podman command on this storage, talking to the running service's state."""
@@ -183,50 +122,14 @@ class PrivatePodman:
                                            list(args)), input=input, env=self.env(),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, check=True)
 
-    def containers(self, managed_only=True):
-        from urllib.parse import quote
-        import json
-        path = "/containers/json?all=1"
-        if managed_only:
-            path += "&filters=" + quote(json.dumps({"label": ["xagent.managed=true"]}))
-        return self.ok("GET", path)
-
-    def inspect(self, cid):
-        status, data = self.api("GET", f"/containers/{cid}/json")
-        return data if status == 200 else None
-
-    def remove(self, cid):
-        status, data = self.api("DELETE", f"/containers/{cid}?force=1&v=1")
-        if status not in (200, 204, 404):
-            raise PodmanError(f"remove {cid}: {status} {data}")
-
-    def ensure_image(self):
-        """The test image, as tests/setup-docker.sh makes it, by `podman import` (stored
-        as localhost/NAME: the compat route would ignore the tag)."""
-        if self.api("GET", f"/images/{TEST_IMAGE}/json")[0] == 200:
-            return
-        rootfs = tempfile.mkdtemp(prefix="rootfs-", dir=self.tmp)
-        try:
-            for d in ("bin", "sbin", "usr/bin", "usr/sbin", "tmp", "home", "etc", "root",
-                      "proc", "sys", "dev", "var/tmp"):
-                os.makedirs(os.path.join(rootfs, d), exist_ok=True)
-            for d in ("tmp", "var/tmp"):
-                os.chmod(os.path.join(rootfs, d), 0o1777)
-            shutil.copy(BUSYBOX, os.path.join(rootfs, "bin", "busybox"))
-            subprocess.run(["chroot", rootfs, "/bin/busybox", "--install", "-s"], check=True)
-            with open(os.path.join(rootfs, "etc", "passwd"), "w") as f:
-                f.write("root:x:0:0:root:/root:/bin/sh\n"
-                        "nobody:x:65534:65534:nobody:/nonexistent:/bin/false\n")
-            with open(os.path.join(rootfs, "etc", "group"), "w") as f:
-                f.write("root:x:0:\nnogroup:x:65534:\n")
-            tar = os.path.join(self.tmp, "rootfs.tar")
-            subprocess.run(["tar", "-C", rootfs, "--numeric-owner", "-cf", tar, "."], check=True)
-            self.cli("import", "--change", 'CMD ["/bin/sh"]', tar, TEST_IMAGE)
-            os.unlink(tar)
-        finally:
-            shutil.rmtree(rootfs, ignore_errors=True)
-        if self.api("GET", f"/images/{TEST_IMAGE}/json")[0] != 200:
-            raise PodmanError(f"import of {TEST_IMAGE} failed")
+    def _import(self, tar):
+        """`podman import` on the same storage (stored as localhost/NAME: the compat route
+        would ignore the tag)."""
+        path = os.path.join(self.tmp, "rootfs.tar")
+        with open(path, "wb") as f:
+            f.write(tar)
+        self.cli("import", "--change", 'CMD ["/bin/sh"]', path, TEST_IMAGE)
+        os.unlink(path)
 
     # ---- teardown ----------------------------------------------------------------------
 
@@ -239,27 +142,15 @@ class PrivatePodman:
 
     def _pids_of_this_tmp(self):
         """Live processes whose command line names a path under this temp dir."""
-        mine, out = str(os.getpid()), []
-        for pid in os.listdir("/proc"):
-            if not pid.isdigit() or pid == mine:
-                continue
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    cmd = f.read()
-            except OSError:
-                continue
-            if (self.tmp + "/").encode() in cmd and _alive(int(pid)):
-                out.append(int(pid))
-        return out
+        mine = str(os.getpid())
+        return [int(pid) for pid in os.listdir("/proc")
+                if pid.isdigit() and pid != mine and (self.tmp + "/") in (_cmdline(pid) or "")
+                and _alive(int(pid))]
 
     def teardown(self, remove_tmp=True):
         problems = []
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                for c in self.containers(managed_only=False):
-                    self.remove(c["Id"])
-            except Exception as e:
-                problems.append(f"containers: {e}")
+        if self.running():
+            self.remove_all(problems, "containers")
         self._stop_service()
         # conmon outlives the service: a finished exec's keeps its exit status for 300 s
         # (--exit-delay). Those of this storage only, by pid.
@@ -269,13 +160,9 @@ class PrivatePodman:
             except ProcessLookupError:
                 pass
         if self.holder is not None:
-            self.holder.kill()
-            self.holder.wait()
+            self.holder.close()
         # The overlay mounts of its storage, deepest first.
-        with open("/proc/self/mountinfo") as f:
-            mps = sorted({ln.split()[4] for ln in f if ln.split()[4].startswith(self.tmp + "/")},
-                         key=len, reverse=True)
-        for mp in mps:
+        for mp in self.mounts_below():
             subprocess.run(["umount", "-l", mp], stderr=subprocess.DEVNULL)
         for f in self._api_load_files() - self.var_tmp_before:
             os.unlink(os.path.join("/var/tmp", f))

@@ -18,6 +18,7 @@ import time
 
 import pytest
 
+import privengine
 import sandbox_helpers as h
 from sandbox_helpers import MEMBER, OTHER
 
@@ -95,31 +96,21 @@ class TlsDocker(privdocker.PrivateDocker):
     def __init__(self, tmp, certs, server="server"):
         super().__init__(tmp)
         self.certs, self.server = certs, server
-        self.holder = subprocess.Popen(["/usr/bin/unshare", "--net", "--", "/bin/sleep", "infinity"],
-                                       start_new_session=True)
-        h.wait_until(lambda: os.readlink(self.netns()) != os.readlink("/proc/self/ns/net"), 5, 0.02,
-                     "the network namespace")
-        # A new network namespace's loopback is down.
-        subprocess.run(["/usr/bin/nsenter", f"--net={self.netns()}", "--", "ip", "link", "set", "lo", "up"],
-                       check=True)
+        self.holder = privengine.NetnsHolder()
 
     def argv(self):
         cert, key = self.certs.pair(self.server)
         argv = super().argv()
         assert argv[:3] == ["/usr/bin/unshare", "--net", "--"]
-        return ["/usr/bin/nsenter", f"--net={self.netns()}", "--"] + argv[3:] + [
+        return self.holder.nsenter(argv[3:] + [
             "--host", f"tcp://127.0.0.1:{PORT}", "--tlsverify",
-            "--tlscacert", self.certs.ca, "--tlscert", cert, "--tlskey", key]
-
-    def netns(self):
-        return f"/proc/{self.holder.pid}/ns/net"
+            "--tlscacert", self.certs.ca, "--tlscert", cert, "--tlskey", key])
 
     def teardown(self, remove_tmp=True):
         try:
             super().teardown(remove_tmp)
         finally:
-            self.holder.kill()
-            self.holder.wait()
+            self.holder.close()
 
 
 # ---- the world ---------------------------------------------------------------------------
@@ -159,7 +150,7 @@ def spec(**kw):
 
 
 def nsenter_argv(stack, docker):
-    return ["/usr/bin/nsenter", f"--net={docker.netns()}", "--"] + stack.default_daemon_argv()
+    return docker.holder.nsenter(stack.default_daemon_argv())
 
 
 class Remote:
@@ -381,7 +372,7 @@ def test_plain_http_on_the_port_is_named(stack, world):
     """A server on the port that does not speak TLS: never a fallback to plain text."""
     script = ("import http.server as s\n"
               "s.HTTPServer(('127.0.0.1', 2377), s.BaseHTTPRequestHandler).serve_forever()\n")
-    plain = subprocess.Popen(["/usr/bin/nsenter", f"--net={world.netns()}", "--", "/usr/bin/python3", "-c", script])
+    plain = subprocess.Popen(world.holder.nsenter(["/usr/bin/python3", "-c", script]))
     try:
         time.sleep(0.5)
         bus = h.Sandboxd(stack)

@@ -15,67 +15,21 @@ containerd's pid file under the exec root, the containers' init.pid whose parent
 shim), never by name, and each is checked to belong to this temp dir before a signal.
 """
 
-import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "e2e"))
 
-import sandbox_helpers as h  # noqa: E402
-
-TEST_IMAGE = "xagent-sandbox-test:latest"
-BUSYBOX = "/bin/busybox"
+from privengine import (TEST_IMAGE, EngineError, PrivateEngine,  # noqa: E402
+                        _alive, _ppid, _read_pid, _wait_gone, stop_process)
 
 
-class DockerError(RuntimeError):
+class DockerError(EngineError):
     pass
-
-
-def _cmdline(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return None
-
-
-def _ppid(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _alive(pid):
-    """True while pid exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def _read_pid(path):
-    try:
-        with open(path) as f:
-            return int(f.read().strip())
-    except (OSError, ValueError):
-        return None
-
-
-def _wait_gone(pid, timeout):
-    deadline = time.monotonic() + timeout
-    while _alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def docker_cli():
@@ -87,18 +41,16 @@ def docker_cli():
     raise DockerError("no docker CLI")
 
 
-class PrivateDocker:
+class PrivateDocker(PrivateEngine):
+    NAME = "dockerd"
+    Error = DockerError
+
     def __init__(self, tmp=None, log_name="dockerd.log"):
-        self.tmp = tmp or tempfile.mkdtemp(prefix="sbx-fault-docker-")
-        os.makedirs(self.tmp, mode=0o711, exist_ok=True)
-        self.socket = os.path.join(self.tmp, "docker.sock")
-        self.host = "unix://" + self.socket
+        super().__init__(tmp, "sbx-fault-docker-", "docker.sock", log_name)
         self.data_root = os.path.join(self.tmp, "data")
         self.exec_root = os.path.join(self.tmp, "exec")
         self.pidfile = os.path.join(self.tmp, "dockerd.pid")
         self.config_file = os.path.join(self.tmp, "daemon.json")
-        self.log_path = os.path.join(self.tmp, log_name)
-        self.proc = None
         self.frozen = False
 
     # ---- the process ----------------------------------------------------------------
@@ -122,9 +74,6 @@ class PrivateDocker:
     def pid(self):
         return self.proc.pid if self.proc is not None else None
 
-    def running(self):
-        return self.proc is not None and self.proc.poll() is None
-
     def start(self, timeout=60, image=True):
         """Starts dockerd (again, after kill(): same data root) and waits for /_ping."""
         if self.running():
@@ -134,38 +83,12 @@ class PrivateDocker:
         if not os.path.exists(self.config_file):
             with open(self.config_file, "w") as f:
                 f.write("{}\n")
-        if os.path.exists(self.socket):
-            os.unlink(self.socket)
-        log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL, stdout=log,
-                                     stderr=log, cwd=self.tmp, start_new_session=True)
-        log.close()
+        self._popen(self.argv())
         self.frozen = False
         self.wait_ping(timeout)
         if image:
             self.ensure_image()
         return self
-
-    def wait_ping(self, timeout):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise DockerError(f"dockerd exited with {self.proc.returncode}: {self.log()}")
-            try:
-                status, body = self.api("GET", "/_ping", timeout=2)
-                if status == 200:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.05)
-        raise DockerError(f"dockerd did not answer /_ping within {timeout}s: {self.log()}")
-
-    def log(self, tail=3000):
-        try:
-            with open(self.log_path, errors="replace") as f:
-                return f.read()[-tail:]
-        except OSError:
-            return ""
 
     def signal(self, sig):
         if not self.running():
@@ -208,74 +131,15 @@ class PrivateDocker:
 
     # ---- the API ----------------------------------------------------------------------
 
-    def api(self, method, path, body=None, timeout=30):
-        """One Engine API request (unversioned path); (status, parsed JSON / text / None)."""
-        return h.docker(method, path, body, timeout, socket_path=self.socket)
-
-    def ok(self, method, path, body=None, timeout=30):
-        status, data = self.api(method, path, body, timeout)
-        if status // 100 != 2:
-            raise DockerError(f"{method} {path}: {status} {data}")
-        return data
-
-    def containers(self, managed_only=True):
-        """Every container (any state), [{Id, Names, Labels, State}…]."""
-        from urllib.parse import quote
-        path = "/containers/json?all=1"
-        if managed_only:
-            path += "&filters=" + quote(json.dumps({"label": ["xagent.managed=true"]}))
-        return self.ok("GET", path)
-
-    def inspect(self, cid):
-        status, data = self.api("GET", f"/containers/{cid}/json")
-        return data if status == 200 else None
-
-    def remove(self, cid):
-        status, data = self.api("DELETE", f"/containers/{cid}?force=1&v=1")
-        if status not in (204, 404):
-            raise DockerError(f"remove {cid}: {status} {data}")
-
     def cli(self, *args, input=None, timeout=120):
         return subprocess.run([docker_cli(), "-H", self.host] + list(args), input=input,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               timeout=timeout, check=True)
 
-    def ensure_image(self):
-        """The test image, made as tests/setup-docker.sh makes it: a busybox-static root
-        file system, imported with the docker CLI."""
-        status, _ = self.api("GET", f"/images/{TEST_IMAGE}/json")
-        if status == 200:
-            return
-        rootfs = tempfile.mkdtemp(prefix="rootfs-", dir=self.tmp)
-        try:
-            for d in ("bin", "sbin", "usr/bin", "usr/sbin", "tmp", "home", "etc", "root",
-                      "proc", "sys", "dev", "var/tmp"):
-                os.makedirs(os.path.join(rootfs, d), exist_ok=True)
-            for d in ("tmp", "var/tmp"):
-                os.chmod(os.path.join(rootfs, d), 0o1777)
-            os.chmod(os.path.join(rootfs, "home"), 0o755)
-            shutil.copy(BUSYBOX, os.path.join(rootfs, "bin", "busybox"))
-            subprocess.run(["chroot", rootfs, "/bin/busybox", "--install", "-s"], check=True)
-            with open(os.path.join(rootfs, "etc", "passwd"), "w") as f:
-                f.write("root:x:0:0:root:/root:/bin/sh\n"
-                        "nobody:x:65534:65534:nobody:/nonexistent:/bin/false\n")
-            with open(os.path.join(rootfs, "etc", "group"), "w") as f:
-                f.write("root:x:0:\nnogroup:x:65534:\n")
-            tar = subprocess.run(["tar", "-C", rootfs, "--numeric-owner", "-c", "."],
-                                 stdout=subprocess.PIPE, check=True).stdout
-            self.cli("import", "-c", 'CMD ["/bin/sh"]', "-", TEST_IMAGE, input=tar)
-        finally:
-            shutil.rmtree(rootfs, ignore_errors=True)
-        status, _ = self.api("GET", f"/images/{TEST_IMAGE}/json")
-        if status != 200:
-            raise DockerError(f"import of {TEST_IMAGE} failed")
+    def _import(self, tar):
+        self.cli("import", "-c", 'CMD ["/bin/sh"]', "-", TEST_IMAGE, input=tar)
 
     # ---- teardown ---------------------------------------------------------------------
-
-    def _ours(self, pid):
-        """pid is alive and started from this temp dir (a pid from a file may be stale)."""
-        cmd = _cmdline(pid)
-        return cmd is not None and self.tmp in cmd and _alive(pid)
 
     def containerd_pid(self):
         pid = _read_pid(os.path.join(self.exec_root, "containerd", "containerd.pid"))
@@ -309,32 +173,13 @@ class PrivateDocker:
                 pass
             _wait_gone(pid, 5)
 
-    def mounts_below(self):
-        """Mount points under the temp dir, deepest first."""
-        out = []
-        with open("/proc/self/mountinfo") as f:
-            for line in f:
-                mp = line.split()[4].encode().decode("unicode_escape")
-                if mp == self.tmp or mp.startswith(self.tmp + "/"):
-                    out.append(mp)
-        return sorted(set(out), key=len, reverse=True)
-
     def teardown(self, remove_tmp=True):
         problems = []
         if self.running():
             if self.frozen:
                 self.thaw()
-            try:
-                for c in self.containers(managed_only=False):
-                    self.remove(c["Id"])
-            except Exception as e:          # a broken dockerd: the pid files below
-                problems.append(f"removing containers: {e}")
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            self.remove_all(problems, "removing containers")  # if broken: the pid files below
+            stop_process(self.proc, 20)
         containerd = self.containerd_pid()
         if containerd is not None:
             self._stop_pid(containerd)
