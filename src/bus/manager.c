@@ -64,7 +64,7 @@ static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         int r;
 
-        if (m->n_busy > 0 || m->releasing)
+        if (m->n_busy > 0 || m->releasing || m->leases.n > 0)
                 return 0;
         log_info("idle for %u s, exiting", m->idle_timeout_s);
         m->releasing = true;
@@ -72,6 +72,23 @@ static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
         if (r < 0)
                 sd_event_exit(m->event, 0);
         return 0;
+}
+
+/* Leases ------------------------------------------------------------------ */
+
+/* The last lease gone and nothing in flight: the idle exit counts from now. */
+static void on_lease_ended(void *userdata) {
+        Manager *m = userdata;
+
+        if (m->leases.n == 0 && m->n_busy == 0)
+                (void) manager_arm_idle(m);
+}
+
+/* A sandbox gone (deleted, or found missing) takes its leases with it. */
+static void on_sandbox_dropped(void *userdata, const char *name) {
+        Manager *m = userdata;
+
+        (void) leases_revoke(&m->leases, name, "the sandbox was removed");
 }
 
 /* Workers ----------------------------------------------------------------- */
@@ -251,6 +268,7 @@ Manager *manager_free(Manager *m) {
                 (void) sd_bus_flush(m->bus);
                 sd_bus_flush_close_unref(m->bus);
         }
+        leases_clear(&m->leases);
         registry_clear(&m->registry);
         sd_event_source_unref(m->idle_source);
         sd_event_source_unref(m->retry_source);
@@ -445,6 +463,10 @@ int manager_run(Manager *m) {
         }
         m->registry.bus = m->bus;
         m->registry.callers = &m->callers;
+        m->registry.dropped = on_sandbox_dropped;
+        m->registry.dropped_userdata = m;
+        m->leases = (Leases) { .event = m->event, .bus = m->bus, .registry = &m->registry,
+                               .ended = on_lease_ended, .userdata = m };
         if ((r = sd_bus_match_signal(m->bus, NULL, NULL, "/org/freedesktop/DBus/Local", "org.freedesktop.DBus.Local",
                                      "Disconnected", on_bus_lost, m)) < 0)
                 return r;

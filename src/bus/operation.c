@@ -13,6 +13,7 @@
 #include "operation-state.h"
 #include "operation.h"
 #include "reconcile.h"
+#include "time-util.h"
 
 static void operation_free_unstarted(Operation *o);
 static void cancel_waiters(Manager *m);
@@ -174,9 +175,11 @@ static void job_reply(Operation *o) {
                 return;
         }
         if ((r = sd_bus_message_new_method_return(o->call, &reply)) < 0 || (r = operation_verbs[o->verb].reply(o, reply)) < 0) {
-                fail(o, OPERATION_ERRED, r, NULL);
+                fail(o, OPERATION_ERRED, r, &o->error);       /* a reply may refuse (a lease over a cap) */
                 return;
         }
+        if (operation_verbs[o->verb].activity)
+                registry_touch(&o->m->registry, o->name, sbx_now_realtime_us());
         /* The work is done either way: the outcome is "ok", and the reason says
          * whether its caller was told. */
         advance(o, OPERATION_SUCCEEDED);
@@ -320,6 +323,11 @@ static void submit(Operation *o) {
 
         if (o->m->terminating) {
                 job_cancel(o);
+                return;
+        }
+        /* What the leases forbid (SandboxBusy), known only once authorized. */
+        if (operation_verbs[o->verb].admit && (r = operation_verbs[o->verb].admit(o)) < 0) {
+                fail(o, OPERATION_REFUSED, r, &o->error);
                 return;
         }
         /* A process in the sandbox holds an exec slot until it ends (policy
@@ -635,6 +643,7 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .argv = TAKE_PTR(args->argv),
                 .fds = { -1, -1, -1 },
                 .recreate = args->recreate,
+                .force = args->force,
                 .labels = TAKE_PTR(args->labels),
                 .find_state = TAKE_PTR(args->state),
                 .publish_exec = args->publish_exec,

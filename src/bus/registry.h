@@ -19,6 +19,8 @@ typedef struct Registry {
         uint64_t seq;                   /* counts entries added and dropped */
         sd_bus *bus;                    /* where changes are announced; NULL: nowhere */
         CallerCache *callers;           /* … to these connections */
+        void (*dropped)(void *userdata, const char *name); /* after an entry went (its leases end) */
+        void *dropped_userdata;
 } Registry;
 
 /* A sandbox as the objects show it (docs/api.md). */
@@ -39,7 +41,12 @@ typedef struct SandboxEntry {
         char *labels_json;              /* user-labels.h's stored form */
         json_object *labels;            /* … parsed: never NULL once put */
         uint64_t listed;                /* the last reconciliation that listed it (reconcile_mark) */
+        unsigned leases;                /* leases held on it (leases.h) */
+        uint64_t last_activity_us;      /* realtime; in steps of REGISTRY_ACTIVITY_STEP_US */
 } SandboxEntry;
+
+/* LastActivity moves in steps of at least this much (no signal for every file call). */
+#define REGISTRY_ACTIVITY_STEP_US (UINT64_C(5) * 1000000U)
 
 SandboxEntry *registry_get(Registry *reg, const char *name);
 /* Adds or refreshes the entry of a sandbox, emitting SandboxNew and
@@ -47,7 +54,12 @@ SandboxEntry *registry_get(Registry *reg, const char *name);
 int registry_put(Registry *reg, const SbxSandbox *s);
 /* Sets a known sandbox's state after start/stop, emitting PropertiesChanged. */
 void registry_set_state(Registry *reg, const char *name, SbxState state, const char *status);
-/* Removes an entry, emitting SandboxRemoved and InterfacesRemoved. */
+/* A known sandbox was used now (realtime µs): LastActivity moves if a step has passed. */
+void registry_touch(Registry *reg, const char *name, uint64_t now_us);
+/* Its lease count, a use now too; emits PropertiesChanged (Leases, LastActivity). */
+void registry_set_leases(Registry *reg, const char *name, unsigned n);
+/* Removes an entry, emitting SandboxRemoved and InterfacesRemoved, then tells
+ * reg->dropped. */
 void registry_drop(Registry *reg, const char *name);
 /* Calls f for each entry; f must not add or drop entries. */
 void registry_foreach(Registry *reg, void (*f)(SandboxEntry *e, void *userdata), void *userdata);

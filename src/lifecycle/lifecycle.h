@@ -144,6 +144,8 @@ typedef struct SbxEnsureOptions {
         unsigned stop_timeout_s;        /* for the stop before replacing */
         json_object *labels;            /* a new one's (or a replacement's); for one there is, they
                                          * must equal its own (else InvalidArgs). NULL = not given */
+        unsigned busy_leases;           /* leases other connections hold on it: a replacement is
+                                         * SandboxBusy */
 } SbxEnsureOptions;
 
 const char *sbx_ensure_outcome_to_string(SbxEnsureOutcome o) _pure_;

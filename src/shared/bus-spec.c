@@ -8,8 +8,7 @@
 #include "json-util.h"
 #include "proto.h"
 
-/* Errors from sd_bus_message_read*() on a malformed message are the caller's
- * fault as well; say which key it was. */
+/* A malformed message is the caller's fault as well: say which key it was. */
 static int bad(SbxError *error, const char *key, int r) {
         return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: malformed value (%s)", key, strerror(-r));
 }
@@ -20,8 +19,7 @@ static int enter_variant(sd_bus_message *m, const char *key, const char *want, S
         char type;
         int r;
 
-        r = sd_bus_message_peek_type(m, &type, &contents);
-        if (r < 0)
+        if ((r = sd_bus_message_peek_type(m, &type, &contents)) < 0)
                 return bad(error, key, r);
         if (!streq(contents, want))
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: expected a value of type '%s', got '%s'",
@@ -363,26 +361,29 @@ int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, Sbx
 }
 
 static int stop_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
+        SbxStopOptions *o = userdata;
         int64_t t;
         int r;
 
+        if (streq(key, "force"))
+                return read_bool(m, key, &o->force, error);
         if (!streq(key, "timeout"))
                 return no_entry(m, userdata, key, error);
         if ((r = read_int(m, key, 0, SBX_STOP_TIMEOUT_MAX, &t, error)) < 0)
                 return r;
-        *(unsigned *) userdata = (unsigned) t;
+        o->timeout = (unsigned) t;
         return 0;
 }
 
-int sbx_bus_read_stop_options(sd_bus_message *m, unsigned *ret_timeout, SbxError *error) {
-        static const char *const keys[] = { "timeout" };
+int sbx_bus_read_stop_options(sd_bus_message *m, SbxStopOptions *ret, SbxError *error) {
+        static const char *const keys[] = { "timeout", "force" };
 
-        *ret_timeout = SBX_STOP_TIMEOUT_DEFAULT;
-        return read_dict(m, keys, ELEMENTSOF(keys), stop_entry, ret_timeout, error);
+        *ret = (SbxStopOptions) { .timeout = SBX_STOP_TIMEOUT_DEFAULT };
+        return read_dict(m, keys, ELEMENTSOF(keys), stop_entry, ret, error);
 }
 
 typedef struct EnsureOptions {
-        bool recreate;
+        bool recreate, force;
         unsigned stop_timeout;
         json_object *labels;
 } EnsureOptions;
@@ -401,6 +402,8 @@ static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
         }
         if (streq(key, "labels"))
                 return sbx_bus_read_labels(m, key, &o->labels, error);
+        if (streq(key, "force"))
+                return read_bool(m, key, &o->force, error);
         if (!streq(key, "on_mismatch"))
                 return no_entry(m, userdata, key, error);
         if ((r = read_string(m, key, &mode, error)) < 0)
@@ -413,8 +416,8 @@ static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
 }
 
 int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned *ret_stop_timeout,
-                                json_object **ret_labels, SbxError *error) {
-        static const char *const keys[] = { "on_mismatch", "stop_timeout", "labels" };
+                                json_object **ret_labels, bool *ret_force, SbxError *error) {
+        static const char *const keys[] = { "on_mismatch", "stop_timeout", "labels", "force" };
         EnsureOptions o = { .stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT };
         int r = read_dict(m, keys, ELEMENTSOF(keys), ensure_entry, &o, error);
 
@@ -423,6 +426,7 @@ int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned 
                 return r;
         }
         *ret_recreate = o.recreate;
+        *ret_force = o.force;
         *ret_stop_timeout = o.stop_timeout;
         *ret_labels = o.labels;
         return 0;

@@ -39,10 +39,15 @@ int sbx_bus_read_no_options(sd_bus_message *m, SbxError *error);
 /* Create options: "labels" a{ss} (bus-labels.h; *ret_labels NULL when absent). */
 int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxError *error);
 
-/* Stop options: "timeout" (u, or any integer type: seconds before SIGKILL, 0–3600). */
+/* Stop options: "timeout" (u, or any integer type: seconds before SIGKILL, 0–3600),
+ * "force" (b: other connections' leases are revoked, not SandboxBusy). */
 #define SBX_STOP_TIMEOUT_DEFAULT 10U
 #define SBX_STOP_TIMEOUT_MAX 3600U
-int sbx_bus_read_stop_options(sd_bus_message *m, unsigned *ret_timeout, SbxError *error);
+typedef struct SbxStopOptions {
+        unsigned timeout;
+        bool force;
+} SbxStopOptions;
+int sbx_bus_read_stop_options(sd_bus_message *m, SbxStopOptions *ret, SbxError *error);
 
 /* ExecSandbox / StartExec options (docs/api.md): env a{ss}, working_dir s
  * (absolute), timeout (seconds; capture: 1–86400, default 60; streaming: 0–86400,
@@ -80,11 +85,12 @@ int sbx_bus_read_exec_options(sd_bus_message *m, bool streaming, SbxExecOptions 
 /* The argv of an exec: non-empty, at most SBX_EXEC_ARGV_MAX strings. */
 int sbx_bus_read_argv(sd_bus_message *m, char ***ret, SbxError *error);
 /* Ensure options: "on_mismatch" (s: "fail", the default, or "recreate"),
- * "stop_timeout" (u or any integer type: seconds, 0–3600, default 30) and "labels"
- * (as create's; *ret_labels NULL when absent). */
+ * "stop_timeout" (u or any integer type: seconds, 0–3600, default 30), "labels"
+ * (as create's; *ret_labels NULL when absent) and "force" (b: a replacement revokes
+ * other connections' leases). */
 #define SBX_ENSURE_STOP_TIMEOUT_DEFAULT 30U
 int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned *ret_stop_timeout,
-                                json_object **ret_labels, SbxError *error);
+                                json_object **ret_labels, bool *ret_force, SbxError *error);
 
 /* File call options (ReadFile, WriteFile, ListFiles, RemoveFile; docs/api.md): read
  * offset t, length t (0–UINT64_MAX: the daemon caps it by max_file_bytes); write mode
