@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import time
 
 import pytest
@@ -189,6 +190,48 @@ def test_bad_options(stack, sandboxd, box):
         hd.acquire(h.unique("absent")).error(h.NO_SUCH_SANDBOX)
     assert "force: expected a value of type 'b'" in sandboxd.stop(
         MEMBER, box, options={"force": ["u", 1]}).error(h.INVALID_ARGS)
+
+
+def test_leases_are_announced(stack, sandboxd, box):
+    listener = h.Listener(stack, MEMBER)
+    try:
+        with holder(stack) as hd:
+            hd.acquire(box).result
+
+            def changed(n):
+                return lambda signals: any(
+                    s["member"] == "PropertiesChanged" and s["path"] == h.object_path(box, MEMBER)
+                    and s["args"][1].get("Leases") == n for s in signals)
+            listener.wait_for(changed(1))
+            hd.send("close", 0).result
+            signals = listener.wait_for(changed(0))
+        last = [s["args"][1] for s in signals if s["member"] == "PropertiesChanged"
+                and "Leases" in s["args"][1]][-1]
+        assert last["LastActivity"] >= props(sandboxd, box)["CreatedAt"]
+    finally:
+        listener.close()
+
+
+def test_leases_end_with_the_service(stack, sandboxd, box):
+    with holder(stack) as hd:
+        hd.acquire(box).result
+        stack.stop_daemon(signal.SIGKILL)
+        assert hd.send("revoked", 0).result["revoked"]
+        # A new daemon holds none; the holder was sent nothing.
+        assert props(sandboxd, box)["Leases"] == 0
+        assert sandboxd.stop(MEMBER, box).ok
+        assert hd.send("signals").result["signals"] == []
+
+
+def test_the_per_sandbox_cap(stack, sandboxd, box):
+    with h.daemon_config(stack, {"max_leases_per_sandbox": 2}):
+        with holder(stack) as hd, holder(stack) as hd2:
+            hd.acquire(box).result
+            hd2.acquire(box).result
+            assert "max_leases_per_sandbox" in hd.acquire(box).error(h.LIMITS_EXCEEDED)
+            assert "2 leases held by other connections" in sandboxd.stop(MEMBER, box).error(BUSY)
+            # Each holder is blocked by the other's lease only.
+            assert "1 lease held by another connection" in hd.call("StopSandbox", "sa{sv}", [box, {}]).error(BUSY)
 
 
 def test_the_per_user_cap_holds_and_closing_frees(stack, sandboxd, box):
