@@ -265,3 +265,41 @@ def test_a_lease_holds_off_the_idle_exit(stack, sandboxd, box):
             assert stack.daemon_pid() == pid, "the daemon exited idle with a lease held"
             hd.send("close", 0).result
             h.wait_until(lambda: not stack.name_has_owner(h.BUS_NAME), 15, what="idle exit")
+
+
+# ---- the CLI ------------------------------------------------------------------------------
+
+def ctl_argv(stack, *args):
+    return [os.path.join(stack.build_root, "src", "ctl", "xagent-sandboxctl"), "--no-ask-password"] + list(args)
+
+
+def test_ctl_acquire_holds_while_the_command_runs(stack, sandboxd, box):
+    p = stack.spawn_as(MEMBER, ctl_argv(stack, "acquire", box, "--", "sh", "-c", "sleep 3; exit 7"))
+    try:
+        wait_leases(sandboxd, box, 1)
+        assert "1 lease held by another connection" in sandboxd.stop(MEMBER, box).error(BUSY)
+        r = stack.run_as(MEMBER, ctl_argv(stack, "delete", box))
+        assert r.returncode == 1 and r.stderr.startswith("xagent-sandboxctl: " + BUSY), r.stderr
+        assert p.wait(timeout=30) == 7, p.stderr.read()
+    finally:
+        if p.poll() is None:
+            p.kill()
+    wait_leases(sandboxd, box, 0)
+    assert sandboxd.stop(MEMBER, box).ok
+
+
+def test_ctl_acquire_until_revoked_and_stop_force(stack, sandboxd, box):
+    p = stack.spawn_as(MEMBER, ctl_argv(stack, "acquire", box))
+    try:
+        wait_leases(sandboxd, box, 1)
+        assert p.poll() is None
+        r = stack.run_as(MEMBER, ctl_argv(stack, "stop", "--force", box))
+        assert r.returncode == 0, r.stderr
+        assert p.wait(timeout=20) == 1
+        assert "the lease on '%s' was revoked" % box in p.stderr.read()
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert props(sandboxd, box)["State"] == "stopped"
+    r = stack.run_as(MEMBER, ctl_argv(stack, "acquire", h.unique("absent")))
+    assert r.returncode == 1 and h.NO_SUCH_SANDBOX in r.stderr, r.stderr
