@@ -15,6 +15,7 @@
 #include "bus-manager.h"
 #include "channel.h"
 #include "bus-sandbox.h"
+#include "deadlines.h"
 #include "events.h"
 #include "fileio.h"
 #include "log.h"
@@ -64,7 +65,7 @@ static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         int r;
 
-        if (m->n_busy > 0 || m->releasing || m->leases.n > 0)
+        if (m->n_busy > 0 || m->releasing || m->leases.n > 0 || registry_deadlines_pending(&m->registry))
                 return 0;
         log_info("idle for %u s, exiting", m->idle_timeout_s);
         m->releasing = true;
@@ -89,6 +90,13 @@ static void on_sandbox_dropped(void *userdata, const char *name) {
         Manager *m = userdata;
 
         (void) leases_revoke(&m->leases, name, "the sandbox was removed");
+}
+
+/* After the first reconciliation's sweep: the detached processes back, the deadlines
+ * followed (what is overdue acted on now). */
+static void after_sweep(Manager *m) {
+        bus_detached_restore(m);
+        deadlines_start(m);
 }
 
 /* Workers ----------------------------------------------------------------- */
@@ -269,6 +277,7 @@ Manager *manager_free(Manager *m) {
                 sd_bus_flush_close_unref(m->bus);
         }
         leases_clear(&m->leases);
+        deadlines_stop(m);
         registry_clear(&m->registry);
         sd_event_source_unref(m->idle_source);
         sd_event_source_unref(m->retry_source);
@@ -444,7 +453,7 @@ int manager_run(Manager *m) {
 
         if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
                 return -EIO;
-        m->after_sweep = bus_detached_restore;
+        m->after_sweep = after_sweep;
         r = sbx_worker_pool_new(m->event, &(SbxWorkerPoolConfig) {
                 .n_workers = SBX_WORKERS, .max_queued = SBX_MAX_QUEUED,
                 .init = worker_init, .fini = worker_fini, .init_userdata = m,

@@ -8,6 +8,7 @@
 #include "naming.h"
 #include "operation-verbs.h"
 #include "owner-info.h"
+#include "time-util.h"
 #include "user-labels.h"
 #include "verdict.h"
 
@@ -17,14 +18,28 @@ const char *operation_target(const Operation *o) {
 
 /* Worker side ------------------------------------------------------------- */
 
+/* A new sandbox's deadlines, stored once it exists (docs/lifecycle.md). */
+static int store_lifetime(Operation *o, SbxLifecycle *l) {
+        const SbxLifetime *t = &o->lifetime;
+
+        if (t->idle_timeout_s == 0 && t->expire_after_s == 0)
+                return 0;
+        o->lifetime_row = (SbxLifetimeRow) {
+                .name = o->name, .idle_timeout_s = t->idle_timeout_s, .on_idle_pause = t->on_idle_pause,
+                .expire_at_us = t->expire_after_s ? o->sandbox->created_us + (uint64_t) t->expire_after_s * 1000000U : 0,
+                .last_activity_us = sbx_now_realtime_us(),
+        };
+        return sbx_store_put_lifetime(l->store, &o->lifetime_row, &o->error);
+}
+
 static int run_create(Operation *o, SbxLifecycle *l) {
         SbxOwnerInfo info;
         int r = sbx_owner_info_lookup(o->uid, &info, &o->error);
 
-        if (r < 0)
-                return r;
-        return sbx_lifecycle_create_with(l, o->name, o->spec, &info.owner, &(SbxCreateOptions) { .labels = o->labels },
-                                         &o->sandbox, &o->error);
+        if (r >= 0)
+                r = sbx_lifecycle_create_with(l, o->name, o->spec, &info.owner,
+                                              &(SbxCreateOptions) { .labels = o->labels }, &o->sandbox, &o->error);
+        return r < 0 ? r : store_lifetime(o, l);
 }
 
 static int run_ensure(Operation *o, SbxLifecycle *l) {
@@ -33,10 +48,14 @@ static int run_ensure(Operation *o, SbxLifecycle *l) {
 
         if (r < 0)
                 return r;
-        return sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
-                                    &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s,
-                                                          .labels = o->labels, .busy_leases = o->busy_leases },
-                                    &o->sandbox, &o->outcome, &o->error);
+        r = sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
+                                 &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s,
+                                                       .labels = o->labels, .busy_leases = o->busy_leases },
+                                 &o->sandbox, &o->outcome, &o->error);
+        /* The lifetime is a new sandbox's: one that was there keeps its own. */
+        if (r >= 0 && (o->outcome == SBX_ENSURE_CREATED || o->outcome == SBX_ENSURE_RECREATED))
+                r = store_lifetime(o, l);
+        return r;
 }
 
 static int run_inspect(Operation *o, SbxLifecycle *l) {
@@ -253,6 +272,8 @@ static int reply_create(Operation *o, sd_bus_message *reply) {
 
         if ((r = registry_put(&o->m->registry, o->sandbox)) < 0)
                 return r;
+        if (o->lifetime_row.name)
+                registry_set_lifetime(&o->m->registry, &o->lifetime_row);
         e = registry_get(&o->m->registry, o->name);
         return sd_bus_message_append(reply, "os", e->path, o->sandbox->fingerprint);
 }

@@ -78,6 +78,7 @@ typedef struct OperationArgs {
         unsigned timeout_s;             /* stop; ensure: the stop before a recreate */
         bool recreate;                  /* ensure: on a mismatch, replace it */
         bool force;                     /* stop, ensure: other connections' leases are revoked */
+        SbxLifetime lifetime;           /* create, ensure: a sandbox it makes (policy applied) */
         json_object *labels;            /* create, ensure: the sandbox's; find: those to match (taken
                                          * over, also on failure) */
         char *state;                    /* find: the state to match, or NULL (taken over) */
@@ -129,12 +130,15 @@ struct Operation {
         unsigned timeout_s;
         bool recreate;
         bool force;                     /* stop, ensure: revoke the leases that block it */
+        SbxLifetime lifetime;           /* create, ensure: a new sandbox's */
+        SbxLifetimeRow lifetime_row;    /* … as stored (the worker's), for the registry */
         unsigned busy_leases;           /* ensure: other connections' leases (a replacement is
                                          * SandboxBusy) */
         json_object *labels;            /* create, ensure; find: the filter's */
         char *find_state;               /* find: the filter's, or NULL */
         bool resume;                    /* using a sandbox: resume it first if paused */
         bool resumed;                   /* … the worker did */
+        bool active;                    /* counted in its sandbox's entry's active */
         bool widened;                   /* lists: manage-others was asked about */
         bool all;                       /* lists: everyone's objects */
         const char *action;             /* the polkit action asked about */

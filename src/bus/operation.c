@@ -19,8 +19,12 @@ static void operation_free_unstarted(Operation *o);
 static void cancel_waiters(Manager *m);
 
 static Operation *operation_free(Operation *o) {
+        SandboxEntry *e;
+
         if (!o)
                 return NULL;
+        if (o->active && (e = registry_get(&o->m->registry, o->name)) && e->active > 0)
+                e->active--;
         manager_idle_as(o->m, o->uid, o->read);
         operation_free_unstarted(o);
         return NULL;
@@ -329,6 +333,15 @@ static void submit(Operation *o) {
         if (operation_verbs[o->verb].admit && (r = operation_verbs[o->verb].admit(o)) < 0) {
                 fail(o, OPERATION_REFUSED, r, &o->error);
                 return;
+        }
+        /* Using the sandbox holds off its idle stop until the reply (deadlines.h). */
+        if (operation_verbs[o->verb].activity && o->name) {
+                SandboxEntry *entry = registry_get(&o->m->registry, o->name);
+
+                if (entry) {
+                        entry->active++;
+                        o->active = true;
+                }
         }
         /* A process in the sandbox holds an exec slot until it ends (policy
          * max_execs_per_user, max_execs); with option wait, a full share is waited for. */
@@ -644,6 +657,7 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .fds = { -1, -1, -1 },
                 .recreate = args->recreate,
                 .force = args->force,
+                .lifetime = args->lifetime,
                 .labels = TAKE_PTR(args->labels),
                 .find_state = TAKE_PTR(args->state),
                 .publish_exec = args->publish_exec,

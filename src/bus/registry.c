@@ -39,6 +39,12 @@ int sandbox_entry_append_property(sd_bus_message *reply, const SandboxEntry *e, 
                 return sd_bus_message_append(reply, "u", (uint32_t) e->leases);
         if (streq(property, "LastActivity"))
                 return sd_bus_message_append(reply, "t", e->last_activity_us);
+        if (streq(property, "IdleTimeout"))
+                return sd_bus_message_append(reply, "u", e->idle_timeout_s);
+        if (streq(property, "OnIdle"))
+                return sd_bus_message_append(reply, "s", e->on_idle_pause ? "pause" : "stop");
+        if (streq(property, "ExpiresAt"))
+                return sd_bus_message_append(reply, "t", e->expire_at_us);
         return -ENOENT;
 }
 
@@ -52,6 +58,7 @@ static const struct {
         { "State", "s", false }, { "Status", "s", false }, { "Image", "s", true },
         { "Fingerprint", "s", true }, { "Verdict", "s", false }, { "CreatedAt", "t", false },
         { "Labels", "a{ss}", true }, { "Leases", "u", false }, { "LastActivity", "t", false },
+        { "IdleTimeout", "u", false }, { "OnIdle", "s", false }, { "ExpiresAt", "t", false },
 };
 
 static int append_property(sd_bus_message *m, const SandboxEntry *e, size_t i) {
@@ -328,6 +335,35 @@ void registry_touch(Registry *reg, const char *name, uint64_t now_us) {
 
         if (e && touch(e, now_us))
                 announce_changed(reg, e, (const char *const[]) { "LastActivity", NULL });
+}
+
+void registry_set_lifetime(Registry *reg, const SbxLifetimeRow *row) {
+        SandboxEntry *e = registry_get(reg, row->name);
+
+        if (!e)
+                return;
+        e->idle_timeout_s = row->idle_timeout_s;
+        e->expire_at_us = row->expire_at_us;
+        e->on_idle_pause = row->on_idle_pause;
+        e->has_lifetime = true;
+        e->last_activity_us = MAX(e->last_activity_us, row->last_activity_us);
+        e->activity_stored_us = MAX(e->activity_stored_us, row->last_activity_us);
+        announce_changed(reg, e, (const char *const[]) { "IdleTimeout", "OnIdle", "ExpiresAt", "LastActivity", NULL });
+}
+
+static void pending_one(const void *node, VISIT which, void *closure) {
+        const SandboxEntry *e = *(const SandboxEntry *const *) node;
+
+        if ((which == postorder || which == leaf) &&
+            (e->expire_at_us > 0 || (e->idle_timeout_s > 0 && e->state == SBX_STATE_RUNNING)))
+                *(bool *) closure = true;
+}
+
+bool registry_deadlines_pending(Registry *reg) {
+        bool pending = false;
+
+        twalk_r(reg->tree, pending_one, &pending);
+        return pending;
 }
 
 void registry_set_leases(Registry *reg, const char *name, unsigned n) {

@@ -43,6 +43,14 @@ typedef struct SandboxEntry {
         uint64_t listed;                /* the last reconciliation that listed it (reconcile_mark) */
         unsigned leases;                /* leases held on it (leases.h) */
         uint64_t last_activity_us;      /* realtime; in steps of REGISTRY_ACTIVITY_STEP_US */
+        /* its lifetime (docs/lifecycle.md; deadlines.h acts on it) */
+        uint32_t idle_timeout_s;        /* 0: never */
+        uint64_t expire_at_us;          /* realtime; 0: never */
+        bool on_idle_pause;
+        bool has_lifetime;              /* a stored row: its activity is written back */
+        uint64_t activity_stored_us;    /* the last activity written to the store */
+        unsigned active;                /* operations using it in flight (an exec's, a copy's) */
+        bool deadline_due;              /* its idle stop or expiry is on the way */
 } SandboxEntry;
 
 /* LastActivity moves in steps of at least this much (no signal for every file call). */
@@ -56,6 +64,11 @@ int registry_put(Registry *reg, const SbxSandbox *s);
 void registry_set_state(Registry *reg, const char *name, SbxState state, const char *status);
 /* A known sandbox was used now (realtime µs): LastActivity moves if a step has passed. */
 void registry_touch(Registry *reg, const char *name, uint64_t now_us);
+/* Its stored lifetime (store.h): IdleTimeout and ExpiresAt, the later of the two
+ * activities. Emits PropertiesChanged. */
+void registry_set_lifetime(Registry *reg, const SbxLifetimeRow *row);
+/* Whether any sandbox has a deadline still to come (the idle exit waits for it). */
+bool registry_deadlines_pending(Registry *reg);
 /* Its lease count, a use now too; emits PropertiesChanged (Leases, LastActivity). */
 void registry_set_leases(Registry *reg, const char *name, unsigned n);
 /* Removes an entry, emitting SandboxRemoved and InterfacesRemoved, then tells

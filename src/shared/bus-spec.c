@@ -4,6 +4,7 @@
 #include <inttypes.h>
 
 #include "bus-labels.h"
+#include "bus-lifetime.h"
 #include "bus-spec.h"
 #include "json-util.h"
 #include "proto.h"
@@ -46,40 +47,6 @@ static int read_string(sd_bus_message *m, const char *key, char **field, SbxErro
         if (!*field)
                 return -ENOMEM;
         return exit_variant(m, key, error);
-}
-
-bool sbx_bus_type_is_integer(char type) {
-        return type != 0 && strchr("ynqiuxt", type);
-}
-
-int sbx_bus_read_integer(sd_bus_message *m, char type, int64_t *ret) {
-        union {
-                uint8_t y;
-                int16_t n;
-                uint16_t q;
-                int32_t i;
-                uint32_t u;
-                int64_t x;
-                uint64_t t;
-        } v;
-        int r;
-
-        if (!sbx_bus_type_is_integer(type))
-                return -EMEDIUMTYPE;
-        if ((r = sd_bus_message_read_basic(m, type, &v)) < 0)
-                return r;
-        switch (type) {
-        case 'y': *ret = v.y; break;
-        case 'n': *ret = v.n; break;
-        case 'q': *ret = v.q; break;
-        case 'i': *ret = v.i; break;
-        case 'u': *ret = v.u; break;
-        case 'x': *ret = v.x; break;
-        default:
-                *ret = (int64_t) v.t;
-                return v.t > INT64_MAX;
-        }
-        return 0;
 }
 
 /* As sbx_bus_read_integer(), but -ERANGE for a 't' above INT64_MAX. */
@@ -344,19 +311,31 @@ int sbx_bus_read_no_options(sd_bus_message *m, SbxError *error) {
         return read_dict(m, NULL, 0, no_entry, NULL, error);
 }
 
+typedef struct CreateOptions {
+        json_object *labels;
+        SbxLifetime lifetime;
+} CreateOptions;
+
 static int create_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
+        CreateOptions *o = userdata;
+
         if (!streq(key, "labels"))
-                return no_entry(m, userdata, key, error);
-        return sbx_bus_read_labels(m, key, userdata, error);
+                return sbx_bus_read_lifetime_entry(m, key, &o->lifetime, error);
+        return sbx_bus_read_labels(m, key, &o->labels, error);
 }
 
-int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxError *error) {
-        static const char *const keys[] = { "labels" };
-        _cleanup_(json_object_putp) json_object *labels = NULL;
-        int r = read_dict(m, keys, ELEMENTSOF(keys), create_entry, &labels, error);
+int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
+                                SbxError *error) {
+        static const char *const keys[] = { "labels", "idle_timeout", "expire_after", "on_idle" };
+        CreateOptions o = {};
+        int r = read_dict(m, keys, ELEMENTSOF(keys), create_entry, &o, error);
 
-        if (r >= 0)
-                *ret_labels = TAKE_PTR(labels);
+        if (r < 0)
+                json_object_put(o.labels);
+        else {
+                *ret_labels = o.labels;
+                *ret_lifetime = o.lifetime;
+        }
         return r;
 }
 
@@ -386,6 +365,7 @@ typedef struct EnsureOptions {
         bool recreate, force;
         unsigned stop_timeout;
         json_object *labels;
+        SbxLifetime lifetime;
 } EnsureOptions;
 
 static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
@@ -405,7 +385,7 @@ static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
         if (streq(key, "force"))
                 return read_bool(m, key, &o->force, error);
         if (!streq(key, "on_mismatch"))
-                return no_entry(m, userdata, key, error);
+                return sbx_bus_read_lifetime_entry(m, key, &o->lifetime, error);
         if ((r = read_string(m, key, &mode, error)) < 0)
                 return r;
         if (!streq(mode, "fail") && !streq(mode, "recreate"))
@@ -416,8 +396,10 @@ static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
 }
 
 int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned *ret_stop_timeout,
-                                json_object **ret_labels, bool *ret_force, SbxError *error) {
-        static const char *const keys[] = { "on_mismatch", "stop_timeout", "labels", "force" };
+                                json_object **ret_labels, bool *ret_force, SbxLifetime *ret_lifetime,
+                                SbxError *error) {
+        static const char *const keys[] = { "on_mismatch", "stop_timeout", "labels", "force", "idle_timeout",
+                                            "expire_after", "on_idle" };
         EnsureOptions o = { .stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT };
         int r = read_dict(m, keys, ELEMENTSOF(keys), ensure_entry, &o, error);
 
@@ -427,6 +409,7 @@ int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned 
         }
         *ret_recreate = o.recreate;
         *ret_force = o.force;
+        *ret_lifetime = o.lifetime;
         *ret_stop_timeout = o.stop_timeout;
         *ret_labels = o.labels;
         return 0;
