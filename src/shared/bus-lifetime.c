@@ -50,7 +50,7 @@ static int read_seconds(sd_bus_message *m, const char *key, uint32_t *ret, SbxEr
         const char *contents;
         int64_t v;
         char type;
-        int r;
+        int r, big;
 
         if ((r = sd_bus_message_peek_type(m, &type, &contents)) < 0)
                 return malformed(error, key, r);
@@ -58,9 +58,9 @@ static int read_seconds(sd_bus_message *m, const char *key, uint32_t *ret, SbxEr
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: expected an integer (seconds), got '%s'",
                                      key, contents ?: "?");
         if ((r = sd_bus_message_enter_container(m, 'v', contents)) < 0 ||
-            (r = sbx_bus_read_integer(m, contents[0], &v)) < 0 || (r = sd_bus_message_exit_container(m)) < 0)
+            (r = big = sbx_bus_read_integer(m, contents[0], &v)) < 0 || (r = sd_bus_message_exit_container(m)) < 0)
                 return malformed(error, key, r);
-        if (r > 0 || v < 0 || v > UINT32_MAX)
+        if (big > 0 || v < 0 || v > UINT32_MAX)
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: %" PRIi64 " is outside 0–%" PRIu32, key, v,
                                      UINT32_MAX);
         *ret = (uint32_t) v;
