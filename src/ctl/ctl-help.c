@@ -24,7 +24,10 @@
 
 #define LABEL_HELP                                                                      \
         "     --label K=V              Label the sandbox (repeatable; never part of the\n"\
-        "                              spec or its fingerprint)\n"
+        "                              spec or its fingerprint)\n"                     \
+        "     --idle-timeout S         Stop it after S seconds without activity\n"     \
+        "     --on-idle stop|pause     What idling does (stop)\n"                      \
+        "     --expire-after S         Delete it S seconds after its creation\n"
 
 const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
         [CTL_VERB_LIST] = { "list", "list [--no-legend] [--label K=V]...", "List the sandboxes, by name",
@@ -32,10 +35,10 @@ const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
           "     --label K=V              Only those with this label (repeatable: all of them)\n" },
         [CTL_VERB_SNAPSHOTS] = { "snapshots", "snapshots [--no-legend]", "List the snapshots, by id",
           "     --no-legend              Print neither the header nor the count\n" },
-        [CTL_VERB_CREATE] = { "create", "create NAME [SPEC OPTIONS...] [--label K=V]...",
+        [CTL_VERB_CREATE] = { "create", "create NAME [SPEC OPTIONS...] [--label K=V]... [LIFETIME OPTIONS...]",
           "Create a sandbox from a spec and start it", SPEC_OPTIONS_HELP LABEL_HELP },
         [CTL_VERB_ENSURE] = { "ensure",
-          "ensure NAME [SPEC OPTIONS...] [--label K=V]... [--recreate] [--stop-timeout S]",
+          "ensure NAME [SPEC OPTIONS...] [--label K=V]... [LIFETIME OPTIONS...] [--recreate] [--stop-timeout S]",
           "Get or create a sandbox matching a spec (outcome: created, started, reused, recreated)",
           SPEC_OPTIONS_HELP LABEL_HELP
           "     --recreate               On a mismatch, replace the sandbox (default: fail)\n"

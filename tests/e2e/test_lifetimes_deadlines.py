@@ -177,3 +177,22 @@ def test_a_pending_deadline_holds_off_the_idle_exit(stack, sandboxd, cleanup):
         assert stack.daemon_pid() == pid, "the daemon exited idle with a deadline to come"
         wait_docker(name, None, 30)
         h.wait_until(lambda: not stack.name_has_owner(h.BUS_NAME), 20, what="idle exit after the expiry")
+
+
+def test_ctl_lifetime_options(stack, sandboxd, cleanup):
+    from test_lifetimes_leases import ctl_argv
+    name = cleanup.sandbox(h.unique("ctl-idle"))
+    r = stack.run_as(MEMBER, ctl_argv(stack, "create", name, "--image", h.TEST_IMAGE, "--idle-timeout", "2",
+                                      "--on-idle", "pause", "--expire-after", "600"))
+    assert r.returncode == 0, r.stderr
+    p = props(sandboxd, name)
+    assert (p["IdleTimeout"], p["OnIdle"], p["ExpiresAt"]) == (2, "pause", p["CreatedAt"] + 600_000_000)
+    wait_docker(name, "paused", 30)
+    gone = cleanup.sandbox(h.unique("ctl-expire"))
+    r = stack.run_as(MEMBER, ctl_argv(stack, "ensure", gone, "--image", h.TEST_IMAGE, "--expire-after", "2"))
+    assert r.returncode == 0 and "outcome: created" in r.stdout, r.stderr
+    wait_docker(gone, None, 30)
+    r = stack.run_as(MEMBER, ctl_argv(stack, "create", h.unique("x"), "--on-idle", "sleep"))
+    assert r.returncode == 2 and "--on-idle: 'sleep' is neither stop nor pause" in r.stderr, r.stderr
+    r = stack.run_as(MEMBER, ctl_argv(stack, "verify", name, "--idle-timeout", "2"))
+    assert r.returncode == 2, r.stderr
