@@ -293,9 +293,19 @@ static int reply_get(Operation *o, sd_bus_message *reply) {
 }
 
 static int reply_inspect(Operation *o, sd_bus_message *reply) {
+        const SandboxEntry *e;
         int r = registry_put(&o->m->registry, o->sandbox);
 
-        return r < 0 ? r : bus_append_inspection(reply, o->sandbox);
+        if (r < 0)
+                return r;
+        /* What the service holds of it, from the registry (leases.h, deadlines.h). */
+        e = registry_get(&o->m->registry, o->name);
+        o->sandbox->leases = e->leases;
+        o->sandbox->last_activity_us = e->last_activity_us;
+        o->sandbox->idle_timeout_s = e->idle_timeout_s;
+        o->sandbox->on_idle_pause = e->on_idle_pause;
+        o->sandbox->expire_at_us = e->expire_at_us;
+        return bus_append_inspection(reply, o->sandbox);
 }
 
 static int reply_verify(Operation *o, sd_bus_message *reply) {
@@ -468,7 +478,7 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         /* InspectSandbox with Docker asked now (DESIGN §20) */
         [VERB_REFRESH]         = { "refresh",         A_INSPECT, false, false, run_refresh,         reply_inspect         },
         [VERB_VERIFY]          = { "verify",          A_INSPECT, false, false, run_verify,          reply_verify          },
-        [VERB_START]           = { "start",           A_MANAGE,  true,  false, run_start,           reply_start           },
+        [VERB_START]           = { "start",           A_MANAGE,  true,  false, run_start,           reply_start,      .activity = true },
         [VERB_STOP]            = { "stop",            A_MANAGE,  true,  false, run_stop,            reply_stop,       .admit = admit_stop },
         [VERB_DELETE]          = { "delete",          A_MANAGE,  true,  false, run_delete,          reply_delete,     .admit = admit_delete },
         [VERB_SNAPSHOT]        = { "snapshot",        A_MANAGE,  true,  false, run_snapshot,        reply_snapshot        },
@@ -493,7 +503,7 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         [VERB_FIND]            = { "find",            A_INSPECT, false, true,  run_list,            reply_list            },
         /* Docker's freezer */
         [VERB_PAUSE]           = { "pause",           A_MANAGE,  true,  false, run_pause,           reply_pause,      .admit = admit_pause },
-        [VERB_RESUME]          = { "resume",          A_MANAGE,  true,  false, run_resume,          reply_resume          },
+        [VERB_RESUME]          = { "resume",          A_MANAGE,  true,  false, run_resume,          reply_resume,     .activity = true },
         /* a use of the sandbox, as an exec is (docs/security.md) */
         [VERB_ACQUIRE]         = { "acquire",         A_EXEC,    true,  false, run_inspect,         reply_acquire,    A_EXEC_OTHERS,
                                    .admit = admit_acquire, .activity = true },

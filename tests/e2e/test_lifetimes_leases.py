@@ -88,6 +88,7 @@ def test_a_lease_refuses_other_connections_and_closing_frees_it(stack, sandboxd,
         assert before["Leases"] == 0 and before["LastActivity"] >= before["CreatedAt"]
         lease = hd.acquire(box).result
         assert props(sandboxd, box)["Leases"] == 1
+        assert sandboxd.inspect(MEMBER, box).result[0]["leases"] == 1
 
         # Another connection of the member's: refused, naming the count.
         for r in (sandboxd.stop(MEMBER, box), sandboxd.stop(MEMBER, box, owner=MEMBER),
