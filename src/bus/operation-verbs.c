@@ -272,8 +272,10 @@ static int reply_create(Operation *o, sd_bus_message *reply) {
 
         if ((r = registry_put(&o->m->registry, o->sandbox)) < 0)
                 return r;
-        if (o->lifetime_row.name)
-                registry_set_lifetime(&o->m->registry, &o->lifetime_row);
+        /* A sandbox made now has this lifetime (or none: a replacement's is new too). */
+        if (o->verb == VERB_CREATE || o->outcome == SBX_ENSURE_CREATED || o->outcome == SBX_ENSURE_RECREATED)
+                registry_set_lifetime(&o->m->registry, o->lifetime_row.name ? &o->lifetime_row
+                                                                            : &(SbxLifetimeRow) { .name = o->name });
         e = registry_get(&o->m->registry, o->name);
         return sd_bus_message_append(reply, "os", e->path, o->sandbox->fingerprint);
 }

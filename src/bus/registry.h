@@ -64,8 +64,8 @@ int registry_put(Registry *reg, const SbxSandbox *s);
 void registry_set_state(Registry *reg, const char *name, SbxState state, const char *status);
 /* A known sandbox was used now (realtime µs): LastActivity moves if a step has passed. */
 void registry_touch(Registry *reg, const char *name, uint64_t now_us);
-/* Its stored lifetime (store.h): IdleTimeout and ExpiresAt, the later of the two
- * activities. Emits PropertiesChanged. */
+/* Its stored lifetime (store.h; all 0: none): IdleTimeout and ExpiresAt, the later
+ * of the two activities. Emits PropertiesChanged. */
 void registry_set_lifetime(Registry *reg, const SbxLifetimeRow *row);
 /* Whether any sandbox has a deadline still to come (the idle exit waits for it). */
 bool registry_deadlines_pending(Registry *reg);
