@@ -203,7 +203,8 @@ static void tick(Manager *m) {
         Scan s = { .m = m, .now = sbx_now_realtime_us() };
         bool pending;
 
-        if (!m->deadlines_loaded || m->terminating)
+        /* Acted on once the store and Docker agree (the first reconciliation applied). */
+        if (!m->deadlines_loaded || m->reconcile_mark == 0 || m->terminating)
                 return;
         registry_foreach(&m->registry, count, &s.max_flush);
         if (!m->deadlines_flushing && s.max_flush > 0)

@@ -6,9 +6,9 @@
  * expire_at is deleted, a running one idle for idle_timeout (no lease, no running exec
  * or detached process, no operation using it) is stopped or paused, each on a worker,
  * audited as the service's (uid 0). Their activity is written back to the store at
- * most every tick, so a restart does not reset an idle clock. Started once the first
- * reconciliation and the sweep are done: the stored lifetimes are read, and what is
- * overdue is acted on at once. */
+ * most every tick, so a restart does not reset an idle clock. Started with the daemon:
+ * the stored lifetimes are read at once, and what is overdue is acted on at the first
+ * tick after the first reconciliation has applied. */
 
 #include "manager-state.h"
 

@@ -92,13 +92,6 @@ static void on_sandbox_dropped(void *userdata, const char *name) {
         (void) leases_revoke(&m->leases, name, "the sandbox was removed");
 }
 
-/* After the first reconciliation's sweep: the detached processes back, the deadlines
- * followed (what is overdue acted on now). */
-static void after_sweep(Manager *m) {
-        bus_detached_restore(m);
-        deadlines_start(m);
-}
-
 /* Workers ----------------------------------------------------------------- */
 
 static void *worker_init(void *userdata) {
@@ -453,7 +446,7 @@ int manager_run(Manager *m) {
 
         if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
                 return -EIO;
-        m->after_sweep = after_sweep;
+        m->after_sweep = bus_detached_restore;
         r = sbx_worker_pool_new(m->event, &(SbxWorkerPoolConfig) {
                 .n_workers = SBX_WORKERS, .max_queued = SBX_MAX_QUEUED,
                 .init = worker_init, .fini = worker_fini, .init_userdata = m,
@@ -508,6 +501,7 @@ int manager_run(Manager *m) {
         if ((r = take_name(m)) < 0)
                 return r;
         (void) sd_notify(false, "READY=1\nSTATUS=Serving " SBX_BUS_NAME);
+        deadlines_start(m);
         if ((r = manager_events_start(m)) < 0)
                 return log_error_errno(r, "cannot follow Docker's events: %m");
 

@@ -28,7 +28,11 @@ def docker_state(name):
     ids = h.docker_containers_labelled(name)
     if not ids:
         return None
-    state = h.docker_inspect(ids[0])["State"]
+    status, data = h.docker("GET", f"/containers/{ids[0]}/json")
+    if status == 404:                   # removed since the list
+        return None
+    assert status == 200, data
+    state = data["State"]
     return "paused" if state["Paused"] else "running" if state["Running"] else "stopped"
 
 
