@@ -183,7 +183,7 @@ START_TEST(test_integer_types) {
                 char sig[2] = { *t, 0 }, ports_sig[] = { 'a', '(', *t, 'i', ')', 0 };
                 _cleanup_(sbx_spec_freep) SbxSpec *s = NULL;
                 sd_bus_message *m;
-                unsigned timeout;
+                SbxStopOptions stop;
 
                 /* every type carries 2, 200 and 80; the varargs are promoted alike */
                 if (*t == 'x' || *t == 't')
@@ -202,8 +202,9 @@ START_TEST(test_integer_types) {
                         m = dict(b.bus, "a{sv}", 1, "timeout", sig, (int64_t) 30);
                 else
                         m = dict(b.bus, "a{sv}", 1, "timeout", sig, 30);
-                ck_assert_int_eq(sbx_bus_read_stop_options(m, &timeout, NULL), 0);
-                ck_assert_uint_eq(timeout, 30);
+                ck_assert_int_eq(sbx_bus_read_stop_options(m, &stop, NULL), 0);
+                ck_assert_uint_eq(stop.timeout, 30);
+                ck_assert(!stop.force);
                 sd_bus_message_unref(m);
         }
 }
@@ -246,9 +247,9 @@ END_TEST
 static void assert_read_refused(sd_bus_message *m, bool stop, const char *needle) {
         _cleanup_(sbx_spec_freep) SbxSpec *s = NULL;
         SbxError e = SBX_ERROR_NULL;
-        unsigned timeout;
+        SbxStopOptions options;
 
-        ck_assert_int_lt(stop ? sbx_bus_read_stop_options(m, &timeout, &e) : sbx_bus_read_spec(m, &s, &e), 0);
+        ck_assert_int_lt(stop ? sbx_bus_read_stop_options(m, &options, &e) : sbx_bus_read_spec(m, &s, &e), 0);
         ck_assert_int_eq(e.kind, SBX_ERROR_INVALID_ARGS);
         ck_assert_msg(strstr(e.message, needle), "message \"%s\" lacks \"%s\"", e.message, needle);
         sbx_error_free(&e);

@@ -37,13 +37,14 @@ expect -f "$datadir/dbus-1/interfaces/org.xagent.Sandbox1.Exec.xml"
 expect -f "$datadir/polkit-1/actions/org.xagent.sandbox1.policy"
 expect -f "$datadir/polkit-1/rules.d/50-xagent-sandbox.rules"
 expect -f "$unitdir/xagent-sandboxd.service"
+expect -f "$unitdir/xagent-sandboxd-deadlines.timer"
 expect -f "$datadir/doc/xagent-sandboxd/sandboxd.json.example"
 expect -f "$datadir/doc/xagent-sandboxd/README.md"
 expect -f "$sysusersdir/xagent-sandboxd.conf"
 # The Python client, where Debian's /usr/bin/python3 imports from for this prefix.
 expect -f "$prefix/lib/python3/dist-packages/xagent_sandbox/__init__.py"
 expect -f "$prefix/lib/python3/dist-packages/xagent_sandbox/_processes.py"
-expected=17
+expected=18
 if [ "$completiondir" != no ]; then
         expect -f "$completiondir/xagent-sandboxctl"
         expected=$((expected + 1))
@@ -70,6 +71,15 @@ grep -qx "SystemdService=xagent-sandboxd.service" "$service" || { echo "FAIL Sys
 grep -qx "ExecStart=$libexecdir/xagent-sandboxd" "$unit" || { echo "FAIL ExecStart= of $unit"; fail=1; }
 grep -qx "BusName=org.xagent.Sandbox1" "$unit" || { echo "FAIL BusName= of $unit"; fail=1; }
 grep -q "@[a-z]*@" "$service" "$unit" && { echo "FAIL unsubstituted @...@"; fail=1; }
+# The deadlines' timer starts that unit after boot, and is enabled by timers.target.
+timer="$dest$unitdir/xagent-sandboxd-deadlines.timer"
+grep -qx "Unit=xagent-sandboxd.service" "$timer" || { echo "FAIL Unit= of $timer"; fail=1; }
+grep -q "^OnBootSec=" "$timer" || { echo "FAIL OnBootSec= of $timer"; fail=1; }
+grep -qx "WantedBy=timers.target" "$timer" || { echo "FAIL WantedBy= of $timer"; fail=1; }
+if command -v systemd-analyze >/dev/null; then
+        out=$(cd "$dest$unitdir" && systemd-analyze verify --man=no "$timer" 2>&1) ||
+                { echo "FAIL systemd-analyze verify $timer: $out"; fail=1; }
+fi
 
 # The sandboxes' first process is alone in its directory (dockerd mounts all of it
 # into every sandbox) and static (it runs in any image).

@@ -80,6 +80,8 @@ START_TEST(test_defaults) {
         ck_assert_int_eq(d->max_disk_mib, 10240);
         ck_assert_int_eq(d->max_file_bytes, 16 << 20);
         ck_assert_int_eq(d->max_process_output, 1 << 20);
+        ck_assert_int_eq(d->max_leases_per_user, 64);
+        ck_assert_int_eq(d->max_leases_per_sandbox, 64);
         ck_assert_int_eq(d->observation_max_age, 2);
         ck_assert_int_eq(d->max_sandboxes_per_user, 16);
         ck_assert_int_eq(d->pids_limit, 512);
@@ -153,6 +155,8 @@ START_TEST(test_parse_all_keys) {
         ck_assert_int_eq(files->max_file_bytes, 4096);
         _cleanup_(sbx_policy_freep) SbxPolicy *out = parse_ok("{ \"max_process_output\": 65536 }");
         ck_assert_int_eq(out->max_process_output, 65536);
+        _cleanup_(sbx_policy_freep) SbxPolicy *leases = parse_ok("{ \"max_leases_per_user\": 2 }");
+        ck_assert_int_eq(leases->max_leases_per_user, 2);
         _cleanup_(sbx_policy_freep) SbxPolicy *off = parse_ok("{ \"observation_max_age\": 0 }");
         ck_assert_int_eq(off->observation_max_age, 0);
 
@@ -198,6 +202,8 @@ static const struct {
         { "{\"max_disk_mib\": 0}",              "max_disk_mib: 0 is outside 1–16777216" },
         { "{\"max_disk_mib\": 1.5}",            "max_disk_mib: must be a whole number" },
         { "{\"max_file_bytes\": 16777217}",     "max_file_bytes: 16777217 is outside 1–16777216" },
+        { "{\"max_leases_per_user\": 0}",       "max_leases_per_user: 0 is outside 1–1024" },
+        { "{\"max_leases_per_sandbox\": 1025}", "max_leases_per_sandbox: 1025 is outside 1–1024" },
         { "{\"observation_max_age\": 3601}",    "observation_max_age: 3601 is outside 0–3600" },
         { "{\"max_process_output\": 65535}",    "max_process_output: 65535 is outside 65536–67108864" },
         { "{\"max_process_output\": 67108865}", "max_process_output: 67108865 is outside" },

@@ -144,7 +144,7 @@ START_TEST(test_open_fresh) {
 
         ck_assert(sbx_store_created(s));
         version = raw_query("PRAGMA user_version");
-        ck_assert_str_eq(version, "6");
+        ck_assert_str_eq(version, "7");
         mode = raw_query("PRAGMA journal_mode");
         ck_assert_str_eq(mode, "wal");
         tables = raw_query("SELECT COUNT(*) FROM sqlite_master WHERE name IN ('sandboxes', 'snapshots')");
@@ -342,7 +342,7 @@ START_TEST(test_migration_to_snapshot_intents) {
                  "PRAGMA user_version = 3");
         s = open_ok();
         version = raw_query("PRAGMA user_version");
-        ck_assert_str_eq(version, "6");
+        ck_assert_str_eq(version, "7");
         ck_assert_int_eq(sbx_store_get_snapshot(s, "s3", &snap, NULL), 1);
         ck_assert_int_eq(sbx_store_put_snapshot_intent(s, &(SbxSnapshotIntentRow) {
                 .id = (char *) "s4", .source_sandbox = (char *) "work", .image_tag = (char *) "t",
@@ -364,7 +364,7 @@ START_TEST(test_detached_rows) {
         raw_exec(NO_LABELS_COLUMNS "DROP TABLE detached_execs; PRAGMA user_version = 4");
         s = open_ok();
         version = raw_query("PRAGMA user_version");
-        ck_assert_str_eq(version, "6");
+        ck_assert_str_eq(version, "7");
         for (int i = 0; i < 3; i++) {
                 char id[8];
 
@@ -409,7 +409,7 @@ START_TEST(test_migration_to_labels) {
                  "PRAGMA user_version = 4");
         s = open_ok();
         version = raw_query("PRAGMA user_version");
-        ck_assert_str_eq(version, "6");
+        ck_assert_str_eq(version, "7");
         ck_assert_int_eq(sbx_store_get_sandbox(s, "~7:old", &got, NULL), 1);
         ck_assert_str_eq(got->container_id, "c7");
         ck_assert_str_eq(got->fingerprint, "f7");

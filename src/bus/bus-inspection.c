@@ -209,6 +209,18 @@ static int append_sandbox_labels(sd_bus_message *r, const SbxSandbox *s) {
         return close_entry(r);
 }
 
+/* The service's own: its leases and lifetime (docs/lifecycle.md). */
+static int append_lifetime(sd_bus_message *r, const SbxSandbox *s) {
+        int k;
+
+        if ((k = append_entry(r, "leases", "u", (uint32_t) s->leases)) < 0 ||
+            (k = append_entry(r, "last_activity", "t", s->last_activity_us)) < 0 ||
+            (k = append_entry(r, "idle_timeout", "u", s->idle_timeout_s)) < 0 ||
+            (k = append_entry(r, "on_idle", "s", s->on_idle_pause ? "pause" : "stop")) < 0)
+                return k;
+        return append_entry(r, "expires_at", "t", s->expire_at_us);
+}
+
 int bus_append_inspection(sd_bus_message *r, const SbxSandbox *s) {
         const SbxObserved *o = s->observed;
         Inspection in = { .r = r };
@@ -227,6 +239,7 @@ int bus_append_inspection(sd_bus_message *r, const SbxSandbox *s) {
             (k = append_entry(r, "verdict", "s", sbx_verdict_to_string(s->verdict))) < 0 ||
             (k = append_docker_strings(&in, s)) < 0 ||
             (k = append_sandbox_labels(r, s)) < 0 ||
+            (k = append_lifetime(r, s)) < 0 ||
             (k = open_entry(r, "escaped", "as")) < 0)
                 return k;
         for (size_t i = 0; k >= 0 && i < in.n_escaped; i++)

@@ -44,6 +44,7 @@ BY_NAME(method_delete, VERB_DELETE, bus_sandbox_method_simple(msg, m, name, NULL
 BY_NAME(method_usage, VERB_USAGE, bus_sandbox_method_simple(msg, m, name, NULL, VERB_USAGE, error))
 BY_NAME(method_verify, VERB_VERIFY, bus_sandbox_method_verify(msg, m, name, NULL, error))
 BY_NAME(method_stop, VERB_STOP, bus_sandbox_method_stop(msg, m, name, NULL, error))
+BY_NAME(method_acquire, VERB_ACQUIRE, bus_sandbox_method_acquire(msg, m, name, NULL, error))
 BY_NAME(method_snapshot, VERB_SNAPSHOT, bus_sandbox_method_snapshot(msg, m, name, NULL, error))
 BY_NAME(method_exec, VERB_EXEC, bus_sandbox_method_exec(msg, m, name, NULL, false, error))
 BY_NAME(method_start_exec, VERB_START_EXEC, bus_sandbox_method_exec(msg, m, name, NULL, true, error))
@@ -80,14 +81,16 @@ static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         _cleanup_(json_object_putp) json_object *labels = NULL;
         Manager *m = userdata;
         const char *name = NULL;
+        SbxLifetime lifetime;
         int r;
 
         if ((r = bus_read_name(msg, "name", &name, &e)) < 0 || (r = bus_read_spec_arg(msg, m, true, &spec, &e)) < 0 ||
-            (r = sbx_bus_read_create_options(msg, &labels, &e)) < 0)
+            (r = sbx_bus_read_create_options(msg, &labels, &lifetime, &e)) < 0 ||
+            (r = sbx_lifetime_apply_policy(&lifetime, m->policy, &e)) < 0)
                 return operation_refuse(m, msg, VERB_CREATE, name, &e, r, error);
         return operation_start(m, msg, VERB_CREATE,
-                               &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .labels = TAKE_PTR(labels) },
-                               error);
+                               &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .labels = TAKE_PTR(labels),
+                                                  .lifetime = lifetime }, error);
 }
 
 static int method_ensure(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -97,16 +100,19 @@ static int method_ensure(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         Manager *m = userdata;
         const char *name = NULL;
         unsigned stop_timeout;
-        bool recreate;
+        SbxLifetime lifetime;
+        bool recreate, force;
         int r;
 
         if ((r = bus_read_name(msg, "name", &name, &e)) < 0 || (r = bus_read_spec_arg(msg, m, true, &spec, &e)) < 0 ||
-            (r = sbx_bus_read_ensure_options(msg, &recreate, &stop_timeout, &labels, &e)) < 0 ||
+            (r = sbx_bus_read_ensure_options(msg, &recreate, &stop_timeout, &labels, &force, &lifetime, &e)) < 0 ||
+            (r = sbx_lifetime_apply_policy(&lifetime, m->policy, &e)) < 0 ||
             (r = bus_check_stop_timeout(m, "stop_timeout", stop_timeout, &e)) < 0)
                 return operation_refuse(m, msg, VERB_ENSURE, name, &e, r, error);
         return operation_start(m, msg, VERB_ENSURE,
                                &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .recreate = recreate,
-                                                  .timeout_s = stop_timeout, .labels = TAKE_PTR(labels) }, error);
+                                                  .force = force, .timeout_s = stop_timeout, .labels = TAKE_PTR(labels),
+                                                  .lifetime = lifetime }, error);
 }
 
 static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -207,6 +213,12 @@ static int method_get_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
                                        "publish_address", "s", p->publish_address,
                                        "python_version", "s",
                                        sbx_python_version_to_string(p->python_version))) < 0 ||
+            (r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}", "max_leases_per_user", "t",
+                                       (uint64_t) p->max_leases_per_user, "max_leases_per_sandbox", "t",
+                                       (uint64_t) p->max_leases_per_sandbox, "max_idle_timeout", "t",
+                                       (uint64_t) p->max_idle_timeout, "max_expire_after", "t",
+                                       (uint64_t) p->max_expire_after, "default_idle_timeout", "t",
+                                       (uint64_t) p->default_idle_timeout)) < 0 ||
             (r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}", "max_disk_mib", "t", (uint64_t) p->max_disk_mib,
                                        "disk_enforcement", "s", SBX_POLICY_DISK_ENFORCEMENT,
                                        "max_file_bytes", "t", (uint64_t) p->max_file_bytes,
@@ -262,6 +274,8 @@ const sd_bus_vtable bus_manager_vtable[] = {
                                 method_start, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("StopSandbox", SD_BUS_ARGS("s", name, "a{sv}", options), SD_BUS_NO_RESULT,
                                 method_stop, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("AcquireSandbox", SD_BUS_ARGS("s", name, "a{sv}", options), SD_BUS_RESULT("h", lease),
+                                method_acquire, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("PauseSandbox", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
                                 method_pause, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ResumeSandbox", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,

@@ -71,15 +71,27 @@ int bus_sandbox_method_verify(sd_bus_message *msg, Manager *m, const char *name,
 int bus_sandbox_method_stop(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
                             sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        unsigned timeout;
+        SbxStopOptions options;
         int r;
 
-        if ((r = sbx_bus_read_stop_options(msg, &timeout, &e)) < 0)
+        if ((r = sbx_bus_read_stop_options(msg, &options, &e)) < 0)
                 return operation_refuse(m, msg, VERB_STOP, target_of(name, object), &e, r, error);
-        if ((r = bus_check_stop_timeout(m, "timeout", timeout, &e)) < 0)
+        if ((r = bus_check_stop_timeout(m, "timeout", options.timeout, &e)) < 0)
                 return operation_refuse(m, msg, VERB_STOP, target_of(name, object), &e, r, error);
         return operation_start(m, msg, VERB_STOP,
-                               &(OperationArgs) { .name = name, .object = object, .timeout_s = timeout }, error);
+                               &(OperationArgs) { .name = name, .object = object, .timeout_s = options.timeout,
+                                                  .force = options.force }, error);
+}
+
+/* (a{sv} options): none yet. The lease's descriptor is the reply's. */
+int bus_sandbox_method_acquire(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
+                               sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        int r = sbx_bus_read_no_options(msg, &e);
+
+        if (r < 0)
+                return operation_refuse(m, msg, VERB_ACQUIRE, target_of(name, object), &e, r, error);
+        return operation_start(m, msg, VERB_ACQUIRE, &(OperationArgs) { .name = name, .object = object }, error);
 }
 
 int bus_sandbox_method_snapshot(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
@@ -189,6 +201,7 @@ ENTRY_METHOD(method_inspect, bus_sandbox_method_simple(msg, manager_of(e), NULL,
 ENTRY_METHOD(method_refresh, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_REFRESH, error))
 ENTRY_METHOD(method_usage, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_USAGE, error))
 ENTRY_METHOD(method_stop, bus_sandbox_method_stop(msg, manager_of(e), NULL, e, error))
+ENTRY_METHOD(method_acquire, bus_sandbox_method_acquire(msg, manager_of(e), NULL, e, error))
 ENTRY_METHOD(method_snapshot, bus_sandbox_method_snapshot(msg, manager_of(e), NULL, e, error))
 ENTRY_METHOD(method_verify, bus_sandbox_method_verify(msg, manager_of(e), NULL, e, error))
 ENTRY_METHOD(method_exec, bus_sandbox_method_exec(msg, manager_of(e), NULL, e, false, error))
@@ -218,12 +231,19 @@ static const sd_bus_vtable sandbox_vtable[] = {
         PROP("CreatedAt", "t", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         /* the owner's metadata: never in a broadcast either */
         PROP("Labels", "a{ss}", SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
+        PROP("Leases", "u", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        PROP("LastActivity", "t", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        PROP("IdleTimeout", "u", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        PROP("OnIdle", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        PROP("ExpiresAt", "t", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_METHOD_WITH_ARGS("Start", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_start, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Stop", SD_BUS_ARGS("a{sv}", options), SD_BUS_NO_RESULT, method_stop,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Delete", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_delete, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Pause", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_pause, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Resume", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_resume, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Acquire", SD_BUS_ARGS("a{sv}", options), SD_BUS_RESULT("h", lease), method_acquire,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Snapshot", SD_BUS_ARGS("s", snapshot_id), SD_BUS_RESULT("s", image_id),
                                 method_snapshot, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Verify", SD_BUS_ARGS("a{sv}", spec),
@@ -256,6 +276,8 @@ static const sd_bus_vtable sandbox_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("RemoveFile", SD_BUS_ARGS("s", path, "a{sv}", options), SD_BUS_NO_RESULT,
                                 method_remove_file, SD_BUS_VTABLE_UNPRIVILEGED),
+        /* to the holder alone: its lease was ended by another's force (or the sandbox went) */
+        SD_BUS_SIGNAL_WITH_ARGS("LeaseRevoked", SD_BUS_ARGS("s", reason), 0),
         SD_BUS_VTABLE_END
 };
 

@@ -12,6 +12,8 @@ int manager_arm_idle(Manager *m) {
 
         if (m->idle_timeout_s == 0 || m->releasing || !m->idle_source)
                 return 0;
+        if (m->leases.n > 0 || registry_deadlines_pending(&m->registry))
+                return sd_event_source_set_enabled(m->idle_source, SD_EVENT_OFF);
         r = sd_event_source_set_time_relative(m->idle_source, (uint64_t) m->idle_timeout_s * 1000000);
         if (r >= 0)
                 r = sd_event_source_set_enabled(m->idle_source, SD_EVENT_ONESHOT);

@@ -18,6 +18,7 @@
 #include "callers.h"
 #include "exec-slots.h"
 #include "keyed-lock.h"
+#include "leases.h"
 #include "lifecycle.h"
 #include "policy.h"
 #include "registry.h"
@@ -50,6 +51,7 @@ typedef struct Manager {
         char *docker_api_version;
 
         Registry registry;              /* the sandboxes behind the objects (registry.h) */
+        Leases leases;                  /* the leases on them (leases.h): hold off the idle exit */
         CallerCache callers;            /* who called, by connection (callers.h) */
         ExecSlots execs;                /* exec slots, capture budget, exec objects (exec-slots.h) */
         uint64_t reconcile_mark;        /* counts reconciliations applied to the objects */
@@ -75,6 +77,11 @@ typedef struct Manager {
         sd_event_source *execs_kick;    /* a slot was released: the waiters try again */
         struct { uid_t uid; unsigned n; } reads_running_by[SBX_READ_WORKERS];
 
+        sd_event_source *deadline_timer; /* idle stop and expiry (deadlines.h) */
+        bool deadlines_loaded;          /* the stored lifetimes are in the registry */
+        bool deadlines_flushing;        /* activities are being written back */
+        bool deadlines_held;            /* a deadline held off the idle exit at the last tick */
+
         unsigned n_busy;                /* operations between their call and their reply */
         void *busy_by_uid;              /* tsearch() tree: operations in flight per caller */
         unsigned idle_timeout_s;
@@ -99,7 +106,9 @@ void manager_idle_as(Manager *m, uid_t uid, bool read);
 int manager_busy(Manager *m, uid_t uid);
 void manager_idle(Manager *m, uid_t uid);
 
-/* Counts the idle exit's timeout from now (manager.c made its source with the name):
+/* Counts the idle exit's timeout from now (manager.c made its source with the name;
+ * while a lease is held or a deadline is to come it stays off, and the last lease's
+ * end, or the last deadline's, arms it):
  * a source that cannot be armed is logged and left off, so it never fires at a
  * stale time; the next call that ends tries again. Returns 0 or the errno. */
 int manager_arm_idle(Manager *m);

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <stdio.h>
+
+#include "audit.h"
 #include "bus-inspection.h"
 #include "bus-polkit.h"
 #include "naming.h"
 #include "operation-verbs.h"
 #include "owner-info.h"
+#include "time-util.h"
 #include "user-labels.h"
 #include "verdict.h"
 
@@ -14,14 +18,28 @@ const char *operation_target(const Operation *o) {
 
 /* Worker side ------------------------------------------------------------- */
 
+/* A new sandbox's deadlines, stored once it exists (docs/lifecycle.md). */
+static int store_lifetime(Operation *o, SbxLifecycle *l) {
+        const SbxLifetime *t = &o->lifetime;
+
+        if (t->idle_timeout_s == 0 && t->expire_after_s == 0)
+                return 0;
+        o->lifetime_row = (SbxLifetimeRow) {
+                .name = o->name, .idle_timeout_s = t->idle_timeout_s, .on_idle_pause = t->on_idle_pause,
+                .expire_at_us = t->expire_after_s ? o->sandbox->created_us + (uint64_t) t->expire_after_s * 1000000U : 0,
+                .last_activity_us = sbx_now_realtime_us(),
+        };
+        return sbx_store_put_lifetime(l->store, &o->lifetime_row, &o->error);
+}
+
 static int run_create(Operation *o, SbxLifecycle *l) {
         SbxOwnerInfo info;
         int r = sbx_owner_info_lookup(o->uid, &info, &o->error);
 
-        if (r < 0)
-                return r;
-        return sbx_lifecycle_create_with(l, o->name, o->spec, &info.owner, &(SbxCreateOptions) { .labels = o->labels },
-                                         &o->sandbox, &o->error);
+        if (r >= 0)
+                r = sbx_lifecycle_create_with(l, o->name, o->spec, &info.owner,
+                                              &(SbxCreateOptions) { .labels = o->labels }, &o->sandbox, &o->error);
+        return r < 0 ? r : store_lifetime(o, l);
 }
 
 static int run_ensure(Operation *o, SbxLifecycle *l) {
@@ -30,10 +48,14 @@ static int run_ensure(Operation *o, SbxLifecycle *l) {
 
         if (r < 0)
                 return r;
-        return sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
-                                    &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s,
-                                                          .labels = o->labels },
-                                    &o->sandbox, &o->outcome, &o->error);
+        r = sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
+                                 &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s,
+                                                       .labels = o->labels, .busy_leases = o->busy_leases },
+                                 &o->sandbox, &o->outcome, &o->error);
+        /* The lifetime is a new sandbox's: one that was there keeps its own. */
+        if (r >= 0 && (o->outcome == SBX_ENSURE_CREATED || o->outcome == SBX_ENSURE_RECREATED))
+                r = store_lifetime(o, l);
+        return r;
 }
 
 static int run_inspect(Operation *o, SbxLifecycle *l) {
@@ -179,6 +201,69 @@ static int run_remove_file(Operation *o, SbxLifecycle *l) {
         return r < 0 ? r : sbx_lifecycle_remove_file(l, o->name, o->guest_path, o->file.recursive, &o->error);
 }
 
+/* Main thread: what the leases allow -------------------------------------- */
+
+/* Other connections' leases on the sandbox refuse a stop, delete, pause. */
+static int busy(Operation *o, const char *hint) {
+        unsigned n = leases_count(&o->m->leases, o->name, sd_bus_message_get_sender(o->call));
+
+        if (n == 0)
+                return 0;
+        return sbx_error_set(&o->error, SBX_ERROR_SANDBOX_BUSY, "Sandbox '%s' is busy: %u lease%s held by %s%s",
+                             o->display, n, n == 1 ? "" : "s", n == 1 ? "another connection" : "other connections",
+                             hint);
+}
+
+/* Option force: every lease on the sandbox ends (LeaseRevoked), audited. */
+static void revoke_leases(Operation *o) {
+        char reason[128], owner[32];
+        unsigned n;
+
+        snprintf(reason, sizeof reason, "revoked by uid %u (%s with option force)", (unsigned) o->uid,
+                 operation_verbs[o->verb].name);
+        n = leases_revoke(&o->m->leases, o->name, reason);
+        if (n == 0)
+                return;
+        snprintf(reason, sizeof reason, "%u lease%s revoked (%s with option force)", n, n == 1 ? "" : "s",
+                 operation_verbs[o->verb].name);
+        snprintf(owner, sizeof owner, "%u", (unsigned) o->owner);
+        audit_record(&(AuditRecord) { .uid = o->uid, .verb = "revoke-leases", .target = operation_target(o),
+                                      .owner = o->owner_valid ? owner : NULL, .outcome = "ok", .reason = reason });
+}
+
+static int admit_stop(Operation *o) {
+        if (o->force) {
+                revoke_leases(o);
+                return 0;
+        }
+        return busy(o, " (option force revokes them)");
+}
+
+static int admit_delete(Operation *o) {
+        return busy(o, " (StopSandbox with option force revokes them)");
+}
+
+static int admit_pause(Operation *o) {
+        return busy(o, "");
+}
+
+/* A replacement is refused on the worker, where it is known to be one. */
+static int admit_ensure(Operation *o) {
+        if (o->recreate && !o->force)
+                o->busy_leases = leases_count(&o->m->leases, o->name, sd_bus_message_get_sender(o->call));
+        return 0;
+}
+
+/* The per-user cap, before a worker is asked (held again when the lease is made). */
+static int admit_acquire(Operation *o) {
+        unsigned n = leases_of_user(&o->m->leases, o->uid);
+
+        if (n < (unsigned) o->m->policy->max_leases_per_user)
+                return 0;
+        return sbx_error_set(&o->error, SBX_ERROR_LIMITS_EXCEEDED, "max_leases_per_user: uid %u holds %u leases already",
+                             (unsigned) o->uid, n);
+}
+
 /* Main thread: replies ---------------------------------------------------- */
 
 static int reply_create(Operation *o, sd_bus_message *reply) {
@@ -187,6 +272,10 @@ static int reply_create(Operation *o, sd_bus_message *reply) {
 
         if ((r = registry_put(&o->m->registry, o->sandbox)) < 0)
                 return r;
+        /* A sandbox made now has this lifetime (or none: a replacement's is new too). */
+        if (o->verb == VERB_CREATE || o->outcome == SBX_ENSURE_CREATED || o->outcome == SBX_ENSURE_RECREATED)
+                registry_set_lifetime(&o->m->registry, o->lifetime_row.name ? &o->lifetime_row
+                                                                            : &(SbxLifetimeRow) { .name = o->name });
         e = registry_get(&o->m->registry, o->name);
         return sd_bus_message_append(reply, "os", e->path, o->sandbox->fingerprint);
 }
@@ -194,6 +283,8 @@ static int reply_create(Operation *o, sd_bus_message *reply) {
 static int reply_ensure(Operation *o, sd_bus_message *reply) {
         int r = reply_create(o, reply);
 
+        if (r >= 0 && o->force && o->outcome == SBX_ENSURE_RECREATED)
+                revoke_leases(o);
         return r < 0 ? r : sd_bus_message_append(reply, "s", sbx_ensure_outcome_to_string(o->outcome));
 }
 
@@ -204,9 +295,19 @@ static int reply_get(Operation *o, sd_bus_message *reply) {
 }
 
 static int reply_inspect(Operation *o, sd_bus_message *reply) {
+        const SandboxEntry *e;
         int r = registry_put(&o->m->registry, o->sandbox);
 
-        return r < 0 ? r : bus_append_inspection(reply, o->sandbox);
+        if (r < 0)
+                return r;
+        /* What the service holds of it, from the registry (leases.h, deadlines.h). */
+        e = registry_get(&o->m->registry, o->name);
+        o->sandbox->leases = e->leases;
+        o->sandbox->last_activity_us = e->last_activity_us;
+        o->sandbox->idle_timeout_s = e->idle_timeout_s;
+        o->sandbox->on_idle_pause = e->on_idle_pause;
+        o->sandbox->expire_at_us = e->expire_at_us;
+        return bus_append_inspection(reply, o->sandbox);
 }
 
 static int reply_verify(Operation *o, sd_bus_message *reply) {
@@ -245,6 +346,20 @@ static int reply_pause(Operation *o, sd_bus_message *reply) {
 static int reply_delete(Operation *o, sd_bus_message *reply) {
         registry_drop(&o->m->registry, o->name);
         return 0;
+}
+
+/* The lease's pipe is made now, on the main thread that watches it (leases.h); the
+ * reply takes a copy of the caller's end. */
+static int reply_acquire(Operation *o, sd_bus_message *reply) {
+        _cleanup_close_ int fd = -1;
+        const SbxPolicy *p = o->m->policy;
+        int r = registry_put(&o->m->registry, o->sandbox);
+
+        if (r >= 0)
+                r = leases_acquire(&o->m->leases, o->name, o->uid, sd_bus_message_get_sender(o->call),
+                                   (unsigned) p->max_leases_per_user, (unsigned) p->max_leases_per_sandbox, &fd,
+                                   &o->error);
+        return r < 0 ? r : sd_bus_message_append(reply, "h", fd);
 }
 
 static int reply_snapshot(Operation *o, sd_bus_message *reply) {
@@ -365,30 +480,33 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         /* InspectSandbox with Docker asked now (DESIGN §20) */
         [VERB_REFRESH]         = { "refresh",         A_INSPECT, false, false, run_refresh,         reply_inspect         },
         [VERB_VERIFY]          = { "verify",          A_INSPECT, false, false, run_verify,          reply_verify          },
-        [VERB_START]           = { "start",           A_MANAGE,  true,  false, run_start,           reply_start           },
-        [VERB_STOP]            = { "stop",            A_MANAGE,  true,  false, run_stop,            reply_stop            },
-        [VERB_DELETE]          = { "delete",          A_MANAGE,  true,  false, run_delete,          reply_delete          },
+        [VERB_START]           = { "start",           A_MANAGE,  true,  false, run_start,           reply_start,      .activity = true },
+        [VERB_STOP]            = { "stop",            A_MANAGE,  true,  false, run_stop,            reply_stop,       .admit = admit_stop },
+        [VERB_DELETE]          = { "delete",          A_MANAGE,  true,  false, run_delete,          reply_delete,     .admit = admit_delete },
         [VERB_SNAPSHOT]        = { "snapshot",        A_MANAGE,  true,  false, run_snapshot,        reply_snapshot        },
         [VERB_DELETE_SNAPSHOT] = { "delete-snapshot", A_MANAGE,  true,  false, run_delete_snapshot, reply_delete_snapshot },
         [VERB_LIST]            = { "list",            A_INSPECT, false, true,  run_list,            reply_list            },
         [VERB_LIST_SNAPSHOTS]  = { "list-snapshots",  A_INSPECT, false, true,  run_list_snapshots,  reply_list_snapshots  },
-        [VERB_EXEC]            = { "exec",            A_EXEC,    true,  false, run_exec,            reply_exec,       A_EXEC_OTHERS, true,  false },
-        [VERB_START_EXEC]      = { "start-exec",      A_EXEC,    true,  false, run_start_exec,      reply_start_exec, A_EXEC_OTHERS, true,  true  },
+        [VERB_EXEC]            = { "exec",            A_EXEC,    true,  false, run_exec,            reply_exec,       A_EXEC_OTHERS, true,  false, .activity = true },
+        [VERB_START_EXEC]      = { "start-exec",      A_EXEC,    true,  false, run_start_exec,      reply_start_exec, A_EXEC_OTHERS, true,  true, .activity = true },
         [VERB_USAGE]           = { "usage",           A_EXEC,    false, false, run_usage,           reply_usage,      A_EXEC_OTHERS, false, false },
-        [VERB_COPY_TO]         = { "copy-to",         A_EXEC,    true,  false, run_copy_to,         reply_none,       A_EXEC_OTHERS, true,  true  },
-        [VERB_COPY_FROM]       = { "copy-from",       A_EXEC,    true,  false, run_copy_from,       reply_none,       A_EXEC_OTHERS, true,  true  },
+        [VERB_COPY_TO]         = { "copy-to",         A_EXEC,    true,  false, run_copy_to,         reply_none,       A_EXEC_OTHERS, true,  true, .activity = true },
+        [VERB_COPY_FROM]       = { "copy-from",       A_EXEC,    true,  false, run_copy_from,       reply_none,       A_EXEC_OTHERS, true,  true, .activity = true },
         /* creates or starts the caller's own; replacing it (recreate) also needs manage */
-        [VERB_ENSURE]          = { "ensure",          A_CREATE,  true,  false, run_ensure,          reply_ensure          },
+        [VERB_ENSURE]          = { "ensure",          A_CREATE,  true,  false, run_ensure,          reply_ensure,     .admit = admit_ensure, .activity = true },
         /* The file calls start no process (the kept channel's exec holds no slot). The
          * read and the listing are reads (the read share, the read workers), audited
          * all the same, like the copies; the write and the removal are state changes. */
-        [VERB_READ_FILE]       = { "read-file",       A_EXEC,    false, false, run_read_file,       reply_read_file,  A_EXEC_OTHERS, false, false, true },
-        [VERB_WRITE_FILE]      = { "write-file",      A_EXEC,    true,  false, run_write_file,      reply_none,       A_EXEC_OTHERS, false, false },
-        [VERB_LIST_FILES]      = { "list-files",      A_EXEC,    false, false, run_list_files,      reply_list_files, A_EXEC_OTHERS, false, false, true },
-        [VERB_REMOVE_FILE]     = { "remove-file",     A_EXEC,    true,  false, run_remove_file,     reply_none,       A_EXEC_OTHERS, false, false },
+        [VERB_READ_FILE]       = { "read-file",       A_EXEC,    false, false, run_read_file,       reply_read_file,  A_EXEC_OTHERS, false, false, true, .activity = true },
+        [VERB_WRITE_FILE]      = { "write-file",      A_EXEC,    true,  false, run_write_file,      reply_none,       A_EXEC_OTHERS, false, false, .activity = true },
+        [VERB_LIST_FILES]      = { "list-files",      A_EXEC,    false, false, run_list_files,      reply_list_files, A_EXEC_OTHERS, false, false, true, .activity = true },
+        [VERB_REMOVE_FILE]     = { "remove-file",     A_EXEC,    true,  false, run_remove_file,     reply_none,       A_EXEC_OTHERS, false, false, .activity = true },
         /* ListSandboxes filtered (by labels, state) */
         [VERB_FIND]            = { "find",            A_INSPECT, false, true,  run_list,            reply_list            },
         /* Docker's freezer */
-        [VERB_PAUSE]           = { "pause",           A_MANAGE,  true,  false, run_pause,           reply_pause           },
-        [VERB_RESUME]          = { "resume",          A_MANAGE,  true,  false, run_resume,          reply_resume          },
+        [VERB_PAUSE]           = { "pause",           A_MANAGE,  true,  false, run_pause,           reply_pause,      .admit = admit_pause },
+        [VERB_RESUME]          = { "resume",          A_MANAGE,  true,  false, run_resume,          reply_resume,     .activity = true },
+        /* a use of the sandbox, as an exec is (docs/security.md) */
+        [VERB_ACQUIRE]         = { "acquire",         A_EXEC,    true,  false, run_inspect,         reply_acquire,    A_EXEC_OTHERS,
+                                   .admit = admit_acquire, .activity = true },
 };

@@ -41,6 +41,7 @@ typedef enum Verb {
         VERB_FIND,
         VERB_PAUSE,
         VERB_RESUME,
+        VERB_ACQUIRE,
         _VERB_MAX,
 } Verb;
 
@@ -76,6 +77,8 @@ typedef struct OperationArgs {
         size_t data_size;
         unsigned timeout_s;             /* stop; ensure: the stop before a recreate */
         bool recreate;                  /* ensure: on a mismatch, replace it */
+        bool force;                     /* stop, ensure: other connections' leases are revoked */
+        SbxLifetime lifetime;           /* create, ensure: a sandbox it makes (policy applied) */
         json_object *labels;            /* create, ensure: the sandbox's; find: those to match (taken
                                          * over, also on failure) */
         char *state;                    /* find: the state to match, or NULL (taken over) */
@@ -102,6 +105,10 @@ typedef struct VerbInfo {
         bool exec;                      /* runs a process in the sandbox: holds an exec slot */
         bool fds;                       /* takes descriptors */
         bool audited;                   /* a read that is audited all the same (the file reads) */
+        /* On the main thread once authorized, before a worker: refuses (the errno, with
+         * o->error set) what the leases forbid (SandboxBusy), or NULL. */
+        int (*admit)(Operation *o);
+        bool activity;                  /* uses the sandbox: its LastActivity moves */
 } VerbInfo;
 
 struct Operation {
@@ -122,10 +129,16 @@ struct Operation {
         SbxSpec *spec;
         unsigned timeout_s;
         bool recreate;
+        bool force;                     /* stop, ensure: revoke the leases that block it */
+        SbxLifetime lifetime;           /* create, ensure: a new sandbox's */
+        SbxLifetimeRow lifetime_row;    /* … as stored (the worker's), for the registry */
+        unsigned busy_leases;           /* ensure: other connections' leases (a replacement is
+                                         * SandboxBusy) */
         json_object *labels;            /* create, ensure; find: the filter's */
         char *find_state;               /* find: the filter's, or NULL */
         bool resume;                    /* using a sandbox: resume it first if paused */
         bool resumed;                   /* … the worker did */
+        bool active;                    /* counted in its sandbox's entry's active */
         bool widened;                   /* lists: manage-others was asked about */
         bool all;                       /* lists: everyone's objects */
         const char *action;             /* the polkit action asked about */

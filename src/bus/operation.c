@@ -13,13 +13,18 @@
 #include "operation-state.h"
 #include "operation.h"
 #include "reconcile.h"
+#include "time-util.h"
 
 static void operation_free_unstarted(Operation *o);
 static void cancel_waiters(Manager *m);
 
 static Operation *operation_free(Operation *o) {
+        SandboxEntry *e;
+
         if (!o)
                 return NULL;
+        if (o->active && (e = registry_get(&o->m->registry, o->name)) && e->active > 0)
+                e->active--;
         manager_idle_as(o->m, o->uid, o->read);
         operation_free_unstarted(o);
         return NULL;
@@ -174,9 +179,11 @@ static void job_reply(Operation *o) {
                 return;
         }
         if ((r = sd_bus_message_new_method_return(o->call, &reply)) < 0 || (r = operation_verbs[o->verb].reply(o, reply)) < 0) {
-                fail(o, OPERATION_ERRED, r, NULL);
+                fail(o, OPERATION_ERRED, r, &o->error);       /* a reply may refuse (a lease over a cap) */
                 return;
         }
+        if (operation_verbs[o->verb].activity)
+                registry_touch(&o->m->registry, o->name, sbx_now_realtime_us());
         /* The work is done either way: the outcome is "ok", and the reason says
          * whether its caller was told. */
         advance(o, OPERATION_SUCCEEDED);
@@ -321,6 +328,20 @@ static void submit(Operation *o) {
         if (o->m->terminating) {
                 job_cancel(o);
                 return;
+        }
+        /* What the leases forbid (SandboxBusy), known only once authorized. */
+        if (operation_verbs[o->verb].admit && (r = operation_verbs[o->verb].admit(o)) < 0) {
+                fail(o, OPERATION_REFUSED, r, &o->error);
+                return;
+        }
+        /* Using the sandbox holds off its idle stop until the reply (deadlines.h). */
+        if (operation_verbs[o->verb].activity && o->name) {
+                SandboxEntry *entry = registry_get(&o->m->registry, o->name);
+
+                if (entry) {
+                        entry->active++;
+                        o->active = true;
+                }
         }
         /* A process in the sandbox holds an exec slot until it ends (policy
          * max_execs_per_user, max_execs); with option wait, a full share is waited for. */
@@ -635,6 +656,8 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .argv = TAKE_PTR(args->argv),
                 .fds = { -1, -1, -1 },
                 .recreate = args->recreate,
+                .force = args->force,
+                .lifetime = args->lifetime,
                 .labels = TAKE_PTR(args->labels),
                 .find_state = TAKE_PTR(args->state),
                 .publish_exec = args->publish_exec,

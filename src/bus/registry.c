@@ -9,6 +9,7 @@
 #include "bus-signal.h"
 #include "naming.h"
 #include "registry.h"
+#include "time-util.h"
 #include "user-labels.h"
 
 /* Properties ------------------------------------------------------------------ */
@@ -34,6 +35,16 @@ int sandbox_entry_append_property(sd_bus_message *reply, const SandboxEntry *e, 
                 return sd_bus_message_append(reply, "t", e->created_us);
         if (streq(property, "Labels"))
                 return sbx_bus_append_labels(reply, broadcast ? NULL : e->labels);
+        if (streq(property, "Leases"))
+                return sd_bus_message_append(reply, "u", (uint32_t) e->leases);
+        if (streq(property, "LastActivity"))
+                return sd_bus_message_append(reply, "t", e->last_activity_us);
+        if (streq(property, "IdleTimeout"))
+                return sd_bus_message_append(reply, "u", e->idle_timeout_s);
+        if (streq(property, "OnIdle"))
+                return sd_bus_message_append(reply, "s", e->on_idle_pause ? "pause" : "stop");
+        if (streq(property, "ExpiresAt"))
+                return sd_bus_message_append(reply, "t", e->expire_at_us);
         return -ENOENT;
 }
 
@@ -46,7 +57,8 @@ static const struct {
         { "Name", "s", false }, { "Owner", "u", false }, { "ContainerId", "s", false },
         { "State", "s", false }, { "Status", "s", false }, { "Image", "s", true },
         { "Fingerprint", "s", true }, { "Verdict", "s", false }, { "CreatedAt", "t", false },
-        { "Labels", "a{ss}", true },
+        { "Labels", "a{ss}", true }, { "Leases", "u", false }, { "LastActivity", "t", false },
+        { "IdleTimeout", "u", false }, { "OnIdle", "s", false }, { "ExpiresAt", "t", false },
 };
 
 static int append_property(sd_bus_message *m, const SandboxEntry *e, size_t i) {
@@ -288,6 +300,8 @@ int registry_put(Registry *reg, const SbxSandbox *s) {
                 e->created_us = s->created_us;
                 changed[n++] = "CreatedAt";
         }
+        if (e->last_activity_us < e->created_us)
+                e->last_activity_us = e->created_us;
         changed[n] = NULL;
 
         if (is_new) {
@@ -309,15 +323,72 @@ void registry_set_state(Registry *reg, const char *name, SbxState state, const c
         announce_changed(reg, e, (const char *const[]) { "State", "Status", NULL });
 }
 
-void registry_drop(Registry *reg, const char *name) {
+static bool touch(SandboxEntry *e, uint64_t now_us) {
+        if (now_us < e->last_activity_us + REGISTRY_ACTIVITY_STEP_US)
+                return false;
+        e->last_activity_us = now_us;
+        return true;
+}
+
+void registry_touch(Registry *reg, const char *name, uint64_t now_us) {
+        SandboxEntry *e = registry_get(reg, name);
+
+        if (e && touch(e, now_us))
+                announce_changed(reg, e, (const char *const[]) { "LastActivity", NULL });
+}
+
+void registry_set_lifetime(Registry *reg, const SbxLifetimeRow *row) {
+        SandboxEntry *e = registry_get(reg, row->name);
+
+        if (!e)
+                return;
+        e->idle_timeout_s = row->idle_timeout_s;
+        e->expire_at_us = row->expire_at_us;
+        e->on_idle_pause = row->on_idle_pause;
+        e->has_lifetime = row->idle_timeout_s > 0 || row->expire_at_us > 0;
+        e->last_activity_us = MAX(e->last_activity_us, row->last_activity_us);
+        e->activity_stored_us = MAX(e->activity_stored_us, row->last_activity_us);
+        announce_changed(reg, e, (const char *const[]) { "IdleTimeout", "OnIdle", "ExpiresAt", "LastActivity", NULL });
+}
+
+static void pending_one(const void *node, VISIT which, void *closure) {
+        const SandboxEntry *e = *(const SandboxEntry *const *) node;
+
+        if ((which == postorder || which == leaf) &&
+            (e->expire_at_us > 0 || (e->idle_timeout_s > 0 && e->state == SBX_STATE_RUNNING)))
+                *(bool *) closure = true;
+}
+
+bool registry_deadlines_pending(Registry *reg) {
+        bool pending = false;
+
+        twalk_r(reg->tree, pending_one, &pending);
+        return pending;
+}
+
+void registry_set_leases(Registry *reg, const char *name, unsigned n) {
         SandboxEntry *e = registry_get(reg, name);
 
         if (!e)
                 return;
+        e->leases = n;
+        (void) touch(e, sbx_now_realtime_us());
+        announce_changed(reg, e, (const char *const[]) { "Leases", "LastActivity", NULL });
+}
+
+void registry_drop(Registry *reg, const char *name) {
+        SandboxEntry *e = registry_get(reg, name);
+        _cleanup_free_ char *key = NULL;
+
+        if (!e)
+                return;
+        key = strdup(name);             /* name may be the entry's own */
         announce_removed(reg, e);
         tdelete(e, &reg->tree, entry_cmp);
         entry_free(e);
         reg->seq++;
+        if (key && reg->dropped)
+                reg->dropped(reg->dropped_userdata, key);
 }
 
 typedef struct Walk {

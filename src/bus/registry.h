@@ -19,6 +19,8 @@ typedef struct Registry {
         uint64_t seq;                   /* counts entries added and dropped */
         sd_bus *bus;                    /* where changes are announced; NULL: nowhere */
         CallerCache *callers;           /* … to these connections */
+        void (*dropped)(void *userdata, const char *name); /* after an entry went (its leases end) */
+        void *dropped_userdata;
 } Registry;
 
 /* A sandbox as the objects show it (docs/api.md). */
@@ -39,7 +41,20 @@ typedef struct SandboxEntry {
         char *labels_json;              /* user-labels.h's stored form */
         json_object *labels;            /* … parsed: never NULL once put */
         uint64_t listed;                /* the last reconciliation that listed it (reconcile_mark) */
+        unsigned leases;                /* leases held on it (leases.h) */
+        uint64_t last_activity_us;      /* realtime; in steps of REGISTRY_ACTIVITY_STEP_US */
+        /* its lifetime (docs/lifecycle.md; deadlines.h acts on it) */
+        uint32_t idle_timeout_s;        /* 0: never */
+        uint64_t expire_at_us;          /* realtime; 0: never */
+        bool on_idle_pause;
+        bool has_lifetime;              /* a stored row: its activity is written back */
+        uint64_t activity_stored_us;    /* the last activity written to the store */
+        unsigned active;                /* operations using it in flight (an exec's, a copy's) */
+        bool deadline_due;              /* its idle stop or expiry is on the way */
 } SandboxEntry;
+
+/* LastActivity moves in steps of at least this much (no signal for every file call). */
+#define REGISTRY_ACTIVITY_STEP_US (UINT64_C(5) * 1000000U)
 
 SandboxEntry *registry_get(Registry *reg, const char *name);
 /* Adds or refreshes the entry of a sandbox, emitting SandboxNew and
@@ -47,7 +62,17 @@ SandboxEntry *registry_get(Registry *reg, const char *name);
 int registry_put(Registry *reg, const SbxSandbox *s);
 /* Sets a known sandbox's state after start/stop, emitting PropertiesChanged. */
 void registry_set_state(Registry *reg, const char *name, SbxState state, const char *status);
-/* Removes an entry, emitting SandboxRemoved and InterfacesRemoved. */
+/* A known sandbox was used now (realtime µs): LastActivity moves if a step has passed. */
+void registry_touch(Registry *reg, const char *name, uint64_t now_us);
+/* Its stored lifetime (store.h; all 0: none): IdleTimeout and ExpiresAt, the later
+ * of the two activities. Emits PropertiesChanged. */
+void registry_set_lifetime(Registry *reg, const SbxLifetimeRow *row);
+/* Whether any sandbox has a deadline still to come (the idle exit waits for it). */
+bool registry_deadlines_pending(Registry *reg);
+/* Its lease count, a use now too; emits PropertiesChanged (Leases, LastActivity). */
+void registry_set_leases(Registry *reg, const char *name, unsigned n);
+/* Removes an entry, emitting SandboxRemoved and InterfacesRemoved, then tells
+ * reg->dropped. */
 void registry_drop(Registry *reg, const char *name);
 /* Calls f for each entry; f must not add or drop entries. */
 void registry_foreach(Registry *reg, void (*f)(SandboxEntry *e, void *userdata), void *userdata);

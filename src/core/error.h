@@ -40,6 +40,7 @@
         X(TIMED_OUT,                 "TimedOut",                         ETIME,           SBX_BUS_ERROR_PREFIX "TimedOut", ETIME) \
         X(STORE_UNAVAILABLE,         "StoreUnavailable",                 EUCLEAN,         SBX_BUS_ERROR_PREFIX "StoreUnavailable", EUCLEAN) \
         X(AUTHORIZATION_TIMED_OUT,   "AuthorizationTimedOut",            ETIMEDOUT,       SBX_BUS_ERROR_PREFIX "AuthorizationTimedOut", ETIMEDOUT) \
+        X(SANDBOX_BUSY,              "SandboxBusy",                      EUSERS,          SBX_BUS_ERROR_PREFIX "SandboxBusy", EBUSY) \
         X(DOCKER_NOT_FOUND,          "DockerNotFound",                   ENODATA,         SBX_BUS_ERROR_PREFIX "BackendError", EPROTO) \
         X(DOCKER_CONFLICT,           "DockerConflict",                   EBUSY,           SBX_BUS_ERROR_PREFIX "BackendError", EPROTO) \
         X(IO,                        "IOError",                          EIO,             SBX_BUS_DBUS_PREFIX "IOError", EIO)

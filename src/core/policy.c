@@ -61,6 +61,10 @@ SbxPolicy *sbx_policy_new_default(void) {
         p->pids_limit = SBX_POLICY_DEFAULT_PIDS_LIMIT;
         p->max_execs_per_user = SBX_POLICY_DEFAULT_MAX_EXECS_PER_USER;
         p->max_execs = SBX_POLICY_DEFAULT_MAX_EXECS;
+        p->max_leases_per_user = SBX_POLICY_DEFAULT_MAX_LEASES_PER_USER;
+        p->max_leases_per_sandbox = SBX_POLICY_DEFAULT_MAX_LEASES_PER_SANDBOX;
+        p->max_idle_timeout = SBX_POLICY_DEFAULT_MAX_IDLE_TIMEOUT;
+        p->max_expire_after = SBX_POLICY_DEFAULT_MAX_EXPIRE_AFTER;
         p->host_port_min = SBX_POLICY_DEFAULT_HOST_PORT_MIN;
         p->max_operations_per_user = SBX_POLICY_DEFAULT_MAX_OPERATIONS_PER_USER;
         p->max_reads_per_user = SBX_POLICY_DEFAULT_MAX_READS_PER_USER;
@@ -325,6 +329,11 @@ static const struct {
         INT_KEY(pids_limit,             1,                  SBX_POLICY_PIDS_LIMIT_MAX),
         INT_KEY(max_execs_per_user,     1,                  SBX_POLICY_MAX_EXECS_LIMIT),
         INT_KEY(max_execs,              1,                  SBX_POLICY_MAX_EXECS_LIMIT),
+        INT_KEY(max_leases_per_user,    1,                  SBX_POLICY_MAX_LEASES_LIMIT),
+        INT_KEY(max_leases_per_sandbox, 1,                  SBX_POLICY_MAX_LEASES_LIMIT),
+        INT_KEY(max_idle_timeout,       0,                  SBX_POLICY_LIFETIME_LIMIT),
+        INT_KEY(max_expire_after,       0,                  SBX_POLICY_LIFETIME_LIMIT),
+        INT_KEY(default_idle_timeout,   0,                  SBX_POLICY_LIFETIME_LIMIT),
         INT_KEY(host_port_min,          1,                  SBX_MAX_PORT),
         INT_KEY(max_operations_per_user, 1,                 SBX_POLICY_MAX_OPERATIONS_PER_USER_LIMIT),
         INT_KEY(max_reads_per_user,     1,                  SBX_POLICY_MAX_READS_PER_USER_LIMIT),

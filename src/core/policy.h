@@ -38,6 +38,15 @@
  * relay thread): the default total leaves 4 of them to lifecycle calls. */
 #define SBX_POLICY_DEFAULT_MAX_EXECS_PER_USER 4
 #define SBX_POLICY_DEFAULT_MAX_EXECS 12
+/* Leases (docs/api.md): each is one descriptor the daemon keeps open. */
+#define SBX_POLICY_DEFAULT_MAX_LEASES_PER_USER 64
+#define SBX_POLICY_DEFAULT_MAX_LEASES_PER_SANDBOX 64
+#define SBX_POLICY_MAX_LEASES_LIMIT 1024
+/* Idle stop and expiry (docs/lifecycle.md): the longest a caller may ask for, and the
+ * idle timeout of a sandbox made without one (0: never). */
+#define SBX_POLICY_DEFAULT_MAX_IDLE_TIMEOUT 86400
+#define SBX_POLICY_DEFAULT_MAX_EXPIRE_AFTER (30 * 86400)
+#define SBX_POLICY_LIFETIME_LIMIT (366 * 86400)
 #define SBX_POLICY_DEFAULT_HOST_PORT_MIN 1024
 #define SBX_POLICY_DEFAULT_PUBLISH_ADDRESS "127.0.0.1"
 /* One caller's operations in flight: half the state-change workers, so another
@@ -117,6 +126,11 @@ typedef struct SbxPolicy {
         int64_t pids_limit;
         int64_t max_execs_per_user;
         int64_t max_execs;
+        int64_t max_leases_per_user;            /* leases one user holds at once */
+        int64_t max_leases_per_sandbox;         /* leases held on one sandbox at once */
+        int64_t max_idle_timeout;               /* seconds; a longer idle_timeout is refused */
+        int64_t max_expire_after;               /* seconds; a longer expire_after is refused */
+        int64_t default_idle_timeout;           /* seconds, for a sandbox made without; 0: never */
         int64_t host_port_min;
         int64_t max_operations_per_user;        /* one caller's state changes in flight */
         int64_t max_reads_per_user;             /* one caller's reads in flight */

@@ -11,13 +11,16 @@
 #include "ctl-verbs.h"
 #include "json-util.h"
 
-enum { ARG_RECREATE = 0x400, ARG_STOP_TIMEOUT, ARG_LABEL };
+enum { ARG_RECREATE = 0x400, ARG_STOP_TIMEOUT, ARG_LABEL, ARG_IDLE_TIMEOUT, ARG_EXPIRE_AFTER, ARG_ON_IDLE };
 
 static const struct option spec_verb_options[] = {
         CTL_COMMON_OPTIONS, CTL_SPEC_OPTIONS,
         { "recreate",     no_argument,       NULL, ARG_RECREATE     },
         { "stop-timeout", required_argument, NULL, ARG_STOP_TIMEOUT },
         { "label",        required_argument, NULL, ARG_LABEL        },
+        { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },
+        { "expire-after", required_argument, NULL, ARG_EXPIRE_AFTER },
+        { "on-idle",      required_argument, NULL, ARG_ON_IDLE      },
         {}
 };
 
@@ -26,6 +29,9 @@ typedef struct SpecVerbArgs {
         bool recreate;
         uint64_t stop_timeout;
         json_object *labels;            /* create, ensure: --label */
+        uint64_t idle_timeout, expire_after;    /* create, ensure: --idle-timeout, --expire-after */
+        bool has_idle_timeout, has_expire_after;
+        const char *on_idle;            /* … --on-idle, or NULL */
 } SpecVerbArgs;
 
 static void spec_verb_args_done(SpecVerbArgs *a) {
@@ -33,10 +39,42 @@ static void spec_verb_args_done(SpecVerbArgs *a) {
         json_object_put(a->labels);
 }
 
+/* --idle-timeout, --expire-after, --on-idle of create and ensure. */
+static int lifetime_option(int c, const char *arg, SpecVerbArgs *a) {
+        if (streq(a->spec.verb, "verify"))
+                return ctl_usage_error(a->spec.verb, "unknown option; see --help");
+        if (c == ARG_ON_IDLE) {
+                if (!streq(arg, "stop") && !streq(arg, "pause"))
+                        return ctl_usage_error(a->spec.verb, "--on-idle: '%s' is neither stop nor pause", arg);
+                a->on_idle = arg;
+                return CTL_PROCEED;
+        }
+        if (c == ARG_IDLE_TIMEOUT) {
+                a->has_idle_timeout = true;
+                return ctl_parse_uint(a->spec.verb, "--idle-timeout", arg, 0, UINT32_MAX, &a->idle_timeout);
+        }
+        a->has_expire_after = true;
+        return ctl_parse_uint(a->spec.verb, "--expire-after", arg, 0, UINT32_MAX, &a->expire_after);
+}
+
+static int append_lifetime(sd_bus_message *m, const SpecVerbArgs *a) {
+        int r = 0;
+
+        if (a->has_idle_timeout)
+                r = sd_bus_message_append(m, "{sv}", "idle_timeout", "u", (uint32_t) a->idle_timeout);
+        if (r >= 0 && a->has_expire_after)
+                r = sd_bus_message_append(m, "{sv}", "expire_after", "u", (uint32_t) a->expire_after);
+        if (r >= 0 && a->on_idle)
+                r = sd_bus_message_append(m, "{sv}", "on_idle", "s", a->on_idle);
+        return r;
+}
+
 /* ensure's own options, then the spec options. */
 static int spec_verb_option(int c, const char *arg, void *userdata) {
         SpecVerbArgs *a = userdata;
 
+        if (c == ARG_IDLE_TIMEOUT || c == ARG_EXPIRE_AFTER || c == ARG_ON_IDLE)
+                return lifetime_option(c, arg, a);
         if ((c == ARG_RECREATE || c == ARG_STOP_TIMEOUT) && !streq(a->spec.verb, "ensure"))
                 return ctl_usage_error(a->spec.verb, "unknown option; see --help");
         if (c == ARG_LABEL) {
@@ -91,7 +129,7 @@ int verb_create(int argc, char **argv, CtlOptions *o) {
         if ((r = spec_call(argc, argv, o, "CreateSandbox", &va, &bus, &m)) != CTL_PROCEED)
                 return r;
         if ((r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0 ||
-            (r = ctl_bus_append_labels_entry(m, va.labels)) < 0 ||
+            (r = ctl_bus_append_labels_entry(m, va.labels)) < 0 || (r = append_lifetime(m, &va)) < 0 ||
             (r = sd_bus_message_close_container(m)) < 0)
                 return ctl_bus_fail("CreateSandbox", r);
         if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
@@ -125,7 +163,7 @@ int verb_ensure(int argc, char **argv, CtlOptions *o) {
         if ((r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0 ||
             (r = sd_bus_message_append(m, "{sv}{sv}", "on_mismatch", "s", va.recreate ? "recreate" : "fail",
                                        "stop_timeout", "u", (uint32_t) va.stop_timeout)) < 0 ||
-            (r = ctl_bus_append_labels_entry(m, va.labels)) < 0 ||
+            (r = ctl_bus_append_labels_entry(m, va.labels)) < 0 || (r = append_lifetime(m, &va)) < 0 ||
             (r = sd_bus_message_close_container(m)) < 0)
                 return ctl_bus_fail("EnsureSandbox", r);
         if (ctl_bus_call(bus, m, 0, o, &reply) < 0)

@@ -24,7 +24,10 @@
 
 #define LABEL_HELP                                                                      \
         "     --label K=V              Label the sandbox (repeatable; never part of the\n"\
-        "                              spec or its fingerprint)\n"
+        "                              spec or its fingerprint)\n"                     \
+        "     --idle-timeout S         Stop it after S seconds without activity\n"     \
+        "     --on-idle stop|pause     What idling does (stop)\n"                      \
+        "     --expire-after S         Delete it S seconds after its creation\n"
 
 const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
         [CTL_VERB_LIST] = { "list", "list [--no-legend] [--label K=V]...", "List the sandboxes, by name",
@@ -32,10 +35,10 @@ const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
           "     --label K=V              Only those with this label (repeatable: all of them)\n" },
         [CTL_VERB_SNAPSHOTS] = { "snapshots", "snapshots [--no-legend]", "List the snapshots, by id",
           "     --no-legend              Print neither the header nor the count\n" },
-        [CTL_VERB_CREATE] = { "create", "create NAME [SPEC OPTIONS...] [--label K=V]...",
+        [CTL_VERB_CREATE] = { "create", "create NAME [SPEC OPTIONS...] [--label K=V]... [LIFETIME OPTIONS...]",
           "Create a sandbox from a spec and start it", SPEC_OPTIONS_HELP LABEL_HELP },
         [CTL_VERB_ENSURE] = { "ensure",
-          "ensure NAME [SPEC OPTIONS...] [--label K=V]... [--recreate] [--stop-timeout S]",
+          "ensure NAME [SPEC OPTIONS...] [--label K=V]... [LIFETIME OPTIONS...] [--recreate] [--stop-timeout S]",
           "Get or create a sandbox matching a spec (outcome: created, started, reused, recreated)",
           SPEC_OPTIONS_HELP LABEL_HELP
           "     --recreate               On a mismatch, replace the sandbox (default: fail)\n"
@@ -45,11 +48,14 @@ const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
         [CTL_VERB_VERIFY] = { "verify", "verify NAME [SPEC OPTIONS...]",
           "Compare a sandbox with a spec (exit status 0: match)", SPEC_OPTIONS_HELP },
         [CTL_VERB_START] = { "start", "start NAME", "Start a stopped sandbox", "" },
-        [CTL_VERB_STOP] = { "stop", "stop NAME [--timeout S]", "Stop a sandbox",
-          "     --timeout S              Seconds before SIGKILL (10)\n" },
+        [CTL_VERB_STOP] = { "stop", "stop NAME [--timeout S] [--force]", "Stop a sandbox",
+          "     --timeout S              Seconds before SIGKILL (10)\n"
+          "     --force                  Revoke the leases others hold on it\n" },
         [CTL_VERB_PAUSE] = { "pause", "pause NAME", "Freeze a running sandbox, its processes and memory kept", "" },
         [CTL_VERB_RESUME] = { "resume", "resume NAME", "Thaw a paused sandbox", "" },
         [CTL_VERB_DELETE] = { "delete", "delete NAME", "Remove a sandbox (nothing to do if none)", "" },
+        [CTL_VERB_ACQUIRE] = { "acquire", "acquire NAME [-- CMD...]",
+          "Hold a lease on a sandbox while CMD runs (exits with its status), or until killed", "" },
         [CTL_VERB_SNAPSHOT] = { "snapshot", "snapshot NAME ID", "Save a sandbox as snapshot ID", "" },
         [CTL_VERB_DELETE_SNAPSHOT] = { "delete-snapshot", "delete-snapshot ID", "Remove a snapshot", "" },
         [CTL_VERB_EXEC] = { "exec", "exec [-t|--detach] [--env K=V]... [--workdir D] [--timeout S] NAME -- CMD...",

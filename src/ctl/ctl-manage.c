@@ -107,18 +107,23 @@ int verb_delete_snapshot(int argc, char **argv, CtlOptions *o) {
         return simple_call(argc, argv, o, "DeleteSnapshot");
 }
 
-enum { ARG_TIMEOUT = 0x200 };
+enum { ARG_TIMEOUT = 0x200, ARG_FORCE };
 
 typedef struct StopArgs {
         const char *verb;
         uint64_t timeout;
         bool have_timeout;
+        bool force;
 } StopArgs;
 
 static int stop_option(int c, const char *arg, void *userdata) {
         StopArgs *a = userdata;
         int r;
 
+        if (c == ARG_FORCE) {
+                a->force = true;
+                return CTL_PROCEED;
+        }
         r = ctl_parse_uint(a->verb, "--timeout", arg, 0, SBX_STOP_TIMEOUT_MAX, &a->timeout);
         a->have_timeout = r == CTL_PROCEED;
         return r;
@@ -126,16 +131,20 @@ static int stop_option(int c, const char *arg, void *userdata) {
 
 static int append_stop_options(sd_bus_message *m, void *userdata) {
         const StopArgs *a = userdata;
+        int r = sd_bus_message_open_container(m, 'a', "{sv}");
 
-        if (!a->have_timeout)
-                return sd_bus_message_append(m, "a{sv}", 0);
-        return sd_bus_message_append(m, "a{sv}", 1, "timeout", "u", (uint32_t) a->timeout);
+        if (r >= 0 && a->have_timeout)
+                r = sd_bus_message_append(m, "{sv}", "timeout", "u", (uint32_t) a->timeout);
+        if (r >= 0 && a->force)
+                r = sd_bus_message_append(m, "{sv}", "force", "b", 1);
+        return r < 0 ? r : sd_bus_message_close_container(m);
 }
 
 int verb_stop(int argc, char **argv, CtlOptions *o) {
         static const struct option options[] = {
                 CTL_COMMON_OPTIONS,
                 { "timeout", required_argument, NULL, ARG_TIMEOUT },
+                { "force",   no_argument,       NULL, ARG_FORCE   },
                 {}
         };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;

@@ -580,6 +580,15 @@ int sbx_lifecycle_ensure(SbxLifecycle *l, const char *name, const SbxSpec *spec,
                 sbx_error_move(error, &mismatch);
                 return r;
         }
+        if (r < 0 && options->busy_leases > 0) {
+                const char *shown;
+
+                (void) sbx_name_unqualify(name, &shown);
+                sbx_error_free(&mismatch);
+                return sbx_error_set(error, SBX_ERROR_SANDBOX_BUSY, "Sandbox '%s' does not match and is busy: %u "
+                                     "lease%s held by other connections (option force revokes them)", shown,
+                                     options->busy_leases, options->busy_leases == 1 ? "" : "s");
+        }
         if (r < 0) {            /* a mismatch, to be replaced */
                 sbx_error_free(&mismatch);
                 if ((r = recreate_locked(l, name, spec, owner, options->stop_timeout_s, error)) < 0)

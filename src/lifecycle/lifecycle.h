@@ -80,6 +80,11 @@ typedef struct SbxSandbox {
         bool hardened;                  /* the container carries the posture of docs/security.md */
         uint64_t created_us;
         char *labels_json;              /* its labels, as stored (user-labels.h); "{}" without a row */
+        /* what the service holds of it (the bus fills them in: leases, lifetime) */
+        unsigned leases;
+        uint64_t last_activity_us, expire_at_us;
+        uint32_t idle_timeout_s;
+        bool on_idle_pause;
         SbxObserved *observed;          /* the sandbox's, or (seen set) the observation's */
         SbxSeen *seen;
 } SbxSandbox;
@@ -144,6 +149,8 @@ typedef struct SbxEnsureOptions {
         unsigned stop_timeout_s;        /* for the stop before replacing */
         json_object *labels;            /* a new one's (or a replacement's); for one there is, they
                                          * must equal its own (else InvalidArgs). NULL = not given */
+        unsigned busy_leases;           /* leases other connections hold on it: a replacement is
+                                         * SandboxBusy */
 } SbxEnsureOptions;
 
 const char *sbx_ensure_outcome_to_string(SbxEnsureOutcome o) _pure_;

@@ -4,12 +4,12 @@
 #include <inttypes.h>
 
 #include "bus-labels.h"
+#include "bus-lifetime.h"
 #include "bus-spec.h"
 #include "json-util.h"
 #include "proto.h"
 
-/* Errors from sd_bus_message_read*() on a malformed message are the caller's
- * fault as well; say which key it was. */
+/* A malformed message is the caller's fault as well: say which key it was. */
 static int bad(SbxError *error, const char *key, int r) {
         return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: malformed value (%s)", key, strerror(-r));
 }
@@ -20,8 +20,7 @@ static int enter_variant(sd_bus_message *m, const char *key, const char *want, S
         char type;
         int r;
 
-        r = sd_bus_message_peek_type(m, &type, &contents);
-        if (r < 0)
+        if ((r = sd_bus_message_peek_type(m, &type, &contents)) < 0)
                 return bad(error, key, r);
         if (!streq(contents, want))
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: expected a value of type '%s', got '%s'",
@@ -48,40 +47,6 @@ static int read_string(sd_bus_message *m, const char *key, char **field, SbxErro
         if (!*field)
                 return -ENOMEM;
         return exit_variant(m, key, error);
-}
-
-bool sbx_bus_type_is_integer(char type) {
-        return type != 0 && strchr("ynqiuxt", type);
-}
-
-int sbx_bus_read_integer(sd_bus_message *m, char type, int64_t *ret) {
-        union {
-                uint8_t y;
-                int16_t n;
-                uint16_t q;
-                int32_t i;
-                uint32_t u;
-                int64_t x;
-                uint64_t t;
-        } v;
-        int r;
-
-        if (!sbx_bus_type_is_integer(type))
-                return -EMEDIUMTYPE;
-        if ((r = sd_bus_message_read_basic(m, type, &v)) < 0)
-                return r;
-        switch (type) {
-        case 'y': *ret = v.y; break;
-        case 'n': *ret = v.n; break;
-        case 'q': *ret = v.q; break;
-        case 'i': *ret = v.i; break;
-        case 'u': *ret = v.u; break;
-        case 'x': *ret = v.x; break;
-        default:
-                *ret = (int64_t) v.t;
-                return v.t > INT64_MAX;
-        }
-        return 0;
 }
 
 /* As sbx_bus_read_integer(), but -ERANGE for a 't' above INT64_MAX. */
@@ -346,45 +311,61 @@ int sbx_bus_read_no_options(sd_bus_message *m, SbxError *error) {
         return read_dict(m, NULL, 0, no_entry, NULL, error);
 }
 
+typedef struct CreateOptions {
+        json_object *labels;
+        SbxLifetime lifetime;
+} CreateOptions;
+
 static int create_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
+        CreateOptions *o = userdata;
+
         if (!streq(key, "labels"))
-                return no_entry(m, userdata, key, error);
-        return sbx_bus_read_labels(m, key, userdata, error);
+                return sbx_bus_read_lifetime_entry(m, key, &o->lifetime, error);
+        return sbx_bus_read_labels(m, key, &o->labels, error);
 }
 
-int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxError *error) {
-        static const char *const keys[] = { "labels" };
-        _cleanup_(json_object_putp) json_object *labels = NULL;
-        int r = read_dict(m, keys, ELEMENTSOF(keys), create_entry, &labels, error);
+int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
+                                SbxError *error) {
+        static const char *const keys[] = { "labels", "idle_timeout", "expire_after", "on_idle" };
+        CreateOptions o = {};
+        int r = read_dict(m, keys, ELEMENTSOF(keys), create_entry, &o, error);
 
-        if (r >= 0)
-                *ret_labels = TAKE_PTR(labels);
+        if (r < 0)
+                json_object_put(o.labels);
+        else {
+                *ret_labels = o.labels;
+                *ret_lifetime = o.lifetime;
+        }
         return r;
 }
 
 static int stop_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
+        SbxStopOptions *o = userdata;
         int64_t t;
         int r;
 
+        if (streq(key, "force"))
+                return read_bool(m, key, &o->force, error);
         if (!streq(key, "timeout"))
                 return no_entry(m, userdata, key, error);
         if ((r = read_int(m, key, 0, SBX_STOP_TIMEOUT_MAX, &t, error)) < 0)
                 return r;
-        *(unsigned *) userdata = (unsigned) t;
+        o->timeout = (unsigned) t;
         return 0;
 }
 
-int sbx_bus_read_stop_options(sd_bus_message *m, unsigned *ret_timeout, SbxError *error) {
-        static const char *const keys[] = { "timeout" };
+int sbx_bus_read_stop_options(sd_bus_message *m, SbxStopOptions *ret, SbxError *error) {
+        static const char *const keys[] = { "timeout", "force" };
 
-        *ret_timeout = SBX_STOP_TIMEOUT_DEFAULT;
-        return read_dict(m, keys, ELEMENTSOF(keys), stop_entry, ret_timeout, error);
+        *ret = (SbxStopOptions) { .timeout = SBX_STOP_TIMEOUT_DEFAULT };
+        return read_dict(m, keys, ELEMENTSOF(keys), stop_entry, ret, error);
 }
 
 typedef struct EnsureOptions {
-        bool recreate;
+        bool recreate, force;
         unsigned stop_timeout;
         json_object *labels;
+        SbxLifetime lifetime;
 } EnsureOptions;
 
 static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
@@ -401,8 +382,10 @@ static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
         }
         if (streq(key, "labels"))
                 return sbx_bus_read_labels(m, key, &o->labels, error);
+        if (streq(key, "force"))
+                return read_bool(m, key, &o->force, error);
         if (!streq(key, "on_mismatch"))
-                return no_entry(m, userdata, key, error);
+                return sbx_bus_read_lifetime_entry(m, key, &o->lifetime, error);
         if ((r = read_string(m, key, &mode, error)) < 0)
                 return r;
         if (!streq(mode, "fail") && !streq(mode, "recreate"))
@@ -413,8 +396,10 @@ static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
 }
 
 int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned *ret_stop_timeout,
-                                json_object **ret_labels, SbxError *error) {
-        static const char *const keys[] = { "on_mismatch", "stop_timeout", "labels" };
+                                json_object **ret_labels, bool *ret_force, SbxLifetime *ret_lifetime,
+                                SbxError *error) {
+        static const char *const keys[] = { "on_mismatch", "stop_timeout", "labels", "force", "idle_timeout",
+                                            "expire_after", "on_idle" };
         EnsureOptions o = { .stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT };
         int r = read_dict(m, keys, ELEMENTSOF(keys), ensure_entry, &o, error);
 
@@ -423,6 +408,8 @@ int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned 
                 return r;
         }
         *ret_recreate = o.recreate;
+        *ret_force = o.force;
+        *ret_lifetime = o.lifetime;
         *ret_stop_timeout = o.stop_timeout;
         *ret_labels = o.labels;
         return 0;

@@ -13,15 +13,10 @@
 #include <json-c/json.h>
 #include <systemd/sd-bus.h>
 
+#include "bus-lifetime.h"
 #include "spec.h"
 
-/* Whether type is one of the D-Bus integer types (y n q i u x t). */
-bool sbx_bus_type_is_integer(char type);
-
-/* Reads a value of the integer type `type` at m's read position into *ret: 0 when
- * it fits int64; 1 for a 't' above INT64_MAX, whose bits *ret holds (the value is
- * (uint64_t) *ret); -EMEDIUMTYPE for a type that is not an integer. */
-int sbx_bus_read_integer(sd_bus_message *m, char type, int64_t *ret);
+/* sbx_bus_read_integer(), sbx_bus_type_is_integer(): bus-lifetime.h */
 
 /* Reads an a{sv} spec into a raw spec (see spec-json.h for what "raw" means). */
 int sbx_bus_read_spec(sd_bus_message *m, SbxSpec **ret, SbxError *error);
@@ -36,13 +31,20 @@ int sbx_bus_append_spec(sd_bus_message *m, const SbxSpec *spec, SbxError *error)
 /* An a{sv} of options where none is defined: any key is refused. */
 int sbx_bus_read_no_options(sd_bus_message *m, SbxError *error);
 
-/* Create options: "labels" a{ss} (bus-labels.h; *ret_labels NULL when absent). */
-int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxError *error);
+/* Create options: "labels" a{ss} (bus-labels.h; *ret_labels NULL when absent) and the
+ * lifetime's (bus-lifetime.h). */
+int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
+                                SbxError *error);
 
-/* Stop options: "timeout" (u, or any integer type: seconds before SIGKILL, 0–3600). */
+/* Stop options: "timeout" (u, or any integer type: seconds before SIGKILL, 0–3600),
+ * "force" (b: other connections' leases are revoked, not SandboxBusy). */
 #define SBX_STOP_TIMEOUT_DEFAULT 10U
 #define SBX_STOP_TIMEOUT_MAX 3600U
-int sbx_bus_read_stop_options(sd_bus_message *m, unsigned *ret_timeout, SbxError *error);
+typedef struct SbxStopOptions {
+        unsigned timeout;
+        bool force;
+} SbxStopOptions;
+int sbx_bus_read_stop_options(sd_bus_message *m, SbxStopOptions *ret, SbxError *error);
 
 /* ExecSandbox / StartExec options (docs/api.md): env a{ss}, working_dir s
  * (absolute), timeout (seconds; capture: 1–86400, default 60; streaming: 0–86400,
@@ -80,11 +82,13 @@ int sbx_bus_read_exec_options(sd_bus_message *m, bool streaming, SbxExecOptions 
 /* The argv of an exec: non-empty, at most SBX_EXEC_ARGV_MAX strings. */
 int sbx_bus_read_argv(sd_bus_message *m, char ***ret, SbxError *error);
 /* Ensure options: "on_mismatch" (s: "fail", the default, or "recreate"),
- * "stop_timeout" (u or any integer type: seconds, 0–3600, default 30) and "labels"
- * (as create's; *ret_labels NULL when absent). */
+ * "stop_timeout" (u or any integer type: seconds, 0–3600, default 30), "labels"
+ * (as create's; *ret_labels NULL when absent), "force" (b: a replacement revokes
+ * other connections' leases) and the lifetime's, for a sandbox it makes. */
 #define SBX_ENSURE_STOP_TIMEOUT_DEFAULT 30U
 int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned *ret_stop_timeout,
-                                json_object **ret_labels, SbxError *error);
+                                json_object **ret_labels, bool *ret_force, SbxLifetime *ret_lifetime,
+                                SbxError *error);
 
 /* File call options (ReadFile, WriteFile, ListFiles, RemoveFile; docs/api.md): read
  * offset t, length t (0–UINT64_MAX: the daemon caps it by max_file_bytes); write mode

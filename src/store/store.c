@@ -88,6 +88,16 @@ static const char *const migrations[] = {
          * get none, and keep everything else */
         "ALTER TABLE sandboxes ADD COLUMN labels_json TEXT NOT NULL DEFAULT '{}';"
         "ALTER TABLE intents ADD COLUMN labels_json TEXT NOT NULL DEFAULT '{}';",
+        /* 6 → 7: idle stop and expiry (store-lifetime.c): a row per sandbox that has a
+         * deadline, gone with the sandbox's row; the rows there keep everything */
+        "CREATE TABLE IF NOT EXISTS lifetimes ("
+        "        name TEXT PRIMARY KEY,"
+        "        idle_timeout_s INTEGER NOT NULL,"
+        "        expire_at_us INTEGER NOT NULL,"
+        "        on_idle_pause INTEGER NOT NULL,"
+        "        last_activity_us INTEGER NOT NULL);"
+        "CREATE TRIGGER IF NOT EXISTS lifetimes_follow_sandboxes AFTER DELETE ON sandboxes BEGIN"
+        "        DELETE FROM lifetimes WHERE name = OLD.name; END;",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == SBX_STORE_SCHEMA_VERSION,

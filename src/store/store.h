@@ -30,7 +30,7 @@
 
 #define SBX_STORE_FILENAME "sandboxd.db"
 /* The newest schema this code knows; a database with a larger user_version is refused. */
-#define SBX_STORE_SCHEMA_VERSION 6
+#define SBX_STORE_SCHEMA_VERSION 7
 /* The owner filter that matches every row. */
 #define SBX_STORE_ANY_OWNER ((uid_t) -1)
 
@@ -193,3 +193,20 @@ int sbx_store_put_detached(SbxStore *store, const SbxDetachedRow *row, SbxError 
 int sbx_store_delete_detached(SbxStore *store, const char *id, SbxError *error);
 /* Every row, the oldest first (at most max; more are left out). */
 int sbx_store_list_detached(SbxStore *store, size_t max, SbxDetachedRow **ret, size_t *ret_n, SbxError *error);
+
+/* A sandbox's lifetime (schema 7, docs/lifecycle.md): its idle timeout, when it
+ * expires, what idling does, and its last activity (written at most every few
+ * seconds). Gone with the sandbox's row. */
+typedef struct SbxLifetimeRow {
+        char *name;
+        uint32_t idle_timeout_s;        /* 0: never */
+        uint64_t expire_at_us;          /* realtime; 0: never */
+        bool on_idle_pause;
+        uint64_t last_activity_us;      /* realtime */
+} SbxLifetimeRow;
+
+void sbx_lifetime_rows_free(SbxLifetimeRow *rows, size_t n);
+int sbx_store_put_lifetime(SbxStore *store, const SbxLifetimeRow *row, SbxError *error);
+/* The last activity of a sandbox that has a row (none: nothing to do). */
+int sbx_store_touch_lifetime(SbxStore *store, const char *name, uint64_t last_activity_us, SbxError *error);
+int sbx_store_list_lifetimes(SbxStore *store, SbxLifetimeRow **ret, size_t *ret_n, SbxError *error);

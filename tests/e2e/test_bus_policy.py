@@ -136,6 +136,7 @@ MANAGER_ARGS = {
     "DeleteSandbox": lambda n: ("s", [n]),
     "PauseSandbox": lambda n: ("s", [n]),
     "ResumeSandbox": lambda n: ("s", [n]),
+    "AcquireSandbox": lambda n: ("sa{sv}", [n, {}]),
     "SnapshotSandbox": lambda n: ("ss", [n, "policy-snap"]),
     "DeleteSnapshot": lambda n: ("s", ["no-such-snapshot"]),
     "ListSandboxes": lambda n: ("", []),
@@ -160,6 +161,7 @@ SANDBOX_ARGS = {
     "Delete": ("", []),
     "Pause": ("", []),
     "Resume": ("", []),
+    "Acquire": ("a{sv}", [{}]),
     "Snapshot": ("s", ["policy-snap"]),
     "Verify": ("a{sv}", [SPEC]),
     "Inspect": ("", []),
@@ -263,7 +265,7 @@ def test_other_users_sandbox_is_untouched(live_calls):
     assert live_calls["name"] in live_calls["root-list"]
     # The state changes were refused by polkit, not by the bus, and not carried out.
     for m in ("CreateSandbox", "EnsureSandbox", "StartSandbox", "StopSandbox", "DeleteSandbox",
-              "PauseSandbox", "ResumeSandbox",
+              "PauseSandbox", "ResumeSandbox", "AcquireSandbox",
               "SnapshotSandbox", "ExecSandbox", "StartExec", "CopyToSandbox", "CopyFromSandbox",
               "GetSandboxUsage", "ReadFile", "WriteFile", "ListFiles", "RemoveFile"):
         out = live_calls[(rootbus.MANAGER_IFACE, m)]

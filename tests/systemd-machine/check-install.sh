@@ -328,6 +328,13 @@ out=$(in_ns systemctl show -p LoadState -p ActiveState -p UnitFileState xagent-s
 echo "$out"
 expect_output '^LoadState=loaded$' "$out" "the unit is known to systemd"
 expect_output '^ActiveState=inactive$' "$out" "the service is not started by installation"
+# The deadlines' timer (docs/lifecycle.md): installed, valid, enabled by the package.
+out=$(in_ns systemctl show -p LoadState -p UnitFileState -p Unit xagent-sandboxd-deadlines.timer)
+echo "$out"
+expect_output '^LoadState=loaded$' "$out" "the deadlines timer is known to systemd"
+expect_output '^UnitFileState=enabled$' "$out" "the deadlines timer is enabled by the package"
+expect_output '^Unit=xagent-sandboxd\.service$' "$out" "the deadlines timer starts the service"
+in_ns systemd-analyze verify /lib/systemd/system/xagent-sandboxd-deadlines.timer || die "the deadlines timer does not verify"
 as_root useradd --no-create-home --home-dir "$USER_HOME" --shell /bin/bash "$USER_NAME"
 as_root usermod -aG xagent-sandbox "$USER_NAME"
 # The home is the host's directory (bound at the same path): make it the user's, 0700.

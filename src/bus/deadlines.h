@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Idle stop and expiry (docs/lifecycle.md): every DEADLINES_TICK_S the sandboxes'
+ * lifetimes (registry.h) are looked at, whether or not anyone calls: one past
+ * expire_at is deleted, a running one idle for idle_timeout (no lease, no running exec
+ * or detached process, no operation using it) is stopped or paused, each on a worker,
+ * audited as the service's (uid 0). Their activity is written back to the store at
+ * most every tick, so a restart does not reset an idle clock. Started with the daemon:
+ * the stored lifetimes are read at once, and what is overdue is acted on at the first
+ * tick after the first reconciliation has applied. */
+
+#include "manager-state.h"
+
+#define DEADLINES_TICK_S 5U
+
+void deadlines_start(Manager *m);
+void deadlines_stop(Manager *m);

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* A sandbox's lifetime (docs/lifecycle.md, "Idle stop and expiry"): the create and
+ * ensure options idle_timeout u (seconds without activity, then stopped or paused),
+ * expire_after u (seconds after creation, then deleted) and on_idle s ("stop", the
+ * default, or "pause"); and the integers every a{sv} reader of the daemon and the
+ * client share. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+
+#include "error.h"
+#include "policy.h"
+
+typedef struct SbxLifetime {
+        uint32_t idle_timeout_s;        /* 0: never */
+        uint32_t expire_after_s;        /* 0: never */
+        bool on_idle_pause;             /* on_idle "pause" (else "stop") */
+        bool has_idle_timeout;          /* given (else the policy's default_idle_timeout) */
+} SbxLifetime;
+
+/* Whether type is one of D-Bus's integer types (y n q i u x t). */
+bool sbx_bus_type_is_integer(char type);
+/* Reads a basic integer of that type into *ret: 1 for a 't' above INT64_MAX (its
+ * bits in *ret), -EMEDIUMTYPE for a type that is no integer. */
+int sbx_bus_read_integer(sd_bus_message *m, char type, int64_t *ret);
+
+/* One entry of a create's or ensure's options, its variant next: key is a lifetime
+ * option (read into *l), else InvalidArgs "KEY: unknown option". */
+int sbx_bus_read_lifetime_entry(sd_bus_message *m, const char *key, SbxLifetime *l, SbxError *error);
+
+/* The host policy's bounds (PolicyViolation naming the key and the cap) and its
+ * default idle timeout for one not given. */
+int sbx_lifetime_apply_policy(SbxLifetime *l, const SbxPolicy *p, SbxError *error);
