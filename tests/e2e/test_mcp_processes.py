@@ -40,7 +40,11 @@ def test_labels_find_pause_resume(mcp, cleanup):  # noqa: F811
         out.a = await call("sandbox_ensure", {{ name: {a!r}, image: {h.TEST_IMAGE!r},
                                                labels: {{ team: {team!r}, role: "web" }} }});
         out.b = await call("sandbox_create", {{ name: {b!r}, image: {h.TEST_IMAGE!r},
-                                               labels: {{ team: {team!r}, role: "db" }} }});
+                                               labels: {{ team: {team!r}, role: "db" }},
+                                               idle_timeout: 600, expire_after: 3600, on_idle: "pause" }});
+        out.inspectB = await call("sandbox_inspect", {{ name: {b!r} }});
+        out.tooIdle = await call("sandbox_create", {{ name: {b!r} + "y", image: {h.TEST_IMAGE!r},
+                                                     idle_timeout: 86401 }});
         out.again = await call("sandbox_ensure", {{ name: {a!r}, image: {h.TEST_IMAGE!r},
                                                    labels: {{ team: {team!r}, role: "web" }} }});
         out.otherLabels = await call("sandbox_ensure", {{ name: {a!r}, image: {h.TEST_IMAGE!r},
@@ -72,6 +76,12 @@ def test_labels_find_pause_resume(mcp, cleanup):  # noqa: F811
     assert out["otherLabels"]["error"]["name"] == h.INVALID_ARGS
     assert "labels" in out["otherLabels"]["error"]["message"]
     assert out["inspect"]["sandbox_labels"] == {"team": team, "role": "web"}
+    # the lifetimes reach the service (issue 23): shown by its inspection
+    ib = out["inspectB"]
+    assert ib["idle_timeout"] == 600 and ib["on_idle"] == "pause", ib
+    assert ib["expires_at"] > 0 and out["inspect"]["idle_timeout"] == 0, (ib, out["inspect"])
+    assert out["tooIdle"]["error"]["name"] == h.ERR + "PolicyViolation", out["tooIdle"]
+    assert "max_idle_timeout" in out["tooIdle"]["error"]["message"]
     assert names(out["team"]) == sorted([a, b])
     assert names(out["db"]) == [b] and names(out["none"]) == []
     assert {a, b} <= set(names(out["all"]))

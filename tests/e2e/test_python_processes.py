@@ -21,7 +21,10 @@ def test_labels_find_pause_resume(pyrun, cleanup):  # noqa: F811
     cleanup.sandbox(b)
     out = pyrun(MEMBER, f"""
         sa = Sandbox.ensure({a!r}, image={h.TEST_IMAGE!r}, labels={{"team": {team!r}, "role": "web"}})
-        sb = Sandbox.create({b!r}, image={h.TEST_IMAGE!r}, labels={{"team": {team!r}, "role": "db"}})
+        sb = Sandbox.create({b!r}, image={h.TEST_IMAGE!r}, labels={{"team": {team!r}, "role": "db"}},
+                            idle_timeout=600, expire_after=3600, on_idle="pause")
+        life = {{k: sb.inspect()[k] for k in ("idle_timeout", "on_idle", "expires_at")}}
+        life_a = sa.inspect()["idle_timeout"]
         again = Sandbox.ensure({a!r}, image={h.TEST_IMAGE!r}, labels={{"team": {team!r}, "role": "web"}})
         try:
             Sandbox.ensure({a!r}, image={h.TEST_IMAGE!r}, labels={{"team": {team!r}}})
@@ -49,7 +52,7 @@ def test_labels_find_pause_resume(pyrun, cleanup):  # noqa: F811
         print(json.dumps(dict(outcomes=[sa.outcome, sb.outcome, again.outcome], other=other,
               team=sorted(r.name for r in team_rows), fields=list(team_rows[0]._fields), db=db,
               labels=sa.labels, paused_state=paused_state, paused=paused, run_paused=run_paused,
-              state=sa.state, back=back, bad_state=bad_state)))
+              state=sa.state, back=back, bad_state=bad_state, life=life, life_a=life_a)))
     """)
     assert out["outcomes"] == ["created", "created", "reused"]
     assert out["other"] and "labels" in out["other"]
@@ -60,6 +63,9 @@ def test_labels_find_pause_resume(pyrun, cleanup):  # noqa: F811
     assert out["run_paused"] == h.ERR + "NotRunning"
     assert out["state"] == "running" and out["back"] == "back\n"
     assert out["bad_state"] and "asleep" in out["bad_state"]
+    # the lifetimes reach the service (issue 23): shown by its inspection
+    assert out["life"]["idle_timeout"] == 600 and out["life"]["on_idle"] == "pause", out["life"]
+    assert out["life"]["expires_at"] > 0 and out["life_a"] == 0
 
 
 def test_processes(pyrun, cleanup):  # noqa: F811
