@@ -27,27 +27,6 @@
 #define EXEC_ID_LEN 32
 #define FOLLOW_INTERVAL_NSEC (500L * 1000 * 1000)
 
-static const char *exec_id(const char *path) {
-        const char *slash = strrchr(path, '/');
-
-        return slash ? slash + 1 : path;
-}
-
-int ctl_print_exec(const char *path, bool json) {
-        _cleanup_(json_object_putp) json_object *j = NULL;
-
-        if (!json) {
-                printf("%s\n", exec_id(path));
-                return 0;
-        }
-        j = json_object_new_object();
-        if (!j || json_object_object_add(j, "exec", json_object_new_string(path)) < 0 ||
-            json_object_object_add(j, "id", json_object_new_string(exec_id(path))) < 0)
-                return ctl_bus_fail("exec", -ENOMEM);
-        ctl_print_json(j);
-        return 0;
-}
-
 /* The object path of EXEC: an id (32 hex digits) or the path itself. */
 static int exec_path(const char *verb, const char *arg, char **ret) {
         const char *id = startswith(arg, CTL_EXEC_PREFIX) ?: arg;
@@ -85,11 +64,11 @@ static int print_execs(sd_bus_message *reply, bool json) {
                         snprintf(state, sizeof state, "exited %" PRIi32, status);
                 if (!e || json_object_array_add(list, e) < 0 ||
                     json_object_object_add(e, "exec", json_object_new_string(path)) < 0 ||
-                    json_object_object_add(e, "id", json_object_new_string(exec_id(path))) < 0 ||
+                    json_object_object_add(e, "id", json_object_new_string(ctl_exec_id(path))) < 0 ||
                     json_object_object_add(e, "argv0", json_object_new_string(argv0)) < 0 ||
                     json_object_object_add(e, "running", json_object_new_boolean(running)) < 0 ||
                     json_object_object_add(e, "exit_status", json_object_new_int(status)) < 0 ||
-                    ctl_table_add_row(t, (const char *const[]) { exec_id(path), argv0, state }) < 0)
+                    ctl_table_add_row(t, (const char *const[]) { ctl_exec_id(path), argv0, state }) < 0)
                         return ctl_bus_fail("ListExecs", -ENOMEM);
         }
         if (r < 0)

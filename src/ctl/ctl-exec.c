@@ -312,6 +312,27 @@ static int run_exec(CtlOptions *o, const char *name, char **cmd, const ExecArgs 
         return said_timed_out(a, started, r, 128 + SIGKILL);
 }
 
+const char *ctl_exec_id(const char *path) {
+        const char *slash = strrchr(path, '/');
+
+        return slash ? slash + 1 : path;
+}
+
+int ctl_print_exec(const char *path, bool json) {
+        _cleanup_(json_object_putp) json_object *j = NULL;
+
+        if (!json) {
+                printf("%s\n", ctl_exec_id(path));
+                return 0;
+        }
+        j = json_object_new_object();
+        if (!j || json_object_object_add(j, "exec", json_object_new_string(path)) < 0 ||
+            json_object_object_add(j, "id", json_object_new_string(ctl_exec_id(path))) < 0)
+                return ctl_bus_fail("exec", -ENOMEM);
+        ctl_print_json(j);
+        return 0;
+}
+
 /* --detach: nothing of this process is the command's; its exec object is printed. */
 static int run_detached(CtlOptions *o, const char *name, char **cmd, const ExecArgs *a) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;

@@ -17,4 +17,6 @@ int ctl_exec_wait_exited(sd_bus *bus, const char *path, const sigset_t *mask);
 
 /* Prints an exec object for people (its id, the last part of path) or as JSON
  * {"exec": path, "id": id}; 0, or 1 on a failure, printed. */
+/* The id of an exec object (the last element of its path), and the line or JSON that names it. */
+const char *ctl_exec_id(const char *path);
 int ctl_print_exec(const char *path, bool json);
