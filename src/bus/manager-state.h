@@ -63,6 +63,7 @@ typedef struct Manager {
         bool execs_swept;               /* a dead instance's execs killed (exec.h), or on the way */
         void (*after_sweep)(struct Manager *m); /* then: the detached processes back (bus-exec.h), set by manager.c */
         AuthCache *auth_cache;          /* polkit's recent answers (auth-cache.h) */
+        sd_event_source *described_sweep; /* drops the registry's descriptions past their observation */
 
         /* Reads wait here for a read worker, in arrival order; one caller holds at most
          * SBX_READ_WORKERS_PER_USER of them (operation.c). */
@@ -98,6 +99,12 @@ void manager_idle_as(Manager *m, uid_t uid, bool read);
 /* A state change's (manager_busy_as(m, uid, false)). */
 int manager_busy(Manager *m, uid_t uid);
 void manager_idle(Manager *m, uid_t uid);
+
+/* observation_max_age of the policy in force, in µs (0: observations are off). */
+uint64_t manager_observation_max_age_us(Manager *m);
+/* A description was kept (registry_describe()): it goes with its observation, at
+ * the latest observation_max_age after, checked by a timer while any is kept. */
+void manager_sweep_described_later(Manager *m);
 
 /* Counts the idle exit's timeout from now (manager.c made its source with the name):
  * a source that cannot be armed is logged and left off, so it never fires at a

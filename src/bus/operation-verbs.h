@@ -102,6 +102,9 @@ typedef struct VerbInfo {
         bool exec;                      /* runs a process in the sandbox: holds an exec slot */
         bool fds;                       /* takes descriptors */
         bool audited;                   /* a read that is audited all the same (the file reads) */
+        /* A read answered on the main thread when it can be without blocking; 0:
+         * it goes to a read worker as any other. */
+        int (*answer)(Operation *o);
 } VerbInfo;
 
 struct Operation {
@@ -110,6 +113,7 @@ struct Operation {
         Verb verb;
         bool read;                      /* counted in the caller's read share, run by a read worker */
         bool on_read_worker;            /* holds one of the read workers */
+        bool answered_here;             /* by VerbInfo.answer, from the registry's kept description */
         Operation *next_read;           /* waiting for a read worker: the next one */
         OperationState state;
         uid_t uid;                      /* the caller */

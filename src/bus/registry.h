@@ -13,6 +13,7 @@
 #include "bus-names.h"
 #include "callers.h"
 #include "lifecycle.h"
+#include "observation-cache.h"
 
 typedef struct Registry {
         void *tree;                     /* tsearch() tree of SandboxEntry, by name */
@@ -39,6 +40,7 @@ typedef struct SandboxEntry {
         char *labels_json;              /* user-labels.h's stored form */
         json_object *labels;            /* … parsed: never NULL once put */
         uint64_t listed;                /* the last reconciliation that listed it (reconcile_mark) */
+        SbxSandbox *described;          /* the last inspect's, from an observation (registry_described()) */
 } SandboxEntry;
 
 SandboxEntry *registry_get(Registry *reg, const char *name);
@@ -49,6 +51,20 @@ int registry_put(Registry *reg, const SbxSandbox *s);
 void registry_set_state(Registry *reg, const char *name, SbxState state, const char *status);
 /* Removes an entry, emitting SandboxRemoved and InterfacesRemoved. */
 void registry_drop(Registry *reg, const char *name);
+/* Keeps what an inspect worked out from an observation (takes s, which holds it:
+ * s->seen) for the reads after it, while that observation stands. The entry must be
+ * there (registry_put() of the same sandbox first). */
+void registry_describe(Registry *reg, SbxSandbox *s);
+/* The entry's kept description while its observation is still the one a read of
+ * the container would use (observation-cache.h: no event, no refresh, not past
+ * max_age since); otherwise it is dropped, and NULL. Anything else that changes
+ * the entry drops it too. */
+const SbxSandbox *registry_described(SandboxEntry *e, SbxObservationCache *c, uint64_t max_age_us);
+/* InspectSandbox's a{sv} of the kept description. */
+int registry_append_inspection(SandboxEntry *e, sd_bus_message *reply);
+/* Drops the descriptions whose observation no longer stands (c NULL: all), so none
+ * outlives its observation for long; returns how many are kept. */
+size_t registry_sweep_described(Registry *reg, SbxObservationCache *c, uint64_t max_age_us);
 /* Calls f for each entry; f must not add or drop entries. */
 void registry_foreach(Registry *reg, void (*f)(SandboxEntry *e, void *userdata), void *userdata);
 /* Frees every entry, announcing nothing. */

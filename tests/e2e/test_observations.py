@@ -11,12 +11,14 @@ reads to Docker at once, is seen at the Docker socket: tests/fault/test_observat
 
 import json
 import os
+import threading
 import time
 
 import pytest
 
 import sandbox_helpers as h
 from sandbox_helpers import MEMBER, OTHER
+from test_security_bus import Lines
 
 LONG = {"observation_max_age": 600}
 
@@ -161,3 +163,56 @@ def test_max_age_zero_is_as_before(stack, sandboxd, cleanup):
             ins = sandboxd.inspect(MEMBER, name).result[0]
             assert ins["nano_cpus"] == cpus * 10**9, ins
             assert ins["verdict"] == ("match" if cpus == 1 else "mismatch"), ins
+
+
+def test_read_from_what_is_kept_waits_for_no_worker(stack, sandboxd, cleanup, long_lived):
+    """A read the service can answer from what it keeps (the observation standing, no
+    host directory to look at) is answered on the main thread: while sbx-member's own
+    12 usage calls hold its share of the read workers (4) and queue behind it, its
+    InspectSandbox and a matching VerifySandbox are answered at once — and after a
+    `docker update` behind the back, the next read differs (it goes to Docker, behind
+    the queue) and is never the kept answer. The outsider is refused first: polkit
+    is asked before anything kept is looked at."""
+    name = cleanup.sandbox(h.unique("obs-main"))
+    sp = h.spec(cpus=1)
+    sandboxd.create(MEMBER, name, sp).result
+    reader = Lines(stack, MEMBER)
+    try:
+        before = reader.call("InspectSandbox", "s", [name])[0].result[0]     # kept from here
+        assert before["nano_cpus"] == 10**9 and before["verdict"] == "match", before
+        result = {}
+
+        def flood():
+            usage = [["GetSandboxUsage", "s", [name]]] * 12
+            result["replies"] = h.flood(stack, MEMBER, [{"delay": 0, "calls": usage}], connections=12)
+
+        t = threading.Thread(target=flood)
+        t.start()
+        time.sleep(0.5)         # the flood's client started, its calls sent
+        timings = []
+        for _ in range(3):
+            r, elapsed = reader.call("InspectSandbox", "s", [name])
+            assert r.result[0] == before, r
+            timings.append(elapsed)
+            r, elapsed = reader.call("VerifySandbox", "sa{sv}", [name, sp])
+            assert r.result[0] == "match", r
+            timings.append(elapsed)
+        still_running = t.is_alive()
+        status, body = h.docker("POST", f"/containers/{container_of(name)}/update", {"NanoCpus": 5 * 10**8})
+        assert status == 200, body
+        seen = []
+        deadline = time.monotonic() + 30
+        while not seen or seen[-1]["nano_cpus"] != 5 * 10**8 and time.monotonic() < deadline:
+            seen.append(reader.call("InspectSandbox", "s", [name])[0].result[0])
+        t.join(timeout=120)
+        print("the member's reads while its 12 usage calls ran:", ["%.3f" % x for x in timings])
+        assert all(r.ok for r in result["replies"]), result["replies"]
+        assert still_running, "the usage calls were all answered before the reads"
+        assert max(timings) < 0.3, timings
+        assert seen[-1]["nano_cpus"] == 5 * 10**8 and seen[-1]["verdict"] == "mismatch", seen[-1]
+        verdict, fields = sandboxd.verify(MEMBER, name, sp).result
+        assert verdict == "mismatch" and "cpus" in fields, (verdict, fields)
+    finally:
+        reader.close()
+    sandboxd.inspect(OTHER, name, owner=MEMBER).error(*h.DENIED)
+    sandboxd.call(OTHER, "VerifySandbox", "sa{sv}", [name, sp]).error(h.NO_SUCH_SANDBOX)
