@@ -248,3 +248,59 @@ void manager_forget(Manager *m, const char *name, const char *container_id) {
         if (sbx_worker_pool_submit(m->pool, forget_run, forget_done, j) < 0)
                 forget_done(j);
 }
+
+/* A change behind the service's back (docker update, rename): the object's
+ * properties from Docker's answer now, announced if they differ. */
+typedef struct DescribeJob {
+        Manager *m;
+        char *name;
+        char *container_id;             /* the event's */
+        SbxSandbox *sandbox;
+} DescribeJob;
+
+static void describe_run(void *job, void *ctx) {
+        DescribeJob *j = job;
+        SbxLifecycle *l = ctx;
+        SbxError e = SBX_ERROR_NULL;
+
+        if (!l)
+                return;
+        l->policy = manager_policy_ref(j->m);
+        sbx_docker_set_deadline(l->docker, (unsigned) l->policy->docker_timeout);
+        if (sbx_lifecycle_inspect(l, j->name, &j->sandbox, &e) < 0 && !sbx_error_is(&e, SBX_ERROR_NO_SUCH_SANDBOX))
+                log_debug("'%s' changed behind the service's back; its properties stay until the next read: %s",
+                          j->name, e.message ?: "out of memory");
+        sbx_error_free(&e);
+        l->policy = sbx_policy_unref((SbxPolicy *) l->policy);
+}
+
+static void describe_done(void *job) {
+        DescribeJob *j = job;
+        SandboxEntry *e = registry_get(&j->m->registry, j->name);
+
+        /* Only about the container the object still shows. */
+        if (j->sandbox && e && streq_ptr(e->container_id, j->container_id) &&
+            streq_ptr(j->sandbox->container_id, j->container_id))
+                (void) registry_put(&j->m->registry, j->sandbox);
+        manager_idle(j->m, 0);
+        sbx_sandbox_free(j->sandbox);
+        free(j->name);
+        free(j->container_id);
+        free(j);
+}
+
+void manager_redescribe(Manager *m, const char *name, const char *container_id) {
+        DescribeJob *j = calloc(1, sizeof(DescribeJob));
+
+        if (!j || !(j->name = strdup(name)) || !(j->container_id = strdup(container_id)) || manager_busy(m, 0) < 0) {
+                if (j) {
+                        free(j->name);
+                        free(j->container_id);
+                }
+                free(j);
+                return;
+        }
+        j->m = m;
+        if (sbx_worker_pool_submit(m->pool, describe_run, describe_done, j) < 0)
+                describe_done(j);
+}

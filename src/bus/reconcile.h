@@ -17,3 +17,8 @@ void manager_reconcile_later(Manager *m);
 
 /* A sandbox's container was removed: its row is dropped if still about it. */
 void manager_forget(Manager *m, const char *name, const char *container_id);
+
+/* A sandbox's container changed behind the service's back (docker update, rename):
+ * inspected again on a worker, and the object's properties refreshed from it
+ * (PropertiesChanged for those that differ). */
+void manager_redescribe(Manager *m, const char *name, const char *container_id);

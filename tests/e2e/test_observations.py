@@ -216,3 +216,45 @@ def test_read_from_what_is_kept_waits_for_no_worker(stack, sandboxd, cleanup, lo
         reader.close()
     sandboxd.inspect(OTHER, name, owner=MEMBER).error(*h.DENIED)
     sandboxd.call(OTHER, "VerifySandbox", "sa{sv}", [name, sp]).error(h.NO_SUCH_SANDBOX)
+
+
+def changed(signals, path, prop):
+    """The values of prop in the PropertiesChanged signals about the object at path."""
+    return [s["args"][1][prop] for s in signals
+            if s["member"] == "PropertiesChanged" and s["path"] == path and s["args"][0] == h.SANDBOX
+            and prop in s["args"][1]]
+
+
+def test_properties_follow_changes_behind_the_back(stack, sandboxd, cleanup, long_lived):
+    """`docker update`, `docker pause`/`unpause` and `docker rename` made behind the
+    service's back: the object's properties follow once the event arrived, announced
+    by PropertiesChanged to the member (a match on the bus), never to the outsider."""
+    name = cleanup.sandbox(h.unique("obs-props"))
+    sp = h.spec(cpus=1)
+    path = h.object_path(name, MEMBER)
+    sandboxd.create(MEMBER, name, sp).result
+    assert sandboxd.properties(MEMBER, name, owner=MEMBER).result[0]["Verdict"] == "match"
+    mine, theirs = h.Listener(stack, MEMBER), h.Listener(stack, OTHER)
+    try:
+        cid = container_of(name)
+        status, body = h.docker("POST", f"/containers/{cid}/update", {"NanoCpus": 5 * 10**8})
+        assert status == 200, body
+        mine.wait_for(lambda s: changed(s, path, "Verdict") == ["mismatch"], timeout=15)
+        status, body = h.docker("POST", f"/containers/{cid}/pause")
+        assert status == 204, body
+        mine.wait_for(lambda s: changed(s, path, "State") == ["paused"], timeout=15)
+        status, body = h.docker("POST", f"/containers/{cid}/unpause")
+        assert status == 204, body
+        mine.wait_for(lambda s: changed(s, path, "State") == ["paused", "running"], timeout=15)
+        status, body = h.docker("POST", f"/containers/{cid}/update", {"NanoCpus": 10**9})
+        assert status == 200, body
+        mine.wait_for(lambda s: changed(s, path, "Verdict") == ["mismatch", "match"], timeout=15)
+        status, body = h.docker("POST", f"/containers/{cid}/rename?name={h.container_name(name, MEMBER)}-moved")
+        assert status == 204, body
+        props = sandboxd.properties(MEMBER, name, owner=MEMBER).result[0]
+        assert props["Name"] == name and props["ContainerId"] == cid and props["Verdict"] == "match", props
+        assert props["State"] == "running", props
+    finally:
+        signals, others = mine.close(), theirs.close()
+    assert changed(signals, path, "Status")[:1] == ["paused"], signals
+    assert not [s for s in others if s["path"] == path], others
