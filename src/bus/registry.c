@@ -340,6 +340,7 @@ void registry_describe(Registry *reg, SbxSandbox *s) {
         }
         forget_described(e);
         e->described = s;
+        e->described_plan = BUS_INSPECTION_UNPLANNED;
 }
 
 const SbxSandbox *registry_described(SandboxEntry *e, SbxObservationCache *c, uint64_t max_age_us) {
@@ -352,12 +353,12 @@ const SbxSandbox *registry_described(SandboxEntry *e, SbxObservationCache *c, ui
         return e->described;
 }
 
-/* Built anew for each reply: a kept sealed message copied into the reply
- * (sd_bus_message_copy()) costs twice what building it does. */
+/* Built for each reply, its strings checked once: a kept sealed message copied
+ * into the reply (sd_bus_message_copy()) costs twice what building it does. */
 int registry_append_inspection(SandboxEntry *e, sd_bus_message *reply) {
         if (!e || !e->described)
                 return -ESTALE;
-        return bus_append_inspection(reply, e->described);
+        return bus_append_inspection_planned(reply, e->described, &e->described_plan);
 }
 
 typedef struct Sweep {

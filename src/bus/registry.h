@@ -41,6 +41,7 @@ typedef struct SandboxEntry {
         json_object *labels;            /* … parsed: never NULL once put */
         uint64_t listed;                /* the last reconciliation that listed it (reconcile_mark) */
         SbxSandbox *described;          /* the last inspect's, from an observation (registry_described()) */
+        unsigned described_plan;        /* … its strings' checks (bus_append_inspection_planned()) */
 } SandboxEntry;
 
 SandboxEntry *registry_get(Registry *reg, const char *name);

@@ -178,6 +178,7 @@ def test_read_from_what_is_kept_waits_for_no_worker(stack, sandboxd, cleanup, lo
     sandboxd.create(MEMBER, name, sp).result
     reader = Lines(stack, MEMBER)
     try:
+        time.sleep(1)           # the create's own events (start …) arrived: nothing drops what is kept next
         before = reader.call("InspectSandbox", "s", [name])[0].result[0]     # kept from here
         assert before["nano_cpus"] == 10**9 and before["verdict"] == "match", before
         result = {}
