@@ -306,6 +306,14 @@ class Bench:
         print(json.dumps(res))
         return []
 
+    def run_cold_only(self):
+        for n in self.a.sizes:
+            self.set_fillers(n)
+            samples = self.cold()
+            print(json.dumps({"n": n, "cold_ms": [round(x, 1) for x in samples],
+                              "median": round(statistics.median(samples), 1)}), flush=True)
+        return []
+
     def run(self):
         a = self.a
         self.stack = Stack(ROOT, a.daemon_build).start()
@@ -318,6 +326,8 @@ class Bench:
             self.make_mine()
             if a.stale_only:
                 return self.run_stale_only()
+            if a.cold_only:
+                return self.run_cold_only()
             for n in a.sizes:
                 t0 = time.monotonic()
                 results.append(self.run_size(n))
@@ -422,6 +432,7 @@ def main():
     ap.add_argument("--daemon-build", help="the build whose daemon runs (default: --build)")
     ap.add_argument("--json", help="also write the figures to this file")
     ap.add_argument("--stale-only", action="store_true", help="only the staleness window, on the member's sandbox")
+    ap.add_argument("--cold-only", action="store_true", help="only the cold starts (--cold of them) at each size")
     a = ap.parse_args()
     a.sizes = [int(x) for x in a.sizes.split(",")]
     a.daemon_build = os.path.abspath(a.daemon_build or a.build)

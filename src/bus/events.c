@@ -181,7 +181,7 @@ static void apply(Manager *m, const Event *e) {
 
         if (e->kind == EVENT_CONNECTED) {
                 log_debug("Following Docker's events");
-                manager_reconcile(m);
+                manager_reconcile_after_calls(m);
                 return;
         }
         /* Only about the container the object shows: a removed old one of a name

@@ -87,6 +87,9 @@ void manager_idle_as(Manager *m, uid_t uid, bool read) {
         }
         if (--m->n_busy > 0)
                 return;
+        /* the first reconciliation waited for the calls that were in flight: now */
+        if (m->first_source && sd_event_source_get_enabled(m->first_source, NULL) > 0)
+                (void) sd_event_source_set_time_relative(m->first_source, 0);
         if (m->name_released || m->terminating)
                 sd_event_exit(m->event, 0);
         else

@@ -59,6 +59,7 @@ typedef struct Manager {
         struct SbxChannels *channels;   /* the kept channels into the sandboxes, for all workers (channel.h) */
         bool reconciling;               /* a reconciliation job is queued or running */
         sd_event_source *retry_source;  /* the next reconciliation while Docker failed */
+        sd_event_source *first_source;  /* the first one, waiting for the calls in flight (reconcile.c) */
         unsigned reconcile_again;       /* … and another was asked for meanwhile */
         bool execs_swept;               /* a dead instance's execs killed (exec.h), or on the way */
         void (*after_sweep)(struct Manager *m); /* then: the detached processes back (bus-exec.h), set by manager.c */

@@ -257,6 +257,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_unref(m->idle_source);
         sd_event_source_unref(m->retry_source);
         sd_event_source_unref(m->described_sweep);
+        sd_event_source_unref(m->first_source);
         sd_event_unref(m->event);
         sbx_keyed_lock_registry_free(m->locks);
         auth_cache_free(m->auth_cache);

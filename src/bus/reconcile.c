@@ -207,6 +207,30 @@ void manager_reconcile(Manager *m) {
                 m->reconcile_again--;
 }
 
+static int on_first(sd_event_source *s, uint64_t usec, void *userdata) {
+        manager_reconcile(userdata);
+        return 0;
+}
+
+void manager_reconcile_after_calls(Manager *m) {
+        int r;
+
+        if (m->reconcile_mark > 0 || m->n_busy == 0 || m->reconciling) {
+                manager_reconcile(m);
+                return;
+        }
+        if (m->first_source)
+                r = sd_event_source_get_enabled(m->first_source, NULL) > 0 ? 0 :
+                    sd_event_source_set_time_relative(m->first_source, SBX_FIRST_RECONCILE_WAIT_MS * 1000ULL);
+        else
+                r = sd_event_add_time_relative(m->event, &m->first_source, CLOCK_MONOTONIC,
+                                               SBX_FIRST_RECONCILE_WAIT_MS * 1000ULL, 0, on_first, m);
+        if (r >= 0 && (r = sd_event_source_set_enabled(m->first_source, SD_EVENT_ONESHOT)) >= 0)
+                return;
+        log_warning_errno(r, "Cannot wait for the calls in flight: reconciling now: %m");
+        manager_reconcile(m);
+}
+
 typedef struct ForgetJob {
         Manager *m;
         char *name;
