@@ -185,12 +185,60 @@ START_TEST(test_described) {
 }
 END_TEST
 
+static SbxSpec *spec_of(const char *image, int64_t cpus) {
+        SbxSpec *s = sbx_spec_new();
+
+        ck_assert_ptr_nonnull(s);
+        s->template_type = SBX_TEMPLATE_IMAGE;
+        s->image = strdup(image);
+        s->working_dir = strdup("/workspace");  /* normalized (spec.h) */
+        s->cpus = cpus;
+        return s;
+}
+
+/* A Verify's fingerprints: worked out once for the spec verified last, kept with
+ * the description and gone with it. */
+START_TEST(test_verified_fingerprints) {
+        SbxObservationCache *c = sbx_observation_cache_new();
+        SbxSpec *a = spec_of("img", 1), *a2 = spec_of("img", 1), *b = spec_of("img", 2);
+        SbxFingerprints buf, want;
+        const SbxFingerprints *fps;
+        Registry m = {};
+        SandboxEntry *e;
+
+        sbx_observation_cache_connected(c);
+        e = keep(&m, c, AGE);
+        ck_assert_int_eq(registry_fingerprints_of(e, a, &buf, &fps), 0);
+        ck_assert_ptr_eq(fps, &buf);                    /* worked out */
+        ck_assert_int_eq(sbx_spec_fingerprints(a, &want), 0);
+        ck_assert_str_eq(fps->hex[0], want.hex[0]);
+        registry_keep_verified(e, a, fps);
+        ck_assert_int_eq(registry_fingerprints_of(e, a2, &buf, &fps), 0);
+        ck_assert_ptr_eq(fps, &e->verified_fps);        /* an equal spec: kept ones */
+        ck_assert_str_eq(fps->hex[0], want.hex[0]);
+        ck_assert_int_eq(registry_fingerprints_of(e, b, &buf, &fps), 0);
+        ck_assert_ptr_eq(fps, &buf);                    /* another: worked out */
+        ck_assert_str_ne(fps->hex[0], want.hex[0]);
+        /* gone with the description */
+        sbx_observation_cache_event(c, "c0ffee", "update");
+        ck_assert_ptr_null(registry_described(e, c, AGE));
+        ck_assert_ptr_null(e->verified);
+        registry_keep_verified(e, b, &buf);             /* no description: not kept (freed) */
+        ck_assert_ptr_null(e->verified);
+
+        sbx_spec_free(a2);
+        registry_clear(&m);
+        sbx_observation_cache_free(c);
+}
+END_TEST
+
 static Suite *make_suite(void) {
         Suite *s = suite_create("registry");
         TCase *tc = tcase_create("bus");
 
         tcase_add_test(tc, test_registry);
         tcase_add_test(tc, test_described);
+        tcase_add_test(tc, test_verified_fingerprints);
         suite_add_tcase(s, tc);
         return s;
 }

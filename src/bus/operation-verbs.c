@@ -256,14 +256,18 @@ static int answer_inspect(Operation *o) {
  * spec, read on a worker. */
 static int answer_verify(Operation *o) {
         const SbxSandbox *s = kept_description(o);
-        SbxFingerprints fps;
+        SandboxEntry *e = registry_get(&o->m->registry, o->name);
+        const SbxFingerprints *fps;
+        SbxFingerprints buf;
         SbxVerdict v;
 
-        if (!s || sbx_spec_fingerprints(o->spec, &fps) < 0)
+        if (!s || registry_fingerprints_of(e, o->spec, &buf, &fps) < 0)
                 return 0;
-        v = sbx_verdict(o->spec, &fps, s->observed, SBX_CONTRACT_VERSION);
+        v = sbx_verdict(o->spec, fps, s->observed, SBX_CONTRACT_VERSION);
         if (v == SBX_VERDICT_MISMATCH)
                 return 0;
+        if (fps == &buf)
+                registry_keep_verified(e, TAKE_PTR(o->spec), fps);
         o->verdict = v;
         o->fields = 0;
         o->answered_here = true;

@@ -175,6 +175,7 @@ static int entry_cmp(const void *a, const void *b) {
 
 static void forget_described(SandboxEntry *e) {
         e->described = sbx_sandbox_free(e->described);
+        e->verified = sbx_spec_free(e->verified);
 }
 
 static void entry_free(void *p) {
@@ -351,6 +352,30 @@ const SbxSandbox *registry_described(SandboxEntry *e, SbxObservationCache *c, ui
                 return NULL;
         }
         return e->described;
+}
+
+int registry_fingerprints_of(SandboxEntry *e, const SbxSpec *spec, SbxFingerprints *buf,
+                             const SbxFingerprints **ret) {
+        int r;
+
+        if (e->verified && sbx_spec_equal(e->verified, spec)) {
+                *ret = &e->verified_fps;
+                return 0;
+        }
+        if ((r = sbx_spec_fingerprints(spec, buf)) < 0)
+                return r;
+        *ret = buf;
+        return 0;
+}
+
+void registry_keep_verified(SandboxEntry *e, SbxSpec *spec, const SbxFingerprints *fps) {
+        if (!e->described) {
+                sbx_spec_free(spec);
+                return;
+        }
+        sbx_spec_free(e->verified);
+        e->verified = spec;
+        e->verified_fps = *fps;
 }
 
 /* Built for each reply, its strings checked once: a kept sealed message copied

@@ -12,6 +12,7 @@
 
 #include "bus-names.h"
 #include "callers.h"
+#include "fingerprint.h"
 #include "lifecycle.h"
 #include "observation-cache.h"
 
@@ -42,6 +43,8 @@ typedef struct SandboxEntry {
         uint64_t listed;                /* the last reconciliation that listed it (reconcile_mark) */
         SbxSandbox *described;          /* the last inspect's, from an observation (registry_described()) */
         unsigned described_plan;        /* … its strings' checks (bus_append_inspection_planned()) */
+        SbxSpec *verified;              /* … the last spec a Verify found no mismatch with, */
+        SbxFingerprints verified_fps;   /* … and its fingerprints */
 } SandboxEntry;
 
 SandboxEntry *registry_get(Registry *reg, const char *name);
@@ -61,6 +64,14 @@ void registry_describe(Registry *reg, SbxSandbox *s);
  * max_age since); otherwise it is dropped, and NULL. Anything else that changes
  * the entry drops it too. */
 const SbxSandbox *registry_described(SandboxEntry *e, SbxObservationCache *c, uint64_t max_age_us);
+/* The fingerprints of spec for a Verify from the kept description: those kept when
+ * it is the spec verified last (the hashing of its repr() done once), else worked
+ * out into *buf. */
+int registry_fingerprints_of(SandboxEntry *e, const SbxSpec *spec, SbxFingerprints *buf,
+                             const SbxFingerprints **ret);
+/* Keeps spec (taking it) and its fingerprints for the next Verify of the same spec,
+ * as long as the description is kept. */
+void registry_keep_verified(SandboxEntry *e, SbxSpec *spec, const SbxFingerprints *fps);
 /* InspectSandbox's a{sv} of the kept description. */
 int registry_append_inspection(SandboxEntry *e, sd_bus_message *reply);
 /* Drops the descriptions whose observation no longer stands (c NULL: all), so none

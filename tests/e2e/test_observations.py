@@ -199,6 +199,10 @@ def test_read_from_what_is_kept_waits_for_no_worker(stack, sandboxd, cleanup, lo
             assert r.result[0] == "match", r
             timings.append(elapsed)
         still_running = t.is_alive()
+        # another spec is never given the kept one's answer: a mismatch, its fields
+        r, _ = reader.call("VerifySandbox", "sa{sv}", [name, h.spec(cpus=2)])
+        assert r.result == ["mismatch", ["cpus"]], r
+        assert reader.call("VerifySandbox", "sa{sv}", [name, sp])[0].result[0] == "match"
         status, body = h.docker("POST", f"/containers/{container_of(name)}/update", {"NanoCpus": 5 * 10**8})
         assert status == 200, body
         seen = []
