@@ -53,10 +53,12 @@ def test_reads_from_observations(f):
     read(f, name)
     assert not inspects(f, mark, cid), "the read after a refresh asked Docker again"
 
-    # an event: the rename (behind the service's back) — the next read asks Docker
+    # an event: the rename (behind the service's back) — Docker is asked once after it,
+    # by the object's refresh on the event (or else by the next read), and the read
+    # answers from that, never from the observation from before
+    mark = f.relay.mark()
     f.docker.ok("POST", f"/containers/{cid}/rename?name={F.container_name(name, MEMBER)}-moved")
     time.sleep(0.5)         # the event has arrived
-    mark = f.relay.mark()
     assert read(f, name)["container_id"] == cid
     assert len(inspects(f, mark, cid)) == 1, "the read after an event used the observation"
     assert f.delete(MEMBER, name).result().ok
