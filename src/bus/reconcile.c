@@ -279,6 +279,7 @@ typedef struct DescribeJob {
         Manager *m;
         char *name;
         char *container_id;             /* the event's */
+        SbxObservationTicket ticket;    /* taken before Docker was asked */
         SbxSandbox *sandbox;
 } DescribeJob;
 
@@ -291,6 +292,7 @@ static void describe_run(void *job, void *ctx) {
                 return;
         l->policy = manager_policy_ref(j->m);
         sbx_docker_set_deadline(l->docker, (unsigned) l->policy->docker_timeout);
+        j->ticket = sbx_observation_cache_ticket(l->observations);
         if (sbx_lifecycle_inspect(l, j->name, &j->sandbox, &e) < 0 && !sbx_error_is(&e, SBX_ERROR_NO_SUCH_SANDBOX))
                 log_debug("'%s' changed behind the service's back; its properties stay until the next read: %s",
                           j->name, e.message ?: "out of memory");
@@ -302,9 +304,12 @@ static void describe_done(void *job) {
         DescribeJob *j = job;
         SandboxEntry *e = registry_get(&j->m->registry, j->name);
 
-        /* Only about the container the object still shows. */
+        /* Only about the container the object still shows, and only if nothing
+         * happened to it since Docker was asked (a stop, another event): what that
+         * did to the object is newer than this answer. */
         if (j->sandbox && e && streq_ptr(e->container_id, j->container_id) &&
-            streq_ptr(j->sandbox->container_id, j->container_id))
+            streq_ptr(j->sandbox->container_id, j->container_id) &&
+            sbx_observation_cache_quiet_since(j->m->observations, j->container_id, j->ticket))
                 (void) registry_put(&j->m->registry, j->sandbox);
         manager_idle(j->m, 0);
         sbx_sandbox_free(j->sandbox);

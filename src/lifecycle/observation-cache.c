@@ -113,6 +113,15 @@ SbxObservationTicket sbx_observation_cache_ticket(SbxObservationCache *c) {
         return k;
 }
 
+bool sbx_observation_cache_quiet_since(SbxObservationCache *c, const char *container_id, SbxObservationTicket ticket) {
+        bool quiet;
+
+        pthread_mutex_lock(&c->lock);
+        quiet = sbx_observations_quiet_since(c->table, container_id, ticket);
+        pthread_mutex_unlock(&c->lock);
+        return quiet;
+}
+
 void sbx_observation_cache_put(SbxObservationCache *c, const char *container_id, SbxObservationTicket ticket,
                                uint64_t max_age_us, SbxSeen *seen) {
         uint64_t now = sbx_now_monotonic_us();

@@ -44,6 +44,8 @@ void sbx_observation_cache_changed(SbxObservationCache *c, const char *container
 void sbx_observation_cache_drop(SbxObservationCache *c, const char *container_id);
 
 SbxObservationTicket sbx_observation_cache_ticket(SbxObservationCache *c);
+/* sbx_observations_quiet_since(). */
+bool sbx_observation_cache_quiet_since(SbxObservationCache *c, const char *container_id, SbxObservationTicket ticket);
 /* Keeps a reference to seen if the rule allows. */
 void sbx_observation_cache_put(SbxObservationCache *c, const char *container_id, SbxObservationTicket ticket,
                                uint64_t max_age_us, SbxSeen *seen);
