@@ -11,6 +11,7 @@ import argparse
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,6 +39,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--max-age", type=int, default=600, help="observation_max_age for the run")
+    ap.add_argument("--keep", metavar="DIR", help="copy each method's callgrind output here (callgrind_annotate)")
     ap.add_argument("--build", default=os.environ.get("SBX_BUILD_ROOT", os.path.join(ROOT, "build")))
     a = ap.parse_args()
     exe = os.path.join(os.path.abspath(a.build), "bench", "bench-read")
@@ -65,6 +67,10 @@ def main():
             subprocess.run(["callgrind_control", "-d", str(pid)], check=True, capture_output=True)
             # the first (untimed) call of bench-read is counted too
             per[method] = total_ir(out_dir) / (a.calls + 1)
+            if a.keep:
+                os.makedirs(a.keep, exist_ok=True)
+                for f in glob.glob(os.path.join(out_dir, "callgrind.out.*")):
+                    shutil.copy(f, os.path.join(a.keep, f"{method}.{os.path.basename(f)}"))
         print(f"observation_max_age {a.max_age}: instructions per read in the daemon: "
               f"InspectSandbox {per['inspect']:,.0f}, VerifySandbox {per['verify']:,.0f}")
         bus.delete(MEMBER, name, timeout=120).result

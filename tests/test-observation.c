@@ -209,6 +209,34 @@ START_TEST(test_bounded) {
 }
 END_TEST
 
+/* Whether anything happened to a container since a ticket: for an answer that is
+ * not an observation (the object's refresh after an event), observations on or off. */
+START_TEST(test_quiet_since) {
+        for (uint64_t age = 0; age <= 2 * SEC; age += 2 * SEC) {
+                SbxObservations *t = table(age, 0);
+                SbxObservationTicket k = sbx_observations_ticket(t);
+
+                ck_assert(sbx_observations_quiet_since(t, "a", k));
+                sbx_observations_event(t, "b", "update");               /* another container */
+                sbx_observations_event(t, "a", "exec_start: sh");       /* changes nothing */
+                ck_assert(sbx_observations_quiet_since(t, "a", k));
+                sbx_observations_event(t, "a", "die");
+                ck_assert(!sbx_observations_quiet_since(t, "a", k));
+                k = sbx_observations_ticket(t);                         /* after it: quiet */
+                ck_assert(sbx_observations_quiet_since(t, "a", k));
+                sbx_observations_event(t, "a", "destroy");              /* forgets it, raises the floor */
+                ck_assert(!sbx_observations_quiet_since(t, "a", k));
+                k = sbx_observations_ticket(t);
+                sbx_observations_stream_lost(t);                        /* a gap hides anything */
+                ck_assert(!sbx_observations_quiet_since(t, "a", k));
+                sbx_observations_stream_connected(t);
+                ck_assert(!sbx_observations_quiet_since(t, "a", k));
+                ck_assert(sbx_observations_quiet_since(t, "a", sbx_observations_ticket(t)));
+                done(t);
+        }
+}
+END_TEST
+
 static Suite *make_suite(void) {
         Suite *s = suite_create("observation");
         TCase *tc = tcase_create("core");
@@ -221,6 +249,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_a_gap_in_the_stream);
         tcase_add_test(tc, test_destroy_and_drop);
         tcase_add_test(tc, test_bounded);
+        tcase_add_test(tc, test_quiet_since);
         suite_add_tcase(s, tc);
         return s;
 }

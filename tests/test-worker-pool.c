@@ -321,6 +321,57 @@ START_TEST(test_idle_threads_retire) {
 }
 END_TEST
 
+/* The private read-write mappings of an 8 MiB thread stack (glibc's default, and
+ * the pool's, each less its guard page): not ASan's shadow, split as it is used. */
+static unsigned stack_mappings(void) {
+        FILE *f = fopen("/proc/self/maps", "re");
+        unsigned long lo, hi;
+        char perms[8], line[512];
+        unsigned n = 0;
+
+        ck_assert_ptr_nonnull(f);
+        while (fgets(line, sizeof line, f))
+                if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && streq(perms, "rw-p") &&
+                    hi - lo >= 8188UL * 1024UL && hi - lo <= 8192UL * 1024UL)
+                        n++;
+        fclose(f);
+        return n;
+}
+
+/* A retired worker's stack is unmapped once it is joined (glibc would keep it, and
+ * the pages the thread touched, for a thread to come). */
+START_TEST(test_retired_stacks_unmapped) {
+        sd_event *e = NULL;
+        SbxWorkerPool *p = NULL;
+        pthread_barrier_t hold;
+        TestJob busy[3] = {};
+        unsigned n_done = 0, before = stack_mappings();
+        atomic_uint started = 0;
+
+        pthread_barrier_init(&hold, NULL, 4);
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        ck_assert_int_eq(sbx_worker_pool_new(e, &(SbxWorkerPoolConfig) {
+                .n_workers = 4, .max_queued = 8, .idle_usec = 20 * 1000,
+        }, &p), 0);
+        for (size_t i = 0; i < ELEMENTSOF(busy); i++) {
+                busy[i] = (TestJob) { .hold = &hold, .started = &started, .n_done = &n_done };
+                ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &busy[i]), 0);
+        }
+        wait_started(&started, 3);
+        ck_assert_uint_eq(stack_mappings(), before + 3);
+        pthread_barrier_wait(&hold);
+        run_until(e, &n_done, 3);
+        for (int i = 0; stack_mappings() > before; i++) {
+                ck_assert_int_lt(i, 1000);
+                ck_assert_int_ge(sd_event_run(e, 10 * 1000), 0);
+        }
+        ck_assert_uint_eq(sbx_worker_pool_threads(p), 0);
+        sbx_worker_pool_free(p);
+        sd_event_unref(e);
+        pthread_barrier_destroy(&hold);
+}
+END_TEST
+
 static atomic_uint init_calls;
 
 /* Fails the first time, then gives userdata. */
@@ -447,6 +498,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_burst_on_an_idle_pool);
         tcase_add_test(tc, test_threads_on_demand);
         tcase_add_test(tc, test_idle_threads_retire);
+        tcase_add_test(tc, test_retired_stacks_unmapped);
         tcase_add_test(tc, test_cancel_queued);
         tcase_add_test(tc, test_failed_init_is_tried_again);
         suite_add_tcase(s, tc);

@@ -51,7 +51,24 @@ typedef struct Inspection {
         bool escape;            /* the strings of the key being written */
         const char *escaped[16];   /* at most the 13 keys holding Docker's strings */
         size_t n_escaped;
+        const unsigned *plan;   /* which keys are escaped, known already (bus-inspection.h), or NULL */
+        unsigned noted;         /* … else found so */
+        unsigned n_keys;        /* the keys of Docker's strings begun so far */
 } Inspection;
+
+/* Whether the strings of the next key can be sent as they are: as the plan says,
+ * else checked (ok() is called only then) and noted in the plan. */
+#define KEY_OK(in, ok) key_ok(in, (in)->plan ? -1 : (int) (ok))
+
+static bool key_ok(Inspection *in, int checked) {
+        unsigned bit = 1U << in->n_keys++;
+
+        if (checked < 0)
+                return !(*in->plan & bit);
+        if (!checked)
+                in->noted |= bit;
+        return checked;
+}
 
 static void begin_key(Inspection *in, const char *key, bool ok) {
         in->escape = !ok;
@@ -73,7 +90,7 @@ static int put_str(Inspection *in, const char *s) {
 static int append_string(Inspection *in, const char *key, const char *s) {
         int k;
 
-        begin_key(in, key, sbx_bus_string_ok(s));
+        begin_key(in, key, KEY_OK(in, sbx_bus_string_ok(s)));
         if ((k = sd_bus_message_open_container(in->r, 'e', "sv")) < 0 ||
             (k = sd_bus_message_append_basic(in->r, 's', key)) < 0 ||
             (k = sd_bus_message_open_container(in->r, 'v', "s")) < 0 ||
@@ -93,7 +110,7 @@ static bool pairs_ok(const SbxEnvVar *v, size_t n) {
 static int append_pairs(Inspection *in, const char *key, const SbxEnvVar *v, size_t n) {
         int k = open_entry(in->r, key, "a{ss}");
 
-        begin_key(in, key, pairs_ok(v, n));
+        begin_key(in, key, KEY_OK(in, pairs_ok(v, n)));
         for (size_t i = 0; k >= 0 && i < n; i++)
                 if ((k = sd_bus_message_open_container(in->r, 'e', "ss")) >= 0 && (k = put_str(in, v[i].key)) >= 0 &&
                     (k = put_str(in, v[i].value)) >= 0)
@@ -112,7 +129,7 @@ static bool volumes_ok(const SbxObserved *o) {
 static int append_volumes(Inspection *in, const SbxObserved *o) {
         int k = open_entry(in->r, "volumes", "a(sss)");
 
-        begin_key(in, "volumes", volumes_ok(o));
+        begin_key(in, "volumes", KEY_OK(in, volumes_ok(o)));
         for (size_t i = 0; k >= 0 && i < o->n_volumes; i++)
                 if ((k = sd_bus_message_open_container(in->r, 'r', "sss")) >= 0 &&
                     (k = put_str(in, o->volumes[i].host)) >= 0 && (k = put_str(in, o->volumes[i].guest)) >= 0 &&
@@ -121,13 +138,17 @@ static int append_volumes(Inspection *in, const SbxObserved *o) {
         return k < 0 ? k : close_entry(in->r);
 }
 
+static bool networks_ok(const SbxObserved *o) {
+        for (size_t i = 0; i < o->n_runtime_networks; i++)
+                if (!sbx_bus_string_ok(o->runtime_networks[i]))
+                        return false;
+        return true;
+}
+
 static int append_networks(Inspection *in, const SbxObserved *o) {
         int k = open_entry(in->r, "networks", "as");
-        bool ok = true;
 
-        for (size_t i = 0; i < o->n_runtime_networks; i++)
-                ok = ok && sbx_bus_string_ok(o->runtime_networks[i]);
-        begin_key(in, "networks", ok);
+        begin_key(in, "networks", KEY_OK(in, networks_ok(o)));
         for (size_t i = 0; k >= 0 && i < o->n_runtime_networks; i++)
                 k = put_str(in, o->runtime_networks[i]);
         return k < 0 ? k : close_entry(in->r);
@@ -222,8 +243,12 @@ static int append_lifetime(sd_bus_message *r, const SbxSandbox *s) {
 }
 
 int bus_append_inspection(sd_bus_message *r, const SbxSandbox *s) {
+        return bus_append_inspection_planned(r, s, NULL);
+}
+
+int bus_append_inspection_planned(sd_bus_message *r, const SbxSandbox *s, unsigned *plan) {
         const SbxObserved *o = s->observed;
-        Inspection in = { .r = r };
+        Inspection in = { .r = r, .plan = plan && *plan != BUS_INSPECTION_UNPLANNED ? plan : NULL };
         int k;
 
         if ((k = sd_bus_message_open_container(r, 'a', "{sv}")) < 0 ||
@@ -244,7 +269,9 @@ int bus_append_inspection(sd_bus_message *r, const SbxSandbox *s) {
                 return k;
         for (size_t i = 0; k >= 0 && i < in.n_escaped; i++)
                 k = sd_bus_message_append_basic(r, 's', in.escaped[i]);
-        if (k < 0 || (k = close_entry(r)) < 0)
+        if (k < 0 || (k = close_entry(r)) < 0 || (k = sd_bus_message_close_container(r)) < 0)
                 return k;
-        return sd_bus_message_close_container(r);
+        if (plan && !in.plan)
+                *plan = in.noted;
+        return 0;
 }

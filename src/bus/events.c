@@ -28,6 +28,8 @@ typedef enum EventKind {
         EVENT_RUNNING,
         EVENT_STOPPED,          /* ended: exited, killed, out of memory */
         EVENT_REMOVED,
+        EVENT_PAUSED,           /* Docker's freezer */
+        EVENT_CHANGED,          /* updated, renamed: what it reports is Docker's to say again */
 } EventKind;
 
 typedef struct Event {
@@ -83,6 +85,10 @@ static void on_event(const SbxDockerEvent *d, void *userdata) {
                 { "start",   EVENT_RUNNING },
                 { "die",     EVENT_STOPPED },
                 { "destroy", EVENT_REMOVED },
+                { "pause",   EVENT_PAUSED },
+                { "unpause", EVENT_RUNNING },
+                { "update",  EVENT_CHANGED },
+                { "rename",  EVENT_CHANGED },
         };
         ManagerEvents *ev = userdata;
         _cleanup_free_ char *name = NULL;
@@ -175,7 +181,7 @@ static void apply(Manager *m, const Event *e) {
 
         if (e->kind == EVENT_CONNECTED) {
                 log_debug("Following Docker's events");
-                manager_reconcile(m);
+                manager_reconcile_after_calls(m);
                 return;
         }
         /* Only about the container the object shows: a removed old one of a name
@@ -189,6 +195,12 @@ static void apply(Manager *m, const Event *e) {
                 break;
         case EVENT_STOPPED:
                 registry_set_state(&m->registry, e->name, SBX_STATE_STOPPED, "exited");
+                break;
+        case EVENT_PAUSED:
+                registry_set_state(&m->registry, e->name, SBX_STATE_PAUSED, "paused");
+                break;
+        case EVENT_CHANGED:
+                manager_redescribe(m, e->name, e->id);
                 break;
         case EVENT_REMOVED:
                 registry_drop(&m->registry, e->name);

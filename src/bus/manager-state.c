@@ -89,6 +89,9 @@ void manager_idle_as(Manager *m, uid_t uid, bool read) {
         }
         if (--m->n_busy > 0)
                 return;
+        /* the first reconciliation waited for the calls that were in flight: now */
+        if (m->first_source && sd_event_source_get_enabled(m->first_source, NULL) > 0)
+                (void) sd_event_source_set_time_relative(m->first_source, 0);
         if (m->name_released || m->terminating)
                 sd_event_exit(m->event, 0);
         else
@@ -106,4 +109,37 @@ SbxPolicy *manager_policy_ref(Manager *m) {
         p = sbx_policy_ref(m->policy);
         pthread_mutex_unlock(&m->policy_lock);
         return p;
+}
+
+uint64_t manager_observation_max_age_us(Manager *m) {
+        if (!m->policy || m->policy->observation_max_age <= 0)
+                return 0;
+        return (uint64_t) m->policy->observation_max_age * UINT64_C(1000000);
+}
+
+static int on_sweep_described(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        if (registry_sweep_described(&m->registry, m->observations, manager_observation_max_age_us(m)) > 0)
+                manager_sweep_described_later(m);
+        return 0;
+}
+
+void manager_sweep_described_later(Manager *m) {
+        uint64_t after = manager_observation_max_age_us(m) + 100000U;
+        int enabled = SD_EVENT_OFF;
+
+        if (!m->event)
+                return;
+        if (m->described_sweep && sd_event_source_get_enabled(m->described_sweep, &enabled) >= 0 &&
+            enabled != SD_EVENT_OFF)
+                return;
+        if (m->described_sweep) {
+                if (sd_event_source_set_time_relative(m->described_sweep, after) >= 0)
+                        (void) sd_event_source_set_enabled(m->described_sweep, SD_EVENT_ONESHOT);
+                return;
+        }
+        if (sd_event_add_time_relative(m->event, &m->described_sweep, CLOCK_MONOTONIC, after, 0, on_sweep_described,
+                                       m) < 0)
+                log_warning("Cannot arm the sweep of kept descriptions: they go at the next read");
 }

@@ -61,10 +61,12 @@ typedef struct Manager {
         struct SbxChannels *channels;   /* the kept channels into the sandboxes, for all workers (channel.h) */
         bool reconciling;               /* a reconciliation job is queued or running */
         sd_event_source *retry_source;  /* the next reconciliation while Docker failed */
+        sd_event_source *first_source;  /* the first one, waiting for the calls in flight (reconcile.c) */
         unsigned reconcile_again;       /* … and another was asked for meanwhile */
         bool execs_swept;               /* a dead instance's execs killed (exec.h), or on the way */
         void (*after_sweep)(struct Manager *m); /* then: the detached processes back (bus-exec.h), set by manager.c */
         AuthCache *auth_cache;          /* polkit's recent answers (auth-cache.h) */
+        sd_event_source *described_sweep; /* drops the registry's descriptions past their observation */
 
         /* Reads wait here for a read worker, in arrival order; one caller holds at most
          * SBX_READ_WORKERS_PER_USER of them (operation.c). */
@@ -105,6 +107,12 @@ void manager_idle_as(Manager *m, uid_t uid, bool read);
 /* A state change's (manager_busy_as(m, uid, false)). */
 int manager_busy(Manager *m, uid_t uid);
 void manager_idle(Manager *m, uid_t uid);
+
+/* observation_max_age of the policy in force, in µs (0: observations are off). */
+uint64_t manager_observation_max_age_us(Manager *m);
+/* A description was kept (registry_describe()): it goes with its observation, at
+ * the latest observation_max_age after, checked by a timer while any is kept. */
+void manager_sweep_described_later(Manager *m);
 
 /* Counts the idle exit's timeout from now (manager.c made its source with the name;
  * while a lease is held or a deadline is to come it stays off, and the last lease's

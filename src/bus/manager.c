@@ -181,6 +181,8 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
         m->policy = p;
         pthread_mutex_unlock(&m->policy_lock);
         sbx_policy_unref(old);
+        /* what the kept descriptions judged (the posture) was judged by the old one */
+        (void) registry_sweep_described(&m->registry, NULL, 0);
         log_notice("%s: reloaded", m->config_path);
         return 0;
 }
@@ -278,6 +280,8 @@ Manager *manager_free(Manager *m) {
         registry_clear(&m->registry);
         sd_event_source_unref(m->idle_source);
         sd_event_source_unref(m->retry_source);
+        sd_event_source_unref(m->described_sweep);
+        sd_event_source_unref(m->first_source);
         sd_event_unref(m->event);
         sbx_keyed_lock_registry_free(m->locks);
         auth_cache_free(m->auth_cache);

@@ -5,6 +5,7 @@
 #include "audit.h"
 #include "bus-inspection.h"
 #include "bus-polkit.h"
+#include "config.h"
 #include "naming.h"
 #include "operation-verbs.h"
 #include "owner-info.h"
@@ -294,20 +295,43 @@ static int reply_get(Operation *o, sd_bus_message *reply) {
         return r < 0 ? r : sd_bus_message_append(reply, "o", registry_get(&o->m->registry, o->name)->path);
 }
 
-static int reply_inspect(Operation *o, sd_bus_message *reply) {
-        const SandboxEntry *e;
-        int r = registry_put(&o->m->registry, o->sandbox);
+/* What the service holds of it, from the registry (leases.h, deadlines.h): never
+ * kept with a description, since it changes without an event. */
+static void take_held_facts(SbxSandbox *s, const SandboxEntry *e) {
+        s->leases = e->leases;
+        s->last_activity_us = e->last_activity_us;
+        s->idle_timeout_s = e->idle_timeout_s;
+        s->on_idle_pause = e->on_idle_pause;
+        s->expire_at_us = e->expire_at_us;
+}
 
-        if (r < 0)
+/* What an inspect worked out from an observation is kept for the reads after it,
+ * while the observation stands; not where a read looks at the host anyway. */
+static void keep_described(Operation *o) {
+        if (!o->sandbox->seen || sbx_observed_checks_host(o->sandbox->observed) ||
+            manager_observation_max_age_us(o->m) == 0)
+                return;
+        registry_describe(&o->m->registry, TAKE_PTR(o->sandbox));
+        manager_sweep_described_later(o->m);
+}
+
+static int reply_inspect(Operation *o, sd_bus_message *reply) {
+        SandboxEntry *e;
+        int r;
+
+        if (o->answered_here) {
+                e = registry_get(&o->m->registry, o->name);
+                if (e && e->described)
+                        take_held_facts(e->described, e);
+                return registry_append_inspection(e, reply);
+        }
+        if ((r = registry_put(&o->m->registry, o->sandbox)) < 0)
                 return r;
-        /* What the service holds of it, from the registry (leases.h, deadlines.h). */
-        e = registry_get(&o->m->registry, o->name);
-        o->sandbox->leases = e->leases;
-        o->sandbox->last_activity_us = e->last_activity_us;
-        o->sandbox->idle_timeout_s = e->idle_timeout_s;
-        o->sandbox->on_idle_pause = e->on_idle_pause;
-        o->sandbox->expire_at_us = e->expire_at_us;
-        return bus_append_inspection(reply, o->sandbox);
+        take_held_facts(o->sandbox, registry_get(&o->m->registry, o->name));
+        if ((r = bus_append_inspection(reply, o->sandbox)) < 0)
+                return r;
+        keep_described(o);
+        return 0;
 }
 
 static int reply_verify(Operation *o, sd_bus_message *reply) {
@@ -316,6 +340,47 @@ static int reply_verify(Operation *o, sd_bus_message *reply) {
 
         sbx_spec_fields_to_names(o->fields, names);
         return r < 0 ? r : sd_bus_message_append_strv(reply, (char **) names);
+}
+
+/* Main thread ------------------------------------------------------------ */
+
+/* The registry's kept description of the sandbox, if a read can be answered from it
+ * here: its observation still stands (the lookup takes the observations' mutex,
+ * held only for a table look-up), and nothing on the host needs looking at. */
+static const SbxSandbox *kept_description(Operation *o) {
+        const SbxSandbox *s = registry_described(registry_get(&o->m->registry, o->name), o->m->observations,
+                                                 manager_observation_max_age_us(o->m));
+
+        return s && !sbx_observed_checks_host(s->observed) ? s : NULL;
+}
+
+static int answer_inspect(Operation *o) {
+        if (!kept_description(o))
+                return 0;
+        o->answered_here = true;
+        return 1;
+}
+
+/* A match, or a verdict with no fields; which fields differ is told by the stored
+ * spec, read on a worker. */
+static int answer_verify(Operation *o) {
+        const SbxSandbox *s = kept_description(o);
+        SandboxEntry *e = registry_get(&o->m->registry, o->name);
+        const SbxFingerprints *fps;
+        SbxFingerprints buf;
+        SbxVerdict v;
+
+        if (!s || registry_fingerprints_of(e, o->spec, &buf, &fps) < 0)
+                return 0;
+        v = sbx_verdict(o->spec, fps, s->observed, SBX_CONTRACT_VERSION);
+        if (v == SBX_VERDICT_MISMATCH)
+                return 0;
+        if (fps == &buf)
+                registry_keep_verified(e, TAKE_PTR(o->spec), fps);
+        o->verdict = v;
+        o->fields = 0;
+        o->answered_here = true;
+        return 1;
 }
 
 static int reply_start(Operation *o, sd_bus_message *reply) {
@@ -476,10 +541,12 @@ static int reply_none(Operation *o, sd_bus_message *reply) {
 const VerbInfo operation_verbs[_VERB_MAX] = {
         [VERB_CREATE]          = { "create",          A_CREATE,  true,  false, run_create,          reply_create          },
         [VERB_GET]             = { "get",             A_INSPECT, false, false, run_inspect,         reply_get             },
-        [VERB_INSPECT]         = { "inspect",         A_INSPECT, false, false, run_inspect,         reply_inspect         },
+        [VERB_INSPECT]         = { "inspect",         A_INSPECT, false, false, run_inspect,         reply_inspect,
+                                   .answer = answer_inspect },
         /* InspectSandbox with Docker asked now (DESIGN §20) */
         [VERB_REFRESH]         = { "refresh",         A_INSPECT, false, false, run_refresh,         reply_inspect         },
-        [VERB_VERIFY]          = { "verify",          A_INSPECT, false, false, run_verify,          reply_verify          },
+        [VERB_VERIFY]          = { "verify",          A_INSPECT, false, false, run_verify,          reply_verify,
+                                   .answer = answer_verify },
         [VERB_START]           = { "start",           A_MANAGE,  true,  false, run_start,           reply_start,      .activity = true },
         [VERB_STOP]            = { "stop",            A_MANAGE,  true,  false, run_stop,            reply_stop,       .admit = admit_stop },
         [VERB_DELETE]          = { "delete",          A_MANAGE,  true,  false, run_delete,          reply_delete,     .admit = admit_delete },

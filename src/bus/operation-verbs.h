@@ -109,6 +109,9 @@ typedef struct VerbInfo {
          * o->error set) what the leases forbid (SandboxBusy), or NULL. */
         int (*admit)(Operation *o);
         bool activity;                  /* uses the sandbox: its LastActivity moves */
+        /* A read answered on the main thread when it can be without blocking; 0:
+         * it goes to a read worker as any other. */
+        int (*answer)(Operation *o);
 } VerbInfo;
 
 struct Operation {
@@ -117,6 +120,7 @@ struct Operation {
         Verb verb;
         bool read;                      /* counted in the caller's read share, run by a read worker */
         bool on_read_worker;            /* holds one of the read workers */
+        bool answered_here;             /* by VerbInfo.answer, from the registry's kept description */
         Operation *next_read;           /* waiting for a read worker: the next one */
         OperationState state;
         uid_t uid;                      /* the caller */

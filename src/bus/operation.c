@@ -368,7 +368,10 @@ static void submit_acquired(Operation *o) {
         int r;
 
         if (o->read) {
-                read_enqueue(o);
+                if (operation_verbs[o->verb].answer && operation_verbs[o->verb].answer(o) > 0)
+                        job_reply(o);
+                else
+                        read_enqueue(o);
                 return;
         }
         r = sbx_worker_pool_submit(o->m->pool, job_run, job_done, o);

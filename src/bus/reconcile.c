@@ -207,6 +207,30 @@ void manager_reconcile(Manager *m) {
                 m->reconcile_again--;
 }
 
+static int on_first(sd_event_source *s, uint64_t usec, void *userdata) {
+        manager_reconcile(userdata);
+        return 0;
+}
+
+void manager_reconcile_after_calls(Manager *m) {
+        int r;
+
+        if (m->reconcile_mark > 0 || m->n_busy == 0 || m->reconciling) {
+                manager_reconcile(m);
+                return;
+        }
+        if (m->first_source)
+                r = sd_event_source_get_enabled(m->first_source, NULL) > 0 ? 0 :
+                    sd_event_source_set_time_relative(m->first_source, SBX_FIRST_RECONCILE_WAIT_MS * 1000ULL);
+        else
+                r = sd_event_add_time_relative(m->event, &m->first_source, CLOCK_MONOTONIC,
+                                               SBX_FIRST_RECONCILE_WAIT_MS * 1000ULL, 0, on_first, m);
+        if (r >= 0 && (r = sd_event_source_set_enabled(m->first_source, SD_EVENT_ONESHOT)) >= 0)
+                return;
+        log_warning_errno(r, "Cannot wait for the calls in flight: reconciling now: %m");
+        manager_reconcile(m);
+}
+
 typedef struct ForgetJob {
         Manager *m;
         char *name;
@@ -247,4 +271,65 @@ void manager_forget(Manager *m, const char *name, const char *container_id) {
         j->m = m;
         if (sbx_worker_pool_submit(m->pool, forget_run, forget_done, j) < 0)
                 forget_done(j);
+}
+
+/* A change behind the service's back (docker update, rename): the object's
+ * properties from Docker's answer now, announced if they differ. */
+typedef struct DescribeJob {
+        Manager *m;
+        char *name;
+        char *container_id;             /* the event's */
+        SbxObservationTicket ticket;    /* taken before Docker was asked */
+        SbxSandbox *sandbox;
+} DescribeJob;
+
+static void describe_run(void *job, void *ctx) {
+        DescribeJob *j = job;
+        SbxLifecycle *l = ctx;
+        SbxError e = SBX_ERROR_NULL;
+
+        if (!l)
+                return;
+        l->policy = manager_policy_ref(j->m);
+        sbx_docker_set_deadline(l->docker, (unsigned) l->policy->docker_timeout);
+        j->ticket = sbx_observation_cache_ticket(l->observations);
+        if (sbx_lifecycle_inspect(l, j->name, &j->sandbox, &e) < 0 && !sbx_error_is(&e, SBX_ERROR_NO_SUCH_SANDBOX))
+                log_debug("'%s' changed behind the service's back; its properties stay until the next read: %s",
+                          j->name, e.message ?: "out of memory");
+        sbx_error_free(&e);
+        l->policy = sbx_policy_unref((SbxPolicy *) l->policy);
+}
+
+static void describe_done(void *job) {
+        DescribeJob *j = job;
+        SandboxEntry *e = registry_get(&j->m->registry, j->name);
+
+        /* Only about the container the object still shows, and only if nothing
+         * happened to it since Docker was asked (a stop, another event): what that
+         * did to the object is newer than this answer. */
+        if (j->sandbox && e && streq_ptr(e->container_id, j->container_id) &&
+            streq_ptr(j->sandbox->container_id, j->container_id) &&
+            sbx_observation_cache_quiet_since(j->m->observations, j->container_id, j->ticket))
+                (void) registry_put(&j->m->registry, j->sandbox);
+        manager_idle(j->m, 0);
+        sbx_sandbox_free(j->sandbox);
+        free(j->name);
+        free(j->container_id);
+        free(j);
+}
+
+void manager_redescribe(Manager *m, const char *name, const char *container_id) {
+        DescribeJob *j = calloc(1, sizeof(DescribeJob));
+
+        if (!j || !(j->name = strdup(name)) || !(j->container_id = strdup(container_id)) || manager_busy(m, 0) < 0) {
+                if (j) {
+                        free(j->name);
+                        free(j->container_id);
+                }
+                free(j);
+                return;
+        }
+        j->m = m;
+        if (sbx_worker_pool_submit(m->pool, describe_run, describe_done, j) < 0)
+                describe_done(j);
 }

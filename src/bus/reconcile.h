@@ -10,6 +10,13 @@
 /* Has store and Docker reconciled (sbx_lifecycle_reconcile) and the objects
  * refreshed from Docker: on every connection to Docker's events. */
 void manager_reconcile(Manager *m);
+/* The same, but the first reconciliation of the daemon's life (none has been
+ * applied yet) waits for the calls in flight — those that activated it — to be
+ * answered, at most SBX_FIRST_RECONCILE_WAIT_MS: its list and inspects of every
+ * container compete with their Docker calls for dockerd and the CPU. */
+void manager_reconcile_after_calls(Manager *m);
+#define SBX_FIRST_RECONCILE_WAIT_MS 200U
+
 /* The same a little later (SBX_RECONCILE_RETRY_S), once: after Docker failed an
  * operation, whatever it left (an intent) is settled when Docker answers again. */
 void manager_reconcile_later(Manager *m);
@@ -17,3 +24,8 @@ void manager_reconcile_later(Manager *m);
 
 /* A sandbox's container was removed: its row is dropped if still about it. */
 void manager_forget(Manager *m, const char *name, const char *container_id);
+
+/* A sandbox's container changed behind the service's back (docker update, rename):
+ * inspected again on a worker, and the object's properties refreshed from it
+ * (PropertiesChanged for those that differ). */
+void manager_redescribe(Manager *m, const char *name, const char *container_id);

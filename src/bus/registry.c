@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <search.h>
 
+#include "bus-inspection.h"
 #include "bus-labels.h"
 #include "bus-signal.h"
 #include "naming.h"
@@ -184,11 +185,17 @@ static int entry_cmp(const void *a, const void *b) {
         return strcmp(((const SandboxEntry *) a)->name, ((const SandboxEntry *) b)->name);
 }
 
+static void forget_described(SandboxEntry *e) {
+        e->described = sbx_sandbox_free(e->described);
+        e->verified = sbx_spec_free(e->verified);
+}
+
 static void entry_free(void *p) {
         SandboxEntry *e = p;
 
         if (!e)
                 return;
+        forget_described(e);
         free(e->name);
         free(e->path);
         free(e->container_id);
@@ -303,6 +310,8 @@ int registry_put(Registry *reg, const SbxSandbox *s) {
         if (e->last_activity_us < e->created_us)
                 e->last_activity_us = e->created_us;
         changed[n] = NULL;
+        if (n > 0)
+                forget_described(e);
 
         if (is_new) {
                 reg->seq++;
@@ -317,6 +326,7 @@ void registry_set_state(Registry *reg, const char *name, SbxState state, const c
 
         if (!e || (e->state == state && streq_ptr(e->status, status)))
                 return;
+        forget_described(e);
         e->state = state;
         if (set_string(&e->status, status) < 0)
                 return;
@@ -389,6 +399,84 @@ void registry_drop(Registry *reg, const char *name) {
         reg->seq++;
         if (key && reg->dropped)
                 reg->dropped(reg->dropped_userdata, key);
+}
+
+/* Kept descriptions ---------------------------------------------------------- */
+
+void registry_describe(Registry *reg, SbxSandbox *s) {
+        SandboxEntry *e = s && s->seen ? registry_get(reg, s->name) : NULL;
+
+        if (!e) {
+                sbx_sandbox_free(s);
+                return;
+        }
+        forget_described(e);
+        e->described = s;
+        e->described_plan = BUS_INSPECTION_UNPLANNED;
+}
+
+const SbxSandbox *registry_described(SandboxEntry *e, SbxObservationCache *c, uint64_t max_age_us) {
+        if (!e || !e->described)
+                return NULL;
+        if (!sbx_observation_cache_holds(c, e->described->container_id, e->described->seen, max_age_us)) {
+                forget_described(e);
+                return NULL;
+        }
+        return e->described;
+}
+
+int registry_fingerprints_of(SandboxEntry *e, const SbxSpec *spec, SbxFingerprints *buf,
+                             const SbxFingerprints **ret) {
+        int r;
+
+        if (e->verified && sbx_spec_equal(e->verified, spec)) {
+                *ret = &e->verified_fps;
+                return 0;
+        }
+        if ((r = sbx_spec_fingerprints(spec, buf)) < 0)
+                return r;
+        *ret = buf;
+        return 0;
+}
+
+void registry_keep_verified(SandboxEntry *e, SbxSpec *spec, const SbxFingerprints *fps) {
+        if (!e->described) {
+                sbx_spec_free(spec);
+                return;
+        }
+        sbx_spec_free(e->verified);
+        e->verified = spec;
+        e->verified_fps = *fps;
+}
+
+/* Built for each reply, its strings checked once: a kept sealed message copied
+ * into the reply (sd_bus_message_copy()) costs twice what building it does. */
+int registry_append_inspection(SandboxEntry *e, sd_bus_message *reply) {
+        if (!e || !e->described)
+                return -ESTALE;
+        return bus_append_inspection_planned(reply, e->described, &e->described_plan);
+}
+
+typedef struct Sweep {
+        SbxObservationCache *c;
+        uint64_t max_age_us;
+        size_t kept;
+} Sweep;
+
+static void sweep_one(SandboxEntry *e, void *userdata) {
+        Sweep *s = userdata;
+
+        if (!s->c)
+                forget_described(e);
+        else if (registry_described(e, s->c, s->max_age_us))
+                s->kept++;
+}
+
+size_t registry_sweep_described(Registry *reg, SbxObservationCache *c, uint64_t max_age_us) {
+        Sweep s = { .c = c, .max_age_us = max_age_us };
+
+        registry_foreach(reg, sweep_one, &s);
+        return s.kept;
 }
 
 typedef struct Walk {

@@ -12,7 +12,9 @@
 
 #include "bus-names.h"
 #include "callers.h"
+#include "fingerprint.h"
 #include "lifecycle.h"
+#include "observation-cache.h"
 
 typedef struct Registry {
         void *tree;                     /* tsearch() tree of SandboxEntry, by name */
@@ -51,6 +53,10 @@ typedef struct SandboxEntry {
         uint64_t activity_stored_us;    /* the last activity written to the store */
         unsigned active;                /* operations using it in flight (an exec's, a copy's) */
         bool deadline_due;              /* its idle stop or expiry is on the way */
+        SbxSandbox *described;          /* the last inspect's, from an observation (registry_described()) */
+        unsigned described_plan;        /* … its strings' checks (bus_append_inspection_planned()) */
+        SbxSpec *verified;              /* … the last spec a Verify found no mismatch with, */
+        SbxFingerprints verified_fps;   /* … and its fingerprints */
 } SandboxEntry;
 
 /* LastActivity moves in steps of at least this much (no signal for every file call). */
@@ -74,6 +80,28 @@ void registry_set_leases(Registry *reg, const char *name, unsigned n);
 /* Removes an entry, emitting SandboxRemoved and InterfacesRemoved, then tells
  * reg->dropped. */
 void registry_drop(Registry *reg, const char *name);
+/* Keeps what an inspect worked out from an observation (takes s, which holds it:
+ * s->seen) for the reads after it, while that observation stands. The entry must be
+ * there (registry_put() of the same sandbox first). */
+void registry_describe(Registry *reg, SbxSandbox *s);
+/* The entry's kept description while its observation is still the one a read of
+ * the container would use (observation-cache.h: no event, no refresh, not past
+ * max_age since); otherwise it is dropped, and NULL. Anything else that changes
+ * the entry drops it too. */
+const SbxSandbox *registry_described(SandboxEntry *e, SbxObservationCache *c, uint64_t max_age_us);
+/* The fingerprints of spec for a Verify from the kept description: those kept when
+ * it is the spec verified last (the hashing of its repr() done once), else worked
+ * out into *buf. */
+int registry_fingerprints_of(SandboxEntry *e, const SbxSpec *spec, SbxFingerprints *buf,
+                             const SbxFingerprints **ret);
+/* Keeps spec (taking it) and its fingerprints for the next Verify of the same spec,
+ * as long as the description is kept. */
+void registry_keep_verified(SandboxEntry *e, SbxSpec *spec, const SbxFingerprints *fps);
+/* InspectSandbox's a{sv} of the kept description. */
+int registry_append_inspection(SandboxEntry *e, sd_bus_message *reply);
+/* Drops the descriptions whose observation no longer stands (c NULL: all), so none
+ * outlives its observation for long; returns how many are kept. */
+size_t registry_sweep_described(Registry *reg, SbxObservationCache *c, uint64_t max_age_us);
 /* Calls f for each entry; f must not add or drop entries. */
 void registry_foreach(Registry *reg, void (*f)(SandboxEntry *e, void *userdata), void *userdata);
 /* Frees every entry, announcing nothing. */

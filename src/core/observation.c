@@ -216,6 +216,15 @@ void sbx_observations_sweep(SbxObservations *t, uint64_t now_us) {
                         drop_payload(t, r);
 }
 
+bool sbx_observations_quiet_since(const SbxObservations *t, const char *container_id, SbxObservationTicket ticket) {
+        const Record *r;
+
+        if (!ticket_current(t, ticket))
+                return false;
+        r = find((SbxObservations *) t, container_id);
+        return !r || r->last_event <= ticket.generation;
+}
+
 bool sbx_observations_put(SbxObservations *t, const char *container_id, SbxObservationTicket ticket,
                           uint64_t now_us, void *payload) {
         Record *r;

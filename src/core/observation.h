@@ -49,6 +49,11 @@ bool sbx_observations_event(SbxObservations *t, const char *container_id, const 
 /* Before a request to Docker about the container is sent. */
 SbxObservationTicket sbx_observations_ticket(const SbxObservations *t);
 
+/* Whether nothing happened to the container since the ticket (the stream unbroken, no
+ * event but exec_* for it): what was learnt of it since is not older than any change.
+ * Kept track of also while observations are off (max_age 0). */
+bool sbx_observations_quiet_since(const SbxObservations *t, const char *container_id, SbxObservationTicket ticket);
+
 /* After its answer: keeps payload (taking it) if nothing happened to the container
  * since the ticket; otherwise frees it at once. Returns true when kept. */
 bool sbx_observations_put(SbxObservations *t, const char *container_id, SbxObservationTicket ticket,

@@ -198,6 +198,12 @@ int main(int argc, char **argv) {
          * blocks for good). */
         (void) mallopt(M_MMAP_THRESHOLD, 256 * 1024);
         (void) mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
+        /* One arena for all threads: a worker's own arena kept its high-water mark of
+         * pages that hold a few live chunks after malloc_trim(), for each of up to 16
+         * arenas (8 per core). Measured at 200 sandboxes, idle after a burst: RssAnon
+         * 3084 kB with glibc's default, 3036 with 2 arenas, 2808 with one. The threads
+         * are few and mostly wait for Docker. */
+        (void) mallopt(M_ARENA_MAX, 1);
 
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {

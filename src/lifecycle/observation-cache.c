@@ -113,6 +113,15 @@ SbxObservationTicket sbx_observation_cache_ticket(SbxObservationCache *c) {
         return k;
 }
 
+bool sbx_observation_cache_quiet_since(SbxObservationCache *c, const char *container_id, SbxObservationTicket ticket) {
+        bool quiet;
+
+        pthread_mutex_lock(&c->lock);
+        quiet = sbx_observations_quiet_since(c->table, container_id, ticket);
+        pthread_mutex_unlock(&c->lock);
+        return quiet;
+}
+
 void sbx_observation_cache_put(SbxObservationCache *c, const char *container_id, SbxObservationTicket ticket,
                                uint64_t max_age_us, SbxSeen *seen) {
         uint64_t now = sbx_now_monotonic_us();
@@ -132,6 +141,25 @@ SbxSeen *sbx_observation_cache_get(SbxObservationCache *c, const char *container
         s = sbx_seen_ref(sbx_observations_get(c->table, container_id, now));
         pthread_mutex_unlock(&c->lock);
         return s;
+}
+
+bool sbx_observation_cache_holds(SbxObservationCache *c, const char *container_id, const SbxSeen *seen,
+                                 uint64_t max_age_us) {
+        uint64_t now = sbx_now_monotonic_us();
+        bool holds;
+
+        if (!c || !seen || !container_id || max_age_us == 0)
+                return false;
+        pthread_mutex_lock(&c->lock);
+        set_max_age(c, max_age_us);
+        /* seen is referenced by the caller: its address is no other's meanwhile */
+        holds = sbx_observations_get(c->table, container_id, now) == seen;
+        pthread_mutex_unlock(&c->lock);
+        return holds;
+}
+
+bool sbx_observed_checks_host(const SbxObserved *o) {
+        return sbx_state_is_up(o->state) && o->n_volumes > 0 && o->init_volume && o->id;
 }
 
 void sbx_observation_cache_sweep(SbxObservationCache *c) {

@@ -44,9 +44,20 @@ void sbx_observation_cache_changed(SbxObservationCache *c, const char *container
 void sbx_observation_cache_drop(SbxObservationCache *c, const char *container_id);
 
 SbxObservationTicket sbx_observation_cache_ticket(SbxObservationCache *c);
+/* sbx_observations_quiet_since(). */
+bool sbx_observation_cache_quiet_since(SbxObservationCache *c, const char *container_id, SbxObservationTicket ticket);
 /* Keeps a reference to seen if the rule allows. */
 void sbx_observation_cache_put(SbxObservationCache *c, const char *container_id, SbxObservationTicket ticket,
                                uint64_t max_age_us, SbxSeen *seen);
+/* Whether seen is still the observation a read of container_id would use (the
+ * same one: no event, no refresh since, not past max_age). What was worked out
+ * from it stands as long as this holds. */
+bool sbx_observation_cache_holds(SbxObservationCache *c, const char *container_id, const SbxSeen *seen,
+                                 uint64_t max_age_us);
+/* Whether a read of it looks at the host: a running container's bind mounts are
+ * judged by its init's report against the host's directories, on every read
+ * (DESIGN §20), which may block on the file system. */
+bool sbx_observed_checks_host(const SbxObserved *o);
 /* A new reference to a usable observation, or NULL. */
 SbxSeen *sbx_observation_cache_get(SbxObservationCache *c, const char *container_id, uint64_t max_age_us);
 size_t sbx_observation_cache_size(SbxObservationCache *c);

@@ -248,9 +248,10 @@ unsigned lc_posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int
  * others (xagent's own) there is nothing to judge by. The report is the one given
  * (read already, by the start that made it), else the last one logged since shortly
  * before the container's start. */
-/* Paused, its mounts are those it runs with: a pause changes no verdict. */
+/* Paused, its mounts are those it runs with: a pause changes no verdict
+ * (observation-cache.h). */
 static bool judged_by_report(const SbxObserved *o) {
-        return sbx_state_is_up(o->state) && o->n_volumes > 0 && o->init_volume && o->id;
+        return sbx_observed_checks_host(o);
 }
 
 /* The last report logged since shortly before the container's start; false if none. */

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,9 +22,17 @@ typedef struct JobList {
         unsigned n;
 } JobList;
 
+/* A worker's stack is the pool's own, unmapped once the thread is joined: glibc keeps
+ * the stacks of ended threads it made for reuse (up to 40 MiB of them), each with the
+ * pages the thread touched still resident (its static TLS among them): about 84 KiB
+ * of an idle daemon's anonymous memory for every worker that ever ran. The lowest
+ * page is the guard. */
+#define WORKER_STACK_SIZE (8U * 1024U * 1024U)
+
 typedef struct Worker {
         SbxWorkerPool *pool;
         pthread_t thread;
+        void *stack;
         bool retired;                   /* under the lock: ended, to be joined */
         struct Worker *next;            /* main thread only */
 } Worker;
@@ -153,6 +162,35 @@ static void top_up(SbxWorkerPool *p) {
 }
 
 /* Main thread: joins the workers that have ended, and replaces them if jobs are left. */
+/* After the join (or a failed start): nothing runs on its stack any more. */
+static void worker_free(Worker *w) {
+        if (w->stack)
+                (void) munmap(w->stack, WORKER_STACK_SIZE);
+        free(w);
+}
+
+static int worker_start(Worker *w) {
+        size_t page = (size_t) sysconf(_SC_PAGESIZE);
+        pthread_attr_t attr;
+        int r;
+
+        w->stack = mmap(NULL, WORKER_STACK_SIZE, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+        if (w->stack == MAP_FAILED) {
+                w->stack = NULL;
+                return -errno;
+        }
+        if (mprotect(w->stack, page, PROT_NONE) < 0)
+                return -errno;
+        if ((r = pthread_attr_init(&attr)) != 0)
+                return -r;
+        r = pthread_attr_setstack(&attr, w->stack, WORKER_STACK_SIZE);
+        if (r == 0)
+                r = pthread_create(&w->thread, &attr, worker_main, w);
+        pthread_attr_destroy(&attr);
+        return -r;
+}
+
 static void reap(SbxWorkerPool *p) {
         Worker *gone = NULL;
 
@@ -172,7 +210,7 @@ static void reap(SbxWorkerPool *p) {
                 Worker *x = gone;
                 gone = x->next;
                 pthread_join(x->thread, NULL);
-                free(x);
+                worker_free(x);
         }
 }
 
@@ -184,10 +222,10 @@ static int spawn(SbxWorkerPool *p) {
         if (!w)
                 return -ENOMEM;
         w->pool = p;
-        r = pthread_create(&w->thread, NULL, worker_main, w);
-        if (r != 0) {
-                free(w);
-                return -r;
+        r = worker_start(w);
+        if (r < 0) {
+                worker_free(w);
+                return r;
         }
         w->next = p->workers;
         p->workers = w;
@@ -265,7 +303,7 @@ SbxWorkerPool *sbx_worker_pool_free(SbxWorkerPool *p) {
                 Worker *w = p->workers;
                 p->workers = w->next;
                 pthread_join(w->thread, NULL);
-                free(w);
+                worker_free(w);
         }
 
         /* Every job ran; hand their completions to the main thread code now. */

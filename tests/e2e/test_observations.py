@@ -11,12 +11,14 @@ reads to Docker at once, is seen at the Docker socket: tests/fault/test_observat
 
 import json
 import os
+import threading
 import time
 
 import pytest
 
 import sandbox_helpers as h
 from sandbox_helpers import MEMBER, OTHER
+from test_security_bus import Lines
 
 LONG = {"observation_max_age": 600}
 
@@ -161,3 +163,103 @@ def test_max_age_zero_is_as_before(stack, sandboxd, cleanup):
             ins = sandboxd.inspect(MEMBER, name).result[0]
             assert ins["nano_cpus"] == cpus * 10**9, ins
             assert ins["verdict"] == ("match" if cpus == 1 else "mismatch"), ins
+
+
+def test_read_from_what_is_kept_waits_for_no_worker(stack, sandboxd, cleanup, long_lived):
+    """A read the service can answer from what it keeps (the observation standing, no
+    host directory to look at) is answered on the main thread: while sbx-member's own
+    12 usage calls hold its share of the read workers (4) and queue behind it, its
+    InspectSandbox and a matching VerifySandbox are answered at once — and after a
+    `docker update` behind the back, the next read differs (it goes to Docker, behind
+    the queue) and is never the kept answer. The outsider is refused first: polkit
+    is asked before anything kept is looked at."""
+    name = cleanup.sandbox(h.unique("obs-main"))
+    sp = h.spec(cpus=1)
+    sandboxd.create(MEMBER, name, sp).result
+    reader = Lines(stack, MEMBER)
+    try:
+        time.sleep(1)           # the create's own events (start …) arrived: nothing drops what is kept next
+        before = reader.call("InspectSandbox", "s", [name])[0].result[0]     # kept from here
+        assert before["nano_cpus"] == 10**9 and before["verdict"] == "match", before
+        result = {}
+
+        def flood():
+            usage = [["GetSandboxUsage", "s", [name]]] * 12
+            result["replies"] = h.flood(stack, MEMBER, [{"delay": 0, "calls": usage}], connections=12)
+
+        t = threading.Thread(target=flood)
+        t.start()
+        time.sleep(0.5)         # the flood's client started, its calls sent
+        timings = []
+        for _ in range(3):
+            r, elapsed = reader.call("InspectSandbox", "s", [name])
+            assert r.result[0] == before, r
+            timings.append(elapsed)
+            r, elapsed = reader.call("VerifySandbox", "sa{sv}", [name, sp])
+            assert r.result[0] == "match", r
+            timings.append(elapsed)
+        still_running = t.is_alive()
+        # another spec is never given the kept one's answer: a mismatch, its fields
+        r, _ = reader.call("VerifySandbox", "sa{sv}", [name, h.spec(cpus=2)])
+        assert r.result == ["mismatch", ["cpus"]], r
+        assert reader.call("VerifySandbox", "sa{sv}", [name, sp])[0].result[0] == "match"
+        status, body = h.docker("POST", f"/containers/{container_of(name)}/update", {"NanoCpus": 5 * 10**8})
+        assert status == 200, body
+        seen = []
+        deadline = time.monotonic() + 30
+        while not seen or seen[-1]["nano_cpus"] != 5 * 10**8 and time.monotonic() < deadline:
+            seen.append(reader.call("InspectSandbox", "s", [name])[0].result[0])
+        t.join(timeout=120)
+        print("the member's reads while its 12 usage calls ran:", ["%.3f" % x for x in timings])
+        assert all(r.ok for r in result["replies"]), result["replies"]
+        assert still_running, "the usage calls were all answered before the reads"
+        assert max(timings) < 0.3, timings
+        assert seen[-1]["nano_cpus"] == 5 * 10**8 and seen[-1]["verdict"] == "mismatch", seen[-1]
+        verdict, fields = sandboxd.verify(MEMBER, name, sp).result
+        assert verdict == "mismatch" and "cpus" in fields, (verdict, fields)
+    finally:
+        reader.close()
+    sandboxd.inspect(OTHER, name, owner=MEMBER).error(*h.DENIED)
+    sandboxd.call(OTHER, "VerifySandbox", "sa{sv}", [name, sp]).error(h.NO_SUCH_SANDBOX)
+
+
+def changed(signals, path, prop):
+    """The values of prop in the PropertiesChanged signals about the object at path."""
+    return [s["args"][1][prop] for s in signals
+            if s["member"] == "PropertiesChanged" and s["path"] == path and s["args"][0] == h.SANDBOX
+            and prop in s["args"][1]]
+
+
+def test_properties_follow_changes_behind_the_back(stack, sandboxd, cleanup, long_lived):
+    """`docker update`, `docker pause`/`unpause` and `docker rename` made behind the
+    service's back: the object's properties follow once the event arrived, announced
+    by PropertiesChanged to the member (a match on the bus), never to the outsider."""
+    name = cleanup.sandbox(h.unique("obs-props"))
+    sp = h.spec(cpus=1)
+    path = h.object_path(name, MEMBER)
+    sandboxd.create(MEMBER, name, sp).result
+    assert sandboxd.properties(MEMBER, name, owner=MEMBER).result[0]["Verdict"] == "match"
+    mine, theirs = h.Listener(stack, MEMBER), h.Listener(stack, OTHER)
+    try:
+        cid = container_of(name)
+        status, body = h.docker("POST", f"/containers/{cid}/update", {"NanoCpus": 5 * 10**8})
+        assert status == 200, body
+        mine.wait_for(lambda s: changed(s, path, "Verdict") == ["mismatch"], timeout=15)
+        status, body = h.docker("POST", f"/containers/{cid}/pause")
+        assert status == 204, body
+        mine.wait_for(lambda s: changed(s, path, "State") == ["paused"], timeout=15)
+        status, body = h.docker("POST", f"/containers/{cid}/unpause")
+        assert status == 204, body
+        mine.wait_for(lambda s: changed(s, path, "State") == ["paused", "running"], timeout=15)
+        status, body = h.docker("POST", f"/containers/{cid}/update", {"NanoCpus": 10**9})
+        assert status == 200, body
+        mine.wait_for(lambda s: changed(s, path, "Verdict") == ["mismatch", "match"], timeout=15)
+        status, body = h.docker("POST", f"/containers/{cid}/rename?name={h.container_name(name, MEMBER)}-moved")
+        assert status == 204, body
+        props = sandboxd.properties(MEMBER, name, owner=MEMBER).result[0]
+        assert props["Name"] == name and props["ContainerId"] == cid and props["Verdict"] == "match", props
+        assert props["State"] == "running", props
+    finally:
+        signals, others = mine.close(), theirs.close()
+    assert changed(signals, path, "Status")[:1] == ["paused"], signals
+    assert not [s for s in others if s["path"] == path], others

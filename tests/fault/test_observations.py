@@ -5,8 +5,10 @@ happened to do not ask Docker; RefreshSandbox does, once, and the reads after it
 not; an event (a rename behind the service's back) sends the next read to Docker; an
 event stream cut (the relay closes every connection and holds the daemon's next
 /events) sends every read to Docker at once, until the stream is followed again; with
-observation_max_age 0 every read asks Docker. The reads' answers themselves (a change
-shown after its event) are tests/e2e/test_observations.py's."""
+observation_max_age 0 every read asks Docker; the object's refresh after an outside
+change, its answer held back past a stop through the service, never undoes the stop.
+The reads' answers themselves (a change shown after its event) are
+tests/e2e/test_observations.py's."""
 
 import time
 
@@ -53,10 +55,13 @@ def test_reads_from_observations(f):
     read(f, name)
     assert not inspects(f, mark, cid), "the read after a refresh asked Docker again"
 
-    # an event: the rename (behind the service's back) — the next read asks Docker
-    f.docker.ok("POST", f"/containers/{cid}/rename?name={F.container_name(name, MEMBER)}-moved")
-    time.sleep(0.5)         # the event has arrived
+    # an event: the rename (behind the service's back) — Docker is asked once after it,
+    # by the object's refresh on the event (or else by the next read), and the read
+    # answers from that, never from the observation from before
     mark = f.relay.mark()
+    f.docker.ok("POST", f"/containers/{cid}/rename?name={F.container_name(name, MEMBER)}-moved")
+    F.wait_until(lambda: inspects(f, mark, cid), 10, what="the object's refresh after the rename")
+    time.sleep(0.3)         # … and its answer kept
     assert read(f, name)["container_id"] == cid
     assert len(inspects(f, mark, cid)) == 1, "the read after an event used the observation"
     assert f.delete(MEMBER, name).result().ok
@@ -95,5 +100,32 @@ def test_max_age_zero_reads_live(f):
     for _ in range(3):
         read(f, name)
     assert len(inspects(f, mark, cid)) == 3
+    assert f.delete(MEMBER, name).result().ok
+    f.assert_settled()
+
+
+def state_property(f, path):
+    r = f.call(MEMBER, "Get", "ss", [F.SANDBOX, "State"], path=path, iface="org.freedesktop.DBus.Properties")
+    assert r.ok, dict(r)
+    return r.result[0]
+
+
+def test_refresh_after_an_event_never_undoes_a_later_change(f):
+    """An outside `docker update` has the object refreshed from Docker; that inspect's
+    answer held back while the service stops the sandbox: when it comes, it is older
+    than the stop, and the object's State stays stopped (not the running the held
+    answer says)."""
+    name, cid = setup_sandbox(f, 600)
+    r = f.call(MEMBER, "GetSandbox", "s", [name])
+    assert r.ok, dict(r)
+    path = r.result[0]
+    held = f.relay.hold("GET", rf"^/containers/{cid}/json", when="after")
+    f.docker.ok("POST", f"/containers/{cid}/update", {"NanoCpus": 5 * 10**8})
+    held.wait_held(10)                      # the refresh's inspect: Docker said running
+    assert f.stop_sandbox(MEMBER, name).result().ok
+    assert state_property(f, path) == "stopped"
+    held.release()
+    time.sleep(1)                           # the refresh has its answer and is done
+    assert state_property(f, path) == "stopped"
     assert f.delete(MEMBER, name).result().ok
     f.assert_settled()
