@@ -122,6 +122,20 @@ def test_a_lease_refuses_other_connections_and_closing_frees_it(stack, sandboxd,
         assert sandboxd.stop(MEMBER, box).ok
 
 
+def test_an_inspection_from_what_is_kept_shows_the_leases_now(stack, sandboxd, box):
+    """Reads back to back are answered from the kept description (issue 25); the
+    lease count changes without any Docker event, so it is never taken from it."""
+    with holder(stack) as hd:
+        for _ in range(2):
+            assert sandboxd.inspect(MEMBER, box).result[0]["leases"] == 0
+        lease = hd.acquire(box).result
+        seen = [sandboxd.inspect(MEMBER, box).result[0]["leases"] for _ in range(3)]
+        assert seen == [1, 1, 1], seen
+        hd.send("close", lease["lease"]).result
+        wait_leases(sandboxd, box, 0)
+        assert sandboxd.inspect(MEMBER, box).result[0]["leases"] == 0
+
+
 def test_force_revokes_with_the_signal(stack, sandboxd, box):
     mark = h.LogMark(stack)
     with holder(stack) as hd:
