@@ -31,7 +31,7 @@ static int read_podman(SbxDocker *d, SbxDialect *dialect, SbxError *error) {
         _cleanup_(json_object_putp) json_object *info = NULL;
         int r;
 
-        if ((r = sbx_docker_get_object(d, "/libpod/info", &info, error)) < 0)
+        if ((r = docker_http_get_object(d, "/libpod/info", &info, error)) < 0)
                 return r;
         if (sbx_engine_rootless(info))
                 return refuse(error, SBX_ERROR_BACKEND_UNAVAILABLE,
@@ -41,13 +41,15 @@ static int read_podman(SbxDocker *d, SbxDialect *dialect, SbxError *error) {
         return sbx_dialect_set_default_caps(dialect, info, error);
 }
 
+/* Asked from within the ping, the API version just set: the requests go out as they
+ * are (docker-http.c), with nothing to negotiate. */
 int docker_detect_dialect(SbxDocker *d, bool libpod, SbxError *error) {
         _cleanup_(json_object_putp) json_object *version = NULL;
         _cleanup_(sbx_dialect_done) SbxDialect dialect = {};
         int r;
 
         if ((r = check_socket_owner(d, error)) < 0 ||
-            (libpod && (r = sbx_docker_version(d, &version, error)) < 0))
+            (libpod && (r = docker_http_get_object(d, "/version", &version, error)) < 0))
                 return r;
         dialect.kind = sbx_engine_from_version(version);
         if (dialect.kind == SBX_ENGINE_PODMAN && (r = read_podman(d, &dialect, error)) < 0)
@@ -60,30 +62,4 @@ int docker_detect_dialect(SbxDocker *d, bool libpod, SbxError *error) {
 
 const SbxDialect *sbx_docker_dialect(const SbxDocker *d) {
         return &d->dialect;
-}
-
-int sbx_docker_engine_kind(SbxDocker *d, SbxEngineKind *ret, SbxError *error) {
-        int r = sbx_docker_negotiate(d, error);
-
-        if (r < 0)
-                return r;
-        *ret = d->dialect.kind;
-        return 0;
-}
-
-int sbx_docker_check_engine(const char *host, SbxError *error) {
-        _cleanup_(sbx_docker_freep) SbxDocker *d = NULL;
-        SbxError e = SBX_ERROR_NULL;
-        int r;
-
-        if ((r = sbx_docker_new(host, &d, error)) < 0)
-                return r;
-        sbx_docker_set_deadline(d, SBX_DOCKER_CONNECT_TIMEOUT_S);
-        r = sbx_docker_ping(d, &e);
-        if (r == -EPERM && error && !sbx_error_is_set(error)) {
-                *error = e;
-                return r;
-        }
-        sbx_error_free(&e);
-        return r < 0 ? 0 : 1;
 }
