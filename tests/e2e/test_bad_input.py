@@ -207,7 +207,8 @@ def test_unknown_create_option(sandboxd, cleanup, same_daemon):
 
 
 @pytest.mark.parametrize("options,words", [
-    ({"force": ["b", True]}, ("force", "unknown option")),
+    ({"kill": ["b", True]}, ("kill", "unknown option")),
+    ({"force": ["s", "yes"]}, ("force",)),      # a lease-revoking stop takes a boolean
     ({"timeout": ["s", "5"]}, ("timeout", "expected an integer")),
     ({"timeout": ["i", -1]}, ("timeout", "outside 0")),
     ({"timeout": ["u", 10**6]}, ("timeout", "outside 0")),
