@@ -525,12 +525,29 @@ def command_lines(name):
 
 
 def wait_until(predicate, timeout, step=0.1, what="condition"):
+    """The predicate's first true value, asked every step seconds for timeout."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if predicate():
-            return
+        v = predicate()
+        if v:
+            return v
         time.sleep(step)
     raise AssertionError(f"{what} not reached within {timeout}s")
+
+
+def read_until(fd, needle, timeout=20):
+    """What fd gave until it holds needle (bytes)."""
+    import select
+    got = b""
+    deadline = time.monotonic() + timeout
+    while needle not in got:
+        left = deadline - time.monotonic()
+        assert left > 0, f"{needle!r} not within {timeout} s; got {got!r}"
+        if select.select([fd], [], [], left)[0]:
+            chunk = os.read(fd, 65536)
+            assert chunk, f"end of file before {needle!r}; got {got!r}"
+            got += chunk
+    return got
 
 
 class Listener:

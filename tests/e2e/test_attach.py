@@ -28,7 +28,7 @@ def box(stack, sandboxd, docker_image):
     for name in h.running_sandbox(stack, "attach"):
         yield name
         # The killed processes are seen ended (the next module's share is free).
-        wait_for(lambda: not [x for x in list_execs(sandboxd, name) if x[2]], 15, "every process seen ended")
+        h.wait_until(lambda: not [x for x in list_execs(sandboxd, name) if x[2]], 15, step=0.3, what="every process seen ended")
 
 
 def detach(sandboxd, name, argv):
@@ -37,30 +37,6 @@ def detach(sandboxd, name, argv):
 
 def list_execs(sandboxd, name):
     return [tuple(x) for x in sandboxd.call(MEMBER, "ListExecs", "s", [name]).result[0]]
-
-
-def wait_for(pred, timeout, what):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v:
-            return v
-        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
-        time.sleep(0.3)
-
-
-def read_until(fd, needle, timeout=20):
-    """What fd gave until it holds needle (bytes)."""
-    got = b""
-    deadline = time.monotonic() + timeout
-    while needle not in got:
-        left = deadline - time.monotonic()
-        assert left > 0, f"{needle!r} not within {timeout} s; got {got!r}"
-        if select.select([fd], [], [], left)[0]:
-            chunk = os.read(fd, 65536)
-            assert chunk, f"end of file before {needle!r}; got {got!r}"
-            got += chunk
-    return got
 
 
 def read_to_end(fd, timeout=20):
@@ -100,15 +76,15 @@ def running(sandboxd, path):
 
 def test_attach_replays_then_relays_both_ways(stack, sandboxd, box):
     path = detach(sandboxd, box, ["sh", "-c", ECHO])
-    wait_for(lambda: b"ready" in bytes(sandboxd.call(MEMBER, "ReadOutput", "t", [0], path=path,
-                                                     iface=EXEC).result[0]), 15, "ready")
+    h.wait_until(lambda: b"ready" in bytes(sandboxd.call(MEMBER, "ReadOutput", "t", [0], path=path,
+                                                         iface=EXEC).result[0]), 15, step=0.3, what="ready")
     a = Attached(stack, path)
     try:
         # The kept output first, each stream to its own descriptor.
-        assert read_until(a.out, b"ready\n").startswith(b"ready\n")
-        assert b"err-ready\n" in read_until(a.err, b"err-ready\n")
+        assert h.read_until(a.out, b"ready\n").startswith(b"ready\n")
+        assert b"err-ready\n" in h.read_until(a.err, b"err-ready\n")
         a.send("hello\n")
-        assert b"hello\n" in read_until(a.out, b"hello\n")
+        assert b"hello\n" in h.read_until(a.out, b"hello\n")
         # The end of this attacher's input is not the process's: cat still runs.
         a.p.stdin.close()
         time.sleep(1)
@@ -118,7 +94,7 @@ def test_attach_replays_then_relays_both_ways(stack, sandboxd, box):
     b = Attached(stack, path)
     try:
         b.send("second\n")
-        assert b"second\n" in read_until(b.out, b"second\n")
+        assert b"second\n" in h.read_until(b.out, b"second\n")
         # What was echoed is kept too, in order.
         out = bytes(sandboxd.call(MEMBER, "ReadOutput", "t", [0], path=path, iface=EXEC).result[0])
         assert out == b"ready\nhello\nsecond\n", out
@@ -129,7 +105,7 @@ def test_attach_replays_then_relays_both_ways(stack, sandboxd, box):
     finally:
         b.close()
     # Attach to a process that ended is NotRunning.
-    wait_for(lambda: not running(sandboxd, path), 15, "the end")
+    h.wait_until(lambda: not running(sandboxd, path), 15, step=0.3, what="the end")
     assert "exited" in sandboxd.call(MEMBER, "Attach", "hhh", NULLS, path=path,
                                      iface=EXEC).error(NOT_RUNNING)
 
@@ -144,8 +120,8 @@ def test_the_outsider_and_a_plain_exec_are_refused(stack, sandboxd, box):
     plain = Attached.__new__(Attached)
     plain.p = stack.spawn_as(MEMBER, stack.client_argv("start-exec", box, '["sleep", "600"]', "{}"))
     try:
-        exec_path = wait_for(lambda: [x[0] for x in list_execs(sandboxd, box) if x[1] == "sleep" and x[2]
-                                      and x[0] != path], 15, "the plain exec")[0]
+        exec_path = h.wait_until(lambda: [x[0] for x in list_execs(sandboxd, box) if x[1] == "sleep" and x[2]
+                                          and x[0] != path], 15, step=0.3, what="the plain exec")[0]
         assert "not detached" in sandboxd.call(MEMBER, "Attach", "hhh", NULLS, path=exec_path,
                                                iface=EXEC).error(h.INVALID_ARGS)
     finally:
@@ -168,17 +144,17 @@ def test_at_most_four_at_once(stack, sandboxd, box):
             s = Attached(stack, path)
             sessions.append(s)
             s.send(f"s{i}\n")
-            read_until(s.out, f"s{i}\n".encode())
+            h.read_until(s.out, f"s{i}\n".encode())
         msg = sandboxd.call(MEMBER, "Attach", "hhh", NULLS, path=path, iface=EXEC).error(h.LIMITS_EXCEEDED)
         assert "at most 4" in msg, msg
         # One ends when its caller closes its stdout (the pipe's reader), its
         # connection still open: there is room again.
         sessions[0].p.stdout.close()
-        assert wait_for(lambda: attach_ok(sandboxd, path), 15, "room after a hang-up")
+        assert h.wait_until(lambda: attach_ok(sandboxd, path), 15, step=0.3, what="room after a hang-up")
         assert sessions[0].p.poll() is None
         # Another ends with its caller's connection.
         sessions.pop().close()
-        assert wait_for(lambda: attach_ok(sandboxd, path), 15, "room after a connection closed")
+        assert h.wait_until(lambda: attach_ok(sandboxd, path), 15, step=0.3, what="room after a connection closed")
     finally:
         for s in sessions:
             s.close()
@@ -190,17 +166,17 @@ def test_attach_after_the_daemon_was_killed(stack, sandboxd, box):
     a = Attached(stack, path)
     try:
         a.send("before\n")
-        read_until(a.out, b"before\n")
+        h.read_until(a.out, b"before\n")
         assert stack.stop_daemon(signal.SIGKILL) is not None
     finally:
         a.close()
-    wait_for(lambda: (path, "sh", True, -1) in list_execs(sandboxd, box), 30, "the object back")
+    h.wait_until(lambda: (path, "sh", True, -1) in list_execs(sandboxd, box), 30, step=0.3, what="the object back")
     b = Attached(stack, path)
     try:
-        got = read_until(b.out, b"before\n")
+        got = h.read_until(b.out, b"before\n")
         assert got.startswith(b"ready\nbefore\n"), got
         b.send("after\n")
-        read_until(b.out, b"after\n")
+        h.read_until(b.out, b"after\n")
     finally:
         b.close()
         sandboxd.call(MEMBER, "Kill", "s", ["KILL"], path=path, iface=EXEC).result

@@ -6,7 +6,6 @@ printed stream by stream, followed to its end."""
 
 import json
 import os
-import select
 import time
 
 import pytest
@@ -33,19 +32,6 @@ def ctl(stack, binary):
     return lambda *args, input="", timeout=60: stack.run_as(MEMBER, [binary, *args], input=input, timeout=timeout)
 
 
-def read_until(fd, needle, timeout=20):
-    got = b""
-    deadline = time.monotonic() + timeout
-    while needle not in got:
-        left = deadline - time.monotonic()
-        assert left > 0, f"{needle!r} not within {timeout} s; got {got!r}"
-        if select.select([fd], [], [], left)[0]:
-            chunk = os.read(fd, 65536)
-            assert chunk, f"end of file before {needle!r}; got {got!r}"
-            got += chunk
-    return got
-
-
 def ps(ctl, box):
     r = ctl("--json", "ps", box)
     assert r.returncode == 0, r.stderr
@@ -66,11 +52,11 @@ def test_detach_ps_attach_output(stack, sandboxd, ctl, binary, box):
 
     p = stack.spawn_as(MEMBER, [binary, "attach", exec_id])
     try:
-        assert read_until(p.stdout.fileno(), b"ready\n").startswith(b"ready\n")
-        read_until(p.stderr.fileno(), b"warn\n")
+        assert h.read_until(p.stdout.fileno(), b"ready\n").startswith(b"ready\n")
+        h.read_until(p.stderr.fileno(), b"warn\n")
         p.stdin.write("hi there\n")
         p.stdin.flush()
-        read_until(p.stdout.fileno(), b"hi there\n")
+        h.read_until(p.stdout.fileno(), b"hi there\n")
     finally:
         p.kill()
         p.wait(timeout=20)

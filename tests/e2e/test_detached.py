@@ -46,16 +46,6 @@ def cursor(out_pos, err_pos):
     return (out_pos & 0xFFFFFFFF) | (err_pos << 32)
 
 
-def wait_for(pred, timeout, what):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v:
-            return v
-        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
-        time.sleep(0.3)
-
-
 def ended(sandboxd, path):
     props = sandboxd.call(MEMBER, "GetAll", "s", [EXEC], path=path, iface=h.PROPERTIES).result[0]
     return None if props["Running"] else props["ExitStatus"]
@@ -68,12 +58,12 @@ def test_survives_its_caller_and_a_killed_daemon(stack, sandboxd, box):
     old = stack.stop_daemon(signal.SIGKILL)
     assert old is not None
     # The next call activates a new daemon; the object is back once it swept.
-    wait_for(lambda: (path, "sh", True, -1) in list_execs(sandboxd, MEMBER, box), 30, "the object back")
+    h.wait_until(lambda: (path, "sh", True, -1) in list_execs(sandboxd, MEMBER, box), 30, step=0.3, what="the object back")
     assert stack.daemon_pid() != old
     assert any("while :" in c for c in h.command_lines(box))
     # An orderly exit (as the idle exit is) leaves it running too.
     assert stack.stop_daemon(signal.SIGTERM) is not None
-    wait_for(lambda: (path, "sh", True, -1) in list_execs(sandboxd, MEMBER, box), 30, "the object back again")
+    h.wait_until(lambda: (path, "sh", True, -1) in list_execs(sandboxd, MEMBER, box), 30, step=0.3, what="the object back again")
     assert any("while :" in c for c in h.command_lines(box))
     time.sleep(0.5)
     out, err, nxt, running = read_output(sandboxd, MEMBER, path, 0)
@@ -84,20 +74,20 @@ def test_survives_its_caller_and_a_killed_daemon(stack, sandboxd, box):
                                            iface=EXEC).error(h.ACCESS_DENIED)
     assert "another user" in sandboxd.call(OTHER, "Kill", "s", ["KILL"], path=path, iface=EXEC).error(h.ACCESS_DENIED)
     sandboxd.call(MEMBER, "Kill", "s", ["TERM"], path=path, iface=EXEC).result
-    assert wait_for(lambda: ended(sandboxd, path), 15, "the end") == 128 + 15
+    assert h.wait_until(lambda: ended(sandboxd, path), 15, step=0.3, what="the end") == 128 + 15
     assert not any("while :" in c for c in h.command_lines(box))
     assert (path, "sh", False, 128 + 15) in list_execs(sandboxd, MEMBER, box)
     # Read to its end after it ended: the object goes, and its directory.
     out2, err2, nxt2, running = read_output(sandboxd, MEMBER, path, nxt)
     assert not running and err2 == "" and nxt2 == cursor(len(out) + len(out2), len(err))
-    wait_for(lambda: not [x for x in list_execs(sandboxd, MEMBER, box) if x[0] == path], 10, "the object gone")
+    h.wait_until(lambda: not [x for x in list_execs(sandboxd, MEMBER, box) if x[0] == path], 10, step=0.3, what="the object gone")
     r = sandboxd.call(MEMBER, "ExecSandbox", "sasa{sv}", [box, ["ls", "-A", "/tmp/.xagent-sandbox-exec"], {}])
     assert bytes(r.result[1]).decode() == ""
 
 
 def flood(sandboxd, box):
     path = detach(sandboxd, MEMBER, box, ["sh", "-c", FLOOD]).result[0]
-    assert wait_for(lambda: ended(sandboxd, path) is not None or None, 60, "the flood's end") is not None
+    assert h.wait_until(lambda: ended(sandboxd, path) is not None or None, 60, step=0.3, what="the flood's end") is not None
     assert ended(sandboxd, path) == 0
     return path
 
@@ -122,7 +112,7 @@ def test_the_cap_is_the_policy_a_process_started_with(stack, sandboxd, box):
         out, err, nxt, running = read_output(sandboxd, MEMBER, after, 0)
         assert not running and len(out) == small and err == "END\n" and nxt == cursor(10000000, 4)
         # Started before the change (and flooding after it): read with its own cap.
-        wait_for(lambda: ended(sandboxd, before) is not None or None, 60, "the first flood's end")
+        h.wait_until(lambda: ended(sandboxd, before) is not None or None, 60, step=0.3, what="the first flood's end")
         out, err, nxt, running = read_output(sandboxd, MEMBER, before, 0)
         assert not running and len(out) == CAP and err == "END\n", (len(out), err)
     assert sandboxd.call(MEMBER, "GetPolicy").result[0]["max_process_output"] == CAP
@@ -132,21 +122,21 @@ def test_a_ring_of_the_old_layout_is_refused_and_its_process_killed(sandboxd, bo
     """A process found with a layout-1 ring (XSBRING1: one from before an upgrade; here
     the owner's own rewrite of it) is not read: it is killed and its object goes."""
     path = detach(sandboxd, MEMBER, box, ["sleep", "700"]).result[0]
-    wait_for(lambda: any(c == "sleep 700" for c in h.command_lines(box)), 15, "the sleep")
+    h.wait_until(lambda: any(c == "sleep 700" for c in h.command_lines(box)), 15, step=0.3, what="the sleep")
     ring = f"/tmp/.xagent-sandbox-exec/{path.rsplit('/', 1)[1]}/output"
     old = b"XSBRING1" + (2 << 20).to_bytes(8, "little") + bytes(4096)
     sandboxd.call(MEMBER, "WriteFile", "ssaya{sv}", [box, ring, list(old), {}]).result
-    wait_for(lambda: not [x for x in list_execs(sandboxd, MEMBER, box) if x[0] == path], 15, "the object gone")
-    wait_for(lambda: not any(c == "sleep 700" for c in h.command_lines(box)), 15, "the sleep killed")
+    h.wait_until(lambda: not [x for x in list_execs(sandboxd, MEMBER, box) if x[0] == path], 15, step=0.3, what="the object gone")
+    h.wait_until(lambda: not any(c == "sleep 700" for c in h.command_lines(box)), 15, step=0.3, what="the sleep killed")
 
 
 def test_ended_processes_come_back_ended_holding_no_slot(stack, sandboxd, box):
     limit = sandboxd.call(MEMBER, "GetPolicy").result[0]["max_execs_per_user"]
     paths = [detach(sandboxd, MEMBER, box, ["true"]).result[0] for _ in range(limit)]
     for p in paths:
-        wait_for(lambda: ended(sandboxd, p) is not None or None, 15, "true's end")
+        h.wait_until(lambda: ended(sandboxd, p) is not None or None, 15, step=0.3, what="true's end")
     assert stack.stop_daemon(signal.SIGKILL) is not None
-    back = wait_for(lambda: [x for x in list_execs(sandboxd, MEMBER, box) if x[0] in paths], 30, "the objects back")
+    back = h.wait_until(lambda: [x for x in list_execs(sandboxd, MEMBER, box) if x[0] in paths], 30, step=0.3, what="the objects back")
     # Seen ended at once (their rings said so), not running until a poll.
     assert sorted(back) == sorted((p, "true", False, 0) for p in paths), back
     # So the whole share is free.
@@ -154,7 +144,7 @@ def test_ended_processes_come_back_ended_holding_no_slot(stack, sandboxd, box):
     for p in fresh:
         sandboxd.call(MEMBER, "Kill", "s", ["KILL"], path=p, iface=EXEC).result
     for p in fresh + paths:
-        wait_for(lambda: ended(sandboxd, p) is not None or None, 15, "killed")
+        h.wait_until(lambda: ended(sandboxd, p) is not None or None, 15, step=0.3, what="killed")
         read_output(sandboxd, MEMBER, p, 0)
 
 
@@ -198,7 +188,7 @@ def test_the_limit_holds_for_20_concurrent_detaches(stack, sandboxd, box):
         for p in paths:
             assert sandboxd.call(MEMBER, "Kill", "s", ["KILL"], path=p, iface=EXEC)["ok"]
     for p in paths:
-        assert wait_for(lambda: ended(sandboxd, p), 15, "killed") == 128 + 9
+        assert h.wait_until(lambda: ended(sandboxd, p), 15, step=0.3, what="killed") == 128 + 9
     # The slots are free again.
     path = detach(sandboxd, MEMBER, box, ["true"]).result[0]
-    wait_for(lambda: ended(sandboxd, path) is not None or None, 15, "true's end")
+    h.wait_until(lambda: ended(sandboxd, path) is not None or None, 15, step=0.3, what="true's end")

@@ -15,13 +15,6 @@ from sandbox_helpers import MEMBER, ROOT
 EXEC_SANDBOX = f"{h.MANAGER}.ExecSandbox"
 
 
-def wait_for(pred, timeout, what):
-    deadline = time.monotonic() + timeout
-    while not pred():
-        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
-        time.sleep(0.2)
-
-
 def test_execs_of_a_killed_daemon_are_killed(stack, sandboxd, cleanup):
     name = h.unique("left")
     sandboxd.create_ok(MEMBER, name, h.spec(), cleanup)
@@ -35,14 +28,14 @@ def test_execs_of_a_killed_daemon_are_killed(stack, sandboxd, cleanup):
         json.dumps([name, ["sh", "-c", "sleep 1002; echo never"], {"timeout": ["u", 600]}])))
     try:
         assert "/org/xagent/Sandbox1/exec/" in started.stderr.readline()
-        wait_for(lambda: {"sleep 1001", "sleep 1002"} <= set(h.command_lines(name)), 10, "both execs running")
+        h.wait_until(lambda: {"sleep 1001", "sleep 1002"} <= set(h.command_lines(name)), 10, step=0.2, what="both execs running")
         os.kill(stack.daemon_pid(), signal.SIGKILL)
         stack.wait_for_no_owner(h.BUS_NAME)
         assert json.loads(running.communicate(timeout=30)[0])["ok"] is False     # NoReply: it was in flight
         t0 = time.monotonic()
         sandboxd.ensure_running()       # the next call activates a new daemon
-        wait_for(lambda: not {"sleep 1001", "sleep 1002"} & set(h.command_lines(name)), 10,
-                 "the dead daemon's execs killed")
+        h.wait_until(lambda: not {"sleep 1001", "sleep 1002"} & set(h.command_lines(name)), 10, step=0.2,
+                     what="the dead daemon's execs killed")
         print(f"killed {time.monotonic() - t0:.2f} s after the activating call")
         assert "sleep 1003" in h.command_lines(name)
     finally:
