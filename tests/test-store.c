@@ -13,37 +13,8 @@
 
 #include "store.h"
 
-static const char dir_template[] = "/tmp/sbx-test-store-XXXXXX";
-static char dir[sizeof dir_template];
-static char db_path[sizeof dir + sizeof "/" SBX_STORE_FILENAME];
-
-static void setup(void) {
-        memcpy(dir, dir_template, sizeof dir);
-        ck_assert_ptr_nonnull(mkdtemp(dir));
-        snprintf(db_path, sizeof db_path, "%s/%s", dir, SBX_STORE_FILENAME);
-}
-
-static void teardown(void) {
-        DIR *d = opendir(dir);
-        struct dirent *de;
-
-        ck_assert_ptr_nonnull(d);
-        while ((de = readdir(d)))
-                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
-                        ck_assert_int_eq(unlinkat(dirfd(d), de->d_name, 0), 0);
-        closedir(d);
-        ck_assert_int_eq(rmdir(dir), 0);
-}
-
-static SbxStore *open_ok(void) {
-        SbxError e = SBX_ERROR_NULL;
-        SbxStore *s = NULL;
-        int r = sbx_store_open(dir, &s, &e);
-
-        ck_assert_msg(r == 0, "open failed: %d %s", r, e.message);
-        ck_assert_ptr_nonnull(s);
-        return s;
-}
+#define STORE_DIR_TEMPLATE "/tmp/sbx-test-store-XXXXXX"
+#include "store-fixture.h"
 
 /* Opening must fail with an IO error whose message holds the file name and needle. */
 static void assert_open_refused(const char *needle) {
