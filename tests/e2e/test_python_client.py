@@ -181,4 +181,6 @@ def test_no_descriptor_left_after_1000_calls(pyrun, cleanup):
         print(json.dumps([before, after]))
     """, timeout=300)
     before, after = out
-    assert after == before, f"{{after - before}} descriptors left open"
+    # A leak grows the count; a streamed run's pipe may still be closing when
+    # `before` is taken (CI saw 9 before, 8 after), so fewer is no leak.
+    assert after <= before, f"{after - before} descriptors left open ({before} before, {after} after)"
