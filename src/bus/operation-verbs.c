@@ -19,18 +19,11 @@ const char *operation_target(const Operation *o) {
 
 /* Worker side ------------------------------------------------------------- */
 
-/* A new sandbox's deadlines, stored once it exists (docs/lifecycle.md). */
-static int store_lifetime(Operation *o, SbxLifecycle *l) {
-        const SbxLifetime *t = &o->lifetime;
-
-        if (t->idle_timeout_s == 0 && t->expire_after_s == 0)
-                return 0;
-        o->lifetime_row = (SbxLifetimeRow) {
-                .name = o->name, .idle_timeout_s = t->idle_timeout_s, .on_idle_pause = t->on_idle_pause,
-                .expire_at_us = t->expire_after_s ? o->sandbox->created_us + (uint64_t) t->expire_after_s * 1000000U : 0,
-                .last_activity_us = sbx_now_realtime_us(),
-        };
-        return sbx_store_put_lifetime(l->store, &o->lifetime_row, &o->error);
+/* A new sandbox's lifetime, stored with its row (docs/lifecycle.md). */
+static SbxNewLifetime new_lifetime(const Operation *o) {
+        return (SbxNewLifetime) { .idle_timeout_s = o->lifetime.idle_timeout_s,
+                                  .expire_after_s = o->lifetime.expire_after_s,
+                                  .on_idle_pause = o->lifetime.on_idle_pause };
 }
 
 static int run_create(Operation *o, SbxLifecycle *l) {
@@ -39,8 +32,9 @@ static int run_create(Operation *o, SbxLifecycle *l) {
 
         if (r >= 0)
                 r = sbx_lifecycle_create_with(l, o->name, o->spec, &info.owner,
-                                              &(SbxCreateOptions) { .labels = o->labels }, &o->sandbox, &o->error);
-        return r < 0 ? r : store_lifetime(o, l);
+                                              &(SbxCreateOptions) { .labels = o->labels, .lifetime = new_lifetime(o) },
+                                              &o->sandbox, &o->error);
+        return r;
 }
 
 static int run_ensure(Operation *o, SbxLifecycle *l) {
@@ -49,14 +43,12 @@ static int run_ensure(Operation *o, SbxLifecycle *l) {
 
         if (r < 0)
                 return r;
-        r = sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
-                                 &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s,
-                                                       .labels = o->labels, .busy_leases = o->busy_leases },
-                                 &o->sandbox, &o->outcome, &o->error);
         /* The lifetime is a new sandbox's: one that was there keeps its own. */
-        if (r >= 0 && (o->outcome == SBX_ENSURE_CREATED || o->outcome == SBX_ENSURE_RECREATED))
-                r = store_lifetime(o, l);
-        return r;
+        return sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
+                                    &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s,
+                                                          .labels = o->labels, .busy_leases = o->busy_leases,
+                                                          .lifetime = new_lifetime(o) },
+                                    &o->sandbox, &o->outcome, &o->error);
 }
 
 static int run_inspect(Operation *o, SbxLifecycle *l) {
@@ -273,10 +265,13 @@ static int reply_create(Operation *o, sd_bus_message *reply) {
 
         if ((r = registry_put(&o->m->registry, o->sandbox)) < 0)
                 return r;
-        /* A sandbox made now has this lifetime (or none: a replacement's is new too). */
+        /* A sandbox made now has the lifetime stored with it (or none: a replacement's
+         * is new too). */
         if (o->verb == VERB_CREATE || o->outcome == SBX_ENSURE_CREATED || o->outcome == SBX_ENSURE_RECREATED)
-                registry_set_lifetime(&o->m->registry, o->lifetime_row.name ? &o->lifetime_row
-                                                                            : &(SbxLifetimeRow) { .name = o->name });
+                registry_set_lifetime(&o->m->registry, &(SbxLifetimeRow) {
+                        .name = o->name, .idle_timeout_s = o->sandbox->idle_timeout_s,
+                        .expire_at_us = o->sandbox->expire_at_us, .on_idle_pause = o->sandbox->on_idle_pause,
+                        .last_activity_us = o->sandbox->last_activity_us });
         e = registry_get(&o->m->registry, o->name);
         return sd_bus_message_append(reply, "os", e->path, o->sandbox->fingerprint);
 }
@@ -389,22 +384,22 @@ static int reply_start(Operation *o, sd_bus_message *reply) {
         /* A start that changed nothing leaves a paused sandbox paused. */
         if (o->r == 0 && e && e->state == SBX_STATE_PAUSED)
                 return 0;
-        registry_set_state(&o->m->registry, o->name, SBX_STATE_RUNNING, "running");
+        registry_started(&o->m->registry, o->name);
         return 0;
 }
 
 static int reply_resume(Operation *o, sd_bus_message *reply) {
-        registry_set_state(&o->m->registry, o->name, SBX_STATE_RUNNING, "running");
+        registry_started(&o->m->registry, o->name);
         return 0;
 }
 
 static int reply_stop(Operation *o, sd_bus_message *reply) {
-        registry_set_state(&o->m->registry, o->name, SBX_STATE_STOPPED, "exited");
+        registry_stopped(&o->m->registry, o->name);
         return 0;
 }
 
 static int reply_pause(Operation *o, sd_bus_message *reply) {
-        registry_set_state(&o->m->registry, o->name, SBX_STATE_PAUSED, "paused");
+        registry_paused(&o->m->registry, o->name);
         return 0;
 }
 

@@ -119,9 +119,7 @@ struct Operation {
         sd_bus_message *call;
         Verb verb;
         bool read;                      /* counted in the caller's read share, run by a read worker */
-        bool on_read_worker;            /* holds one of the read workers */
         bool answered_here;             /* by VerbInfo.answer, from the registry's kept description */
-        Operation *next_read;           /* waiting for a read worker: the next one */
         OperationState state;
         uid_t uid;                      /* the caller */
         uid_t owner;                    /* whose object: the caller's namespace, or the object's owner */
@@ -135,7 +133,6 @@ struct Operation {
         bool recreate;
         bool force;                     /* stop, ensure: revoke the leases that block it */
         SbxLifetime lifetime;           /* create, ensure: a new sandbox's */
-        SbxLifetimeRow lifetime_row;    /* … as stored (the worker's), for the registry */
         unsigned busy_leases;           /* ensure: other connections' leases (a replacement is
                                          * SandboxBusy) */
         json_object *labels;            /* create, ensure; find: the filter's */
