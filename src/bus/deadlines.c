@@ -163,16 +163,22 @@ static SandboxEntry *entry_of(const DeadlineJob *j) {
         return e && streq_ptr(e->container_id, j->container_id) ? e : NULL;
 }
 
+/* The entry this job was submitted for is free for the next tick's look. */
+static void release_entry(DeadlineJob *j) {
+        SandboxEntry *e = registry_get(&j->m->registry, j->name);
+
+        if (e && e->watch == j->watch) {
+                e->deadline_due = false;
+                e->watch = use_watch_unref(e->watch);
+        }
+}
+
 /* What it did to the registry: the same effect as the stop, pause or delete calls'. */
 static void deadline_settle(DeadlineJob *j) {
         Registry *reg = &j->m->registry;
         SandboxEntry *e = entry_of(j);
 
-        if (e) {
-                e->deadline_due = false;
-                if (e->watch == j->watch)
-                        e->watch = use_watch_unref(e->watch);
-        }
+        release_entry(j);
         if (j->r == 0) {
                 log_debug("%s of %s: not done (another sandbox of the name, or in use again)", verb_names[j->action],
                           j->name);
@@ -200,15 +206,8 @@ static void deadline_done(void *job) {
 }
 
 static void deadline_refused(void *job, int r, const SbxError *e) {
-        DeadlineJob *j = job;
-        SandboxEntry *entry = entry_of(j);
-
-        if (entry) {
-                entry->deadline_due = false;            /* again at the next tick */
-                if (entry->watch == j->watch)
-                        entry->watch = use_watch_unref(entry->watch);
-        }
-        deadline_free(j);
+        release_entry(job);                             /* again at the next tick */
+        deadline_free(job);
 }
 
 static const WorkKind deadline_work = {

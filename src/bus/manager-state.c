@@ -160,7 +160,7 @@ uint64_t manager_now_us(Manager *m) {
         if ((uint64_t) (step < 0 ? -step : step) <= MANAGER_CLOCK_STEP_US)
                 return now;
         log_notice("The wall clock stepped by %+" PRIi64 " s: idle times and expiries keep their remaining time",
-                   step / 1000000);
+                   (step + (step < 0 ? -500000 : 500000)) / 1000000);
         registry_rebase(&m->registry, step);
         m->clock_real_base_us = real;
         m->clock_boot_base_us = boot;

@@ -5,7 +5,9 @@ pause) with no client calling, a held lease or a running exec postpones it, expi
 deletes (SandboxRemoved, audited), a deadline that fell due while no daemon ran is
 acted on at the next start-up (after a SIGKILL), the policy's bounds and default, an
 ensure keeping an existing sandbox's lifetime, and the daemon staying up while a
-deadline is to come. Docker is asked directly whether it happened."""
+deadline is to come. Docker is asked directly whether it happened. The daemon runs with
+a short deadline tick (SBX_TEST_DEADLINE_TICK_MS), so the test waits for the timeouts,
+not for the tick."""
 
 import time
 
@@ -14,6 +16,18 @@ from sandbox_helpers import MEMBER, OTHER
 from test_lifetimes_leases import holder, props
 
 import signal
+
+import pytest
+
+# The deadline tick for tests (xagent-sandboxd(8), ENVIRONMENT): a quarter of a second
+# instead of 5 s, so that the waits below are the timeouts' own and not the tick's.
+TICK = ["/usr/bin/env", "SBX_TEST_DEADLINE_TICK_MS=250"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def short_tick(stack):
+    with h.daemon_argv(stack, TICK + stack.default_daemon_argv()):
+        yield
 
 
 def create(sandboxd, cleanup, tag, **options):
@@ -69,12 +83,12 @@ def test_a_lease_and_a_running_exec_postpone_it(stack, sandboxd, cleanup):
     name = create(sandboxd, cleanup, "busy", idle_timeout=3)
     with holder(stack) as hd:
         hd.acquire(name).result
-        time.sleep(12)
+        time.sleep(5)                   # past the idle timeout: twenty ticks
         assert docker_state(name) == "running"
     # A running exec, streamed by a client of its own.
-    p = stack.spawn_as(MEMBER, stack.client_argv("start-exec", name, '["sleep", "12"]', "{}"))
+    p = stack.spawn_as(MEMBER, stack.client_argv("start-exec", name, '["sleep", "6"]', "{}"))
     try:
-        time.sleep(10)
+        time.sleep(5)
         assert docker_state(name) == "running"
         assert p.wait(timeout=30) == 0, p.stderr.read()
     finally:
@@ -107,7 +121,7 @@ def test_an_overdue_deadline_is_acted_on_at_start_up(stack, sandboxd, cleanup):
     expiring = create(sandboxd, cleanup, "overdue-expire", expire_after=4)
     idle = create(sandboxd, cleanup, "overdue-idle", idle_timeout=4)
     stack.stop_daemon(signal.SIGKILL)
-    time.sleep(8)
+    time.sleep(5)
     # Nobody ran meanwhile: both still there.
     assert docker_state(expiring) == "running" and docker_state(idle) == "running"
     t0 = time.monotonic()
@@ -119,7 +133,7 @@ def test_an_overdue_deadline_is_acted_on_at_start_up(stack, sandboxd, cleanup):
 
 def test_the_idle_clock_survives_a_restart(stack, sandboxd, cleanup):
     name = create(sandboxd, cleanup, "clock", idle_timeout=20)
-    time.sleep(8)            # a tick has written the activity (none since the create)
+    time.sleep(1.5)          # a tick has written the activity (none since the create)
     stack.stop_daemon(signal.SIGKILL)
     assert sandboxd.call(MEMBER, "GetPolicy").ok
     t0 = time.monotonic()
@@ -177,13 +191,14 @@ def test_the_outsider_sees_no_lifetime(stack, sandboxd, cleanup):
 def test_a_pending_deadline_holds_off_the_idle_exit(stack, sandboxd, cleanup):
     argv = stack.default_daemon_argv()
     argv[argv.index("--idle-timeout") + 1] = "1"
-    with h.daemon_argv(stack, argv):
-        name = create(sandboxd, cleanup, "hold", expire_after=8)
+    with h.daemon_argv(stack, TICK + argv):
+        name = create(sandboxd, cleanup, "hold", expire_after=5)
         pid = stack.daemon_pid()
-        time.sleep(4)
+        time.sleep(2.5)
         assert stack.daemon_pid() == pid, "the daemon exited idle with a deadline to come"
         wait_docker(name, None, 30)
         h.wait_until(lambda: not stack.name_has_owner(h.BUS_NAME), 20, what="idle exit after the expiry")
+    stack.set_daemon_command(TICK + stack.default_daemon_argv())     # the module's again
 
 
 def test_ctl_lifetime_options(stack, sandboxd, cleanup):
