@@ -118,10 +118,12 @@ def test_expiry_deletes(stack, sandboxd, cleanup):
 
 
 def test_an_overdue_deadline_is_acted_on_at_start_up(stack, sandboxd, cleanup):
-    expiring = create(sandboxd, cleanup, "overdue-expire", expire_after=4)
-    idle = create(sandboxd, cleanup, "overdue-idle", idle_timeout=4)
+    # Long enough for both creates and the SIGKILL to come first on a busy machine (the
+    # tick is short here: a deadline passed while the daemon runs is acted on at once).
+    expiring = create(sandboxd, cleanup, "overdue-expire", expire_after=6)
+    idle = create(sandboxd, cleanup, "overdue-idle", idle_timeout=6)
     stack.stop_daemon(signal.SIGKILL)
-    time.sleep(5)
+    time.sleep(6)
     # Nobody ran meanwhile: both still there.
     assert docker_state(expiring) == "running" and docker_state(idle) == "running"
     t0 = time.monotonic()
