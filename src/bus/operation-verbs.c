@@ -259,35 +259,43 @@ static int admit_acquire(Operation *o) {
 
 /* Main thread: replies ---------------------------------------------------- */
 
-static int reply_create(Operation *o, sd_bus_message *reply) {
-        const SandboxEntry *e;
-        int r;
+/* A sandbox made now has the lifetime stored with it (or none: a replacement's is new
+ * too). */
+static int apply_create(Operation *o) {
+        int r = registry_put(&o->m->registry, o->sandbox);
 
-        if ((r = registry_put(&o->m->registry, o->sandbox)) < 0)
-                return r;
-        /* A sandbox made now has the lifetime stored with it (or none: a replacement's
-         * is new too). */
-        if (o->verb == VERB_CREATE || o->outcome == SBX_ENSURE_CREATED || o->outcome == SBX_ENSURE_RECREATED)
+        if (r >= 0 && (o->verb == VERB_CREATE || o->outcome == SBX_ENSURE_CREATED || o->outcome == SBX_ENSURE_RECREATED))
                 registry_set_lifetime(&o->m->registry, &(SbxLifetimeRow) {
                         .name = o->name, .idle_timeout_s = o->sandbox->idle_timeout_s,
                         .expire_at_us = o->sandbox->expire_at_us, .on_idle_pause = o->sandbox->on_idle_pause,
                         .last_activity_us = o->sandbox->last_activity_us });
-        e = registry_get(&o->m->registry, o->name);
-        return sd_bus_message_append(reply, "os", e->path, o->sandbox->fingerprint);
+        return r;
+}
+
+static int reply_create(Operation *o, sd_bus_message *reply) {
+        return sd_bus_message_append(reply, "os", registry_get(&o->m->registry, o->name)->path, o->sandbox->fingerprint);
+}
+
+static int apply_ensure(Operation *o) {
+        int r = apply_create(o);
+
+        if (r >= 0 && o->force && o->outcome == SBX_ENSURE_RECREATED)
+                revoke_leases(o);
+        return r;
 }
 
 static int reply_ensure(Operation *o, sd_bus_message *reply) {
         int r = reply_create(o, reply);
 
-        if (r >= 0 && o->force && o->outcome == SBX_ENSURE_RECREATED)
-                revoke_leases(o);
         return r < 0 ? r : sd_bus_message_append(reply, "s", sbx_ensure_outcome_to_string(o->outcome));
 }
 
-static int reply_get(Operation *o, sd_bus_message *reply) {
-        int r = registry_put(&o->m->registry, o->sandbox);
+static int apply_put(Operation *o) {
+        return registry_put(&o->m->registry, o->sandbox);
+}
 
-        return r < 0 ? r : sd_bus_message_append(reply, "o", registry_get(&o->m->registry, o->name)->path);
+static int reply_get(Operation *o, sd_bus_message *reply) {
+        return sd_bus_message_append(reply, "o", registry_get(&o->m->registry, o->name)->path);
 }
 
 /* What the service holds of it, from the registry (leases.h, deadlines.h): never
@@ -310,7 +318,7 @@ static void keep_described(Operation *o) {
         manager_sweep_described_later(o->m);
 }
 
-static int reply_inspect(Operation *o, sd_bus_message *reply) {
+static int apply_inspect(Operation *o) {
         SandboxEntry *e;
         int r;
 
@@ -318,14 +326,22 @@ static int reply_inspect(Operation *o, sd_bus_message *reply) {
                 e = registry_get(&o->m->registry, o->name);
                 if (e && e->described)
                         take_held_facts(e->described, e);
-                return registry_append_inspection(e, reply);
+                return 0;
         }
         if ((r = registry_put(&o->m->registry, o->sandbox)) < 0)
                 return r;
         take_held_facts(o->sandbox, registry_get(&o->m->registry, o->name));
+        return 0;
+}
+
+static int reply_inspect(Operation *o, sd_bus_message *reply) {
+        int r;
+
+        if (o->answered_here)
+                return registry_append_inspection(registry_get(&o->m->registry, o->name), reply);
         if ((r = bus_append_inspection(reply, o->sandbox)) < 0)
                 return r;
-        keep_described(o);
+        keep_described(o);              /* for the reads after it (the answer is built) */
         return 0;
 }
 
@@ -378,56 +394,52 @@ static int answer_verify(Operation *o) {
         return 1;
 }
 
-static int reply_start(Operation *o, sd_bus_message *reply) {
+static int apply_start(Operation *o) {
         const SandboxEntry *e = registry_get(&o->m->registry, o->name);
 
         /* A start that changed nothing leaves a paused sandbox paused. */
-        if (o->r == 0 && e && e->state == SBX_STATE_PAUSED)
-                return 0;
+        if (!(o->r == 0 && e && e->state == SBX_STATE_PAUSED))
+                registry_started(&o->m->registry, o->name);
+        return 0;
+}
+
+static int apply_resume(Operation *o) {
         registry_started(&o->m->registry, o->name);
         return 0;
 }
 
-static int reply_resume(Operation *o, sd_bus_message *reply) {
-        registry_started(&o->m->registry, o->name);
-        return 0;
-}
-
-static int reply_stop(Operation *o, sd_bus_message *reply) {
+static int apply_stop(Operation *o) {
         registry_stopped(&o->m->registry, o->name);
         return 0;
 }
 
-static int reply_pause(Operation *o, sd_bus_message *reply) {
+static int apply_pause(Operation *o) {
         registry_paused(&o->m->registry, o->name);
         return 0;
 }
 
-static int reply_delete(Operation *o, sd_bus_message *reply) {
+static int apply_delete(Operation *o) {
         registry_drop(&o->m->registry, o->name);
         return 0;
 }
 
 /* The lease's pipe is made now, on the main thread that watches it (leases.h); the
  * reply takes a copy of the caller's end. */
-static int reply_acquire(Operation *o, sd_bus_message *reply) {
-        _cleanup_close_ int fd = -1;
+static int apply_acquire(Operation *o) {
         const SbxPolicy *p = o->m->policy;
         int r = registry_put(&o->m->registry, o->sandbox);
 
-        if (r >= 0)
-                r = leases_acquire(&o->m->leases, o->name, o->uid, sd_bus_message_get_sender(o->call),
-                                   (unsigned) p->max_leases_per_user, (unsigned) p->max_leases_per_sandbox, &fd,
-                                   &o->error);
-        return r < 0 ? r : sd_bus_message_append(reply, "h", fd);
+        return r < 0 ? r : leases_acquire(&o->m->leases, o->name, o->uid, sd_bus_message_get_sender(o->call),
+                                          (unsigned) p->max_leases_per_user, (unsigned) p->max_leases_per_sandbox,
+                                          &o->lease_fd, &o->error);
+}
+
+static int reply_acquire(Operation *o, sd_bus_message *reply) {
+        return sd_bus_message_append(reply, "h", o->lease_fd);
 }
 
 static int reply_snapshot(Operation *o, sd_bus_message *reply) {
         return sd_bus_message_append(reply, "s", o->image_id);
-}
-
-static int reply_delete_snapshot(Operation *o, sd_bus_message *reply) {
-        return 0;
 }
 
 /* FindSandboxes: whether s has the filter's state and labels. */
@@ -438,18 +450,24 @@ static bool found(const Operation *o, const SandboxEntry *e) {
                 sbx_user_labels_match(e->labels, o->labels);
 }
 
+/* What the list found, into the objects. */
+static int apply_list(Operation *o) {
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < o->n_list; i++)
+                r = registry_put(&o->m->registry, o->list[i]);
+        return r;
+}
+
 /* ListSandboxes, and FindSandboxes with its filter. */
 static int reply_list(Operation *o, sd_bus_message *reply) {
         int r = sd_bus_message_open_container(reply, 'a', "(ssuso)");
 
         for (size_t i = 0; r >= 0 && i < o->n_list; i++) {
                 const SbxSandbox *s = o->list[i];
-                const SandboxEntry *e;
+                const SandboxEntry *e = registry_get(&o->m->registry, s->name);
 
-                if ((r = registry_put(&o->m->registry, s)) < 0)
-                        break;
-                e = registry_get(&o->m->registry, s->name);
-                if (!(o->all || (s->owner_valid && s->owner == o->uid)) || !found(o, e))
+                if (!e || !(o->all || (s->owner_valid && s->owner == o->uid)) || !found(o, e))
                         continue;
                 r = sd_bus_message_append(reply, "(ssuso)", e->display, sbx_state_to_string(s->state),
                                           (uint32_t) s->owner, sbx_verdict_to_string(s->verdict), e->path);
@@ -535,26 +553,30 @@ static int reply_none(Operation *o, sd_bus_message *reply) {
 
 const VerbInfo operation_verbs[_VERB_MAX] = {
         [VERB_CREATE] = { .name = "create", .own_action = A_CREATE, .changes = true, .run = run_create,
-                .reply = reply_create },
-        [VERB_GET] = { .name = "get", .own_action = A_INSPECT, .run = run_inspect, .reply = reply_get },
-        [VERB_INSPECT] = { .name = "inspect", .own_action = A_INSPECT, .run = run_inspect, .reply = reply_inspect,
+                .apply = apply_create, .reply = reply_create },
+        [VERB_GET] = { .name = "get", .own_action = A_INSPECT, .run = run_inspect, .apply = apply_put,
+                .reply = reply_get },
+        [VERB_INSPECT] = { .name = "inspect", .own_action = A_INSPECT, .run = run_inspect, .apply = apply_inspect,
+                .reply = reply_inspect,
                 .answer = answer_inspect },
         /* InspectSandbox with Docker asked now (DESIGN §20) */
-        [VERB_REFRESH] = { .name = "refresh", .own_action = A_INSPECT, .run = run_refresh, .reply = reply_inspect },
+        [VERB_REFRESH] = { .name = "refresh", .own_action = A_INSPECT, .run = run_refresh, .apply = apply_inspect,
+                .reply = reply_inspect },
         [VERB_VERIFY] = { .name = "verify", .own_action = A_INSPECT, .run = run_verify, .reply = reply_verify,
                 .answer = answer_verify },
         [VERB_START] = { .name = "start", .own_action = A_MANAGE, .changes = true, .run = run_start,
-                .reply = reply_start, .activity = true },
-        [VERB_STOP] = { .name = "stop", .own_action = A_MANAGE, .changes = true, .run = run_stop, .reply = reply_stop,
+                .apply = apply_start, .reply = reply_none, .activity = true },
+        [VERB_STOP] = { .name = "stop", .own_action = A_MANAGE, .changes = true, .run = run_stop, .apply = apply_stop,
+                .reply = reply_none,
                 .admit = admit_stop },
         [VERB_DELETE] = { .name = "delete", .own_action = A_MANAGE, .changes = true, .run = run_delete,
-                .reply = reply_delete, .admit = admit_delete },
+                .apply = apply_delete, .reply = reply_none, .admit = admit_delete },
         [VERB_SNAPSHOT] = { .name = "snapshot", .own_action = A_MANAGE, .changes = true, .run = run_snapshot,
                 .reply = reply_snapshot },
         [VERB_DELETE_SNAPSHOT] = { .name = "delete-snapshot", .own_action = A_MANAGE, .changes = true,
-                .run = run_delete_snapshot, .reply = reply_delete_snapshot },
+                .run = run_delete_snapshot, .reply = reply_none },
         [VERB_LIST] = { .name = "list", .own_action = A_INSPECT, .lists = true, .run = run_list,
-                .reply = reply_list },
+                .apply = apply_list, .reply = reply_list },
         [VERB_LIST_SNAPSHOTS] = { .name = "list-snapshots", .own_action = A_INSPECT, .lists = true,
                 .run = run_list_snapshots, .reply = reply_list_snapshots },
         [VERB_EXEC] = { .name = "exec", .own_action = A_EXEC, .changes = true, .run = run_exec, .reply = reply_exec,
@@ -570,7 +592,7 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
                 .reply = reply_none, .others_action = A_EXEC_OTHERS, .exec = true, .fds = true, .activity = true },
         /* creates or starts the caller's own; replacing it (recreate) also needs manage */
         [VERB_ENSURE] = { .name = "ensure", .own_action = A_CREATE, .changes = true, .run = run_ensure,
-                .reply = reply_ensure, .admit = admit_ensure, .activity = true },
+                .apply = apply_ensure, .reply = reply_ensure, .admit = admit_ensure, .activity = true },
         /* The file calls start no process (the kept channel's exec holds no slot). The
          * read and the listing are reads (the read share, the read workers), audited
          * all the same, like the copies; the write and the removal are state changes. */
@@ -584,14 +606,15 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
                 .reply = reply_none, .others_action = A_EXEC_OTHERS, .activity = true },
         /* ListSandboxes filtered (by labels, state) */
         [VERB_FIND] = { .name = "find", .own_action = A_INSPECT, .lists = true, .run = run_list,
-                .reply = reply_list },
+                .apply = apply_list, .reply = reply_list },
         /* Docker's freezer */
         [VERB_PAUSE] = { .name = "pause", .own_action = A_MANAGE, .changes = true, .run = run_pause,
-                .reply = reply_pause, .admit = admit_pause },
+                .apply = apply_pause, .reply = reply_none, .admit = admit_pause },
         [VERB_RESUME] = { .name = "resume", .own_action = A_MANAGE, .changes = true, .run = run_resume,
-                .reply = reply_resume, .activity = true },
+                .apply = apply_resume, .reply = reply_none, .activity = true },
         /* a use of the sandbox, as an exec is (docs/security.md) */
         [VERB_ACQUIRE] = { .name = "acquire", .own_action = A_EXEC, .changes = true, .run = run_inspect,
-                .reply = reply_acquire, .others_action = A_EXEC_OTHERS, .admit = admit_acquire, .activity = true },
+                .apply = apply_acquire, .reply = reply_acquire, .others_action = A_EXEC_OTHERS, .admit = admit_acquire,
+                .activity = true },
 };
 

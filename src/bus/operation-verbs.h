@@ -100,6 +100,10 @@ typedef struct VerbInfo {
         bool changes;                   /* a state change: audited */
         bool lists;                     /* everyone's objects for holders of manage-others */
         int (*run)(Operation *o, SbxLifecycle *l);
+        /* Main thread, once the work succeeded: its effect on the registry (the objects,
+         * their properties and signals, the leases), apart from the reply; NULL: none.
+         * May refuse (the errno, with o->error set): a lease over a cap. */
+        int (*apply)(Operation *o);
         int (*reply)(Operation *o, sd_bus_message *reply);
         const char *others_action;      /* for another uid's objects, if not manage-others */
         bool exec;                      /* runs a process in the sandbox: holds an exec slot */
@@ -135,6 +139,7 @@ struct Operation {
         SbxLifetime lifetime;           /* create, ensure: a new sandbox's */
         unsigned busy_leases;           /* ensure: other connections' leases (a replacement is
                                          * SandboxBusy) */
+        int lease_fd;                   /* acquire: the caller's end, made by apply */
         json_object *labels;            /* create, ensure; find: the filter's */
         char *find_state;               /* find: the filter's, or NULL */
         bool resume;                    /* using a sandbox: resume it first if paused */

@@ -52,6 +52,7 @@ static void operation_free_unstarted(Operation *o) {
         sbx_exec_options_done(&o->exec);
         for (size_t i = 0; i < 3; i++)
                 safe_close(o->fds[i]);
+        safe_close(o->lease_fd);
         sbx_exec_result_done(&o->exec_result);
         sbx_exec_process_free(o->exec_process);
         sbx_file_data_done(&o->file_data);
@@ -172,8 +173,12 @@ static void job_reply(Operation *o) {
                 fail(o, OPERATION_ERRED, o->r, &o->error);
                 return;
         }
-        if ((r = sd_bus_message_new_method_return(o->call, &reply)) < 0 || (r = operation_verbs[o->verb].reply(o, reply)) < 0) {
-                fail(o, OPERATION_ERRED, r, &o->error);       /* a reply may refuse (a lease over a cap) */
+        /* The effect on the registry first (it may refuse: a lease over a cap), then the
+         * reply built from it. */
+        if ((operation_verbs[o->verb].apply && (r = operation_verbs[o->verb].apply(o)) < 0) ||
+            (r = sd_bus_message_new_method_return(o->call, &reply)) < 0 ||
+            (r = operation_verbs[o->verb].reply(o, reply)) < 0) {
+                fail(o, OPERATION_ERRED, r, &o->error);
                 return;
         }
         if (operation_verbs[o->verb].activity)
@@ -560,6 +565,7 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .timeout_s = args->timeout_s,
                 .argv = TAKE_PTR(args->argv),
                 .fds = { -1, -1, -1 },
+                .lease_fd = -1,
                 .recreate = args->recreate,
                 .force = args->force,
                 .lifetime = args->lifetime,

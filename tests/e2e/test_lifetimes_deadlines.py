@@ -56,13 +56,13 @@ def wait_docker(name, want, timeout):
 
 def test_an_idle_sandbox_is_stopped_with_nobody_calling(stack, sandboxd, cleanup):
     mark = h.LogMark(stack)
+    t0 = time.monotonic()                   # idle from its creation on
     name = create(sandboxd, cleanup, "idle", idle_timeout=2)
     p = props(sandboxd, name)
     assert (p["IdleTimeout"], p["OnIdle"], p["ExpiresAt"]) == (2, "stop", 0)
     ins = sandboxd.inspect(MEMBER, name).result[0]
     assert (ins["idle_timeout"], ins["on_idle"], ins["expires_at"], ins["leases"]) == (2, "stop", 0, 0)
     assert ins["last_activity"] >= p["CreatedAt"]
-    t0 = time.monotonic()
     wait_docker(name, "stopped", 30)
     assert time.monotonic() - t0 >= 2
     assert props(sandboxd, name)["State"] == "stopped"
