@@ -17,7 +17,6 @@ import pytest
 
 import sandbox_helpers as h
 from sandbox_helpers import MEMBER
-from test_names import second_member  # noqa: F401 (a fixture)
 
 EXEC = "org.xagent.Sandbox1.Exec"
 FLOOD = 128
@@ -78,7 +77,8 @@ def serve_stopped(box):
     return any(p[1].startswith("T") and "--serve" in p[-1] for p in top["Processes"])
 
 
-def test_a_stuck_channel_costs_only_its_owner(stack, sandboxd, cleanup, slow_polls, second_member):  # noqa: F811
+def test_a_stuck_channel_costs_only_its_owner(stack, sandboxd, cleanup, slow_polls):
+    second_member = h.second_member()
     box = cleanup.sandbox(h.unique("stuck"))
     mine = cleanup.sandbox(h.unique("other"))
     sandboxd.create(MEMBER, box, h.spec()).result
