@@ -71,6 +71,9 @@ def test_an_old_expiry_never_deletes_the_new_sandbox_of_the_name(f):
     due meanwhile (queued behind both on the name's lock): it acts only on the sandbox
     that fell due — its container and creation — so it does nothing to the new one."""
     f.stack.set_daemon_command(["/usr/bin/env", "SBX_TEST_DEADLINE_TICK_MS=200"] + f.daemon_argv())
+    # The re-create's Docker budget counts from its start, its wait for the name's lock
+    # included: room for both.
+    f.write_config(docker_timeout=30)
     try:
         f.activate()
         mark = f.log_mark()
