@@ -94,7 +94,7 @@ def test_a_stuck_channel_costs_only_its_owner(stack, sandboxd, cleanup, slow_pol
                       [box, ["sh", "-c", STOPPER], {"detach": ["b", True]},
                        "</dev/null", ">/dev/null", ">/dev/null"]).result
         # A file call opens the channel again if need be; the stopper stops it.
-        sandboxd.call(MEMBER, "ReadFile", "sa{sv}", [box, "/etc/hostname", {}], timeout=60)
+        sandboxd.call(MEMBER, "ReadFile", "ssa{sv}", [box, "/etc/hostname", {}], timeout=60)
         h.wait_until(lambda: serve_stopped(box), 30, step=0.3, what="a stopped --serve")
 
         flood = stack.spawn_as(MEMBER, stack.client_argv("flood", h.BUS_NAME, path, EXEC,
