@@ -132,7 +132,13 @@ static void work_done_cancellable(void *job) {
 }
 
 static void work_cancel(void *job) {
-        refuse_with(job, 0, work_error_shutting_down);
+        Work *w = job;
+
+        if (w->on_read_worker) {        /* queued on the read pool: it holds no worker after all */
+                (*reads_running_of(w->m, w->uid, false))--;
+                w->m->n_reads_running--;
+        }
+        refuse_with(w, 0, work_error_shutting_down);
 }
 
 /* The one place work goes to a pool. */
