@@ -80,15 +80,16 @@ def test_on_idle_pause(stack, sandboxd, cleanup):
 
 
 def test_a_lease_and_a_running_exec_postpone_it(stack, sandboxd, cleanup):
-    name = create(sandboxd, cleanup, "busy", idle_timeout=3)
+    # 5 s: room for the exec's client to start after the lease's end on a busy machine.
+    name = create(sandboxd, cleanup, "busy", idle_timeout=5)
     with holder(stack) as hd:
         hd.acquire(name).result
-        time.sleep(5)                   # past the idle timeout: twenty ticks
+        time.sleep(7)                   # past the idle timeout: many ticks
         assert docker_state(name) == "running"
     # A running exec, streamed by a client of its own.
-    p = stack.spawn_as(MEMBER, stack.client_argv("start-exec", name, '["sleep", "6"]', "{}"))
+    p = stack.spawn_as(MEMBER, stack.client_argv("start-exec", name, '["sleep", "8"]', "{}"))
     try:
-        time.sleep(5)
+        time.sleep(6.5)
         assert docker_state(name) == "running"
         assert p.wait(timeout=30) == 0, p.stderr.read()
     finally:
@@ -118,19 +119,21 @@ def test_expiry_deletes(stack, sandboxd, cleanup):
 
 
 def test_an_overdue_deadline_is_acted_on_at_start_up(stack, sandboxd, cleanup):
-    # Long enough for both creates and the SIGKILL to come first on a busy machine (the
-    # tick is short here: a deadline passed while the daemon runs is acted on at once).
-    expiring = create(sandboxd, cleanup, "overdue-expire", expire_after=6)
-    idle = create(sandboxd, cleanup, "overdue-idle", idle_timeout=6)
-    stack.stop_daemon(signal.SIGKILL)
-    time.sleep(6)
-    # Nobody ran meanwhile: both still there.
-    assert docker_state(expiring) == "running" and docker_state(idle) == "running"
-    t0 = time.monotonic()
-    assert sandboxd.call(OTHER, "GetPolicy").ok              # any call starts the daemon
-    wait_docker(expiring, None, 30)
-    wait_docker(idle, "stopped", 30)
-    assert time.monotonic() - t0 < 30
+    # The default tick here: the deadlines must fall due while no daemon runs, and a
+    # short tick acts on one at once if the creates are slow.
+    with h.daemon_argv(stack, stack.default_daemon_argv()):
+        expiring = create(sandboxd, cleanup, "overdue-expire", expire_after=4)
+        idle = create(sandboxd, cleanup, "overdue-idle", idle_timeout=4)
+        stack.stop_daemon(signal.SIGKILL)
+        time.sleep(8)
+        # Nobody ran meanwhile: both still there.
+        assert docker_state(expiring) == "running" and docker_state(idle) == "running"
+        t0 = time.monotonic()
+        assert sandboxd.call(OTHER, "GetPolicy").ok              # any call starts the daemon
+        wait_docker(expiring, None, 30)
+        wait_docker(idle, "stopped", 30)
+        assert time.monotonic() - t0 < 30
+    stack.set_daemon_command(TICK + stack.default_daemon_argv())     # the module's again
 
 
 def test_the_idle_clock_survives_a_restart(stack, sandboxd, cleanup):
