@@ -113,8 +113,12 @@ def test_a_stuck_channel_costs_only_its_owner(stack, sandboxd, cleanup, slow_pol
         replies = [h.Reply(x) for x in json.loads(out[0])]
         print("the other member's calls before:", before)
         print("… during the flood:", during)
+        # 5 s (the issue's bound) on a machine whose own calls take less; on a loaded one
+        # (a container's start alone can take 5 s), no worse than twice the same calls'
+        # time without the flood. Without the fix they took 30-50 s (issue 32).
+        limit = max(LIMIT_S, 2 * max(t for _, t in before))
         slowest = max(t for _, t in during)
-        assert slowest < LIMIT_S, (before, during)
+        assert slowest < limit, (before, during)
         # The flood is refused, when it is, as the owner's own read share; the rest
         # waited for the stuck channel (TimedOut), or found a new one stopped at once.
         share = f"Too many reads of uid {h.uid_of(MEMBER)} in progress (max_reads_per_user)"
