@@ -193,12 +193,19 @@ def test_lost_update_event_no_stale_verdict(f):
 
 def test_stalled_event_stream_no_stale_verdict(f):
     """The event stream stalled (its connection open, no event passed on): a change
-    behind the service's back is in every read within observation_max_age and a margin
-    (was: List said match for the whole stall)."""
+    behind the service's back is in every read within observation_max_age and a margin,
+    the object's Verdict property first, read alone (was: List said match for the whole
+    stall)."""
     name, cid, path = setup_listed(f)
     stall = f.relay.drop_events()
     f.docker.ok("POST", f"/containers/{cid}/update", {"NanoCpus": 5 * 10**8})
     F.wait_until(lambda: stall.caught, 10, what="the update event withheld")
+    # no list, no inspect: the object's Verdict alone, read past observation_max_age,
+    # has the sandbox looked at again
+    t0 = time.monotonic()
+    F.wait_until(lambda: verdict_property(f, path) == "mismatch", 2 + 3, step=0.2,
+                 what="the Verdict property saying mismatch")
+    print(f"the Verdict property said mismatch {time.monotonic() - t0:.2f}s into the stall")
     took = every_read_says(f, name, path, "mismatch", 2 + 3)
     print(f"mismatch listed {took:.2f}s into the stall")
     stall.cancel()
