@@ -184,6 +184,7 @@ static void poll_done(DetachJob *j) {
         }
         if (j->r < 0)
                 return;                 /* again at the next poll */
+        e->unpolled = false;
         if (j->state.exited) {
                 end(e, j->state.exit_status);
                 if (j->state.gone)
@@ -213,9 +214,11 @@ static void read_done(DetachJob *j) {
         if (sandbox_gone(j)) {
                 end(e, 128 + 9);
                 discard(e);
-        } else if (j->r >= 0 && !o->running && !o->more) {
-                /* It ended, and what it left was read to its end: the object goes. */
-                end(e, o->exit_status);
+        } else if (j->r >= 0 && !(o->running && e->running) && !o->more) {
+                /* It ended, and what it left was read to its end: the object goes. Also
+                 * one whose supervisor died with it (a docker restart, the OOM killer),
+                 * which wrote no end into its ring: the poll ended it (killed). */
+                end(e, o->running ? e->exit_status : o->exit_status);
                 discard(e);
         }
 }
@@ -301,10 +304,19 @@ static int submit(Manager *m, ExecObject *e, DetachJobKind kind, const char *nam
         return submit_with(m, e, kind, name, id, call, offset, NULL, 0);
 }
 
+/* Its sandbox paused (Docker's freezer, by the service or behind its back): the
+ * ring file can only be read over the channel, which a frozen sandbox does not
+ * answer. */
+static bool sandbox_paused(const ExecObject *e) {
+        const SandboxEntry *s = registry_get(&e->m->registry, e->name);
+
+        return s && s->state == SBX_STATE_PAUSED;
+}
+
 static int on_poll(sd_event_source *s, uint64_t usec, void *userdata) {
         ExecObject *e = userdata;
 
-        if (e->running && !e->polling && !e->doomed && !e->discarded &&
+        if (e->running && !e->polling && !e->doomed && !e->discarded && !sandbox_paused(e) &&
             submit(e->m, e, JOB_POLL, e->name, e->id, NULL, 0) >= 0)
                 e->polling = true;
         (void) sd_event_source_set_time_relative(s, POLL_USEC);
@@ -338,6 +350,10 @@ static int read_output(sd_bus_message *msg, ExecObject *e, sd_bus_error *error) 
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
         if (e->discarded)
                 return sd_bus_error_set(error, SD_BUS_ERROR_UNKNOWN_OBJECT, "The exec object is going away");
+        if (sandbox_paused(e))
+                return sd_bus_error_setf(error, SBX_BUS_ERROR_PREFIX "NotRunning",
+                                         "Sandbox '%s' is paused: its processes are frozen and their output is "
+                                         "read after ResumeSandbox", e->sandbox);
         if ((r = manager_busy(e->m, uid)) < 0)
                 return r == -EBUSY ? sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
                                                       "Too many operations of this user in progress")
@@ -451,6 +467,41 @@ static ExecObject *find(Manager *m, const char *id) {
         return NULL;
 }
 
+/* The object of a stored row (its "uid:gid" taken), as st says its process is (NULL:
+ * not known yet, polled first). One there already stays as it is. */
+static void give_back(Manager *m, const SbxDetachedRow *row, char **user, const SbxDetachState *st) {
+        SbxExecProcess *p;
+        ExecObject *e;
+        const char *plain;
+
+        if (strlen(row->id) != SBX_DETACH_ID_LEN || strlen(row->token) != SBX_EXEC_TOKEN_LEN || find(m, row->id) ||
+            !(p = calloc(1, sizeof(SbxExecProcess))))
+                return;
+        p->relay = SBX_RELAY_INIT;
+        memcpy(p->token, row->token, SBX_EXEC_TOKEN_LEN + 1);
+        memcpy(p->detach_id, row->id, SBX_DETACH_ID_LEN + 1);
+        p->container_id = strdup(row->container_id);
+        p->user = TAKE_PTR(*user);
+        if (!p->container_id || !p->user) {
+                sbx_exec_process_free(p);
+                return;
+        }
+        (void) sbx_name_unqualify(row->sandbox, &plain);
+        exec_slots_force(&m->execs, row->caller);
+        if (!(e = detached_object(m, row->id, plain, row->sandbox, row->argv0, row->owner, row->caller, p)))
+                return;
+        e->unpolled = !st;
+        if (e->unpolled)
+                (void) sd_event_source_set_time_relative(e->poll, 0);   /* polled first thing */
+        if (st && st->exited && !st->gone) {
+                e->running = false;
+                e->exit_status = st->exit_status;
+                exec_slots_release(&m->execs, row->caller, 0);
+        }
+        log_info("Detached exec %s in sandbox '%s' is back%s", row->id, row->sandbox,
+                 !st ? " (as the store has it; polled next)" : e->running ? "" : " (ended)");
+}
+
 static void restored(Manager *m, DetachJob *j) {
         if (j->r < 0) {
                 log_warning("The detached processes of the store could not be given back (at the next "
@@ -458,37 +509,32 @@ static void restored(Manager *m, DetachJob *j) {
                 m->execs.detached_restored = false;
                 return;
         }
-        for (size_t i = 0; i < j->n_rows; i++) {
-                const SbxDetachedRow *row = &j->rows[i];
-                const SbxDetachState *st = &j->states[i];
-                SbxExecProcess *p;
-                ExecObject *e;
-                const char *plain;
+        for (size_t i = 0; i < j->n_rows; i++)
+                give_back(m, &j->rows[i], &j->users[i], &j->states[i]);
+}
 
-                if (strlen(row->id) != SBX_DETACH_ID_LEN || strlen(row->token) != SBX_EXEC_TOKEN_LEN ||
-                    find(m, row->id) || !(p = calloc(1, sizeof(SbxExecProcess))))
-                        continue;
-                p->relay = SBX_RELAY_INIT;
-                memcpy(p->token, row->token, SBX_EXEC_TOKEN_LEN + 1);
-                memcpy(p->detach_id, row->id, SBX_DETACH_ID_LEN + 1);
-                p->container_id = strdup(row->container_id);
-                p->user = TAKE_PTR(j->users[i]);
-                if (!p->container_id || !p->user) {
-                        sbx_exec_process_free(p);
-                        continue;
-                }
-                (void) sbx_name_unqualify(row->sandbox, &plain);
-                exec_slots_force(&m->execs, row->caller);
-                if (!(e = detached_object(m, row->id, plain, row->sandbox, row->argv0, row->owner, row->caller, p)))
-                        continue;
-                if (st->exited && !st->gone) {
-                        e->running = false;
-                        e->exit_status = st->exit_status;
-                        exec_slots_release(&m->execs, row->caller, 0);
-                }
-                log_info("Detached exec %s in sandbox '%s' is back%s", row->id, row->sandbox,
-                         e->running ? "" : " (ended)");
+/* The start-up's look at the store: before the daemon answers anything, the objects
+ * of the rows whose sandbox's row says running in the same container are back —
+ * never a false absence (ListExecs' [] and ReadOutput's UnknownObject are what an
+ * ended and read process gets). How each process is is not known before its first
+ * poll: until then ListExecs says so (bus_exec_list()). The restore after the sweep
+ * then settles the other rows. */
+void bus_detached_load(Manager *m, SbxStore *store) {
+        SbxDetachedRow *rows = NULL;
+        size_t n = 0;
+
+        if (sbx_store_list_detached(store, RESTORE_MAX, &rows, &n, NULL) < 0)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *sb = NULL;
+                _cleanup_free_ char *user = NULL;
+
+                if (sbx_store_get_sandbox(store, rows[i].sandbox, &sb, NULL) > 0 && sb->state == SBX_SANDBOX_RUNNING &&
+                    streq(sb->container_id, rows[i].container_id) &&
+                    asprintf(&user, "%u:%u", (unsigned) rows[i].owner, (unsigned) sb->owner_gid) >= 0)
+                        give_back(m, &rows[i], &user, NULL);
         }
+        sbx_detached_rows_free(rows, n);
 }
 
 void bus_detached_restore(Manager *m) {
@@ -509,6 +555,12 @@ int bus_exec_list(Manager *m, sd_bus_message *msg, const char *name, const uid_t
         if (owner && uid != 0 && uid != *owner)
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
                                         "ListExecs: the sandbox is another user's; only its owner and root list it");
+        FOREACH_EXEC(e, m)
+                if (e->unpolled && streq_ptr(e->name, name) && !e->discarded && !sandbox_paused(e))
+                        return sd_bus_error_setf(error, SBX_BUS_ERROR_PREFIX "BackendUnavailable",
+                                                 "The service started just now: whether the detached processes "
+                                                 "of sandbox '%s' still run is being asked (ask again in a "
+                                                 "second)", e->sandbox);
         if ((r = sd_bus_message_new_method_return(msg, &reply)) < 0 ||
             (r = sd_bus_message_open_container(reply, 'a', "(osbi)")) < 0)
                 return r;
