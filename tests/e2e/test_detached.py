@@ -36,6 +36,16 @@ def list_execs(sandboxd, user, name):
     return [tuple(x) for x in sandboxd.call(user, "ListExecs", "s", [name]).result[0]]
 
 
+def list_execs_after_restart(sandboxd, user, name):
+    """ListExecs right after a restart: [] while it says BackendUnavailable (how the
+    processes given back are is being asked)."""
+    r = sandboxd.call(user, "ListExecs", "s", [name])
+    if not r.ok:
+        r.error(h.ERR + "BackendUnavailable")
+        return []
+    return [tuple(x) for x in r.result[0]]
+
+
 def listed_after_restart(sandboxd, user, name, entry):
     """Right after a daemon restart ListExecs lists entry, or says BackendUnavailable
     while it asks how the processes given back are — never leaves it out (an absence is
@@ -150,7 +160,8 @@ def test_ended_processes_come_back_ended_holding_no_slot(stack, sandboxd, box):
     for p in paths:
         h.wait_until(lambda: ended(sandboxd, p) is not None or None, 15, step=0.3, what="true's end")
     assert stack.stop_daemon(signal.SIGKILL) is not None
-    back = h.wait_until(lambda: [x for x in list_execs(sandboxd, MEMBER, box) if x[0] in paths], 30, step=0.3, what="the objects back")
+    back = h.wait_until(lambda: [x for x in list_execs_after_restart(sandboxd, MEMBER, box) if x[0] in paths], 30,
+                        step=0.3, what="the objects back")
     # Seen ended at once (their rings said so), not running until a poll.
     assert sorted(back) == sorted((p, "true", False, 0) for p in paths), back
     # So the whole share is free.
