@@ -21,6 +21,7 @@
 #include "bus-exec-internal.h"
 #include "log.h"
 #include "naming.h"
+#include "time-util.h"
 
 #define POLL_USEC (1U * 1000000U)
 /* Rows given back at a restart: the running ones are bounded by max_execs, the
@@ -517,8 +518,8 @@ static void restored(Manager *m, DetachJob *j) {
  * of the rows whose sandbox's row says running in the same container are back —
  * never a false absence (ListExecs' [] and ReadOutput's UnknownObject are what an
  * ended and read process gets). How each process is is not known before its first
- * poll: until then ListExecs says so (bus_exec_list()). The restore after the sweep
- * then settles the other rows. */
+ * poll: until then ListExecs waits for it (defer_list()). The restore after the
+ * sweep then settles the other rows. */
 void bus_detached_load(Manager *m, SbxStore *store) {
         SbxDetachedRow *rows = NULL;
         size_t n = 0;
@@ -545,6 +546,84 @@ void bus_detached_restore(Manager *m) {
                 m->execs.detached_restored = false;
 }
 
+/* A ListExecs right after a start, while a process given back from the store is not
+ * polled yet: answered once it is (a poll takes a channel's round trip), at most
+ * DEFER_MAX_USEC later; then, with it still unknown (Docker slow or gone), a typed
+ * transient error — never a list that leaves it out. */
+#define DEFER_STEP_USEC (50U * 1000U)
+#define DEFER_MAX_USEC (5U * 1000000U)
+
+typedef struct DeferredList {
+        Manager *m;
+        sd_bus_message *call;
+        char *name;
+        bool has_owner;
+        uid_t owner;
+        uint64_t deadline_us;
+} DeferredList;
+
+static const char *unpolled_in(Manager *m, const char *name) {
+        FOREACH_EXEC(e, m)
+                if (e->unpolled && streq_ptr(e->name, name) && !e->discarded && !sandbox_paused(e))
+                        return e->sandbox;
+        return NULL;
+}
+
+static void deferred_free(void *userdata) {
+        DeferredList *d = userdata;
+
+        sd_bus_message_unref(d->call);
+        free(d->name);
+        free(d);
+}
+
+static int on_deferred(sd_event_source *s, uint64_t usec, void *userdata) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        DeferredList *d = userdata;
+        const char *shown = unpolled_in(d->m, d->name);
+        int r;
+
+        if (shown && sbx_now_monotonic_us() < d->deadline_us) {
+                (void) sd_event_source_set_time_relative(s, DEFER_STEP_USEC);
+                return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        }
+        if (shown)
+                r = sd_bus_error_setf(&error, SBX_BUS_ERROR_PREFIX "BackendUnavailable",
+                                      "Whether the detached processes of sandbox '%s' still run is not known yet: "
+                                      "the service started just now and Docker has not told (ask again)", shown);
+        else
+                r = bus_exec_list(d->m, d->call, d->name, d->has_owner ? &d->owner : NULL, &error);
+        if (r < 0 && (r = sd_bus_reply_method_error(d->call, &error)) < 0)
+                log_warning_errno(r, "The reply to ListExecs could not be sent: %m");
+        (void) sd_event_source_set_floating(s, false);
+        sd_event_source_disable_unref(s);
+        return 0;
+}
+
+static int defer_list(Manager *m, sd_bus_message *msg, const char *name, const uid_t *owner) {
+        DeferredList *d = calloc(1, sizeof(DeferredList));
+        sd_event_source *s = NULL;
+        int r;
+
+        if (!d || !(d->name = strdup(name))) {
+                free(d);
+                return -ENOMEM;
+        }
+        *d = (DeferredList) { .m = m, .call = sd_bus_message_ref(msg), .name = d->name, .has_owner = !!owner,
+                              .owner = owner ? *owner : 0, .deadline_us = sbx_now_monotonic_us() + DEFER_MAX_USEC };
+        if ((r = sd_event_add_time_relative(m->event, &s, CLOCK_MONOTONIC, DEFER_STEP_USEC, 0, on_deferred, d)) < 0) {
+                deferred_free(d);
+                return r;
+        }
+        if ((r = sd_event_source_set_destroy_callback(s, deferred_free)) < 0 ||
+            (r = sd_event_source_set_floating(s, true)) < 0) {
+                sd_event_source_disable_unref(s);       /* frees d, once the callback is set */
+                return r;
+        }
+        sd_event_source_unref(s);               /* the loop's now */
+        return 1;
+}
+
 int bus_exec_list(Manager *m, sd_bus_message *msg, const char *name, const uid_t *owner, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         uid_t uid;
@@ -555,12 +634,8 @@ int bus_exec_list(Manager *m, sd_bus_message *msg, const char *name, const uid_t
         if (owner && uid != 0 && uid != *owner)
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
                                         "ListExecs: the sandbox is another user's; only its owner and root list it");
-        FOREACH_EXEC(e, m)
-                if (e->unpolled && streq_ptr(e->name, name) && !e->discarded && !sandbox_paused(e))
-                        return sd_bus_error_setf(error, SBX_BUS_ERROR_PREFIX "BackendUnavailable",
-                                                 "The service started just now: whether the detached processes "
-                                                 "of sandbox '%s' still run is being asked (ask again in a "
-                                                 "second)", e->sandbox);
+        if (unpolled_in(m, name))
+                return defer_list(m, msg, name, owner);
         if ((r = sd_bus_message_new_method_return(msg, &reply)) < 0 ||
             (r = sd_bus_message_open_container(reply, 'a', "(osbi)")) < 0)
                 return r;

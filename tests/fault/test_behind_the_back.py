@@ -115,9 +115,10 @@ def test_docker_restart_ends_and_removes_detached_objects(f):
 
 def test_first_answers_after_a_daemon_kill_are_true(f):
     """Item 7: SIGKILL of the daemon with a detached process running: the first
-    ListExecs after the next activation lists it or says BackendUnavailable (it is being
-    asked about), never []; the first ReadOutput on its object reads it (was: [] and
-    UnknownObject for 2-7 s, as for a process that ended and was read)."""
+    ListExecs after the next activation lists it (it waits for the process's first poll;
+    BackendUnavailable only if that takes 5 s), never []; the first ReadOutput on its
+    object reads it (was: [] and UnknownObject for 2-7 s, as for a process that ended
+    and was read)."""
     name, cid = sandbox(f)
     path = detach(f, name, ["sh", "-c", TICKER])
     F.wait_until(lambda: read_output(f, path).ok, 10, what="its output read")
