@@ -595,8 +595,7 @@ static int on_deferred(sd_event_source *s, uint64_t usec, void *userdata) {
                 r = bus_exec_list(d->m, d->call, d->name, d->has_owner ? &d->owner : NULL, &error);
         if (r < 0 && (r = sd_bus_reply_method_error(d->call, &error)) < 0)
                 log_warning_errno(r, "The reply to ListExecs could not be sent: %m");
-        (void) sd_event_source_set_floating(s, false);
-        sd_event_source_disable_unref(s);
+        sd_event_source_disable_unref(s);     /* its only reference: d goes with it */
         return 0;
 }
 
@@ -615,13 +614,12 @@ static int defer_list(Manager *m, sd_bus_message *msg, const char *name, const u
                 deferred_free(d);
                 return r;
         }
-        if ((r = sd_event_source_set_destroy_callback(s, deferred_free)) < 0 ||
-            (r = sd_event_source_set_floating(s, true)) < 0) {
-                sd_event_source_disable_unref(s);       /* frees d, once the callback is set */
+        if ((r = sd_event_source_set_destroy_callback(s, deferred_free)) < 0) {
+                sd_event_source_disable_unref(s);
+                deferred_free(d);
                 return r;
         }
-        sd_event_source_unref(s);               /* the loop's now */
-        return 1;
+        return 1;                       /* s is its own: on_deferred() ends it */
 }
 
 int bus_exec_list(Manager *m, sd_bus_message *msg, const char *name, const uid_t *owner, sd_bus_error *error) {
