@@ -6,6 +6,7 @@
 #include "exec.h"
 #include "log.h"
 #include "reconcile.h"
+#include "time-util.h"
 #include "work.h"
 
 typedef struct ReconcileJob {
@@ -313,6 +314,8 @@ static void describe_done(void *job) {
         DescribeJob *j = job;
         SandboxEntry *e = registry_get(&j->m->registry, j->name);
 
+        if (e)
+                e->relooking = false;
         /* Only about the container the object still shows, and only if nothing
          * happened to it since Docker was asked (a stop, another event): what that
          * did to the object is newer than this answer. */
@@ -324,7 +327,12 @@ static void describe_done(void *job) {
 }
 
 static void describe_refused(void *job, int r, const SbxError *e) {
-        describe_free(job);             /* its properties stay until the next read */
+        DescribeJob *j = job;
+        SandboxEntry *entry = registry_get(&j->m->registry, j->name);
+
+        if (entry)
+                entry->relooking = false;
+        describe_free(j);               /* its properties stay until the next read */
 }
 
 static const WorkKind describe_work = {
@@ -332,14 +340,26 @@ static const WorkKind describe_work = {
         .budget = describe_budget, .run = describe_run, .done = describe_done, .refused = describe_refused,
 };
 
-void manager_redescribe(Manager *m, const char *name, const char *container_id) {
+/* Returns whether the job is on its way. */
+static bool redescribe(Manager *m, const char *name, const char *container_id) {
         DescribeJob *j = calloc(1, sizeof(DescribeJob));
 
         if (!j || !(j->name = strdup(name)) || !(j->container_id = strdup(container_id))) {
                 if (j)
                         describe_free(j);
-                return;
+                return false;
         }
         j->m = m;
-        (void) work_submit(m, &describe_work, 0, j);
+        return work_submit(m, &describe_work, 0, j) >= 0;
+}
+
+void manager_redescribe(Manager *m, const char *name, const char *container_id) {
+        (void) redescribe(m, name, container_id);
+}
+
+void manager_relook(Manager *m, SandboxEntry *e) {
+        if (e->relooking || !e->container_id || !e->container_id[0] ||
+            sbx_now_monotonic_us() < e->looked_us + manager_observation_max_age_us(m))
+                return;
+        e->relooking = redescribe(m, e->name, e->container_id);
 }
