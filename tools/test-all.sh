@@ -36,9 +36,11 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
 step "threaded unit tests under ThreadSanitizer"
 [ -d build-tsan ] || meson setup build-tsan -Dwerror=true -Db_sanitize=thread -Db_lundef=false \
         -Dbuildtype=debug >/dev/null
-ninja -C build-tsan tests/test-keyed-lock tests/test-worker-pool tests/test-docker-http
+# The suite 'threads': every unit test that starts a thread (tests/meson.build).
+threaded=$(meson test -C build-tsan --list --suite threads 2>/dev/null | sed -n 's|^.* / ||p')
+ninja -C build-tsan $(printf 'tests/test-%s ' $threaded)
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-        meson test -C build-tsan --no-rebuild keyed-lock worker-pool docker-http --print-errorlogs --logbase unit-tsan
+        meson test -C build-tsan --no-rebuild --suite threads --print-errorlogs --logbase unit-tsan
 
 VALGRIND='valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite'
 step "unit tests under valgrind"
