@@ -58,7 +58,7 @@ static char *options_of(const char *args, bool ensure, int *ret_r, char **ret_er
                 ck_assert_int_ge(sd_bus_message_read(m, "s", &key), 0);
                 ck_assert_int_gt(sd_bus_message_peek_type(m, &type, &contents), 0);
                 ck_assert_int_eq(type, 'v');
-                ck_assert_int_ge(bus_read_json(m, &value), 0);
+                ck_assert_int_ge(sbx_bus_read_json(m, &value), 0);
                 fprintf(f, "%s:%s=%s\n", key, contents, json_object_to_json_string_ext(value, JSON_C_TO_STRING_PLAIN));
                 ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
         }
