@@ -6,7 +6,6 @@
 #include "sbx-test.h"
 #include "sbx-test-bus.h"
 #include <stdarg.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "bus-spec.h"
