@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The test files of a pytest suite directory (tests/e2e, tests/fault): meson runs this
+"""The test files of a pytest suite directory (tests/e2e): meson runs this
 when it configures and makes each file a test of its own, so a new test_*.py needs no
 line in meson.build.
 
