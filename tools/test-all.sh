@@ -55,8 +55,11 @@ tools/fuzz.sh 30
 step "Docker suite (real dockerd; started if none answers)"
 meson test -C build --suite docker --print-errorlogs --logbase docker
 
+# One meson test per file, each with a stack of its own (tests/e2e/README.md, "Running"):
+# two at a time (the files that time calls or compare whole lists run alone, after).
+# tools/e2e-times.py build/meson-logs/e2e.json writes each file's time into its README.
 step "end-to-end tests (private dbus-daemon, real polkitd, test users)"
-meson test -C build --suite e2e --print-errorlogs --logbase e2e
+meson test -C build --suite e2e --num-processes 2 --print-errorlogs --logbase e2e
 
 step "fault injection (private dockerd, relay)"
 meson test -C build --suite fault --print-errorlogs --logbase fault
