@@ -21,6 +21,12 @@ die() { echo "setup-docker: error: $*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "must run as root"
 
+# One run at a time (the e2e files run in parallel, each making sure of the image): the
+# next waits here, then finds dockerd answering and the image present.
+mkdir -p /run/lock
+exec {lock}>/run/lock/xagent-sandbox-setup-docker.lock
+flock "$lock"
+
 need_pkgs=()
 command -v dockerd >/dev/null 2>&1 || need_pkgs+=(docker.io)
 dpkg -s busybox-static >/dev/null 2>&1 || need_pkgs+=(busybox-static)
@@ -56,7 +62,8 @@ else
         mkdir -p "$(dirname "$LOG")"
         # own session, so that a test harness reaping its process group does not
         # take the daemon down with it
-        setsid -f dockerd --host "unix://$SOCK" >>"$LOG" 2>&1 </dev/null
+        # (without the lock: a dockerd holding it would hold every later run)
+        setsid -f dockerd --host "unix://$SOCK" >>"$LOG" 2>&1 </dev/null {lock}>&-
         for ((i = 0; i < WAIT * 2; i++)); do
                 pick_cli && break
                 sleep 0.5

@@ -546,7 +546,7 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         [VERB_GET]             = { "get",             A_INSPECT, false, false, run_inspect,         reply_get             },
         [VERB_INSPECT]         = { "inspect",         A_INSPECT, false, false, run_inspect,         reply_inspect,
                                    .answer = answer_inspect },
-        /* InspectSandbox with Docker asked now (DESIGN §20) */
+        /* InspectSandbox with Docker asked now (docs/api.md#reads-from-observations) */
         [VERB_REFRESH]         = { "refresh",         A_INSPECT, false, false, run_refresh,         reply_inspect         },
         [VERB_VERIFY]          = { "verify",          A_INSPECT, false, false, run_verify,          reply_verify,
                                    .answer = answer_verify },

@@ -101,7 +101,7 @@ typedef struct SbxVolumeRoot {
         unsigned modes;         /* SbxVolumeModes, never 0 */
 } SbxVolumeRoot;
 
-/* The Docker engine (DESIGN §19): host is "unix:///PATH" or "tcp://HOST:PORT"; a tcp://
+/* The Docker engine (docs/engines.md): host is "unix:///PATH" or "tcp://HOST:PORT"; a tcp://
  * engine is TLS only, mutual and verified, so it needs all three files (absolute paths,
  * the daemon checks they are root's alone); server_name is the name its certificate
  * must carry (NULL: HOST). All NULL: the daemon's --docker-host, $DOCKER_HOST, or the
@@ -136,7 +136,8 @@ typedef struct SbxPolicy {
         int64_t max_reads_per_user;             /* one caller's reads in flight */
         int64_t max_stop_timeout;               /* seconds a stop may wait before SIGKILL */
         int64_t docker_timeout;                 /* seconds an operation's Docker calls may take */
-        int64_t observation_max_age;            /* seconds a read may use an observation (DESIGN §20); 0: never */
+        /* seconds a read may use an observation (docs/api.md#reads-from-observations); 0: never */
+        int64_t observation_max_age;
         int64_t max_disk_mib;                   /* a sandbox's writable layer, by copies into it */
         int64_t max_file_bytes;                 /* one ReadFile's or WriteFile's data */
         int64_t max_process_output;             /* a detached process's output kept, per stream */

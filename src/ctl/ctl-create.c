@@ -221,7 +221,7 @@ int verb_verify(int argc, char **argv, CtlOptions *o) {
         if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
                 return CTL_EXIT_FAILURE;
         if ((r = sd_bus_message_read(reply, "s", &verdict)) < 0 ||
-            (r = ctl_bus_read_json(reply, &fields)) < 0)
+            (r = sbx_bus_read_json(reply, &fields)) < 0)
                 return ctl_bus_fail("VerifySandbox reply", r);
         if ((r = print_verdict(o, verdict, fields)) < 0)
                 return ctl_bus_fail("verify", r);

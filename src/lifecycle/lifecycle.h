@@ -42,7 +42,8 @@ struct SbxLifecycle {
         const char *init_dir;           /* the directory of xagent-sandbox-init (init-volume.h) */
         const char *service_id;         /* this instance's (sbx_lifecycle_service_id); NULL = none */
         SbxVerdictCache *judgements;    /* shared by all workers; NULL = none (lists inspect each) */
-        SbxObservationCache *observations; /* shared by all workers (DESIGN §20); NULL = none */
+        /* shared by all workers (docs/api.md#reads-from-observations); NULL = none */
+        SbxObservationCache *observations;
         SbxSpecMemo *specs;             /* this worker's stored specs, read once (spec-memo.h); required */
         struct SbxChannels *channels;   /* shared by all workers (channel.h); NULL = no file calls */
 #ifdef SBX_TEST_SEAMS
