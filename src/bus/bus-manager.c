@@ -7,6 +7,7 @@
 #include "bus-exec.h"
 #include "bus-labels.h"
 #include "bus-manager.h"
+#include "bus-pull.h"
 #include "bus-sandbox.h"
 #include "bus-spec.h"
 #include "config.h"
@@ -82,15 +83,16 @@ static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         Manager *m = userdata;
         const char *name = NULL;
         SbxLifetime lifetime;
+        bool pull_missing;
         int r;
 
         if ((r = bus_read_name(msg, "name", &name, &e)) < 0 || (r = bus_read_spec_arg(msg, m, true, &spec, &e)) < 0 ||
-            (r = sbx_bus_read_create_options(msg, &labels, &lifetime, &e)) < 0 ||
+            (r = sbx_bus_read_create_options(msg, &labels, &lifetime, &pull_missing, &e)) < 0 ||
             (r = sbx_lifetime_apply_policy(&lifetime, m->policy, &e)) < 0)
                 return operation_refuse(m, msg, VERB_CREATE, name, &e, r, error);
         return operation_start(m, msg, VERB_CREATE,
                                &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .labels = TAKE_PTR(labels),
-                                                  .lifetime = lifetime }, error);
+                                                  .lifetime = lifetime, .pull_missing = pull_missing }, error);
 }
 
 static int method_ensure(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -101,18 +103,19 @@ static int method_ensure(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         const char *name = NULL;
         unsigned stop_timeout;
         SbxLifetime lifetime;
-        bool recreate, force;
+        bool recreate, force, pull_missing;
         int r;
 
         if ((r = bus_read_name(msg, "name", &name, &e)) < 0 || (r = bus_read_spec_arg(msg, m, true, &spec, &e)) < 0 ||
-            (r = sbx_bus_read_ensure_options(msg, &recreate, &stop_timeout, &labels, &force, &lifetime, &e)) < 0 ||
+            (r = sbx_bus_read_ensure_options(msg, &recreate, &stop_timeout, &labels, &force, &lifetime, &pull_missing,
+                                                     &e)) < 0 ||
             (r = sbx_lifetime_apply_policy(&lifetime, m->policy, &e)) < 0 ||
             (r = bus_check_stop_timeout(m, "stop_timeout", stop_timeout, &e)) < 0)
                 return operation_refuse(m, msg, VERB_ENSURE, name, &e, r, error);
         return operation_start(m, msg, VERB_ENSURE,
                                &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .recreate = recreate,
                                                   .force = force, .timeout_s = stop_timeout, .labels = TAKE_PTR(labels),
-                                                  .lifetime = lifetime }, error);
+                                                  .lifetime = lifetime, .pull_missing = pull_missing }, error);
 }
 
 static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -321,6 +324,9 @@ const sd_bus_vtable bus_manager_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("RemoveFile", SD_BUS_ARGS("s", name, "s", path, "a{sv}", options),
                                 SD_BUS_NO_RESULT, method_remove_file, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("PullImage", SD_BUS_ARGS("s", reference, "a{sv}", options),
+                                SD_BUS_RESULT("s", image_id), bus_pull_method, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_SIGNAL_WITH_ARGS("PullProgress", SD_BUS_ARGS("s", reference, "t", done, "t", total), 0),
         SD_BUS_SIGNAL_WITH_ARGS("SandboxNew", SD_BUS_ARGS("s", name, "o", sandbox), 0),
         SD_BUS_SIGNAL_WITH_ARGS("SandboxRemoved", SD_BUS_ARGS("s", name, "o", sandbox), 0),
         SD_BUS_VTABLE_END

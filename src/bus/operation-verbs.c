@@ -5,6 +5,7 @@
 #include "audit.h"
 #include "bus-inspection.h"
 #include "bus-polkit.h"
+#include "bus-pull.h"
 #include "config.h"
 #include "naming.h"
 #include "operation-verbs.h"
@@ -14,7 +15,7 @@
 #include "verdict.h"
 
 const char *operation_target(const Operation *o) {
-        return o->display ?: o->snapshot_display ?: "-";
+        return o->display ?: o->snapshot_display ?: o->reference ?: "-";
 }
 
 /* Worker side ------------------------------------------------------------- */
@@ -33,10 +34,19 @@ static int store_lifetime(Operation *o, SbxLifecycle *l) {
         return sbx_store_put_lifetime(l->store, &o->lifetime_row, &o->error);
 }
 
+/* Option pull "missing": the image pulled first unless the host has it. */
+static int pull_missing(Operation *o, SbxLifecycle *l) {
+        if (!o->pull_missing || o->spec->template_type != SBX_TEMPLATE_IMAGE)
+                return 0;
+        return sbx_lifecycle_pull_missing(l, o->spec->image, &o->error);
+}
+
 static int run_create(Operation *o, SbxLifecycle *l) {
         SbxOwnerInfo info;
         int r = sbx_owner_info_lookup(o->uid, &info, &o->error);
 
+        if (r >= 0)
+                r = pull_missing(o, l);
         if (r >= 0)
                 r = sbx_lifecycle_create_with(l, o->name, o->spec, &info.owner,
                                               &(SbxCreateOptions) { .labels = o->labels }, &o->sandbox, &o->error);
@@ -47,6 +57,8 @@ static int run_ensure(Operation *o, SbxLifecycle *l) {
         SbxOwnerInfo info;
         int r = sbx_owner_info_lookup(o->uid, &info, &o->error);
 
+        if (r >= 0)
+                r = pull_missing(o, l);
         if (r < 0)
                 return r;
         r = sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
@@ -537,6 +549,7 @@ static int reply_none(Operation *o, sd_bus_message *reply) {
 #define A_MANAGE  SBX_POLKIT_ACTION_MANAGE
 #define A_EXEC    SBX_POLKIT_ACTION_EXEC
 #define A_EXEC_OTHERS SBX_POLKIT_ACTION_EXEC_OTHERS
+#define A_PULL    SBX_POLKIT_ACTION_PULL
 
 const VerbInfo operation_verbs[_VERB_MAX] = {
         [VERB_CREATE]          = { "create",          A_CREATE,  true,  false, run_create,          reply_create          },
@@ -576,4 +589,6 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         /* a use of the sandbox, as an exec is (docs/security.md) */
         [VERB_ACQUIRE]         = { "acquire",         A_EXEC,    true,  false, run_inspect,         reply_acquire,    A_EXEC_OTHERS,
                                    .admit = admit_acquire, .activity = true },
+        /* an image for the host, through the policy's registries (bus-pull.h) */
+        [VERB_PULL]            = { "pull",            A_PULL,    true,  false, bus_pull_run,        bus_pull_reply        },
 };
