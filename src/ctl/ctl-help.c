@@ -87,6 +87,8 @@ const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
         [CTL_VERB_USAGE] = { "usage", "usage NAME", "Show what a sandbox consumes (CPU, memory, processes, network)", "" },
         [CTL_VERB_POLICY] = { "policy", "policy", "Show what the host policy allows you (limits, images, volume roots)",
           "" },
+        [CTL_VERB_PULL] = { "pull", "pull REF",
+          "Pull an image from a registry the host policy lists (progress: a bar on a terminal)", "" },
         [CTL_VERB_FINGERPRINT] = { "fingerprint", "fingerprint [--config PATH] [--python X.Y] [FILE|-]",
           "Print the fingerprint of a JSON spec (no daemon needed)",
           "     --config PATH            Host policy for the default image\n" },

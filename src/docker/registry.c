@@ -141,14 +141,15 @@ static int fetch(const SbxImageRef *ref, const char *what, const char *ca_path, 
         if (r < 0)
                 return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE, "Registry %s: %s", ref->registry, why);
         if (status == 404)
-                return sbx_error_set(error, SBX_ERROR_NO_SUCH_IMAGE, "Image %s/%s:%s is not in registry %s",
-                                     ref->registry, ref->repository, what, ref->registry);
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_IMAGE, "Image %s/%s%s%s is not in registry %s",
+                                     ref->registry, ref->repository, sbx_image_digest_valid(what) ? "@" : ":", what,
+                                     ref->registry);
         if (status == 401 || status == 403)
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
                                      "Registry %s asks for credentials (HTTP %ld); the service pulls anonymously only",
                                      ref->registry, status);
         if (status != 200)
-                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Registry %s answered HTTP %ld for %s/%s:%s",
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Registry %s answered HTTP %ld for %s/%s %s",
                                      ref->registry, status, ref->registry, ref->repository, what);
         return 0;
 }
