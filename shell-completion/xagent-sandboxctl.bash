@@ -39,6 +39,7 @@ _xagent_sandboxctl_commands=(
         'rm               remote            --recursive'
         'usage            sandbox           '
         'policy           -                 '
+        'pull             word              '
         'fingerprint      file              --config=file --python=python'
 )
 _xagent_sandboxctl_spec_options='--image=word --snapshot=snapshot --workdir=word --cpus=word
