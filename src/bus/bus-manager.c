@@ -170,6 +170,26 @@ static int append_roots(sd_bus_message *reply, const SbxPolicy *p, const SbxOwne
         return r < 0 ? r : sd_bus_message_close_container(reply);
 }
 
+/* The registries images may be pulled from, by host (their CA files are the
+ * administrator's business). */
+static int append_registries(sd_bus_message *reply, const SbxPolicy *p) {
+        int r = sd_bus_message_open_container(reply, 'e', "sv");
+
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "s", "registries");
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'v', "as");
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "s");
+        for (size_t i = 0; r >= 0 && i < p->n_registries; i++)
+                r = sd_bus_message_append(reply, "s", p->registries[i].host);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
 /* What applies to the caller: the limits, the images, its own volume roots. No
  * polkit: it tells a caller nothing but what it may do itself. */
 static int method_get_policy(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -227,6 +247,8 @@ static int method_get_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
                                        "max_file_bytes", "t", (uint64_t) p->max_file_bytes,
                                        "max_process_output", "t", (uint64_t) p->max_process_output,
                                        "observation_max_age", "t", (uint64_t) p->observation_max_age)) < 0 ||
+            (r = sd_bus_message_append(reply, "{sv}", "max_image_mib", "t", (uint64_t) p->max_image_mib)) < 0 ||
+            (r = append_registries(reply, p)) < 0 ||
             /* Which engine, and who it proved to be (its certificate, a tcp:// one). */
             (r = sd_bus_message_append(reply, "{sv}{sv}", "engine", "s", m->docker_host,
                                        "engine_identity", "s", sbx_docker_tls_engine_identity(identity))) < 0 ||
