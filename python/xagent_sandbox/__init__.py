@@ -7,7 +7,7 @@ privilege). Every D-Bus type, descriptor and timeout is handled here::
 
     from xagent_sandbox import Sandbox
 
-    with Sandbox.ensure("work", image="python:3.12", ports=[(0, 8000)], labels={"team": "a"}) as sb:
+    with Sandbox.ensure("work", image="xagent-sandbox-python:latest", ports=[(0, 8000)], labels={"team": "a"}) as sb:
         r = sb.run("python3 -c 'print(6 * 7)'", timeout=30)
         print(r.exit_code, r.stdout)                 # 0 42
         sb.files.write("/tmp/hello.txt", b"hi\\n")

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # Makes the image xagent-sandbox-python:latest from Debian's own packages, idempotently
-# (run as root, after tests/setup-docker.sh): python3 on a minimal Debian 12 root made by
+# (run as root, after tests/setup-docker.sh; tools/demo.sh runs it): python3 on a minimal Debian 12 root made by
 # debootstrap, imported into Docker. The root is made once and kept as a tar in
 # $SBX_PYTHON_ROOT_CACHE (default /var/cache/xagent-sandboxd/python-root.tar), like the
 # booted-machine test's root (tests/systemd-machine/). The README's and docs/' Python
@@ -17,8 +17,8 @@ MIRROR=${SBX_DEBIAN_MIRROR:-}
 # What the root holds beyond minbase: what the examples run (python3, its http.server, make).
 PACKAGES=(python3 make)
 
-say() { echo "setup-python-image: $*"; }
-die() { echo "setup-python-image: error: $*" >&2; exit 1; }
+say() { echo "make-python-image: $*"; }
+die() { echo "make-python-image: error: $*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "must run as root"
 if [ "${1:-}" = --remove ]; then
