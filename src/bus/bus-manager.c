@@ -7,7 +7,7 @@
 #include "bus-exec.h"
 #include "bus-labels.h"
 #include "bus-manager.h"
-#include "bus-pull.h"
+#include "image-ref.h"
 #include "bus-sandbox.h"
 #include "bus-spec.h"
 #include "config.h"
@@ -126,6 +126,26 @@ static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_er
         if ((r = bus_read_snapshot_id(msg, &id, &e)) < 0)
                 return operation_refuse(userdata, msg, VERB_DELETE_SNAPSHOT, NULL, &e, r, error);
         return operation_start(userdata, msg, VERB_DELETE_SNAPSHOT, &(OperationArgs) { .snapshot_id = id }, error);
+}
+
+/* PullImage: the reference's form checked here, the policy on the worker (bus-pull.h). */
+static int method_pull(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        SbxImageRef ref = {};
+        const char *reference = NULL;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &reference);
+        if (r < 0)
+                r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "reference: not a string");
+        if (r >= 0)
+                r = sbx_image_ref_parse(reference, &ref, &e);
+        sbx_image_ref_done(&ref);
+        if (r >= 0)
+                r = sbx_bus_read_no_options(msg, &e);
+        if (r < 0)
+                return operation_refuse(userdata, msg, VERB_PULL, reference, &e, r, error);
+        return operation_start(userdata, msg, VERB_PULL, &(OperationArgs) { .reference = reference }, error);
 }
 
 static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -347,7 +367,7 @@ const sd_bus_vtable bus_manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("RemoveFile", SD_BUS_ARGS("s", name, "s", path, "a{sv}", options),
                                 SD_BUS_NO_RESULT, method_remove_file, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("PullImage", SD_BUS_ARGS("s", reference, "a{sv}", options),
-                                SD_BUS_RESULT("s", image_id), bus_pull_method, SD_BUS_VTABLE_UNPRIVILEGED),
+                                SD_BUS_RESULT("s", image_id), method_pull, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("PullProgress", SD_BUS_ARGS("s", reference, "t", done, "t", total), 0),
         SD_BUS_SIGNAL_WITH_ARGS("SandboxNew", SD_BUS_ARGS("s", name, "o", sandbox), 0),
         SD_BUS_SIGNAL_WITH_ARGS("SandboxRemoved", SD_BUS_ARGS("s", name, "o", sandbox), 0),

@@ -9,13 +9,9 @@
 
 #include "operation-verbs.h"
 
-/* The method handler: PullImage(s reference, a{sv} options) → s image_id. */
-int bus_pull_method(sd_bus_message *msg, void *userdata, sd_bus_error *error);
-
-/* The verb's work on a worker and its reply (operation-verbs.c's table). */
-int bus_pull_run(Operation *o, SbxLifecycle *l);
-int bus_pull_reply(Operation *o, sd_bus_message *reply);
-
-/* Once on a worker: the worker's progress is signalled from the main thread every
- * 200 ms while it changes (the timer goes with the operation). */
+/* Once on a worker: the worker's progress (o->pull_done, pull_total) is signalled
+ * from the main thread every 200 ms while it changes (the timer goes with the
+ * operation). */
 void bus_pull_watch(Operation *o);
+/* PullProgress now, if the numbers moved since the last (before the reply). */
+void bus_pull_flush(Operation *o);

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "audit.h"
 #include "bus-inspection.h"
 #include "bus-polkit.h"
-#include "bus-pull.h"
 #include "config.h"
 #include "naming.h"
 #include "operation-verbs.h"
@@ -212,6 +212,19 @@ static int run_remove_file(Operation *o, SbxLifecycle *l) {
         int r = check_usable(o, l);
 
         return r < 0 ? r : sbx_lifecycle_remove_file(l, o->name, o->guest_path, o->file.recursive, &o->error);
+}
+
+/* PullImage (docs/api.md): the worker's progress kept for the main thread's
+ * PullProgress (bus-pull.h). */
+static void on_pull_progress(uint64_t done, uint64_t total, void *userdata) {
+        Operation *o = userdata;
+
+        atomic_store(&o->pull_done, done);
+        atomic_store(&o->pull_total, total);
+}
+
+static int run_pull(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_pull(l, o->reference, on_pull_progress, o, &o->image_id, &o->error);
 }
 
 /* Main thread: what the leases allow -------------------------------------- */
@@ -443,6 +456,10 @@ static int reply_snapshot(Operation *o, sd_bus_message *reply) {
         return sd_bus_message_append(reply, "s", o->image_id);
 }
 
+static int reply_image_id(Operation *o, sd_bus_message *reply) {
+        return sd_bus_message_append(reply, "s", o->image_id);
+}
+
 static int reply_delete_snapshot(Operation *o, sd_bus_message *reply) {
         return 0;
 }
@@ -590,5 +607,5 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         [VERB_ACQUIRE]         = { "acquire",         A_EXEC,    true,  false, run_inspect,         reply_acquire,    A_EXEC_OTHERS,
                                    .admit = admit_acquire, .activity = true },
         /* an image for the host, through the policy's registries (bus-pull.h) */
-        [VERB_PULL]            = { "pull",            A_PULL,    true,  false, bus_pull_run,        bus_pull_reply        },
+        [VERB_PULL]            = { "pull",            A_PULL,    true,  false, run_pull,            reply_image_id        },
 };

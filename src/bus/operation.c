@@ -182,6 +182,8 @@ static void job_reply(Operation *o) {
                 fail(o, OPERATION_ERRED, o->r, &o->error);
                 return;
         }
+        if (o->verb == VERB_PULL)
+                bus_pull_flush(o);         /* the last progress before the reply */
         if ((r = sd_bus_message_new_method_return(o->call, &reply)) < 0 || (r = operation_verbs[o->verb].reply(o, reply)) < 0) {
                 fail(o, OPERATION_ERRED, r, &o->error);       /* a reply may refuse (a lease over a cap) */
                 return;
