@@ -91,6 +91,8 @@ for _short, _doc in [
         ("TimedOut", "The operation did not finish in time."),
         ("AuthorizationTimedOut", "polkit did not answer in time: retry."),
         ("StoreUnavailable", "The service's state cannot be read: an administrator must look."),
+        ("NoSuchImage", "The registry has no such image (PullImage, option pull)."),
+        ("RegistryUntrusted", "The registry's certificate is from another CA, or for another name."),
 ]:
     _error(_short, doc=_doc)
 for _short, _doc in [
@@ -695,3 +697,17 @@ def delete_snapshot(snapshot_id, interactive=False):
 
 
 __all__.append("delete_snapshot")
+
+
+def pull_image(reference, timeout=3600, interactive=False):
+    """PullImage: the engine pulls reference from a registry the host policy lists
+    (verified by the service); returns the image id. A pull lasts as long as the
+    image is big: timeout (seconds) bounds the call."""
+    bus = _Bus(interactive)
+    try:
+        return bus.manager("PullImage", "sa{sv}", [reference, {}], timeout_s=timeout)[0]
+    finally:
+        bus.close()
+
+
+__all__.append("pull_image")

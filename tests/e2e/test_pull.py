@@ -298,3 +298,64 @@ def test_create_with_pull_missing(registries, cleanup):
     sandboxd.create(MEMBER, name, h.spec(image=ref), {"pull": ["s", "missing"]}).result
     assert h.docker("GET", f"/images/{quote(ref, safe='')}/json")[1]["Id"] == registries["ids"]["small"]
     assert sandboxd.inspect(MEMBER, name).result[0]["state"] == "running"
+
+
+def test_python_client_pull(stack, registries):
+    """xagent_sandbox.pull_image, and its typed exceptions."""
+    lib = os.path.join(stack.tmp, "pull-pylib")
+    if not os.path.isdir(lib):
+        shutil.copytree(os.path.join(h.SOURCE_ROOT, "python", "xagent_sandbox"), os.path.join(lib, "xagent_sandbox"))
+        for dirpath, _, _ in os.walk(lib):
+            os.chmod(dirpath, 0o755)
+    missing = f"{registries['good'].host}/{REPO}/nothing:1"
+    code = (f"import xagent_sandbox as xs\nprint(xs.pull_image({registries['small']!r}))\n"
+            f"try:\n    xs.pull_image({missing!r})\nexcept xs.NoSuchImage as e:\n    print('NoSuchImage', e.name)\n")
+    r = stack.run_as(MEMBER, ["/usr/bin/env", f"PYTHONPATH={lib}", "/usr/bin/python3", "-c", code], timeout=180)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [registries["ids"]["small"], "NoSuchImage " + NO_SUCH_IMAGE], r.stdout
+
+
+def test_progress_goes_to_the_caller_alone(stack, registries):
+    """Another connection of the same user, subscribed and known to the service (it
+    called it), hears none of a pull's PullProgress; the caller hears them."""
+    ref = registries["small"]
+    h.docker_remove_image(ref)
+    listener = stack.spawn_as(MEMBER, ["/usr/bin/python3", "-c", LISTENER])
+    try:
+        assert listener.stdout.readline().strip() == "ready"
+        r = ctl(stack, MEMBER, "pull", ref)
+        assert r.returncode == 0 and "progress: " in r.stdout, r.stdout + r.stderr
+        listener.stdin.write("done\n")
+        listener.stdin.flush()
+        heard = listener.stdout.readline().strip()
+    finally:
+        listener.kill()
+        listener.wait()
+    assert heard == "heard 0", heard
+
+
+# A second connection: calls the service once (so that it is known), subscribes to
+# PullProgress, and counts what reaches it until told "done".
+LISTENER = """
+import sys
+import dbus
+from dbus.mainloop.glib import DBusGMainLoop
+from gi.repository import GLib
+DBusGMainLoop(set_as_default=True)
+bus = dbus.SystemBus()
+manager = dbus.Interface(bus.get_object("org.xagent.Sandbox1", "/org/xagent/Sandbox1"),
+                         "org.xagent.Sandbox1.Manager")
+manager.GetPolicy()
+heard = []
+bus.add_signal_receiver(lambda *a: heard.append(a), signal_name="PullProgress",
+                        dbus_interface="org.xagent.Sandbox1.Manager")
+loop = GLib.MainLoop()
+def on_stdin(*_):
+    sys.stdin.readline()
+    loop.quit()
+    return False
+GLib.io_add_watch(sys.stdin, GLib.IO_IN, on_stdin)
+print("ready", flush=True)
+loop.run()
+print("heard", len(heard), flush=True)
+"""
