@@ -27,7 +27,9 @@
         "                              spec or its fingerprint)\n"                     \
         "     --idle-timeout S         Stop it after S seconds without activity\n"     \
         "     --on-idle stop|pause     What idling does (stop)\n"                      \
-        "     --expire-after S         Delete it S seconds after its creation\n"
+        "     --expire-after S         Delete it S seconds after its creation\n"      \
+        "     --pull never|missing     Pull the image first if the host lacks it\n"   \
+        "                              (from a registry the host policy lists)\n"
 
 const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
         [CTL_VERB_LIST] = { "list", "list [--no-legend] [--label K=V]...", "List the sandboxes, by name",

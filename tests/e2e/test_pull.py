@@ -300,6 +300,18 @@ def test_create_with_pull_missing(registries, cleanup):
     assert sandboxd.inspect(MEMBER, name).result[0]["state"] == "running"
 
 
+def test_ctl_ensure_pull_missing(stack, registries, cleanup):
+    """xagent-sandboxctl ensure --pull missing: the same through the client."""
+    ref = registries["small"]
+    h.docker_remove_image(ref)
+    name = cleanup.sandbox(h.unique("ctlpull"))
+    r = ctl(stack, MEMBER, "ensure", name, "--image", ref, "--pull", "missing")
+    assert r.returncode == 0 and "outcome: created" in r.stdout, r.stdout + r.stderr
+    assert h.docker_image_exists(ref)
+    r = ctl(stack, MEMBER, "create", name + "x", "--image", ref, "--pull", "often")
+    assert r.returncode == 2 and "--pull: 'often' is neither never nor missing" in r.stderr, r.stderr
+
+
 def test_python_client_pull(stack, registries):
     """xagent_sandbox.pull_image, and its typed exceptions."""
     lib = os.path.join(stack.tmp, "pull-pylib")
