@@ -54,7 +54,7 @@ step "Docker suite (real dockerd; started if none answers)"
 meson test -C build --suite docker --print-errorlogs --logbase docker
 
 step "the Python image of the README's examples and the demo (debootstrap once, then cached)"
-tools/make-python-image.sh
+tests/setup-docker.sh >/dev/null && tools/make-python-image.sh
 
 step "end-to-end tests (private dbus-daemon, real polkitd, test users)"
 meson test -C build --suite e2e --print-errorlogs --logbase e2e
