@@ -371,3 +371,14 @@ print("ready", flush=True)
 loop.run()
 print("heard", len(heard), flush=True)
 """
+
+
+def test_progress_bar_on_a_terminal(stack, registries):
+    """On a terminal, the progress is a bar redrawn in place, ending full."""
+    ref = registries["small"]
+    h.docker_remove_image(ref)
+    ctl_path = os.path.join(stack.build_root, "src", "ctl", "xagent-sandboxctl")
+    status, screen = stack.run_on_terminal(MEMBER, [ctl_path, "pull", ref], b"", prompts=(), timeout=180)
+    assert status == 0, screen
+    assert f"{ref} [{'#' * 30}] 100%" in screen and "progress: " not in screen, screen
+    assert f"image_id: {registries['ids']['small']}" in screen, screen
