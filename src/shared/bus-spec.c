@@ -317,26 +317,26 @@ typedef struct CreateOptions {
         bool pull_missing;
 } CreateOptions;
 
-/* Option pull: "never" (the default) or "missing" (an image not on the host is
- * pulled first, as PullImage would: docs/api.md). */
-static int read_pull(sd_bus_message *m, const char *key, bool *ret, SbxError *error) {
+/* A string option of two values, no (the default) or yes: *ret is whether it is yes. */
+static int read_choice(sd_bus_message *m, const char *key, const char *no, const char *yes, bool *ret,
+                       SbxError *error) {
         _cleanup_free_ char *mode = NULL;
         int r = read_string(m, key, &mode, error);
 
-        if (r < 0)
-                return r;
-        if (!streq(mode, "never") && !streq(mode, "missing"))
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "pull: '%s' is neither \"never\" nor \"missing\"",
-                                     mode);
-        *ret = streq(mode, "missing");
-        return 0;
+        if (r >= 0 && !streq(mode, no) && !streq(mode, yes))
+                r = sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: '%s' is neither \"%s\" nor \"%s\"", key, mode,
+                                  no, yes);
+        if (r >= 0)
+                *ret = streq(mode, yes);
+        return r < 0 ? r : 0;
 }
 
 static int create_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
         CreateOptions *o = userdata;
 
+        /* pull "missing": an image not on the host is pulled first (docs/api.md) */
         if (streq(key, "pull"))
-                return read_pull(m, key, &o->pull_missing, error);
+                return read_choice(m, key, "never", "missing", &o->pull_missing, error);
         if (!streq(key, "labels"))
                 return sbx_bus_read_lifetime_entry(m, key, &o->lifetime, error);
         return sbx_bus_read_labels(m, key, &o->labels, error);
@@ -388,7 +388,6 @@ typedef struct EnsureOptions {
 } EnsureOptions;
 
 static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
-        _cleanup_free_ char *mode = NULL;
         EnsureOptions *o = userdata;
         int64_t t;
         int r;
@@ -404,16 +403,10 @@ static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
         if (streq(key, "force"))
                 return read_bool(m, key, &o->force, error);
         if (streq(key, "pull"))
-                return read_pull(m, key, &o->pull_missing, error);
+                return read_choice(m, key, "never", "missing", &o->pull_missing, error);
         if (!streq(key, "on_mismatch"))
                 return sbx_bus_read_lifetime_entry(m, key, &o->lifetime, error);
-        if ((r = read_string(m, key, &mode, error)) < 0)
-                return r;
-        if (!streq(mode, "fail") && !streq(mode, "recreate"))
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
-                                     "on_mismatch: '%s' is neither \"fail\" nor \"recreate\"", mode);
-        o->recreate = streq(mode, "recreate");
-        return 0;
+        return read_choice(m, key, "fail", "recreate", &o->recreate, error);
 }
 
 int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned *ret_stop_timeout,
