@@ -55,6 +55,9 @@ tools/fuzz.sh 30
 step "Docker suite (real dockerd; started if none answers)"
 meson test -C build --suite docker --print-errorlogs --logbase docker
 
+step "the Python image of the README's examples and the demo (debootstrap once, then cached)"
+tests/setup-docker.sh >/dev/null && tools/make-python-image.sh
+
 # One meson test per file, each with a stack of its own (tests/e2e/README.md, "Running"):
 # two at a time (the files that time calls or compare whole lists run alone, after).
 # tools/e2e-times.py build/meson-logs/e2e.json writes each file's time into its README.

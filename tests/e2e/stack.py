@@ -46,6 +46,7 @@ ACTIONS = (
     "org.xagent.sandbox1.manage-others",
     "org.xagent.sandbox1.exec",
     "org.xagent.sandbox1.exec-others",
+    "org.xagent.sandbox1.pull",
 )
 
 POLKITD = "/usr/lib/polkit-1/polkitd"
