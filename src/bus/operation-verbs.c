@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "audit.h"
@@ -14,7 +15,7 @@
 #include "verdict.h"
 
 const char *operation_target(const Operation *o) {
-        return o->display ?: o->snapshot_display ?: "-";
+        return o->display ?: o->snapshot_display ?: o->reference ?: "-";
 }
 
 /* Worker side ------------------------------------------------------------- */
@@ -26,10 +27,19 @@ static SbxNewLifetime new_lifetime(const Operation *o) {
                                   .on_idle_pause = o->lifetime.on_idle_pause };
 }
 
+/* Option pull "missing": the image pulled first unless the host has it. */
+static int pull_missing(Operation *o, SbxLifecycle *l) {
+        if (!o->pull_missing || o->spec->template_type != SBX_TEMPLATE_IMAGE)
+                return 0;
+        return sbx_lifecycle_pull_missing(l, o->spec->image, &o->error);
+}
+
 static int run_create(Operation *o, SbxLifecycle *l) {
         SbxOwnerInfo info;
         int r = sbx_owner_info_lookup(o->uid, &info, &o->error);
 
+        if (r >= 0)
+                r = pull_missing(o, l);
         if (r >= 0)
                 r = sbx_lifecycle_create_with(l, o->name, o->spec, &info.owner,
                                               &(SbxCreateOptions) { .labels = o->labels, .lifetime = new_lifetime(o) },
@@ -41,6 +51,8 @@ static int run_ensure(Operation *o, SbxLifecycle *l) {
         SbxOwnerInfo info;
         int r = sbx_owner_info_lookup(o->uid, &info, &o->error);
 
+        if (r >= 0)
+                r = pull_missing(o, l);
         if (r < 0)
                 return r;
         /* The lifetime is a new sandbox's: one that was there keeps its own. */
@@ -192,6 +204,19 @@ static int run_remove_file(Operation *o, SbxLifecycle *l) {
         int r = check_usable(o, l);
 
         return r < 0 ? r : sbx_lifecycle_remove_file(l, o->name, o->guest_path, o->file.recursive, &o->error);
+}
+
+/* PullImage (docs/api.md): the worker's progress kept for the main thread's
+ * PullProgress (bus-pull.h). */
+static void on_pull_progress(uint64_t done, uint64_t total, void *userdata) {
+        Operation *o = userdata;
+
+        atomic_store(&o->pull_done, done);
+        atomic_store(&o->pull_total, total);
+}
+
+static int run_pull(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_pull(l, o->reference, on_pull_progress, o, &o->image_id, &o->error);
 }
 
 /* Main thread: what the leases allow -------------------------------------- */
@@ -441,7 +466,8 @@ static int reply_acquire(Operation *o, sd_bus_message *reply) {
         return sd_bus_message_append(reply, "h", o->lease_fd);
 }
 
-static int reply_snapshot(Operation *o, sd_bus_message *reply) {
+/* A snapshot's image, a pull's. */
+static int reply_image_id(Operation *o, sd_bus_message *reply) {
         return sd_bus_message_append(reply, "s", o->image_id);
 }
 
@@ -553,6 +579,7 @@ static int reply_none(Operation *o, sd_bus_message *reply) {
 #define A_MANAGE  SBX_POLKIT_ACTION_MANAGE
 #define A_EXEC    SBX_POLKIT_ACTION_EXEC
 #define A_EXEC_OTHERS SBX_POLKIT_ACTION_EXEC_OTHERS
+#define A_PULL    SBX_POLKIT_ACTION_PULL
 
 const VerbInfo operation_verbs[_VERB_MAX] = {
         [VERB_CREATE] = { .name = "create", .own_action = A_CREATE, .changes = true, .run = run_create,
@@ -562,7 +589,7 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         [VERB_INSPECT] = { .name = "inspect", .own_action = A_INSPECT, .run = run_inspect, .apply = apply_inspect,
                 .reply = reply_inspect,
                 .answer = answer_inspect },
-        /* InspectSandbox with Docker asked now (DESIGN §20) */
+        /* InspectSandbox with Docker asked now (docs/api.md#reads-from-observations) */
         [VERB_REFRESH] = { .name = "refresh", .own_action = A_INSPECT, .run = run_refresh, .apply = apply_inspect,
                 .reply = reply_inspect },
         [VERB_VERIFY] = { .name = "verify", .own_action = A_INSPECT, .run = run_verify, .reply = reply_verify,
@@ -575,7 +602,7 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         [VERB_DELETE] = { .name = "delete", .own_action = A_MANAGE, .changes = true, .run = run_delete,
                 .apply = apply_delete, .reply = reply_none, .admit = admit_delete },
         [VERB_SNAPSHOT] = { .name = "snapshot", .own_action = A_MANAGE, .changes = true, .run = run_snapshot,
-                .reply = reply_snapshot },
+                .reply = reply_image_id },
         [VERB_DELETE_SNAPSHOT] = { .name = "delete-snapshot", .own_action = A_MANAGE, .changes = true,
                 .run = run_delete_snapshot, .reply = reply_none },
         [VERB_LIST] = { .name = "list", .own_action = A_INSPECT, .lists = true, .run = run_list,
@@ -619,5 +646,8 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         [VERB_ACQUIRE] = { .name = "acquire", .own_action = A_EXEC, .changes = true, .run = run_inspect,
                 .apply = apply_acquire, .reply = reply_acquire, .others_action = A_EXEC_OTHERS, .admit = admit_acquire,
                 .activity = true },
+        /* an image for the host, through the policy's registries (bus-pull.h) */
+        [VERB_PULL] = { .name = "pull", .own_action = A_PULL, .changes = true, .run = run_pull,
+                .reply = reply_image_id },
 };
 

@@ -284,7 +284,7 @@ static uint64_t observation_max_age_us(SbxLifecycle *l) {
         return (uint64_t) l->policy->observation_max_age * UINT64_C(1000000);
 }
 
-/* A read's look at a container (DESIGN §20): the observation while the rule lets it
+/* A read's look at a container (docs/api.md#reads-from-observations): the observation while the rule lets it
  * stand, else Docker's answer now — kept as the observation, with the mount report
  * its init logged (what a start logged does not change until the next start, an
  * event). What the report is compared with, the host's directories, is looked at
