@@ -171,13 +171,19 @@ def test_mismatch_shows_its_field(stack, sandboxd, cleanup, member):
     name = h.unique("ck-mis")
     sandboxd.create_ok(MEMBER, name, h.spec(memory=256), cleanup)
     member.wait_text(sel=row(name), contains="match", timeout=LIVE)
-    cid = sandboxd.inspect(MEMBER, name).result[0]["container_id"]
+    inspection = sandboxd.inspect(MEMBER, name).result[0]
+    assert inspection["verdict"] == "match" and inspection["mismatched_fields"] == []
+    cid = inspection["container_id"]
     # `docker update --memory 300m --memory-swap 300m` behind the service's back.
     status, body = h.docker("POST", f"/containers/{cid}/update",
                             {"Memory": 300 * 2**20, "MemorySwap": 300 * 2**20})
     assert status == 200, body
     text = member.wait_text(sel=row(name), regex=r"mismatch: .*memory", timeout=LIVE)
     assert "memory" in text
+    # The inspection names the field, as VerifySandbox with the stored spec does.
+    inspection = sandboxd.inspect(MEMBER, name).result[0]
+    assert (inspection["verdict"], inspection["mismatched_fields"]) == ("mismatch", ["memory"])
+    assert sandboxd.verify(MEMBER, name, h.spec(memory=256)).result == ["mismatch", ["memory"]]
     screenshot(member, "mismatch")
 
 
