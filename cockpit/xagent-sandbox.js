@@ -408,7 +408,7 @@
     function rowActions(sb) {
         const name = sb.props.Name;
         const state = sb.props.State;
-        const act = (label, fn) => button(`${label} ${name}`, label === "Delete" ? "pf-m-danger" : "pf-m-secondary",
+        const act = (label, fn) => button(`${label} ${name}`, label === "Delete" ? "pf-m-danger pf-m-small" : "pf-m-secondary pf-m-small",
                                           () => run(`${label} ${name}`, fn), label);
         const actions = [];
         if (state === "stopped")
@@ -420,9 +420,9 @@
         if (state !== "stopped")
             actions.push(act("Stop", () => call(sb.path, SANDBOX, "Stop", "a{sv}", [{}], 90000)));
         if (state === "running")
-            actions.push(button(`Terminal ${name}`, "pf-m-secondary", () => openTerminal(sb), "Terminal"));
+            actions.push(button(`Terminal ${name}`, "pf-m-secondary pf-m-small", () => openTerminal(sb), "Terminal"));
         actions.push(act("Delete", () => call(sb.path, SANDBOX, "Delete", "", [])));
-        actions.push(button(`${sb.expanded ? "Hide details" : "Details"} ${name}`, "pf-m-link",
+        actions.push(button(`${sb.expanded ? "Hide details" : "Details"} ${name}`, "pf-m-link pf-m-small",
                             () => toggleDetails(sb), sb.expanded ? "Hide details" : "Details"));
         return actions;
     }

@@ -32,8 +32,9 @@ packages=(
         nodejs
         # the Cockpit page's test (tests/e2e/test_cockpit.py): Cockpit's web service and
         # bridge, its shell (whose stylesheet the page uses), and the browser that
-        # playwright-core (npm below) drives
-        cockpit-ws cockpit-bridge cockpit-system chromium
+        # playwright-core (npm below) drives; sudo for Cockpit's administrative access
+        # (given to a test user only inside cockpit-ws's own mount namespace)
+        cockpit-ws cockpit-bridge cockpit-system chromium sudo
 )
 # npm comes with nodejs from NodeSource; Debian's nodejs needs its npm package.
 command -v npm >/dev/null 2>&1 || packages+=(npm)

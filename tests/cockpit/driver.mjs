@@ -67,8 +67,15 @@ const commands = {
         page.on("pageerror", e => record("pageerror", String(e.stack || e), ""));
         return browser.version();
     },
+    // cmd.superuser: ask for Cockpit's administrative access at login (what its login
+    // page does when the user chose it before: the X-Superuser header, from
+    // localStorage), so the session's superuser bridge runs sudo with the password.
     async login(cmd) {
         await page.goto(cmd.url);
+        if (cmd.superuser) {
+            await page.evaluate(user => window.localStorage.setItem(`superuser:${user}`, "any"), cmd.user);
+            await page.reload();
+        }
         await page.fill("#login-user-input", cmd.user);
         await page.fill("#login-password-input", cmd.password);
         await page.click("#login-button");

@@ -10,7 +10,10 @@ cockpit-ws's namespace (cockpit-session and every cockpit-bridge it starts inher
   of cockpit/ and the build's manifest.json) and the file the manifest's condition
   names (the D-Bus activation file, at the path meson configured);
 - /usr/local/bin holds xagent-sandboxctl (the build's), which the page's terminal runs;
-- /run/dbus/system_bus_socket is the stack's private bus.
+- /run/dbus/system_bus_socket is the stack's private bus;
+- /etc/sudoers, when the test gives one (CockpitWs(admins=[USER])), lets those users
+  use sudo with their password: Cockpit's administrative access (its "superuser"
+  bridge, root's) for a session that asks for it at login. Nowhere else.
 """
 
 import json
@@ -75,8 +78,9 @@ class Passwords:
 
 
 class CockpitWs:
-    def __init__(self, stack, source_root, build_root):
+    def __init__(self, stack, source_root, build_root, admins=()):
         self.stack = stack
+        self.admins = list(admins)
         self.source_root = source_root
         self.build_root = build_root
         self.tmp = None
@@ -119,21 +123,28 @@ class CockpitWs:
         rundbus = os.path.join(self.tmp, "run-dbus")
         os.makedirs(rundbus)
         os.symlink(self.stack.socket, os.path.join(rundbus, "system_bus_socket"))
+        mounts = [(share, OVERLAID_SHARE), (bindir, OVERLAID_BIN), (rundbus, "/run/dbus")]
+        if self.admins:
+            sudoers = os.path.join(self.tmp, "sudoers")
+            with open(sudoers, "w") as f:
+                f.write("Defaults env_reset\nroot ALL=(ALL:ALL) ALL\n"
+                        + "".join(f"{u} ALL=(ALL:ALL) ALL\n" for u in self.admins))
+            mounts.append((sudoers, "/etc/sudoers"))
         for root, dirs, files in os.walk(self.tmp):
             for d in dirs:
                 os.chmod(os.path.join(root, d), 0o755)
             for f in files:
                 if not os.path.islink(os.path.join(root, f)):   # chmod follows a link
                     os.chmod(os.path.join(root, f), 0o644)
-        return share, bindir, rundbus
+        if self.admins:
+            os.chmod(sudoers, 0o440)           # sudo refuses a writable sudoers
+        return mounts
 
     def start(self, timeout=20):
         self.tmp = tempfile.mkdtemp(prefix="xagent-cockpit-")
         os.chmod(self.tmp, 0o755)
-        share, bindir, rundbus = self._install()
         self.port = free_port()
-        mounts = "; ".join(f"mount --bind {shlex.quote(src)} {dst}" for src, dst in (
-            (share, OVERLAID_SHARE), (bindir, OVERLAID_BIN), (rundbus, "/run/dbus")))
+        mounts = "; ".join(f"mount --bind {shlex.quote(src)} {dst}" for src, dst in self._install())
         # Loopback only: --address 127.0.0.1, never a wildcard.
         script = (f"set -e; mount --make-rprivate /; {mounts}; exec {COCKPIT_WS} --no-tls "
                   f"--address 127.0.0.1 --port {self.port}")

@@ -44,10 +44,11 @@ def screenshot(browser, name):
 class Session:
     """One logged-in browser on the page."""
 
-    def __init__(self, ws, user, password):
+    def __init__(self, ws, user, password, superuser=False):
         self.user = user
         self.browser = cockpitws.Browser(SOURCE_ROOT)
-        self.browser.call("login", url=ws.url + "/", user=user, password=password)
+        self.browser.call("login", url=ws.url + "/", user=user, password=password,
+                          superuser=superuser)
         self.ws = ws
 
     def open(self):
@@ -69,7 +70,9 @@ class Session:
 @pytest.fixture(scope="module")
 def ws(stack, sandboxd):
     passwords = cockpitws.Passwords()
-    server = cockpitws.CockpitWs(stack, SOURCE_ROOT, BUILD_ROOT)
+    # The outsider may use sudo in cockpit-ws's namespace (and nowhere else): the
+    # administrator of test_administrative_access_sees_everyones.
+    server = cockpitws.CockpitWs(stack, SOURCE_ROOT, BUILD_ROOT, admins=[OTHER])
     try:
         server.passwords = {u: passwords.set(u) for u in (MEMBER, OTHER)}
         server.start()
@@ -264,6 +267,29 @@ def test_outsider_is_refused_in_words(stack, sandboxd, ws):
     everyone = sandboxd.list(ROOT)
     assert not any(n.endswith(name) for n in everyone), everyone
     assert h.docker_containers_labelled(name) == []
+
+
+def test_administrative_access_sees_everyones(stack, sandboxd, cleanup, ws):
+    """Cockpit's administrative access (sudo with the login password): the page's bus
+    connection is root's, so it lists everyone's sandboxes and may stop another's."""
+    members, roots = h.unique("ck-adm"), h.unique("ck-admroot")
+    sandboxd.create_ok(MEMBER, members, h.spec(), cleanup)
+    sandboxd.create_ok(ROOT, roots, h.spec(), cleanup)
+    admin = Session(ws, OTHER, ws.passwords[OTHER], superuser=True)
+    try:
+        admin.open()
+        admin.wait_text(frame="top", sel="body", contains="Administrative access",
+                        timeout=20000)
+        text = admin.wait_text(sel=row(members), contains="running", timeout=LIVE)
+        assert f"uid {h.uid_of(MEMBER)}" in text, text
+        assert "root (0)" in admin.wait_text(sel=row(roots), contains="running", timeout=LIVE)
+        admin.click(sel=control(f"Stop {members}"))
+        h.wait_until(lambda: managed_state(sandboxd, members) == "stopped", 30, what="stopped")
+        admin.wait_text(sel=row(members), contains="stopped", timeout=LIVE)
+        screenshot(admin, "administrator")
+        assert admin.our_messages() == []
+    finally:
+        admin.browser.close()
 
 
 # ---- egress and lifetimes changed on a sandbox: SetSandboxEgress / SetSandboxLifetimes ----
