@@ -387,6 +387,8 @@
         if (!egress)
             return sb.inspection && sb.inspection.network_isolated ? "none (no network)" : "—";
         let text = egress.mode || "default";
+        if (egress.effective && egress.effective !== text)
+            text += ` (${egress.effective})`;
         if (egress.allow && egress.allow.length)
             text += `: ${egress.allow.join(", ")}`;
         if (egress.enforced === false)

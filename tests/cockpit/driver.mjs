@@ -59,7 +59,7 @@ const commands = {
         });
         context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
         page = await context.newPage();
-        page.setDefaultTimeout(cmd.timeout || 20000);
+        page.setDefaultTimeout(cmd.timeout || 60000);
         page.on("console", m => {
             if (m.type() === "error" || m.type() === "warning")
                 record(m.type(), m.text(), m.location().url);
@@ -71,23 +71,30 @@ const commands = {
     // page does when the user chose it before: the X-Superuser header, from
     // localStorage), so the session's superuser bridge runs sudo with the password.
     async login(cmd) {
-        await page.goto(cmd.url);
+        await page.goto(cmd.url, { waitUntil: "domcontentloaded" });
         if (cmd.superuser) {
             await page.evaluate(user => window.localStorage.setItem(`superuser:${user}`, "any"), cmd.user);
-            await page.reload();
+            await page.reload({ waitUntil: "domcontentloaded" });
         }
         await page.fill("#login-user-input", cmd.user);
         await page.fill("#login-password-input", cmd.password);
         await page.click("#login-button");
-        // The shell's navigation, or the login page's error.
-        const sel = "#host-apps, #login-error-message:visible, #login-fatal:visible";
-        await page.waitForSelector(sel, { timeout: cmd.timeout || 30000 });
-        if (await page.locator("#host-apps").count() === 0)
-            throw new Error("login failed: " + await page.locator("#login-error-message, #login-fatal").allInnerTexts());
-        return page.url();
+        // The shell's navigation, or the login page's error. Polled: the page navigates
+        // while this waits (waitForSelector would wait for that navigation's "load").
+        return await poll(async () => {
+            if (await page.locator("#host-apps").isVisible())
+                return { done: true, value: page.url() };
+            const errors = (await page.locator("#login-error-message, #login-fatal").allInnerTexts())
+                    .filter(t => t.trim());
+            if (errors.length)
+                throw new Error(`login failed: ${errors.join(" ")}`);
+            return { done: false, value: page.url() };
+        }, cmd.timeout || 60000, "the shell after the login");
     },
+    // Waits for the response only: the shell's "load" can take long on a busy
+    // machine, and every check after polls for what it needs.
     async goto(cmd) {
-        await page.goto(cmd.url);
+        await page.goto(cmd.url, { waitUntil: "commit" });
         return page.url();
     },
     async reload() {

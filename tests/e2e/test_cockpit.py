@@ -24,6 +24,7 @@ BUILD_ROOT = os.environ.get("SBX_BUILD_ROOT", os.path.join(SOURCE_ROOT, "build")
 ARTIFACTS = os.environ.get("SBX_COCKPIT_ARTIFACTS",
                            os.path.join(BUILD_ROOT, "meson-logs", "cockpit"))
 LIVE = 5000          # ms: an outside change shows within this, without a reload
+SLOW = 60000         # ms: a page loading, a shell starting, on a busy machine
 PAGE = "/xagent-sandbox"
 EXEC = "org.xagent.Sandbox1.Exec"
 
@@ -53,7 +54,7 @@ class Session:
 
     def open(self):
         self.browser.call("goto", url=self.ws.url + PAGE)
-        self.browser.call("wait_text", sel="#service-status", contains="running", timeout=20000)
+        self.browser.call("wait_text", sel="#service-status", contains="running", timeout=SLOW)
 
     def call(self, cmd, **kw):
         return self.browser.call(cmd, **kw)
@@ -104,7 +105,7 @@ def test_in_the_menu_and_loads_without_errors(ws, sandboxd, member):
     assert any(t.strip() == "Sandboxes" for t in links), links
     member.click(frame="top", sel='#host-apps a >> text="Sandboxes"')
     member.wait_text(sel="h1", contains="Sandboxes")
-    member.wait_text(sel="#service-status", contains="running", timeout=20000)
+    member.wait_text(sel="#service-status", contains="running", timeout=SLOW)
     # The policy's default image is offered (the built-in policy allows any: "*").
     policy = sandboxd.call(MEMBER, "GetPolicy").result[0]
     offered = [member.attr(sel=f"#create-images option >> nth={i}", name="value")
@@ -195,7 +196,7 @@ def test_terminal_runs_as_the_member(stack, sandboxd, cleanup, member):
     sandboxd.create_ok(MEMBER, name, h.spec(), cleanup)
     member.wait_text(sel=row(name), contains="running", timeout=LIVE)
     member.click(sel=control(f"Terminal {name}"))
-    member.wait_text(sel="#terminal-output", regex=r"[$#] $", timeout=20000)
+    member.wait_text(sel="#terminal-output", regex=r"[$#] $", timeout=SLOW)
     member.fill(sel="#terminal-input", value="id -u")
     member.press(sel="#terminal-input", key="Enter")
     uid = str(h.uid_of(MEMBER))
@@ -258,7 +259,7 @@ def test_outsider_is_refused_in_words(stack, sandboxd, ws):
         outsider.open()
         outsider.fill(sel="#create-name", value=name)
         outsider.click(sel=control("Create"))
-        text = outsider.wait_text(sel="#errors [role=alert]", contains="Not authorized", timeout=20000)
+        text = outsider.wait_text(sel="#errors [role=alert]", contains="Not authorized", timeout=SLOW)
         assert "polkit" in text and "org.freedesktop" not in text, text
         screenshot(outsider, "outsider-refused")
         assert outsider.our_messages() == []
@@ -279,7 +280,7 @@ def test_administrative_access_sees_everyones(stack, sandboxd, cleanup, ws):
     try:
         admin.open()
         admin.wait_text(frame="top", sel="body", contains="Administrative access",
-                        timeout=20000)
+                        timeout=SLOW)
         text = admin.wait_text(sel=row(members), contains="running", timeout=LIVE)
         assert f"uid {h.uid_of(MEMBER)}" in text, text
         assert "root (0)" in admin.wait_text(sel=row(roots), contains="running", timeout=LIVE)
