@@ -71,10 +71,11 @@ const commands = {
     // page does when the user chose it before: the X-Superuser header, from
     // localStorage), so the session's superuser bridge runs sudo with the password.
     async login(cmd) {
-        await page.goto(cmd.url, { waitUntil: "domcontentloaded" });
+        // "load": the login page's script must have set up its button first.
+        await page.goto(cmd.url, { waitUntil: "load" });
         if (cmd.superuser) {
             await page.evaluate(user => window.localStorage.setItem(`superuser:${user}`, "any"), cmd.user);
-            await page.reload({ waitUntil: "domcontentloaded" });
+            await page.reload({ waitUntil: "load" });
         }
         await page.fill("#login-user-input", cmd.user);
         await page.fill("#login-password-input", cmd.password);
