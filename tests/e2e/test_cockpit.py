@@ -127,13 +127,22 @@ def test_lists_own_and_not_anothers(stack, sandboxd, cleanup, member):
     assert roots not in " ".join(member.texts(sel="#sandbox-rows"))
 
 
-def test_create_stop_delete_from_the_page(stack, sandboxd, cleanup, member):
-    name = cleanup.sandbox(h.unique("ck-page"))
+def create_from_page(member, cleanup, tag, fields=(), choices=()):
+    """Fills the create form (the test image; fields and choices: (id, value) of inputs
+    and selects) and presses Create; returns the name."""
+    name = cleanup.sandbox(h.unique(tag))
     member.fill(sel="#create-name", value=name)
     member.fill(sel="#create-image", value=h.TEST_IMAGE)
-    member.fill(sel="#create-memory", value="128")
-    member.fill(sel="#create-labels", value="made-by=page")
+    for field, value in fields:
+        member.fill(sel=f"#create-{field}", value=value)
+    for field, value in choices:
+        member.select(sel=f"#create-{field}", value=value)
     member.click(sel=control("Create"))
+    return name
+
+
+def test_create_stop_delete_from_the_page(stack, sandboxd, cleanup, member):
+    name = create_from_page(member, cleanup, "ck-page", fields=[("memory", "128"), ("labels", "made-by=page")])
     member.wait_text(sel=row(name), contains="running", timeout=30000)
     h.wait_until(lambda: managed_state(sandboxd, name) == "running", 10, what="created")
     props = sandboxd.properties(MEMBER, name, owner=MEMBER).result[0]
@@ -238,13 +247,8 @@ def test_details_usage_and_process_output(stack, sandboxd, cleanup, member):
 
 
 def test_lifetimes_at_create_show_time_left(stack, sandboxd, cleanup, member):
-    name = cleanup.sandbox(h.unique("ck-life"))
-    member.fill(sel="#create-name", value=name)
-    member.fill(sel="#create-image", value=h.TEST_IMAGE)
-    member.fill(sel="#create-idle", value="600")
-    member.select(sel="#create-on-idle", value="pause")
-    member.fill(sel="#create-expire", value="7200")
-    member.click(sel=control("Create"))
+    name = create_from_page(member, cleanup, "ck-life", fields=[("idle", "600"), ("expire", "7200")],
+                            choices=[("on-idle", "pause")])
     text = member.wait_text(sel=row(name), regex=r"pauses after 10 min idle.*deleted in (119|120) min",
                             timeout=30000)
     props = sandboxd.properties(MEMBER, name, owner=MEMBER).result[0]
