@@ -44,6 +44,11 @@ packages=(
         debootstrap systemd-container
         # the MCP clients of tests/e2e/test_mcp*.py (npm below)
         nodejs
+        # the Cockpit page's test (tests/e2e/test_cockpit.py): Cockpit's web service and
+        # bridge, its shell (whose stylesheet the page uses), and the browser that
+        # playwright-core (npm below) drives; sudo for Cockpit's administrative access
+        # (given to a test user only inside cockpit-ws's own mount namespace)
+        cockpit-ws cockpit-bridge cockpit-system chromium sudo
 )
 demo=
 if [ "${1:-}" = --demo ]; then
@@ -65,12 +70,15 @@ if [ ${#missing[@]} -gt 0 ]; then
         apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# The MCP clients, at the exact versions of tests/mcp/package-lock.json, into the
-# git-ignored tests/mcp/node_modules (again whenever the lock file is newer).
+# The npm packages of the tests, at the exact versions of each package-lock.json, into
+# the git-ignored node_modules next to it (again whenever the lock file is newer): the
+# MCP clients (tests/mcp) and playwright-core for the Cockpit page (tests/cockpit).
 here="$(cd "$(dirname "$0")/.." && pwd)"
 [ -z "$demo" ] || exit 0
-if [ ! -e "$here/tests/mcp/node_modules/.package-lock.json" ] ||
-   [ "$here/tests/mcp/package-lock.json" -nt "$here/tests/mcp/node_modules/.package-lock.json" ]; then
-        echo "install-deps: npm ci --prefix tests/mcp"
-        npm ci --prefix "$here/tests/mcp" --no-audit --no-fund --loglevel=error
-fi
+for dir in tests/mcp tests/cockpit; do
+        if [ ! -e "$here/$dir/node_modules/.package-lock.json" ] ||
+           [ "$here/$dir/package-lock.json" -nt "$here/$dir/node_modules/.package-lock.json" ]; then
+                echo "install-deps: npm ci --prefix $dir"
+                npm ci --prefix "$here/$dir" --no-audit --no-fund --loglevel=error
+        fi
+done

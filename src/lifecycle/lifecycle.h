@@ -78,6 +78,8 @@ typedef struct SbxSandbox {
         char *image;                    /* Config.Image */
         char *fingerprint;              /* the label, "" if absent */
         SbxVerdict verdict;             /* stored spec vs the container now; unverified without a row */
+        unsigned mismatched;            /* for a mismatch: the SBX_SPEC_FIELD_* that differ, as far
+                                         * as the container tells (0: not known which) */
         bool has_row;
         bool hardened;                  /* the container carries the posture of docs/security.md */
         uint64_t created_us;

@@ -344,8 +344,14 @@ int lc_make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const Sbx
         s->verdict = SBX_VERDICT_UNVERIFIED;
         if (stored && row)
                 s->verdict = sbx_verdict(stored, fps, o, SBX_CONTRACT_VERSION);
-        if (!truthful && s->verdict == SBX_VERDICT_MATCH)
+        /* What VerifySandbox with the stored spec would name (the inspection's
+         * mismatched_fields). */
+        if (s->verdict == SBX_VERDICT_MISMATCH)
+                s->mismatched = sbx_verify_mismatched_fields(stored, stored, row->fingerprint, o);
+        if (!truthful && s->verdict == SBX_VERDICT_MATCH) {
                 s->verdict = SBX_VERDICT_MISMATCH;
+                s->mismatched = SBX_SPEC_FIELD_VOLUMES;
+        }
         if (row && row->created_us > 0)
                 s->created_us = (uint64_t) row->created_us;
         else if (o->created_at)
