@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "channel.h"
 #include "docker-stream.h"
@@ -327,6 +328,20 @@ static int channel_error(const char *path, const SbxChannelReply *reply, SbxErro
         return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "path: '%.256s': %s", path, strerror(e.err));
 }
 
+/* The channel's lock, waited for until the request's deadline at most: a request
+ * queued behind one the sandbox does not answer gives up with it, never after. */
+static int lock_until(SbxChannel *ch, uint64_t deadline_us) {
+        struct timespec ts = { .tv_sec = (time_t) (deadline_us / 1000000U),
+                               .tv_nsec = (long) (deadline_us % 1000000U) * 1000L };
+
+        return -pthread_mutex_clocklock(&ch->lock, CLOCK_MONOTONIC, &ts);
+}
+
+static int timed_out(SbxError *error) {
+        return sbx_error_set(error, SBX_ERROR_TIMED_OUT, "The sandbox did not answer within %u s",
+                             SBX_DOCKER_EXEC_CALL_TIMEOUT_S);
+}
+
 int sbx_lifecycle_channel_call(SbxLifecycle *l, const char *name, const SbxProtoRequest *q,
                                SbxChannelReply *ret, SbxError *error) {
         _cleanup_(sbx_proto_writer_done) SbxProtoWriter w = {};
@@ -345,10 +360,19 @@ int sbx_lifecycle_channel_call(SbxLifecycle *l, const char *name, const SbxProto
         if ((r = acquire(l->channels, container_id, &ch)) < 0)
                 return r == -EBUSY ? sbx_error_set(error, SBX_ERROR_LIMITS_EXCEEDED, "Too many sandbox channels")
                                    : r;
-        pthread_mutex_lock(&ch->lock);
+        if ((r = lock_until(ch, deadline_us)) < 0) {
+                release(l->channels, ch);
+                return r == -ETIMEDOUT ? timed_out(error) : r;
+        }
         for (unsigned attempt = 0;; attempt++) {
                 bool reused = ch->fd >= 0, sent = false, got = false;
 
+                /* Past its deadline (it waited behind a request that timed out): no new
+                 * channel, no new exec in the sandbox. */
+                if (!reused && sbx_now_monotonic_us() >= deadline_us) {
+                        r = timed_out(error);
+                        break;
+                }
                 if (!reused && (r = channel_open(l, name, ch, deadline_us, error)) < 0)
                         break;
                 r = round_trip(ch, w.buf, (size_t) n, ret, deadline_us, &sent, &got);
@@ -366,8 +390,7 @@ int sbx_lifecycle_channel_call(SbxLifecycle *l, const char *name, const SbxProto
                     !(sent && q->type == SBX_PROTO_WRITE && (q->flags & SBX_PROTO_WRITE_APPEND)))
                         continue;
                 if (r == -ETIME)
-                        r = sbx_error_set(error, SBX_ERROR_TIMED_OUT, "The sandbox did not answer within %u s",
-                                          SBX_DOCKER_EXEC_CALL_TIMEOUT_S);
+                        r = timed_out(error);
                 else
                         r = sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "The channel to the sandbox failed: %s",
                                           strerror(-r));

@@ -154,6 +154,7 @@ typedef struct Creation {
         const SbxSpec *spec;
         const SbxOwner *owner;
         json_object *labels;            /* the caller's (user-labels.h), or NULL */
+        SbxNewLifetime lifetime;        /* stored with the row */
         char *labels_json;              /* … as the intent and the row store them */
         char *image;                    /* the reference the container is made from */
         char *image_id;                 /* a snapshot's recorded image id, else NULL */
@@ -177,8 +178,26 @@ static void creation_done(Creation *c) {
         sbx_mount_table_done(&c->mounts);
 }
 
+/* Its lifetime as stored: the expiry counts from the creation, the idle time from now. */
+static bool lifetime_row(const Creation *c, SbxLifetimeRow *ret) {
+        const SbxNewLifetime *t = &c->lifetime;
+
+        if (t->idle_timeout_s == 0 && t->expire_after_s == 0)
+                return false;
+        *ret = (SbxLifetimeRow) {
+                .name = (char *) c->name, .idle_timeout_s = t->idle_timeout_s, .on_idle_pause = t->on_idle_pause,
+                .expire_at_us = t->expire_after_s ? (uint64_t) c->created_us + (uint64_t) t->expire_after_s * 1000000U : 0,
+                .last_activity_us = sbx_now_realtime_us(),
+        };
+        return true;
+}
+
+/* The row and its lifetime, in one transaction. */
 static int record(SbxLifecycle *l, const Creation *c, const SbxObserved *o, SbxError *error) {
-        return sbx_store_put_sandbox(l->store, &(SbxSandboxRow) {
+        SbxLifetimeRow lifetime;
+        bool has_lifetime = lifetime_row(c, &lifetime);
+
+        return sbx_store_put_sandbox_with_lifetime(l->store, &(SbxSandboxRow) {
                 .name = (char *) c->name,
                 .owner_uid = c->owner->uid,
                 .owner_gid = c->owner->gid,
@@ -189,7 +208,19 @@ static int record(SbxLifecycle *l, const Creation *c, const SbxObserved *o, SbxE
                 .state = o->state == SBX_STATE_RUNNING ? SBX_SANDBOX_RUNNING : SBX_SANDBOX_STOPPED,
                 .created_us = c->created_us,
                 .labels_json = c->labels_json,
-        }, error);
+        }, has_lifetime ? &lifetime : NULL, error);
+}
+
+/* What the reply shows of it (the bus keeps it from here on). */
+static void take_lifetime(const Creation *c, SbxSandbox *s) {
+        SbxLifetimeRow t;
+
+        if (!lifetime_row(c, &t))
+                return;
+        s->idle_timeout_s = t.idle_timeout_s;
+        s->on_idle_pause = t.on_idle_pause;
+        s->expire_at_us = t.expire_at_us;
+        s->last_activity_us = t.last_activity_us;
 }
 
 /* The final name is held by a container that is not this sandbox (its lock is held
@@ -352,8 +383,9 @@ static int make_container(SbxLifecycle *l, const Creation *c, json_object *body,
 
 /* Create, with the name's lock held. */
 static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
-                         json_object *labels, SbxSandbox **ret, SbxError *error) {
-        _cleanup_(creation_done) Creation c = { .name = name, .spec = spec, .owner = owner, .labels = labels };
+                         json_object *labels, const SbxNewLifetime *lifetime, SbxSandbox **ret, SbxError *error) {
+        _cleanup_(creation_done) Creation c = { .name = name, .spec = spec, .owner = owner, .labels = labels,
+                                                .lifetime = *lifetime };
         _cleanup_(json_object_putp) json_object *body = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         _cleanup_free_ char *existing = NULL, *id = NULL;
@@ -389,8 +421,10 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
         r = lc_make_sandbox(l, name, o, &(SbxSandboxRow) { .owner_gid = owner->gid, .fingerprint = c.fp,
                                                            .created_us = c.created_us, .labels_json = c.labels_json },
                             stored, fps, &c.mounts, ret);
-        if (r >= 0)
+        if (r >= 0) {
                 TAKE_PTR(o);
+                take_lifetime(&c, *ret);
+        }
         return r;
 }
 
@@ -408,7 +442,8 @@ int sbx_lifecycle_create_with(SbxLifecycle *l, const char *name, const SbxSpec *
 
         if ((r = check_namespace(name, owner, error)) < 0 || (r = lc_lock_key(l, "sandbox", name, &lock)) < 0)
                 return r;
-        return create_locked(l, name, spec, owner, options ? options->labels : NULL, ret, error);
+        return create_locked(l, name, spec, owner, options ? options->labels : NULL,
+                             options ? &options->lifetime : &(SbxNewLifetime) {}, ret, error);
 }
 
 int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
@@ -598,7 +633,7 @@ int sbx_lifecycle_ensure(SbxLifecycle *l, const char *name, const SbxSpec *spec,
                 *ret_outcome = outcome;
                 return lc_describe_by_name(l, name, ret, error);
         }
-        if ((r = create_locked(l, name, spec, owner, options->labels, ret, error)) < 0)
+        if ((r = create_locked(l, name, spec, owner, options->labels, &options->lifetime, ret, error)) < 0)
                 return r;
         *ret_outcome = outcome;
         return 0;

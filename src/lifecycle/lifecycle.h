@@ -109,10 +109,19 @@ int sbx_lifecycle_refresh(SbxLifecycle *l, const char *name, SbxSandbox **ret, S
 int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
                          SbxSandbox **ret, SbxError *error);
 
+/* A new sandbox's lifetime (docs/lifecycle.md, "Idle stop and expiry"), stored in the
+ * same transaction as its row: its expiry counts from its creation. All 0: none. */
+typedef struct SbxNewLifetime {
+        uint32_t idle_timeout_s;        /* 0: never */
+        uint32_t expire_after_s;        /* 0: never */
+        bool on_idle_pause;
+} SbxNewLifetime;
+
 /* What a create takes besides the spec, none of it part of the spec or its fingerprint. */
 typedef struct SbxCreateOptions {
         json_object *labels;            /* user-labels.h; NULL = none. Stored, and written on the
                                          * container under SBX_USER_LABEL_PREFIX */
+        SbxNewLifetime lifetime;
 } SbxCreateOptions;
 
 /* sbx_lifecycle_create() with options (NULL: none). */
@@ -157,6 +166,7 @@ typedef struct SbxEnsureOptions {
                                          * must equal its own (else InvalidArgs). NULL = not given */
         unsigned busy_leases;           /* leases other connections hold on it: a replacement is
                                          * SandboxBusy */
+        SbxNewLifetime lifetime;        /* a new one's (or a replacement's); one there is keeps its own */
 } SbxEnsureOptions;
 
 const char *sbx_ensure_outcome_to_string(SbxEnsureOutcome o) _pure_;
@@ -172,6 +182,29 @@ int sbx_lifecycle_ensure(SbxLifecycle *l, const char *name, const SbxSpec *spec,
 
 /* Idempotent: a missing name succeeds. Returns 1 if something was removed. */
 int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error);
+
+/* A deadline that fell due (docs/lifecycle.md, "Idle stop and expiry"): it acts only on
+ * the sandbox that fell due — the stored row of that name still records its container
+ * and creation — and only if, under the name's lock, still_due says its conditions hold
+ * (still idle: no lease, no exec, no use since). Returns 1 when it acted, 0 when it did
+ * nothing (another sandbox has the name now, it is gone, or it is no longer due). */
+typedef enum SbxDeadlineAction {
+        SBX_DEADLINE_EXPIRE,            /* deleted */
+        SBX_DEADLINE_IDLE_STOP,
+        SBX_DEADLINE_IDLE_PAUSE,
+} SbxDeadlineAction;
+
+typedef struct SbxDeadline {
+        const char *name;
+        const char *container_id;       /* the sandbox that fell due */
+        uint64_t created_us;            /* … and its creation (0: not compared) */
+        SbxDeadlineAction action;
+        unsigned stop_timeout_s;        /* an idle stop's */
+        bool (*still_due)(void *userdata);      /* NULL: always */
+        void *userdata;
+} SbxDeadline;
+
+int sbx_lifecycle_deadline(SbxLifecycle *l, const SbxDeadline *d, SbxError *error);
 
 /* Commits the container to xagent-sandbox-snapshot:<safe id> with the commit config of
  * labels.h (xagent's and this service's labels blanked, the source image's entrypoint,

@@ -250,3 +250,41 @@ int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error) {
                 return r;
         return lc_delete_locked(l, name, error);
 }
+
+/* The stored row of the name is the sandbox that fell due. */
+static int is_the_one(SbxLifecycle *l, const SbxDeadline *d, SbxError *error) {
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        int r = sbx_store_get_sandbox(l->store, d->name, &row, error);
+
+        if (r <= 0)
+                return r;
+        if (!streq_ptr(row->container_id, d->container_id))
+                return 0;
+        return d->created_us == 0 || row->created_us <= 0 || (uint64_t) row->created_us == d->created_us;
+}
+
+int sbx_lifecycle_deadline(SbxLifecycle *l, const SbxDeadline *d, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        int r;
+
+        if (!d->container_id)
+                return 0;
+        if ((r = lc_lock_key(l, "sandbox", d->name, &lock)) < 0 || (r = is_the_one(l, d, error)) <= 0)
+                return r;
+        if (d->still_due && !d->still_due(d->userdata))
+                return 0;
+        switch (d->action) {
+        case SBX_DEADLINE_EXPIRE:
+                r = lc_delete_locked(l, d->name, error);
+                break;
+        case SBX_DEADLINE_IDLE_STOP:
+                r = lc_set_running_locked(l, d->name, false, d->stop_timeout_s, error);
+                break;
+        case SBX_DEADLINE_IDLE_PAUSE:
+                r = lc_pause_locked(l, d->name, true, error);
+                break;
+        default:
+                return -EINVAL;
+        }
+        return r < 0 ? r : 1;
+}

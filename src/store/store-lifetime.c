@@ -44,6 +44,48 @@ int sbx_store_put_lifetime(SbxStore *s, const SbxLifetimeRow *row, SbxError *err
         return sqlite3_step(st) == SQLITE_DONE ? 0 : store_fail(s, error, "cannot write a lifetime");
 }
 
+static int delete_lifetime(SbxStore *s, const char *name, SbxError *error) {
+        _cleanup_(finalizep) sqlite3_stmt *st = NULL;
+        int r;
+
+        if ((r = prepare(s, "DELETE FROM lifetimes WHERE name = ?", &st, error)) < 0)
+                return r;
+        if (sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC) != SQLITE_OK)
+                return store_fail(s, error, "cannot bind");
+        return sqlite3_step(st) == SQLITE_DONE ? 0 : store_fail(s, error, "cannot delete a lifetime");
+}
+
+int sbx_store_put_sandbox_with_lifetime(SbxStore *s, const SbxSandboxRow *row, const SbxLifetimeRow *lifetime,
+                                        SbxError *error) {
+        int r;
+
+        if ((r = store_exec(s, "BEGIN IMMEDIATE", "cannot begin", error)) < 0)
+                return r;
+        r = sbx_store_put_sandbox(s, row, error);
+        if (r >= 0)
+                r = lifetime ? sbx_store_put_lifetime(s, lifetime, error) : delete_lifetime(s, row->name, error);
+        if (r >= 0)
+                r = store_exec(s, "COMMIT", "cannot commit", error);
+        if (r < 0)
+                sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return r;
+}
+
+int sbx_store_rebase_lifetime(SbxStore *s, const char *name, uint64_t last_activity_us, uint64_t expire_at_us,
+                              SbxError *error) {
+        _cleanup_(finalizep) sqlite3_stmt *st = NULL;
+        int r;
+
+        if ((r = prepare(s, "UPDATE lifetimes SET last_activity_us = ?, expire_at_us = ? WHERE name = ?", &st,
+                         error)) < 0)
+                return r;
+        if (sqlite3_bind_int64(st, 1, (sqlite3_int64) last_activity_us) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 2, (sqlite3_int64) expire_at_us) != SQLITE_OK ||
+            sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC) != SQLITE_OK)
+                return store_fail(s, error, "cannot bind");
+        return sqlite3_step(st) == SQLITE_DONE ? 0 : store_fail(s, error, "cannot write a sandbox's lifetime");
+}
+
 int sbx_store_touch_lifetime(SbxStore *s, const char *name, uint64_t last_activity_us, SbxError *error) {
         _cleanup_(finalizep) sqlite3_stmt *st = NULL;
         int r;

@@ -207,6 +207,13 @@ typedef struct SbxLifetimeRow {
 
 void sbx_lifetime_rows_free(SbxLifetimeRow *rows, size_t n);
 int sbx_store_put_lifetime(SbxStore *store, const SbxLifetimeRow *row, SbxError *error);
+/* A new sandbox's row and its lifetime (NULL: none, and none left of an earlier one of
+ * the name) in one transaction. */
+int sbx_store_put_sandbox_with_lifetime(SbxStore *store, const SbxSandboxRow *row, const SbxLifetimeRow *lifetime,
+                                        SbxError *error);
+/* Both times of a row, moved with a wall-clock step (none: nothing to do). */
+int sbx_store_rebase_lifetime(SbxStore *store, const char *name, uint64_t last_activity_us, uint64_t expire_at_us,
+                              SbxError *error);
 /* The last activity of a sandbox that has a row (none: nothing to do). */
 int sbx_store_touch_lifetime(SbxStore *store, const char *name, uint64_t last_activity_us, SbxError *error);
 int sbx_store_list_lifetimes(SbxStore *store, SbxLifetimeRow **ret, size_t *ret_n, SbxError *error);
