@@ -2,7 +2,8 @@
 
 /* `xagent-sandbox-init --serve`: the service's kept channel into a sandbox, run by
  * the service through one exec as the sandbox's owner after the sandbox's start was
- * verified. It answers file requests (read, write, list, remove) in the protocol of
+ * verified. It answers file requests (read, write, list, remove) and a detached
+ * process's OUTPUT (its ring read by the ring's one reader, src/core/ring.c) in the protocol of
  * src/core/proto.h, one frame in on standard input, one frame out on standard
  * output, until standard input ends. It acts with the owner's rights only, inside
  * the sandbox's root: a path is the sandbox's, whatever its symbolic links say.
