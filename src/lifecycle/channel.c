@@ -478,20 +478,21 @@ int sbx_lifecycle_write_file(SbxLifecycle *l, const char *name, const char *path
                                      SBX_PROTO_MAX_DATA);
         if (mode > 07777)
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "mode: %o is not a file mode", mode);
+        if (!l->channels)
+                return -EINVAL;
         if ((r = set_path(&q, path, error)) < 0 ||
             (r = sbx_lifecycle_container_id(l, name, &container_id, error)) < 0 ||
             (l->policy && (r = disk_reserve(l, container_id, size, &reserved, error)) < 0))
                 return r;
         r = sbx_lifecycle_channel_call(l, name, &q, &reply, error);
-        if (r >= 0 && (sbx_proto_reply_u64(&reply.frame, SBX_TAG_ALLOCATED, &added) < 0 ||
-                       sbx_proto_reply_u64(&reply.frame, SBX_TAG_RELEASED, &released) < 0))
-                added = reserved;       /* an answer without them: the write counts as asked */
-        if (r < 0)
-                added = 0;
-        /* A failed or lost request may have written part of it: the data is counted
-         * unless the program said what it took. */
-        if (r < 0 && !sbx_error_is(error, SBX_ERROR_INVALID_ARGS))
-                added = reserved;
+        if (r >= 0) {
+                if (sbx_proto_reply_u64(&reply.frame, SBX_TAG_ALLOCATED, &added) < 0 ||
+                    sbx_proto_reply_u64(&reply.frame, SBX_TAG_RELEASED, &released) < 0) {
+                        added = reserved;       /* an answer without them: the write counts as asked */
+                        released = 0;
+                }
+        } else if (sbx_error_is(error, SBX_ERROR_TIMED_OUT) || sbx_error_is(error, SBX_ERROR_BACKEND_ERROR))
+                added = reserved;               /* lost on the way: it may be there, in part */
         sbx_disk_ledger_settle(sbx_channels_disk(l->channels), container_id, reserved, added, released);
         return r;
 }
@@ -556,6 +557,8 @@ int sbx_lifecycle_remove_file(SbxLifecycle *l, const char *name, const char *pat
         uint64_t released = 0;
         int r;
 
+        if (!l->channels)
+                return -EINVAL;
         if ((r = set_path(&q, path, error)) < 0)
                 return r;
         if (streq(q.path, "/"))
