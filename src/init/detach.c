@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include "detach.h"
-#include "ring.h"
+#include "ring-file.h"
 
 #define EXEC_TOKEN_VAR "XAGENT_SANDBOX_EXEC="
 #define CHUNK 65536U
@@ -76,25 +76,6 @@ static int put_u64(int fd, uint64_t off, uint64_t v) {
         for (int i = 0; i < 8; i++)
                 b[i] = (uint8_t) (v >> (8 * i));
         return pwrite_all(fd, b, sizeof b, off);
-}
-
-/* The start time of this process (field 22 of /proc/self/stat), or 0. */
-static uint64_t own_start_time(void) {
-        char buf[1024], *p;
-        ssize_t n;
-        int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-
-        if (fd < 0)
-                return 0;
-        n = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (n <= 0)
-                return 0;
-        buf[n] = 0;
-        p = strrchr(buf, ')');
-        for (int field = 2; p && field < 22; field++)
-                p = strchr(p + 1, ' ');
-        return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
 /* Copies [off, off+n) of a ring of size cap at base in the file, wrapping. */
@@ -231,7 +212,7 @@ int sbx_init_supervise(const char *dir, const char *report_fd, const char *token
                 return 4;
         }
         (void) put_u64(ring, SBX_RING_PID_OFFSET, (uint64_t) getpid());
-        (void) put_u64(ring, SBX_RING_START_TIME_OFFSET, own_start_time());
+        (void) put_u64(ring, SBX_RING_START_TIME_OFFSET, ring_file_start_time("/proc/self/stat"));
         snprintf(token_entry, sizeof token_entry, EXEC_TOKEN_VAR "%s", token);
         child = fork();
         if (child < 0) {

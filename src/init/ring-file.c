@@ -48,14 +48,11 @@ int ring_file_pread(void *userdata, uint64_t off, void *buf, size_t n) {
         return 0;
 }
 
-/* Field 22 of /proc/PID/stat (the start time), or 0 when PID is not there. */
-static unsigned long long start_time(uint64_t pid) {
-        char path[64], buf[PROC_STAT_MAX + 1], *p;
+uint64_t ring_file_start_time(const char *stat_path) {
+        char buf[PROC_STAT_MAX + 1], *p;
         ssize_t n;
-        int fd;
+        int fd = open(stat_path, O_RDONLY | O_CLOEXEC);
 
-        snprintf(path, sizeof path, "/proc/%llu/stat", (unsigned long long) pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return 0;
         n = read(fd, buf, PROC_STAT_MAX);
@@ -74,5 +71,8 @@ unsigned ring_file_state(const SbxRingHeader *h) {
                 return SBX_RING_STATE_EXITED;
         if (h->pid == 0 || h->pid > INT32_MAX)
                 return SBX_RING_STATE_RUNNING;  /* not written yet: it is starting */
-        return start_time(h->pid) == h->start_time ? SBX_RING_STATE_RUNNING : SBX_RING_STATE_LOST;
+        char path[64];
+
+        snprintf(path, sizeof path, "/proc/%llu/stat", (unsigned long long) h->pid);
+        return ring_file_start_time(path) == h->start_time ? SBX_RING_STATE_RUNNING : SBX_RING_STATE_LOST;
 }

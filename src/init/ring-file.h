@@ -15,6 +15,10 @@ int ring_file_open(const char *dir);
 /* The callback for SbxRingSource, its userdata a pointer to the descriptor. */
 int ring_file_pread(void *userdata, uint64_t off, void *buf, size_t n);
 
+/* Field 22 of a /proc/PID/stat (the process's start time), or 0 when it cannot be
+ * read (the process is gone). */
+uint64_t ring_file_start_time(const char *stat_path);
+
 /* SBX_RING_STATE_*: the header's, or LOST when it says running but its supervisor
  * (its pid with the start time it recorded) is not there any more. */
 unsigned ring_file_state(const SbxRingHeader *h);
