@@ -68,7 +68,7 @@ static int run_refresh(Operation *o, SbxLifecycle *l) {
 }
 
 static int run_verify(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_verify(l, o->name, o->spec, &o->verdict, &o->fields, &o->error);
+        return sbx_lifecycle_verify(l, o->name, o->spec, &o->verdict, &o->fields, &o->sandbox, &o->error);
 }
 
 static int run_start(Operation *o, SbxLifecycle *l) {
@@ -338,6 +338,9 @@ static int reply_verify(Operation *o, sd_bus_message *reply) {
         const char *names[SBX_SPEC_FIELD_COUNT + 1];
         int r = sd_bus_message_append(reply, "s", sbx_verdict_to_string(o->verdict));
 
+        /* What the same look found of the stored spec is the object's (its Verdict). */
+        if (r >= 0 && o->sandbox && !o->answered_here)
+                (void) registry_put(&o->m->registry, o->sandbox);
         sbx_spec_fields_to_names(o->fields, names);
         return r < 0 ? r : sd_bus_message_append_strv(reply, (char **) names);
 }

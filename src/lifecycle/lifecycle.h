@@ -116,9 +116,11 @@ int sbx_lifecycle_create_with(SbxLifecycle *l, const char *name, const SbxSpec *
                               const SbxCreateOptions *options, SbxSandbox **ret, SbxError *error);
 
 /* xagent's verdict of desired against the live container; for a mismatch, the
- * fields that differ as far as the stored row tells (see verdict.h). */
+ * fields that differ as far as the stored row tells (see verdict.h). ret_described
+ * (may be NULL): the sandbox as the same look at it shows it (its stored spec's
+ * verdict: the object's), NULL when that could not be worked out. */
 int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desired, SbxVerdict *ret_verdict,
-                         unsigned *ret_fields, SbxError *error);
+                         unsigned *ret_fields, SbxSandbox **ret_described, SbxError *error);
 
 /* Idempotent; NoSuchSandbox for a missing name. Return 1 if something changed.
  * Start checks the volumes on the file system again and, once the container runs,
