@@ -21,6 +21,7 @@
 #include "bus-exec-internal.h"
 #include "log.h"
 #include "naming.h"
+#include "time-util.h"
 
 #define POLL_USEC (1U * 1000000U)
 /* Rows given back at a restart: the running ones are bounded by max_execs, the
@@ -343,6 +344,8 @@ static int read_output(sd_bus_message *msg, ExecObject *e, sd_bus_error *error) 
                                                       "Too many operations of this user in progress")
                                    : r;
         r = submit(e->m, e, JOB_READ, e->name, e->id, msg, offset);
+        if (r >= 0)     /* reading a process's output is a use of its sandbox */
+                registry_touch(&e->m->registry, e->name, sbx_now_realtime_us());
         if (r < 0) {
                 manager_idle(e->m, uid);
                 return r == -EBUSY ? sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED, "Too many operations in progress")

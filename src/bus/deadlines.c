@@ -159,10 +159,15 @@ static int submit(Manager *m, DeadlineKind kind, const char *name, SbxLifetimeRo
         return r;
 }
 
-/* A running exec or detached process in the sandbox is activity. */
-static bool exec_running(Manager *m, const char *name) {
+/* A running exec in the sandbox is activity when someone is there: a captured or
+ * streamed one's caller, an Attach session. A detached process nobody is attached to
+ * is activity only with idle_counts_processes (docs/lifecycle.md, "Idle stop and
+ * expiry"): one that writes nothing and is read by nobody does not hold the sandbox
+ * forever; reading its output is a use (bus-detached.c). */
+static bool exec_running(Manager *m, const SandboxEntry *e) {
         FOREACH_EXEC(x, m)
-                if (x->running && streq_ptr(x->name, name))
+                if (x->running && streq_ptr(x->name, e->name) &&
+                    (!x->detached || x->n_attached > 0 || e->idle_counts_processes))
                         return true;
         return false;
 }
@@ -180,12 +185,12 @@ static void look_at(SandboxEntry *e, void *userdata) {
 
         if (!e->has_lifetime || e->deadline_due)
                 return;
-        if (e->leases > 0 || e->active > 0 || exec_running(s->m, e->name))
+        if (e->leases > 0 || e->active > 0 || exec_running(s->m, e))
                 registry_touch(&s->m->registry, e->name, s->now);
         if (e->expire_at_us > 0 && s->now >= e->expire_at_us)
                 e->deadline_due = submit(s->m, DEADLINE_EXPIRE, e->name, NULL, 0) >= 0;
         else if (idle_us > 0 && e->state == SBX_STATE_RUNNING && e->leases == 0 && e->active == 0 &&
-                 !exec_running(s->m, e->name) && s->now >= e->last_activity_us + idle_us)
+                 !exec_running(s->m, e) && s->now >= e->last_activity_us + idle_us)
                 e->deadline_due = submit(s->m, e->on_idle_pause ? DEADLINE_IDLE_PAUSE : DEADLINE_IDLE_STOP,
                                          e->name, NULL, 0) >= 0;
         if (e->last_activity_us > e->activity_stored_us && s->n_flush < s->max_flush &&

@@ -19,6 +19,10 @@ const char *operation_target(const Operation *o) {
 
 /* Worker side ------------------------------------------------------------- */
 
+static uint64_t expire_at(uint64_t from_us, uint32_t after_s) {
+        return after_s ? from_us + (uint64_t) after_s * 1000000U : 0;
+}
+
 /* A new sandbox's deadlines, stored once it exists (docs/lifecycle.md). */
 static int store_lifetime(Operation *o, SbxLifecycle *l) {
         const SbxLifetime *t = &o->lifetime;
@@ -27,10 +31,39 @@ static int store_lifetime(Operation *o, SbxLifecycle *l) {
                 return 0;
         o->lifetime_row = (SbxLifetimeRow) {
                 .name = o->name, .idle_timeout_s = t->idle_timeout_s, .on_idle_pause = t->on_idle_pause,
-                .expire_at_us = t->expire_after_s ? o->sandbox->created_us + (uint64_t) t->expire_after_s * 1000000U : 0,
-                .last_activity_us = sbx_now_realtime_us(),
+                .expire_at_us = expire_at(o->sandbox->created_us, t->expire_after_s),
+                .counts_processes = t->counts_processes, .last_activity_us = sbx_now_realtime_us(),
         };
         return sbx_store_put_lifetime(l->store, &o->lifetime_row, &o->error);
+}
+
+/* A sandbox's lifetimes changed (SetSandboxLifetimes, an ensure that found it): what
+ * is given replaces what was stored, expire_after counts from now, the rest stays;
+ * the change is a use (docs/lifecycle.md). */
+static int change_lifetime(Operation *o, SbxLifecycle *l) {
+        const SbxLifetime *t = &o->lifetime;
+        uint64_t now = sbx_now_realtime_us();
+        SbxLifetimeRow was;
+        int r = sbx_store_get_lifetime(l->store, o->name, &was, &o->error);
+
+        if (r < 0)
+                return r;
+        free(was.name);
+        o->lifetime_row = (SbxLifetimeRow) {
+                .name = o->name,
+                .idle_timeout_s = t->has_idle_timeout ? t->idle_timeout_s : was.idle_timeout_s,
+                .expire_at_us = t->has_expire_after ? expire_at(now, t->expire_after_s) : was.expire_at_us,
+                .on_idle_pause = t->has_on_idle ? t->on_idle_pause : was.on_idle_pause,
+                .counts_processes = t->has_counts_processes ? t->counts_processes : was.counts_processes,
+                .last_activity_us = now,
+        };
+        return sbx_store_put_lifetime(l->store, &o->lifetime_row, &o->error);
+}
+
+static int run_set_lifetimes(Operation *o, SbxLifecycle *l) {
+        int r = sbx_lifecycle_inspect(l, o->name, &o->sandbox, &o->error);
+
+        return r < 0 ? r : change_lifetime(o, l);
 }
 
 static int run_create(Operation *o, SbxLifecycle *l) {
@@ -53,9 +86,12 @@ static int run_ensure(Operation *o, SbxLifecycle *l) {
                                  &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s,
                                                        .labels = o->labels, .busy_leases = o->busy_leases },
                                  &o->sandbox, &o->outcome, &o->error);
-        /* The lifetime is a new sandbox's: one that was there keeps its own. */
+        /* A new sandbox's lifetime is the options' (with the policy's default); one that
+         * was there gets what was given, as SetSandboxLifetimes gives it. */
         if (r >= 0 && (o->outcome == SBX_ENSURE_CREATED || o->outcome == SBX_ENSURE_RECREATED))
                 r = store_lifetime(o, l);
+        else if (r >= 0 && sbx_lifetime_given(&o->lifetime))
+                r = change_lifetime(o, l);
         return r;
 }
 
@@ -273,10 +309,12 @@ static int reply_create(Operation *o, sd_bus_message *reply) {
 
         if ((r = registry_put(&o->m->registry, o->sandbox)) < 0)
                 return r;
-        /* A sandbox made now has this lifetime (or none: a replacement's is new too). */
-        if (o->verb == VERB_CREATE || o->outcome == SBX_ENSURE_CREATED || o->outcome == SBX_ENSURE_RECREATED)
-                registry_set_lifetime(&o->m->registry, o->lifetime_row.name ? &o->lifetime_row
-                                                                            : &(SbxLifetimeRow) { .name = o->name });
+        /* A sandbox made now has this lifetime (or none: a replacement's is new too); one
+         * found has what was given. */
+        if (o->lifetime_row.name)
+                registry_set_lifetime(&o->m->registry, &o->lifetime_row);
+        else if (o->verb == VERB_CREATE || o->outcome == SBX_ENSURE_CREATED || o->outcome == SBX_ENSURE_RECREATED)
+                registry_set_lifetime(&o->m->registry, &(SbxLifetimeRow) { .name = o->name });
         e = registry_get(&o->m->registry, o->name);
         return sd_bus_message_append(reply, "os", e->path, o->sandbox->fingerprint);
 }
@@ -302,6 +340,7 @@ static void take_held_facts(SbxSandbox *s, const SandboxEntry *e) {
         s->last_activity_us = e->last_activity_us;
         s->idle_timeout_s = e->idle_timeout_s;
         s->on_idle_pause = e->on_idle_pause;
+        s->idle_counts_processes = e->idle_counts_processes;
         s->expire_at_us = e->expire_at_us;
 }
 
@@ -425,6 +464,14 @@ static int reply_acquire(Operation *o, sd_bus_message *reply) {
                                    (unsigned) p->max_leases_per_user, (unsigned) p->max_leases_per_sandbox, &fd,
                                    &o->error);
         return r < 0 ? r : sd_bus_message_append(reply, "h", fd);
+}
+
+static int reply_set_lifetimes(Operation *o, sd_bus_message *reply) {
+        int r = registry_put(&o->m->registry, o->sandbox);
+
+        if (r >= 0)
+                registry_set_lifetime(&o->m->registry, &o->lifetime_row);
+        return r;
 }
 
 static int reply_snapshot(Operation *o, sd_bus_message *reply) {
@@ -576,4 +623,6 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         /* a use of the sandbox, as an exec is (docs/security.md) */
         [VERB_ACQUIRE]         = { "acquire",         A_EXEC,    true,  false, run_inspect,         reply_acquire,    A_EXEC_OTHERS,
                                    .admit = admit_acquire, .activity = true },
+        /* E2B's setTimeout: the idle timeout, the expiry from now, what idling does */
+        [VERB_SET_LIFETIMES]   = { "set-lifetimes",   A_MANAGE,  true,  false, run_set_lifetimes,   reply_set_lifetimes, .activity = true },
 };

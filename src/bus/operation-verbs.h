@@ -42,6 +42,7 @@ typedef enum Verb {
         VERB_PAUSE,
         VERB_RESUME,
         VERB_ACQUIRE,
+        VERB_SET_LIFETIMES,
         _VERB_MAX,
 } Verb;
 
@@ -78,7 +79,8 @@ typedef struct OperationArgs {
         unsigned timeout_s;             /* stop; ensure: the stop before a recreate */
         bool recreate;                  /* ensure: on a mismatch, replace it */
         bool force;                     /* stop, ensure: other connections' leases are revoked */
-        SbxLifetime lifetime;           /* create, ensure: a sandbox it makes (policy applied) */
+        SbxLifetime lifetime;           /* create, ensure: a sandbox it makes (policy applied);
+                                         * set-lifetimes, ensure of one found: what is given */
         json_object *labels;            /* create, ensure: the sandbox's; find: those to match (taken
                                          * over, also on failure) */
         char *state;                    /* find: the state to match, or NULL (taken over) */

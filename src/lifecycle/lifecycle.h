@@ -85,6 +85,7 @@ typedef struct SbxSandbox {
         uint64_t last_activity_us, expire_at_us;
         uint32_t idle_timeout_s;
         bool on_idle_pause;
+        bool idle_counts_processes;
         SbxObserved *observed;          /* the sandbox's, or (seen set) the observation's */
         SbxSeen *seen;
 } SbxSandbox;
