@@ -613,7 +613,10 @@ const Tool mcp_tools[] = {
                                     "\"working_dir\":{\"type\":\"string\",\"description\":\"Absolute; default the sandbox's.\"},"
                                     "\"stdin\":{\"type\":\"string\",\"description\":\"Text given to the process on its stdin.\"},"
                                     "\"output_limit\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4194304,\"default\":1048576,"
-                                    "\"description\":\"Bytes kept of each stream; beyond, truncated is true.\"}",
+                                    "\"description\":\"Bytes kept of each stream; beyond, truncated is true.\"},"
+                                    "\"wait\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":3600,\"default\":0,"
+                                    "\"description\":\"Seconds to wait for a free slot when the user's runs are at "
+                                    "their limit (parallel calls), instead of LimitsExceeded.\"}",
                                     "\"sandbox\",\"command\""),
                 .output_schema = "{\"type\":\"object\",\"required\":[\"exit_code\",\"stdout\",\"stderr\",\"timed_out\","
                                  "\"truncated\"],\"properties\":{\"exit_code\":{\"type\":\"integer\"},"
