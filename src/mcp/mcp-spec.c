@@ -129,6 +129,14 @@ static int append_lifetimes(sd_bus_message *m, json_object *args, char **error) 
                 return -EINVAL;
         if (on_idle && (r = sd_bus_message_append(m, "{sv}", "on_idle", "s", on_idle)) < 0)
                 return r;
+        if (json_object_object_get_ex(args, "idle_counts_processes", NULL)) {
+                bool counts;
+
+                if (arg_bool(args, "idle_counts_processes", &counts, error) < 0)
+                        return -EINVAL;
+                if ((r = sd_bus_message_append(m, "{sv}", "idle_counts_processes", "b", counts)) < 0)
+                        return r;
+        }
         return 0;
 }
 

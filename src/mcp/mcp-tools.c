@@ -49,7 +49,10 @@
         "\"expire_after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295,\"description\":\"Seconds " \
                 "after its creation when it is deleted; 0: never. Bounded by the host policy.\"}," \
         "\"on_idle\":{\"type\":\"string\",\"enum\":[\"stop\",\"pause\"],\"description\":\"What idle_timeout " \
-                "does (default stop).\"}"
+                "does (default stop).\"}," \
+        "\"idle_counts_processes\":{\"type\":\"boolean\",\"description\":\"Whether a background process nobody " \
+                "reads keeps it from idling (default false). An ensure that finds the sandbox applies the " \
+                "lifetimes given.\"}"
 #define P_LABELS_FILTER \
         "\"labels\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},\"description\":\"Only " \
                 "sandboxes having every one of these labels with this value.\"}," \
