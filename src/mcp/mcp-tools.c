@@ -289,14 +289,16 @@ static int stop_start(Call *c) {
         sd_bus_message *m = NULL;
         const char *name = NULL;
         uint64_t timeout = SBX_STOP_TIMEOUT_DEFAULT;
+        bool force = false;
         int r;
 
         if (arg_string(c->args, "name", true, &name, &error) < 0 ||
-            arg_uint(c->args, "timeout", SBX_STOP_TIMEOUT_MAX, &timeout, &error) < 0)
+            arg_uint(c->args, "timeout", SBX_STOP_TIMEOUT_MAX, &timeout, &error) < 0 ||
+            arg_bool(c->args, "force", &force, &error) < 0)
                 return fail_args(c, TAKE_PTR(error));
         r = manager_call(c, "StopSandbox", &m);
         if (r >= 0)
-                r = sd_bus_message_append(m, "sa{sv}", name, 1, "timeout", "u", (uint32_t) timeout);
+                r = sd_bus_message_append(m, "sa{sv}", name, 2, "timeout", "u", (uint32_t) timeout, "force", "b", force);
         return send_or_fail(c, m, r);
 }
 

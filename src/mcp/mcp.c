@@ -480,6 +480,7 @@ static void server_done(Server *s) {
         sd_event_source_disable_unref(s->out_source);
         sd_event_source_disable_unref(s->resume_source);
         json_object_put(s->tools_cache);
+        mcp_leases_done(s);
         sd_bus_flush_close_unref(s->bus);
         sd_event_unref(s->event);
         free(s->in_buf);

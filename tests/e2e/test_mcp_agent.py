@@ -45,20 +45,89 @@ def test_run_waits_for_a_full_share(stack, mcp, cleanup):  # noqa: F811
     with h.daemon_config(stack, {"max_execs_per_user": 2}):
         out = mcp.node(MEMBER, f"""
             const sleep = ms => new Promise(r => setTimeout(r, ms));
-            await call("sandbox_ensure", {{ name: {name!r}, image: {h.TEST_IMAGE!r} }});
+            await call("sandbox_ensure", {{ sandbox: {name!r}, image: {h.TEST_IMAGE!r} }});
             const a = await call("process_start", {{ sandbox: {name!r}, command: ["sleep", "600"] }});
             const b = await call("process_start", {{ sandbox: {name!r}, command: ["sleep", "600"] }});
             out.full = await call("run", {{ sandbox: {name!r}, command: "echo no" }});
             const t0 = Date.now();
             const queued = call("run", {{ sandbox: {name!r}, command: "echo queued", wait: 60, timeout: 20 }});
             await sleep(2000);
-            await call("process_kill", {{ process: a.process }});
+            await call("process", {{ action: "kill", process: a.process }});
             out.queued = await queued;
             out.waited = Date.now() - t0;
-            await call("process_kill", {{ process: b.process }});
+            await call("process", {{ action: "kill", process: b.process }});
             out.badWait = await call("run", {{ sandbox: {name!r}, command: "true", wait: -1 }});
         """)
     assert out["full"]["error"]["name"] == "org.freedesktop.DBus.Error.LimitsExceeded", out["full"]
     assert (out["queued"]["exit_code"], out["queued"]["stdout"], out["queued"]["timed_out"]) == (0, "queued\n", False)
     assert out["waited"] >= 1500
     assert out["badWait"]["error"]["name"] == "org.freedesktop.DBus.Error.InvalidArgs", out["badWait"]
+
+
+def test_twelve_tools_one_name_per_concept(mcp):  # noqa: F811
+    p = mcp.spawn(MEMBER)
+    try:
+        out, _ = p.communicate(_req(1, "tools/list", modern=True), timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    line = out.decode().splitlines()[0]
+    tools = json.loads(line)["result"]["tools"]
+    assert len(tools) <= 12
+    assert len(json.dumps(tools, separators=(",", ":"))) <= 12000
+    assert len(line) <= 12500, "the whole answer, envelope too"
+    for t in tools:
+        props = t["inputSchema"]["properties"]
+        assert "name" not in props, (t["name"], "a sandbox is `sandbox` in every tool")
+        assert "process_id" not in props and "id" not in props
+        assert len(t["description"]) > 60 and t["outputSchema"]["type"] == "object"
+    by_name = {t["name"]: t for t in tools}
+    assert "sandbox" in by_name["run"]["inputSchema"]["properties"]
+    assert "process" in by_name["process"]["inputSchema"]["properties"]
+    assert "wait" in by_name["run"]["inputSchema"]["properties"]
+    assert {"lease", "release", "lifetimes"} <= set(by_name["sandbox"]["inputSchema"]["properties"]["action"]["enum"])
+
+
+def test_a_session_lease_and_lifetimes(mcp, sandboxd, cleanup):  # noqa: F811
+    name = h.unique("mcplease")
+    cleanup.sandbox(name)
+    out = mcp.node(MEMBER, f"""
+        await call("sandbox_ensure", {{ sandbox: {name!r}, image: {h.TEST_IMAGE!r} }});
+        // Another session: another MCP server, another bus connection.
+        const other = new Client({{ name: "other", version: "1.0.0" }});
+        await other.connect(new StdioClientTransport({{ command: process.argv[2], args: [], env: {{ ...process.env }},
+                                                      stderr: "inherit" }}));
+        const otherCall = async (args) => {{
+            const r = await other.callTool({{ name: "sandbox", arguments: args }});
+            return r.isError ? {{ error: r._meta?.["org.xagent.sandbox/error"] }} : r.structuredContent;
+        }};
+        out.lease = await call("sandbox", {{ action: "lease", sandbox: {name!r} }});
+        out.leases = (await call("sandbox_info", {{ sandbox: {name!r} }})).leases;
+        out.busy = await otherCall({{ action: "stop", sandbox: {name!r}, timeout: 1 }});
+        out.lifetimes = await call("sandbox", {{ action: "lifetimes", sandbox: {name!r}, idle_timeout: 900,
+                                                expire_after: 600, idle_counts_processes: true }});
+        out.info = await call("sandbox_info", {{ sandbox: {name!r} }});
+        out.noLifetimes = await call("sandbox", {{ action: "lifetimes", sandbox: {name!r} }});
+        out.tooLong = await call("sandbox", {{ action: "lifetimes", sandbox: {name!r}, idle_timeout: 4000000000 }});
+        out.release = await call("sandbox", {{ action: "release", sandbox: {name!r} }});
+        out.releasedAgain = await call("sandbox", {{ action: "release", sandbox: {name!r} }});
+        out.stop = await otherCall({{ action: "stop", sandbox: {name!r}, timeout: 1 }});
+        // A lease revoked by a forced stop of the other session.
+        await call("sandbox", {{ action: "start", sandbox: {name!r} }});
+        await call("sandbox", {{ action: "lease", sandbox: {name!r} }});
+        out.forced = await otherCall({{ action: "stop", sandbox: {name!r}, timeout: 1, force: true }});
+        out.badAction = await call("sandbox", {{ action: "explode", sandbox: {name!r} }});
+        await other.close();
+    """)
+    assert out["lease"] == {"sandbox": name, "leased": True, "_text": out["lease"]["_text"]}
+    assert out["leases"] == 1
+    assert out["busy"]["error"]["name"] == h.ERR + "SandboxBusy", out["busy"]
+    assert out["lifetimes"]["changed"] is True
+    info = out["info"]
+    assert (info["idle_timeout"], info["idle_counts_processes"]) == (900, True) and info["expires_at"] > 0
+    assert out["noLifetimes"]["error"]["name"] == "org.freedesktop.DBus.Error.InvalidArgs"
+    assert out["tooLong"]["error"]["name"] == h.ERR + "PolicyViolation"
+    assert out["release"]["released"] is True and out["releasedAgain"]["released"] is False
+    assert out["stop"]["state"] == "stopped"
+    assert out["forced"]["state"] == "stopped"
+    assert out["badAction"]["error"]["name"] == "org.freedesktop.DBus.Error.InvalidArgs"
