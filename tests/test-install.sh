@@ -44,7 +44,9 @@ expect -f "$sysusersdir/xagent-sandboxd.conf"
 # The Python client, where Debian's /usr/bin/python3 imports from for this prefix.
 expect -f "$prefix/lib/python3/dist-packages/xagent_sandbox/__init__.py"
 expect -f "$prefix/lib/python3/dist-packages/xagent_sandbox/_processes.py"
-expected=18
+expect -f "$prefix/lib/python3/dist-packages/xagent_sandbox/_errors.py"
+expect -f "$prefix/lib/python3/dist-packages/xagent_sandbox/_lease.py"
+expected=20
 if [ "$completiondir" != no ]; then
         expect -f "$completiondir/xagent-sandboxctl"
         expected=$((expected + 1))

@@ -243,7 +243,7 @@ def test_a_spoofed_exited_signal_is_not_believed(mcp, stack, cleanup):  # noqa: 
     try:
         pid = _server_pid(p, mcp.server)
         _exchange(p, [init, _req(1, "tools/call", {"name": "sandbox_ensure",
-                                                   "arguments": {"name": name, "image": h.TEST_IMAGE}})], 2)
+                                                   "arguments": {"sandbox": name, "image": h.TEST_IMAGE}})], 2)
         p.stdin.write(_req(2, "tools/call", {"name": "run", "arguments": {"sandbox": name,
                                                                           "command": "sleep 4; exit 3"}}))
         p.stdin.flush()
