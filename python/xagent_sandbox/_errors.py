@@ -48,6 +48,8 @@ for _short, _doc in [
         ("TimedOut", "The operation did not finish in time."),
         ("AuthorizationTimedOut", "polkit did not answer in time: retry."),
         ("StoreUnavailable", "The service's state cannot be read: an administrator must look."),
+        ("NoSuchImage", "The registry has no such image (PullImage, option pull)."),
+        ("RegistryUntrusted", "The registry's certificate is from another CA, or for another name."),
         ("SandboxBusy", "Another connection holds a lease on the sandbox (sb.lease()); stop(force=True) "
                         "revokes them."),
 ]:

@@ -7,6 +7,7 @@
 #include <sys/eventfd.h>
 #include <time.h>
 
+#include "channel.h"
 #include "docker-events.h"
 #include "events.h"
 #include "reconcile.h"
@@ -95,12 +96,17 @@ static void on_event(const SbxDockerEvent *d, void *userdata) {
         uid_t owner;
 
         /* Whatever happened to it but an exec, what an inspect told about it may be
-         * out of date (DESIGN §20). Told here, on the event thread: a read sees it
+         * out of date (docs/api.md#reads-from-observations). Told here, on the event thread: a read sees it
          * without waiting for the main loop. */
         if (strncmp(d->action, "exec_", 5) == 0)
                 return;
         sbx_observation_cache_event(ev->m->observations, d->id, d->action);
         sbx_verdict_cache_forget(ev->m->judgements, d->id);
+        /* Paused or dead, its kept channel answers nothing: a call waiting on it ends
+         * NotRunning now, and the next asks Docker (docs/api.md), as after the
+         * service's own pause or stop. */
+        if (streq(d->action, "pause") || streq(d->action, "die"))
+                sbx_channels_forget(ev->m->channels, d->id);
         if (!d->name_label || sbx_label_parse_owner(d->owner_label, &owner) < 0 ||
             sbx_name_from_labels(d->name_label, owner, &name) < 0)
                 return;

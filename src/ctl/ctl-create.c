@@ -13,7 +13,7 @@
 #include "json-util.h"
 
 enum { ARG_RECREATE = 0x400, ARG_STOP_TIMEOUT, ARG_LABEL, ARG_IDLE_TIMEOUT, ARG_EXPIRE_AFTER, ARG_ON_IDLE,
-       ARG_COUNTS_PROCESSES };
+       ARG_COUNTS_PROCESSES, ARG_PULL };
 
 #define LIFETIME_OPTIONS                                                                       \
         { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },                        \
@@ -21,12 +21,16 @@ enum { ARG_RECREATE = 0x400, ARG_STOP_TIMEOUT, ARG_LABEL, ARG_IDLE_TIMEOUT, ARG_
         { "on-idle",      required_argument, NULL, ARG_ON_IDLE      },                        \
         { "idle-counts-processes", required_argument, NULL, ARG_COUNTS_PROCESSES }
 
+/* --pull missing: the image may be pulled first, as long as it is big. */
+#define CTL_PULL_CALL_TIMEOUT_USEC (3600ULL * 1000 * 1000)
+
 static const struct option spec_verb_options[] = {
         CTL_COMMON_OPTIONS, CTL_SPEC_OPTIONS,
         { "recreate",     no_argument,       NULL, ARG_RECREATE     },
         { "stop-timeout", required_argument, NULL, ARG_STOP_TIMEOUT },
         { "label",        required_argument, NULL, ARG_LABEL        },
         LIFETIME_OPTIONS,
+        { "pull",         required_argument, NULL, ARG_PULL         },
         {}
 };
 
@@ -39,6 +43,7 @@ typedef struct SpecVerbArgs {
         bool has_idle_timeout, has_expire_after;
         const char *on_idle;            /* … --on-idle, or NULL */
         int counts_processes;           /* … --idle-counts-processes yes|no, or -1 */
+        const char *pull;               /* create, ensure: --pull never|missing, or NULL */
 } SpecVerbArgs;
 
 static void spec_verb_args_done(SpecVerbArgs *a) {
@@ -56,6 +61,13 @@ static int lifetime_option(int c, const char *arg, SpecVerbArgs *a) {
                         return ctl_usage_error(a->spec.verb, "--idle-counts-processes: '%s' is neither yes nor no",
                                                arg);
                 a->counts_processes = streq(arg, "yes");
+                return CTL_PROCEED;
+        }
+                return ctl_usage_error(a->spec.verb, "unknown option; see --help");
+        if (c == ARG_PULL) {
+                if (!streq(arg, "never") && !streq(arg, "missing"))
+                        return ctl_usage_error(a->spec.verb, "--pull: '%s' is neither never nor missing", arg);
+                a->pull = arg;
                 return CTL_PROCEED;
         }
         if (c == ARG_ON_IDLE) {
@@ -83,6 +95,8 @@ static int append_lifetime(sd_bus_message *m, const SpecVerbArgs *a) {
                 r = sd_bus_message_append(m, "{sv}", "on_idle", "s", a->on_idle);
         if (r >= 0 && a->counts_processes >= 0)
                 r = sd_bus_message_append(m, "{sv}", "idle_counts_processes", "b", a->counts_processes);
+        if (r >= 0 && a->pull)
+                r = sd_bus_message_append(m, "{sv}", "pull", "s", a->pull);
         return r;
 }
 
@@ -90,7 +104,8 @@ static int append_lifetime(sd_bus_message *m, const SpecVerbArgs *a) {
 static int spec_verb_option(int c, const char *arg, void *userdata) {
         SpecVerbArgs *a = userdata;
 
-        if (c == ARG_IDLE_TIMEOUT || c == ARG_EXPIRE_AFTER || c == ARG_ON_IDLE || c == ARG_COUNTS_PROCESSES)
+        if (c == ARG_IDLE_TIMEOUT || c == ARG_EXPIRE_AFTER || c == ARG_ON_IDLE || c == ARG_COUNTS_PROCESSES ||
+            c == ARG_PULL)
                 return lifetime_option(c, arg, a);
         if ((c == ARG_RECREATE || c == ARG_STOP_TIMEOUT) && !streq(a->spec.verb, "ensure"))
                 return ctl_usage_error(a->spec.verb, "unknown option; see --help");
@@ -149,7 +164,7 @@ int verb_create(int argc, char **argv, CtlOptions *o) {
             (r = ctl_bus_append_labels_entry(m, va.labels)) < 0 || (r = append_lifetime(m, &va)) < 0 ||
             (r = sd_bus_message_close_container(m)) < 0)
                 return ctl_bus_fail("CreateSandbox", r);
-        if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
+        if (ctl_bus_call(bus, m, va.pull ? CTL_PULL_CALL_TIMEOUT_USEC : 0, o, &reply) < 0)
                 return CTL_EXIT_FAILURE;
         if ((r = sd_bus_message_read(reply, "os", &path, &fingerprint)) < 0)
                 return ctl_bus_fail("CreateSandbox reply", r);
@@ -184,7 +199,7 @@ int verb_ensure(int argc, char **argv, CtlOptions *o) {
             (r = ctl_bus_append_labels_entry(m, va.labels)) < 0 || (r = append_lifetime(m, &va)) < 0 ||
             (r = sd_bus_message_close_container(m)) < 0)
                 return ctl_bus_fail("EnsureSandbox", r);
-        if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
+        if (ctl_bus_call(bus, m, va.pull ? CTL_PULL_CALL_TIMEOUT_USEC : 0, o, &reply) < 0)
                 return CTL_EXIT_FAILURE;
         if ((r = sd_bus_message_read(reply, "oss", &path, &fingerprint, &outcome)) < 0)
                 return ctl_bus_fail("EnsureSandbox reply", r);
@@ -239,7 +254,7 @@ int verb_verify(int argc, char **argv, CtlOptions *o) {
         if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
                 return CTL_EXIT_FAILURE;
         if ((r = sd_bus_message_read(reply, "s", &verdict)) < 0 ||
-            (r = ctl_bus_read_json(reply, &fields)) < 0)
+            (r = sbx_bus_read_json(reply, &fields)) < 0)
                 return ctl_bus_fail("VerifySandbox reply", r);
         if ((r = print_verdict(o, verdict, fields)) < 0)
                 return ctl_bus_fail("verify", r);

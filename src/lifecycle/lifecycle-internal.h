@@ -41,6 +41,9 @@ int lc_listed_owner(json_object *c, uid_t *ret);
  * this instance's provisional ones of the name removed). 1 and its id, or 0. */
 int lc_find_container(SbxLifecycle *l, const char *name, bool sweep, char **ret_id, SbxError *error);
 int lc_inspect_container(SbxLifecycle *l, const char *id, SbxObserved **ret, SbxError *error);
+/* Whether Docker says the sandbox's container ran out of memory (State.OOMKilled: a
+ * process of it was killed for it); 0 also when that cannot be told. */
+int lc_container_oom_killed(SbxLifecycle *l, const char *name);
 /* The stored row of this container and its spec from the worker's memo; 0: none. */
 int lc_load_row(SbxLifecycle *l, const char *name, const char *container_id, SbxSandboxRow *given,
                 SbxSandboxRow **ret_row, const SbxSpec **ret_spec, const SbxFingerprints **ret_fps,
@@ -49,7 +52,7 @@ unsigned lc_posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int
 /* Whether a running container's bind mounts show what their sources name now, by the
  * report given (read already) or, when NULL, the one read from its log. */
 bool lc_mounts_truthful(SbxLifecycle *l, const SbxObserved *o, const SbxMountTable *report);
-/* For reads (DESIGN §20): the container's observation, or Docker's answer now (kept
+/* For reads (docs/api.md#reads-from-observations): the container's observation, or Docker's answer now (kept
  * as the observation); lc_mounts_truthful() of it. */
 int lc_observe(SbxLifecycle *l, const char *id, SbxSeen **ret, SbxError *error);
 bool lc_seen_truthful(SbxLifecycle *l, const SbxSeen *seen);

@@ -284,7 +284,7 @@ static uint64_t observation_max_age_us(SbxLifecycle *l) {
         return (uint64_t) l->policy->observation_max_age * UINT64_C(1000000);
 }
 
-/* A read's look at a container (DESIGN §20): the observation while the rule lets it
+/* A read's look at a container (docs/api.md#reads-from-observations): the observation while the rule lets it
  * stand, else Docker's answer now — kept as the observation, with the mount report
  * its init logged (what a start logged does not change until the next start, an
  * event). What the report is compared with, the host's directories, is looked at
@@ -576,7 +576,7 @@ int lc_pin_volumes(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, 
 }
 
 int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desired, SbxVerdict *ret_verdict,
-                         unsigned *ret_fields, SbxError *error) {
+                         unsigned *ret_fields, SbxSandbox **ret_described, SbxError *error) {
         _cleanup_(sbx_seen_unrefp) SbxSeen *seen = NULL;
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *found = NULL, *row = NULL;
         const SbxSpec *stored = NULL;
@@ -601,6 +601,13 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
                 *ret_verdict = SBX_VERDICT_MISMATCH;
                 *ret_fields = SBX_SPEC_FIELD_VOLUMES;
         }
+        if (ret_described) {
+                SbxError ignored = SBX_ERROR_NULL;
+
+                *ret_described = NULL;
+                (void) describe_seen(l, name, seen, row ? TAKE_PTR(row) : TAKE_PTR(found), ret_described, &ignored);
+                sbx_error_free(&ignored);
+        }
         return 0;
 }
 
@@ -619,22 +626,29 @@ int lc_row_cmp(const void *key, const void *elem) {
         return strcmp(key, (*(SbxSandboxRow *const *) elem)->name);
 }
 
-/* A listed container's sandbox from the list's answer, its row and its cached
- * judgement; without a judgement, from an inspect (which is then cached). */
+/* A listed container's sandbox from the list's answer, its row and the judgement of
+ * its observation while that stands (the rule of docs/api.md, "Reads from
+ * observations", as for every read); without one, from the observation or an
+ * inspect, the judgement then kept. */
 static int list_one(SbxLifecycle *l, json_object *c, const char *name, SbxSandboxRow *const *rows, size_t n_rows,
                     SbxSandbox **ret, SbxError *error) {
         _cleanup_(sbx_sandbox_freep) SbxSandbox *s = NULL;
+        _cleanup_(sbx_seen_unrefp) SbxSeen *seen = NULL;
         SbxSandboxRow *const *found = bsearch(name, rows, n_rows, sizeof(SbxSandboxRow *), lc_row_cmp);
         const char *id = json_object_get_string(json_object_object_get(c, "Id"));
         const SbxSandboxRow *row = found && streq((*found)->container_id, id) ? *found : NULL;
+        const char *row_fp = row ? row->fingerprint : "";
         json_object *labels = json_object_object_get(c, "Labels");
+        uint64_t max_age = observation_max_age_us(l);
         SbxJudgement j = {};
         int r;
 
-        if (!l->judgements || !sbx_verdict_cache_get(l->judgements, id, row ? row->fingerprint : "", &j)) {
-                r = describe(l, name, id, &s, error);
-                if (r >= 0 && l->judgements)
-                        sbx_verdict_cache_put(l->judgements, id, row ? row->fingerprint : "", &(SbxJudgement) {
+        if (max_age > 0)
+                seen = sbx_observation_cache_get(l->observations, id, max_age);
+        if (!l->judgements || !sbx_verdict_cache_get(l->judgements, id, row_fp, seen, &j)) {
+                r = seen ? describe_seen(l, name, seen, NULL, &s, error) : describe(l, name, id, &s, error);
+                if (r >= 0 && l->judgements && max_age > 0)
+                        sbx_verdict_cache_put(l->judgements, id, row_fp, s->seen, &(SbxJudgement) {
                                 .verdict = s->verdict, .hardened = s->hardened, .image = s->image,
                                 .created_us = s->created_us });
                 if (r >= 0)
