@@ -15,8 +15,8 @@
 _xagent_sandboxctl_commands=(
         'list             -                 --no-legend --label=word'
         'snapshots        -                 --no-legend'
-        'create           word              @spec --label=word --idle-timeout=word --on-idle=word --expire-after=word --pull=word'
-        'ensure           word              @spec --label=word --idle-timeout=word --on-idle=word --expire-after=word --pull=word --recreate --stop-timeout=word'
+        'create           word              @spec --label=word --idle-timeout=word --on-idle=word --idle-counts-processes=word --expire-after=word --pull=word'
+        'ensure           word              @spec --label=word --idle-timeout=word --on-idle=word --idle-counts-processes=word --expire-after=word --pull=word --recreate --stop-timeout=word'
         'inspect          sandbox           --fresh'
         'verify           sandbox           @spec'
         'start            sandbox           '
@@ -25,6 +25,7 @@ _xagent_sandboxctl_commands=(
         'resume           sandbox           '
         'delete           sandbox           '
         'acquire          sandbox           '
+        'lifetimes        sandbox           --idle-timeout=word --on-idle=word --idle-counts-processes=word --expire-after=word'
         'snapshot         sandbox,word      '
         'delete-snapshot  snapshot          '
         'exec             sandbox           --tty --detach --env=word --workdir=word --timeout=word'

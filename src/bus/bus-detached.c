@@ -398,7 +398,10 @@ static int read_output(sd_bus_message *msg, ExecObject *e, sd_bus_error *error) 
                                          "Sandbox '%s' is paused: its processes are frozen and their output is "
                                          "read after ResumeSandbox", e->sandbox);
         r = submit(e->m, e, JOB_READ, e->name, e->id, msg, offset, uid);
-        return r < 0 ? r : 1;
+        if (r < 0)
+                return r;
+        registry_touch(&e->m->registry, e->name, manager_now_us(e->m));   /* reading a process's output is a use */
+        return 1;
 }
 
 static int attach_refused(ExecObject *e, uid_t uid, int r, sd_bus_error *error) {

@@ -252,7 +252,8 @@ static int append_lifetime(sd_bus_message *r, const SbxSandbox *s) {
         if ((k = append_entry(r, "leases", "u", (uint32_t) s->leases)) < 0 ||
             (k = append_entry(r, "last_activity", "t", s->last_activity_us)) < 0 ||
             (k = append_entry(r, "idle_timeout", "u", s->idle_timeout_s)) < 0 ||
-            (k = append_entry(r, "on_idle", "s", s->on_idle_pause ? "pause" : "stop")) < 0)
+            (k = append_entry(r, "on_idle", "s", s->on_idle_pause ? "pause" : "stop")) < 0 ||
+            (k = append_entry(r, "idle_counts_processes", "b", (int) s->idle_counts_processes)) < 0)
                 return k;
         return append_entry(r, "expires_at", "t", s->expire_at_us);
 }

@@ -47,6 +47,7 @@ BY_NAME(method_verify, VERB_VERIFY, bus_sandbox_method_verify(msg, m, name, NULL
 BY_NAME(method_stop, VERB_STOP, bus_sandbox_method_stop(msg, m, name, NULL, error))
 BY_NAME(method_acquire, VERB_ACQUIRE, bus_sandbox_method_acquire(msg, m, name, NULL, error))
 BY_NAME(method_snapshot, VERB_SNAPSHOT, bus_sandbox_method_snapshot(msg, m, name, NULL, error))
+BY_NAME(method_set_lifetimes, VERB_SET_LIFETIMES, bus_sandbox_method_set_lifetimes(msg, m, name, NULL, error))
 BY_NAME(method_exec, VERB_EXEC, bus_sandbox_method_exec(msg, m, name, NULL, false, error))
 BY_NAME(method_start_exec, VERB_START_EXEC, bus_sandbox_method_exec(msg, m, name, NULL, true, error))
 BY_NAME(method_copy_to, VERB_COPY_TO, bus_sandbox_method_copy(msg, m, name, NULL, true, error))
@@ -321,6 +322,8 @@ const sd_bus_vtable bus_manager_vtable[] = {
                                 method_stop, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("AcquireSandbox", SD_BUS_ARGS("s", name, "a{sv}", options), SD_BUS_RESULT("h", lease),
                                 method_acquire, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SetSandboxLifetimes", SD_BUS_ARGS("s", name, "a{sv}", options), SD_BUS_NO_RESULT,
+                                method_set_lifetimes, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("PauseSandbox", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
                                 method_pause, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ResumeSandbox", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,

@@ -101,6 +101,20 @@ int bus_sandbox_method_acquire(sd_bus_message *msg, Manager *m, const char *name
         return operation_start(m, msg, VERB_ACQUIRE, &(OperationArgs) { .name = name, .object = object }, error);
 }
 
+/* (a{sv} options): the lifetime keys, each bounded by the policy; what is not given stays. */
+int bus_sandbox_method_set_lifetimes(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
+                                     sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        SbxLifetime lifetime;
+        int r;
+
+        if ((r = sbx_bus_read_lifetime_options(msg, &lifetime, &e)) < 0 ||
+            (r = sbx_lifetime_check_policy(&lifetime, m->policy, &e)) < 0)
+                return operation_refuse(m, msg, VERB_SET_LIFETIMES, target_of(name, object), &e, r, error);
+        return operation_start(m, msg, VERB_SET_LIFETIMES,
+                               &(OperationArgs) { .name = name, .object = object, .lifetime = lifetime }, error);
+}
+
 int bus_sandbox_method_snapshot(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
                                 sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
@@ -210,6 +224,7 @@ ENTRY_METHOD(method_usage, bus_sandbox_method_simple(msg, manager_of(e), NULL, e
 ENTRY_METHOD(method_stop, bus_sandbox_method_stop(msg, manager_of(e), NULL, e, error))
 ENTRY_METHOD(method_acquire, bus_sandbox_method_acquire(msg, manager_of(e), NULL, e, error))
 ENTRY_METHOD(method_snapshot, bus_sandbox_method_snapshot(msg, manager_of(e), NULL, e, error))
+ENTRY_METHOD(method_set_lifetimes, bus_sandbox_method_set_lifetimes(msg, manager_of(e), NULL, e, error))
 ENTRY_METHOD(method_verify, bus_sandbox_method_verify(msg, manager_of(e), NULL, e, error))
 ENTRY_METHOD(method_exec, bus_sandbox_method_exec(msg, manager_of(e), NULL, e, false, error))
 ENTRY_METHOD(method_start_exec, bus_sandbox_method_exec(msg, manager_of(e), NULL, e, true, error))
@@ -251,6 +266,8 @@ static const sd_bus_vtable sandbox_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("Resume", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_resume, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Acquire", SD_BUS_ARGS("a{sv}", options), SD_BUS_RESULT("h", lease), method_acquire,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SetLifetimes", SD_BUS_ARGS("a{sv}", options), SD_BUS_NO_RESULT,
+                                method_set_lifetimes, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Snapshot", SD_BUS_ARGS("s", snapshot_id), SD_BUS_RESULT("s", image_id),
                                 method_snapshot, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Verify", SD_BUS_ARGS("a{sv}", spec),

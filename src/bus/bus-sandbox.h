@@ -24,6 +24,8 @@ int bus_sandbox_method_stop(sd_bus_message *msg, Manager *m, const char *name, c
                             sd_bus_error *error);
 int bus_sandbox_method_acquire(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
                                sd_bus_error *error);
+int bus_sandbox_method_set_lifetimes(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
+                                     sd_bus_error *error);
 int bus_sandbox_method_snapshot(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
                                 sd_bus_error *error);
 /* Exec / StartExec. */

@@ -234,10 +234,15 @@ static void submit_deadline(Manager *m, SandboxEntry *e, SbxDeadlineAction actio
         (void) work_submit(m, &deadline_work, 0, j);
 }
 
-/* A running exec or detached process in the sandbox is activity. */
-static bool exec_running(Manager *m, const char *name) {
+/* A running exec in the sandbox is activity when someone is there: a captured or
+ * streamed one's caller, an Attach session. A detached process nobody is attached to
+ * is activity only with idle_counts_processes (docs/lifecycle.md, "Idle stop and
+ * expiry"): one that writes nothing and is read by nobody does not hold the sandbox
+ * forever; reading its output is a use (bus-detached.c). */
+static bool exec_running(Manager *m, const SandboxEntry *e) {
         FOREACH_EXEC(x, m)
-                if (x->running && streq_ptr(x->name, name))
+                if (x->running && streq_ptr(x->name, e->name) &&
+                    (!x->detached || x->n_attached > 0 || e->idle_counts_processes))
                         return true;
         return false;
 }
@@ -257,7 +262,7 @@ static void look_at(SandboxEntry *e, void *userdata) {
 
         if (!e->has_lifetime || e->deadline_due)
                 return;
-        in_use = e->leases > 0 || e->active > 0 || exec_running(s->m, e->name);
+        in_use = e->leases > 0 || e->active > 0 || exec_running(s->m, e);
         if (in_use)
                 registry_touch(&s->m->registry, e->name, s->now);
         if (e->expire_at_us > 0 && s->now >= e->expire_at_us)

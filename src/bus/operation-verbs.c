@@ -24,7 +24,41 @@ const char *operation_target(const Operation *o) {
 static SbxNewLifetime new_lifetime(const Operation *o) {
         return (SbxNewLifetime) { .idle_timeout_s = o->lifetime.idle_timeout_s,
                                   .expire_after_s = o->lifetime.expire_after_s,
-                                  .on_idle_pause = o->lifetime.on_idle_pause };
+                                  .on_idle_pause = o->lifetime.on_idle_pause,
+                                  .counts_processes = o->lifetime.counts_processes };
+}
+
+static uint64_t expire_at(uint64_t from_us, uint32_t after_s) {
+        return after_s ? from_us + (uint64_t) after_s * 1000000U : 0;
+}
+
+/* A sandbox's lifetimes changed (SetSandboxLifetimes, an ensure that found it): what
+ * is given replaces what was stored, expire_after counts from now, the rest stays;
+ * the change is a use (docs/lifecycle.md). */
+static int change_lifetime(Operation *o, SbxLifecycle *l) {
+        const SbxLifetime *t = &o->lifetime;
+        uint64_t now = sbx_now_realtime_us();
+        SbxLifetimeRow was;
+        int r = sbx_store_get_lifetime(l->store, o->name, &was, &o->error);
+
+        if (r < 0)
+                return r;
+        free(was.name);
+        o->lifetime_row = (SbxLifetimeRow) {
+                .name = o->name,
+                .idle_timeout_s = t->has_idle_timeout ? t->idle_timeout_s : was.idle_timeout_s,
+                .expire_at_us = t->has_expire_after ? expire_at(now, t->expire_after_s) : was.expire_at_us,
+                .on_idle_pause = t->has_on_idle ? t->on_idle_pause : was.on_idle_pause,
+                .counts_processes = t->has_counts_processes ? t->counts_processes : was.counts_processes,
+                .last_activity_us = now,
+        };
+        return sbx_store_put_lifetime(l->store, &o->lifetime_row, &o->error);
+}
+
+static int run_set_lifetimes(Operation *o, SbxLifecycle *l) {
+        int r = sbx_lifecycle_inspect(l, o->name, &o->sandbox, &o->error);
+
+        return r < 0 ? r : change_lifetime(o, l);
 }
 
 /* Option pull "missing": the image pulled first unless the host has it. */
@@ -55,12 +89,17 @@ static int run_ensure(Operation *o, SbxLifecycle *l) {
                 r = pull_missing(o, l);
         if (r < 0)
                 return r;
-        /* The lifetime is a new sandbox's: one that was there keeps its own. */
-        return sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
+        /* A new sandbox's lifetime is the options' (with the policy's default), stored with
+         * its row; one that was there gets what was given, as SetSandboxLifetimes gives it. */
+        r = sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
                                     &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s,
                                                           .labels = o->labels, .busy_leases = o->busy_leases,
                                                           .lifetime = new_lifetime(o) },
                                     &o->sandbox, &o->outcome, &o->error);
+        if (r >= 0 && o->outcome != SBX_ENSURE_CREATED && o->outcome != SBX_ENSURE_RECREATED &&
+            sbx_lifetime_given(&o->lifetime))
+                r = change_lifetime(o, l);
+        return r;
 }
 
 static int run_inspect(Operation *o, SbxLifecycle *l) {
@@ -293,7 +332,10 @@ static int apply_create(Operation *o) {
                 registry_set_lifetime(&o->m->registry, &(SbxLifetimeRow) {
                         .name = o->name, .idle_timeout_s = o->sandbox->idle_timeout_s,
                         .expire_at_us = o->sandbox->expire_at_us, .on_idle_pause = o->sandbox->on_idle_pause,
+                        .counts_processes = o->sandbox->idle_counts_processes,
                         .last_activity_us = o->sandbox->last_activity_us });
+        else if (r >= 0 && o->lifetime_row.name)      /* an ensure that found it, lifetimes given */
+                registry_set_lifetime(&o->m->registry, &o->lifetime_row);
         return r;
 }
 
@@ -330,6 +372,7 @@ static void take_held_facts(SbxSandbox *s, const SandboxEntry *e) {
         s->last_activity_us = e->last_activity_us;
         s->idle_timeout_s = e->idle_timeout_s;
         s->on_idle_pause = e->on_idle_pause;
+        s->idle_counts_processes = e->idle_counts_processes;
         s->expire_at_us = e->expire_at_us;
 }
 
@@ -464,6 +507,14 @@ static int apply_acquire(Operation *o) {
 
 static int reply_acquire(Operation *o, sd_bus_message *reply) {
         return sd_bus_message_append(reply, "h", o->lease_fd);
+}
+
+static int apply_set_lifetimes(Operation *o) {
+        int r = registry_put(&o->m->registry, o->sandbox);
+
+        if (r >= 0)
+                registry_set_lifetime(&o->m->registry, &o->lifetime_row);
+        return r;
 }
 
 /* A snapshot's image, a pull's. */
@@ -646,6 +697,9 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         [VERB_ACQUIRE] = { .name = "acquire", .own_action = A_EXEC, .changes = true, .run = run_inspect,
                 .apply = apply_acquire, .reply = reply_acquire, .others_action = A_EXEC_OTHERS, .admit = admit_acquire,
                 .activity = true },
+        /* E2B's setTimeout: the idle timeout, the expiry from now, what idling does */
+        [VERB_SET_LIFETIMES] = { .name = "set-lifetimes", .own_action = A_MANAGE, .changes = true,
+                .run = run_set_lifetimes, .apply = apply_set_lifetimes, .reply = reply_none, .activity = true },
         /* an image for the host, through the policy's registries (bus-pull.h) */
         [VERB_PULL] = { .name = "pull", .own_action = A_PULL, .changes = true, .run = run_pull,
                 .reply = reply_image_id },

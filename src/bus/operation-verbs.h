@@ -42,6 +42,7 @@ typedef enum Verb {
         VERB_PAUSE,
         VERB_RESUME,
         VERB_ACQUIRE,
+        VERB_SET_LIFETIMES,
         VERB_PULL,
         _VERB_MAX,
 } Verb;
@@ -79,7 +80,8 @@ typedef struct OperationArgs {
         unsigned timeout_s;             /* stop; ensure: the stop before a recreate */
         bool recreate;                  /* ensure: on a mismatch, replace it */
         bool force;                     /* stop, ensure: other connections' leases are revoked */
-        SbxLifetime lifetime;           /* create, ensure: a sandbox it makes (policy applied) */
+        SbxLifetime lifetime;           /* create, ensure: a sandbox it makes (policy applied);
+                                         * set-lifetimes, ensure of one found: what is given */
         json_object *labels;            /* create, ensure: the sandbox's; find: those to match (taken
                                          * over, also on failure) */
         char *state;                    /* find: the state to match, or NULL (taken over) */
@@ -140,6 +142,7 @@ struct Operation {
         bool recreate;
         bool force;                     /* stop, ensure: revoke the leases that block it */
         SbxLifetime lifetime;           /* create, ensure: a new sandbox's */
+        SbxLifetimeRow lifetime_row;    /* set-lifetimes, ensure of one found: as stored, for the registry */
         unsigned busy_leases;           /* ensure: other connections' leases (a replacement is
                                          * SandboxBusy) */
         int lease_fd;                   /* acquire: the caller's end, made by apply */

@@ -547,8 +547,9 @@ static void authorize(Operation *o) {
         }
         o->action = o->owner_valid && o->owner == o->uid ? operation_verbs[o->verb].own_action
                                                           : operation_verbs[o->verb].others_action ?: SBX_POLKIT_ACTION_MANAGE_OTHERS;
-        /* Replacing a sandbox deletes one: what manage allows. */
-        if (o->verb == VERB_ENSURE && o->recreate)
+        /* Replacing a sandbox deletes one, and changing the lifetimes of one found is a
+         * SetSandboxLifetimes: what manage allows. */
+        if (o->verb == VERB_ENSURE && (o->recreate || sbx_lifetime_given(&o->lifetime)))
                 o->then_action = SBX_POLKIT_ACTION_MANAGE;
         /* Pulling an image first is a pull. */
         if (o->pull_missing)

@@ -425,6 +425,7 @@ void registry_set_lifetime(Registry *reg, const SbxLifetimeRow *row) {
         e->idle_timeout_s = row->idle_timeout_s;
         e->expire_at_us = row->expire_at_us;
         e->on_idle_pause = row->on_idle_pause;
+        e->idle_counts_processes = row->counts_processes;
         e->has_lifetime = row->idle_timeout_s > 0 || row->expire_at_us > 0;
         e->last_activity_us = MAX(e->last_activity_us, row->last_activity_us);
         e->activity_stored_us = MAX(e->activity_stored_us, row->last_activity_us);

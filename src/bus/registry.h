@@ -65,6 +65,7 @@ typedef struct SandboxEntry {
         uint32_t idle_timeout_s;        /* 0: never */
         uint64_t expire_at_us;          /* realtime; 0: never */
         bool on_idle_pause;
+        bool idle_counts_processes;     /* a running process (detached, unattached) is activity */
         bool has_lifetime;              /* a stored row: its activity is written back */
         uint64_t activity_stored_us;    /* the last activity written to the store */
         unsigned active;                /* operations using it in flight (an exec's, a copy's) */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* create, ensure and verify: the commands that send a spec. */
+/* create, ensure and verify: the commands that send a spec; and lifetimes, which
+ * changes the lifetime options create and ensure take. */
 
 #include <errno.h>
 #include <stdio.h>
@@ -11,7 +12,14 @@
 #include "ctl-verbs.h"
 #include "json-util.h"
 
-enum { ARG_RECREATE = 0x400, ARG_STOP_TIMEOUT, ARG_LABEL, ARG_IDLE_TIMEOUT, ARG_EXPIRE_AFTER, ARG_ON_IDLE, ARG_PULL };
+enum { ARG_RECREATE = 0x400, ARG_STOP_TIMEOUT, ARG_LABEL, ARG_IDLE_TIMEOUT, ARG_EXPIRE_AFTER, ARG_ON_IDLE,
+       ARG_COUNTS_PROCESSES, ARG_PULL };
+
+#define LIFETIME_OPTIONS                                                                       \
+        { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },                        \
+        { "expire-after", required_argument, NULL, ARG_EXPIRE_AFTER },                        \
+        { "on-idle",      required_argument, NULL, ARG_ON_IDLE      },                        \
+        { "idle-counts-processes", required_argument, NULL, ARG_COUNTS_PROCESSES }
 
 /* --pull missing: the image may be pulled first, as long as it is big. */
 #define CTL_PULL_CALL_TIMEOUT_USEC (3600ULL * 1000 * 1000)
@@ -21,9 +29,7 @@ static const struct option spec_verb_options[] = {
         { "recreate",     no_argument,       NULL, ARG_RECREATE     },
         { "stop-timeout", required_argument, NULL, ARG_STOP_TIMEOUT },
         { "label",        required_argument, NULL, ARG_LABEL        },
-        { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },
-        { "expire-after", required_argument, NULL, ARG_EXPIRE_AFTER },
-        { "on-idle",      required_argument, NULL, ARG_ON_IDLE      },
+        LIFETIME_OPTIONS,
         { "pull",         required_argument, NULL, ARG_PULL         },
         {}
 };
@@ -36,6 +42,7 @@ typedef struct SpecVerbArgs {
         uint64_t idle_timeout, expire_after;    /* create, ensure: --idle-timeout, --expire-after */
         bool has_idle_timeout, has_expire_after;
         const char *on_idle;            /* … --on-idle, or NULL */
+        int counts_processes;           /* … --idle-counts-processes yes|no, or -1 */
         const char *pull;               /* create, ensure: --pull never|missing, or NULL */
 } SpecVerbArgs;
 
@@ -44,9 +51,18 @@ static void spec_verb_args_done(SpecVerbArgs *a) {
         json_object_put(a->labels);
 }
 
-/* --idle-timeout, --expire-after, --on-idle (and --pull) of create and ensure. */
+/* --idle-timeout, --expire-after, --on-idle, --idle-counts-processes of create, ensure
+ * and lifetimes. */
 static int lifetime_option(int c, const char *arg, SpecVerbArgs *a) {
         if (streq(a->spec.verb, "verify"))
+                return ctl_usage_error(a->spec.verb, "unknown option; see --help");
+        if (c == ARG_COUNTS_PROCESSES) {
+                if (!streq(arg, "yes") && !streq(arg, "no"))
+                        return ctl_usage_error(a->spec.verb, "--idle-counts-processes: '%s' is neither yes nor no",
+                                               arg);
+                a->counts_processes = streq(arg, "yes");
+                return CTL_PROCEED;
+        }
                 return ctl_usage_error(a->spec.verb, "unknown option; see --help");
         if (c == ARG_PULL) {
                 if (!streq(arg, "never") && !streq(arg, "missing"))
@@ -77,6 +93,8 @@ static int append_lifetime(sd_bus_message *m, const SpecVerbArgs *a) {
                 r = sd_bus_message_append(m, "{sv}", "expire_after", "u", (uint32_t) a->expire_after);
         if (r >= 0 && a->on_idle)
                 r = sd_bus_message_append(m, "{sv}", "on_idle", "s", a->on_idle);
+        if (r >= 0 && a->counts_processes >= 0)
+                r = sd_bus_message_append(m, "{sv}", "idle_counts_processes", "b", a->counts_processes);
         if (r >= 0 && a->pull)
                 r = sd_bus_message_append(m, "{sv}", "pull", "s", a->pull);
         return r;
@@ -86,7 +104,8 @@ static int append_lifetime(sd_bus_message *m, const SpecVerbArgs *a) {
 static int spec_verb_option(int c, const char *arg, void *userdata) {
         SpecVerbArgs *a = userdata;
 
-        if (c == ARG_IDLE_TIMEOUT || c == ARG_EXPIRE_AFTER || c == ARG_ON_IDLE || c == ARG_PULL)
+        if (c == ARG_IDLE_TIMEOUT || c == ARG_EXPIRE_AFTER || c == ARG_ON_IDLE || c == ARG_COUNTS_PROCESSES ||
+            c == ARG_PULL)
                 return lifetime_option(c, arg, a);
         if ((c == ARG_RECREATE || c == ARG_STOP_TIMEOUT) && !streq(a->spec.verb, "ensure"))
                 return ctl_usage_error(a->spec.verb, "unknown option; see --help");
@@ -137,7 +156,7 @@ int verb_create(int argc, char **argv, CtlOptions *o) {
         const char *path, *fingerprint;
         int r;
 
-        _cleanup_(spec_verb_args_done) SpecVerbArgs va = { .spec = CTL_SPEC_ARGS_INIT(argv[0]) };
+        _cleanup_(spec_verb_args_done) SpecVerbArgs va = { .spec = CTL_SPEC_ARGS_INIT(argv[0]), .counts_processes = -1 };
 
         if ((r = spec_call(argc, argv, o, "CreateSandbox", &va, &bus, &m)) != CTL_PROCEED)
                 return r;
@@ -167,7 +186,8 @@ int verb_ensure(int argc, char **argv, CtlOptions *o) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
         _cleanup_(json_object_putp) json_object *out = NULL;
         _cleanup_(spec_verb_args_done) SpecVerbArgs va = {
-                .spec = CTL_SPEC_ARGS_INIT(argv[0]), .stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT };
+                .spec = CTL_SPEC_ARGS_INIT(argv[0]), .stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT,
+                .counts_processes = -1 };
         const char *path, *fingerprint, *outcome;
         int r;
 
@@ -227,7 +247,7 @@ int verb_verify(int argc, char **argv, CtlOptions *o) {
         const char *verdict;
         int r;
 
-        _cleanup_(spec_verb_args_done) SpecVerbArgs va = { .spec = CTL_SPEC_ARGS_INIT(argv[0]) };
+        _cleanup_(spec_verb_args_done) SpecVerbArgs va = { .spec = CTL_SPEC_ARGS_INIT(argv[0]), .counts_processes = -1 };
 
         if ((r = spec_call(argc, argv, o, "VerifySandbox", &va, &bus, &m)) != CTL_PROCEED)
                 return r;
@@ -240,4 +260,30 @@ int verb_verify(int argc, char **argv, CtlOptions *o) {
                 return ctl_bus_fail("verify", r);
         /* Only a match is a success: scripts can rely on the exit status alone. */
         return streq(verdict, "match") ? 0 : CTL_EXIT_FAILURE;
+}
+
+static int lifetimes_option(int c, const char *arg, void *userdata) {
+        return lifetime_option(c, arg, userdata);
+}
+
+/* lifetimes NAME [LIFETIME OPTIONS...]: SetSandboxLifetimes with what is given (at
+ * least one); --expire-after counts from now. */
+int verb_lifetimes(int argc, char **argv, CtlOptions *o) {
+        static const struct option options[] = { CTL_COMMON_OPTIONS, LIFETIME_OPTIONS, {} };
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_(spec_verb_args_done) SpecVerbArgs va = { .spec = CTL_SPEC_ARGS_INIT(argv[0]), .counts_processes = -1 };
+        int r;
+
+        if ((r = ctl_parse_args(argc, argv, options, o, lifetimes_option, &va, 1, 1)) != CTL_PROCEED)
+                return r;
+        if (!va.has_idle_timeout && !va.has_expire_after && !va.on_idle && va.counts_processes < 0)
+                return ctl_usage_error(argv[0], "nothing to change: give --idle-timeout, --expire-after, --on-idle "
+                                       "or --idle-counts-processes");
+        if (ctl_bus_connect(o, &bus) < 0 || ctl_bus_new_sandbox_call(bus, o, "SetSandboxLifetimes", argv[optind], &m) < 0)
+                return CTL_EXIT_FAILURE;
+        if ((r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0 || (r = append_lifetime(m, &va)) < 0 ||
+            (r = sd_bus_message_close_container(m)) < 0)
+                return ctl_bus_fail("SetSandboxLifetimes", r);
+        return ctl_bus_call(bus, m, 0, o, &reply) < 0 ? CTL_EXIT_FAILURE : 0;
 }

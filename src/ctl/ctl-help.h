@@ -18,6 +18,7 @@ typedef enum CtlVerb {
         CTL_VERB_RESUME,
         CTL_VERB_DELETE,
         CTL_VERB_ACQUIRE,
+        CTL_VERB_LIFETIMES,
         CTL_VERB_SNAPSHOT,
         CTL_VERB_DELETE_SNAPSHOT,
         CTL_VERB_EXEC,

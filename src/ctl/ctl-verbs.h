@@ -17,6 +17,7 @@ int verb_pause(int argc, char **argv, CtlOptions *o);
 int verb_resume(int argc, char **argv, CtlOptions *o);
 int verb_delete(int argc, char **argv, CtlOptions *o);
 int verb_acquire(int argc, char **argv, CtlOptions *o);
+int verb_lifetimes(int argc, char **argv, CtlOptions *o);
 int verb_snapshot(int argc, char **argv, CtlOptions *o);
 int verb_delete_snapshot(int argc, char **argv, CtlOptions *o);
 int verb_fingerprint(int argc, char **argv, CtlOptions *o);

@@ -25,6 +25,7 @@ static int (*const verb_runs[_CTL_VERB_MAX])(int argc, char **argv, CtlOptions *
         [CTL_VERB_RESUME] = verb_resume,
         [CTL_VERB_DELETE] = verb_delete,
         [CTL_VERB_ACQUIRE] = verb_acquire,
+        [CTL_VERB_LIFETIMES] = verb_lifetimes,
         [CTL_VERB_SNAPSHOT] = verb_snapshot,
         [CTL_VERB_DELETE_SNAPSHOT] = verb_delete_snapshot,
         [CTL_VERB_EXEC] = verb_exec,

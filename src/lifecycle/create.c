@@ -187,7 +187,7 @@ static bool lifetime_row(const Creation *c, SbxLifetimeRow *ret) {
         *ret = (SbxLifetimeRow) {
                 .name = (char *) c->name, .idle_timeout_s = t->idle_timeout_s, .on_idle_pause = t->on_idle_pause,
                 .expire_at_us = t->expire_after_s ? (uint64_t) c->created_us + (uint64_t) t->expire_after_s * 1000000U : 0,
-                .last_activity_us = sbx_now_realtime_us(),
+                .counts_processes = t->counts_processes, .last_activity_us = sbx_now_realtime_us(),
         };
         return true;
 }
@@ -221,6 +221,7 @@ static void take_lifetime(const Creation *c, SbxSandbox *s) {
         s->on_idle_pause = t.on_idle_pause;
         s->expire_at_us = t.expire_at_us;
         s->last_activity_us = t.last_activity_us;
+        s->idle_counts_processes = t.counts_processes;
 }
 
 /* The final name is held by a container that is not this sandbox (its lock is held

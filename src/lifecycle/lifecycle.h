@@ -89,6 +89,7 @@ typedef struct SbxSandbox {
         uint64_t last_activity_us, expire_at_us;
         uint32_t idle_timeout_s;
         bool on_idle_pause;
+        bool idle_counts_processes;
         SbxObserved *observed;          /* the sandbox's, or (seen set) the observation's */
         SbxSeen *seen;
 } SbxSandbox;
@@ -115,6 +116,7 @@ typedef struct SbxNewLifetime {
         uint32_t idle_timeout_s;        /* 0: never */
         uint32_t expire_after_s;        /* 0: never */
         bool on_idle_pause;
+        bool counts_processes;          /* idle_counts_processes */
 } SbxNewLifetime;
 
 /* What a create takes besides the spec, none of it part of the spec or its fingerprint. */

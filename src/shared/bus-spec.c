@@ -344,7 +344,8 @@ static int create_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
 
 int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
                                 bool *ret_pull_missing, SbxError *error) {
-        static const char *const keys[] = { "labels", "idle_timeout", "expire_after", "on_idle", "pull" };
+        static const char *const keys[] = { "labels", "idle_timeout", "expire_after", "on_idle", "pull",
+                                            "idle_counts_processes" };
         CreateOptions o = {};
         int r = read_dict(m, keys, ELEMENTSOF(keys), create_entry, &o, error);
 
@@ -356,6 +357,17 @@ int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, Sbx
                 *ret_pull_missing = o.pull_missing;
         }
         return r;
+}
+
+static int lifetime_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
+        return sbx_bus_read_lifetime_entry(m, key, userdata, error);
+}
+
+int sbx_bus_read_lifetime_options(sd_bus_message *m, SbxLifetime *ret, SbxError *error) {
+        static const char *const keys[] = { "idle_timeout", "expire_after", "on_idle", "idle_counts_processes" };
+
+        *ret = (SbxLifetime) {};
+        return read_dict(m, keys, ELEMENTSOF(keys), lifetime_entry, ret, error);
 }
 
 static int stop_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
@@ -413,7 +425,7 @@ int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned 
                                 json_object **ret_labels, bool *ret_force, SbxLifetime *ret_lifetime,
                                 bool *ret_pull_missing, SbxError *error) {
         static const char *const keys[] = { "on_mismatch", "stop_timeout", "labels", "force", "idle_timeout",
-                                            "expire_after", "on_idle", "pull" };
+                                            "expire_after", "on_idle", "pull", "idle_counts_processes" };
         EnsureOptions o = { .stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT };
         int r = read_dict(m, keys, ELEMENTSOF(keys), ensure_entry, &o, error);
 

@@ -36,6 +36,8 @@ int sbx_bus_read_no_options(sd_bus_message *m, SbxError *error);
  * image not on the host is pulled first). */
 int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
                                 bool *ret_pull_missing, SbxError *error);
+/* SetSandboxLifetimes' options: the lifetime keys alone, each marked given. */
+int sbx_bus_read_lifetime_options(sd_bus_message *m, SbxLifetime *ret, SbxError *error);
 
 /* Stop options: "timeout" (u, or any integer type: seconds before SIGKILL, 0–3600),
  * "force" (b: other connections' leases are revoked, not SandboxBusy). */

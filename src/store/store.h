@@ -30,7 +30,7 @@
 
 #define SBX_STORE_FILENAME "sandboxd.db"
 /* The newest schema this code knows; a database with a larger user_version is refused. */
-#define SBX_STORE_SCHEMA_VERSION 7
+#define SBX_STORE_SCHEMA_VERSION 8
 /* The owner filter that matches every row. */
 #define SBX_STORE_ANY_OWNER ((uid_t) -1)
 
@@ -202,10 +202,12 @@ typedef struct SbxLifetimeRow {
         uint32_t idle_timeout_s;        /* 0: never */
         uint64_t expire_at_us;          /* realtime; 0: never */
         bool on_idle_pause;
+        bool counts_processes;          /* idle_counts_processes (schema 8) */
         uint64_t last_activity_us;      /* realtime */
 } SbxLifetimeRow;
 
 void sbx_lifetime_rows_free(SbxLifetimeRow *rows, size_t n);
+/* Written only for a sandbox that has its row: else NoSuchSandbox, nothing written. */
 int sbx_store_put_lifetime(SbxStore *store, const SbxLifetimeRow *row, SbxError *error);
 /* A new sandbox's row and its lifetime (NULL: none, and none left of an earlier one of
  * the name) in one transaction. */
@@ -217,3 +219,5 @@ int sbx_store_rebase_lifetime(SbxStore *store, const char *name, uint64_t last_a
 /* The last activity of a sandbox that has a row (none: nothing to do). */
 int sbx_store_touch_lifetime(SbxStore *store, const char *name, uint64_t last_activity_us, SbxError *error);
 int sbx_store_list_lifetimes(SbxStore *store, SbxLifetimeRow **ret, size_t *ret_n, SbxError *error);
+/* The row of one sandbox: 1 and *ret filled (its name a copy), or 0 (none: ret all 0). */
+int sbx_store_get_lifetime(SbxStore *store, const char *name, SbxLifetimeRow *ret, SbxError *error);

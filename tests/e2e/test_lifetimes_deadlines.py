@@ -3,11 +3,10 @@
 the outsider, with short timeouts: an idle sandbox is stopped (or paused, on_idle
 pause) with no client calling, a held lease or a running exec postpones it, expiry
 deletes (SandboxRemoved, audited), a deadline that fell due while no daemon ran is
-acted on at the next start-up (after a SIGKILL), the policy's bounds and default, an
-ensure keeping an existing sandbox's lifetime, and the daemon staying up while a
-deadline is to come. Docker is asked directly whether it happened. The daemon runs with
-a short deadline tick (SBX_TEST_DEADLINE_TICK_MS), so the test waits for the timeouts,
-not for the tick."""
+acted on at the next start-up (after a SIGKILL), the policy's bounds and default, and
+the daemon staying up while a deadline is to come. Docker is asked directly whether it
+happened. The daemon runs with a short deadline tick (SBX_TEST_DEADLINE_TICK_MS), so the
+test waits for the timeouts, not for the tick."""
 
 import time
 
@@ -175,20 +174,6 @@ def test_policy_bounds_and_default(stack, sandboxd, cleanup):
         # An explicit 0 is never.
         never = create(sandboxd, cleanup, "never", idle_timeout=0)
         assert props(sandboxd, never)["IdleTimeout"] == 0
-
-
-def test_an_ensure_keeps_an_existing_lifetime(stack, sandboxd, cleanup):
-    name = h.unique("ensure")
-    cleanup.sandbox(name)
-    r = sandboxd.call(MEMBER, "EnsureSandbox", "sa{sv}a{sv}", [name, h.spec(), {"expire_after": ["u", 600]}])
-    assert r.result[2] == "created"
-    expires = props(sandboxd, name)["ExpiresAt"]
-    assert expires > 0
-    r = sandboxd.call(MEMBER, "EnsureSandbox", "sa{sv}a{sv}", [name, h.spec(), {"expire_after": ["u", 5],
-                                                                               "idle_timeout": ["u", 2]}])
-    assert r.result[2] == "reused"
-    p = props(sandboxd, name)
-    assert (p["ExpiresAt"], p["IdleTimeout"]) == (expires, 0)
 
 
 def test_the_outsider_sees_no_lifetime(stack, sandboxd, cleanup):
