@@ -33,6 +33,7 @@ SbxPolicy *sbx_policy_free(SbxPolicy *p) {
         roots_free_n(p->volume_roots, p->n_volume_roots);
         free(p->publish_address);
         policy_engine_done(&p->engine);
+        sbx_policy_egress_done(&p->egress);
         free(p);
         return NULL;
 }
@@ -80,7 +81,8 @@ SbxPolicy *sbx_policy_new_default(void) {
         p->publish_address = strdup(SBX_POLICY_DEFAULT_PUBLISH_ADDRESS);
         p->allowed_images = calloc(1, sizeof(char *));
         p->volume_roots = calloc(1, sizeof(SbxVolumeRoot));
-        if (!p->default_image || !p->publish_address || !p->allowed_images || !p->volume_roots)
+        if (!p->default_image || !p->publish_address || !p->allowed_images || !p->volume_roots ||
+            sbx_policy_egress_init(&p->egress) < 0)
                 return NULL;
 
         p->allowed_images[0] = strdup(SBX_POLICY_DEFAULT_ALLOWED_IMAGE);
@@ -374,6 +376,10 @@ static int parse_python_version(SbxPolicy *p, const char *key, json_object *v, S
         return 0;
 }
 
+static int parse_egress(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {
+        return sbx_policy_egress_parse(&p->egress, v, error);
+}
+
 static const struct {
         const char *key;
         int (*parse)(SbxPolicy *p, const char *key, json_object *v, SbxError *error);
@@ -384,6 +390,7 @@ static const struct {
         { "publish_address", parse_publish_address },
         { "python_version",  parse_python_version },
         { "engine",          policy_parse_engine },
+        { "egress",          parse_egress },
 };
 
 static int parse_key(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {
@@ -461,6 +468,13 @@ int sbx_policy_parse(const char *json, SbxPolicy **ret, SbxError *error) {
         if (!policy_image_allowed(p, p->default_image))
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
                                      "default_image: '%s' is not matched by allowed_images", p->default_image);
+        /* A remote engine's sandboxes are in no namespace this host can enter: their
+         * egress cannot be enforced here, so only the administrator's open is possible. */
+        if (sbx_policy_engine_remote(p) && p->egress.base != SBX_EGRESS_BASE_OPEN)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "egress.default: '%s' cannot be enforced on a remote engine (engine.host %s: its "
+                                     "sandboxes' network namespaces are not on this host); set \"open\" explicitly",
+                                     sbx_egress_base_to_string(p->egress.base), p->engine.host);
 
         *ret = TAKE_PTR(p);
         return 0;

@@ -16,7 +16,7 @@
 
 #define SANDBOX_COLUMNS \
         "name, owner_uid, container_id, spec_json, fingerprint, contract_version, state, created_us, updated_us, " \
-        "owner_gid, labels_json"
+        "owner_gid, labels_json, egress_json"
 #define SNAPSHOT_COLUMNS \
         "id, owner_uid, source_sandbox, image_id, image_tag, created_us"
 #define INTENT_COLUMNS \
@@ -28,14 +28,16 @@
 static const char *const statement_sql[_STMT_MAX] = {
         [STMT_PUT_SANDBOX] =
                 "INSERT INTO sandboxes(" SANDBOX_COLUMNS ") "
-                "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, COALESCE(?8, ?9), ?9, ?10, ?11) "
+                "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, COALESCE(?8, ?9), ?9, ?10, ?11, ?12) "
                 "ON CONFLICT(name) DO UPDATE SET "
                 "owner_uid = excluded.owner_uid, owner_gid = excluded.owner_gid, container_id = excluded.container_id, "
                 "spec_json = excluded.spec_json, fingerprint = excluded.fingerprint, "
                 "contract_version = excluded.contract_version, state = excluded.state, labels_json = excluded.labels_json, "
-                "created_us = COALESCE(?8, sandboxes.created_us), updated_us = excluded.updated_us",
+                "egress_json = excluded.egress_json, created_us = COALESCE(?8, sandboxes.created_us), updated_us = excluded.updated_us",
         [STMT_GET_SANDBOX] =
                 "SELECT " SANDBOX_COLUMNS " FROM sandboxes WHERE name = ?1",
+        [STMT_SET_SANDBOX_EGRESS] =
+                "UPDATE sandboxes SET egress_json = ?2, updated_us = ?3 WHERE name = ?1",
         [STMT_UPDATE_SANDBOX_STATE] =
                 "UPDATE sandboxes SET state = ?2, updated_us = ?3 WHERE name = ?1",
         [STMT_DELETE_SANDBOX] =
@@ -104,6 +106,7 @@ SbxSandboxRow *sbx_sandbox_row_free(SbxSandboxRow *row) {
         free(row->spec_json);
         free(row->fingerprint);
         free(row->labels_json);
+        free(row->egress_json);
         free(row);
         return NULL;
 }
@@ -185,6 +188,7 @@ static const Column sandbox_columns[] = {
         COLUMN(SbxSandboxRow, updated_us,       INT64),
         COLUMN(SbxSandboxRow, owner_gid,        GID),
         COLUMN(SbxSandboxRow, labels_json,      TEXT),
+        COLUMN(SbxSandboxRow, egress_json,      TEXT),
 };
 
 static const Column snapshot_columns[] = {
@@ -430,7 +434,8 @@ int sbx_store_put_sandbox(SbxStore *s, const SbxSandboxRow *row, SbxError *error
             bind_time(st, 8, row->created_us) != SQLITE_OK ||
             sqlite3_bind_int64(st, 9, (int64_t) sbx_now_realtime_us()) != SQLITE_OK ||
             sqlite3_bind_int64(st, 10, row->owner_gid) != SQLITE_OK ||
-            bind_text(st, 11, row->labels_json ?: "{}") != SQLITE_OK)
+            bind_text(st, 11, row->labels_json ?: "{}") != SQLITE_OK ||
+            bind_text(st, 12, row->egress_json ?: "") != SQLITE_OK)
                 return store_fail(s, error, "cannot bind sandbox row");
         r = store_step(s, st, error);
         return r < 0 ? r : 0;
@@ -460,6 +465,19 @@ int sbx_store_update_sandbox_state(SbxStore *s, const char *name, SbxSandboxStat
         if (r < 0)
                 return r;
         return sqlite3_changes(s->db) > 0;
+}
+
+int sbx_store_set_sandbox_egress(SbxStore *s, const char *name, const char *egress_json, SbxError *error) {
+        _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
+        int r = store_statement(s, STMT_SET_SANDBOX_EGRESS, &st, error);
+
+        if (r < 0)
+                return r;
+        if (bind_text(st, 1, name) != SQLITE_OK || bind_text(st, 2, egress_json ?: "") != SQLITE_OK ||
+            sqlite3_bind_int64(st, 3, (int64_t) sbx_now_realtime_us()) != SQLITE_OK)
+                return store_fail(s, error, "cannot bind egress");
+        r = store_step(s, st, error);
+        return r < 0 ? r : sqlite3_changes(s->db) > 0;
 }
 
 /* Runs a one-key DELETE (or UPDATE); 1 if a row went away (or changed). */

@@ -98,6 +98,9 @@ static const char *const migrations[] = {
         "        last_activity_us INTEGER NOT NULL);"
         "CREATE TRIGGER IF NOT EXISTS lifetimes_follow_sandboxes AFTER DELETE ON sandboxes BEGIN"
         "        DELETE FROM lifetimes WHERE name = OLD.name; END;",
+        /* 7 → 8: a sandbox's egress (egress.h's stored form); rows already there get ""
+         * (the policy's default, with no entries), and keep everything else */
+        "ALTER TABLE sandboxes ADD COLUMN egress_json TEXT NOT NULL DEFAULT '';",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == SBX_STORE_SCHEMA_VERSION,
