@@ -85,6 +85,8 @@ typedef struct SbxSandbox {
         uint64_t last_activity_us, expire_at_us;
         uint32_t idle_timeout_s;
         bool on_idle_pause;
+        char *egress_json;              /* egress.h's stored form, "" for the default (or no row) */
+        int egress_enforced;            /* read back: 1 in force, 0 not, -1 not looked at */
         SbxObserved *observed;          /* the sandbox's, or (seen set) the observation's */
         SbxSeen *seen;
 } SbxSandbox;
@@ -109,6 +111,8 @@ int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec,
 typedef struct SbxCreateOptions {
         json_object *labels;            /* user-labels.h; NULL = none. Stored, and written on the
                                          * container under SBX_USER_LABEL_PREFIX */
+        const SbxEgress *egress;        /* egress.h, checked against the policy; NULL = the default.
+                                         * Stored, and in force before the create answers */
 } SbxCreateOptions;
 
 /* sbx_lifecycle_create() with options (NULL: none). */
@@ -116,7 +120,9 @@ int sbx_lifecycle_create_with(SbxLifecycle *l, const char *name, const SbxSpec *
                               const SbxCreateOptions *options, SbxSandbox **ret, SbxError *error);
 
 /* xagent's verdict of desired against the live container; for a mismatch, the
- * fields that differ as far as the stored row tells (see verdict.h). */
+ * fields that differ as far as the stored row tells (see verdict.h), and
+ * SBX_VERIFY_FIELD_EGRESS when the egress rules in force are not the stored ones. */
+#define SBX_VERIFY_FIELD_EGRESS (1u << SBX_SPEC_FIELD_COUNT)
 int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desired, SbxVerdict *ret_verdict,
                          unsigned *ret_fields, SbxError *error);
 
@@ -151,6 +157,7 @@ typedef struct SbxEnsureOptions {
                                          * must equal its own (else InvalidArgs). NULL = not given */
         unsigned busy_leases;           /* leases other connections hold on it: a replacement is
                                          * SandboxBusy */
+        const SbxEgress *egress;        /* a new one's (or a replacement's); one there keeps its own */
 } SbxEnsureOptions;
 
 const char *sbx_ensure_outcome_to_string(SbxEnsureOutcome o) _pure_;
@@ -163,6 +170,16 @@ const char *sbx_ensure_outcome_to_string(SbxEnsureOutcome o) _pure_;
 int sbx_lifecycle_ensure(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
                          const SbxEnsureOptions *options, SbxSandbox **ret, SbxEnsureOutcome *ret_outcome,
                          SbxError *error);
+
+/* Egress (docs/security.md): a sandbox's changed atomically (checked against the
+ * policy by the caller), stored, and in force at once when it runs (failing: stopped,
+ * RuntimeConflict naming egress). NoSuchSandbox; RecoveryRequired for a sandbox the
+ * service has no row of. */
+int sbx_lifecycle_set_egress(SbxLifecycle *l, const char *name, const SbxEgress *egress, SbxError *error);
+/* A start the service did not make (Docker's start event for container_id): the
+ * sandbox's egress read back and loaded again if it is not in force (failing: stopped).
+ * 1 if it was loaded, 0 if nothing was to do. */
+int sbx_lifecycle_rearm_egress(SbxLifecycle *l, const char *name, const char *container_id, SbxError *error);
 
 /* Idempotent: a missing name succeeds. Returns 1 if something was removed. */
 int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error);
