@@ -39,7 +39,8 @@ static int run_create(Operation *o, SbxLifecycle *l) {
 
         if (r >= 0)
                 r = sbx_lifecycle_create_with(l, o->name, o->spec, &info.owner,
-                                              &(SbxCreateOptions) { .labels = o->labels }, &o->sandbox, &o->error);
+                                              &(SbxCreateOptions) { .labels = o->labels, .egress = &o->egress },
+                                              &o->sandbox, &o->error);
         return r < 0 ? r : store_lifetime(o, l);
 }
 
@@ -51,7 +52,8 @@ static int run_ensure(Operation *o, SbxLifecycle *l) {
                 return r;
         r = sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
                                  &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s,
-                                                       .labels = o->labels, .busy_leases = o->busy_leases },
+                                                       .labels = o->labels, .busy_leases = o->busy_leases,
+                                                       .egress = &o->egress },
                                  &o->sandbox, &o->outcome, &o->error);
         /* The lifetime is a new sandbox's: one that was there keeps its own. */
         if (r >= 0 && (o->outcome == SBX_ENSURE_CREATED || o->outcome == SBX_ENSURE_RECREATED))
@@ -85,6 +87,10 @@ static int run_pause(Operation *o, SbxLifecycle *l) {
 
 static int run_resume(Operation *o, SbxLifecycle *l) {
         return sbx_lifecycle_pause(l, o->name, false, &o->error);
+}
+
+static int run_set_egress(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_set_egress(l, o->name, &o->egress, &o->error);
 }
 
 static int run_delete(Operation *o, SbxLifecycle *l) {
@@ -338,8 +344,13 @@ static int reply_verify(Operation *o, sd_bus_message *reply) {
         const char *names[SBX_SPEC_FIELD_COUNT + 1];
         int r = sd_bus_message_append(reply, "s", sbx_verdict_to_string(o->verdict));
 
-        sbx_spec_fields_to_names(o->fields, names);
-        return r < 0 ? r : sd_bus_message_append_strv(reply, (char **) names);
+        const char *with_egress[SBX_SPEC_FIELD_COUNT + 2];
+        size_t n = sbx_spec_fields_to_names(o->fields, names);
+
+        memcpy(with_egress, names, n * sizeof(char *));
+        with_egress[n++] = (o->fields & SBX_VERIFY_FIELD_EGRESS) ? "egress" : NULL;
+        with_egress[n] = NULL;
+        return r < 0 ? r : sd_bus_message_append_strv(reply, (char **) with_egress);
 }
 
 /* Main thread ------------------------------------------------------------ */
@@ -370,7 +381,8 @@ static int answer_verify(Operation *o) {
         SbxFingerprints buf;
         SbxVerdict v;
 
-        if (!s || registry_fingerprints_of(e, o->spec, &buf, &fps) < 0)
+        /* Egress not read back in force when it was described: a worker reads it now. */
+        if (!s || s->egress_enforced == 0 || registry_fingerprints_of(e, o->spec, &buf, &fps) < 0)
                 return 0;
         v = sbx_verdict(o->spec, fps, s->observed, SBX_CONTRACT_VERSION);
         if (v == SBX_VERDICT_MISMATCH)
@@ -576,4 +588,6 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         /* a use of the sandbox, as an exec is (docs/security.md) */
         [VERB_ACQUIRE]         = { "acquire",         A_EXEC,    true,  false, run_inspect,         reply_acquire,    A_EXEC_OTHERS,
                                    .admit = admit_acquire, .activity = true },
+        /* SetSandboxEgress: the network it may reach (docs/security.md) */
+        [VERB_SET_EGRESS]      = { "set-egress",      A_MANAGE,  true,  false, run_set_egress,      reply_none            },
 };

@@ -42,6 +42,7 @@ typedef enum Verb {
         VERB_PAUSE,
         VERB_RESUME,
         VERB_ACQUIRE,
+        VERB_SET_EGRESS,
         _VERB_MAX,
 } Verb;
 
@@ -79,6 +80,8 @@ typedef struct OperationArgs {
         bool recreate;                  /* ensure: on a mismatch, replace it */
         bool force;                     /* stop, ensure: other connections' leases are revoked */
         SbxLifetime lifetime;           /* create, ensure: a sandbox it makes (policy applied) */
+        SbxEgress egress;               /* create, ensure, set-egress (admitted by the policy):
+                                         * taken over, also on failure */
         json_object *labels;            /* create, ensure: the sandbox's; find: those to match (taken
                                          * over, also on failure) */
         char *state;                    /* find: the state to match, or NULL (taken over) */
@@ -136,6 +139,7 @@ struct Operation {
         bool force;                     /* stop, ensure: revoke the leases that block it */
         SbxLifetime lifetime;           /* create, ensure: a new sandbox's */
         SbxLifetimeRow lifetime_row;    /* … as stored (the worker's), for the registry */
+        SbxEgress egress;               /* create, ensure: a new sandbox's; set-egress: the new one */
         unsigned busy_leases;           /* ensure: other connections' leases (a replacement is
                                          * SandboxBusy) */
         json_object *labels;            /* create, ensure; find: the filter's */

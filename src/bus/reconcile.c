@@ -2,8 +2,11 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "audit.h"
 #include "exec.h"
+#include "naming.h"
 #include "log.h"
 #include "reconcile.h"
 
@@ -237,6 +240,28 @@ typedef struct ForgetJob {
         char *container_id;
 } ForgetJob;
 
+static void rearm_run(void *job, void *ctx) {
+        ForgetJob *j = job;
+        SbxLifecycle *l = ctx;
+        SbxError e = SBX_ERROR_NULL;
+        const char *shown;
+        int r;
+
+        if (!l)
+                return;
+        (void) sbx_name_unqualify(j->name, &shown);
+        l->policy = manager_policy_ref(j->m);
+        sbx_docker_set_deadline(l->docker, (unsigned) l->policy->docker_timeout);
+        r = sbx_lifecycle_rearm_egress(l, j->name, j->container_id, &e);
+        if (r != 0)
+                audit_record(&(AuditRecord) { .uid = 0, .verb = "rearm-egress", .target = shown,
+                                              .outcome = r > 0 ? "ok" : "failed",
+                                              .reason = r > 0 ? "started outside the service: egress loaded again"
+                                                              : e.message ?: strerror(-r) });
+        sbx_error_free(&e);
+        l->policy = sbx_policy_unref((SbxPolicy *) l->policy);
+}
+
 static void forget_run(void *job, void *ctx) {
         ForgetJob *j = job;
         SbxLifecycle *l = ctx;
@@ -257,7 +282,8 @@ static void forget_done(void *job) {
         free(j);
 }
 
-void manager_forget(Manager *m, const char *name, const char *container_id) {
+static void submit_named(Manager *m, const char *name, const char *container_id,
+                         void (*run)(void *job, void *ctx)) {
         ForgetJob *j = calloc(1, sizeof(ForgetJob));
 
         if (!j || !(j->name = strdup(name)) || !(j->container_id = strdup(container_id)) || manager_busy(m, 0) < 0) {
@@ -269,8 +295,16 @@ void manager_forget(Manager *m, const char *name, const char *container_id) {
                 return;
         }
         j->m = m;
-        if (sbx_worker_pool_submit(m->pool, forget_run, forget_done, j) < 0)
+        if (sbx_worker_pool_submit(m->pool, run, forget_done, j) < 0)
                 forget_done(j);
+}
+
+void manager_forget(Manager *m, const char *name, const char *container_id) {
+        submit_named(m, name, container_id, forget_run);
+}
+
+void manager_rearm_egress(Manager *m, const char *name, const char *container_id) {
+        submit_named(m, name, container_id, rearm_run);
 }
 
 /* A change behind the service's back (docker update, rename): the object's

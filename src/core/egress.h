@@ -91,6 +91,13 @@ void sbx_policy_egress_done(SbxPolicyEgress *p);
 /* One entry: InvalidArgs naming it when it is neither form. */
 int sbx_egress_entry_parse(const char *s, SbxEgressEntry *ret, SbxError *error);
 void sbx_egress_done(SbxEgress *e);
+/* *e handed over (left empty). */
+static inline SbxEgress sbx_egress_take(SbxEgress *e) {
+        SbxEgress t = *e;
+
+        *e = (SbxEgress) {};
+        return t;
+}
 /* mode and allow given as strings (the bus reads them); NULL mode: default. */
 int sbx_egress_build(const char *mode, char *const *allow, size_t n_allow, SbxEgress *ret, SbxError *error);
 

@@ -468,13 +468,6 @@ int sbx_policy_parse(const char *json, SbxPolicy **ret, SbxError *error) {
         if (!policy_image_allowed(p, p->default_image))
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
                                      "default_image: '%s' is not matched by allowed_images", p->default_image);
-        /* A remote engine's sandboxes are in no namespace this host can enter: their
-         * egress cannot be enforced here, so only the administrator's open is possible. */
-        if (sbx_policy_engine_remote(p) && p->egress.base != SBX_EGRESS_BASE_OPEN)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
-                                     "egress.default: '%s' cannot be enforced on a remote engine (engine.host %s: its "
-                                     "sandboxes' network namespaces are not on this host); set \"open\" explicitly",
-                                     sbx_egress_base_to_string(p->egress.base), p->engine.host);
 
         *ret = TAKE_PTR(p);
         return 0;

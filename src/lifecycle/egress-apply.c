@@ -372,3 +372,11 @@ void lc_egress_describe(SbxLifecycle *l, SbxSandbox *s) {
         s->egress_enforced = r > 0;
         sbx_error_free(&e);
 }
+
+const char *lc_egress_effective(SbxLifecycle *l, const char *json, bool network_isolated) {
+        _cleanup_(sbx_egress_done) SbxEgress egress = {};
+
+        if (sbx_egress_from_json(json, &egress, NULL) < 0)
+                egress = (SbxEgress) {};
+        return sbx_egress_effective_to_string(sbx_egress_effective(&l->policy->egress, &egress, network_isolated));
+}

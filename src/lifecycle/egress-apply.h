@@ -34,6 +34,8 @@ enum {
 int lc_egress_arm(SbxLifecycle *l, const char *id, const SbxObserved *o, const SbxEgress *e, unsigned flags,
                   SbxError *error);
 
+/* What is in force for a sandbox whose row stores json (egress.h's names). */
+const char *lc_egress_effective(SbxLifecycle *l, const char *json, bool network_isolated);
 /* A sandbox described: its egress read back when it runs (s->egress_enforced). */
 void lc_egress_describe(SbxLifecycle *l, SbxSandbox *s);
 /* Whether the egress row stores is in force in o (true for one that is not up, or

@@ -87,6 +87,7 @@ typedef struct SbxSandbox {
         bool on_idle_pause;
         char *egress_json;              /* egress.h's stored form, "" for the default (or no row) */
         int egress_enforced;            /* read back: 1 in force, 0 not, -1 not looked at */
+        const char *egress_effective;   /* what is in force when it runs (egress.h, static) */
         SbxObserved *observed;          /* the sandbox's, or (seen set) the observation's */
         SbxSeen *seen;
 } SbxSandbox;

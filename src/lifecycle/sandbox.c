@@ -339,6 +339,7 @@ int lc_make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const Sbx
         s->labels_json = strdup(row && row->labels_json ? row->labels_json : "{}");
         s->egress_json = strdup(row && row->egress_json ? row->egress_json : "");
         s->egress_enforced = -1;
+        s->egress_effective = lc_egress_effective(l, s->egress_json, o->network_isolated);
         if (!s->name || !s->container_id || !s->status || !s->image || !s->fingerprint || !s->labels_json ||
             !s->egress_json)
                 return -ENOMEM;

@@ -5,6 +5,7 @@
 
 #include "bus-labels.h"
 #include "bus-lifetime.h"
+#include "bus-egress.h"
 #include "bus-spec.h"
 #include "json-util.h"
 #include "proto.h"
@@ -314,27 +315,33 @@ int sbx_bus_read_no_options(sd_bus_message *m, SbxError *error) {
 typedef struct CreateOptions {
         json_object *labels;
         SbxLifetime lifetime;
+        SbxEgress egress;
+        bool has_egress;
 } CreateOptions;
 
 static int create_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
         CreateOptions *o = userdata;
 
+        if (streq(key, "egress"))
+                return sbx_bus_read_egress_entry(m, key, &o->egress, &o->has_egress, error);
         if (!streq(key, "labels"))
                 return sbx_bus_read_lifetime_entry(m, key, &o->lifetime, error);
         return sbx_bus_read_labels(m, key, &o->labels, error);
 }
 
 int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
-                                SbxError *error) {
-        static const char *const keys[] = { "labels", "idle_timeout", "expire_after", "on_idle" };
+                                SbxEgress *ret_egress, SbxError *error) {
+        static const char *const keys[] = { "labels", "idle_timeout", "expire_after", "on_idle", "egress" };
         CreateOptions o = {};
         int r = read_dict(m, keys, ELEMENTSOF(keys), create_entry, &o, error);
 
-        if (r < 0)
+        if (r < 0) {
                 json_object_put(o.labels);
-        else {
+                sbx_egress_done(&o.egress);
+        } else {
                 *ret_labels = o.labels;
                 *ret_lifetime = o.lifetime;
+                *ret_egress = o.egress;
         }
         return r;
 }
@@ -366,6 +373,8 @@ typedef struct EnsureOptions {
         unsigned stop_timeout;
         json_object *labels;
         SbxLifetime lifetime;
+        SbxEgress egress;
+        bool has_egress;
 } EnsureOptions;
 
 static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
@@ -382,6 +391,8 @@ static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
         }
         if (streq(key, "labels"))
                 return sbx_bus_read_labels(m, key, &o->labels, error);
+        if (streq(key, "egress"))
+                return sbx_bus_read_egress_entry(m, key, &o->egress, &o->has_egress, error);
         if (streq(key, "force"))
                 return read_bool(m, key, &o->force, error);
         if (!streq(key, "on_mismatch"))
@@ -397,16 +408,18 @@ static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
 
 int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned *ret_stop_timeout,
                                 json_object **ret_labels, bool *ret_force, SbxLifetime *ret_lifetime,
-                                SbxError *error) {
+                                SbxEgress *ret_egress, SbxError *error) {
         static const char *const keys[] = { "on_mismatch", "stop_timeout", "labels", "force", "idle_timeout",
-                                            "expire_after", "on_idle" };
+                                            "expire_after", "on_idle", "egress" };
         EnsureOptions o = { .stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT };
         int r = read_dict(m, keys, ELEMENTSOF(keys), ensure_entry, &o, error);
 
         if (r < 0) {
                 json_object_put(o.labels);
+                sbx_egress_done(&o.egress);
                 return r;
         }
+        *ret_egress = o.egress;
         *ret_recreate = o.recreate;
         *ret_force = o.force;
         *ret_lifetime = o.lifetime;
