@@ -39,7 +39,7 @@ int sbx_bus_read_egress(sd_bus_message *m, SbxEgress *ret, SbxError *error) {
                             (r = sd_bus_message_read_strv(m, &allow)) < 0 ||
                             (r = sd_bus_message_exit_container(m)) < 0)
                                 return bad(error, key, r);
-                        while (allow[n_allow])
+                        while (allow && allow[n_allow])
                                 n_allow++;
                 } else
                         return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
