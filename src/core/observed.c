@@ -63,6 +63,7 @@ SbxObserved *sbx_observed_free(SbxObserved *o) {
         free(o->ports);
         strv_free(o->runtime_networks);
         strv_free(o->engine_addresses);
+        free(o->sandbox_key);
         kv_free(o->labels, o->n_labels);
         free(o->created_at);
         free(o->working_dir);
@@ -510,6 +511,9 @@ static int parse_networks(json_object *attrs, SbxObserved *o, SbxError *error) {
         r = member(settings, "NetworkSettings", "Networks", json_type_object, &networks, error);
         if (r < 0 || (r = parse_bound_ports(settings, o, error)) < 0)
                 return r;
+        if (settings && !isempty(str_or_empty(settings, "SandboxKey")) &&
+            !(o->sandbox_key = strdup(str_or_empty(settings, "SandboxKey"))))
+                return -ENOMEM;
         o->runtime_networks = calloc((networks ? json_object_object_length(networks) : 0) + 1,
                                      sizeof(char *));
         if (!o->runtime_networks)

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,13 +33,25 @@
 #define NFT_TIMEOUT_MS 10000
 #define NFT_OUTPUT_MAX (4U << 20)
 
-/* The first process's network namespace, if that process is still the container's. */
+/* The container's network namespace: the file the engine keeps of it (its SandboxKey,
+ * root's to open: no ptrace access to another uid's process is needed), else the first
+ * process's, if that process is still the container's. */
 static int open_netns(const SbxObserved *o, int *ret_fd, SbxError *error) {
         _cleanup_free_ char *cgroup = NULL;
         _cleanup_close_ int fd = -1;
         char path[64];
         int r;
 
+        if (o->sandbox_key && o->sandbox_key[0] == '/') {
+                fd = open(o->sandbox_key, O_RDONLY | O_CLOEXEC);
+                /* Only the namespace itself: not the empty file it is mounted on, where
+                 * this mount namespace does not see the engine's mount. */
+                if (fd >= 0 && ioctl(fd, NS_GET_NSTYPE) == CLONE_NEWNET) {
+                        *ret_fd = TAKE_FD(fd);
+                        return 0;
+                }
+                fd = safe_close(fd);
+        }
         if (o->pid <= 0)
                 return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT, "egress: the sandbox has no process (not running)");
         snprintf(path, sizeof path, "/proc/%lld/ns/net", (long long) o->pid);
