@@ -22,6 +22,8 @@ packages=(
         python3-pytest python3-gi
         # the real things the service talks to
         docker.io busybox-static
+        # egress: nft loads a sandbox's rules in its network namespace (docs/security.md)
+        nftables iproute2
         # Podman as the engine, for tests/e2e/test_podman.py only (the package does not
         # depend on it): rootful, its Docker-compatible service; netavark for its bridge
         podman netavark aardvark-dns
