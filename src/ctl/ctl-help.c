@@ -27,7 +27,10 @@
         "                              spec or its fingerprint)\n"                     \
         "     --idle-timeout S         Stop it after S seconds without activity\n"     \
         "     --on-idle stop|pause     What idling does (stop)\n"                      \
-        "     --expire-after S         Delete it S seconds after its creation\n"
+        "     --expire-after S         Delete it S seconds after its creation\n"     \
+        "     --egress MODE            What it may reach: default, none or allowlist\n"\
+        "     --allow ENTRY            With --egress: CIDR[:PORT[/tcp|udp]] it may\n" \
+        "                              reach (repeatable)\n"
 
 const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
         [CTL_VERB_LIST] = { "list", "list [--no-legend] [--label K=V]...", "List the sandboxes, by name",
@@ -52,6 +55,9 @@ const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
           "     --timeout S              Seconds before SIGKILL (10)\n"
           "     --force                  Revoke the leases others hold on it\n" },
         [CTL_VERB_PAUSE] = { "pause", "pause NAME", "Freeze a running sandbox, its processes and memory kept", "" },
+        [CTL_VERB_EGRESS] = { "egress", "egress NAME MODE [ENTRY...]",
+          "Change what a sandbox may reach (MODE default, none or allowlist; ENTRY\n"
+          "CIDR[:PORT[/tcp|udp]]), at once if it runs", "" },
         [CTL_VERB_RESUME] = { "resume", "resume NAME", "Thaw a paused sandbox", "" },
         [CTL_VERB_DELETE] = { "delete", "delete NAME", "Remove a sandbox (nothing to do if none)", "" },
         [CTL_VERB_ACQUIRE] = { "acquire", "acquire NAME [-- CMD...]",

@@ -354,3 +354,25 @@ def test_fail_closed_when_the_rules_cannot_be_applied(stack, world, bus, made):
         stack.set_daemon_command(world.docker.holder.nsenter(stack.default_daemon_argv()))
     bus.start(MEMBER, name).result
     refused_at_once(bus, name, PRIVATE)
+
+
+def test_the_cli(stack, bus, made):
+    ctl = os.path.join(stack.build_root, "src", "ctl", "xagent-sandboxctl")
+    name = h.unique("egress")
+    made.append(name)
+    def run(*args):
+        return stack.run_as(MEMBER, [ctl] + list(args), timeout=120)
+    r = run("create", name, "--image", h.TEST_IMAGE, "--egress", "allowlist", "--allow", f"{PUBLIC}:80/tcp")
+    assert r.returncode == 0, r.stderr
+    e = inspected_egress(bus, name)
+    assert e["mode"] == "allowlist" and e["allow"] == [f"{PUBLIC}:80/tcp"] and e["enforced"], e
+    assert fetch(bus, name, PUBLIC)[0]
+    refused_at_once(bus, name, PUBLIC2)
+    r = run("egress", name, "allowlist", PUBLIC2)
+    assert r.returncode == 0, r.stderr
+    assert fetch(bus, name, PUBLIC2)[0]
+    refused_at_once(bus, name, PUBLIC)
+    r = run("egress", name, "allowlist", "not/an/entry")
+    assert r.returncode != 0 and "InvalidArgs" in r.stderr and "not/an/entry" in r.stderr, r.stderr
+    r = run("--json", "inspect", name)
+    assert json.loads(r.stdout)["egress"]["allow"] == [PUBLIC2], r.stdout
