@@ -56,8 +56,7 @@ const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
           "     --force                  Revoke the leases others hold on it\n" },
         [CTL_VERB_PAUSE] = { "pause", "pause NAME", "Freeze a running sandbox, its processes and memory kept", "" },
         [CTL_VERB_EGRESS] = { "egress", "egress NAME MODE [ENTRY...]",
-          "Change what a sandbox may reach (MODE default, none or allowlist; ENTRY\n"
-          "CIDR[:PORT[/tcp|udp]]), at once if it runs", "" },
+          "Change what a sandbox may reach (MODE default, none, allowlist)", "" },
         [CTL_VERB_RESUME] = { "resume", "resume NAME", "Thaw a paused sandbox", "" },
         [CTL_VERB_DELETE] = { "delete", "delete NAME", "Remove a sandbox (nothing to do if none)", "" },
         [CTL_VERB_ACQUIRE] = { "acquire", "acquire NAME [-- CMD...]",
