@@ -131,11 +131,16 @@ static void reconcile_done(void *job) {
                 Stale st = { .mark = ++m->reconcile_mark };
 
                 for (size_t i = 0; i < j->n; i++) {
+                        const SbxSandbox *s = j->list[i];
                         SandboxEntry *e;
 
-                        (void) registry_put(&m->registry, j->list[i]);
-                        if ((e = registry_get(&m->registry, j->list[i]->name)))
+                        (void) registry_put(&m->registry, s);
+                        if ((e = registry_get(&m->registry, s->name)))
                                 e->listed = st.mark;
+                        /* Started while nobody followed Docker's events: its egress is
+                         * read back, and loaded again if it is not in force. */
+                        if (s->has_row && sbx_state_is_up(s->state))
+                                manager_rearm_egress(m, s->name, s->container_id);
                 }
                 /* Gone while nobody followed Docker's events. */
                 registry_foreach(&m->registry, count_entry, &n_entries);

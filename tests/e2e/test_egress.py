@@ -376,3 +376,19 @@ def test_the_cli(stack, bus, made):
     assert r.returncode != 0 and "InvalidArgs" in r.stderr and "not/an/entry" in r.stderr, r.stderr
     r = run("--json", "inspect", name)
     assert json.loads(r.stdout)["egress"]["allow"] == [PUBLIC2], r.stdout
+
+
+def test_a_restart_while_no_daemon_runs_is_rearmed_at_its_start_up(stack, world, bus, made):
+    name, r = create(bus, made, egress("allowlist", f"{PUBLIC}:80"))
+    r.result
+    cid = container_of(world, name)
+    stack.stop_daemon()
+    world.docker.ok("POST", f"/containers/{cid}/restart?t=0")
+    # The next call activates the daemon; its first reconciliation loads the rules again.
+    bus.inspect(MEMBER, name).result
+    def rearmed():
+        pid = world.docker.inspect(cid)["State"]["Pid"]
+        return nsenter_nft(world, pid, "list", "table", "inet", "xagent_egress").returncode == 0
+    h.wait_until(rearmed, 20, 0.05, "the rules loaded again at the daemon's start-up")
+    refused_at_once(bus, name, PUBLIC2)
+    assert fetch(bus, name, PUBLIC)[0]
