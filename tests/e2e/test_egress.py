@@ -392,3 +392,27 @@ def test_a_restart_while_no_daemon_runs_is_rearmed_at_its_start_up(stack, world,
     h.wait_until(rearmed, 20, 0.05, "the rules loaded again at the daemon's start-up")
     refused_at_once(bus, name, PUBLIC2)
     assert fetch(bus, name, PUBLIC)[0]
+
+
+def test_another_member_may_not_change_it(bus, made):
+    import grp
+    import pwd
+    import stack as e2e
+    second = "sbx-member2"          # as tests/e2e/test_names.py makes it
+    try:
+        pwd.getpwnam(second)
+    except KeyError:
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", "--user-group",
+                        "--groups", e2e.GROUP, second], check=True)
+    if second not in grp.getgrnam(e2e.GROUP).gr_mem:
+        subprocess.run(["gpasswd", "--add", second, e2e.GROUP], check=True, capture_output=True)
+    name, r = create(bus, made, egress("allowlist", f"{PUBLIC}:80"))
+    r.result
+    bus.call(second, "SetEgress", "a{sv}", [{"mode": ["s", "default"]}], path=h.object_path(name, MEMBER),
+             iface=h.SANDBOX).error("org.freedesktop.DBus.Error.AccessDenied",
+                                    "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired")
+    # by name it is the second member's own namespace: no such sandbox there
+    bus.call(second, "SetSandboxEgress", "sa{sv}", [name, {"mode": ["s", "default"]}]).error(h.ERR + "NoSuchSandbox")
+    e = inspected_egress(bus, name)
+    assert e["mode"] == "allowlist" and e["allow"] == [f"{PUBLIC}:80"], e
+    refused_at_once(bus, name, PUBLIC2)
