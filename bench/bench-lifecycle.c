@@ -146,7 +146,7 @@ static int cycle_lifecycle(Bench *b, double t[_PH_MAX]) {
         t[PH_START] = now_ms() - t0;
 
         t0 = now_ms();
-        if ((r = sbx_lifecycle_verify(&b->l, n, b->spec, &v, &fields, &e)) < 0)
+        if ((r = sbx_lifecycle_verify(&b->l, n, b->spec, &v, &fields, NULL, &e)) < 0)
                 return fail("verify", &e, r);
         t[PH_VERIFY] = now_ms() - t0;
         if (v != SBX_VERDICT_MATCH)

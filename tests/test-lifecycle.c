@@ -329,7 +329,7 @@ static void verify(SbxLifecycle *l, const char *n, const SbxSpec *s, SbxVerdict 
         unsigned fields = ~0u;
         SbxError e = SBX_ERROR_NULL;
 
-        ck_assert_msg(sbx_lifecycle_verify(l, n, s, &v, &fields, &e) == 0, "verify %s: %s", n, e.message);
+        ck_assert_msg(sbx_lifecycle_verify(l, n, s, &v, &fields, NULL, &e) == 0, "verify %s: %s", n, e.message);
         ck_assert_msg(v == expect, "verdict %s, expected %s", sbx_verdict_to_string(v), sbx_verdict_to_string(expect));
         ck_assert_uint_eq(fields, expect_fields);
 }
@@ -1227,7 +1227,7 @@ START_TEST(test_delete_missing_owner) {
         assert_no_such_sandbox(sbx_lifecycle_stop(&F.l, missing, 0, &e), &e, missing);
         assert_no_such_sandbox(sbx_lifecycle_inspect(&F.l, missing, &sb, &e), &e, missing);
         ck_assert_ptr_null(sb);
-        assert_no_such_sandbox(sbx_lifecycle_verify(&F.l, missing, s, &v, &fields, &e), &e, missing);
+        assert_no_such_sandbox(sbx_lifecycle_verify(&F.l, missing, s, &v, &fields, NULL, &e), &e, missing);
         assert_no_such_sandbox(sbx_lifecycle_snapshot(&F.l, missing, snap_id, &img, &e),
                                &e, missing);
         ck_assert_int_eq(sbx_lifecycle_delete(&F.l, missing, &e), 0);
@@ -1344,7 +1344,7 @@ START_TEST(test_unreachable) {
         ck_assert_int_eq(sbx_lifecycle_list(&l, SBX_STORE_ANY_OWNER, &list, &n_list, &e), -EHOSTDOWN);
         assert_error(&e, SBX_ERROR_BACKEND_UNAVAILABLE, NULL);
         sbx_error_free(&e);
-        ck_assert_int_eq(sbx_lifecycle_verify(&l, n, s, &v, &fields, &e), -EHOSTDOWN);
+        ck_assert_int_eq(sbx_lifecycle_verify(&l, n, s, &v, &fields, NULL, &e), -EHOSTDOWN);
         sbx_error_free(&e);
         ck_assert_int_eq(sbx_lifecycle_stop(&l, n, 0, &e), -EHOSTDOWN);
         sbx_error_free(&e);
@@ -1433,6 +1433,10 @@ START_TEST(test_docker_calls) {
         ck_assert_int_eq(sbx_lifecycle_stop(&F.l, n, 0, &e), 0);
         ck_assert_uint_eq(calls_since(&mark), 1);               /* inspect: stopped already */
 
+        /* Judgements are of observations (the event stream followed, here by fiat). */
+        ck_assert_ptr_nonnull(F.l.observations = sbx_observation_cache_new());
+        sbx_observation_cache_connected(F.l.observations);
+        F.policy->observation_max_age = 600;
         ck_assert_int_eq(sbx_lifecycle_list(&F.l, OWNER_UID, &list, &n_list, &e), 0);
         sbx_sandbox_list_free(list, n_list);
         ck_assert_uint_ge(calls_since(&mark), 1);
@@ -1448,10 +1452,18 @@ START_TEST(test_docker_calls) {
                 }
         sbx_sandbox_list_free(list, n_list);
         ck_assert_uint_eq(calls_since(&mark), 1);               /* the list alone */
+        sbx_observation_cache_event(F.l.observations, sb->container_id, "die");        /* as events.c does */
         sbx_verdict_cache_forget(F.judgements, sb->container_id);
         ck_assert_int_eq(sbx_lifecycle_list(&F.l, OWNER_UID, &list, &n_list, &e), 0);
         sbx_sandbox_list_free(list, n_list);
         ck_assert_uint_eq(calls_since(&mark), 2);               /* the list, and that one inspected */
+        /* a refresh drops the observation: the next list's judgement is of Docker's
+         * answer then, not of the one before */
+        sbx_observation_cache_drop(F.l.observations, sb->container_id);
+        ck_assert_int_eq(sbx_lifecycle_list(&F.l, OWNER_UID, &list, &n_list, &e), 0);
+        sbx_sandbox_list_free(list, n_list);
+        ck_assert_uint_eq(calls_since(&mark), 2);
+        F.l.observations = sbx_observation_cache_free(F.l.observations);
 
         ck_assert_int_eq(sbx_lifecycle_delete(&F.l, n, &e), 1);
         ck_assert_uint_eq(calls_since(&mark), 1);               /* DELETE by the row's id */

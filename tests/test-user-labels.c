@@ -95,6 +95,32 @@ START_TEST(test_blank_for_a_commit) {
 }
 END_TEST
 
+/* A container recorded again after its row was lost: its caller's labels read back
+ * from it, less the image's, blank and rule-breaking ones. */
+START_TEST(test_from_docker) {
+        _cleanup_(json_object_putp) json_object *image = json_tokener_parse(
+                "{\"org.xagent.sandbox.label.from-image\": \"v\", \"org.xagent.sandbox.label.same\": \"other\"}");
+        _cleanup_(json_object_putp) json_object *got = NULL;
+        _cleanup_free_ char *text = NULL;
+        const SbxEnvVar labels[] = {
+                { (char *) "xagent.managed", (char *) "true" },
+                { (char *) SBX_USER_LABEL_PREFIX "task", (char *) "42" },
+                { (char *) SBX_USER_LABEL_PREFIX "agent/role", (char *) "coder" },
+                { (char *) SBX_USER_LABEL_PREFIX "blanked", (char *) "" },
+                { (char *) SBX_USER_LABEL_PREFIX "from-image", (char *) "v" },
+                { (char *) SBX_USER_LABEL_PREFIX "same", (char *) "mine" },
+                { (char *) SBX_USER_LABEL_PREFIX "Upper", (char *) "x" },
+        };
+
+        ck_assert_int_eq(sbx_user_labels_from_docker(labels, ELEMENTSOF(labels), image, &got), 0);
+        ck_assert_int_eq(sbx_user_labels_to_string(got, &text), 0);
+        ck_assert_str_eq(text, "{\"agent\\/role\":\"coder\",\"same\":\"mine\",\"task\":\"42\"}");
+        json_object_put(TAKE_PTR(got));
+        ck_assert_int_eq(sbx_user_labels_from_docker(NULL, 0, NULL, &got), 0);
+        ck_assert_int_eq(json_object_object_length(got), 0);
+}
+END_TEST
+
 static Suite *make_suite(void) {
         Suite *s = suite_create("user-labels");
         TCase *tc = tcase_create("core");
@@ -103,6 +129,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_limits);
         tcase_add_test(tc, test_round_trip_and_match);
         tcase_add_test(tc, test_blank_for_a_commit);
+        tcase_add_test(tc, test_from_docker);
         suite_add_tcase(s, tc);
         return s;
 }

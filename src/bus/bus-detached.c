@@ -21,6 +21,7 @@
 #include "bus-exec-internal.h"
 #include "log.h"
 #include "naming.h"
+#include "time-util.h"
 
 #define POLL_USEC (1U * 1000000U)
 /* Rows given back at a restart: the running ones are bounded by max_execs, the
@@ -184,6 +185,7 @@ static void poll_done(DetachJob *j) {
         }
         if (j->r < 0)
                 return;                 /* again at the next poll */
+        e->unpolled = false;
         if (j->state.exited) {
                 end(e, j->state.exit_status);
                 if (j->state.gone)
@@ -213,9 +215,11 @@ static void read_done(DetachJob *j) {
         if (sandbox_gone(j)) {
                 end(e, 128 + 9);
                 discard(e);
-        } else if (j->r >= 0 && !o->running && !o->more) {
-                /* It ended, and what it left was read to its end: the object goes. */
-                end(e, o->exit_status);
+        } else if (j->r >= 0 && !(o->running && e->running) && !o->more) {
+                /* It ended, and what it left was read to its end: the object goes. Also
+                 * one whose supervisor died with it (a docker restart, the OOM killer),
+                 * which wrote no end into its ring: the poll ended it (killed). */
+                end(e, o->running ? e->exit_status : o->exit_status);
                 discard(e);
         }
 }
@@ -301,10 +305,19 @@ static int submit(Manager *m, ExecObject *e, DetachJobKind kind, const char *nam
         return submit_with(m, e, kind, name, id, call, offset, NULL, 0);
 }
 
+/* Its sandbox paused (Docker's freezer, by the service or behind its back): the
+ * ring file can only be read over the channel, which a frozen sandbox does not
+ * answer. */
+static bool sandbox_paused(const ExecObject *e) {
+        const SandboxEntry *s = registry_get(&e->m->registry, e->name);
+
+        return s && s->state == SBX_STATE_PAUSED;
+}
+
 static int on_poll(sd_event_source *s, uint64_t usec, void *userdata) {
         ExecObject *e = userdata;
 
-        if (e->running && !e->polling && !e->doomed && !e->discarded &&
+        if (e->running && !e->polling && !e->doomed && !e->discarded && !sandbox_paused(e) &&
             submit(e->m, e, JOB_POLL, e->name, e->id, NULL, 0) >= 0)
                 e->polling = true;
         (void) sd_event_source_set_time_relative(s, POLL_USEC);
@@ -338,6 +351,10 @@ static int read_output(sd_bus_message *msg, ExecObject *e, sd_bus_error *error) 
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
         if (e->discarded)
                 return sd_bus_error_set(error, SD_BUS_ERROR_UNKNOWN_OBJECT, "The exec object is going away");
+        if (sandbox_paused(e))
+                return sd_bus_error_setf(error, SBX_BUS_ERROR_PREFIX "NotRunning",
+                                         "Sandbox '%s' is paused: its processes are frozen and their output is "
+                                         "read after ResumeSandbox", e->sandbox);
         if ((r = manager_busy(e->m, uid)) < 0)
                 return r == -EBUSY ? sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
                                                       "Too many operations of this user in progress")
@@ -451,6 +468,41 @@ static ExecObject *find(Manager *m, const char *id) {
         return NULL;
 }
 
+/* The object of a stored row (its "uid:gid" taken), as st says its process is (NULL:
+ * not known yet, polled first). One there already stays as it is. */
+static void give_back(Manager *m, const SbxDetachedRow *row, char **user, const SbxDetachState *st) {
+        SbxExecProcess *p;
+        ExecObject *e;
+        const char *plain;
+
+        if (strlen(row->id) != SBX_DETACH_ID_LEN || strlen(row->token) != SBX_EXEC_TOKEN_LEN || find(m, row->id) ||
+            !(p = calloc(1, sizeof(SbxExecProcess))))
+                return;
+        p->relay = SBX_RELAY_INIT;
+        memcpy(p->token, row->token, SBX_EXEC_TOKEN_LEN + 1);
+        memcpy(p->detach_id, row->id, SBX_DETACH_ID_LEN + 1);
+        p->container_id = strdup(row->container_id);
+        p->user = TAKE_PTR(*user);
+        if (!p->container_id || !p->user) {
+                sbx_exec_process_free(p);
+                return;
+        }
+        (void) sbx_name_unqualify(row->sandbox, &plain);
+        exec_slots_force(&m->execs, row->caller);
+        if (!(e = detached_object(m, row->id, plain, row->sandbox, row->argv0, row->owner, row->caller, p)))
+                return;
+        e->unpolled = !st;
+        if (e->unpolled)
+                (void) sd_event_source_set_time_relative(e->poll, 0);   /* polled first thing */
+        if (st && st->exited && !st->gone) {
+                e->running = false;
+                e->exit_status = st->exit_status;
+                exec_slots_release(&m->execs, row->caller, 0);
+        }
+        log_info("Detached exec %s in sandbox '%s' is back%s", row->id, row->sandbox,
+                 !st ? " (as the store has it; polled next)" : e->running ? "" : " (ended)");
+}
+
 static void restored(Manager *m, DetachJob *j) {
         if (j->r < 0) {
                 log_warning("The detached processes of the store could not be given back (at the next "
@@ -458,37 +510,32 @@ static void restored(Manager *m, DetachJob *j) {
                 m->execs.detached_restored = false;
                 return;
         }
-        for (size_t i = 0; i < j->n_rows; i++) {
-                const SbxDetachedRow *row = &j->rows[i];
-                const SbxDetachState *st = &j->states[i];
-                SbxExecProcess *p;
-                ExecObject *e;
-                const char *plain;
+        for (size_t i = 0; i < j->n_rows; i++)
+                give_back(m, &j->rows[i], &j->users[i], &j->states[i]);
+}
 
-                if (strlen(row->id) != SBX_DETACH_ID_LEN || strlen(row->token) != SBX_EXEC_TOKEN_LEN ||
-                    find(m, row->id) || !(p = calloc(1, sizeof(SbxExecProcess))))
-                        continue;
-                p->relay = SBX_RELAY_INIT;
-                memcpy(p->token, row->token, SBX_EXEC_TOKEN_LEN + 1);
-                memcpy(p->detach_id, row->id, SBX_DETACH_ID_LEN + 1);
-                p->container_id = strdup(row->container_id);
-                p->user = TAKE_PTR(j->users[i]);
-                if (!p->container_id || !p->user) {
-                        sbx_exec_process_free(p);
-                        continue;
-                }
-                (void) sbx_name_unqualify(row->sandbox, &plain);
-                exec_slots_force(&m->execs, row->caller);
-                if (!(e = detached_object(m, row->id, plain, row->sandbox, row->argv0, row->owner, row->caller, p)))
-                        continue;
-                if (st->exited && !st->gone) {
-                        e->running = false;
-                        e->exit_status = st->exit_status;
-                        exec_slots_release(&m->execs, row->caller, 0);
-                }
-                log_info("Detached exec %s in sandbox '%s' is back%s", row->id, row->sandbox,
-                         e->running ? "" : " (ended)");
+/* The start-up's look at the store: before the daemon answers anything, the objects
+ * of the rows whose sandbox's row says running in the same container are back —
+ * never a false absence (ListExecs' [] and ReadOutput's UnknownObject are what an
+ * ended and read process gets). How each process is is not known before its first
+ * poll: until then ListExecs waits for it (defer_list()). The restore after the
+ * sweep then settles the other rows. */
+void bus_detached_load(Manager *m, SbxStore *store) {
+        SbxDetachedRow *rows = NULL;
+        size_t n = 0;
+
+        if (sbx_store_list_detached(store, RESTORE_MAX, &rows, &n, NULL) < 0)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *sb = NULL;
+                _cleanup_free_ char *user = NULL;
+
+                if (sbx_store_get_sandbox(store, rows[i].sandbox, &sb, NULL) > 0 && sb->state == SBX_SANDBOX_RUNNING &&
+                    streq(sb->container_id, rows[i].container_id) &&
+                    asprintf(&user, "%u:%u", (unsigned) rows[i].owner, (unsigned) sb->owner_gid) >= 0)
+                        give_back(m, &rows[i], &user, NULL);
         }
+        sbx_detached_rows_free(rows, n);
 }
 
 void bus_detached_restore(Manager *m) {
@@ -497,6 +544,82 @@ void bus_detached_restore(Manager *m) {
         m->execs.detached_restored = true;
         if (submit(m, NULL, JOB_RESTORE, NULL, NULL, NULL, 0) < 0)
                 m->execs.detached_restored = false;
+}
+
+/* A ListExecs right after a start, while a process given back from the store is not
+ * polled yet: answered once it is (a poll takes a channel's round trip), at most
+ * DEFER_MAX_USEC later; then, with it still unknown (Docker slow or gone), a typed
+ * transient error — never a list that leaves it out. */
+#define DEFER_STEP_USEC (50U * 1000U)
+#define DEFER_MAX_USEC (5U * 1000000U)
+
+typedef struct DeferredList {
+        Manager *m;
+        sd_bus_message *call;
+        char *name;
+        bool has_owner;
+        uid_t owner;
+        uint64_t deadline_us;
+} DeferredList;
+
+static const char *unpolled_in(Manager *m, const char *name) {
+        FOREACH_EXEC(e, m)
+                if (e->unpolled && streq_ptr(e->name, name) && !e->discarded && !sandbox_paused(e))
+                        return e->sandbox;
+        return NULL;
+}
+
+static void deferred_free(void *userdata) {
+        DeferredList *d = userdata;
+
+        sd_bus_message_unref(d->call);
+        free(d->name);
+        free(d);
+}
+
+static int on_deferred(sd_event_source *s, uint64_t usec, void *userdata) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        DeferredList *d = userdata;
+        const char *shown = unpolled_in(d->m, d->name);
+        int r;
+
+        if (shown && sbx_now_monotonic_us() < d->deadline_us) {
+                (void) sd_event_source_set_time_relative(s, DEFER_STEP_USEC);
+                return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        }
+        if (shown)
+                r = sd_bus_error_setf(&error, SBX_BUS_ERROR_PREFIX "BackendUnavailable",
+                                      "Whether the detached processes of sandbox '%s' still run is not known yet: "
+                                      "the service started just now and Docker has not told (ask again)", shown);
+        else
+                r = bus_exec_list(d->m, d->call, d->name, d->has_owner ? &d->owner : NULL, &error);
+        if (r < 0 && (r = sd_bus_reply_method_error(d->call, &error)) < 0)
+                log_warning_errno(r, "The reply to ListExecs could not be sent: %m");
+        sd_event_source_disable_unref(s);     /* its only reference: d goes with it */
+        return 0;
+}
+
+static int defer_list(Manager *m, sd_bus_message *msg, const char *name, const uid_t *owner) {
+        DeferredList *d = calloc(1, sizeof(DeferredList));
+        sd_event_source *s = NULL;
+        int r;
+
+        if (!d || !(d->name = strdup(name))) {
+                free(d);
+                return -ENOMEM;
+        }
+        *d = (DeferredList) { .m = m, .call = sd_bus_message_ref(msg), .name = d->name, .has_owner = !!owner,
+                              .owner = owner ? *owner : 0, .deadline_us = sbx_now_monotonic_us() + DEFER_MAX_USEC };
+        if ((r = sd_event_add_time_relative(m->event, &s, CLOCK_MONOTONIC, DEFER_STEP_USEC, 0, on_deferred, d)) < 0) {
+                deferred_free(d);
+                return r;
+        }
+        if ((r = sd_event_source_set_destroy_callback(s, deferred_free)) < 0) {
+                sd_event_source_disable_unref(s);
+                deferred_free(d);
+                return r;
+        }
+        return 1;                       /* s is its own: on_deferred() ends it */
 }
 
 int bus_exec_list(Manager *m, sd_bus_message *msg, const char *name, const uid_t *owner, sd_bus_error *error) {
@@ -509,6 +632,8 @@ int bus_exec_list(Manager *m, sd_bus_message *msg, const char *name, const uid_t
         if (owner && uid != 0 && uid != *owner)
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
                                         "ListExecs: the sandbox is another user's; only its owner and root list it");
+        if (unpolled_in(m, name))
+                return defer_list(m, msg, name, owner);
         if ((r = sd_bus_message_new_method_return(msg, &reply)) < 0 ||
             (r = sd_bus_message_open_container(reply, 'a', "(osbi)")) < 0)
                 return r;

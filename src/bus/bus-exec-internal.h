@@ -56,6 +56,7 @@ struct ExecObject {
         char *argv0;
         sd_event_source *poll;
         bool polling;                   /* a poll job is in flight */
+        bool unpolled;                  /* given back from the store at start-up, not yet polled */
         bool discarded;                 /* its row and directory are being removed */
         unsigned n_attached;            /* its Attach sessions (and those being started) */
 

@@ -32,6 +32,9 @@ int bus_exec_publish(Manager *m, SbxExecProcess *process, ExecStartArgs *args, c
 /* After the start-up sweep: the store's detached processes whose sandbox still runs
  * get their exec objects back (bus-detached.c); once per daemon. */
 void bus_detached_restore(Manager *m);
+/* At start-up, from the store alone (bus-detached.c): the objects of the detached
+ * processes whose sandbox's row says running, before anything is answered. */
+void bus_detached_load(Manager *m, SbxStore *store);
 
 /* ListExecs: the exec objects in the sandbox of Docker-level name the caller may
  * read (its own, those in its sandboxes; root: all) as a(osbi): object, argv[0],

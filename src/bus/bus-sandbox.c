@@ -11,6 +11,7 @@
 #include "bus-sandbox.h"
 #include "bus-spec.h"
 #include "operation.h"
+#include "reconcile.h"
 
 /* An entry's Manager: the one whose registry holds it. */
 static Manager *manager_of(const SandboxEntry *e) {
@@ -42,7 +43,13 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
         bool broadcast;
         int r = may_read(bus, e, &broadcast, error);
 
-        return r < 0 ? r : sandbox_entry_append_property(reply, e, property, broadcast);
+        if (r < 0)
+                return r;
+        /* What Docker says of it, past observation_max_age: looked at again, the
+         * change announced (docs/api.md, "Reads from observations"). */
+        if (!broadcast && (streq(property, "Verdict") || streq(property, "State") || streq(property, "Status")))
+                manager_relook(manager_of(e), e);
+        return sandbox_entry_append_property(reply, e, property, broadcast);
 }
 
 /* The method bodies, shared with the Manager's by-name methods (bus-manager.c):

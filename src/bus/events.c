@@ -7,6 +7,7 @@
 #include <sys/eventfd.h>
 #include <time.h>
 
+#include "channel.h"
 #include "docker-events.h"
 #include "events.h"
 #include "reconcile.h"
@@ -102,6 +103,11 @@ static void on_event(const SbxDockerEvent *d, void *userdata) {
                 return;
         sbx_observation_cache_event(ev->m->observations, d->id, d->action);
         sbx_verdict_cache_forget(ev->m->judgements, d->id);
+        /* Paused or dead, its kept channel answers nothing: a call waiting on it ends
+         * NotRunning now, and the next asks Docker (docs/api.md), as after the
+         * service's own pause or stop. */
+        if (streq(d->action, "pause") || streq(d->action, "die"))
+                sbx_channels_forget(ev->m->channels, d->id);
         if (!d->name_label || sbx_label_parse_owner(d->owner_label, &owner) < 0 ||
             sbx_name_from_labels(d->name_label, owner, &name) < 0)
                 return;

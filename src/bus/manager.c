@@ -351,6 +351,7 @@ static void load_stored_objects(Manager *m) {
                         .labels_json = (*row)->labels_json,
                 });
         }
+        bus_detached_load(m, store);
 }
 
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {

@@ -70,7 +70,7 @@ static int run_refresh(Operation *o, SbxLifecycle *l) {
 }
 
 static int run_verify(Operation *o, SbxLifecycle *l) {
-        return sbx_lifecycle_verify(l, o->name, o->spec, &o->verdict, &o->fields, &o->error);
+        return sbx_lifecycle_verify(l, o->name, o->spec, &o->verdict, &o->fields, &o->sandbox, &o->error);
 }
 
 static int run_start(Operation *o, SbxLifecycle *l) {
@@ -345,8 +345,12 @@ static int reply_verify(Operation *o, sd_bus_message *reply) {
         int r = sd_bus_message_append(reply, "s", sbx_verdict_to_string(o->verdict));
 
         const char *with_egress[SBX_SPEC_FIELD_COUNT + 2];
-        size_t n = sbx_spec_fields_to_names(o->fields, names);
+        size_t n;
 
+        /* What the same look found of the stored spec is the object's (its Verdict). */
+        if (r >= 0 && o->sandbox && !o->answered_here)
+                (void) registry_put(&o->m->registry, o->sandbox);
+        n = sbx_spec_fields_to_names(o->fields, names);
         memcpy(with_egress, names, n * sizeof(char *));
         with_egress[n++] = (o->fields & SBX_VERIFY_FIELD_EGRESS) ? "egress" : NULL;
         with_egress[n] = NULL;

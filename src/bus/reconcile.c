@@ -9,6 +9,7 @@
 #include "naming.h"
 #include "log.h"
 #include "reconcile.h"
+#include "time-util.h"
 
 typedef struct ReconcileJob {
         Manager *m;
@@ -343,6 +344,8 @@ static void describe_done(void *job) {
         DescribeJob *j = job;
         SandboxEntry *e = registry_get(&j->m->registry, j->name);
 
+        if (e)
+                e->relooking = false;
         /* Only about the container the object still shows, and only if nothing
          * happened to it since Docker was asked (a stop, another event): what that
          * did to the object is newer than this answer. */
@@ -357,7 +360,8 @@ static void describe_done(void *job) {
         free(j);
 }
 
-void manager_redescribe(Manager *m, const char *name, const char *container_id) {
+/* Returns whether the job is on its way. */
+static bool redescribe(Manager *m, const char *name, const char *container_id) {
         DescribeJob *j = calloc(1, sizeof(DescribeJob));
 
         if (!j || !(j->name = strdup(name)) || !(j->container_id = strdup(container_id)) || manager_busy(m, 0) < 0) {
@@ -366,9 +370,23 @@ void manager_redescribe(Manager *m, const char *name, const char *container_id) 
                         free(j->container_id);
                 }
                 free(j);
-                return;
+                return false;
         }
         j->m = m;
-        if (sbx_worker_pool_submit(m->pool, describe_run, describe_done, j) < 0)
+        if (sbx_worker_pool_submit(m->pool, describe_run, describe_done, j) < 0) {
                 describe_done(j);
+                return false;
+        }
+        return true;
+}
+
+void manager_redescribe(Manager *m, const char *name, const char *container_id) {
+        (void) redescribe(m, name, container_id);
+}
+
+void manager_relook(Manager *m, SandboxEntry *e) {
+        if (e->relooking || !e->container_id || !e->container_id[0] ||
+            sbx_now_monotonic_us() < e->looked_us + manager_observation_max_age_us(m))
+                return;
+        e->relooking = redescribe(m, e->name, e->container_id);
 }

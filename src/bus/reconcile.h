@@ -33,3 +33,9 @@ void manager_rearm_egress(Manager *m, const char *name, const char *container_id
  * inspected again on a worker, and the object's properties refreshed from it
  * (PropertiesChanged for those that differ). */
 void manager_redescribe(Manager *m, const char *name, const char *container_id);
+
+/* A read of the object's State, Status or Verdict: when what they show is older than
+ * observation_max_age (no read, list or event has set them since), the sandbox is
+ * looked at again, as manager_redescribe() does, and what differs announced
+ * (docs/api.md, "Reads from observations"). */
+void manager_relook(Manager *m, SandboxEntry *e);

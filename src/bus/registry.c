@@ -309,6 +309,7 @@ int registry_put(Registry *reg, const SbxSandbox *s) {
         }
         if (e->last_activity_us < e->created_us)
                 e->last_activity_us = e->created_us;
+        e->looked_us = sbx_now_monotonic_us();
         changed[n] = NULL;
         if (n > 0)
                 forget_described(e);

@@ -43,6 +43,8 @@ typedef struct SandboxEntry {
         char *labels_json;              /* user-labels.h's stored form */
         json_object *labels;            /* … parsed: never NULL once put */
         uint64_t listed;                /* the last reconciliation that listed it (reconcile_mark) */
+        uint64_t looked_us;             /* monotonic: when a look at Docker last set it (registry_put()) */
+        bool relooking;                 /* a property read past observation_max_age has it looked at again */
         unsigned leases;                /* leases held on it (leases.h) */
         uint64_t last_activity_us;      /* realtime; in steps of REGISTRY_ACTIVITY_STEP_US */
         /* its lifetime (docs/lifecycle.md; deadlines.h acts on it) */

@@ -141,6 +141,33 @@ int sbx_user_labels_blank_docker(json_object *container_labels, json_object *com
         return 0;
 }
 
+int sbx_user_labels_from_docker(const SbxEnvVar *labels, size_t n, json_object *image_labels, json_object **ret) {
+        _cleanup_(json_object_putp) json_object *out = json_object_new_object();
+        size_t prefix = strlen(SBX_USER_LABEL_PREFIX);
+
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                const char *key = labels[i].key, *value = labels[i].value;
+                json_object *inherited;
+                SbxError e = SBX_ERROR_NULL;
+                int r;
+
+                if (!key || strncmp(key, SBX_USER_LABEL_PREFIX, prefix) != 0 || !value || !*value)
+                        continue;
+                if (json_object_is_type(image_labels, json_type_object) &&
+                    json_object_object_get_ex(image_labels, key, &inherited) &&
+                    streq_ptr(json_object_get_string(inherited), value))
+                        continue;
+                r = sbx_user_labels_add(out, key + prefix, value, &e);
+                sbx_error_free(&e);
+                if (r == -ENOMEM)
+                        return r;
+        }
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
 bool sbx_user_labels_match(json_object *have, json_object *want) {
         if (!want)
                 return true;

@@ -3,14 +3,16 @@
 
 /* The labels a caller gives a sandbox (create/ensure option "labels", docs/api.md): its
  * own metadata, stored with the sandbox's row and copied onto the container under
- * SBX_USER_LABEL_PREFIX. They are never part of the spec or its fingerprint and never
- * read back from Docker: the store is what they are. A set is a json_object of string
- * values (an empty object: none). */
+ * SBX_USER_LABEL_PREFIX. They are never part of the spec or its fingerprint; the store
+ * is what they are, read back from the container only when its row was lost (a
+ * container recorded again: sbx_user_labels_from_docker()). A set is a json_object of
+ * string values (an empty object: none). */
 
 #include <json-c/json.h>
 #include <stdbool.h>
 
 #include "error.h"
+#include "spec.h"
 
 #define SBX_USER_LABELS_MAX 32U
 #define SBX_USER_LABELS_MAX_BYTES 4096U         /* the keys' and values' bytes, all together */
@@ -38,6 +40,13 @@ int sbx_user_labels_to_docker(json_object *labels, json_object *docker_labels);
  * sandbox's labels into the containers made from it (Docker cannot remove a label,
  * only blank it). */
 int sbx_user_labels_blank_docker(json_object *container_labels, json_object *commit_labels);
+
+/* The caller's labels a container carries: its PREFIX labels (Config.Labels, n of
+ * them), less those its image carries with the same value (image_labels, the image's
+ * Config.Labels; NULL: none), which are the image's, not a caller's. A blank one is
+ * absent (a snapshot's image blanks them); one that breaks a rule of
+ * sbx_user_labels_add() is left out. */
+int sbx_user_labels_from_docker(const SbxEnvVar *labels, size_t n, json_object *image_labels, json_object **ret);
 
 /* Whether every key of want is in have with the same value (NULL: no labels). */
 bool sbx_user_labels_match(json_object *have, json_object *want);

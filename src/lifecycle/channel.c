@@ -5,11 +5,13 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/socket.h>
 
 #include "channel.h"
 #include "docker-stream.h"
+#include "lifecycle-internal.h"
 #include "exec.h"
 #include "json-util.h"
 #include "time-util.h"
@@ -23,7 +25,7 @@ typedef struct SbxChannel {
         char *container_id;
         pthread_mutex_t lock;           /* one request at a time */
         unsigned users;                 /* callers holding it (registry lock) */
-        bool forgotten;
+        atomic_bool forgotten;          /* its container paused, stopped: a call waiting on it ends */
         int fd;                         /* the exec's stream, -1 when closed */
         SbxExecProcess *process;        /* the program's exec (its token, to end it) */
         SbxDemux demux;
@@ -151,16 +153,24 @@ void sbx_channel_reply_done(SbxChannelReply *r) {
 
 /* ---- the stream ------------------------------------------------------------------- */
 
-static int wait_fd(int fd, short events, uint64_t deadline_us) {
+/* Waits for fd until the deadline, in slices: a channel forgotten meanwhile (its
+ * container paused or stopped, whose program then answers nothing) ends the wait
+ * with -ECANCELED at once, not at the deadline. */
+#define WAIT_SLICE_MS 200
+
+static int wait_fd(SbxChannel *ch, short events, uint64_t deadline_us) {
         uint64_t now = sbx_now_monotonic_us();
         int r;
 
+        if (atomic_load(&ch->forgotten))
+                return -ECANCELED;
         if (now >= deadline_us)
                 return -ETIME;
-        r = poll(&(struct pollfd) { .fd = fd, .events = events }, 1, (int) ((deadline_us - now + 999) / 1000));
+        r = poll(&(struct pollfd) { .fd = ch->fd, .events = events }, 1,
+                 (int) MIN((deadline_us - now + 999) / 1000, (uint64_t) WAIT_SLICE_MS));
         if (r < 0)
                 return errno == EINTR ? 0 : -errno;
-        return r == 0 ? -ETIME : 0;
+        return 0;
 }
 
 static int send_all(SbxChannel *ch, const uint8_t *p, size_t n, uint64_t deadline_us) {
@@ -175,7 +185,7 @@ static int send_all(SbxChannel *ch, const uint8_t *p, size_t n, uint64_t deadlin
                 }
                 if (errno != EAGAIN && errno != EINTR)
                         return -errno;
-                if ((r = wait_fd(ch->fd, POLLOUT, deadline_us)) < 0)
+                if ((r = wait_fd(ch, POLLOUT, deadline_us)) < 0)
                         return r;
         }
         return 0;
@@ -240,7 +250,7 @@ static int recv_frame(SbxChannel *ch, SbxChannelReply *ret, uint64_t deadline_us
                 if (k < 0) {
                         if (errno != EAGAIN && errno != EINTR)
                                 return -errno;
-                        if ((r = wait_fd(ch->fd, POLLIN, deadline_us)) < 0)
+                        if ((r = wait_fd(ch, POLLIN, deadline_us)) < 0)
                                 return r;
                         continue;
                 }
@@ -258,6 +268,12 @@ static int round_trip(SbxChannel *ch, const uint8_t *req, size_t req_size, SbxCh
                 return r;
         *ret_sent = true;
         return recv_frame(ch, ret, deadline_us, ret_got_any);
+}
+
+/* A call that waited on a channel its container's pause or stop ended. */
+static int not_running_now(SbxError *error) {
+        return sbx_error_set(error, SBX_ERROR_NOT_RUNNING,
+                             "The sandbox was paused or stopped while the call waited for it");
 }
 
 static int channel_open(SbxLifecycle *l, const char *name, SbxChannel *ch, uint64_t deadline_us,
@@ -286,6 +302,13 @@ static int channel_open(SbxLifecycle *l, const char *name, SbxChannel *ch, uint6
                 r = -EPROTO;
         if (r < 0) {
                 channel_close(ch);
+                if (r == -ECANCELED)
+                        return not_running_now(error);
+                if ((r = lc_container_oom_killed(l, name)) != 0)
+                        return r < 0 ? r : sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
+                                     "The service's program in the sandbox was killed: the sandbox ran out of "
+                                     "memory (Docker says OOMKilled; its memory limit is too small for what runs "
+                                     "in it)");
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
                                      "The service's program in the sandbox did not answer (%s): the sandbox "
                                      "lacks the service's init (" SBX_EXEC_INIT_PATH ") or it is another version",
@@ -332,6 +355,10 @@ int sbx_lifecycle_channel_call(SbxLifecycle *l, const char *name, const SbxProto
                 if (r >= 0)
                         break;
                 channel_close(ch);
+                if (r == -ECANCELED) {
+                        r = not_running_now(error);
+                        break;
+                }
                 /* A kept channel that had ended (the sandbox restarted, the service's
                  * program gone): once more on a new one, unless an append may have
                  * been carried out. */

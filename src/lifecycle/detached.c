@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,34 @@ static uint64_t output_cap(SbxLifecycle *l) {
         return MIN(MAX(cap, SBX_RING_CAP_MIN), SBX_RING_CAP_MAX);
 }
 
+/* The init's "dir-failed ERRNO" (or fork-, supervisor-failed; exit status 4), or its
+ * end by a signal, as an error saying what happened (a full disk, no memory). */
+static int setup_failed(SbxLifecycle *l, const char *name, const SbxExecProcess *p, int status, SbxError *error) {
+        const SbxRelaySink *o = &p->relay.out[0];
+        char text[64] = "", what[32] = "";
+        int err = 0;
+
+        if (o->data)
+                memcpy(text, o->data, MIN(o->size, sizeof text - 1));
+        if (sscanf(text, "%31s %d", what, &err) != 2 || err <= 0)
+                err = 0;
+        if (err == ENOSPC || err == EDQUOT)
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
+                                     "The detached process could not be set up: the sandbox's disk is full (%s "
+                                     "under %s)", strerror(err), SBX_DETACH_DIR);
+        if (err == ENOMEM || err == EAGAIN || (status == 128 + SIGKILL && lc_container_oom_killed(l, name) > 0))
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
+                                     "The detached process could not be set up: the sandbox is out of memory%s",
+                                     err ? "" : " (Docker says OOMKilled)");
+        if (err > 0 && streq(what, "dir-failed"))
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
+                                     "The detached process could not be set up: %s must be a writable directory "
+                                     "of the owner's (%s)", SBX_DETACH_DIR, strerror(err));
+        return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
+                             "The detached process could not be set up in the sandbox (exit status %d%s%s)", status,
+                             err ? ": " : "", err ? strerror(err) : "");
+}
+
 static int run_detach(SbxLifecycle *l, const char *name, const SbxExecRequest *req, const char *id,
                       const char *token, SbxExecProcess **ret, SbxError *error) {
         _cleanup_(sbx_exec_process_freep) SbxExecProcess *p = NULL;
@@ -86,9 +115,7 @@ static int run_detach(SbxLifecycle *l, const char *name, const SbxExecRequest *r
         if (status == 3)
                 return exec_failed(p, req, error);
         if (status != 0)
-                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
-                                     "The detached process could not be set up in the sandbox (exit status %d): "
-                                     "%s must be a writable directory of the owner's", status, SBX_DETACH_DIR);
+                return setup_failed(l, name, p, status, error);
         sbx_relay_done(&p->relay);
         p->relay = SBX_RELAY_INIT;
         *ret = TAKE_PTR(p);

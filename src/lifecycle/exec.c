@@ -159,6 +159,30 @@ static int env_with_token(char **env, const char *token, char ***ret) {
         return 0;
 }
 
+int lc_container_oom_killed(SbxLifecycle *l, const char *name) {
+        _cleanup_(json_object_putp) json_object *j = NULL;
+        _cleanup_free_ char *id = NULL;
+        SbxError ignored = SBX_ERROR_NULL;
+        json_object *state, *oom;
+        bool killed = false;
+
+        if (sbx_lifecycle_container_id(l, name, &id, &ignored) >= 0 &&
+            sbx_docker_container_inspect(l->docker, id, &j, &ignored) >= 0 &&
+            json_object_object_get_ex(j, "State", &state) && json_object_object_get_ex(state, "OOMKilled", &oom))
+                killed = json_object_get_boolean(oom);
+        sbx_error_free(&ignored);
+        return killed;
+}
+
+/* Docker's 409 to an exec: the container is paused (its message says so) or not running. */
+static int exec_refused(SbxError *error) {
+        bool paused = error->message && strstr(error->message, "paused");
+
+        sbx_error_free(error);
+        return sbx_error_set(error, SBX_ERROR_NOT_RUNNING, paused ? "The sandbox is paused (resume it first)"
+                                                                  : "The sandbox is not running");
+}
+
 static int start_exec(SbxLifecycle *l, SbxExecProcess *p, const SbxExecRequest *req, const char *working_dir,
                       SbxError *error) {
         _cleanup_free_ char **env = NULL;
@@ -174,10 +198,8 @@ static int start_exec(SbxLifecycle *l, SbxExecProcess *p, const SbxExecRequest *
                 .argv = req->argv, .env = env, .working_dir = req->working_dir ?: working_dir, .user = p->user,
                 .tty = req->tty, .attach_stdin = true }, &p->exec_id, error);
         free(env[n]);
-        if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT)) {
-                sbx_error_free(error);
-                return sbx_error_set(error, SBX_ERROR_NOT_RUNNING, "The sandbox is not running");
-        }
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT))
+                return exec_refused(error);
         if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {
                 sbx_error_free(error);
                 return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "The sandbox is gone");

@@ -122,10 +122,12 @@ int sbx_lifecycle_create_with(SbxLifecycle *l, const char *name, const SbxSpec *
 
 /* xagent's verdict of desired against the live container; for a mismatch, the
  * fields that differ as far as the stored row tells (see verdict.h), and
- * SBX_VERIFY_FIELD_EGRESS when the egress rules in force are not the stored ones. */
+ * SBX_VERIFY_FIELD_EGRESS when the egress rules in force are not the stored ones.
+ * ret_described (may be NULL): the sandbox as the same look at it shows it (its stored
+ * spec's verdict: the object's), NULL when that could not be worked out. */
 #define SBX_VERIFY_FIELD_EGRESS (1u << SBX_SPEC_FIELD_COUNT)
 int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desired, SbxVerdict *ret_verdict,
-                         unsigned *ret_fields, SbxError *error);
+                         unsigned *ret_fields, SbxSandbox **ret_described, SbxError *error);
 
 /* Idempotent; NoSuchSandbox for a missing name. Return 1 if something changed.
  * Start checks the volumes on the file system again and, once the container runs,

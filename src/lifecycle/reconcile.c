@@ -12,6 +12,7 @@
 #include "log.h"
 #include "owner-info.h"
 #include "spec-json.h"
+#include "user-labels.h"
 
 /* The group of Config.User "uid:gid"; the owner's primary group if it says none. */
 static int user_gid(const SbxObserved *o, gid_t *ret, SbxError *error) {
@@ -35,16 +36,19 @@ static int user_gid(const SbxObserved *o, gid_t *ret, SbxError *error) {
         return 0;
 }
 
-/* The image's own environment, which Docker merged into the container's (NULL when
- * the image is gone). */
-static int image_env(SbxLifecycle *l, const char *image, char ***ret, SbxError *error) {
+/* The image's own environment, which Docker merged into the container's, and its
+ * labels, which Docker merged into the container's too (NULL both when the image is
+ * gone). */
+static int image_facts(SbxLifecycle *l, const char *image, char ***ret_env, json_object **ret_labels,
+                       SbxError *error) {
         _cleanup_(json_object_putp) json_object *j = NULL;
-        json_object *config, *env;
+        json_object *config, *env, *labels;
         char **v;
         size_t n;
         int r;
 
-        *ret = NULL;
+        *ret_env = NULL;
+        *ret_labels = NULL;
         r = sbx_docker_image_inspect(l->docker, image, &j, error);
         if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {
                 sbx_error_free(error);
@@ -52,8 +56,11 @@ static int image_env(SbxLifecycle *l, const char *image, char ***ret, SbxError *
         }
         if (r < 0)
                 return r;
-        if (!json_object_object_get_ex(j, "Config", &config) || !json_object_object_get_ex(config, "Env", &env) ||
-            !json_object_is_type(env, json_type_array))
+        if (!json_object_object_get_ex(j, "Config", &config))
+                return 0;
+        if (json_object_object_get_ex(config, "Labels", &labels) && json_object_is_type(labels, json_type_object))
+                *ret_labels = json_object_get(labels);
+        if (!json_object_object_get_ex(config, "Env", &env) || !json_object_is_type(env, json_type_array))
                 return 0;
         n = json_object_array_length(env);
         v = calloc(n + 1, sizeof(char *));
@@ -69,8 +76,16 @@ static int image_env(SbxLifecycle *l, const char *image, char ***ret, SbxError *
                         return -ENOMEM;
                 }
         }
-        *ret = v;
+        *ret_env = v;
         return 0;
+}
+
+/* The caller's labels the container carries, in the store's form (user-labels.h). */
+static int container_labels(const SbxObserved *o, json_object *image_labels, char **ret) {
+        _cleanup_(json_object_putp) json_object *labels = NULL;
+        int r = sbx_user_labels_from_docker(o->labels, o->n_labels, image_labels, &labels);
+
+        return r < 0 ? r : sbx_user_labels_to_string(labels, ret);
 }
 
 /* adopt_or_remove(): proven, but its owner has no place left (lc_put_adopted()). */
@@ -84,8 +99,9 @@ static int image_env(SbxLifecycle *l, const char *image, char ***ret, SbxError *
 static int adopt_or_remove(SbxLifecycle *l, const char *name, const char *id, SbxError *error) {
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
-        _cleanup_free_ char *json = NULL;
+        _cleanup_free_ char *json = NULL, *labels = NULL;
         _cleanup_strv_free_ char **env = NULL;
+        _cleanup_(json_object_putp) json_object *image_labels = NULL;
         gid_t gid;
         int r;
         const char *shown;
@@ -99,7 +115,7 @@ static int adopt_or_remove(SbxLifecycle *l, const char *name, const char *id, Sb
         if (r < 0)
                 return r;
         if (o->name && !lc_has_suffix(o->name, PENDING_SUFFIX) && o->image_digest) {
-                if ((r = image_env(l, o->image_digest, &env, error)) < 0)
+                if ((r = image_facts(l, o->image_digest, &env, &image_labels, error)) < 0)
                         return r;
                 r = sbx_spec_from_container(o, env, &spec);
                 if (r < 0)
@@ -108,7 +124,9 @@ static int adopt_or_remove(SbxLifecycle *l, const char *name, const char *id, Sb
         if (spec) {
                 const char *missing = lc_lacks(l, o);
 
-                if ((r = sbx_spec_to_json_string(spec, &json)) < 0 || (r = user_gid(o, &gid, error)) < 0)
+                /* The caller's labels are on the container too: a lost store loses none. */
+                if ((r = sbx_spec_to_json_string(spec, &json)) < 0 || (r = user_gid(o, &gid, error)) < 0 ||
+                    (r = container_labels(o, image_labels, &labels)) < 0)
                         return r;
                 /* Running, it is judged by what it has mounted and by its posture: only a
                  * hardened one whose mounts are what its sources name is recorded
@@ -123,6 +141,7 @@ static int adopt_or_remove(SbxLifecycle *l, const char *name, const char *id, Sb
                         .spec_json = json,
                         .fingerprint = (char *) o->fingerprint_label,
                         .contract_version = SBX_CONTRACT_VERSION,
+                        .labels_json = labels,
                         .state = o->state == SBX_STATE_RUNNING && (!missing || o->owner == 0) && lc_mounts_truthful(l, o, NULL)
                                 ? SBX_SANDBOX_RUNNING : SBX_SANDBOX_STOPPED,
                 }, o, error);
@@ -138,6 +157,33 @@ static int adopt_or_remove(SbxLifecycle *l, const char *name, const char *id, Sb
         log_notice("Removed container %s of '%s': it had no row and nothing proves it passed verification",
                    o->id, shown);
         return 0;
+}
+
+/* A row that said running for a container the list saw stopped: both were read
+ * before now, and a start (an ensure's) may have come between, which wrote the row
+ * after starting the container. So under the name's lock, with the row read again
+ * and Docker asked again, and only a row still running for a container still down
+ * is put right: never one the start just wrote. */
+static int repair_state(SbxLifecycle *l, const char *name, const char *id, SbxReconcileStats *st, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        int r;
+
+        if ((r = sbx_lifecycle_lock(l, name, &lock)) < 0 || (r = sbx_store_get_sandbox(l->store, name, &row, error)) <= 0)
+                return r;
+        if (!streq(row->container_id, id) || row->state != SBX_SANDBOX_RUNNING)
+                return 0;
+        r = lc_inspect_container(l, id, &o, error);
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {
+                sbx_error_free(error);          /* gone: its row goes with the next reconciliation */
+                return 0;
+        }
+        if (r < 0 || sbx_state_is_up(o->state))
+                return r < 0 ? r : 0;
+        if ((r = sbx_store_update_sandbox_state(l->store, name, SBX_SANDBOX_STOPPED, error)) > 0)
+                st->repaired++;
+        return r < 0 ? r : 0;
 }
 
 /* One listed container of an owner (its owner label given): a row that names another
@@ -174,9 +220,8 @@ static int reconcile_container(SbxLifecycle *l, json_object *c, SbxSandboxRow **
                 /* Known: a row that says running for a container that is not is put right. */
                 state = json_object_object_get(c, "State");
                 if ((*listed)->state == SBX_SANDBOX_RUNNING &&
-                    !sbx_state_is_up(sbx_state_from_status(json_object_get_string(state))) &&
-                    sbx_store_update_sandbox_state(l->store, name, SBX_SANDBOX_STOPPED, error) > 0)
-                        st->repaired++;
+                    !sbx_state_is_up(sbx_state_from_status(json_object_get_string(state))))
+                        return repair_state(l, name, json_object_get_string(id), st, error);
                 return 0;
         }
 

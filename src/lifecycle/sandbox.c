@@ -585,12 +585,13 @@ int lc_pin_volumes(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, 
 }
 
 int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desired, SbxVerdict *ret_verdict,
-                         unsigned *ret_fields, SbxError *error) {
+                         unsigned *ret_fields, SbxSandbox **ret_described, SbxError *error) {
         _cleanup_(sbx_seen_unrefp) SbxSeen *seen = NULL;
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *found = NULL, *row = NULL;
         const SbxSpec *stored = NULL;
         const SbxObserved *o;
         SbxFingerprints fps;
+        bool in_force;
         int r;
 
         if ((r = sbx_spec_fingerprints(desired, &fps)) < 0 || (r = locate_seen(l, name, &seen, &found, error)) < 0)
@@ -611,9 +612,19 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
                 *ret_fields = SBX_SPEC_FIELD_VOLUMES;
         }
         /* … and by the egress rules in force (a start behind the back has none yet). */
-        if (*ret_verdict != SBX_VERDICT_UNVERIFIED && !lc_egress_in_force(l, o, row ?: found)) {
+        in_force = *ret_verdict == SBX_VERDICT_UNVERIFIED || lc_egress_in_force(l, o, row ?: found);
+        if (!in_force) {
                 *ret_verdict = SBX_VERDICT_MISMATCH;
                 *ret_fields |= SBX_VERIFY_FIELD_EGRESS;
+        }
+        if (ret_described) {
+                SbxError ignored = SBX_ERROR_NULL;
+
+                *ret_described = NULL;
+                (void) describe_seen(l, name, seen, row ? TAKE_PTR(row) : TAKE_PTR(found), ret_described, &ignored);
+                if (*ret_described && *ret_verdict != SBX_VERDICT_UNVERIFIED)
+                        (*ret_described)->egress_enforced = in_force;
+                sbx_error_free(&ignored);
         }
         return 0;
 }
@@ -633,22 +644,29 @@ int lc_row_cmp(const void *key, const void *elem) {
         return strcmp(key, (*(SbxSandboxRow *const *) elem)->name);
 }
 
-/* A listed container's sandbox from the list's answer, its row and its cached
- * judgement; without a judgement, from an inspect (which is then cached). */
+/* A listed container's sandbox from the list's answer, its row and the judgement of
+ * its observation while that stands (the rule of docs/api.md, "Reads from
+ * observations", as for every read); without one, from the observation or an
+ * inspect, the judgement then kept. */
 static int list_one(SbxLifecycle *l, json_object *c, const char *name, SbxSandboxRow *const *rows, size_t n_rows,
                     SbxSandbox **ret, SbxError *error) {
         _cleanup_(sbx_sandbox_freep) SbxSandbox *s = NULL;
+        _cleanup_(sbx_seen_unrefp) SbxSeen *seen = NULL;
         SbxSandboxRow *const *found = bsearch(name, rows, n_rows, sizeof(SbxSandboxRow *), lc_row_cmp);
         const char *id = json_object_get_string(json_object_object_get(c, "Id"));
         const SbxSandboxRow *row = found && streq((*found)->container_id, id) ? *found : NULL;
+        const char *row_fp = row ? row->fingerprint : "";
         json_object *labels = json_object_object_get(c, "Labels");
+        uint64_t max_age = observation_max_age_us(l);
         SbxJudgement j = {};
         int r;
 
-        if (!l->judgements || !sbx_verdict_cache_get(l->judgements, id, row ? row->fingerprint : "", &j)) {
-                r = describe(l, name, id, &s, error);
-                if (r >= 0 && l->judgements)
-                        sbx_verdict_cache_put(l->judgements, id, row ? row->fingerprint : "", &(SbxJudgement) {
+        if (max_age > 0)
+                seen = sbx_observation_cache_get(l->observations, id, max_age);
+        if (!l->judgements || !sbx_verdict_cache_get(l->judgements, id, row_fp, seen, &j)) {
+                r = seen ? describe_seen(l, name, seen, NULL, &s, error) : describe(l, name, id, &s, error);
+                if (r >= 0 && l->judgements && max_age > 0)
+                        sbx_verdict_cache_put(l->judgements, id, row_fp, s->seen, &(SbxJudgement) {
                                 .verdict = s->verdict, .hardened = s->hardened, .image = s->image,
                                 .created_us = s->created_us });
                 if (r >= 0)

@@ -8,6 +8,7 @@
 typedef struct Entry {
         char *id;
         char *row_fingerprint;
+        SbxSeen *seen;          /* what it was worked out from (referenced: no other's address) */
         SbxJudgement j;
 } Entry;
 
@@ -26,6 +27,7 @@ static void entry_free(void *p) {
 
         free(e->id);
         free(e->row_fingerprint);
+        sbx_seen_unref(e->seen);
         free(e->j.image);
         free(e);
 }
@@ -65,13 +67,17 @@ static void forget_locked(SbxVerdictCache *c, const char *id) {
 }
 
 bool sbx_verdict_cache_get(SbxVerdictCache *c, const char *container_id, const char *row_fingerprint,
-                           SbxJudgement *ret) {
+                           const SbxSeen *seen, SbxJudgement *ret) {
         bool hit = false;
         Entry *e;
 
+        if (!seen)
+                return false;
         pthread_mutex_lock(&c->lock);
         e = find(c, container_id);
-        if (e && streq(e->row_fingerprint, row_fingerprint)) {
+        if (e && e->seen != seen)
+                forget_locked(c, container_id);         /* judged from an observation that no longer stands */
+        else if (e && streq(e->row_fingerprint, row_fingerprint)) {
                 *ret = e->j;
                 ret->image = e->j.image ? strdup(e->j.image) : NULL;
                 hit = !e->j.image || ret->image;
@@ -81,8 +87,8 @@ bool sbx_verdict_cache_get(SbxVerdictCache *c, const char *container_id, const c
 }
 
 void sbx_verdict_cache_put(SbxVerdictCache *c, const char *container_id, const char *row_fingerprint,
-                           const SbxJudgement *j) {
-        Entry *e = calloc(1, sizeof(Entry));
+                           SbxSeen *seen, const SbxJudgement *j) {
+        Entry *e = seen ? calloc(1, sizeof(Entry)) : NULL;
 
         if (!e || !(e->id = strdup(container_id)) || !(e->row_fingerprint = strdup(row_fingerprint)) ||
             (j->image && !(e->j.image = strdup(j->image)))) {
@@ -90,6 +96,7 @@ void sbx_verdict_cache_put(SbxVerdictCache *c, const char *container_id, const c
                         entry_free(e);
                 return;
         }
+        e->seen = sbx_seen_ref(seen);
         e->j.verdict = j->verdict;
         e->j.hardened = j->hardened;
         e->j.created_us = j->created_us;

@@ -36,7 +36,13 @@ def detach(sandboxd, name, argv):
 
 
 def list_execs(sandboxd, name):
-    return [tuple(x) for x in sandboxd.call(MEMBER, "ListExecs", "s", [name]).result[0]]
+    """ListExecs; right after a restart it may say BackendUnavailable while it asks how
+    the processes given back are (then: nothing known yet)."""
+    r = sandboxd.call(MEMBER, "ListExecs", "s", [name])
+    if not r.ok:
+        r.error(h.ERR + "BackendUnavailable")
+        return []
+    return [tuple(x) for x in r.result[0]]
 
 
 def read_to_end(fd, timeout=20):

@@ -36,6 +36,28 @@ def list_execs(sandboxd, user, name):
     return [tuple(x) for x in sandboxd.call(user, "ListExecs", "s", [name]).result[0]]
 
 
+def list_execs_after_restart(sandboxd, user, name):
+    """ListExecs right after a restart: [] while it says BackendUnavailable (how the
+    processes given back are is being asked)."""
+    r = sandboxd.call(user, "ListExecs", "s", [name])
+    if not r.ok:
+        r.error(h.ERR + "BackendUnavailable")
+        return []
+    return [tuple(x) for x in r.result[0]]
+
+
+def listed_after_restart(sandboxd, user, name, entry):
+    """Right after a daemon restart ListExecs lists entry, or says BackendUnavailable
+    while it asks how the processes given back are — never leaves it out (an absence is
+    what a process that ended and was read gets)."""
+    r = sandboxd.call(user, "ListExecs", "s", [name])
+    if not r.ok:
+        r.error(h.ERR + "BackendUnavailable")
+        return False
+    assert entry in [tuple(x) for x in r.result[0]], r.result
+    return True
+
+
 def read_output(sandboxd, user, path, offset=0):
     out, err, nxt, running = sandboxd.call(user, "ReadOutput", "t", [offset], path=path, iface=EXEC).result
     return bytes(out).decode(), bytes(err).decode(), nxt, running
@@ -58,12 +80,14 @@ def test_survives_its_caller_and_a_killed_daemon(stack, sandboxd, box):
     old = stack.stop_daemon(signal.SIGKILL)
     assert old is not None
     # The next call activates a new daemon; the object is back once it swept.
-    h.wait_until(lambda: (path, "sh", True, -1) in list_execs(sandboxd, MEMBER, box), 30, step=0.3, what="the object back")
+    h.wait_until(lambda: listed_after_restart(sandboxd, MEMBER, box, (path, "sh", True, -1)), 30, step=0.3,
+                 what="the object back")
     assert stack.daemon_pid() != old
     assert any("while :" in c for c in h.command_lines(box))
     # An orderly exit (as the idle exit is) leaves it running too.
     assert stack.stop_daemon(signal.SIGTERM) is not None
-    h.wait_until(lambda: (path, "sh", True, -1) in list_execs(sandboxd, MEMBER, box), 30, step=0.3, what="the object back again")
+    h.wait_until(lambda: listed_after_restart(sandboxd, MEMBER, box, (path, "sh", True, -1)), 30, step=0.3,
+                 what="the object back again")
     assert any("while :" in c for c in h.command_lines(box))
     time.sleep(0.5)
     out, err, nxt, running = read_output(sandboxd, MEMBER, path, 0)
@@ -136,7 +160,8 @@ def test_ended_processes_come_back_ended_holding_no_slot(stack, sandboxd, box):
     for p in paths:
         h.wait_until(lambda: ended(sandboxd, p) is not None or None, 15, step=0.3, what="true's end")
     assert stack.stop_daemon(signal.SIGKILL) is not None
-    back = h.wait_until(lambda: [x for x in list_execs(sandboxd, MEMBER, box) if x[0] in paths], 30, step=0.3, what="the objects back")
+    back = h.wait_until(lambda: [x for x in list_execs_after_restart(sandboxd, MEMBER, box) if x[0] in paths], 30,
+                        step=0.3, what="the objects back")
     # Seen ended at once (their rings said so), not running until a poll.
     assert sorted(back) == sorted((p, "true", False, 0) for p in paths), back
     # So the whole share is free.

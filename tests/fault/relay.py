@@ -363,6 +363,35 @@ class Relay:
         and closes the daemon's connection without a byte of it."""
         return self._rule("lose", method, path_re, subject, count)
 
+    def drop_events(self, action_re=".", count=None):
+        """Docker's events (the daemon's /events stream) whose Action matches are not
+        passed on: a lost event; with the default, every event, a stalled stream (the
+        connection stays open, no byte of it comes). The events dropped are in the
+        returned rule's `caught` (as dicts)."""
+        return self._rule("drop_event", None, r"^/events", None, count, action_re=re.compile(action_re))
+
+    def _drops_event(self, line):
+        """Whether one event (a JSON line of /events) is dropped by a rule."""
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return False
+        with self._lock:
+            for r in self._rules:
+                if (r.kind == "drop_event" and r.active and (r.count is None or len(r.caught) < r.count)
+                        and r.params["action_re"].search(event.get("Action") or event.get("status") or "")):
+                    r.caught.append(event)
+                    return True
+        return False
+
+    def _filter_events(self, data):
+        """A piece of the event stream, the events rules drop taken out."""
+        with self._lock:
+            if not any(r.kind == "drop_event" and r.active for r in self._rules):
+                return data
+        lines = data.split(b"\n")
+        return b"\n".join(ln for ln in lines if not (ln.strip() and self._drops_event(ln)))
+
     def _find_rule(self, req, kind):
         with self._lock:
             for r in self._rules:
@@ -702,8 +731,17 @@ class Relay:
         elif kind == "chunked":
             while True:
                 line = ur.line(watch=down)
-                send(line, data=False)
                 n = int(line.split(b";")[0].strip(), 16)
+                if n > 0 and req.path.startswith("/events"):
+                    # an event whole, passed on as a chunk of its own unless dropped
+                    data = self._filter_events(ur.exact(n, watch=down))
+                    ur.exact(2, watch=down)
+                    if data:
+                        send(b"%x\r\n" % len(data), data=False)
+                        send(data)
+                        send(b"\r\n", data=False)
+                    continue
+                send(line, data=False)
                 if n == 0:
                     while True:
                         t = ur.line(watch=down)

@@ -129,3 +129,85 @@ def test_refresh_after_an_event_never_undoes_a_later_change(f):
     assert state_property(f, path) == "stopped"
     assert f.delete(MEMBER, name).result().ok
     f.assert_settled()
+
+
+# ---- issue 33 item 2: a lost or stalled event never keeps a verdict past the rule ----
+
+def listed_verdict(f, method, name, args=None):
+    """The verdict ListSandboxes / FindSandboxes (as the member) gives name."""
+    r = f.call(MEMBER, method, *(("a{sv}", [args]) if method == "FindSandboxes" else ("", [])))
+    assert r.ok, dict(r)
+    return {row[0]: row[3] for row in r.result[0]}.get(name)
+
+
+def verdict_property(f, path):
+    r = f.call(MEMBER, "Get", "ss", [F.SANDBOX, "Verdict"], path=path, iface="org.freedesktop.DBus.Properties")
+    assert r.ok, dict(r)
+    return r.result[0]
+
+
+def every_read_says(f, name, path, verdict, limit):
+    """List, Find (by state), Inspect, Verify and the object's Verdict say `verdict`
+    within `limit` seconds (observation_max_age and a margin); the seconds it took."""
+    t0 = time.monotonic()
+    F.wait_until(lambda: listed_verdict(f, "ListSandboxes", name) == verdict, limit,
+                 what=f"ListSandboxes saying {verdict}")
+    took = time.monotonic() - t0
+    assert listed_verdict(f, "FindSandboxes", name, {"state": ["s", "running"]}) == verdict
+    assert read(f, name)["verdict"] == verdict
+    r = f.call(MEMBER, "VerifySandbox", "sa{sv}", [name, f.spec()])
+    assert r.ok and r.result[0] == verdict, dict(r)
+    # what a read found is the object's too (PropertiesChanged announced it)
+    assert verdict_property(f, path) == verdict
+    assert listed_verdict(f, "ListSandboxes", name) == verdict, "a list went back to an older verdict"
+    return took
+
+
+def setup_listed(f):
+    name, cid = setup_sandbox(f, 2)
+    r = f.call(MEMBER, "GetSandbox", "s", [name])
+    assert r.ok, dict(r)
+    path = r.result[0]
+    every_read_says(f, name, path, "match", 5)
+    return name, cid, path
+
+
+def test_lost_update_event_no_stale_verdict(f):
+    """`docker update --cpus 0.5` behind the service's back with its one `update` event
+    dropped (the relay): every read — the lists, Inspect, Verify, the object's Verdict —
+    says mismatch within observation_max_age (2 s) and a margin, and none goes back to
+    match (was: List, Find and the property said match for 90 s, also after Inspect,
+    Refresh and Verify had said mismatch)."""
+    name, cid, path = setup_listed(f)
+    lost = f.relay.drop_events(r"^update$", count=1)
+    f.docker.ok("POST", f"/containers/{cid}/update", {"NanoCpus": 5 * 10**8})
+    F.wait_until(lambda: lost.caught, 10, what="the update event dropped")
+    took = every_read_says(f, name, path, "mismatch", 2 + 3)
+    print(f"mismatch listed {took:.2f}s after the lost event")
+    r = f.call(MEMBER, "RefreshSandbox", "s", [name])
+    assert r.ok and r.result[0]["verdict"] == "mismatch", dict(r)
+    assert listed_verdict(f, "ListSandboxes", name) == "mismatch"
+    assert f.delete(MEMBER, name).result().ok
+    f.assert_settled()
+
+
+def test_stalled_event_stream_no_stale_verdict(f):
+    """The event stream stalled (its connection open, no event passed on): a change
+    behind the service's back is in every read within observation_max_age and a margin,
+    the object's Verdict property first, read alone (was: List said match for the whole
+    stall)."""
+    name, cid, path = setup_listed(f)
+    stall = f.relay.drop_events()
+    f.docker.ok("POST", f"/containers/{cid}/update", {"NanoCpus": 5 * 10**8})
+    F.wait_until(lambda: stall.caught, 10, what="the update event withheld")
+    # no list, no inspect: the object's Verdict alone, read past observation_max_age,
+    # has the sandbox looked at again
+    t0 = time.monotonic()
+    F.wait_until(lambda: verdict_property(f, path) == "mismatch", 2 + 3, step=0.2,
+                 what="the Verdict property saying mismatch")
+    print(f"the Verdict property said mismatch {time.monotonic() - t0:.2f}s into the stall")
+    took = every_read_says(f, name, path, "mismatch", 2 + 3)
+    print(f"mismatch listed {took:.2f}s into the stall")
+    stall.cancel()
+    assert f.delete(MEMBER, name).result().ok
+    f.assert_settled()

@@ -114,3 +114,40 @@ def test_sigkill_during_delete(f, step, when):
         f.inspect(u, n).error(F.ERR + "NoSuchSandbox")
     f.assert_settled()
     print(f"delete {step}-{when}: settled {settle:.2f}s, round {time.monotonic() - t0:.2f}s")
+
+
+# The reconciliation's own list (everyone's managed containers: no name or owner filter).
+RECONCILE_LIST = r"^/containers/json(?!.*xagent\.sandbox\.(name|owner))"
+
+
+def test_reconciliation_straddling_stop_then_ensure(f):
+    """Issue 33 item 6: a reconciliation reads the rows (running), its container list is
+    held until a Stop has happened (the list says exited) and its answer until an
+    EnsureSandbox has started the sandbox again; released, it must not write 'stopped'
+    over the row the ensure wrote: the next exec, write and detach work (was: NotRunning
+    "was not started and verified by this service")."""
+    f.activate()
+    name = F.unique("race")
+    assert f.create(MEMBER, name).result().ok
+    f.wait_settled()
+    before = f.relay.hold("GET", RECONCILE_LIST, when="before")
+    after = f.relay.hold("GET", RECONCILE_LIST, when="after")
+    f.relay.close_connections()             # the event stream too: reconnected, it reconciles
+    before.wait_held(15)
+    assert f.stop_sandbox(MEMBER, name).result().ok
+    mark = f.relay.mark()
+    before.release()
+    after.wait_held(10)                     # Docker's list, taken after the stop, says exited
+    r = f.call(MEMBER, "EnsureSandbox", "sa{sv}a{sv}", [name, f.spec(), {}])
+    assert r.ok and r.result[2] == "started", dict(r)
+    after.release()
+    # the reconciliation lists once more when done with the held list (its objects' refresh)
+    F.wait_until(lambda: f.relay.since(mark, "GET", RECONCILE_LIST), 15,
+                 what="the reconciliation done")
+    assert f.rows()[F.qualified(name, MEMBER)][1] == "running"
+    r = f.call(MEMBER, "ExecSandbox", "sasa{sv}", [name, ["true"], {}])
+    assert r.ok and r.result[0] == 0, dict(r)
+    r = f.call(MEMBER, "WriteFile", "ssaya{sv}", [name, "/tmp/after-race", list(b"ok"), {}])
+    assert r.ok, dict(r)
+    assert f.delete(MEMBER, name).result().ok
+    f.assert_settled()
