@@ -11,7 +11,6 @@ typedef enum StoreStatement {
         STMT_PUT_SANDBOX,
         STMT_GET_SANDBOX,
         STMT_UPDATE_SANDBOX_STATE,
-        STMT_SET_SANDBOX_EGRESS,
         STMT_DELETE_SANDBOX,
         STMT_LIST_SANDBOXES,
         STMT_COUNT_SANDBOXES,

@@ -36,8 +36,6 @@ static const char *const statement_sql[_STMT_MAX] = {
                 "egress_json = excluded.egress_json, created_us = COALESCE(?8, sandboxes.created_us), updated_us = excluded.updated_us",
         [STMT_GET_SANDBOX] =
                 "SELECT " SANDBOX_COLUMNS " FROM sandboxes WHERE name = ?1",
-        [STMT_SET_SANDBOX_EGRESS] =
-                "UPDATE sandboxes SET egress_json = ?2, updated_us = ?3 WHERE name = ?1",
         [STMT_UPDATE_SANDBOX_STATE] =
                 "UPDATE sandboxes SET state = ?2, updated_us = ?3 WHERE name = ?1",
         [STMT_DELETE_SANDBOX] =
@@ -465,19 +463,6 @@ int sbx_store_update_sandbox_state(SbxStore *s, const char *name, SbxSandboxStat
         if (r < 0)
                 return r;
         return sqlite3_changes(s->db) > 0;
-}
-
-int sbx_store_set_sandbox_egress(SbxStore *s, const char *name, const char *egress_json, SbxError *error) {
-        _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;
-        int r = store_statement(s, STMT_SET_SANDBOX_EGRESS, &st, error);
-
-        if (r < 0)
-                return r;
-        if (bind_text(st, 1, name) != SQLITE_OK || bind_text(st, 2, egress_json ?: "") != SQLITE_OK ||
-            sqlite3_bind_int64(st, 3, (int64_t) sbx_now_realtime_us()) != SQLITE_OK)
-                return store_fail(s, error, "cannot bind egress");
-        r = store_step(s, st, error);
-        return r < 0 ? r : sqlite3_changes(s->db) > 0;
 }
 
 /* Runs a one-key DELETE (or UPDATE); 1 if a row went away (or changed). */
