@@ -34,6 +34,7 @@ SbxPolicy *sbx_policy_free(SbxPolicy *p) {
         free(p->publish_address);
         policy_engine_done(&p->engine);
         sbx_policy_egress_done(&p->egress);
+        policy_registries_free(p);
         free(p);
         return NULL;
 }
@@ -75,6 +76,7 @@ SbxPolicy *sbx_policy_new_default(void) {
         p->max_disk_mib = SBX_POLICY_DEFAULT_MAX_DISK_MIB;
         p->max_file_bytes = SBX_POLICY_DEFAULT_MAX_FILE_BYTES;
         p->max_process_output = SBX_POLICY_DEFAULT_MAX_PROCESS_OUTPUT;
+        p->max_image_mib = SBX_POLICY_DEFAULT_MAX_IMAGE_MIB;
         p->python_version = SBX_PYTHON_DEFAULT;
 
         p->default_image = strdup(SBX_POLICY_DEFAULT_IMAGE);
@@ -344,6 +346,7 @@ static const struct {
         INT_KEY(observation_max_age,    0,                  SBX_POLICY_OBSERVATION_MAX_AGE_LIMIT),
         INT_KEY(max_disk_mib,           1,                  SBX_POLICY_MAX_DISK_MIB_LIMIT),
         INT_KEY(max_file_bytes,         1,                  SBX_POLICY_MAX_FILE_BYTES_LIMIT),
+        INT_KEY(max_image_mib,          1,                  SBX_POLICY_MAX_IMAGE_MIB_LIMIT),
         INT_KEY(max_process_output,     SBX_POLICY_MIN_PROCESS_OUTPUT, SBX_POLICY_MAX_PROCESS_OUTPUT_LIMIT),
 #undef INT_KEY
 };
@@ -391,6 +394,7 @@ static const struct {
         { "python_version",  parse_python_version },
         { "engine",          policy_parse_engine },
         { "egress",          parse_egress },
+        { "registries",      policy_parse_registries },
 };
 
 static int parse_key(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {
