@@ -338,10 +338,9 @@ int lc_make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const Sbx
         s->fingerprint = strdup(o->fingerprint_label ?: "");
         s->labels_json = strdup(row && row->labels_json ? row->labels_json : "{}");
         s->egress_json = strdup(row && row->egress_json ? row->egress_json : "");
-        s->egress_enforced = -1;
-        s->egress_effective = lc_egress_effective(l, s->egress_json, o->network_isolated);
+        s->egress_enforced = -1;        /* read back by inspect and verify only */
         if (!s->name || !s->container_id || !s->status || !s->image || !s->fingerprint || !s->labels_json ||
-            !s->egress_json)
+            !s->egress_json || !(s->egress_effective = lc_egress_effective(l, s->egress_json, o->network_isolated)))
                 return -ENOMEM;
         s->owner_valid = o->owner_valid;
         s->owner = o->owner;
@@ -524,10 +523,9 @@ int sbx_lifecycle_inspect(SbxLifecycle *l, const char *name, SbxSandbox **ret, S
         SbxSandboxRow *row = NULL;
         int r = locate_seen(l, name, &seen, &row, error);
 
-        if (r < 0 || (r = describe_seen(l, name, seen, row, ret, error)) < 0)
-                return r;
-        lc_egress_describe(l, *ret);            /* the rules in force, read back */
-        return 0;
+        if (r >= 0 && (r = describe_seen(l, name, seen, row, ret, error)) >= 0)
+                lc_egress_describe(l, *ret);    /* the rules in force, read back */
+        return r < 0 ? r : 0;
 }
 
 int sbx_lifecycle_refresh(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error) {
@@ -619,10 +617,8 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
         }
         /* … and by the egress rules in force (a start behind the back has none yet). */
         in_force = *ret_verdict == SBX_VERDICT_UNVERIFIED || lc_egress_in_force(l, o, row ?: found);
-        if (!in_force) {
-                *ret_verdict = SBX_VERDICT_MISMATCH;
-                *ret_fields |= SBX_VERIFY_FIELD_EGRESS;
-        }
+        *ret_verdict = in_force ? *ret_verdict : SBX_VERDICT_MISMATCH;
+        *ret_fields |= in_force ? 0 : SBX_VERIFY_FIELD_EGRESS;
         if (ret_described) {
                 SbxError ignored = SBX_ERROR_NULL;
 
