@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "bus-args.h"
+#include "bus-egress.h"
 #include "bus-exec.h"
 #include "bus-labels.h"
 #include "bus-sandbox.h"
@@ -88,6 +89,22 @@ int bus_sandbox_method_stop(sd_bus_message *msg, Manager *m, const char *name, c
         return operation_start(m, msg, VERB_STOP,
                                &(OperationArgs) { .name = name, .object = object, .timeout_s = options.timeout,
                                                   .force = options.force }, error);
+}
+
+/* (a{sv} egress): checked against the policy here, before polkit is asked; whether the
+ * sandbox is network_isolated is the lifecycle's to tell. */
+int bus_sandbox_method_set_egress(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
+                                  sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        _cleanup_(sbx_egress_done) SbxEgress egress = {};
+        int r;
+
+        if ((r = sbx_bus_read_egress(msg, &egress, &e)) < 0 ||
+            (r = sbx_egress_admit(m->policy, &egress, false, &e)) < 0)
+                return operation_refuse(m, msg, VERB_SET_EGRESS, target_of(name, object), &e, r, error);
+        return operation_start(m, msg, VERB_SET_EGRESS,
+                               &(OperationArgs) { .name = name, .object = object, .egress = sbx_egress_take(&egress) },
+                               error);
 }
 
 /* (a{sv} options): none yet. The lease's descriptor is the reply's. */
@@ -222,6 +239,7 @@ ENTRY_METHOD(method_inspect, bus_sandbox_method_simple(msg, manager_of(e), NULL,
 ENTRY_METHOD(method_refresh, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_REFRESH, error))
 ENTRY_METHOD(method_usage, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_USAGE, error))
 ENTRY_METHOD(method_stop, bus_sandbox_method_stop(msg, manager_of(e), NULL, e, error))
+ENTRY_METHOD(method_set_egress, bus_sandbox_method_set_egress(msg, manager_of(e), NULL, e, error))
 ENTRY_METHOD(method_acquire, bus_sandbox_method_acquire(msg, manager_of(e), NULL, e, error))
 ENTRY_METHOD(method_snapshot, bus_sandbox_method_snapshot(msg, manager_of(e), NULL, e, error))
 ENTRY_METHOD(method_set_lifetimes, bus_sandbox_method_set_lifetimes(msg, manager_of(e), NULL, e, error))
@@ -262,6 +280,8 @@ static const sd_bus_vtable sandbox_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("Stop", SD_BUS_ARGS("a{sv}", options), SD_BUS_NO_RESULT, method_stop,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Delete", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_delete, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SetEgress", SD_BUS_ARGS("a{sv}", egress), SD_BUS_NO_RESULT, method_set_egress,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Pause", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_pause, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Resume", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_resume, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Acquire", SD_BUS_ARGS("a{sv}", options), SD_BUS_RESULT("h", lease), method_acquire,

@@ -76,7 +76,8 @@ static int run_create(Operation *o, SbxLifecycle *l) {
                 r = pull_missing(o, l);
         if (r >= 0)
                 r = sbx_lifecycle_create_with(l, o->name, o->spec, &info.owner,
-                                              &(SbxCreateOptions) { .labels = o->labels, .lifetime = new_lifetime(o) },
+                                              &(SbxCreateOptions) { .labels = o->labels, .lifetime = new_lifetime(o),
+                                                                    .egress = &o->egress },
                                               &o->sandbox, &o->error);
         return r;
 }
@@ -94,7 +95,7 @@ static int run_ensure(Operation *o, SbxLifecycle *l) {
         r = sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
                                     &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s,
                                                           .labels = o->labels, .busy_leases = o->busy_leases,
-                                                          .lifetime = new_lifetime(o) },
+                                                          .lifetime = new_lifetime(o), .egress = &o->egress },
                                     &o->sandbox, &o->outcome, &o->error);
         if (r >= 0 && o->outcome != SBX_ENSURE_CREATED && o->outcome != SBX_ENSURE_RECREATED &&
             sbx_lifetime_given(&o->lifetime))
@@ -128,6 +129,10 @@ static int run_pause(Operation *o, SbxLifecycle *l) {
 
 static int run_resume(Operation *o, SbxLifecycle *l) {
         return sbx_lifecycle_pause(l, o->name, false, &o->error);
+}
+
+static int run_set_egress(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_set_egress(l, o->name, &o->egress, &o->error);
 }
 
 static int run_delete(Operation *o, SbxLifecycle *l) {
@@ -414,13 +419,17 @@ static int reply_inspect(Operation *o, sd_bus_message *reply) {
 }
 
 static int reply_verify(Operation *o, sd_bus_message *reply) {
-        const char *names[SBX_SPEC_FIELD_COUNT + 1];
+        const char *names[SBX_SPEC_FIELD_COUNT + 2];
+        size_t n;
         int r = sd_bus_message_append(reply, "s", sbx_verdict_to_string(o->verdict));
 
         /* What the same look found of the stored spec is the object's (its Verdict). */
         if (r >= 0 && o->sandbox && !o->answered_here)
                 (void) registry_put(&o->m->registry, o->sandbox);
-        sbx_spec_fields_to_names(o->fields, names);
+        n = sbx_spec_fields_to_names(o->fields, names);
+        if (o->fields & SBX_VERIFY_FIELD_EGRESS)
+                names[n++] = "egress";
+        names[n] = NULL;
         return r < 0 ? r : sd_bus_message_append_strv(reply, (char **) names);
 }
 
@@ -452,7 +461,8 @@ static int answer_verify(Operation *o) {
         SbxFingerprints buf;
         SbxVerdict v;
 
-        if (!s || registry_fingerprints_of(e, o->spec, &buf, &fps) < 0)
+        /* Egress not read back in force when it was described: a worker reads it now. */
+        if (!s || s->egress_enforced == 0 || registry_fingerprints_of(e, o->spec, &buf, &fps) < 0)
                 return 0;
         v = sbx_verdict(o->spec, fps, s->observed, SBX_CONTRACT_VERSION);
         if (v == SBX_VERDICT_MISMATCH)
@@ -700,6 +710,9 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         /* E2B's setTimeout: the idle timeout, the expiry from now, what idling does */
         [VERB_SET_LIFETIMES] = { .name = "set-lifetimes", .own_action = A_MANAGE, .changes = true,
                 .run = run_set_lifetimes, .apply = apply_set_lifetimes, .reply = reply_none, .activity = true },
+        /* SetSandboxEgress: the network it may reach (docs/security.md) */
+        [VERB_SET_EGRESS] = { .name = "set-egress", .own_action = A_MANAGE, .changes = true, .run = run_set_egress,
+                .reply = reply_none },
         /* an image for the host, through the policy's registries (bus-pull.h) */
         [VERB_PULL] = { .name = "pull", .own_action = A_PULL, .changes = true, .run = run_pull,
                 .reply = reply_image_id },

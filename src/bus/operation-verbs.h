@@ -43,6 +43,7 @@ typedef enum Verb {
         VERB_RESUME,
         VERB_ACQUIRE,
         VERB_SET_LIFETIMES,
+        VERB_SET_EGRESS,
         VERB_PULL,
         _VERB_MAX,
 } Verb;
@@ -82,6 +83,8 @@ typedef struct OperationArgs {
         bool force;                     /* stop, ensure: other connections' leases are revoked */
         SbxLifetime lifetime;           /* create, ensure: a sandbox it makes (policy applied);
                                          * set-lifetimes, ensure of one found: what is given */
+        SbxEgress egress;               /* create, ensure, set-egress (admitted by the policy):
+                                         * taken over, also on failure */
         json_object *labels;            /* create, ensure: the sandbox's; find: those to match (taken
                                          * over, also on failure) */
         char *state;                    /* find: the state to match, or NULL (taken over) */
@@ -143,6 +146,7 @@ struct Operation {
         bool force;                     /* stop, ensure: revoke the leases that block it */
         SbxLifetime lifetime;           /* create, ensure: a new sandbox's */
         SbxLifetimeRow lifetime_row;    /* set-lifetimes, ensure of one found: as stored, for the registry */
+        SbxEgress egress;               /* create, ensure: a new sandbox's; set-egress: the new one */
         unsigned busy_leases;           /* ensure: other connections' leases (a replacement is
                                          * SandboxBusy) */
         int lease_fd;                   /* acquire: the caller's end, made by apply */

@@ -44,6 +44,7 @@ static void operation_free_unstarted(Operation *o) {
         free(o->cache_key);
         sbx_spec_free(o->spec);
         json_object_put(o->labels);
+        sbx_egress_done(&o->egress);
         free(o->find_state);
         sbx_error_free(&o->error);
         sbx_sandbox_free(o->sandbox);
@@ -585,6 +586,7 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .recreate = args->recreate,
                 .force = args->force,
                 .lifetime = args->lifetime,
+                .egress = args->egress,
                 .labels = TAKE_PTR(args->labels),
                 .find_state = TAKE_PTR(args->state),
                 .publish_exec = args->publish_exec,

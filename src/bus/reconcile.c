@@ -2,8 +2,11 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "audit.h"
 #include "exec.h"
+#include "naming.h"
 #include "log.h"
 #include "reconcile.h"
 #include "time-util.h"
@@ -127,11 +130,16 @@ static void reconcile_done(void *job) {
                 Stale st = { .mark = ++m->reconcile_mark };
 
                 for (size_t i = 0; i < j->n; i++) {
+                        const SbxSandbox *s = j->list[i];
                         SandboxEntry *e;
 
-                        (void) registry_put(&m->registry, j->list[i]);
-                        if ((e = registry_get(&m->registry, j->list[i]->name)))
+                        (void) registry_put(&m->registry, s);
+                        if ((e = registry_get(&m->registry, s->name)))
                                 e->listed = st.mark;
+                        /* Started while nobody followed Docker's events: its egress is
+                         * read back, and loaded again if it is not in force. */
+                        if (s->has_row && sbx_state_is_up(s->state))
+                                manager_rearm_egress(m, s->name, s->container_id);
                 }
                 /* Gone while nobody followed Docker's events. */
                 registry_foreach(&m->registry, count_entry, &n_entries);
@@ -239,6 +247,22 @@ typedef struct ForgetJob {
         char *container_id;
 } ForgetJob;
 
+static void rearm_run(void *job, SbxLifecycle *l) {
+        ForgetJob *j = job;
+        SbxError e = SBX_ERROR_NULL;
+        const char *shown;
+        int r;
+
+        (void) sbx_name_unqualify(j->name, &shown);
+        r = sbx_lifecycle_rearm_egress(l, j->name, j->container_id, &e);
+        if (r != 0)
+                audit_record(&(AuditRecord) { .uid = 0, .verb = "rearm-egress", .target = shown,
+                                              .outcome = r > 0 ? "ok" : "failed",
+                                              .reason = r > 0 ? "started outside the service: egress loaded again"
+                                                              : e.message ?: strerror(-r) });
+        sbx_error_free(&e);
+}
+
 static void forget_run(void *job, SbxLifecycle *l) {
         ForgetJob *j = job;
         SbxError e = SBX_ERROR_NULL;
@@ -258,7 +282,12 @@ static void forget_done(void *job) {
 }
 
 static void forget_refused(void *job, int r, const SbxError *e) {
-        forget_done(job);               /* the row goes at the next start-up's reconciliation */
+        forget_done(job);               /* the row goes at the next start-up's reconciliation;
+                                         * a start's egress at the next event or start */
+}
+
+static unsigned named_budget(const void *job, const SbxPolicy *p) {
+        return (unsigned) p->docker_timeout;
 }
 
 static const WorkKind forget_work = {
@@ -266,7 +295,12 @@ static const WorkKind forget_work = {
         .run = forget_run, .done = forget_done, .refused = forget_refused,
 };
 
-void manager_forget(Manager *m, const char *name, const char *container_id) {
+static const WorkKind rearm_work = {
+        .name = "rearm-egress", .auth = WORK_AUTH_INTERNAL, .pool = WORK_POOL_CHANGE, .share = WORK_SHARE_SERVICE,
+        .budget = named_budget, .run = rearm_run, .done = forget_done, .refused = forget_refused,
+};
+
+static void submit_named(Manager *m, const char *name, const char *container_id, const WorkKind *kind) {
         ForgetJob *j = calloc(1, sizeof(ForgetJob));
 
         if (!j || !(j->name = strdup(name)) || !(j->container_id = strdup(container_id))) {
@@ -275,7 +309,15 @@ void manager_forget(Manager *m, const char *name, const char *container_id) {
                 return;
         }
         j->m = m;
-        (void) work_submit(m, &forget_work, 0, j);
+        (void) work_submit(m, kind, 0, j);
+}
+
+void manager_forget(Manager *m, const char *name, const char *container_id) {
+        submit_named(m, name, container_id, &forget_work);
+}
+
+void manager_rearm_egress(Manager *m, const char *name, const char *container_id) {
+        submit_named(m, name, container_id, &rearm_work);
 }
 
 /* A change behind the service's back (docker update, rename): the object's

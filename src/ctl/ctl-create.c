@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "bus-egress.h"
 #include "bus-spec.h"
 #include "ctl-bus.h"
 #include "ctl-spec.h"
@@ -13,7 +14,7 @@
 #include "json-util.h"
 
 enum { ARG_RECREATE = 0x400, ARG_STOP_TIMEOUT, ARG_LABEL, ARG_IDLE_TIMEOUT, ARG_EXPIRE_AFTER, ARG_ON_IDLE,
-       ARG_COUNTS_PROCESSES, ARG_PULL };
+       ARG_COUNTS_PROCESSES, ARG_PULL, ARG_EGRESS, ARG_ALLOW };
 
 #define LIFETIME_OPTIONS                                                                       \
         { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },                        \
@@ -31,6 +32,8 @@ static const struct option spec_verb_options[] = {
         { "label",        required_argument, NULL, ARG_LABEL        },
         LIFETIME_OPTIONS,
         { "pull",         required_argument, NULL, ARG_PULL         },
+        { "egress",       required_argument, NULL, ARG_EGRESS       },
+        { "allow",        required_argument, NULL, ARG_ALLOW        },
         {}
 };
 
@@ -44,11 +47,48 @@ typedef struct SpecVerbArgs {
         const char *on_idle;            /* … --on-idle, or NULL */
         int counts_processes;           /* … --idle-counts-processes yes|no, or -1 */
         const char *pull;               /* create, ensure: --pull never|missing, or NULL */
+        const char *egress;             /* create, ensure: --egress MODE, or NULL */
+        char **allow;                   /* … --allow ENTRY */
+        size_t n_allow;
 } SpecVerbArgs;
 
 static void spec_verb_args_done(SpecVerbArgs *a) {
         ctl_spec_args_done(&a->spec);
         json_object_put(a->labels);
+        free(a->allow);
+}
+
+/* --egress MODE, --allow ENTRY (the daemon judges them). */
+static int egress_option(int c, const char *arg, SpecVerbArgs *a) {
+        char **n;
+
+        if (streq(a->spec.verb, "verify"))
+                return ctl_usage_error(a->spec.verb, "--egress, --allow: never part of a verification");
+        if (c == ARG_EGRESS) {
+                a->egress = arg;
+                return CTL_PROCEED;
+        }
+        n = reallocarray(a->allow, a->n_allow + 2, sizeof(char *));
+        if (!n)
+                return ctl_bus_fail(a->spec.verb, -ENOMEM);
+        a->allow = n;
+        a->allow[a->n_allow++] = (char *) arg;
+        a->allow[a->n_allow] = NULL;
+        return CTL_PROCEED;
+}
+
+static int append_egress(sd_bus_message *m, const SpecVerbArgs *a) {
+        int r;
+
+        if (!a->egress && a->n_allow == 0)
+                return 0;
+        if ((r = sd_bus_message_open_container(m, 'e', "sv")) < 0 ||
+            (r = sd_bus_message_append_basic(m, 's', "egress")) < 0 ||
+            (r = sd_bus_message_open_container(m, 'v', "a{sv}")) < 0 ||
+            (r = sbx_bus_append_egress(m, a->egress ?: "allowlist", a->allow)) < 0 ||
+            (r = sd_bus_message_close_container(m)) < 0)
+                return r;
+        return sd_bus_message_close_container(m);
 }
 
 /* --idle-timeout, --expire-after, --on-idle, --idle-counts-processes of create, ensure
@@ -107,6 +147,8 @@ static int spec_verb_option(int c, const char *arg, void *userdata) {
         if (c == ARG_IDLE_TIMEOUT || c == ARG_EXPIRE_AFTER || c == ARG_ON_IDLE || c == ARG_COUNTS_PROCESSES ||
             c == ARG_PULL)
                 return lifetime_option(c, arg, a);
+        if (c == ARG_EGRESS || c == ARG_ALLOW)
+                return egress_option(c, arg, a);
         if ((c == ARG_RECREATE || c == ARG_STOP_TIMEOUT) && !streq(a->spec.verb, "ensure"))
                 return ctl_usage_error(a->spec.verb, "unknown option; see --help");
         if (c == ARG_LABEL) {
@@ -162,7 +204,7 @@ int verb_create(int argc, char **argv, CtlOptions *o) {
                 return r;
         if ((r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0 ||
             (r = ctl_bus_append_labels_entry(m, va.labels)) < 0 || (r = append_lifetime(m, &va)) < 0 ||
-            (r = sd_bus_message_close_container(m)) < 0)
+            (r = append_egress(m, &va)) < 0 || (r = sd_bus_message_close_container(m)) < 0)
                 return ctl_bus_fail("CreateSandbox", r);
         if (ctl_bus_call(bus, m, va.pull ? CTL_PULL_CALL_TIMEOUT_USEC : 0, o, &reply) < 0)
                 return CTL_EXIT_FAILURE;
@@ -197,7 +239,7 @@ int verb_ensure(int argc, char **argv, CtlOptions *o) {
             (r = sd_bus_message_append(m, "{sv}{sv}", "on_mismatch", "s", va.recreate ? "recreate" : "fail",
                                        "stop_timeout", "u", (uint32_t) va.stop_timeout)) < 0 ||
             (r = ctl_bus_append_labels_entry(m, va.labels)) < 0 || (r = append_lifetime(m, &va)) < 0 ||
-            (r = sd_bus_message_close_container(m)) < 0)
+            (r = append_egress(m, &va)) < 0 || (r = sd_bus_message_close_container(m)) < 0)
                 return ctl_bus_fail("EnsureSandbox", r);
         if (ctl_bus_call(bus, m, va.pull ? CTL_PULL_CALL_TIMEOUT_USEC : 0, o, &reply) < 0)
                 return CTL_EXIT_FAILURE;

@@ -35,7 +35,10 @@
         LIFETIME_HELP                                                                   \
         "     --expire-after S         Delete it S seconds after its creation\n"      \
         "     --pull never|missing     Pull the image first if the host lacks it\n"   \
-        "                              (from a registry the host policy lists)\n"
+        "                              (from a registry the host policy lists)\n"   \
+        "     --egress MODE            What it may reach: default, none or allowlist\n"\
+        "     --allow ENTRY            With --egress: CIDR[:PORT[/tcp|udp]] it may\n" \
+        "                              reach (repeatable)\n"
 
 const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
         [CTL_VERB_LIST] = { "list", "list [--no-legend] [--label K=V]...", "List the sandboxes, by name",
@@ -60,6 +63,8 @@ const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
           "     --timeout S              Seconds before SIGKILL (10)\n"
           "     --force                  Revoke the leases others hold on it\n" },
         [CTL_VERB_PAUSE] = { "pause", "pause NAME", "Freeze a running sandbox, its processes and memory kept", "" },
+        [CTL_VERB_EGRESS] = { "egress", "egress NAME MODE [ENTRY...]",
+          "Change what a sandbox may reach (MODE default, none, allowlist)", "" },
         [CTL_VERB_RESUME] = { "resume", "resume NAME", "Thaw a paused sandbox", "" },
         [CTL_VERB_DELETE] = { "delete", "delete NAME", "Remove a sandbox (nothing to do if none)", "" },
         [CTL_VERB_ACQUIRE] = { "acquire", "acquire NAME [-- CMD...]",

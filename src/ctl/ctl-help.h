@@ -15,6 +15,7 @@ typedef enum CtlVerb {
         CTL_VERB_START,
         CTL_VERB_STOP,
         CTL_VERB_PAUSE,
+        CTL_VERB_EGRESS,
         CTL_VERB_RESUME,
         CTL_VERB_DELETE,
         CTL_VERB_ACQUIRE,

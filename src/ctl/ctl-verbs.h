@@ -14,6 +14,7 @@ int verb_inspect(int argc, char **argv, CtlOptions *o);
 int verb_start(int argc, char **argv, CtlOptions *o);
 int verb_stop(int argc, char **argv, CtlOptions *o);
 int verb_pause(int argc, char **argv, CtlOptions *o);
+int verb_egress(int argc, char **argv, CtlOptions *o);
 int verb_resume(int argc, char **argv, CtlOptions *o);
 int verb_delete(int argc, char **argv, CtlOptions *o);
 int verb_acquire(int argc, char **argv, CtlOptions *o);

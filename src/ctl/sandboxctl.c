@@ -22,6 +22,7 @@ static int (*const verb_runs[_CTL_VERB_MAX])(int argc, char **argv, CtlOptions *
         [CTL_VERB_START] = verb_start,
         [CTL_VERB_STOP] = verb_stop,
         [CTL_VERB_PAUSE] = verb_pause,
+        [CTL_VERB_EGRESS] = verb_egress,
         [CTL_VERB_RESUME] = verb_resume,
         [CTL_VERB_DELETE] = verb_delete,
         [CTL_VERB_ACQUIRE] = verb_acquire,

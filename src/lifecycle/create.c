@@ -15,6 +15,7 @@
 #include "labels.h"
 #include "lifecycle-internal.h"
 #include "log.h"
+#include "egress-apply.h"
 #include "mount-check.h"
 #include "posture.h"
 #include "publish.h"
@@ -156,6 +157,8 @@ typedef struct Creation {
         json_object *labels;            /* the caller's (user-labels.h), or NULL */
         SbxNewLifetime lifetime;        /* stored with the row */
         char *labels_json;              /* … as the intent and the row store them */
+        const SbxEgress *egress;        /* the caller's (egress.h), or NULL: the default */
+        char *egress_json;              /* … as the row stores it */
         char *image;                    /* the reference the container is made from */
         char *image_id;                 /* a snapshot's recorded image id, else NULL */
         char *json;                     /* the spec serialized, once: the intent's and the row's */
@@ -172,6 +175,7 @@ static void creation_done(Creation *c) {
         free(c->image_id);
         free(c->json);
         free(c->labels_json);
+        free(c->egress_json);
         free(c->final_name);
         free(c->pending);
         lc_pins_done(&c->pins);
@@ -208,6 +212,7 @@ static int record(SbxLifecycle *l, const Creation *c, const SbxObserved *o, SbxE
                 .state = o->state == SBX_STATE_RUNNING ? SBX_SANDBOX_RUNNING : SBX_SANDBOX_STOPPED,
                 .created_us = c->created_us,
                 .labels_json = c->labels_json,
+                .egress_json = c->egress_json,
         }, has_lifetime ? &lifetime : NULL, error);
 }
 
@@ -279,7 +284,8 @@ static int start_verify_record(SbxLifecycle *l, Creation *c, const char *id, Sbx
         if ((r = sbx_container_mounts(l->docker, id, t0, SBX_MOUNT_REPORT_TIMEOUT_MS, &c->mounts, error)) < 0 ||
             (r = sbx_mounts_verify(&c->mounts, c->spec->volumes, c->pins.fds, c->spec->n_volumes, error)) < 0 ||
             (r = lc_inspect_container(l, id, &o, error)) < 0 ||
-            (r = verify_published(l, c->name, c->spec, c->image, c->owner, o, error)) < 0)
+            (r = verify_published(l, c->name, c->spec, c->image, c->owner, o, error)) < 0 ||
+            (r = lc_egress_arm(l, id, o, c->egress ?: &(SbxEgress) {}, LC_EGRESS_NEW, error)) < 0)
                 return r;
         /* Verified: the final name says so, should the row below never be written. */
         r = sbx_docker_container_rename(l->docker, id, c->final_name, error);
@@ -332,6 +338,7 @@ static int prepare(SbxLifecycle *l, Creation *c, json_object **ret_body, SbxErro
             }, ret_body)) < 0 ||
             (r = sbx_user_labels_to_docker(c->labels, json_object_object_get(*ret_body, "Labels"))) < 0 ||
             (r = sbx_user_labels_to_string(c->labels, &c->labels_json)) < 0 ||
+            (r = sbx_egress_to_json(c->egress ?: &(SbxEgress) {}, &c->egress_json)) < 0 ||
             (r = sbx_container_name(c->name, &c->final_name)) < 0 ||
             (r = sbx_spec_to_json_string(c->spec, &c->json)) < 0)
                 return r;
@@ -384,9 +391,10 @@ static int make_container(SbxLifecycle *l, const Creation *c, json_object *body,
 
 /* Create, with the name's lock held. */
 static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
-                         json_object *labels, const SbxNewLifetime *lifetime, SbxSandbox **ret, SbxError *error) {
+                         json_object *labels, const SbxNewLifetime *lifetime, const SbxEgress *egress,
+                         SbxSandbox **ret, SbxError *error) {
         _cleanup_(creation_done) Creation c = { .name = name, .spec = spec, .owner = owner, .labels = labels,
-                                                .lifetime = *lifetime };
+                                                .lifetime = *lifetime, .egress = egress };
         _cleanup_(json_object_putp) json_object *body = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         _cleanup_free_ char *existing = NULL, *id = NULL;
@@ -444,7 +452,8 @@ int sbx_lifecycle_create_with(SbxLifecycle *l, const char *name, const SbxSpec *
         if ((r = check_namespace(name, owner, error)) < 0 || (r = lc_lock_key(l, "sandbox", name, &lock)) < 0)
                 return r;
         return create_locked(l, name, spec, owner, options ? options->labels : NULL,
-                             options ? &options->lifetime : &(SbxNewLifetime) {}, ret, error);
+                             options ? &options->lifetime : &(SbxNewLifetime) {}, options ? options->egress : NULL,
+                             ret, error);
 }
 
 int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
@@ -563,6 +572,13 @@ static int ensure_existing(SbxLifecycle *l, const char *name, const SbxSpec *des
         if (verdict == SBX_VERDICT_MATCH && !row && (r = record_found(l, name, desired, owner, sb->observed, error)) < 0)
                 return r;
         if (sb->state == SBX_STATE_RUNNING) {
+                _cleanup_(sbx_egress_done) SbxEgress egress = {};
+
+                /* Answered with its egress in force (a start behind the back lost it). */
+                if ((r = lc_egress_of_row(row, &egress, error)) < 0 ||
+                    (r = lc_egress_arm(l, sb->observed->id, sb->observed, &egress, LC_EGRESS_STOP_ON_FAILURE,
+                                       error)) < 0)
+                        return r;
                 *ret_outcome = SBX_ENSURE_REUSED;
                 return 1;
         }
@@ -634,7 +650,8 @@ int sbx_lifecycle_ensure(SbxLifecycle *l, const char *name, const SbxSpec *spec,
                 *ret_outcome = outcome;
                 return lc_describe_by_name(l, name, ret, error);
         }
-        if ((r = create_locked(l, name, spec, owner, options->labels, &options->lifetime, ret, error)) < 0)
+        if ((r = create_locked(l, name, spec, owner, options->labels, &options->lifetime, options->egress, ret,
+                               error)) < 0)
                 return r;
         *ret_outcome = outcome;
         return 0;

@@ -30,7 +30,7 @@
 
 #define SBX_STORE_FILENAME "sandboxd.db"
 /* The newest schema this code knows; a database with a larger user_version is refused. */
-#define SBX_STORE_SCHEMA_VERSION 8
+#define SBX_STORE_SCHEMA_VERSION 9
 /* The owner filter that matches every row. */
 #define SBX_STORE_ANY_OWNER ((uid_t) -1)
 
@@ -61,6 +61,7 @@ typedef struct SbxSandboxRow {
         int64_t created_us;     /* µs since the epoch; 0 = unset */
         int64_t updated_us;     /* set by the store on every write */
         char *labels_json;      /* user-labels.h's stored form; NULL on put = none */
+        char *egress_json;      /* egress.h's stored form; NULL on put = "" (the default) */
 } SbxSandboxRow;
 
 typedef struct SbxSnapshotRow {
@@ -125,6 +126,8 @@ int sbx_store_put_sandbox(SbxStore *store, const SbxSandboxRow *row, SbxError *e
 /* 1 and *ret = the row, or 0 and *ret = NULL when there is no row of that name. */
 int sbx_store_get_sandbox(SbxStore *store, const char *name, SbxSandboxRow **ret, SbxError *error);
 /* Sets the state of an existing row; 1 if a row changed, 0 (no-op) if there is none. */
+/* The sandbox's egress (egress.h's stored form); 1 if the row was there. */
+int sbx_store_set_sandbox_egress(SbxStore *s, const char *name, const char *egress_json, SbxError *error);
 int sbx_store_update_sandbox_state(SbxStore *store, const char *name, SbxSandboxState state, SbxError *error);
 /* Idempotent: 1 if a row was deleted, 0 if there was none. */
 int sbx_store_delete_sandbox(SbxStore *store, const char *name, SbxError *error);
