@@ -359,7 +359,9 @@ bool lc_egress_in_force(SbxLifecycle *l, const SbxObserved *o, const SbxSandboxR
         const char *why = NULL;
         int r;
 
-        if (!sbx_state_is_up(o->state))
+        /* A container with no row was not made by the service (xagent's own, say): its
+         * network is not the service's to judge, as its posture is not. */
+        if (!row || !sbx_state_is_up(o->state))
                 return true;
         r = lc_egress_of_row(row, &egress, &e);
         if (r >= 0)
