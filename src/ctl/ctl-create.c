@@ -103,7 +103,6 @@ static int lifetime_option(int c, const char *arg, SpecVerbArgs *a) {
                 a->counts_processes = streq(arg, "yes");
                 return CTL_PROCEED;
         }
-                return ctl_usage_error(a->spec.verb, "unknown option; see --help");
         if (c == ARG_PULL) {
                 if (!streq(arg, "never") && !streq(arg, "missing"))
                         return ctl_usage_error(a->spec.verb, "--pull: '%s' is neither never nor missing", arg);
