@@ -379,8 +379,8 @@ expect_output "unit='xagent-sandboxd\.service' requested by '[^']*' \(uid=[1-9]"
 step "the unit's hardening, as the running service has it (machine PID $MAINPID)"
 status=$(in_ns grep -E '^(Uid|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' "/proc/$MAINPID/status")
 echo "$status"
-expect_output '^CapBnd:[[:space:]]+0000000000000004$' "$status" "bounding set (CAP_DAC_READ_SEARCH only)"
-expect_output '^CapEff:[[:space:]]+0000000000000004$' "$status" "effective capabilities"
+expect_output '^CapBnd:[[:space:]]+0000000000281004$' "$status" "bounding set (CAP_DAC_READ_SEARCH; CAP_NET_ADMIN, CAP_SYS_PTRACE, CAP_SYS_ADMIN for egress)"
+expect_output '^CapEff:[[:space:]]+0000000000281004$' "$status" "effective capabilities"
 expect_output '^NoNewPrivs:[[:space:]]+1$' "$status" "NoNewPrivileges="
 expect_output '^Seccomp:[[:space:]]+2$' "$status" "SystemCallFilter="
 netns=$(in_ns readlink "/proc/$MAINPID/ns/net") pid1netns=$(in_ns readlink /proc/1/ns/net)
