@@ -274,9 +274,9 @@ static int append_egress(sd_bus_message *r, const SbxSandbox *s) {
         for (size_t i = 0; i < e.n_allow; i++)
                 allow[i] = TAKE_PTR(e.allow[i].text);
         if ((k = open_entry(r, "egress", "a{sv}")) < 0 ||
-            (k = sd_bus_message_append(r, "{sv}{sv}{sv}", "mode", "s", sbx_egress_mode_to_string(e.mode),
+            (k = sd_bus_message_append(r, "{sv}{sv}{sv}{sv}", "mode", "s", sbx_egress_mode_to_string(e.mode),
                                        "effective", "s", s->egress_effective ?: "", "enforced", "b",
-                                       s->egress_enforced > 0)) < 0 ||
+                                       s->egress_enforced > 0, "names_refused", "t", s->egress_names_refused)) < 0 ||
             (k = sd_bus_message_open_container(r, 'e', "sv")) < 0 ||
             (k = sd_bus_message_append_basic(r, 's', "allow")) < 0 ||
             (k = sd_bus_message_open_container(r, 'v', "as")) < 0 ||

@@ -61,6 +61,7 @@ typedef struct Manager {
         SbxVerdictCache *judgements;    /* what inspects told, for lists (verdict-cache.h) */
         SbxObservationCache *observations; /* what inspects told, for reads (observation-cache.h) */
         struct SbxChannels *channels;   /* the kept channels into the sandboxes, for all workers (channel.h) */
+        struct SbxResolvers *resolvers; /* the resolver of sandboxes with name entries, for all workers */
         bool reconciling;               /* a reconciliation job is queued or running */
         sd_event_source *retry_source;  /* the next reconciliation while Docker failed */
         sd_event_source *first_source;  /* the first one, waiting for the calls in flight (reconcile.c) */

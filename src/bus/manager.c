@@ -14,6 +14,7 @@
 #include "bus-exec.h"
 #include "bus-manager.h"
 #include "channel.h"
+#include "resolvers.h"
 #include "bus-sandbox.h"
 #include "deadlines.h"
 #include "events.h"
@@ -68,6 +69,11 @@ static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
 
         if (m->n_busy > 0 || m->releasing || m->leases.n > 0 || registry_deadlines_pending(&m->registry))
                 return 0;
+        /* A sandbox's names are answered by this process: it stays while any is served. */
+        if (sbx_resolvers_serving(m->resolvers) > 0) {
+                (void) manager_arm_idle(m);
+                return 0;
+        }
         log_info("idle for %u s, exiting", m->idle_timeout_s);
         m->releasing = true;
         r = sd_bus_release_name_async(m->bus, NULL, SBX_BUS_NAME, NULL, NULL);
@@ -115,6 +121,7 @@ static void *worker_init(void *userdata) {
         l->judgements = m->judgements;
         l->observations = m->observations;
         l->channels = m->channels;
+        l->resolvers = m->resolvers;
         l->specs = sbx_spec_memo_new();
         if (!l->specs || sbx_docker_new(m->docker_host, &l->docker, &e) < 0 ||
             sbx_store_open(m->state_dir, &l->store, &e) < 0) {
@@ -232,7 +239,8 @@ int manager_new(const ManagerConfig *c, Manager **ret) {
         m->judgements = sbx_verdict_cache_new();
         m->observations = sbx_observation_cache_new();
         if (!m->state_dir || !m->docker_host || !m->init_dir || !m->config_path || !m->locks || !m->auth_cache ||
-            !m->judgements || !m->observations || sbx_channels_new(&m->channels) < 0)
+            !m->judgements || !m->observations || sbx_channels_new(&m->channels) < 0 ||
+            sbx_resolvers_new(&m->resolvers) < 0)
                 return -ENOMEM;
         if ((r = docker_socket_of(c->docker_host, &m->docker_socket)) < 0 ||
             (r = load_policy(c->config_path, &m->policy)) < 0)
@@ -298,6 +306,7 @@ Manager *manager_free(Manager *m) {
         sbx_verdict_cache_free(m->judgements);
         sbx_observation_cache_free(m->observations);
         sbx_channels_free(m->channels);         /* after the pools: no worker holds one */
+        sbx_resolvers_free(m->resolvers);
         sbx_store_close(m->startup_store);
         sbx_error_free(&m->store_error);
         sbx_policy_unref(m->policy);

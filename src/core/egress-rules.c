@@ -7,6 +7,10 @@
  *   1. the sandbox's own loopback (its own services; the host's is not reachable from
  *      its namespace) — this rule carries the digest of the whole ruleset;
  *   2. packets of connections made *to* the sandbox (published ports): replies only;
+ *   with name entries: DNS to the service's resolver in the namespace (the chain "dns"
+ *   redirects every query there), DNS anywhere else refused, and the addresses the
+ *   resolver opened for a listed name's answer (the timed sets names4/6 and
+ *   names4/6_any: it admits only addresses outside always_deny or inside allowed);
  *   3. the entries that lie inside the policy's `allowed` (they may open always_deny);
  *   4. always_deny and the engine's own networks and gateways: refused at once;
  *   5. the other entries;
@@ -21,6 +25,9 @@
 
 #include "egress.h"
 #include "json-util.h"
+
+/* put_name_rules() and put_dns_chain()'s */
+#define NAME_RULES 8
 
 #define ZERO_DIGEST "0000000000000000000000000000000000000000000000000000000000000000"
 
@@ -87,10 +94,39 @@ static void put_deny(FILE *f, const SbxPolicyEgress *p, const SbxCidr *engine, s
 
 size_t sbx_egress_rule_count(const SbxPolicyEgress *p, const SbxEgress *e, const SbxCidr *engine,
                              size_t n_engine) {
-        size_t n = 4 + e->n_allow;
+        size_t n = 4 + e->n_allow - sbx_egress_n_names(e);
+
+        if (sbx_egress_n_names(e) > 0)
+                n += NAME_RULES;
 
         n += 2 * has_family(p, engine, n_engine, AF_INET) + 2 * has_family(p, engine, n_engine, AF_INET6);
         return n + (sbx_egress_effective(p, e, false) == SBX_EGRESS_EFFECTIVE_PUBLIC);
+}
+
+/* Name entries: the resolver's sets, and every DNS query redirected to it. */
+static void put_name_sets(FILE *f) {
+        fputs("\tset names4 { type ipv4_addr . inet_proto . inet_service; flags timeout; }\n"
+              "\tset names6 { type ipv6_addr . inet_proto . inet_service; flags timeout; }\n"
+              "\tset names4_any { type ipv4_addr; flags timeout; }\n"
+              "\tset names6_any { type ipv6_addr; flags timeout; }\n", f);
+}
+
+static void put_name_rules(FILE *f) {
+        fprintf(f, "\t\tip daddr 127.0.0.1 udp dport %u accept\n"
+                   "\t\tip6 daddr ::1 udp dport %u accept\n"
+                   "\t\tmeta l4proto { tcp, udp } th dport 53 reject with icmpx type admin-prohibited\n"
+                   "\t\tip daddr . meta l4proto . th dport @names4 accept\n"
+                   "\t\tip6 daddr . meta l4proto . th dport @names6 accept\n"
+                   "\t\tip daddr @names4_any accept\n"
+                   "\t\tip6 daddr @names6_any accept\n",
+                SBX_EGRESS_DNS_PORT, SBX_EGRESS_DNS_PORT);
+}
+
+static void put_dns_chain(FILE *f) {
+        fprintf(f, "\tchain dns {\n"
+                   "\t\ttype nat hook output priority -100; policy accept;\n"
+                   "\t\tmeta l4proto { tcp, udp } th dport 53 redirect to :%u\n"
+                   "\t}\n", SBX_EGRESS_DNS_PORT);
 }
 
 static int digest_of(const char *text, char ret[static 65]) {
@@ -110,29 +146,36 @@ int sbx_egress_ruleset(const SbxPolicyEgress *p, const SbxEgress *e, const SbxCi
         size_t size = 0;
         FILE *f = open_memstream(&text, &size);
         char *mark;
+        bool names = sbx_egress_n_names(e) > 0;
 
         if (!f)
                 return -ENOMEM;
         fputs("table inet " SBX_EGRESS_TABLE "\n"
               "delete table inet " SBX_EGRESS_TABLE "\n"
-              "table inet " SBX_EGRESS_TABLE " {\n"
-              "\tchain output {\n"
+              "table inet " SBX_EGRESS_TABLE " {\n", f);
+        if (names)
+                put_name_sets(f);
+        fputs("\tchain output {\n"
               "\t\ttype filter hook output priority 0; policy drop;\n"
               "\t\toif \"lo\" accept comment \"" SBX_EGRESS_COMMENT_PREFIX " " ZERO_DIGEST "\"\n"
               "\t\tct direction reply accept\n", f);
+        if (names)
+                put_name_rules(f);
         for (size_t i = 0; i < e->n_allow; i++)
-                if (entry_first(p, &e->allow[i]))
+                if (!e->allow[i].name && entry_first(p, &e->allow[i]))
                         put_entry(f, &e->allow[i]);
         put_deny(f, p, engine, n_engine);
         for (size_t i = 0; i < e->n_allow; i++)
-                if (!entry_first(p, &e->allow[i]))
+                if (!e->allow[i].name && !entry_first(p, &e->allow[i]))
                         put_entry(f, &e->allow[i]);
         if (sbx_egress_effective(p, e, false) == SBX_EGRESS_EFFECTIVE_PUBLIC)
                 fputs("\t\taccept\n", f);
         fputs("\t\tmeta l4proto tcp reject with tcp reset\n"
               "\t\treject with icmpx type admin-prohibited\n"
-              "\t}\n"
-              "}\n", f);
+              "\t}\n", f);
+        if (names)
+                put_dns_chain(f);
+        fputs("}\n", f);
         if (fclose(f) != 0)
                 return -ENOMEM;
         /* The digest is of the text with zeros in its place, then put there. */
@@ -162,7 +205,10 @@ static const char *get_str(json_object *o, const char *key) {
         return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : NULL;
 }
 
+/* The output filter (policy drop), or with name entries the DNS redirect. */
 static bool chain_right(json_object *c) {
+        if (streq_ptr(get_str(c, "name"), "dns"))
+                return streq_ptr(get_str(c, "hook"), "output") && streq_ptr(get_str(c, "type"), "nat");
         return streq_ptr(get_str(c, "name"), "output") && streq_ptr(get_str(c, "hook"), "output") &&
                 streq_ptr(get_str(c, "type"), "filter") && streq_ptr(get_str(c, "policy"), "drop");
 }
@@ -184,10 +230,10 @@ int sbx_egress_listing_matches(const char *json, const char *digest, size_t n_ru
                         tables++;
                 else if (json_object_object_get_ex(item, "chain", &o) && is_ours(o)) {
                         if (!chain_right(o)) {
-                                *ret_why = "its chain is not the output hook with policy drop";
+                                *ret_why = "a chain is not the output hook with policy drop (nor the DNS redirect)";
                                 return 0;
                         }
-                        chains++;
+                        chains += streq_ptr(get_str(o, "name"), "output");
                 } else if (json_object_object_get_ex(item, "rule", &o) && is_ours(o)) {
                         if (rules++ == 0)
                                 first_right = streq_ptr(get_str(o, "comment"), comment);
@@ -196,7 +242,7 @@ int sbx_egress_listing_matches(const char *json, const char *digest, size_t n_ru
         if (tables != 1)
                 *ret_why = tables == 0 ? "no rules in force (the table is missing)" : "more than one table";
         else if (chains != 1)
-                *ret_why = "not exactly one chain";
+                *ret_why = "not exactly one output chain";
         else if (!first_right)
                 *ret_why = "the rules in force are not the ones stored (their digest differs)";
         else if (rules != n_rules)

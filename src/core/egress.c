@@ -159,7 +159,7 @@ static int cidrs_from_strings(const char *const *v, size_t n, SbxCidr **ret) {
 
 int sbx_policy_egress_init(SbxPolicyEgress *p) {
         *p = (SbxPolicyEgress) { .base = SBX_EGRESS_BASE_PUBLIC, .max_rules = SBX_EGRESS_DEFAULT_MAX_RULES,
-                                 .names = true };
+                                 .names = true, .max_name_ttl = SBX_EGRESS_DEFAULT_MAX_NAME_TTL };
         p->n_always_deny = ELEMENTSOF(default_deny);
         return cidrs_from_strings(default_deny, ELEMENTSOF(default_deny), &p->always_deny);
 }
@@ -296,6 +296,17 @@ static int parse_max_rules(SbxPolicyEgress *p, json_object *v, SbxError *error) 
         return 0;
 }
 
+static int parse_max_name_ttl(SbxPolicyEgress *p, json_object *v, SbxError *error) {
+        int64_t x;
+
+        if (!json_object_is_type(v, json_type_int) || (x = json_object_get_int64(v)) < 1 ||
+            x > SBX_EGRESS_MAX_NAME_TTL_LIMIT)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "egress.max_name_ttl: must be seconds, 1–%d",
+                                     SBX_EGRESS_MAX_NAME_TTL_LIMIT);
+        p->max_name_ttl = (uint32_t) x;
+        return 0;
+}
+
 int sbx_policy_egress_parse(SbxPolicyEgress *p, json_object *v, SbxError *error) {
         int r = 0;
 
@@ -310,6 +321,8 @@ int sbx_policy_egress_parse(SbxPolicyEgress *p, json_object *v, SbxError *error)
                         r = parse_cidr_list(key, val, &p->allowed, &p->n_allowed, error);
                 else if (streq(key, "max_rules"))
                         r = parse_max_rules(p, val, error);
+                else if (streq(key, "max_name_ttl"))
+                        r = parse_max_name_ttl(p, val, error);
                 else if (streq(key, "names")) {
                         if (!json_object_is_type(val, json_type_boolean))
                                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "egress.names: must be true or false");
@@ -484,12 +497,11 @@ int sbx_egress_check(const SbxPolicyEgress *p, const SbxEgress *e, SbxError *err
         for (size_t i = 0; i < e->n_allow; i++) {
                 const SbxEgressEntry *x = &e->allow[i];
 
-                if (x->name)
+                if (x->name && !p->names)
                         return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
-                                             p->names ? "egress.allow: '%s': name entries are not enforced by this "
-                                                        "version of the service yet (egress.names; list addresses)"
-                                                      : "egress.allow: '%s': the policy's egress.names is false",
-                                             x->text);
+                                             "egress.allow: '%s': the policy's egress.names is false", x->text);
+                if (x->name)
+                        continue;
                 if (within_any(&x->cidr, p->always_deny, p->n_always_deny) &&
                     !within_any(&x->cidr, p->allowed, p->n_allowed))
                         return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
@@ -547,6 +559,14 @@ int sbx_egress_from_json(const char *json, SbxEgress *ret, SbxError *error) {
                                            (const char **) &allow[i], error)) < 0)
                         return r;
         return sbx_egress_build(json_object_get_string(mode), allow, n, ret, error);
+}
+
+size_t sbx_egress_n_names(const SbxEgress *e) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < e->n_allow; i++)
+                n += !!e->allow[i].name;
+        return n;
 }
 
 SbxEgressEffective sbx_egress_effective(const SbxPolicyEgress *p, const SbxEgress *e, bool network_isolated) {

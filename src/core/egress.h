@@ -21,6 +21,14 @@
 /* The first rule's comment: this, a space and the ruleset's digest (64 hex). */
 #define SBX_EGRESS_COMMENT_PREFIX "xagent-egress"
 
+/* Where the service's resolver listens in a sandbox's namespace (its loopback), for a
+ * sandbox with name entries: every DNS query is redirected there. Not below 1024: the
+ * service's unit has no CAP_NET_BIND_SERVICE. */
+#define SBX_EGRESS_DNS_PORT 1053
+/* How long a listed name's answer keeps its addresses open at most (egress.max_name_ttl). */
+#define SBX_EGRESS_DEFAULT_MAX_NAME_TTL 300
+#define SBX_EGRESS_MAX_NAME_TTL_LIMIT 86400
+
 /* The policy's default for a sandbox that asks for nothing. */
 typedef enum SbxEgressBase {
         SBX_EGRESS_BASE_PUBLIC,         /* anything but always_deny */
@@ -66,6 +74,7 @@ typedef struct SbxPolicyEgress {
         size_t n_allowed;
         int64_t max_rules;
         bool names;
+        uint32_t max_name_ttl;          /* seconds: a listed name's addresses stay open at most so long */
         char **resolvers;               /* ADDRESS[:PORT]; NULL-terminated; none: the host's resolv.conf */
         size_t n_resolvers;
 } SbxPolicyEgress;
@@ -98,6 +107,9 @@ static inline SbxEgress sbx_egress_take(SbxEgress *e) {
         *e = (SbxEgress) {};
         return t;
 }
+/* How many of e's entries are names. */
+size_t sbx_egress_n_names(const SbxEgress *e) _pure_;
+
 /* mode and allow given as strings (the bus reads them); NULL mode: default. */
 int sbx_egress_build(const char *mode, char *const *allow, size_t n_allow, SbxEgress *ret, SbxError *error);
 

@@ -28,6 +28,7 @@
 #include "fileio.h"
 #include "lifecycle-internal.h"
 #include "log.h"
+#include "resolvers.h"
 
 /* Long enough for a loaded machine; nft itself takes milliseconds. */
 #define NFT_TIMEOUT_MS 10000
@@ -36,7 +37,7 @@
 /* The container's network namespace: the file the engine keeps of it (its SandboxKey,
  * root's to open: no ptrace access to another uid's process is needed), else the first
  * process's, if that process is still the container's. */
-static int open_netns(const SbxObserved *o, int *ret_fd, SbxError *error) {
+int lc_egress_open_netns(const SbxObserved *o, int *ret_fd, SbxError *error) {
         _cleanup_free_ char *cgroup = NULL;
         _cleanup_close_ int fd = -1;
         char path[64];
@@ -126,16 +127,13 @@ static int exchange(int in, int out, const char *input, char **ret, size_t *ret_
         return 0;
 }
 
-/* Runs nft with argv in the sandbox's namespace; its exit status, its output in *ret. */
-static int run_nft(const SbxObserved *o, char *const argv[], const char *input, char **ret, SbxError *error) {
-        _cleanup_close_ int netns = -1, in_r = -1, in_w = -1, out_r = -1, out_w = -1;
+int lc_nft_run_in(int netns, char *const argv[], const char *input, char **ret, SbxError *error) {
+        _cleanup_close_ int in_r = -1, in_w = -1, out_r = -1, out_w = -1;
         _cleanup_free_ char *output = NULL;
         size_t size = 0;
         int fds[2], status, r;
         pid_t pid;
 
-        if ((r = open_netns(o, &netns, error)) < 0)
-                return r;
         /* nft's input is a socket: a write to it after nft ended is EPIPE, not SIGPIPE. */
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0)
                 return -errno;
@@ -163,6 +161,16 @@ static int run_nft(const SbxObserved *o, char *const argv[], const char *input, 
         if (WIFEXITED(status))
                 return WEXITSTATUS(status);
         return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+/* Runs nft with argv in the sandbox's namespace; its exit status, its output in *ret. */
+static int run_nft(const SbxObserved *o, char *const argv[], const char *input, char **ret, SbxError *error) {
+        _cleanup_close_ int netns = -1;
+        int r;
+
+        if ((r = lc_egress_open_netns(o, &netns, error)) < 0)
+                return r;
+        return lc_nft_run_in(netns, argv, input, ret, error);
 }
 
 /* The engine's own networks and gateways of this sandbox (observed.h). */
@@ -225,6 +233,27 @@ int lc_egress_check(SbxLifecycle *l, const SbxObserved *o, const SbxEgress *e, c
         return r;
 }
 
+/* The sandbox's names served by the resolver in its namespace (resolvers.h); only_missing:
+ * unless it is served there already (the rules were in force: a daemon restarted). */
+static int serve_names(SbxLifecycle *l, const SbxObserved *o, const SbxEgress *e, bool only_missing,
+                       SbxError *error) {
+        _cleanup_free_ SbxCidr *engine = NULL;
+        _cleanup_close_ int netns = -1;
+        size_t n_engine;
+        int r;
+
+        if (!l->resolvers)
+                return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                     "egress: name entries cannot be served by this process (no resolver)");
+        if ((r = lc_egress_open_netns(o, &netns, error)) < 0 || (r = engine_cidrs(o, &engine, &n_engine)) < 0)
+                return r;
+        if (only_missing && sbx_resolvers_serves(l->resolvers, o->id, netns))
+                return 0;
+        return sbx_resolvers_serve(l->resolvers, &(SbxResolverArgs) {
+                        .container_id = o->id, .netns = netns, .pid = o->pid, .egress = e,
+                        .policy = &l->policy->egress, .engine = engine, .n_engine = n_engine }, error);
+}
+
 int lc_egress_apply(SbxLifecycle *l, const SbxObserved *o, const SbxEgress *e, SbxError *error) {
         static char *const argv[] = { (char *) "nft", (char *) "-f", (char *) "-", NULL };
         _cleanup_(rules_done) Rules rules = {};
@@ -252,7 +281,11 @@ int lc_egress_apply(SbxLifecycle *l, const SbxObserved *o, const SbxEgress *e, S
                 return r;
         if (r == 0)
                 return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT, "egress: applied, but %s", why);
-        return 0;
+        if (sbx_egress_n_names(e) == 0) {
+                sbx_resolvers_forget(l->resolvers, o->id);
+                return 0;
+        }
+        return serve_names(l, o, e, false, error);
 }
 
 int lc_egress_of_row(const SbxSandboxRow *row, SbxEgress *ret, SbxError *error) {
@@ -293,6 +326,8 @@ int lc_egress_arm(SbxLifecycle *l, const char *id, const SbxObserved *o, const S
         r = (flags & LC_EGRESS_NEW) ? 0 : lc_egress_check(l, o, e, &why, error);
         if (r == 0)
                 r = lc_egress_apply(l, o, e, error);
+        else if (r > 0 && sbx_egress_n_names(e) > 0)
+                r = serve_names(l, o, e, true, error);
         if (r >= 0)
                 return 0;
         if (flags & LC_EGRESS_STOP_ON_FAILURE)
@@ -346,8 +381,12 @@ int sbx_lifecycle_rearm_egress(SbxLifecycle *l, const char *name, const char *co
         r = lc_egress_check(l, o, &egress, &why, error);
         if (r != 0)
                 sbx_error_free(error);  /* unreadable: loaded again all the same */
-        if (r > 0)
-                return 0;
+        /* In force (a daemon restarted, say): its names served again if they are not. */
+        if (r > 0) {
+                if (sbx_egress_n_names(&egress) == 0 || serve_names(l, o, &egress, true, error) >= 0)
+                        return 0;
+                sbx_error_free(error);  /* loaded again, with its resolver */
+        }
         r = lc_egress_arm(l, o->id, o, &egress, LC_EGRESS_NEW | LC_EGRESS_STOP_ON_FAILURE, error);
         lc_changed(l, o->id);
         return r < 0 ? r : 1;
@@ -386,6 +425,7 @@ void lc_egress_describe(SbxLifecycle *l, SbxSandbox *s) {
         else if (r >= 0)
                 r = lc_egress_check(l, o, &egress, &why, &e);
         s->egress_enforced = r > 0;
+        s->egress_names_refused = sbx_resolvers_refused(l->resolvers, o->id);
         sbx_error_free(&e);
 }
 

@@ -47,6 +47,8 @@ struct SbxLifecycle {
         SbxObservationCache *observations;
         SbxSpecMemo *specs;             /* this worker's stored specs, read once (spec-memo.h); required */
         struct SbxChannels *channels;   /* shared by all workers (channel.h); NULL = no file calls */
+        /* shared by all workers (resolvers.h); NULL = name entries cannot be served */
+        struct SbxResolvers *resolvers;
 #ifdef SBX_TEST_SEAMS
         /* Tests only: runs between a create's start and its publish verification,
          * to make a real daemon-side change that verification must catch. */
@@ -93,6 +95,7 @@ typedef struct SbxSandbox {
         char *egress_json;              /* egress.h's stored form, "" for the default (or no row) */
         int egress_enforced;            /* read back: 1 in force, 0 not, -1 not looked at */
         const char *egress_effective;   /* what is in force when it runs (egress.h, static) */
+        uint64_t egress_names_refused;  /* names its resolver refused since it was last armed */
         SbxObserved *observed;          /* the sandbox's, or (seen set) the observation's */
         SbxSeen *seen;
 } SbxSandbox;

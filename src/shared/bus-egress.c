@@ -115,8 +115,9 @@ int sbx_bus_append_policy_egress(sd_bus_message *m, const SbxPolicyEgress *p) {
             (r = sd_bus_message_append_basic(m, 's', "egress")) < 0 ||
             (r = sd_bus_message_open_container(m, 'v', "a{sv}")) < 0 ||
             (r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0 ||
-            (r = sd_bus_message_append(m, "{sv}{sv}{sv}", "default", "s", sbx_egress_base_to_string(p->base),
-                                       "max_rules", "t", (uint64_t) p->max_rules, "names", "b", (int) p->names)) < 0 ||
+            (r = sd_bus_message_append(m, "{sv}{sv}{sv}{sv}", "default", "s", sbx_egress_base_to_string(p->base),
+                                       "max_rules", "t", (uint64_t) p->max_rules, "names", "b", (int) p->names,
+                                       "max_name_ttl", "u", p->max_name_ttl)) < 0 ||
             (r = append_cidrs(m, "always_deny", p->always_deny, p->n_always_deny)) < 0 ||
             (r = append_cidrs(m, "allowed", p->allowed, p->n_allowed)) < 0 ||
             (r = sd_bus_message_open_container(m, 'e', "sv")) < 0 ||
