@@ -176,6 +176,11 @@ int sbx_egress_ruleset(const SbxPolicyEgress *p, const SbxEgress *e, const SbxCi
         if (names)
                 put_dns_chain(f);
         fputs("}\n", f);
+        /* The names are in no rule (their addresses come and go in the sets): a comment
+         * nft ignores, so the digest changes with them and a change reloads the rules. */
+        for (size_t i = 0; i < e->n_allow; i++)
+                if (e->allow[i].name)
+                        fprintf(f, "# name %s\n", e->allow[i].text);
         if (fclose(f) != 0)
                 return -ENOMEM;
         /* The digest is of the text with zeros in its place, then put there. */

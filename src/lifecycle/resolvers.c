@@ -616,6 +616,20 @@ static int copy_policy(Resolver *r, const SbxResolverArgs *a) {
         return upstreams(r, p);
 }
 
+static bool reuse_sockets(SbxResolvers *rs, Resolver *r) {
+        bool done = false;
+
+        pthread_mutex_lock(&rs->lock);
+        for (Resolver *x = rs->list; x && !done; x = x->next)
+                if (streq(x->id, r->id) && x->ns_ino == r->ns_ino && x->fd4 >= 0) {
+                        r->fd4 = fcntl(x->fd4, F_DUPFD_CLOEXEC, 3);
+                        r->fd6 = x->fd6 >= 0 ? fcntl(x->fd6, F_DUPFD_CLOEXEC, 3) : -1;
+                        done = r->fd4 >= 0;
+                }
+        pthread_mutex_unlock(&rs->lock);
+        return done;
+}
+
 static int start_thread(SbxResolvers *rs) {
         int r = 0;
 
@@ -649,10 +663,15 @@ int sbx_resolvers_serve(SbxResolvers *rs, const SbxResolverArgs *a, SbxError *er
         }
         r->ns_ino = st.st_ino;
         o.netns = r->netns;
-        if ((k = -pthread_create(&t, NULL, open_in_netns, &o)) == 0)
-                pthread_join(t, NULL);
-        r->fd4 = o.fd4, r->fd6 = o.fd6;
-        k = k ?: o.r;
+        /* Served in this namespace already (its names changed): the same sockets. */
+        if (reuse_sockets(rs, r))
+                k = 0;
+        else {
+                if ((k = -pthread_create(&t, NULL, open_in_netns, &o)) == 0)
+                        pthread_join(t, NULL);
+                r->fd4 = o.fd4, r->fd6 = o.fd6;
+                k = k ?: o.r;
+        }
         if (k >= 0 && a->pid > 0 && (r->pidfd = (int) syscall(SYS_pidfd_open, (pid_t) a->pid, 0)) < 0)
                 k = -errno;
         if (k >= 0)

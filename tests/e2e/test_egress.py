@@ -47,6 +47,40 @@ threading.Event().wait()
 """
 
 
+# A small DNS server: answers A queries from its table (TTL 300; AAAA: no records; other
+# names: NXDOMAIN) and logs every query it receives, with the address it came in on.
+DNS = {"served.example.test": PUBLIC, "other.example.test": PUBLIC2, "a.wild.example.test": PUBLIC2,
+       "unlisted.example.test": PUBLIC}
+DNS_SERVER = r"""
+import socket, struct, sys, threading
+table = dict(a.split("=") for a in sys.argv[2].split(","))
+log = open(sys.argv[1], "a", buffering=1)
+def serve(addr):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((addr, 53))
+    while True:
+        q, peer = s.recvfrom(4096)
+        pos, labels = 12, []
+        while q[pos]:
+            labels.append(q[pos + 1:pos + 1 + q[pos]].decode()); pos += 1 + q[pos]
+        qtype = struct.unpack(">H", q[pos + 1:pos + 3])[0]
+        name = ".".join(labels).lower()
+        log.write("%s %s %d\n" % (addr, name, qtype))
+        question = q[12:pos + 5]
+        known = name in table
+        answers = b""
+        if known and qtype == 1:
+            answers = b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 300, 4) + socket.inet_aton(table[name])
+        flags = 0x8180 | (0 if known else 3)
+        s.sendto(q[:2] + struct.pack(">HHHHH", flags, 1, 1 if answers else 0, 0, 0) + question + answers, peer)
+for a in sys.argv[3:]:
+    threading.Thread(target=serve, args=(a,), daemon=True).start()
+print("ready", flush=True)
+threading.Event().wait()
+"""
+MAX_NAME_TTL = 5
+
+
 def sh(argv):
     subprocess.run(argv, check=True, capture_output=True)
 
@@ -77,6 +111,7 @@ class World:
         self.docker = EgressDocker(os.path.join(tmp, "docker"))
         self.outside = privengine.NetnsHolder()
         self.servers = []
+        self.tmp = tmp
 
     def start(self):
         d, o = self.docker, self.outside
@@ -97,7 +132,21 @@ class World:
             sh(o.nsenter(argv))
         self.serve(o, [f"{a}:{p}" for a in (PUBLIC, PUBLIC2, PRIVATE) for p in (80, 8080)])
         self.serve(d.holder, [f"{GATEWAY}:80"])
+        self.dns_log = os.path.join(self.tmp, "dns.log")
+        p = subprocess.Popen(o.nsenter(["/usr/bin/python3", "-c", DNS_SERVER, self.dns_log,
+                                        ",".join(f"{k}={v}" for k, v in DNS.items()), PRIVATE, PUBLIC2]),
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.servers.append(p)
+        assert p.stdout.readline().strip() == "ready"
         return self
+
+    def dns_queries(self):
+        """(address it came in on, name) of every query the outside DNS server saw."""
+        try:
+            with open(self.dns_log) as f:
+                return [tuple(line.split()[:2]) for line in f if line.strip()]
+        except FileNotFoundError:
+            return []
 
     def serve(self, holder, addrs):
         p = subprocess.Popen(holder.nsenter(["/usr/bin/python3", "-c", SERVER] + addrs),
@@ -121,7 +170,10 @@ def world(stack):
     try:
         w.start()
         stack.stop_daemon()
-        h.write_config(stack, {"engine": {"host": w.docker.host}})
+        # Listed names are looked up at the outside DNS server (the daemon runs in the
+        # engine's namespace, which routes to it).
+        h.write_config(stack, {"engine": {"host": w.docker.host},
+                               "egress": {"resolvers": [f"{PRIVATE}:53"], "max_name_ttl": MAX_NAME_TTL}})
         stack.set_daemon_command(w.docker.holder.nsenter(stack.default_daemon_argv()))
         yield w
     finally:
@@ -416,3 +468,110 @@ def test_another_member_may_not_change_it(bus, made):
     e = inspected_egress(bus, name)
     assert e["mode"] == "allowlist" and e["allow"] == [f"{PUBLIC}:80"], e
     refused_at_once(bus, name, PUBLIC2)
+
+
+# ---- names ---------------------------------------------------------------------------------
+
+def lookup(bus, name, host, server=None, user=MEMBER):
+    """busybox nslookup in the sandbox, as its owner: the addresses it printed for host."""
+    argv = ["nslookup", host] + ([server] if server else [])
+    r = bus.call(user, "ExecSandbox", "sasa{sv}", [name, argv, {}], timeout=60).result
+    out = bytes(r[1]).decode(errors="replace")
+    _, _, answer = out.partition("Name:")
+    return [w for w in answer.split() if w.count(".") == 3 and all(x.isdigit() for x in w.split("."))]
+
+
+def resolve_and_fetch(bus, name, host, port=80):
+    """One exec: the name resolved by the sandbox's own resolver, then an HTTP GET to what it
+    answered (within the TTL cap)."""
+    script = ('a=$(nslookup "$0" | sed -n "/^Name:/,\\$ s/^Address: *//p" | head -n1); echo "addr=$a"; '
+              '[ -n "$a" ] && printf "GET / HTTP/1.0\\r\\n\\r\\n" | nc -w 5 "$a" "$1"; echo')
+    r = bus.call(MEMBER, "ExecSandbox", "sasa{sv}", [name, ["sh", "-c", script, host, str(port)], {}],
+                 timeout=60).result
+    out = bytes(r[1]).decode(errors="replace")
+    return out
+
+
+def seen_upstream(world, host):
+    return [q for q in world.dns_queries() if q[1] == host]
+
+
+def test_names_listed_resolve_and_are_served_unlisted_never_leave(world, bus, made):
+    name, r = create(bus, made, egress("allowlist", "served.example.test:80", "*.wild.example.test"))
+    r.result
+    e = inspected_egress(bus, name)
+    assert e["enforced"] and e["allow"] == ["served.example.test:80", "*.wild.example.test"], e
+    # listed: resolved through the service (asked at the policy's resolver), then served
+    out = resolve_and_fetch(bus, name, "served.example.test")
+    assert f"addr={PUBLIC}" in out and out.rstrip().endswith(f"{PUBLIC}:80"), out
+    assert seen_upstream(world, "served.example.test")
+    # the listed port only: its other port refused
+    lookup(bus, name, "served.example.test")
+    refused_at_once(bus, name, PUBLIC, 8080)
+    # a wildcard entry, any port
+    out = resolve_and_fetch(bus, name, "a.wild.example.test", 8080)
+    assert out.rstrip().endswith(f"{PUBLIC2}:8080"), out
+    # unlisted: not resolved, never asked upstream, counted
+    before = inspected_egress(bus, name)["names_refused"]
+    assert lookup(bus, name, "unlisted.example.test") == []
+    assert lookup(bus, name, "wild.example.test") == []     # "*." is below the name only
+    assert not seen_upstream(world, "unlisted.example.test")
+    assert not seen_upstream(world, "wild.example.test")
+    assert inspected_egress(bus, name)["names_refused"] >= before + 2
+    # DNS sent to another resolver's address never reaches it: every query is answered by
+    # the service's resolver (the unlisted one refused there, the listed one asked upstream)
+    assert lookup(bus, name, "unlisted.example.test", PUBLIC2) == []
+    assert PUBLIC in lookup(bus, name, "served.example.test", PUBLIC2)
+    assert not [q for q in world.dns_queries() if q[0] == PUBLIC2], world.dns_queries()
+    assert not seen_upstream(world, "unlisted.example.test")
+
+
+def test_a_name_is_open_for_its_ttl_capped(world, bus, made):
+    name, r = create(bus, made, egress("allowlist", "other.example.test:80"))
+    r.result
+    out = resolve_and_fetch(bus, name, "other.example.test")
+    assert out.rstrip().endswith(f"{PUBLIC2}:80"), out
+    # the server's TTL is 300 s; the policy's max_name_ttl closes it after MAX_NAME_TTL
+    cid = container_of(world, name)
+    pid = world.docker.inspect(cid)["State"]["Pid"]
+    listing = nsenter_nft(world, pid, "list", "set", "inet", "xagent_egress", "names4").stdout
+    assert PUBLIC2 in listing and "expires" in listing, listing
+    t0 = time.monotonic()
+    h.wait_until(lambda: not fetch(bus, name, PUBLIC2)[0], MAX_NAME_TTL + 15, 0.5, "the element to expire")
+    assert time.monotonic() - t0 >= 1
+    refused_at_once(bus, name, PUBLIC2)
+    # and open again once resolved again
+    assert resolve_and_fetch(bus, name, "other.example.test").rstrip().endswith(f"{PUBLIC2}:80")
+
+
+def test_set_egress_switches_names(world, bus, made):
+    name, r = create(bus, made, egress("allowlist", "served.example.test:80"))
+    r.result
+    assert PUBLIC in lookup(bus, name, "served.example.test")
+    bus.call(MEMBER, "SetSandboxEgress", "sa{sv}", [name, {"mode": ["s", "allowlist"],
+                                                          "allow": ["as", ["other.example.test:80"]]}]).result
+    # the old name's addresses are closed at once (the rules reloaded), and it no longer resolves
+    refused_at_once(bus, name, PUBLIC)
+    assert lookup(bus, name, "served.example.test") == []
+    assert resolve_and_fetch(bus, name, "other.example.test").rstrip().endswith(f"{PUBLIC2}:80")
+    # back to addresses only: no resolver any more, DNS goes nowhere
+    bus.call(MEMBER, "SetSandboxEgress", "sa{sv}", [name, {"mode": ["s", "allowlist"],
+                                                          "allow": ["as", [f"{PUBLIC}:80"]]}]).result
+    n = len(world.dns_queries())
+    assert lookup(bus, name, "other.example.test") == []
+    assert len(world.dns_queries()) == n
+    assert fetch(bus, name, PUBLIC)[0]
+
+
+def test_bad_names(bus, made):
+    name, r = create(bus, made)
+    r.result
+    for bad in ("bad_name.example.test", "-x.example.test", "*.", "a..example.test", "x" * 64 + ".test",
+                "*.*.example.test", "example.test:0"):
+        m = bus.call(MEMBER, "SetSandboxEgress", "sa{sv}",
+                     [name, {"mode": ["s", "allowlist"], "allow": ["as", [bad]]}]).error(
+            "org.freedesktop.DBus.Error.InvalidArgs")
+        assert bad in m, m
+    assert inspected_egress(bus, name)["mode"] == "default"
+    policy = bus.call(MEMBER, "GetPolicy").result[0]["egress"]
+    assert policy["names"] is True and policy["max_name_ttl"] == MAX_NAME_TTL, policy
