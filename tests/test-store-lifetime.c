@@ -62,7 +62,7 @@ START_TEST(test_migration_from_schema6) {
         ck_assert_str_eq(before, "6");
         s = open_ok();
         after = raw_query("PRAGMA user_version");
-        ck_assert_str_eq(after, "9");
+        ck_assert_str_eq(after, "10");
         /* The row is kept, every field of it. */
         ck_assert_int_eq(sbx_store_get_sandbox(s, "~1001:kept", &got, NULL), 1);
         ck_assert_str_eq(got->container_id, "c0ffee");

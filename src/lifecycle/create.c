@@ -365,6 +365,7 @@ static int make_container(SbxLifecycle *l, const Creation *c, json_object *body,
                 .spec_json = c->json,
                 .created_us = c->created_us,
                 .labels_json = c->labels_json,
+                .egress_json = c->egress_json,
         }, (unsigned) l->policy->max_sandboxes_per_user, error);
         if (r < 0 || (r = sbx_policy_check_count(l->policy, (size_t) r, error)) < 0)
                 return r;

@@ -74,6 +74,7 @@ int lc_settle_intent(SbxLifecycle *l, const SbxIntentRow *in, SbxError *error) {
                                 .state = final->state == SBX_STATE_RUNNING ? SBX_SANDBOX_RUNNING : SBX_SANDBOX_STOPPED,
                                 .created_us = in->created_us,
                                 .labels_json = in->labels_json,
+                                .egress_json = in->egress_json,
                         }, error);
                         if (r < 0)
                                 return r;

@@ -20,7 +20,7 @@
 #define SNAPSHOT_COLUMNS \
         "id, owner_uid, source_sandbox, image_id, image_tag, created_us"
 #define INTENT_COLUMNS \
-        "name, owner_uid, owner_gid, container_name, fingerprint, spec_json, created_us, labels_json"
+        "name, owner_uid, owner_gid, container_name, fingerprint, spec_json, created_us, labels_json, egress_json"
 #define SNAPSHOT_INTENT_COLUMNS \
         "id, owner_uid, source_sandbox, image_tag, token, abandoned, created_us"
 
@@ -53,7 +53,7 @@ static const char *const statement_sql[_STMT_MAX] = {
         [STMT_LIST_SNAPSHOTS] =
                 "SELECT " SNAPSHOT_COLUMNS " FROM snapshots WHERE ?1 < 0 OR owner_uid = ?1 ORDER BY id",
         [STMT_PUT_INTENT] =
-                "INSERT OR REPLACE INTO intents(" INTENT_COLUMNS ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT OR REPLACE INTO intents(" INTENT_COLUMNS ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         [STMT_GET_INTENT] =
                 "SELECT " INTENT_COLUMNS " FROM intents WHERE name = ?1",
         [STMT_DELETE_INTENT] =
@@ -207,6 +207,7 @@ static const Column intent_columns[] = {
         COLUMN(SbxIntentRow, spec_json,      TEXT),
         COLUMN(SbxIntentRow, created_us,     INT64),
         COLUMN(SbxIntentRow, labels_json,    TEXT),
+        COLUMN(SbxIntentRow, egress_json,    TEXT),
 };
 
 static const Column snapshot_intent_columns[] = {
@@ -634,6 +635,7 @@ SbxIntentRow *sbx_intent_row_free(SbxIntentRow *row) {
         free(row->fingerprint);
         free(row->spec_json);
         free(row->labels_json);
+        free(row->egress_json);
         free(row);
         return NULL;
 }
@@ -675,7 +677,8 @@ static int put_intent(SbxStore *s, const SbxIntentRow *row, SbxError *error) {
             bind_text(st, 5, row->fingerprint) != SQLITE_OK ||
             bind_text(st, 6, row->spec_json) != SQLITE_OK ||
             sqlite3_bind_int64(st, 7, row->created_us > 0 ? row->created_us : (int64_t) sbx_now_realtime_us()) != SQLITE_OK ||
-            bind_text(st, 8, row->labels_json ?: "{}") != SQLITE_OK)
+            bind_text(st, 8, row->labels_json ?: "{}") != SQLITE_OK ||
+            bind_text(st, 9, row->egress_json ?: "") != SQLITE_OK)
                 return store_fail(s, error, "cannot bind intent row");
         r = store_step(s, st, error);
         return r < 0 ? r : 0;

@@ -104,6 +104,9 @@ static const char *const migrations[] = {
         /* 8 → 9: a sandbox's egress (egress.h's stored form); rows already there get ""
          * (the policy's default, with no entries), and keep everything else */
         "ALTER TABLE sandboxes ADD COLUMN egress_json TEXT NOT NULL DEFAULT '';",
+        /* 9 → 10: an interrupted create's egress, for the row it settles into; intents
+         * already there get "" (the default) */
+        "ALTER TABLE intents ADD COLUMN egress_json TEXT NOT NULL DEFAULT '';",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == SBX_STORE_SCHEMA_VERSION,

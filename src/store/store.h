@@ -30,7 +30,7 @@
 
 #define SBX_STORE_FILENAME "sandboxd.db"
 /* The newest schema this code knows; a database with a larger user_version is refused. */
-#define SBX_STORE_SCHEMA_VERSION 9
+#define SBX_STORE_SCHEMA_VERSION 10
 /* The owner filter that matches every row. */
 #define SBX_STORE_ANY_OWNER ((uid_t) -1)
 
@@ -82,6 +82,7 @@ typedef struct SbxIntentRow {
         char *spec_json;        /* the canonical spec, as the sandbox row will hold it */
         int64_t created_us;     /* 0 = now, on put */
         char *labels_json;      /* … and its labels; NULL on put = none */
+        char *egress_json;      /* … and its egress (egress.h's stored form); NULL on put = "" */
 } SbxIntentRow;
 
 typedef struct SbxSnapshotIntentRow {
