@@ -276,8 +276,8 @@ class Fault:
     def call(self, user, method, sig="", args=(), **kw):
         return self.callers[user].call(method, sig, args, **kw)
 
-    def create(self, user, name, spec=None, **kw):
-        return self.submit(user, "CreateSandbox", "sa{sv}a{sv}", [name, spec or self.spec(), {}], **kw)
+    def create(self, user, name, spec=None, options=None, **kw):
+        return self.submit(user, "CreateSandbox", "sa{sv}a{sv}", [name, spec or self.spec(), options or {}], **kw)
 
     def stop_sandbox(self, user, name, timeout=2):
         return self.submit(user, "StopSandbox", "sa{sv}", [name, {"timeout": ["u", timeout]}])

@@ -100,6 +100,9 @@ def test_create_request_sequence(f):
     f.assert_settled()
 
 
+EGRESS_NONE = {"egress": ["a{sv}", {"mode": ["s", "none"]}]}
+
+
 def kill_round(f, step, when, variants):
     """One round: len(variants) creates held at step, SIGKILL, the settled state, the
     retries; returns per-phase timings."""
@@ -115,7 +118,8 @@ def kill_round(f, step, when, variants):
         holds = [f.relay.hold(method, path_re, when=when, subject=subject_of(kind, u, n))
                  for u, n, _ in trials]
     t0 = time.monotonic()
-    calls = [f.create(u, n, s) for u, n, s in trials]
+    # The egress asked must survive a lost reply (docs/security.md, "Egress"): none here.
+    calls = [f.create(u, n, s, EGRESS_NONE) for u, n, s in trials]
     for hd in holds:
         hd.wait_held(F.DOCKER_TIMEOUT - 1)
     t["held"] = time.monotonic() - t0
@@ -132,6 +136,9 @@ def kill_round(f, step, when, variants):
         if adopted:
             assert [c[0] for c in have.values()] == [F.container_name(n, u)], have
             assert F.qualified(n, u) in f.rows()
+            # the row settled from the intent has the egress the create asked for
+            e = f.inspect(u, n).result[0]["egress"]
+            assert e["mode"] == "none" and e["enforced"], e
         else:
             assert not have, f"{n}: a container never verified is still there: {have}"
             assert F.qualified(n, u) not in f.rows()
