@@ -258,9 +258,10 @@ def test_an_allow_list(bus, made):
     refused_at_once(bus, name, GATEWAY)
 
 
-def test_set_egress_both_ways_and_who_may(bus, made):
+def test_set_egress_both_ways_and_who_may(stack, bus, made):
     name, r = create(bus, made, egress("none"))
     r.result
+    mark = h.LogMark(stack)
     refused_at_once(bus, name, PUBLIC)
     bus.call(MEMBER, "SetSandboxEgress", "sa{sv}", [name, {"mode": ["s", "allowlist"],
                                                           "allow": ["as", [PUBLIC2]]}]).result
@@ -279,6 +280,13 @@ def test_set_egress_both_ways_and_who_may(bus, made):
         h.ERR + "NoSuchSandbox", "org.freedesktop.DBus.Error.AccessDenied",
         "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired")
     refused_at_once(bus, name, PUBLIC)
+    # Every change is an audit record, the refused ones too (docs/api.md, "Audit").
+    log = mark.new()
+    member = h.uid_of(MEMBER)
+    line = f'AUDIT uid={member} verb=set-egress sandbox="{name}" outcome=ok owner={member}'
+    assert log.count(line) == 2, log
+    assert f'AUDIT uid={h.uid_of(OTHER)} verb=set-egress sandbox="{name}" outcome=org.freedesktop.DBus.Error.' \
+        in log, log
 
 
 def test_bad_input(bus, made):
@@ -327,7 +335,7 @@ def verify(bus, name):
     return bus.verify(MEMBER, name, h.spec()).result
 
 
-def test_rules_lost_are_named_by_verify_and_a_restart_behind_the_back_is_rearmed(world, bus, made):
+def test_rules_lost_are_named_by_verify_and_a_restart_behind_the_back_is_rearmed(stack, world, bus, made):
     name, r = create(bus, made, egress("allowlist", f"{PUBLIC}:80"))
     r.result
     cid = container_of(world, name)
@@ -338,6 +346,7 @@ def test_rules_lost_are_named_by_verify_and_a_restart_behind_the_back_is_rearmed
     assert verify(bus, name) == ["mismatch", ["egress"]]
     assert bus.call(MEMBER, "RefreshSandbox", "s", [name]).result[0]["egress"]["enforced"] is False
     # A restart behind the back (Docker's own API): a new namespace, re-armed at once.
+    mark = h.LogMark(stack)
     world.docker.ok("POST", f"/containers/{cid}/restart?t=0")
     def rearmed():
         newpid = world.docker.inspect(cid)["State"]["Pid"]
@@ -347,6 +356,9 @@ def test_rules_lost_are_named_by_verify_and_a_restart_behind_the_back_is_rearmed
     refused_at_once(bus, name, PUBLIC2)
     assert fetch(bus, name, PUBLIC)[0]
     h.wait_until(lambda: verify(bus, name) == ["match", []], 20, 0.2, "verify to match again")
+    # the service's own change is audited too
+    h.wait_until(lambda: f'verb=rearm-egress sandbox="{name}" outcome=ok' in mark.new(), 10, 0.1,
+                 "the re-arm's audit record")
 
 
 def test_pause_resume_and_stop_start_keep_it(bus, made):
