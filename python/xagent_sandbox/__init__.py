@@ -107,10 +107,29 @@ def _volume(v):
     return (str(host), str(guest), str(mode))
 
 
-def _make_options(labels=None, idle_timeout=None, expire_after=None, on_idle=None, idle_counts_processes=None):
-    """Create/Ensure/SetSandboxLifetimes options a{sv}: labels, and the lifetimes only
-    when given (the service bounds them by its policy)."""
+def _egress(egress):
+    """The option egress a{sv} (docs/security.md, "Egress"): a mode ("default", "none",
+    "allowlist"), a list of entries (an allow-list: "CIDR[:PORT[/tcp|udp]]" or
+    "NAME[:PORT]", "*." first allowed), or a dict {"mode": …, "allow": […]}."""
+    if isinstance(egress, str):
+        egress = {"mode": egress}
+    elif isinstance(egress, (list, tuple)):
+        egress = {"mode": "allowlist", "allow": list(egress)}
     o = {}
+    if egress.get("mode") is not None:
+        o["mode"] = _v("s", str(egress["mode"]))
+    if egress.get("allow") is not None:
+        o["allow"] = _v("as", [str(x) for x in egress["allow"]])
+    return o
+
+
+def _make_options(labels=None, idle_timeout=None, expire_after=None, on_idle=None, idle_counts_processes=None,
+                  egress=None):
+    """Create/Ensure/SetSandboxLifetimes options a{sv}: labels, egress, and the lifetimes
+    only when given (the service bounds them by its policy)."""
+    o = {}
+    if egress is not None:
+        o["egress"] = _v("a{sv}", _egress(egress))
     if labels is not None:
         o["labels"] = _v("a{ss}", {str(k): str(v) for k, v in labels.items()})
     if idle_counts_processes is not None:
@@ -368,19 +387,21 @@ class Sandbox:
     def ensure(cls, name, image=None, snapshot=None, working_dir=None, cpus=None, memory=None, env=None,
                volumes=None, network_isolated=None, ports=None, on_mismatch="fail", stop_timeout=None,
                labels=None, idle_timeout=None, expire_after=None, on_idle=None, idle_counts_processes=None,
-               interactive=False, on_exit="keep"):
+               interactive=False, on_exit="keep", egress=None):
         """Gets the sandbox `name` if it matches this spec (starting it if stopped),
         else creates it; with on_mismatch="recreate" a different one is replaced.
         sb.outcome says which: created, started, reused, recreated. labels (a dict of
         strings) are set when it is made; idle_timeout, expire_after (seconds),
         on_idle ("stop" or "pause") and idle_counts_processes (whether a running
         process nobody reads holds it from its idle stop) are its lifetimes, each sent
-        only when given: one found gets them as set_lifetimes() gives them."""
+        only when given: one found gets them as set_lifetimes() gives them. egress (a
+        mode, a list of allow entries, or {"mode", "allow"}) is what one it makes may
+        reach; one it finds keeps its own (set_egress() changes it)."""
         sb = cls(name, interactive, on_exit)
         options = {"on_mismatch": _v("s", on_mismatch)}
         if stop_timeout is not None:
             options["stop_timeout"] = _v("u", int(stop_timeout))
-        options.update(_make_options(labels, idle_timeout, expire_after, on_idle, idle_counts_processes))
+        options.update(_make_options(labels, idle_timeout, expire_after, on_idle, idle_counts_processes, egress))
         try:
             _, sb.fingerprint, sb.outcome = sb._bus.manager(
                 "EnsureSandbox", "sa{sv}a{sv}",
@@ -393,14 +414,15 @@ class Sandbox:
 
     @classmethod
     def create(cls, name, interactive=False, on_exit="keep", labels=None, idle_timeout=None, expire_after=None,
-               on_idle=None, idle_counts_processes=None, **spec):
-        """Creates the sandbox `name` (SandboxExists if the name is taken); labels and
-        lifetimes as for ensure()."""
+               on_idle=None, idle_counts_processes=None, egress=None, **spec):
+        """Creates the sandbox `name` (SandboxExists if the name is taken); labels,
+        lifetimes and egress as for ensure()."""
         sb = cls(name, interactive, on_exit)
         try:
             _, sb.fingerprint = sb._bus.manager(
                 "CreateSandbox", "sa{sv}a{sv}",
-                [name, _spec(**spec), _make_options(labels, idle_timeout, expire_after, on_idle, idle_counts_processes)],
+                [name, _spec(**spec),
+                 _make_options(labels, idle_timeout, expire_after, on_idle, idle_counts_processes, egress)],
                 timeout_s=120)
             sb.outcome = "created"
         except BaseException:
@@ -468,6 +490,18 @@ class Sandbox:
         if not options:
             raise ValueError("set_lifetimes: nothing to change")
         self._call("SetSandboxLifetimes", "a{sv}", [options])
+
+    def set_egress(self, egress):
+        """Changes what it may reach (SetSandboxEgress), atomically, in force before this
+        returns: a mode ("default", "none", "allowlist"), a list of allow entries
+        ("CIDR[:PORT[/tcp|udp]]", "NAME[:PORT]"), or {"mode": …, "allow": […]}."""
+        self._call("SetSandboxEgress", "a{sv}", [_egress(egress)], timeout_s=_DEFAULT_CALL_S + _MARGIN_S)
+
+    @property
+    def egress(self):
+        """Its egress as the inspection shows it: mode, allow, effective, enforced (the
+        rules read back are in force), names_refused."""
+        return self.inspect()["egress"]
 
     @property
     def lifetimes(self):

@@ -67,6 +67,16 @@ def test_lifecycle_on_podman(stack, podman):
         inspected = podman.inspect(h.container_name(bridge, MEMBER))
         assert inspected["HostConfig"]["IpcMode"] == "shareable", inspected["HostConfig"]
         assert inspected["Config"]["Image"] == "localhost/" + h.TEST_IMAGE
+        # Egress is enforced the same way in a Podman sandbox's namespace (docs/security.md):
+        # the default, then an allow-list with a name, its resolver refusing any other name.
+        e = bus.inspect(MEMBER, bridge).result[0]["egress"]
+        assert e["effective"] == "public" and e["enforced"], e
+        bus.call(MEMBER, "SetSandboxEgress", "sa{sv}", [bridge, {
+            "mode": ["s", "allowlist"], "allow": ["as", ["203.0.113.7:443", "pypi.example.test:443"]]}]).result
+        r = bus.call(MEMBER, "ExecSandbox", "sasa{sv}", [bridge, ["nslookup", "unlisted.example.test"], {}]).result
+        assert "Address" not in bytes(r[1]).decode().partition("Name:")[2], bytes(r[1])
+        e = bus.inspect(MEMBER, bridge).result[0]["egress"]
+        assert e["effective"] == "allowlist" and e["enforced"] and e["names_refused"] >= 1, e
 
         r = bus.call(MEMBER, "ExecSandbox", "sasa{sv}",
                      [bridge, ["sh", "-c", "cat; id -u; echo $FOO; echo err >&2"],

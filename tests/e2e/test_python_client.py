@@ -184,3 +184,31 @@ def test_no_descriptor_left_after_1000_calls(pyrun, cleanup):
     # A leak grows the count; a streamed run's pipe may still be closing when
     # `before` is taken (CI saw 9 before, 8 after), so fewer is no leak.
     assert after <= before, f"{after - before} descriptors left open ({before} before, {after} after)"
+
+
+def test_egress(pyrun, cleanup):
+    """egress= on create and ensure, sb.set_egress(), sb.egress (docs/python.md)."""
+    name, again = h.unique("pyeg"), h.unique("pyeg")
+    cleanup.sandbox(name)
+    cleanup.sandbox(again)
+    out = pyrun(MEMBER, f"""
+        sb = Sandbox.create({name!r}, image={h.TEST_IMAGE!r}, egress=["203.0.113.7:443/tcp", "pypi.example.test:443"])
+        made = sb.egress
+        r = sb.run("nslookup unlisted.example.test; true")
+        refused = sb.egress["names_refused"]
+        sb.set_egress("none")
+        none = sb.egress
+        try:
+            sb.set_egress(["not/an/entry"])
+            bad = None
+        except SandboxError as e:
+            bad = [type(e).__name__, e.message]
+        ensured = Sandbox.ensure({again!r}, image={h.TEST_IMAGE!r}, egress={{"mode": "none"}}).egress
+        print(json.dumps({{"made": made, "refused": refused, "none": none, "bad": bad, "ensured": ensured}}))
+    """)
+    assert out["made"]["mode"] == "allowlist" and out["made"]["enforced"], out
+    assert out["made"]["allow"] == ["203.0.113.7:443/tcp", "pypi.example.test:443"], out
+    assert out["refused"] >= 1, out
+    assert out["none"]["mode"] == "none" and out["none"]["effective"] == "none" and out["none"]["enforced"], out
+    assert out["bad"][0] == "InvalidArgs" and "not/an/entry" in out["bad"][1], out
+    assert out["ensured"]["mode"] == "none" and out["ensured"]["enforced"], out

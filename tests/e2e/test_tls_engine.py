@@ -293,6 +293,19 @@ def test_host_volumes_are_refused_on_a_remote_engine(stack, world):
     assert world.containers() == []
 
 
+def test_egress_is_refused_on_a_remote_engine(stack, world):
+    """Its sandboxes' network namespaces are not on this host: a bridge sandbox's egress
+    (the policy's default public, an allow-list, a name) cannot be enforced, so it is
+    refused naming why (docs/security.md, "Egress"); nothing is made."""
+    bus = h.Sandboxd(stack)
+    with Remote(stack, world):
+        for options in ({}, {"egress": ["a{sv}", {"mode": ["s", "allowlist"], "allow": ["as", ["203.0.113.7:443"]]}]},
+                        {"egress": ["a{sv}", {"mode": ["s", "allowlist"], "allow": ["as", ["pypi.org:443"]]}]}):
+            m = bus.create(MEMBER, h.unique("tlsegress"), h.spec(), options).error(h.ERR + "PolicyViolation")
+            assert "egress" in m and "remote" in m and "cannot be enforced" in m, m
+    assert world.containers() == []
+
+
 def test_engine_restarted_mid_stream(stack, world):
     """dockerd killed and started again under a running exec: the exec ends with an
     error (never hangs), the event stream reconnects over TLS, nothing is orphaned."""
