@@ -84,6 +84,32 @@ static int lifetimes_start(Call *c) {
         return 0;
 }
 
+/* SetSandboxEgress with the argument egress ({mode, allow}). */
+static int egress_start(Call *c) {
+        _cleanup_free_ char *error = NULL;
+        sd_bus_message *m = NULL;
+        json_object *egress = NULL;
+        const char *name;
+        int r;
+
+        if (by_name(c, "SetSandboxEgress", &m, &name) < 0)
+                return 0;
+        if (!json_object_object_get_ex(c->args, "egress", &egress) || !egress)
+                r = arg_error(&error, "egress", "is required for action 'egress'");
+        else
+                r = append_egress_value(m, egress, &error);
+        if (r < 0) {
+                sd_bus_message_unref(m);
+                if (r == -EINVAL)
+                        call_fail(c, "org.freedesktop.DBus.Error.InvalidArgs", error ?: "invalid arguments");
+                else
+                        call_fail_errno(c, "building the bus call", r);
+                return 0;
+        }
+        send(c, m);
+        return 0;
+}
+
 static int lifetimes_reply(Call *c, sd_bus_message *reply, json_object **ret) {
         *ret = sandbox_result(c, "changed", json_object_new_boolean(true));
         return *ret ? 0 : -ENOMEM;
@@ -157,6 +183,7 @@ static int release_start(Call *c) {
 
 static const Tool ops[] = {
         { .name = "sandbox_lifetimes", .start = lifetimes_start, .on_reply = lifetimes_reply },
+        { .name = "sandbox_egress", .start = egress_start, .on_reply = lifetimes_reply },
         { .name = "sandbox_lease", .start = lease_start, .on_reply = lease_reply },
         { .name = "sandbox_release", .start = release_start },
 };
@@ -207,6 +234,10 @@ static const Tool *op_find(const char *name) {
         "\"on_idle\":{\"enum\":[\"stop\",\"pause\"]}," \
         "\"idle_counts_processes\":{\"type\":\"boolean\",\"description\":\"A background process nobody reads " \
                 "keeps it from idling (default false).\"}"
+#define P_EGRESS \
+        "\"egress\":{\"type\":\"object\",\"properties\":{\"mode\":{\"enum\":[\"default\",\"none\",\"allowlist\"]}," \
+        "\"allow\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"description\":\"Network it may reach; " \
+        "allow: CIDR[:PORT[/tcp|udp]] or NAME[:PORT].\"}"
 #define ACTION(...) "\"action\":{\"enum\":[" __VA_ARGS__ "]}"
 #define OBJ(props, required) \
         "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{" props "},\"required\":[" required "]}"
@@ -229,14 +260,15 @@ const Tool mcp_agent_tools[] = {
              "creates it (on_mismatch recreate replaces a different one). Lifetimes given are applied to one found "
              "too. Then use run, file_*, process_*.",
              OBJ(P_SANDBOX "," P_SPEC ",\"labels\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
-                 P_LIFETIMES ",\"on_mismatch\":{\"enum\":[\"fail\",\"recreate\"]},\"stop_timeout\":" INT("Seconds."),
+                 P_LIFETIMES "," P_EGRESS ",\"on_mismatch\":{\"enum\":[\"fail\",\"recreate\"]},\"stop_timeout\":" INT("Seconds."),
                  "\"sandbox\""), false, true, true),
         TOOL("sandbox", "Change a sandbox",
              "Acts on a sandbox: start, stop (force revokes others' leases), pause, resume, delete, snapshot "
              "(snapshot_id), lifetimes (change idle_timeout, expire_after from now, on_idle, idle_counts_processes), "
-             "lease (keep others from stopping or deleting it, and it from idling, for this session), release.",
+             "egress (change what it may reach), lease (keep others from stopping or deleting it, and it from idling, for "
+             "this session), release.",
              OBJ(P_SANDBOX "," ACTION("\"start\",\"stop\",\"pause\",\"resume\",\"delete\",\"snapshot\",\"lifetimes\","
-                                      "\"lease\",\"release\"") ","
+                                      "\"egress\",\"lease\",\"release\"") "," P_EGRESS ","
                  "\"timeout\":" INT("stop: seconds before SIGKILL.") ",\"force\":{\"type\":\"boolean\"},"
                  "\"snapshot_id\":{\"type\":\"string\"}," P_LIFETIMES, "\"sandbox\",\"action\""), false, true, false),
         TOOL("sandbox_info", "Look at a sandbox",
@@ -296,6 +328,7 @@ static const struct {
         { "sandbox", "delete", "sandbox_delete" },
         { "sandbox", "snapshot", "sandbox_snapshot" },
         { "sandbox", "lifetimes", "sandbox_lifetimes" },
+        { "sandbox", "egress", "sandbox_egress" },
         { "sandbox", "lease", "sandbox_lease" },
         { "sandbox", "release", "sandbox_release" },
         { "sandbox_info", "inspect", "sandbox_inspect" },

@@ -134,7 +134,7 @@ int base64_decode(const char *text, void **ret, size_t *ret_len) {
 
 /* ---- arguments ------------------------------------------------------------------- */
 
-static int arg_error(char **error, const char *key, const char *what) {
+int arg_error(char **error, const char *key, const char *what) {
         if (asprintf(error, "argument '%s': %s", key, what) < 0)
                 *error = NULL;
         return -EINVAL;

@@ -15,6 +15,8 @@
 
 /* Argument helpers: NULL/absent is "not given" (ret untouched, returns 0). A wrong
  * type is -EINVAL with *error set to a message naming the argument. */
+/* -EINVAL, *error "argument 'KEY': WHAT". */
+int arg_error(char **error, const char *key, const char *what);
 int arg_string(json_object *args, const char *key, bool required, const char **ret, char **error);
 int arg_uint(json_object *args, const char *key, uint64_t max, uint64_t *ret, char **error);
 int arg_cursor(json_object *args, const char *key, uint64_t *ret, char **error);

@@ -155,10 +155,50 @@ int append_lifetime_options(sd_bus_message *m, json_object *args, char **error) 
         return 1;
 }
 
+int append_egress_value(sd_bus_message *m, json_object *egress, char **error) {
+        json_object *allow = NULL;
+        const char *mode = NULL;
+        int r;
+
+        if (!json_object_is_type(egress, json_type_object))
+                return arg_error(error, "egress", "must be an object {mode, allow}");
+        json_object_object_foreach(egress, key, val) {
+                (void) val;
+                if (!streq(key, "mode") && !streq(key, "allow"))
+                        return arg_error(error, "egress", "takes only mode and allow");
+        }
+        if (arg_string(egress, "mode", false, &mode, error) < 0)
+                return -EINVAL;
+        if (json_object_object_get_ex(egress, "allow", &allow) && !json_object_is_type(allow, json_type_array))
+                return arg_error(error, "egress", "allow must be an array of strings");
+        if ((r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0 ||
+            (mode && (r = sd_bus_message_append(m, "{sv}", "mode", "s", mode)) < 0))
+                return r;
+        if (allow) {
+                if ((r = sd_bus_message_open_container(m, 'e', "sv")) < 0 ||
+                    (r = sd_bus_message_append_basic(m, 's', "allow")) < 0 ||
+                    (r = sd_bus_message_open_container(m, 'v', "as")) < 0 ||
+                    (r = sd_bus_message_open_container(m, 'a', "s")) < 0)
+                        return r;
+                for (size_t i = 0; i < json_object_array_length(allow); i++) {
+                        json_object *x = json_object_array_get_idx(allow, i);
+
+                        if (!json_object_is_type(x, json_type_string))
+                                return arg_error(error, "egress", "allow must be an array of strings");
+                        if ((r = sd_bus_message_append_basic(m, 's', json_object_get_string(x))) < 0)
+                                return r;
+                }
+                if ((r = sd_bus_message_close_container(m)) < 0 || (r = sd_bus_message_close_container(m)) < 0 ||
+                    (r = sd_bus_message_close_container(m)) < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(m);
+}
+
 int append_make_options(sd_bus_message *m, json_object *args, bool ensure, char **error) {
         const char *on_mismatch = "fail";
         uint64_t stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT;
-        json_object *labels = NULL;
+        json_object *labels = NULL, *egress = NULL;
         int r;
 
         if (ensure && (arg_string(args, "on_mismatch", false, &on_mismatch, error) < 0 ||
@@ -173,6 +213,13 @@ int append_make_options(sd_bus_message *m, json_object *args, bool ensure, char 
             (r = append_labels_entry(m, labels, error)) < 0)
                 return r;
         if ((r = append_lifetimes(m, args, error)) < 0)
+                return r;
+        if (json_object_object_get_ex(args, "egress", &egress) &&
+            ((r = sd_bus_message_open_container(m, 'e', "sv")) < 0 ||
+             (r = sd_bus_message_append_basic(m, 's', "egress")) < 0 ||
+             (r = sd_bus_message_open_container(m, 'v', "a{sv}")) < 0 ||
+             (r = append_egress_value(m, egress, error)) < 0 || (r = sd_bus_message_close_container(m)) < 0 ||
+             (r = sd_bus_message_close_container(m)) < 0))
                 return r;
         return sd_bus_message_close_container(m);
 }

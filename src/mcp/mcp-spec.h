@@ -14,5 +14,8 @@ int append_spec_args(sd_bus_message *m, json_object *args, char **error);
  * appended), or -EINVAL with *error naming the bad one. */
 int append_lifetime_options(sd_bus_message *m, json_object *args, char **error);
 int append_make_options(sd_bus_message *m, json_object *args, bool ensure, char **error);
+/* The argument "egress" ({mode, allow}) as the egress a{sv} (no variant around it); a
+ * wrong one: -EINVAL, *error naming it. */
+int append_egress_value(sd_bus_message *m, json_object *egress, char **error);
 /* One a{sv} entry "labels" a{ss} of a JSON object of strings. */
 int append_labels_entry(sd_bus_message *m, json_object *labels, char **error);

@@ -85,7 +85,47 @@ def test_twelve_tools_one_name_per_concept(mcp):  # noqa: F811
     assert "sandbox" in by_name["run"]["inputSchema"]["properties"]
     assert "process" in by_name["process"]["inputSchema"]["properties"]
     assert "wait" in by_name["run"]["inputSchema"]["properties"]
-    assert {"lease", "release", "lifetimes"} <= set(by_name["sandbox"]["inputSchema"]["properties"]["action"]["enum"])
+    assert {"lease", "release", "lifetimes", "egress"} <= \
+        set(by_name["sandbox"]["inputSchema"]["properties"]["action"]["enum"])
+    assert "egress" in by_name["sandbox_ensure"]["inputSchema"]["properties"]
+
+
+def test_egress_on_ensure_and_the_sandbox_tool(mcp, cleanup):  # noqa: F811
+    """egress settable when a sandbox is made and through the sandbox tool; shown by inspect."""
+    name = h.unique("mcpegress")
+    cleanup.sandbox(name)
+    out = mcp.node(MEMBER, f"""
+        await call("sandbox_ensure", {{ sandbox: {name!r}, image: {h.TEST_IMAGE!r},
+                                       egress: {{ mode: "allowlist", allow: ["203.0.113.7:443", "pypi.example.test"] }} }});
+        out.made = await call("sandbox_info", {{ sandbox: {name!r}, action: "inspect" }});
+        out.changed = await call("sandbox", {{ sandbox: {name!r}, action: "egress", egress: {{ mode: "none" }} }});
+        out.now = await call("sandbox_info", {{ sandbox: {name!r}, action: "inspect" }});
+        out.bad = await call("sandbox", {{ sandbox: {name!r}, action: "egress", egress: {{ mode: "allowlist",
+                                                                                       allow: ["not/an/entry"] }} }});
+        out.missing = await call("sandbox", {{ sandbox: {name!r}, action: "egress" }});
+    """)
+    def egress(x):
+        found = []
+        def walk(v):
+            if isinstance(v, dict):
+                if "egress" in v and isinstance(v["egress"], dict) and "mode" in v["egress"]:
+                    found.append(v["egress"])
+                for w in v.values():
+                    walk(w)
+            elif isinstance(v, list):
+                for w in v:
+                    walk(w)
+        walk(x)
+        assert found, x
+        return found[0]
+    made = egress(out["made"])
+    assert made["mode"] == "allowlist" and made["allow"] == ["203.0.113.7:443", "pypi.example.test"], made
+    assert made["enforced"], made
+    assert out["changed"]["changed"] is True, out["changed"]
+    assert egress(out["now"])["mode"] == "none" and egress(out["now"])["enforced"], out["now"]
+    assert out["bad"]["error"]["name"] == "org.freedesktop.DBus.Error.InvalidArgs", out["bad"]
+    assert "not/an/entry" in out["bad"]["error"]["message"], out["bad"]
+    assert out["missing"]["error"]["name"] == "org.freedesktop.DBus.Error.InvalidArgs", out["missing"]
 
 
 def test_a_session_lease_and_lifetimes(mcp, sandboxd, cleanup):  # noqa: F811
