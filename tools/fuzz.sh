@@ -3,14 +3,18 @@
 # protocol's fuzz target (tests/fuzz/fuzz-proto.c) with ASan and UBSan, for SECONDS
 # (default 30), from an empty corpus.
 # Exit status non-zero on a crash; the crashing input is left in the work folder.
-#   tools/fuzz.sh [SECONDS]
+# `dns` as the second argument fuzzes the names' resolver's DNS parser instead
+# (tests/fuzz/fuzz-dns.c, src/core/dns.c).
+#   tools/fuzz.sh [SECONDS] [proto|dns]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
 work=$(mktemp -d /tmp/sbx-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+sources=(tests/fuzz/fuzz-proto.c src/core/proto.c src/core/ring.c)
+[ "${2:-proto}" = dns ] && sources=(tests/fuzz/fuzz-dns.c src/core/dns.c)
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE \
-        -Isrc/core -Isrc/basic tests/fuzz/fuzz-proto.c src/core/proto.c src/core/ring.c -o "$work/fuzz-proto"
+        -Isrc/core -Isrc/basic "${sources[@]}" -o "$work/fuzz-proto"
 mkdir "$work/corpus"
 "$work/fuzz-proto" -max_total_time="$seconds" -max_len=65536 -artifact_prefix="$work/" \
         -print_final_stats=1 "$work/corpus" 2>&1 | tail -n 25 || {
