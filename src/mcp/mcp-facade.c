@@ -43,6 +43,20 @@ static void send(Call *c, sd_bus_message *m) {
                 call_fail_errno(c, "calling the service", r);
 }
 
+/* m sent, or (r < 0: its arguments were wrong, -EINVAL with error, or it could not be
+ * built) dropped and the call failed. */
+static void send_or_fail(Call *c, sd_bus_message *m, int r, const char *error) {
+        if (r >= 0) {
+                send(c, m);
+                return;
+        }
+        sd_bus_message_unref(m);
+        if (r == -EINVAL)
+                call_fail(c, "org.freedesktop.DBus.Error.InvalidArgs", error ?: "invalid arguments");
+        else
+                call_fail_errno(c, "building the bus call", r);
+}
+
 static json_object *sandbox_result(Call *c, const char *key, json_object *value) {
         const char *name = NULL;
         char *ignored = NULL;
@@ -72,15 +86,7 @@ static int lifetimes_start(Call *c) {
                           "expire_after, on_idle or idle_counts_processes");
                 return 0;
         }
-        if (r < 0) {
-                sd_bus_message_unref(m);
-                if (r == -EINVAL)
-                        call_fail(c, "org.freedesktop.DBus.Error.InvalidArgs", error ?: "invalid arguments");
-                else
-                        call_fail_errno(c, "building the bus call", r);
-                return 0;
-        }
-        send(c, m);
+        send_or_fail(c, m, r, error);
         return 0;
 }
 
@@ -98,15 +104,7 @@ static int egress_start(Call *c) {
                 r = arg_error(&error, "egress", "is required for action 'egress'");
         else
                 r = append_egress_value(m, egress, &error);
-        if (r < 0) {
-                sd_bus_message_unref(m);
-                if (r == -EINVAL)
-                        call_fail(c, "org.freedesktop.DBus.Error.InvalidArgs", error ?: "invalid arguments");
-                else
-                        call_fail_errno(c, "building the bus call", r);
-                return 0;
-        }
-        send(c, m);
+        send_or_fail(c, m, r, error);
         return 0;
 }
 
