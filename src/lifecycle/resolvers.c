@@ -138,7 +138,10 @@ SbxResolvers *sbx_resolvers_free(SbxResolvers *rs) {
                 rs->list = x->next;
                 resolver_unref(x);
         }
-        /* a job still running holds its own reference; it ends within its deadline */
+        /* A job still running holds its resolver and counts itself out here: waited for
+         * (each ends within its upstreams' deadlines and nft's). */
+        for (unsigned i = 0; i < 3000 && __atomic_load_n(&rs->jobs, __ATOMIC_ACQUIRE) > 0; i++)
+                usleep(10000);
         safe_close(rs->wake);
         pthread_mutex_destroy(&rs->lock);
         free(rs);
