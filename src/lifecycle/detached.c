@@ -272,7 +272,8 @@ int sbx_lifecycle_detach_poll(SbxLifecycle *l, const char *name, const char *id,
                 if (read_header(l, name, path, &h, NULL) >= 0 && h.exited)
                         *ret = (SbxDetachState) { .exited = true, .exit_status = (int) h.status };
                 else
-                        *ret = (SbxDetachState) { .exited = true, .exit_status = 128 + 9 };
+                        *ret = (SbxDetachState) { .exited = true, .exit_status = 128 + 9,
+                                                  .oom_killed = lc_container_oom_killed(l, name) > 0 };
         }
         if (r < 0)
                 ret->paused = frozen(l, name, error);
