@@ -197,10 +197,16 @@ def test_oom_killed_supervisor_says_so(f):
     with open(f"/proc/{pid}/oom_score_adj", "w") as a:
         a.write("1000")                         # raising one's score needs no capability
     hog = subprocess.run(["docker", "-H", "unix://" + f.docker.socket, "exec", cid,
-                          "dd", "if=/dev/zero", "of=/dev/null", "bs=512M", "count=1"],
+                          "sh", "-c", "x=a; while :; do x=$x$x; done"],
                          capture_output=True, timeout=60)
     assert hog.returncode == 137, hog           # the hog killed as well, after the supervisor
-    assert not os.path.exists(f"/proc/{pid}"), "the supervisor was not the OOM killer's victim"
+    def info():
+        try:
+            return open(f"/proc/{pid}/cgroup").read() + str(hog) + \
+                open(f"/proc/{pid}/oom_score_adj").read() + open(f"/proc/{pid}/oom_score").read()
+        except OSError as e:
+            return str(e)
+    assert not os.path.exists(f"/proc/{pid}"), ("the supervisor was not the OOM killer's victim", info())
     F.wait_until(lambda: [path, "sh", False, 137] in list_execs(f, name).result[0], 20, step=0.3,
                  what="the object ended 137")
     assert prop(f, path, EXEC, "ExitStatus") == 137
