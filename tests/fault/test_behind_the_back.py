@@ -170,61 +170,6 @@ def test_full_disk_says_the_disk_is_full(f):
     f.assert_settled()
 
 
-def supervisor_pid(detach_id):
-    """The host pid of the detached process's supervisor (xagent-sandbox-init --supervise DIR…)."""
-    for p in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{p}/cmdline", "rb") as c:
-                argv = c.read().split(b"\0")
-        except OSError:
-            continue
-        if b"--supervise" in argv[:2] and len(argv) > 2 and argv[2].endswith(b"/" + detach_id.encode()):
-            return int(p)
-    return None
-
-
-def test_oom_killed_supervisor_says_so(f):
-    """Item 9: a detached process whose supervisor the kernel's OOM killer killed (its
-    oom_score_adj raised, a memory hog run in the 128 MiB sandbox) ends 137 and its last
-    ReadOutput says the sandbox ran out of memory (was: 137 and no word of why)."""
-    f.activate()
-    name = F.unique("oom")
-    assert f.create(MEMBER, name, F.h.spec(F.TEST_IMAGE, memory=128)).result().ok
-    (cid, _), = f.containers_of(name, MEMBER).items()
-    path = detach(f, name, ["sh", "-c", TICKER])
-    F.wait_until(lambda: read_output(f, path).ok, 10, what="its output read")
-    pid = F.wait_until(lambda: supervisor_pid(path.rsplit("/", 1)[1]), 10, what="its supervisor")
-    with open(f"/proc/{pid}/oom_score_adj", "w") as a:
-        a.write("1000")                         # raising one's score needs no capability
-    hog = subprocess.run(["docker", "-H", "unix://" + f.docker.socket, "exec", cid,
-                          "sh", "-c", "x=a; while :; do x=$x$x; done"],
-                         capture_output=True, timeout=60)
-    assert hog.returncode == 137, hog           # the hog killed as well, after the supervisor
-    def info():
-        try:
-            return open(f"/proc/{pid}/cgroup").read() + str(hog) + \
-                open(f"/proc/{pid}/oom_score_adj").read() + open(f"/proc/{pid}/oom_score").read()
-        except OSError as e:
-            return str(e)
-    assert not os.path.exists(f"/proc/{pid}"), ("the supervisor was not the OOM killer's victim", info())
-    F.wait_until(lambda: [path, "sh", False, 137] in list_execs(f, name).result[0], 20, step=0.3,
-                 what="the object ended 137")
-    assert prop(f, path, EXEC, "ExitStatus") == 137
-    err, offset = b"", 0
-    while True:
-        r = read_output(f, path, offset)
-        assert r.ok, dict(r)
-        err += bytes(r.result[1])
-        offset, more = r.result[2], r.result[3]
-        if not more:
-            break
-    assert b"the sandbox ran out of memory" in err, err[-300:]
-    print(err[-200:].decode(errors="replace"))
-    F.wait_until(lambda: path not in [e[0] for e in list_execs(f, name).result[0]], 10, what="the object gone")
-    assert f.delete(MEMBER, name).result().ok
-    f.assert_settled()
-
-
 def test_lost_store_keeps_user_labels(f):
     """Item 10: 12 sandboxes with labels (the default max_sandboxes_per_user is 16), the store lost (daemon down, its files
     emptied): recorded again from their containers, FindSandboxes by a label finds all 12
