@@ -15,8 +15,8 @@
 _xagent_sandboxctl_commands=(
         'list             -                 --no-legend --label=word'
         'snapshots        -                 --no-legend'
-        'create           word              @spec --label=word --idle-timeout=word --on-idle=word --expire-after=word'
-        'ensure           word              @spec --label=word --idle-timeout=word --on-idle=word --expire-after=word --recreate --stop-timeout=word'
+        'create           word              @spec --label=word --idle-timeout=word --on-idle=word --expire-after=word --pull=word'
+        'ensure           word              @spec --label=word --idle-timeout=word --on-idle=word --expire-after=word --pull=word --recreate --stop-timeout=word'
         'inspect          sandbox           --fresh'
         'verify           sandbox           @spec'
         'start            sandbox           '
@@ -39,6 +39,7 @@ _xagent_sandboxctl_commands=(
         'rm               remote            --recursive'
         'usage            sandbox           '
         'policy           -                 '
+        'pull             word              '
         'fingerprint      file              --config=file --python=python'
 )
 _xagent_sandboxctl_spec_options='--image=word --snapshot=snapshot --workdir=word --cpus=word

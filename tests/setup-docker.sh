@@ -8,6 +8,7 @@
 #   3. the test image xagent-sandbox-test:latest, imported from a busybox-static
 #      root file system (no registry is reachable).
 # Prints what it did. Exit status 0 only when all three hold.
+#   --daemon-only   1. and 2. alone (tools/demo.sh: the demo runs no test image)
 
 set -euo pipefail
 
@@ -20,6 +21,12 @@ say() { echo "setup-docker: $*"; }
 die() { echo "setup-docker: error: $*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "must run as root"
+
+# One run at a time (the e2e files run in parallel, each making sure of the image): the
+# next waits here, then finds dockerd answering and the image present.
+mkdir -p /run/lock
+exec {lock}>/run/lock/xagent-sandbox-setup-docker.lock
+flock "$lock"
 
 need_pkgs=()
 command -v dockerd >/dev/null 2>&1 || need_pkgs+=(docker.io)
@@ -56,7 +63,8 @@ else
         mkdir -p "$(dirname "$LOG")"
         # own session, so that a test harness reaping its process group does not
         # take the daemon down with it
-        setsid -f dockerd --host "unix://$SOCK" >>"$LOG" 2>&1 </dev/null
+        # (without the lock: a dockerd holding it would hold every later run)
+        setsid -f dockerd --host "unix://$SOCK" >>"$LOG" 2>&1 </dev/null {lock}>&-
         for ((i = 0; i < WAIT * 2; i++)); do
                 pick_cli && break
                 sleep 0.5
@@ -65,6 +73,7 @@ else
         say "dockerd answers (pid $(cat /var/run/docker.pid 2>/dev/null), pid file /var/run/docker.pid)"
 fi
 say "using CLI $DOCKER (server API $("$DOCKER" version --format '{{.Server.APIVersion}}'))"
+[ "${1:-}" = --daemon-only ] && exit 0
 
 if "$DOCKER" image inspect "$IMAGE" >/dev/null 2>&1; then
         say "image $IMAGE already present"

@@ -4,24 +4,12 @@
  * reader): what one writes the other reads back, and only what is set is written. */
 
 #include "sbx-test.h"
+#include "sbx-test-bus.h"
 #include <stdarg.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "bus-spec.h"
 #include "spec-json.h"
-
-/* A bus object that can make messages: started on one end of a socket pair nobody
- * answers (authentication never completes, and nothing is sent). */
-static sd_bus *test_bus(int fds[2]) {
-        sd_bus *bus = NULL;
-
-        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-        ck_assert_int_ge(sd_bus_new(&bus), 0);
-        ck_assert_int_ge(sd_bus_set_fd(bus, fds[0], fds[0]), 0);
-        ck_assert_int_ge(sd_bus_start(bus), 0);
-        return bus;
-}
 
 /* Writes spec into a sealed message, rewound for reading. */
 static int write_spec(sd_bus *bus, const SbxSpec *spec, sd_bus_message **ret, SbxError *error) {
@@ -43,7 +31,7 @@ static int write_spec(sd_bus *bus, const SbxSpec *spec, sd_bus_message **ret, Sb
 
 static SbxSpec *round_trip(const SbxSpec *spec, unsigned *ret_n_keys) {
         int fds[2];
-        sd_bus *bus = test_bus(fds);
+        sd_bus *bus = sbx_test_bus(fds);
         sd_bus_message *m = NULL;
         SbxSpec *back = NULL;
         unsigned n = 0;
@@ -178,7 +166,7 @@ START_TEST(test_integer_types) {
         _cleanup_(bus_done) Bus b = {};
         static const char types[] = "ynqiuxt";
 
-        b.bus = test_bus(b.fds);
+        b.bus = sbx_test_bus(b.fds);
         for (const char *t = types; *t; t++) {
                 char sig[2] = { *t, 0 }, ports_sig[] = { 'a', '(', *t, 'i', ')', 0 };
                 _cleanup_(sbx_spec_freep) SbxSpec *s = NULL;
@@ -216,7 +204,7 @@ START_TEST(test_read_integer) {
         sd_bus_message *m;
         int64_t v;
 
-        b.bus = test_bus(b.fds);
+        b.bus = sbx_test_bus(b.fds);
         m = dict(b.bus, "ynqiuxtts", 255, -32768, 65535, INT32_MIN, UINT32_MAX, INT64_MIN,
                  (uint64_t) INT64_MAX, UINT64_MAX, "1");
         ck_assert_int_eq(sbx_bus_read_integer(m, 'y', &v), 0);
@@ -260,7 +248,7 @@ static void assert_read_refused(sd_bus_message *m, bool stop, const char *needle
 START_TEST(test_integer_ranges) {
         _cleanup_(bus_done) Bus b = {};
 
-        b.bus = test_bus(b.fds);
+        b.bus = sbx_test_bus(b.fds);
         assert_read_refused(dict(b.bus, "a{sv}", 1, "timeout", "i", -1), true, "timeout: the value is outside 0–3600");
         assert_read_refused(dict(b.bus, "a{sv}", 1, "timeout", "t", (uint64_t) 3601), true, "timeout: the value");
         assert_read_refused(dict(b.bus, "a{sv}", 1, "timeout", "d", 1.0), true, "timeout: expected an integer");

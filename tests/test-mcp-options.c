@@ -6,23 +6,12 @@
  * reads; a wrong argument named. */
 
 #include "sbx-test.h"
+#include "sbx-test-bus.h"
 #include <errno.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "mcp-json.h"
 #include "mcp-spec.h"
-
-/* A bus that can make messages: one end of a socket pair nobody answers. */
-static sd_bus *test_bus(int fds[2]) {
-        sd_bus *bus = NULL;
-
-        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-        ck_assert_int_ge(sd_bus_new(&bus), 0);
-        ck_assert_int_ge(sd_bus_set_fd(bus, fds[0], fds[0]), 0);
-        ck_assert_int_ge(sd_bus_start(bus), 0);
-        return bus;
-}
 
 /* The options written for the tool arguments `args`, as "key:signature=value" lines
  * sorted by key order of writing; or NULL with *ret_error when refused. */
@@ -34,7 +23,7 @@ static char *options_of(const char *args, bool ensure, int *ret_r, char **ret_er
         size_t size = 0;
         FILE *f;
         int fds[2], r;
-        sd_bus *bus = test_bus(fds);
+        sd_bus *bus = sbx_test_bus(fds);
 
         ck_assert_ptr_nonnull(a);
         ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, "org.xagent.Sandbox1", "/org/xagent/Sandbox1",
@@ -58,7 +47,7 @@ static char *options_of(const char *args, bool ensure, int *ret_r, char **ret_er
                 ck_assert_int_ge(sd_bus_message_read(m, "s", &key), 0);
                 ck_assert_int_gt(sd_bus_message_peek_type(m, &type, &contents), 0);
                 ck_assert_int_eq(type, 'v');
-                ck_assert_int_ge(bus_read_json(m, &value), 0);
+                ck_assert_int_ge(sbx_bus_read_json(m, &value), 0);
                 fprintf(f, "%s:%s=%s\n", key, contents, json_object_to_json_string_ext(value, JSON_C_TO_STRING_PLAIN));
                 ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
         }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* The observation rule (src/core/observation.c, DESIGN §20): every way an
+/* The observation rule (src/core/observation.c, docs/api.md#reads-from-observations): every way an
  * observation stops being usable, the races between a request in flight and an
  * event, and that every payload is freed exactly once. */
 

@@ -211,7 +211,7 @@ static const struct {
         { "{\"pids_limit\": -1}",               "pids_limit: -1 is outside" },
         { "{\"host_port_min\": 0}",             "host_port_min: 0 is outside 1–65535" },
         { "{\"host_port_min\": 65536}",         "host_port_min: 65536 is outside" },
-        /* engine (DESIGN §19) */
+        /* engine (docs/engines.md) */
         { "{\"engine\": \"tcp://h:2376\"}",   "engine: must be an object" },
         { "{\"engine\": {}}",                 "engine.host: missing" },
         { "{\"engine\": {\"host\": \"tcp://h:2376\"}}", "plain TCP is refused" },

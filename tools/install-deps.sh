@@ -1,7 +1,19 @@
 #!/bin/bash
 # Installs, from Debian 12's packages, everything needed to build xagent-sandboxd and
 # run its tests and demo. Idempotent: installs only what is missing. Run as root.
+#   --demo   only what tools/demo.sh needs (no test tools, no npm packages of the tests)
 set -euo pipefail
+
+# tools/demo.sh's: the build, the engine, the bus and polkit, the Python image's
+# debootstrap, node for the MCP client.
+demo_packages=(
+        gcc meson ninja-build pkg-config
+        libsystemd-dev libcurl4-gnutls-dev libjson-c-dev libsqlite3-dev libgnutls28-dev
+        libdbus-1-dev libpolkit-gobject-1-dev
+        python3 python3-gi python3-dbus
+        docker.io dbus dbus-daemon polkitd pkexec libglib2.0-bin systemd
+        debootstrap nodejs
+)
 
 packages=(
         # build
@@ -22,6 +34,8 @@ packages=(
         python3-pytest python3-gi
         # the real things the service talks to
         docker.io busybox-static
+        # the registry of tests/e2e/test_pull.py (certificates by gnutls-bin's certtool)
+        docker-registry
         # Podman as the engine, for tests/e2e/test_podman.py only (the package does not
         # depend on it): rootful, its Docker-compatible service; netavark for its bridge
         podman netavark aardvark-dns
@@ -30,7 +44,17 @@ packages=(
         debootstrap systemd-container
         # the MCP clients of tests/e2e/test_mcp*.py (npm below)
         nodejs
+        # the Cockpit page's test (tests/e2e/test_cockpit.py): Cockpit's web service and
+        # bridge, its shell (whose stylesheet the page uses), and the browser that
+        # playwright-core (npm below) drives; sudo for Cockpit's administrative access
+        # (given to a test user only inside cockpit-ws's own mount namespace)
+        cockpit-ws cockpit-bridge cockpit-system chromium sudo
 )
+demo=
+if [ "${1:-}" = --demo ]; then
+        demo=1
+        packages=("${demo_packages[@]}")
+fi
 # npm comes with nodejs from NodeSource; Debian's nodejs needs its npm package.
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 
@@ -46,11 +70,15 @@ if [ ${#missing[@]} -gt 0 ]; then
         apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# The MCP clients, at the exact versions of tests/mcp/package-lock.json, into the
-# git-ignored tests/mcp/node_modules (again whenever the lock file is newer).
+# The npm packages of the tests, at the exact versions of each package-lock.json, into
+# the git-ignored node_modules next to it (again whenever the lock file is newer): the
+# MCP clients (tests/mcp) and playwright-core for the Cockpit page (tests/cockpit).
 here="$(cd "$(dirname "$0")/.." && pwd)"
-if [ ! -e "$here/tests/mcp/node_modules/.package-lock.json" ] ||
-   [ "$here/tests/mcp/package-lock.json" -nt "$here/tests/mcp/node_modules/.package-lock.json" ]; then
-        echo "install-deps: npm ci --prefix tests/mcp"
-        npm ci --prefix "$here/tests/mcp" --no-audit --no-fund --loglevel=error
-fi
+[ -z "$demo" ] || exit 0
+for dir in tests/mcp tests/cockpit; do
+        if [ ! -e "$here/$dir/node_modules/.package-lock.json" ] ||
+           [ "$here/$dir/package-lock.json" -nt "$here/$dir/node_modules/.package-lock.json" ]; then
+                echo "install-deps: npm ci --prefix $dir"
+                npm ci --prefix "$here/$dir" --no-audit --no-fund --loglevel=error
+        fi
+done

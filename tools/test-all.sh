@@ -36,9 +36,11 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
 step "threaded unit tests under ThreadSanitizer"
 [ -d build-tsan ] || meson setup build-tsan -Dwerror=true -Db_sanitize=thread -Db_lundef=false \
         -Dbuildtype=debug >/dev/null
-ninja -C build-tsan tests/test-keyed-lock tests/test-worker-pool tests/test-docker-http
+# The suite 'threads': every unit test that starts a thread (tests/meson.build).
+threaded=$(meson test -C build-tsan --list --suite threads 2>/dev/null | sed -n 's|^.* / ||p')
+ninja -C build-tsan $(printf 'tests/test-%s ' $threaded)
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-        meson test -C build-tsan --no-rebuild keyed-lock worker-pool docker-http --print-errorlogs --logbase unit-tsan
+        meson test -C build-tsan --no-rebuild --suite threads --print-errorlogs --logbase unit-tsan
 
 VALGRIND='valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite'
 step "unit tests under valgrind"
@@ -53,8 +55,14 @@ tools/fuzz.sh 30
 step "Docker suite (real dockerd; started if none answers)"
 meson test -C build --suite docker --print-errorlogs --logbase docker
 
+step "the Python image of the README's examples and the demo (debootstrap once, then cached)"
+tests/setup-docker.sh >/dev/null && tools/make-python-image.sh
+
+# One meson test per file, each with a stack of its own (tests/e2e/README.md, "Running"):
+# two at a time (the files that time calls or compare whole lists run alone, after).
+# tools/e2e-times.py build/meson-logs/e2e.json writes each file's time into its README.
 step "end-to-end tests (private dbus-daemon, real polkitd, test users)"
-meson test -C build --suite e2e --print-errorlogs --logbase e2e
+meson test -C build --suite e2e --num-processes 2 --print-errorlogs --logbase e2e
 
 step "fault injection (private dockerd, relay)"
 meson test -C build --suite fault --print-errorlogs --logbase fault

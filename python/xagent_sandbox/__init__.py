@@ -7,7 +7,7 @@ privilege). Every D-Bus type, descriptor and timeout is handled here::
 
     from xagent_sandbox import Sandbox
 
-    with Sandbox.ensure("work", image="python:3.12", ports=[(0, 8000)], labels={"team": "a"}) as sb:
+    with Sandbox.ensure("work", image="xagent-sandbox-python:latest", ports=[(0, 8000)], labels={"team": "a"}) as sb:
         r = sb.run("python3 -c 'print(6 * 7)'", timeout=30)
         print(r.exit_code, r.stdout)                 # 0 42
         sb.files.write("/tmp/hello.txt", b"hi\\n")
@@ -91,6 +91,8 @@ for _short, _doc in [
         ("TimedOut", "The operation did not finish in time."),
         ("AuthorizationTimedOut", "polkit did not answer in time: retry."),
         ("StoreUnavailable", "The service's state cannot be read: an administrator must look."),
+        ("NoSuchImage", "The registry has no such image (PullImage, option pull)."),
+        ("RegistryUntrusted", "The registry's certificate is from another CA, or for another name."),
 ]:
     _error(_short, doc=_doc)
 for _short, _doc in [
@@ -695,3 +697,17 @@ def delete_snapshot(snapshot_id, interactive=False):
 
 
 __all__.append("delete_snapshot")
+
+
+def pull_image(reference, timeout=3600, interactive=False):
+    """PullImage: the engine pulls reference from a registry the host policy lists
+    (verified by the service); returns the image id. A pull lasts as long as the
+    image is big: timeout (seconds) bounds the call."""
+    bus = _Bus(interactive)
+    try:
+        return bus.manager("PullImage", "sa{sv}", [reference, {}], timeout_s=timeout)[0]
+    finally:
+        bus.close()
+
+
+__all__.append("pull_image")

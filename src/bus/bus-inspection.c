@@ -230,6 +230,21 @@ static int append_sandbox_labels(sd_bus_message *r, const SbxSandbox *s) {
         return close_entry(r);
 }
 
+/* For a mismatch, the fields of the stored spec that the container no longer has
+ * (VerifySandbox's answer for that spec); empty otherwise or when not known. */
+static int append_mismatched_fields(sd_bus_message *r, const SbxSandbox *s) {
+        const char *names[SBX_SPEC_FIELD_COUNT + 1];
+        int k = open_entry(r, "mismatched_fields", "as");
+
+        if (k < 0)
+                return k;
+        sbx_spec_fields_to_names(s->verdict == SBX_VERDICT_MISMATCH ? s->mismatched : 0, names);
+        for (const char **n = names; *n; n++)
+                if ((k = sd_bus_message_append_basic(r, 's', *n)) < 0)
+                        return k;
+        return close_entry(r);
+}
+
 /* The service's own: its leases and lifetime (docs/lifecycle.md). */
 static int append_lifetime(sd_bus_message *r, const SbxSandbox *s) {
         int k;
@@ -263,6 +278,7 @@ int bus_append_inspection_planned(sd_bus_message *r, const SbxSandbox *s, unsign
             (k = append_entry(r, "hardened", "b", (int) s->hardened)) < 0 ||
             (k = append_entry(r, "verdict", "s", sbx_verdict_to_string(s->verdict))) < 0 ||
             (k = append_docker_strings(&in, s)) < 0 ||
+            (k = append_mismatched_fields(r, s)) < 0 ||
             (k = append_sandbox_labels(r, s)) < 0 ||
             (k = append_lifetime(r, s)) < 0 ||
             (k = open_entry(r, "escaped", "as")) < 0)

@@ -7,6 +7,7 @@
 #include "bus-exec.h"
 #include "bus-labels.h"
 #include "bus-manager.h"
+#include "image-ref.h"
 #include "bus-sandbox.h"
 #include "bus-spec.h"
 #include "config.h"
@@ -82,15 +83,16 @@ static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         Manager *m = userdata;
         const char *name = NULL;
         SbxLifetime lifetime;
+        bool pull_missing;
         int r;
 
         if ((r = bus_read_name(msg, "name", &name, &e)) < 0 || (r = bus_read_spec_arg(msg, m, true, &spec, &e)) < 0 ||
-            (r = sbx_bus_read_create_options(msg, &labels, &lifetime, &e)) < 0 ||
+            (r = sbx_bus_read_create_options(msg, &labels, &lifetime, &pull_missing, &e)) < 0 ||
             (r = sbx_lifetime_apply_policy(&lifetime, m->policy, &e)) < 0)
                 return operation_refuse(m, msg, VERB_CREATE, name, &e, r, error);
         return operation_start(m, msg, VERB_CREATE,
                                &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .labels = TAKE_PTR(labels),
-                                                  .lifetime = lifetime }, error);
+                                                  .lifetime = lifetime, .pull_missing = pull_missing }, error);
 }
 
 static int method_ensure(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -101,18 +103,19 @@ static int method_ensure(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         const char *name = NULL;
         unsigned stop_timeout;
         SbxLifetime lifetime;
-        bool recreate, force;
+        bool recreate, force, pull_missing;
         int r;
 
         if ((r = bus_read_name(msg, "name", &name, &e)) < 0 || (r = bus_read_spec_arg(msg, m, true, &spec, &e)) < 0 ||
-            (r = sbx_bus_read_ensure_options(msg, &recreate, &stop_timeout, &labels, &force, &lifetime, &e)) < 0 ||
+            (r = sbx_bus_read_ensure_options(msg, &recreate, &stop_timeout, &labels, &force, &lifetime, &pull_missing,
+                                                     &e)) < 0 ||
             (r = sbx_lifetime_apply_policy(&lifetime, m->policy, &e)) < 0 ||
             (r = bus_check_stop_timeout(m, "stop_timeout", stop_timeout, &e)) < 0)
                 return operation_refuse(m, msg, VERB_ENSURE, name, &e, r, error);
         return operation_start(m, msg, VERB_ENSURE,
                                &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .recreate = recreate,
                                                   .force = force, .timeout_s = stop_timeout, .labels = TAKE_PTR(labels),
-                                                  .lifetime = lifetime }, error);
+                                                  .lifetime = lifetime, .pull_missing = pull_missing }, error);
 }
 
 static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -123,6 +126,26 @@ static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_er
         if ((r = bus_read_snapshot_id(msg, &id, &e)) < 0)
                 return operation_refuse(userdata, msg, VERB_DELETE_SNAPSHOT, NULL, &e, r, error);
         return operation_start(userdata, msg, VERB_DELETE_SNAPSHOT, &(OperationArgs) { .snapshot_id = id }, error);
+}
+
+/* PullImage: the reference's form checked here, the policy on the worker (bus-pull.h). */
+static int method_pull(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        SbxImageRef ref = {};
+        const char *reference = NULL;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &reference);
+        if (r < 0)
+                r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "reference: not a string");
+        if (r >= 0)
+                r = sbx_image_ref_parse(reference, &ref, &e);
+        sbx_image_ref_done(&ref);
+        if (r >= 0)
+                r = sbx_bus_read_no_options(msg, &e);
+        if (r < 0)
+                return operation_refuse(userdata, msg, VERB_PULL, reference, &e, r, error);
+        return operation_start(userdata, msg, VERB_PULL, &(OperationArgs) { .reference = reference }, error);
 }
 
 static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -164,6 +187,26 @@ static int append_roots(sd_bus_message *reply, const SbxPolicy *p, const SbxOwne
                         return r;
                 r = sd_bus_message_close_container(reply);
         }
+        return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
+/* The registries images may be pulled from, by host (their CA files are the
+ * administrator's business). */
+static int append_registries(sd_bus_message *reply, const SbxPolicy *p) {
+        int r = sd_bus_message_open_container(reply, 'e', "sv");
+
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "s", "registries");
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'v', "as");
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "s");
+        for (size_t i = 0; r >= 0 && i < p->n_registries; i++)
+                r = sd_bus_message_append(reply, "s", p->registries[i].host);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
         return r < 0 ? r : sd_bus_message_close_container(reply);
 }
 
@@ -224,6 +267,8 @@ static int method_get_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
                                        "max_file_bytes", "t", (uint64_t) p->max_file_bytes,
                                        "max_process_output", "t", (uint64_t) p->max_process_output,
                                        "observation_max_age", "t", (uint64_t) p->observation_max_age)) < 0 ||
+            (r = sd_bus_message_append(reply, "{sv}", "max_image_mib", "t", (uint64_t) p->max_image_mib)) < 0 ||
+            (r = append_registries(reply, p)) < 0 ||
             /* Which engine, and who it proved to be (its certificate, a tcp:// one). */
             (r = sd_bus_message_append(reply, "{sv}{sv}", "engine", "s", m->docker_host,
                                        "engine_identity", "s", sbx_docker_tls_engine_identity(identity))) < 0 ||
@@ -321,6 +366,9 @@ const sd_bus_vtable bus_manager_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("RemoveFile", SD_BUS_ARGS("s", name, "s", path, "a{sv}", options),
                                 SD_BUS_NO_RESULT, method_remove_file, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("PullImage", SD_BUS_ARGS("s", reference, "a{sv}", options),
+                                SD_BUS_RESULT("s", image_id), method_pull, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_SIGNAL_WITH_ARGS("PullProgress", SD_BUS_ARGS("s", reference, "t", done, "t", total), 0),
         SD_BUS_SIGNAL_WITH_ARGS("SandboxNew", SD_BUS_ARGS("s", name, "o", sandbox), 0),
         SD_BUS_SIGNAL_WITH_ARGS("SandboxRemoved", SD_BUS_ARGS("s", name, "o", sandbox), 0),
         SD_BUS_VTABLE_END

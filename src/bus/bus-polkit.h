@@ -26,6 +26,7 @@
 #define SBX_POLKIT_ACTION_MANAGE_OTHERS "org.xagent.sandbox1.manage-others"
 #define SBX_POLKIT_ACTION_EXEC          "org.xagent.sandbox1.exec"
 #define SBX_POLKIT_ACTION_EXEC_OTHERS   "org.xagent.sandbox1.exec-others"
+#define SBX_POLKIT_ACTION_PULL          "org.xagent.sandbox1.pull"
 
 /* The answer: 0 = authorized; else the error (AccessDenied,
  * InteractiveAuthorizationRequired, AuthorizationTimedOut) is in *error. polkit

@@ -96,7 +96,7 @@ static void on_event(const SbxDockerEvent *d, void *userdata) {
         uid_t owner;
 
         /* Whatever happened to it but an exec, what an inspect told about it may be
-         * out of date (DESIGN §20). Told here, on the event thread: a read sees it
+         * out of date (docs/api.md#reads-from-observations). Told here, on the event thread: a read sees it
          * without waiting for the main loop. */
         if (strncmp(d->action, "exec_", 5) == 0)
                 return;

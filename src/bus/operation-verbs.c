@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "audit.h"
@@ -14,7 +15,7 @@
 #include "verdict.h"
 
 const char *operation_target(const Operation *o) {
-        return o->display ?: o->snapshot_display ?: "-";
+        return o->display ?: o->snapshot_display ?: o->reference ?: "-";
 }
 
 /* Worker side ------------------------------------------------------------- */
@@ -33,10 +34,19 @@ static int store_lifetime(Operation *o, SbxLifecycle *l) {
         return sbx_store_put_lifetime(l->store, &o->lifetime_row, &o->error);
 }
 
+/* Option pull "missing": the image pulled first unless the host has it. */
+static int pull_missing(Operation *o, SbxLifecycle *l) {
+        if (!o->pull_missing || o->spec->template_type != SBX_TEMPLATE_IMAGE)
+                return 0;
+        return sbx_lifecycle_pull_missing(l, o->spec->image, &o->error);
+}
+
 static int run_create(Operation *o, SbxLifecycle *l) {
         SbxOwnerInfo info;
         int r = sbx_owner_info_lookup(o->uid, &info, &o->error);
 
+        if (r >= 0)
+                r = pull_missing(o, l);
         if (r >= 0)
                 r = sbx_lifecycle_create_with(l, o->name, o->spec, &info.owner,
                                               &(SbxCreateOptions) { .labels = o->labels }, &o->sandbox, &o->error);
@@ -47,6 +57,8 @@ static int run_ensure(Operation *o, SbxLifecycle *l) {
         SbxOwnerInfo info;
         int r = sbx_owner_info_lookup(o->uid, &info, &o->error);
 
+        if (r >= 0)
+                r = pull_missing(o, l);
         if (r < 0)
                 return r;
         r = sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
@@ -200,6 +212,19 @@ static int run_remove_file(Operation *o, SbxLifecycle *l) {
         int r = check_usable(o, l);
 
         return r < 0 ? r : sbx_lifecycle_remove_file(l, o->name, o->guest_path, o->file.recursive, &o->error);
+}
+
+/* PullImage (docs/api.md): the worker's progress kept for the main thread's
+ * PullProgress (bus-pull.h). */
+static void on_pull_progress(uint64_t done, uint64_t total, void *userdata) {
+        Operation *o = userdata;
+
+        atomic_store(&o->pull_done, done);
+        atomic_store(&o->pull_total, total);
+}
+
+static int run_pull(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_pull(l, o->reference, on_pull_progress, o, &o->image_id, &o->error);
 }
 
 /* Main thread: what the leases allow -------------------------------------- */
@@ -434,6 +459,10 @@ static int reply_snapshot(Operation *o, sd_bus_message *reply) {
         return sd_bus_message_append(reply, "s", o->image_id);
 }
 
+static int reply_image_id(Operation *o, sd_bus_message *reply) {
+        return sd_bus_message_append(reply, "s", o->image_id);
+}
+
 static int reply_delete_snapshot(Operation *o, sd_bus_message *reply) {
         return 0;
 }
@@ -540,13 +569,14 @@ static int reply_none(Operation *o, sd_bus_message *reply) {
 #define A_MANAGE  SBX_POLKIT_ACTION_MANAGE
 #define A_EXEC    SBX_POLKIT_ACTION_EXEC
 #define A_EXEC_OTHERS SBX_POLKIT_ACTION_EXEC_OTHERS
+#define A_PULL    SBX_POLKIT_ACTION_PULL
 
 const VerbInfo operation_verbs[_VERB_MAX] = {
         [VERB_CREATE]          = { "create",          A_CREATE,  true,  false, run_create,          reply_create          },
         [VERB_GET]             = { "get",             A_INSPECT, false, false, run_inspect,         reply_get             },
         [VERB_INSPECT]         = { "inspect",         A_INSPECT, false, false, run_inspect,         reply_inspect,
                                    .answer = answer_inspect },
-        /* InspectSandbox with Docker asked now (DESIGN §20) */
+        /* InspectSandbox with Docker asked now (docs/api.md#reads-from-observations) */
         [VERB_REFRESH]         = { "refresh",         A_INSPECT, false, false, run_refresh,         reply_inspect         },
         [VERB_VERIFY]          = { "verify",          A_INSPECT, false, false, run_verify,          reply_verify,
                                    .answer = answer_verify },
@@ -579,4 +609,6 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         /* a use of the sandbox, as an exec is (docs/security.md) */
         [VERB_ACQUIRE]         = { "acquire",         A_EXEC,    true,  false, run_inspect,         reply_acquire,    A_EXEC_OTHERS,
                                    .admit = admit_acquire, .activity = true },
+        /* an image for the host, through the policy's registries (bus-pull.h) */
+        [VERB_PULL]            = { "pull",            A_PULL,    true,  false, run_pull,            reply_image_id        },
 };

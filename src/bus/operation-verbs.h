@@ -42,6 +42,7 @@ typedef enum Verb {
         VERB_PAUSE,
         VERB_RESUME,
         VERB_ACQUIRE,
+        VERB_PULL,
         _VERB_MAX,
 } Verb;
 
@@ -85,6 +86,8 @@ typedef struct OperationArgs {
         bool resume;                    /* copies: a paused sandbox is resumed first (exec and
                                          * file calls: their options' resume) */
         OperationPublishExec publish_exec; /* StartExec */
+        const char *reference;          /* PullImage: the image reference */
+        bool pull_missing;              /* create, ensure: option pull "missing" */
 } OperationArgs;
 
 /* Arguments with no descriptors (the other verbs leave fds alone, zeroed or not). */
@@ -147,6 +150,7 @@ struct Operation {
         bool all;                       /* lists: everyone's objects */
         const char *action;             /* the polkit action asked about */
         const char *then_action;        /* asked next, once action is allowed (or NULL) */
+        const char *last_action;        /* … and after it (or NULL) */
         char *cache_key;                /* the action and its details, for the remembered yes */
         sd_bus_slot *polkit_slot;
 
@@ -184,6 +188,13 @@ struct Operation {
         SbxFileEntry *entries;
         size_t n_entries;
         bool truncated;
+
+        /* PullImage (bus-pull.h); create and ensure with option pull "missing" */
+        char *reference;
+        bool pull_missing;
+        _Atomic uint64_t pull_done, pull_total;     /* the worker's progress */
+        uint64_t pull_sent_done, pull_sent_total;   /* … as last signalled */
+        sd_event_source *pull_timer;
 };
 
 extern const VerbInfo operation_verbs[_VERB_MAX];

@@ -12,6 +12,7 @@
 #include "naming.h"
 #include "operation-state.h"
 #include "operation.h"
+#include "bus-pull.h"
 #include "reconcile.h"
 #include "time-util.h"
 
@@ -37,6 +38,8 @@ static void operation_free_unstarted(Operation *o) {
         sd_bus_slot_unref(o->polkit_slot);
         free(o->name);
         free(o->snapshot_id);
+        free(o->reference);
+        sd_event_source_disable_unref(o->pull_timer);
         free(o->cache_key);
         sbx_spec_free(o->spec);
         json_object_put(o->labels);
@@ -133,7 +136,8 @@ int operation_refuse(Manager *m, sd_bus_message *msg, Verb verb, const char *tar
 static unsigned docker_budget(const Operation *o, const SbxPolicy *p) {
         unsigned budget = (unsigned) p->docker_timeout;
 
-        if (operation_verbs[o->verb].exec)
+        /* A pull is as long as the image is big: the engine's own time limits apply. */
+        if (operation_verbs[o->verb].exec || o->verb == VERB_PULL || o->pull_missing)
                 return 0;
         if (o->verb == VERB_STOP)
                 return sbx_docker_stop_budget(budget, o->timeout_s);
@@ -178,6 +182,8 @@ static void job_reply(Operation *o) {
                 fail(o, OPERATION_ERRED, o->r, &o->error);
                 return;
         }
+        if (o->verb == VERB_PULL)
+                bus_pull_flush(o);         /* the last progress before the reply */
         if ((r = sd_bus_message_new_method_return(o->call, &reply)) < 0 || (r = operation_verbs[o->verb].reply(o, reply)) < 0) {
                 fail(o, OPERATION_ERRED, r, &o->error);       /* a reply may refuse (a lease over a cap) */
                 return;
@@ -383,6 +389,8 @@ static void submit_acquired(Operation *o) {
                 return;
         }
         advance(o, OPERATION_SUBMITTED);
+        if (o->verb == VERB_PULL)
+                bus_pull_watch(o);
 }
 
 /* Option wait ------------------------------------------------------------ */
@@ -567,7 +575,7 @@ static void on_polkit(int r, SbxError *error, void *userdata) {
                                     now_monotonic(o->m));
         if (o->then_action) {
                 o->action = o->then_action;
-                o->then_action = NULL;
+                o->then_action = TAKE_PTR(o->last_action);
                 ask(o);
                 return;
         }
@@ -590,6 +598,9 @@ static void ask(Operation *o) {
 
                 template = image ? "image" : "snapshot";
                 source = image ? o->spec->image : o->spec->snapshot_id;
+        } else if (o->verb == VERB_PULL) {
+                template = "image";
+                source = o->reference;
         }
         const char *details[] = {
                 "verb", operation_verbs[o->verb].name,
@@ -631,6 +642,9 @@ static void authorize(Operation *o) {
         /* Replacing a sandbox deletes one: what manage allows. */
         if (o->verb == VERB_ENSURE && o->recreate)
                 o->then_action = SBX_POLKIT_ACTION_MANAGE;
+        /* Pulling an image first is a pull. */
+        if (o->pull_missing)
+                *(o->then_action ? &o->last_action : &o->then_action) = SBX_POLKIT_ACTION_PULL;
         /* Resuming first is a resume: what manage (others': manage-others) allows. */
         if (o->resume)
                 o->then_action = o->owner_valid && o->owner == o->uid ? SBX_POLKIT_ACTION_MANAGE
@@ -664,6 +678,7 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .labels = TAKE_PTR(args->labels),
                 .find_state = TAKE_PTR(args->state),
                 .publish_exec = args->publish_exec,
+                .pull_missing = args->pull_missing,
         };
         if (operation_verbs[verb].fds)
                 for (size_t i = 0; i < 3; i++)
@@ -678,6 +693,8 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
         }
         o->resume = args->resume || o->exec.resume || o->file.resume;
         if (args->guest_path && !(o->guest_path = strdup(args->guest_path)))
+                r = -ENOMEM;
+        else if (args->reference && !(o->reference = strdup(args->reference)))
                 r = -ENOMEM;
         else if (args->object) {
                 o->owner = args->object->owner;

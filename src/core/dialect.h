@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The engine's dialect (DESIGN §19, docs/engines.md): Docker, or Podman through its
+/* The engine's dialect (docs/engines.md): Docker, or Podman through its
  * Docker-compatible API, recognised from GET /version. Podman answers some of the
  * facts the posture and the publish checks read in its own words; each such answer
  * is rewritten here into Docker's, and only where the rewrite is provably the same

@@ -41,6 +41,8 @@
         X(STORE_UNAVAILABLE,         "StoreUnavailable",                 EUCLEAN,         SBX_BUS_ERROR_PREFIX "StoreUnavailable", EUCLEAN) \
         X(AUTHORIZATION_TIMED_OUT,   "AuthorizationTimedOut",            ETIMEDOUT,       SBX_BUS_ERROR_PREFIX "AuthorizationTimedOut", ETIMEDOUT) \
         X(SANDBOX_BUSY,              "SandboxBusy",                      EUSERS,          SBX_BUS_ERROR_PREFIX "SandboxBusy", EBUSY) \
+        X(NO_SUCH_IMAGE,             "NoSuchImage",                      ENOMEDIUM,       SBX_BUS_ERROR_PREFIX "NoSuchImage", ENOMEDIUM) \
+        X(REGISTRY_UNTRUSTED,        "RegistryUntrusted",                EKEYREJECTED,    SBX_BUS_ERROR_PREFIX "RegistryUntrusted", EKEYREJECTED) \
         X(DOCKER_NOT_FOUND,          "DockerNotFound",                   ENODATA,         SBX_BUS_ERROR_PREFIX "BackendError", EPROTO) \
         X(DOCKER_CONFLICT,           "DockerConflict",                   EBUSY,           SBX_BUS_ERROR_PREFIX "BackendError", EPROTO) \
         X(IO,                        "IOError",                          EIO,             SBX_BUS_DBUS_PREFIX "IOError", EIO)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* When a read may be answered from what the service already knows (DESIGN §20):
+/* When a read may be answered from what the service already knows (docs/api.md#reads-from-observations):
  * the rule, in one place, with no I/O and no locking (the caller serializes).
  *
  * An observation is an answer Docker gave about one container, tagged with the

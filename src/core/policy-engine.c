@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* The host policy's "engine" key (DESIGN §19): which Docker engine, and for a tcp://
+/* The host policy's "engine" key (docs/engines.md): which Docker engine, and for a tcp://
  * one the TLS files. Only the text is judged here; the files themselves (root's
  * alone, loadable) are the daemon's check at start-up. */
 

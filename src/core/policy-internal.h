@@ -15,3 +15,7 @@ bool policy_image_allowed(const SbxPolicy *p, const char *image);
 /* policy-engine.c: the "engine" key; frees what it holds. */
 int policy_parse_engine(SbxPolicy *p, const char *key, json_object *v, SbxError *error);
 void policy_engine_done(SbxPolicyEngine *e);
+
+/* policy-registry.c: the "registries" key; frees what it holds. */
+int policy_parse_registries(SbxPolicy *p, const char *key, json_object *v, SbxError *error);
+void policy_registries_free(SbxPolicy *p);

@@ -33,6 +33,7 @@ SbxPolicy *sbx_policy_free(SbxPolicy *p) {
         roots_free_n(p->volume_roots, p->n_volume_roots);
         free(p->publish_address);
         policy_engine_done(&p->engine);
+        policy_registries_free(p);
         free(p);
         return NULL;
 }
@@ -74,6 +75,7 @@ SbxPolicy *sbx_policy_new_default(void) {
         p->max_disk_mib = SBX_POLICY_DEFAULT_MAX_DISK_MIB;
         p->max_file_bytes = SBX_POLICY_DEFAULT_MAX_FILE_BYTES;
         p->max_process_output = SBX_POLICY_DEFAULT_MAX_PROCESS_OUTPUT;
+        p->max_image_mib = SBX_POLICY_DEFAULT_MAX_IMAGE_MIB;
         p->python_version = SBX_PYTHON_DEFAULT;
 
         p->default_image = strdup(SBX_POLICY_DEFAULT_IMAGE);
@@ -342,6 +344,7 @@ static const struct {
         INT_KEY(observation_max_age,    0,                  SBX_POLICY_OBSERVATION_MAX_AGE_LIMIT),
         INT_KEY(max_disk_mib,           1,                  SBX_POLICY_MAX_DISK_MIB_LIMIT),
         INT_KEY(max_file_bytes,         1,                  SBX_POLICY_MAX_FILE_BYTES_LIMIT),
+        INT_KEY(max_image_mib,          1,                  SBX_POLICY_MAX_IMAGE_MIB_LIMIT),
         INT_KEY(max_process_output,     SBX_POLICY_MIN_PROCESS_OUTPUT, SBX_POLICY_MAX_PROCESS_OUTPUT_LIMIT),
 #undef INT_KEY
 };
@@ -384,6 +387,7 @@ static const struct {
         { "publish_address", parse_publish_address },
         { "python_version",  parse_python_version },
         { "engine",          policy_parse_engine },
+        { "registries",      policy_parse_registries },
 };
 
 static int parse_key(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {

@@ -101,7 +101,7 @@ typedef struct SbxVolumeRoot {
         unsigned modes;         /* SbxVolumeModes, never 0 */
 } SbxVolumeRoot;
 
-/* The Docker engine (DESIGN §19): host is "unix:///PATH" or "tcp://HOST:PORT"; a tcp://
+/* The Docker engine (docs/engines.md): host is "unix:///PATH" or "tcp://HOST:PORT"; a tcp://
  * engine is TLS only, mutual and verified, so it needs all three files (absolute paths,
  * the daemon checks they are root's alone); server_name is the name its certificate
  * must carry (NULL: HOST). All NULL: the daemon's --docker-host, $DOCKER_HOST, or the
@@ -113,6 +113,20 @@ typedef struct SbxPolicyEngine {
         char *tls_key;
         char *server_name;
 } SbxPolicyEngine;
+
+/* A registry images may be pulled from (PullImage, docs/security.md "Images"): host
+ * as a reference names it ("HOST[:PORT]"), ca the PEM file of the CA its TLS
+ * certificate must be signed by (absolute; the service reads it at each pull). */
+typedef struct SbxPolicyRegistry {
+        char *host;
+        char *ca;
+} SbxPolicyRegistry;
+
+/* An image pulled, at most (its layers as the registry sends them, and as Docker
+ * stores them). */
+#define SBX_POLICY_DEFAULT_MAX_IMAGE_MIB 4096
+#define SBX_POLICY_MAX_IMAGE_MIB_LIMIT (INT64_C(1024) * 1024)
+#define SBX_POLICY_MAX_REGISTRIES 64
 
 typedef struct SbxPolicy {
         char *default_image;
@@ -136,10 +150,14 @@ typedef struct SbxPolicy {
         int64_t max_reads_per_user;             /* one caller's reads in flight */
         int64_t max_stop_timeout;               /* seconds a stop may wait before SIGKILL */
         int64_t docker_timeout;                 /* seconds an operation's Docker calls may take */
-        int64_t observation_max_age;            /* seconds a read may use an observation (DESIGN §20); 0: never */
+        /* seconds a read may use an observation (docs/api.md#reads-from-observations); 0: never */
+        int64_t observation_max_age;
         int64_t max_disk_mib;                   /* a sandbox's writable layer, by copies into it */
         int64_t max_file_bytes;                 /* one ReadFile's or WriteFile's data */
         int64_t max_process_output;             /* a detached process's output kept, per stream */
+        int64_t max_image_mib;                  /* an image pulled, at most */
+        SbxPolicyRegistry *registries;          /* none: pulling is off */
+        size_t n_registries;
         char *publish_address;  /* an IPv4 or IPv6 literal */
         /* The Python whose repr() the fingerprint stamped on created sandboxes
          * follows ("3.11"…"3.14"); verification accepts every version's. */
@@ -187,6 +205,13 @@ int sbx_policy_expand_root(const char *pattern, const SbxOwner *owner, char **re
 
 /* The image is matched by one of allowed_images. */
 int sbx_policy_check_image(const SbxPolicy *p, const char *image, SbxError *error);
+/* A pull of reference (PullImage): parsed into *ret_ref, matched by allowed_images,
+ * from a registry of the policy's registries (*ret_registry points into p).
+ * PolicyViolation naming the rule that refused it (no registries: pulling is off). */
+typedef struct SbxImageRef SbxImageRef;
+int sbx_policy_check_pull(const SbxPolicy *p, const char *reference, SbxImageRef *ret_ref,
+                          const SbxPolicyRegistry **ret_registry, SbxError *error);
+
 /* cpus <= max_cpus, memory <= max_memory_mib. */
 int sbx_policy_check_limits(const SbxPolicy *p, const SbxSpec *spec, SbxError *error);
 /* Each host port is 0 (ephemeral) or in host_port_min…65535. */

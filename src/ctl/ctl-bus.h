@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 #include <systemd/sd-bus.h>
 
+#include "bus-json.h"
 #include "ctl-util.h"
 
 #define CTL_BUS_SERVICE "org.xagent.Sandbox1"
@@ -37,11 +38,6 @@ int ctl_bus_new_sandbox_call(sd_bus *bus, const CtlOptions *o, const char *metho
  * "xagent-sandboxctl: <error name>: <message>" and returns a negative errno. */
 int ctl_bus_call(sd_bus *bus, sd_bus_message *m, uint64_t timeout_usec, const CtlOptions *o,
                  sd_bus_message **ret);
-
-/* Reads the next complete value of m, whatever its type, as JSON: numbers, booleans
- * and strings as such, a{s…} as an object, other arrays and structs as arrays,
- * variants as their contents. */
-int ctl_bus_read_json(sd_bus_message *m, json_object **ret);
 
 /* Prints a failure to build or read a message and returns 1. */
 int ctl_bus_fail(const char *what, int r);

@@ -11,7 +11,10 @@
 #include "ctl-verbs.h"
 #include "json-util.h"
 
-enum { ARG_RECREATE = 0x400, ARG_STOP_TIMEOUT, ARG_LABEL, ARG_IDLE_TIMEOUT, ARG_EXPIRE_AFTER, ARG_ON_IDLE };
+enum { ARG_RECREATE = 0x400, ARG_STOP_TIMEOUT, ARG_LABEL, ARG_IDLE_TIMEOUT, ARG_EXPIRE_AFTER, ARG_ON_IDLE, ARG_PULL };
+
+/* --pull missing: the image may be pulled first, as long as it is big. */
+#define CTL_PULL_CALL_TIMEOUT_USEC (3600ULL * 1000 * 1000)
 
 static const struct option spec_verb_options[] = {
         CTL_COMMON_OPTIONS, CTL_SPEC_OPTIONS,
@@ -21,6 +24,7 @@ static const struct option spec_verb_options[] = {
         { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },
         { "expire-after", required_argument, NULL, ARG_EXPIRE_AFTER },
         { "on-idle",      required_argument, NULL, ARG_ON_IDLE      },
+        { "pull",         required_argument, NULL, ARG_PULL         },
         {}
 };
 
@@ -32,6 +36,7 @@ typedef struct SpecVerbArgs {
         uint64_t idle_timeout, expire_after;    /* create, ensure: --idle-timeout, --expire-after */
         bool has_idle_timeout, has_expire_after;
         const char *on_idle;            /* … --on-idle, or NULL */
+        const char *pull;               /* create, ensure: --pull never|missing, or NULL */
 } SpecVerbArgs;
 
 static void spec_verb_args_done(SpecVerbArgs *a) {
@@ -39,10 +44,16 @@ static void spec_verb_args_done(SpecVerbArgs *a) {
         json_object_put(a->labels);
 }
 
-/* --idle-timeout, --expire-after, --on-idle of create and ensure. */
+/* --idle-timeout, --expire-after, --on-idle (and --pull) of create and ensure. */
 static int lifetime_option(int c, const char *arg, SpecVerbArgs *a) {
         if (streq(a->spec.verb, "verify"))
                 return ctl_usage_error(a->spec.verb, "unknown option; see --help");
+        if (c == ARG_PULL) {
+                if (!streq(arg, "never") && !streq(arg, "missing"))
+                        return ctl_usage_error(a->spec.verb, "--pull: '%s' is neither never nor missing", arg);
+                a->pull = arg;
+                return CTL_PROCEED;
+        }
         if (c == ARG_ON_IDLE) {
                 if (!streq(arg, "stop") && !streq(arg, "pause"))
                         return ctl_usage_error(a->spec.verb, "--on-idle: '%s' is neither stop nor pause", arg);
@@ -66,6 +77,8 @@ static int append_lifetime(sd_bus_message *m, const SpecVerbArgs *a) {
                 r = sd_bus_message_append(m, "{sv}", "expire_after", "u", (uint32_t) a->expire_after);
         if (r >= 0 && a->on_idle)
                 r = sd_bus_message_append(m, "{sv}", "on_idle", "s", a->on_idle);
+        if (r >= 0 && a->pull)
+                r = sd_bus_message_append(m, "{sv}", "pull", "s", a->pull);
         return r;
 }
 
@@ -73,7 +86,7 @@ static int append_lifetime(sd_bus_message *m, const SpecVerbArgs *a) {
 static int spec_verb_option(int c, const char *arg, void *userdata) {
         SpecVerbArgs *a = userdata;
 
-        if (c == ARG_IDLE_TIMEOUT || c == ARG_EXPIRE_AFTER || c == ARG_ON_IDLE)
+        if (c == ARG_IDLE_TIMEOUT || c == ARG_EXPIRE_AFTER || c == ARG_ON_IDLE || c == ARG_PULL)
                 return lifetime_option(c, arg, a);
         if ((c == ARG_RECREATE || c == ARG_STOP_TIMEOUT) && !streq(a->spec.verb, "ensure"))
                 return ctl_usage_error(a->spec.verb, "unknown option; see --help");
@@ -132,7 +145,7 @@ int verb_create(int argc, char **argv, CtlOptions *o) {
             (r = ctl_bus_append_labels_entry(m, va.labels)) < 0 || (r = append_lifetime(m, &va)) < 0 ||
             (r = sd_bus_message_close_container(m)) < 0)
                 return ctl_bus_fail("CreateSandbox", r);
-        if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
+        if (ctl_bus_call(bus, m, va.pull ? CTL_PULL_CALL_TIMEOUT_USEC : 0, o, &reply) < 0)
                 return CTL_EXIT_FAILURE;
         if ((r = sd_bus_message_read(reply, "os", &path, &fingerprint)) < 0)
                 return ctl_bus_fail("CreateSandbox reply", r);
@@ -166,7 +179,7 @@ int verb_ensure(int argc, char **argv, CtlOptions *o) {
             (r = ctl_bus_append_labels_entry(m, va.labels)) < 0 || (r = append_lifetime(m, &va)) < 0 ||
             (r = sd_bus_message_close_container(m)) < 0)
                 return ctl_bus_fail("EnsureSandbox", r);
-        if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
+        if (ctl_bus_call(bus, m, va.pull ? CTL_PULL_CALL_TIMEOUT_USEC : 0, o, &reply) < 0)
                 return CTL_EXIT_FAILURE;
         if ((r = sd_bus_message_read(reply, "oss", &path, &fingerprint, &outcome)) < 0)
                 return ctl_bus_fail("EnsureSandbox reply", r);
@@ -221,7 +234,7 @@ int verb_verify(int argc, char **argv, CtlOptions *o) {
         if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
                 return CTL_EXIT_FAILURE;
         if ((r = sd_bus_message_read(reply, "s", &verdict)) < 0 ||
-            (r = ctl_bus_read_json(reply, &fields)) < 0)
+            (r = sbx_bus_read_json(reply, &fields)) < 0)
                 return ctl_bus_fail("VerifySandbox reply", r);
         if ((r = print_verdict(o, verdict, fields)) < 0)
                 return ctl_bus_fail("verify", r);

@@ -27,7 +27,9 @@
         "                              spec or its fingerprint)\n"                     \
         "     --idle-timeout S         Stop it after S seconds without activity\n"     \
         "     --on-idle stop|pause     What idling does (stop)\n"                      \
-        "     --expire-after S         Delete it S seconds after its creation\n"
+        "     --expire-after S         Delete it S seconds after its creation\n"      \
+        "     --pull never|missing     Pull the image first if the host lacks it\n"   \
+        "                              (from a registry the host policy lists)\n"
 
 const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
         [CTL_VERB_LIST] = { "list", "list [--no-legend] [--label K=V]...", "List the sandboxes, by name",
@@ -87,6 +89,8 @@ const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
         [CTL_VERB_USAGE] = { "usage", "usage NAME", "Show what a sandbox consumes (CPU, memory, processes, network)", "" },
         [CTL_VERB_POLICY] = { "policy", "policy", "Show what the host policy allows you (limits, images, volume roots)",
           "" },
+        [CTL_VERB_PULL] = { "pull", "pull REF",
+          "Pull an image from a registry the host policy lists (progress: a bar on a terminal)", "" },
         [CTL_VERB_FINGERPRINT] = { "fingerprint", "fingerprint [--config PATH] [--python X.Y] [FILE|-]",
           "Print the fingerprint of a JSON spec (no daemon needed)",
           "     --config PATH            Host policy for the default image\n" },

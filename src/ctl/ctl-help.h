@@ -32,6 +32,7 @@ typedef enum CtlVerb {
         CTL_VERB_RM,
         CTL_VERB_USAGE,
         CTL_VERB_POLICY,
+        CTL_VERB_PULL,
         CTL_VERB_FINGERPRINT,
         _CTL_VERB_MAX,
 } CtlVerb;

@@ -283,7 +283,7 @@ int verb_policy(int argc, char **argv, CtlOptions *o) {
                 return ctl_usage_error(argv[0], "the policy shown is always the caller's own; --owner does not apply");
         if ((r = call_list("GetPolicy", NULL, o, &reply)) != CTL_PROCEED)
                 return r;
-        if ((r = ctl_bus_read_json(reply, &policy)) < 0)
+        if ((r = sbx_bus_read_json(reply, &policy)) < 0)
                 return ctl_bus_fail("GetPolicy", r);
         ctl_print_dict(policy, o->json);
         return 0;

@@ -39,7 +39,7 @@ static int print_dict_of(CtlOptions *o, const char *method, const char *name) {
 
         if ((r = call_by_name(o, method, name, 0, NULL, NULL, &reply)) != CTL_PROCEED)
                 return r;
-        if ((r = ctl_bus_read_json(reply, &dict)) < 0)
+        if ((r = sbx_bus_read_json(reply, &dict)) < 0)
                 return ctl_bus_fail(method, r);
         ctl_print_dict(dict, o->json);
         return 0;

@@ -32,3 +32,4 @@ int verb_ls(int argc, char **argv, CtlOptions *o);
 int verb_rm(int argc, char **argv, CtlOptions *o);
 int verb_usage(int argc, char **argv, CtlOptions *o);
 int verb_policy(int argc, char **argv, CtlOptions *o);
+int verb_pull(int argc, char **argv, CtlOptions *o);

@@ -39,6 +39,7 @@ static int (*const verb_runs[_CTL_VERB_MAX])(int argc, char **argv, CtlOptions *
         [CTL_VERB_RM] = verb_rm,
         [CTL_VERB_USAGE] = verb_usage,
         [CTL_VERB_POLICY] = verb_policy,
+        [CTL_VERB_PULL] = verb_pull,
         [CTL_VERB_FINGERPRINT] = verb_fingerprint,
 };
 

@@ -110,9 +110,9 @@ static int perform_stoppable(CURL *c, SbxDockerStop *stop, CURLcode *ret) {
         return mc == CURLM_OK ? 0 : -1;
 }
 
-int sbx_docker_get_stream(SbxDocker *d, const char *path, SbxDockerStreamData on_data,
-                          void (*on_connected)(void *userdata), void *userdata, SbxDockerStop *stop,
-                          SbxError *error) {
+/* method path as a stream; ends_well: the end of the stream is its success (a pull's). */
+static int stream(SbxDocker *d, const char *method, const char *path, bool ends_well, SbxDockerStreamData on_data,
+                  void (*on_connected)(void *userdata), void *userdata, SbxDockerStop *stop, SbxError *error) {
         _cleanup_free_ char *url = NULL;
         Stream s = {
                 .d = d, .on_data = on_data, .on_connected = on_connected, .userdata = userdata, .stop = stop,
@@ -133,7 +133,12 @@ int sbx_docker_get_stream(SbxDocker *d, const char *path, SbxDockerStreamData on
         SET(CURLOPT_NOSIGNAL, 1L);
         SET(CURLOPT_CONNECTTIMEOUT, (long) SBX_DOCKER_CONNECT_TIMEOUT_S);
         SET(CURLOPT_ERRORBUFFER, d->errbuf);
-        SET(CURLOPT_HTTPGET, 1L);
+        if (streq(method, "POST")) {
+                SET(CURLOPT_POST, 1L);
+                SET(CURLOPT_POSTFIELDS, "");
+                SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) 0);
+        } else
+                SET(CURLOPT_HTTPGET, 1L);
         SET(CURLOPT_WRITEFUNCTION, stream_write);
         SET(CURLOPT_WRITEDATA, &s);
         SET(CURLOPT_NOPROGRESS, 0L);
@@ -157,5 +162,18 @@ int sbx_docker_get_stream(SbxDocker *d, const char *path, SbxDockerStreamData on
         if (cc != CURLE_OK)
                 return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE, "lost Docker at %s: %s", d->host,
                                      d->errbuf[0] ? d->errbuf : curl_easy_strerror(cc));
+        if (ends_well)
+                return 0;
         return sbx_error_set(error, SBX_ERROR_BACKEND_UNAVAILABLE, "Docker at %s ended the stream", d->host);
+}
+
+int sbx_docker_get_stream(SbxDocker *d, const char *path, SbxDockerStreamData on_data,
+                          void (*on_connected)(void *userdata), void *userdata, SbxDockerStop *stop,
+                          SbxError *error) {
+        return stream(d, "GET", path, false, on_data, on_connected, userdata, stop, error);
+}
+
+int sbx_docker_post_stream(SbxDocker *d, const char *path, SbxDockerStreamData on_data, void *userdata,
+                           SbxDockerStop *stop, SbxError *error) {
+        return stream(d, "POST", path, true, on_data, NULL, userdata, stop, error);
 }

@@ -107,8 +107,6 @@ static size_t header_cb(char *buf, size_t size, size_t nitems, void *userdata) {
         return n;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct curl_slist *, curl_slist_free_all);
-
 static int configure(SbxDocker *d, const char *method, const char *url, const DockerBody *body,
                      uint64_t timeout_ms, struct curl_slist *headers, DockerResponse *resp) {
         CURL *c = d->curl;

@@ -33,3 +33,18 @@ int sbx_docker_image_inspect(SbxDocker *d, const char *image, json_object **ret,
 /* DELETE /images/{name}[?force=1]. An image used by a container is -EBUSY
  * unless force. */
 int sbx_docker_image_remove(SbxDocker *d, const char *image, bool force, SbxError *error);
+
+/* A pull's progress: bytes of the layers fetched so far, of those whose size is known. */
+typedef void (*SbxDockerPullProgress)(uint64_t done, uint64_t total, void *userdata);
+
+/* POST /images/create?fromImage=REF (the engine's pull), its stream of progress read
+ * to its end: progress (may be NULL) at each change. The layers' announced sizes
+ * beyond max_bytes (0: no bound) stop it (PolicyViolation naming max_image_mib): the
+ * engine drops what it had fetched. An error the engine reports in the stream is
+ * NoSuchImage (no such image), RegistryUntrusted (a refused certificate) or
+ * BackendError, each with the engine's words. */
+int sbx_docker_image_pull(SbxDocker *d, const char *ref, uint64_t max_bytes, SbxDockerPullProgress progress,
+                          void *userdata, SbxError *error);
+
+/* POST /images/{image}/tag?repo=&tag= (201). */
+int sbx_docker_image_tag(SbxDocker *d, const char *image, const char *repo, const char *tag, SbxError *error);

@@ -32,6 +32,8 @@ struct SbxDocker {
         char errbuf[CURL_ERROR_SIZE];
 };
 
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct curl_slist *, curl_slist_free_all);
+
 /* An answer as it arrives. */
 typedef struct DockerResponse {
         char *data;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* A remote engine over mutual TLS (DESIGN §19), GnuTLS for every byte.
+/* A remote engine over mutual TLS (docs/engines.md), GnuTLS for every byte.
  *
  * The credentials are set once at start-up, before any thread exists
  * (sbx_docker_tls_setup(), as curl_global_init()): the service has one client

@@ -199,6 +199,11 @@ int sbx_docker_get_stream(SbxDocker *d, const char *path, SbxDockerStreamData on
                           void (*on_connected)(void *userdata), void *userdata, SbxDockerStop *stop,
                           SbxError *error);
 
+/* POST path with no body, its answer a stream (a pull's progress): as
+ * sbx_docker_get_stream, but the end of the stream is success (0). */
+int sbx_docker_post_stream(SbxDocker *d, const char *path, SbxDockerStreamData on_data, void *userdata,
+                           SbxDockerStop *stop, SbxError *error);
+
 /* GET /version and GET /info. */
 int sbx_docker_version(SbxDocker *d, json_object **ret, SbxError *error);
 int sbx_docker_info(SbxDocker *d, json_object **ret, SbxError *error);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* The init volume on a remote engine (DESIGN §19): the engine's host has no
+/* The init volume on a remote engine (docs/engines.md): the engine's host has no
  * directory of ours to bind, so the program goes there by the Engine API — a
  * plain volume named after the program's SHA-256, filled through PUT …/archive of
  * a helper container that is created and never started (nothing runs, the

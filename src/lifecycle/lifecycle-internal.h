@@ -53,7 +53,7 @@ unsigned lc_posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int
 /* Whether a running container's bind mounts show what their sources name now, by the
  * report given (read already) or, when NULL, the one read from its log. */
 bool lc_mounts_truthful(SbxLifecycle *l, const SbxObserved *o, const SbxMountTable *report);
-/* For reads (DESIGN §20): the container's observation, or Docker's answer now (kept
+/* For reads (docs/api.md#reads-from-observations): the container's observation, or Docker's answer now (kept
  * as the observation); lc_mounts_truthful() of it. */
 int lc_observe(SbxLifecycle *l, const char *id, SbxSeen **ret, SbxError *error);
 bool lc_seen_truthful(SbxLifecycle *l, const SbxSeen *seen);

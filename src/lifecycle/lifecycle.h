@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "docker-image.h"
 #include "docker.h"
 #include "keyed-lock.h"
 #include "observation-cache.h"
@@ -42,7 +43,8 @@ struct SbxLifecycle {
         const char *init_dir;           /* the directory of xagent-sandbox-init (init-volume.h) */
         const char *service_id;         /* this instance's (sbx_lifecycle_service_id); NULL = none */
         SbxVerdictCache *judgements;    /* shared by all workers; NULL = none (lists inspect each) */
-        SbxObservationCache *observations; /* shared by all workers (DESIGN §20); NULL = none */
+        /* shared by all workers (docs/api.md#reads-from-observations); NULL = none */
+        SbxObservationCache *observations;
         SbxSpecMemo *specs;             /* this worker's stored specs, read once (spec-memo.h); required */
         struct SbxChannels *channels;   /* shared by all workers (channel.h); NULL = no file calls */
 #ifdef SBX_TEST_SEAMS
@@ -76,6 +78,8 @@ typedef struct SbxSandbox {
         char *image;                    /* Config.Image */
         char *fingerprint;              /* the label, "" if absent */
         SbxVerdict verdict;             /* stored spec vs the container now; unverified without a row */
+        unsigned mismatched;            /* for a mismatch: the SBX_SPEC_FIELD_* that differ, as far
+                                         * as the container tells (0: not known which) */
         bool has_row;
         bool hardened;                  /* the container carries the posture of docs/security.md */
         uint64_t created_us;
@@ -178,6 +182,20 @@ int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error);
  * reconciliation. */
 int sbx_lifecycle_snapshot(SbxLifecycle *l, const char *name, const char *snapshot_id, char **ret_image_id,
                            SbxError *error);
+
+/* PullImage (docs/api.md, docs/security.md "Images"): reference checked against the
+ * policy (allowed_images, registries), its manifest read by the service over TLS
+ * verified with the registry's CA (registry.h: the digest, the image id, the size,
+ * max_image_mib), then pulled by the engine by that digest — so the engine gets
+ * exactly what the service verified, whatever the engine's own trust — with progress
+ * (may be NULL), the image's id and size checked, and tagged as reference. The
+ * image id ("sha256:…") in *ret_image_id. */
+int sbx_lifecycle_pull(SbxLifecycle *l, const char *reference, SbxDockerPullProgress progress, void *userdata,
+                       char **ret_image_id, SbxError *error);
+
+/* Create and ensure with option pull "missing": image pulled (as above) unless the
+ * host has it. Returns 1 if it was pulled. */
+int sbx_lifecycle_pull_missing(SbxLifecycle *l, const char *image, SbxError *error);
 
 /* Idempotent: an unknown id succeeds. Removes the image by the id recorded when it
  * was made, an interrupted snapshot of the id settled first. Returns 1 if something

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The observations reads are answered from (DESIGN §20): the rule of observation.h,
+/* The observations reads are answered from (docs/api.md#reads-from-observations): the rule of observation.h,
  * shared by the event thread and every worker (a mutex), holding what an inspect
  * told about a container (SbxSeen, reference-counted: a read keeps using the one it
  * got while an event drops it from the table). */
@@ -56,7 +56,7 @@ bool sbx_observation_cache_holds(SbxObservationCache *c, const char *container_i
                                  uint64_t max_age_us);
 /* Whether a read of it looks at the host: a running container's bind mounts are
  * judged by its init's report against the host's directories, on every read
- * (DESIGN §20), which may block on the file system. */
+ * (docs/api.md#reads-from-observations), which may block on the file system. */
 bool sbx_observed_checks_host(const SbxObserved *o);
 /* A new reference to a usable observation, or NULL. */
 SbxSeen *sbx_observation_cache_get(SbxObservationCache *c, const char *container_id, uint64_t max_age_us);

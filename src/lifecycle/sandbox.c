@@ -284,7 +284,7 @@ static uint64_t observation_max_age_us(SbxLifecycle *l) {
         return (uint64_t) l->policy->observation_max_age * UINT64_C(1000000);
 }
 
-/* A read's look at a container (DESIGN §20): the observation while the rule lets it
+/* A read's look at a container (docs/api.md#reads-from-observations): the observation while the rule lets it
  * stand, else Docker's answer now — kept as the observation, with the mount report
  * its init logged (what a start logged does not change until the next start, an
  * event). What the report is compared with, the host's directories, is looked at
@@ -344,8 +344,14 @@ int lc_make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const Sbx
         s->verdict = SBX_VERDICT_UNVERIFIED;
         if (stored && row)
                 s->verdict = sbx_verdict(stored, fps, o, SBX_CONTRACT_VERSION);
-        if (!truthful && s->verdict == SBX_VERDICT_MATCH)
+        /* What VerifySandbox with the stored spec would name (the inspection's
+         * mismatched_fields). */
+        if (s->verdict == SBX_VERDICT_MISMATCH)
+                s->mismatched = sbx_verify_mismatched_fields(stored, stored, row->fingerprint, o);
+        if (!truthful && s->verdict == SBX_VERDICT_MATCH) {
                 s->verdict = SBX_VERDICT_MISMATCH;
+                s->mismatched = SBX_SPEC_FIELD_VOLUMES;
+        }
         if (row && row->created_us > 0)
                 s->created_us = (uint64_t) row->created_us;
         else if (o->created_at)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* JSON on both sides: D-Bus replies as JSON values, bytes as valid UTF-8 text,
- * base64, and reading tool arguments. */
+/* JSON on both sides: bytes as valid UTF-8 text, base64, and reading tool arguments
+ * (D-Bus replies as JSON values: src/shared/bus-json.c). */
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,88 +10,6 @@
 
 #include "mcp-json.h"
 #include "utf8.h"
-
-/* ---- D-Bus → JSON ---------------------------------------------------------------- */
-
-static int read_basic(sd_bus_message *m, char type, json_object **ret) {
-        union {
-                uint8_t y; int16_t n; uint16_t q; int32_t i; uint32_t u; int64_t x; uint64_t t;
-                double d; int b; const char *s;
-        } v;
-        json_object *j;
-        int r;
-
-        r = sd_bus_message_read_basic(m, type, &v);
-        if (r < 0)
-                return r;
-        switch (type) {
-        case 'y': j = json_object_new_int(v.y); break;
-        case 'n': j = json_object_new_int(v.n); break;
-        case 'q': j = json_object_new_int(v.q); break;
-        case 'i': j = json_object_new_int(v.i); break;
-        case 'u': j = json_object_new_int64(v.u); break;
-        case 'x': j = json_object_new_int64(v.x); break;
-        case 't': j = json_object_new_uint64(v.t); break;
-        case 'd': j = json_object_new_double(v.d); break;
-        case 'b': j = json_object_new_boolean(v.b); break;
-        case 'h': return -EBADMSG;
-        default:  j = json_object_new_string(v.s); break;       /* s o g */
-        }
-        if (!j)
-                return -ENOMEM;
-        *ret = j;
-        return 0;
-}
-
-static int read_container(sd_bus_message *m, bool as_object, json_object **ret) {
-        _cleanup_(json_object_putp) json_object *out = as_object ? json_object_new_object() : json_object_new_array();
-        int r;
-
-        if (!out)
-                return -ENOMEM;
-        while ((r = sd_bus_message_at_end(m, false)) == 0) {
-                _cleanup_(json_object_putp) json_object *value = NULL;
-                const char *key;
-
-                if (!as_object) {
-                        if ((r = bus_read_json(m, &value)) < 0 || (r = sbx_json_push(out, TAKE_PTR(value))) < 0)
-                                return r;
-                        continue;
-                }
-                if ((r = sd_bus_message_enter_container(m, 'e', NULL)) < 0 ||
-                    (r = sd_bus_message_read_basic(m, 's', &key)) < 0 ||
-                    (r = bus_read_json(m, &value)) < 0 ||
-                    (r = sbx_json_put(out, key, TAKE_PTR(value))) < 0 ||
-                    (r = sd_bus_message_exit_container(m)) < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(out);
-        return 0;
-}
-
-int bus_read_json(sd_bus_message *m, json_object **ret) {
-        const char *contents;
-        char type;
-        int r;
-
-        r = sd_bus_message_peek_type(m, &type, &contents);
-        if (r <= 0)
-                return r < 0 ? r : -EBADMSG;
-        if (!strchr("arve", type))
-                return read_basic(m, type, ret);
-        if ((r = sd_bus_message_enter_container(m, type, contents)) < 0)
-                return r;
-        if (type == 'v')
-                r = bus_read_json(m, ret);
-        else
-                r = read_container(m, type == 'a' && contents[0] == '{' && contents[1] == 's', ret);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(m);
-        return r < 0 ? r : 0;
-}
 
 /* ---- bytes as text --------------------------------------------------------------- */
 

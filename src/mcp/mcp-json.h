@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* JSON helpers of the MCP server (mcp-json.c). */
+/* JSON helpers of the MCP server (mcp-json.c); D-Bus values as JSON: bus-json.h. */
 
 #include <json-c/json.h>
 #include <stdbool.h>
@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <systemd/sd-bus.h>
 
+#include "bus-json.h"
 #include "json-util.h"
 #include "macro.h"
 
@@ -18,10 +19,6 @@ int arg_string(json_object *args, const char *key, bool required, const char **r
 int arg_uint(json_object *args, const char *key, uint64_t max, uint64_t *ret, char **error);
 int arg_cursor(json_object *args, const char *key, uint64_t *ret, char **error);
 int arg_bool(json_object *args, const char *key, bool *ret, char **error);
-
-/* D-Bus values as JSON (mcp-json.c): a{s…} as objects, other arrays and structs as
- * arrays, variants as their contents. */
-int bus_read_json(sd_bus_message *m, json_object **ret);
 
 /* Text: bytes as a JSON string of valid UTF-8 (each bad byte U+FFFD). With
  * ret_consumed, a sequence cut at the end is left for the next chunk. */

@@ -399,7 +399,7 @@ static int inspect_start(Call *c) {
 }
 
 static int dict_reply(Call *c, sd_bus_message *reply, json_object **ret) {
-        return bus_read_json(reply, ret);
+        return sbx_bus_read_json(reply, ret);
 }
 
 static int verify_start(Call *c) {
@@ -427,7 +427,7 @@ static int verify_reply(Call *c, sd_bus_message *reply, json_object **ret) {
 
         if (!o)
                 return -ENOMEM;
-        if ((r = sd_bus_message_read(reply, "s", &verdict)) < 0 || (r = bus_read_json(reply, &fields)) < 0)
+        if ((r = sd_bus_message_read(reply, "s", &verdict)) < 0 || (r = sbx_bus_read_json(reply, &fields)) < 0)
                 return r;
         if (sbx_json_put(o, "verdict", json_object_new_string(verdict)) < 0 ||
             sbx_json_put(o, "mismatched_fields", TAKE_PTR(fields)) < 0)
@@ -444,7 +444,7 @@ static int ports_reply(Call *c, sd_bus_message *reply, json_object **ret) {
 
         if (!o || !ports)
                 return -ENOMEM;
-        r = bus_read_json(reply, &inspection);
+        r = sbx_bus_read_json(reply, &inspection);
         if (r < 0)
                 return r;
         if (json_object_object_get_ex(inspection, "bound_ports", &bound))

@@ -314,19 +314,37 @@ int sbx_bus_read_no_options(sd_bus_message *m, SbxError *error) {
 typedef struct CreateOptions {
         json_object *labels;
         SbxLifetime lifetime;
+        bool pull_missing;
 } CreateOptions;
+
+/* A string option of two values, no (the default) or yes: *ret is whether it is yes. */
+static int read_choice(sd_bus_message *m, const char *key, const char *no, const char *yes, bool *ret,
+                       SbxError *error) {
+        _cleanup_free_ char *mode = NULL;
+        int r = read_string(m, key, &mode, error);
+
+        if (r >= 0 && !streq(mode, no) && !streq(mode, yes))
+                r = sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: '%s' is neither \"%s\" nor \"%s\"", key, mode,
+                                  no, yes);
+        if (r >= 0)
+                *ret = streq(mode, yes);
+        return r < 0 ? r : 0;
+}
 
 static int create_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
         CreateOptions *o = userdata;
 
+        /* pull "missing": an image not on the host is pulled first (docs/api.md) */
+        if (streq(key, "pull"))
+                return read_choice(m, key, "never", "missing", &o->pull_missing, error);
         if (!streq(key, "labels"))
                 return sbx_bus_read_lifetime_entry(m, key, &o->lifetime, error);
         return sbx_bus_read_labels(m, key, &o->labels, error);
 }
 
 int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
-                                SbxError *error) {
-        static const char *const keys[] = { "labels", "idle_timeout", "expire_after", "on_idle" };
+                                bool *ret_pull_missing, SbxError *error) {
+        static const char *const keys[] = { "labels", "idle_timeout", "expire_after", "on_idle", "pull" };
         CreateOptions o = {};
         int r = read_dict(m, keys, ELEMENTSOF(keys), create_entry, &o, error);
 
@@ -335,6 +353,7 @@ int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, Sbx
         else {
                 *ret_labels = o.labels;
                 *ret_lifetime = o.lifetime;
+                *ret_pull_missing = o.pull_missing;
         }
         return r;
 }
@@ -362,14 +381,13 @@ int sbx_bus_read_stop_options(sd_bus_message *m, SbxStopOptions *ret, SbxError *
 }
 
 typedef struct EnsureOptions {
-        bool recreate, force;
+        bool recreate, force, pull_missing;
         unsigned stop_timeout;
         json_object *labels;
         SbxLifetime lifetime;
 } EnsureOptions;
 
 static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
-        _cleanup_free_ char *mode = NULL;
         EnsureOptions *o = userdata;
         int64_t t;
         int r;
@@ -384,22 +402,18 @@ static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
                 return sbx_bus_read_labels(m, key, &o->labels, error);
         if (streq(key, "force"))
                 return read_bool(m, key, &o->force, error);
+        if (streq(key, "pull"))
+                return read_choice(m, key, "never", "missing", &o->pull_missing, error);
         if (!streq(key, "on_mismatch"))
                 return sbx_bus_read_lifetime_entry(m, key, &o->lifetime, error);
-        if ((r = read_string(m, key, &mode, error)) < 0)
-                return r;
-        if (!streq(mode, "fail") && !streq(mode, "recreate"))
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
-                                     "on_mismatch: '%s' is neither \"fail\" nor \"recreate\"", mode);
-        o->recreate = streq(mode, "recreate");
-        return 0;
+        return read_choice(m, key, "fail", "recreate", &o->recreate, error);
 }
 
 int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned *ret_stop_timeout,
                                 json_object **ret_labels, bool *ret_force, SbxLifetime *ret_lifetime,
-                                SbxError *error) {
+                                bool *ret_pull_missing, SbxError *error) {
         static const char *const keys[] = { "on_mismatch", "stop_timeout", "labels", "force", "idle_timeout",
-                                            "expire_after", "on_idle" };
+                                            "expire_after", "on_idle", "pull" };
         EnsureOptions o = { .stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT };
         int r = read_dict(m, keys, ELEMENTSOF(keys), ensure_entry, &o, error);
 
@@ -412,6 +426,7 @@ int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned 
         *ret_lifetime = o.lifetime;
         *ret_stop_timeout = o.stop_timeout;
         *ret_labels = o.labels;
+        *ret_pull_missing = o.pull_missing;
         return 0;
 }
 

@@ -31,10 +31,11 @@ int sbx_bus_append_spec(sd_bus_message *m, const SbxSpec *spec, SbxError *error)
 /* An a{sv} of options where none is defined: any key is refused. */
 int sbx_bus_read_no_options(sd_bus_message *m, SbxError *error);
 
-/* Create options: "labels" a{ss} (bus-labels.h; *ret_labels NULL when absent) and the
- * lifetime's (bus-lifetime.h). */
+/* Create options: "labels" a{ss} (bus-labels.h; *ret_labels NULL when absent), the
+ * lifetime's (bus-lifetime.h) and "pull" (s: "never", the default, or "missing": an
+ * image not on the host is pulled first). */
 int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
-                                SbxError *error);
+                                bool *ret_pull_missing, SbxError *error);
 
 /* Stop options: "timeout" (u, or any integer type: seconds before SIGKILL, 0–3600),
  * "force" (b: other connections' leases are revoked, not SandboxBusy). */
@@ -84,11 +85,12 @@ int sbx_bus_read_argv(sd_bus_message *m, char ***ret, SbxError *error);
 /* Ensure options: "on_mismatch" (s: "fail", the default, or "recreate"),
  * "stop_timeout" (u or any integer type: seconds, 0–3600, default 30), "labels"
  * (as create's; *ret_labels NULL when absent), "force" (b: a replacement revokes
- * other connections' leases) and the lifetime's, for a sandbox it makes. */
+ * other connections' leases), "pull" (as create's) and the lifetime's, for a sandbox
+ * it makes. */
 #define SBX_ENSURE_STOP_TIMEOUT_DEFAULT 30U
 int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned *ret_stop_timeout,
                                 json_object **ret_labels, bool *ret_force, SbxLifetime *ret_lifetime,
-                                SbxError *error);
+                                bool *ret_pull_missing, SbxError *error);
 
 /* File call options (ReadFile, WriteFile, ListFiles, RemoveFile; docs/api.md): read
  * offset t, length t (0–UINT64_MAX: the daemon caps it by max_file_bytes); write mode

@@ -46,6 +46,7 @@ ACTIONS = (
     "org.xagent.sandbox1.manage-others",
     "org.xagent.sandbox1.exec",
     "org.xagent.sandbox1.exec-others",
+    "org.xagent.sandbox1.pull",
 )
 
 POLKITD = "/usr/lib/polkit-1/polkitd"
@@ -82,8 +83,20 @@ def _wait_gone(pid, timeout):
     return False
 
 
+USERS_LOCK = "/run/lock/xagent-sandbox-test-users.lock"
+
+
 def ensure_users():
-    """Creates the group and both users if missing; fixes group membership if wrong."""
+    """Creates the group and both users if missing; fixes group membership if wrong.
+    One process at a time (the files of a suite run in parallel, each checking and
+    creating the same users): under an exclusive lock on USERS_LOCK."""
+    os.makedirs(os.path.dirname(USERS_LOCK), exist_ok=True)
+    with open(USERS_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _ensure_users()
+
+
+def _ensure_users():
     _run(["groupadd", "-f", GROUP])
     for user, member in ((MEMBER, True), (OTHER, False)):
         try:

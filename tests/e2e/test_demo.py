@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The README's first command runs here, so it cannot rot: tools/demo.sh is
-install-deps + build + setup-docker (all done before this suite runs) and then
-tools/demo.py, the main job, which this runs for real. It checks every step's
-output and stops at the first step that fails: two runs with a sabotaged client
-show that."""
+install-deps + build + setup-docker + the Python image + the MCP SDK (done before this
+suite runs, or by the fixture: the image by tools/make-python-image.sh, the SDK from
+tests/mcp/node_modules) and then tools/demo.py, the main job, which this runs for real.
+It checks every step's output and stops at the first step that fails: two runs with a
+sabotaged client show that."""
 
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -15,16 +17,28 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("SBX_BUILD_ROOT", os.path.join(ROOT, "build"))
-STEPS = ("Create a sandbox", "List my sandboxes", "Show it", "Verify it against the spec",
-         "Verify it against a different spec", "Run a command in it", "Copy a file into it",
-         "Copy it back out", "Open a shell in it", "Snapshot it", "List my snapshots", "Stop it",
-         "Delete it", "Delete the snapshot", "None of it is left")
+STEPS = ("Create a sandbox from the Python image", "Run Python in it", "Write a file into it", "Read it back",
+         "List the workspace", "Start a background process", "Read its output", "Hold a lease on it",
+         "Another connection's stop is refused", "The Python client", "One MCP tool call",
+         "A second sandbox that stops itself", "Wait for its idle stop", "Stop the first one", "Delete it",
+         "Delete the second", "None of it is left")
+PYTHON_IMAGE = "xagent-sandbox-python:latest"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def demo_needs():
+    """What tools/demo.sh brings before tools/demo.py: the Python image and the SDK."""
+    import sandbox_helpers as h
+    if not h.docker_image_exists(PYTHON_IMAGE):
+        subprocess.run([os.path.join(ROOT, "tools", "make-python-image.sh")], check=True, timeout=3600)
+    assert any(os.path.isdir(os.path.join(ROOT, d, "node_modules", "@modelcontextprotocol", "sdk"))
+               for d in ("tools/demo-mcp", "tests/mcp")), "no MCP SDK: tools/install-deps.sh installs it"
 
 
 def run_demo(build=BUILD):
     env = dict(os.environ, SBX_BUILD_ROOT=build)
     r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools", "demo.py")], env=env,
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=600)
     sys.stdout.write(r.stdout)
     return r
 
@@ -40,21 +54,25 @@ def test_readme_names_the_demo():
     assert "tools/demo.py" in demo_sh
 
 
-def test_demo_runs_a_verified_lifecycle():
+def section(out, title):
+    return out.split("### " + title, 1)[1].split("\n### ")[0]
+
+
+def test_demo_runs_an_agents_day():
     r = run_demo()
     assert r.returncode == 0, r.stdout + r.stderr
     out = r.stdout
     assert steps_run(out) == list(STEPS)
-    assert "hardened: yes" in out
-    assert "verdict: match" in out
-    assert "verdict: mismatch" in out and "mismatched_fields: memory" in out
-    assert "hello from the host" in out.split("### Run a command", 1)[1].split("###")[0]
-    assert "'hello from the host'" in out.split("### Copy it back out", 1)[1].split("###")[0]
-    assert "in /home as " in out.split("### Open a shell", 1)[1].split("###")[0]
-    assert out.rstrip().endswith("Demo complete: a verified sandbox lifecycle through the bus.")
+    uid = str(pwd.getpwnam("sbx-member").pw_uid)
+    assert f"42 {uid}" in section(out, "Run Python in it")
+    assert "tick 2" in section(out, "Read its output")
+    assert "SandboxBusy" in section(out, "Another connection's stop")
+    assert f"printed 'hello from uid {uid}\\n'" in section(out, "The Python client")
+    assert f"hello from uid {uid}" in section(out, "One MCP tool call")
+    assert out.rstrip().endswith("Demo complete: an agent's day with a sandbox, through the bus.")
     name = out.split("The sandbox: ", 1)[1].split()[0]
-    assert name in out.split("### Create a sandbox", 1)[1].split("### Show it")[0]
-    assert name not in out.split("### None of it is left", 1)[1]
+    assert name in section(out, "Create a sandbox")
+    assert name not in section(out, "None of it is left")
 
 
 # A client that fails one command as a failed call fails (exit 1, an error on stderr)
@@ -75,7 +93,7 @@ def sabotaged_build():
     os.chmod(d, 0o755)
 
     def make(word):
-        for part in ("daemon", "init"):
+        for part in ("daemon", "init", "mcp"):
             os.makedirs(os.path.join(d, "src"), exist_ok=True)
             os.symlink(os.path.join(BUILD, "src", part), os.path.join(d, "src", part))
         os.makedirs(os.path.join(d, "src", "ctl"))
@@ -91,16 +109,17 @@ def sabotaged_build():
 def test_demo_stops_at_the_first_failed_step(sabotaged_build):
     r = run_demo(sabotaged_build("create"))
     assert r.returncode == 1, r.stdout
-    assert steps_run(r.stdout) == ["Create a sandbox"]
-    assert "!!! Create a sandbox with a workspace volume: exit status 1, expected 0" in r.stdout
+    assert steps_run(r.stdout) == list(STEPS[:1])
+    assert "!!! Create a sandbox from the Python image, with a workspace: exit status 1, expected 0" in r.stdout
     assert "Demo failed" in r.stdout and "Demo complete" not in r.stdout
 
 
-def test_demo_mismatch_step_needs_a_real_mismatch(sabotaged_build):
-    """A verify that fails as a call (exit 1 too) is no mismatch: the step fails."""
-    r = run_demo(sabotaged_build("--memory"))
+def test_demo_busy_step_needs_a_real_refusal(sabotaged_build):
+    """A stop that fails as another call fails (exit 1 too) is no lease's refusal: the
+    step fails."""
+    r = run_demo(sabotaged_build("stop"))
     assert r.returncode == 1, r.stdout
-    assert steps_run(r.stdout) == list(STEPS[:5])
-    assert "!!! Verify it against a different spec (mismatch, exit status 1): the output lacks " \
-           "['verdict: mismatch', 'mismatched_fields: memory']" in r.stdout
+    assert steps_run(r.stdout) == list(STEPS[:9])
+    assert "!!! Another connection's stop is refused while the lease is held (exit status 1): the output lacks " \
+           "[\"xagent-sandboxctl: org.xagent.Sandbox1.Error.SandboxBusy" in r.stdout
     assert "Demo complete" not in r.stdout

@@ -2,7 +2,8 @@
 """The examples of README.md and the manual pages, run for real as the member
 through the private bus, their shown output compared with what the tools print.
 
-Examples are written for a member of uid 1000 and for the image debian:bookworm;
+Examples are written for a member of uid 1000 and for the image debian:bookworm (the
+Python examples: xagent-sandbox-python:latest, made by tools/make-python-image.sh);
 here they run as a member of its own, made for this module and removed after, so that
 its lists hold only what the examples made (its uid put in place of 1000, the test
 image in place of debian:bookworm), under names of their own (a run shares Docker with
@@ -285,3 +286,49 @@ def test_docs_agree_a_new_member_needs_no_new_login():
         assert not re.search(r"then log in again|must log in again|needs? (a new|to) log", text), rel
     assert "need not log in again" in " ".join(read("README.md").split())
     assert "without a new login" in " ".join(read("man/org.xagent.Sandbox1.7.scd").split())
+
+
+# ---- the Python examples ---------------------------------------------------------------
+
+PYTHON_IMAGE = "xagent-sandbox-python:latest"
+PYTHON_EXAMPLES = {
+    # page: (the heading before its example, the sandbox it makes, lines it prints)
+    "README.md": ("## From Python", "hello", [r"GNU Make [0-9.]+", r"b'done\\n' \[\('127\.0\.0\.1', \d+, 8000\)\] \d+"]),
+    "docs/python.md": ("# The Python client", "project", [r"0 42", r"b'done\\n'", r"\[\('127\.0\.0\.1', \d+, 8000\)\]"]),
+}
+
+
+@pytest.fixture(scope="module")
+def python_image():
+    """xagent-sandbox-python:latest, made by tools/make-python-image.sh when missing."""
+    if not h.docker_image_exists(PYTHON_IMAGE):
+        subprocess.run([os.path.join(ROOT, "tools", "make-python-image.sh")], check=True, timeout=3600)
+    assert h.docker_image_exists(PYTHON_IMAGE)
+    return PYTHON_IMAGE
+
+
+@pytest.mark.parametrize("page", sorted(PYTHON_EXAMPLES))
+def test_python_example_runs_as_written(stack, sandboxd, docs_user, python_image, page):
+    """The page's Python example, unchanged, as a member (its own sandbox name, so two
+    examples in a row do not collide), against the Python image the README names."""
+    after, name, want = PYTHON_EXAMPLES[page]
+    code = block(read(page), after, "python")
+    assert PYTHON_IMAGE in code and f'"{name}"' in code, code
+    lib = os.path.join(stack.tmp, "docs-pylib")
+    if not os.path.isdir(lib):
+        shutil.copytree(os.path.join(ROOT, "python", "xagent_sandbox"), os.path.join(lib, "xagent_sandbox"))
+        for dirpath, _, _ in os.walk(lib):
+            os.chmod(dirpath, 0o755)
+    path = os.path.join(stack.tmp, f"docs-example-{uuid.uuid4().hex[:6]}.py")
+    with open(path, "w") as f:
+        f.write(code)
+    os.chmod(path, 0o644)
+    ctl = os.path.join(stack.build_root, "src", "ctl", "xagent-sandboxctl")
+    try:
+        r = stack.run_as(USER, ["/usr/bin/env", f"PYTHONPATH={lib}", "/usr/bin/python3", path], timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        for line in want:
+            assert re.search(r"^%s$" % line, r.stdout, re.M), (line, r.stdout)
+    finally:
+        stack.run_as(USER, [ctl, "--no-ask-password", "delete", name], timeout=120)
+        shutil.rmtree(os.path.join(h.home_of(USER), "project"), ignore_errors=True)

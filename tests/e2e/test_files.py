@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The file API (DESIGN §16): ReadFile, WriteFile, ListFiles, RemoveFile on the Manager
+"""The file API (docs/api.md): ReadFile, WriteFile, ListFiles, RemoveFile on the Manager
 and on the sandbox object, done by the service's own program in the sandbox as the
 owner, over the kept channel — in the busybox test image and in an image with nothing
 in it; the hostile inputs each get an error naming what was wrong; the outsider is

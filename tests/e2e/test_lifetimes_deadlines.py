@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Idle stop and expiry (issue 23, DESIGN §17) through the real bus as the member and
+"""Idle stop and expiry (issue 23, docs/lifecycle.md) through the real bus as the member and
 the outsider, with short timeouts: an idle sandbox is stopped (or paused, on_idle
 pause) with no client calling, a held lease or a running exec postpones it, expiry
 deletes (SandboxRemoved, audited), a deadline that fell due while no daemon ran is

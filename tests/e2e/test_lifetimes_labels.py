@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Labels (issue 23, DESIGN §17) through the real bus as the member and the outsider:
+"""Labels (issue 23, docs/lifecycle.md) through the real bus as the member and the outsider:
 the create/ensure option stored and shown (Labels, the inspection's sandbox_labels, the
 container's org.xagent.sandbox.label.* Docker labels), kept across a daemon restart,
 never part of the fingerprint or the verdict (xagent's own labels untouched),

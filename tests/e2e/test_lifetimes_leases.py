@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Leases (issue 23, DESIGN §17) through the real bus as the member and the outsider:
+"""Leases (issue 23, docs/lifecycle.md) through the real bus as the member and the outsider:
 a lease (AcquireSandbox, Acquire) refuses another connection's stop, delete, pause and
 ensure-replacement with SandboxBusy naming the count, the holder's own connection may
 stop; closing the descriptor frees it (every copy: one passed to a child still holds);

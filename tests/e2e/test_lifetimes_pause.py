@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Pause and resume (issue 23, DESIGN §17) through the real bus as the member and the
+"""Pause and resume (issue 23, docs/lifecycle.md) through the real bus as the member and the
 outsider: a counter in a shell inside stops while paused and goes on from where it was
 after the resume (its memory kept); State and the inspection say "paused", the verdict
 stays "match"; exec, file calls and copies on a paused sandbox are NotRunning; both

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Reads from observations (DESIGN §20), through the real bus as the member and the
+"""Reads from observations (docs/api.md#reads-from-observations), through the real bus as the member and the
 outsider: a change made behind the service's back (docker update --cpus, docker kill,
 docker rename) is in the next reads once its event arrived — never a stale `match` —,
 even with observations allowed to live far longer than the test (observation_max_age

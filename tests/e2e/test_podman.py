@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Podman as the engine (DESIGN §19, docs/engines.md): a private rootful Podman 4.3.1
+"""Podman as the engine (docs/engines.md): a private rootful Podman 4.3.1
 service (privpodman.py: its own socket, storage, run dirs and network namespace), the
 service pointed at it by the host policy's engine.host and nsentered into its network
 namespace, the member using it through the real bus and polkitd. The shared dockerd is

@@ -27,18 +27,19 @@ EXPECTED_DEFAULTS = {
     "org.xagent.sandbox1.manage-others": (AUTH_ADMIN, AUTH_ADMIN, AUTH_ADMIN),
     "org.xagent.sandbox1.exec": (AUTH_ADMIN_KEEP, AUTH_ADMIN_KEEP, YES),
     "org.xagent.sandbox1.exec-others": (AUTH_ADMIN, AUTH_ADMIN, AUTH_ADMIN),
+    "org.xagent.sandbox1.pull": (AUTH_ADMIN_KEEP, AUTH_ADMIN_KEEP, YES),
 }
 
 # (authorized, challenge) with no session (no logind here → the allow_any default).
 YES_, CHALLENGE = (True, False), (False, True)
 EXPECTED = {
     MEMBER: {"inspect": YES_, "create": YES_, "manage": YES_, "manage-others": CHALLENGE,
-             "exec": YES_, "exec-others": CHALLENGE},
+             "exec": YES_, "exec-others": CHALLENGE, "pull": YES_},
     OTHER: {"inspect": YES_, "create": CHALLENGE, "manage": CHALLENGE,
-            "manage-others": CHALLENGE, "exec": CHALLENGE, "exec-others": CHALLENGE},
+            "manage-others": CHALLENGE, "exec": CHALLENGE, "exec-others": CHALLENGE, "pull": CHALLENGE},
     # polkitd authorizes uid 0 subjects for every action.
     "root": {"inspect": YES_, "create": YES_, "manage": YES_, "manage-others": YES_,
-             "exec": YES_, "exec-others": YES_},
+             "exec": YES_, "exec-others": YES_, "pull": YES_},
 }
 
 

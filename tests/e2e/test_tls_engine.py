@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""A remote engine over mutual TLS (DESIGN §19): a private dockerd in its own network
+"""A remote engine over mutual TLS (docs/engines.md): a private dockerd in its own network
 namespace listening on TLS only (--tlsverify, certificates made here with certtool),
 the service (entered into that namespace with nsenter) pointed at it by the host
 policy's engine key, and the member using it through the real bus. Every bad

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Reads from observations (DESIGN §20), seen at the Docker socket (the relay records
+"""Reads from observations (docs/api.md#reads-from-observations), seen at the Docker socket (the relay records
 every request): while the event stream is followed, reads of a sandbox nothing
 happened to do not ask Docker; RefreshSandbox does, once, and the reads after it do
 not; an event (a rename behind the service's back) sends the next read to Docker; an

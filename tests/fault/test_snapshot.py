@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Snapshots interrupted (DESIGN.md §13): the daemon SIGKILLed while the relay holds the
+"""Snapshots interrupted (docs/lifecycle.md): the daemon SIGKILLed while the relay holds the
 commit (before Docker saw it, and once Docker answered it), and the commit's answer
 replaced by a 500, garbage or a body cut short after Docker made the image.
 
