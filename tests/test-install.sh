@@ -44,13 +44,15 @@ expect -f "$sysusersdir/xagent-sandboxd.conf"
 # The Python client, where Debian's /usr/bin/python3 imports from for this prefix.
 expect -f "$prefix/lib/python3/dist-packages/xagent_sandbox/__init__.py"
 expect -f "$prefix/lib/python3/dist-packages/xagent_sandbox/_processes.py"
+expect -f "$prefix/lib/python3/dist-packages/xagent_sandbox/_errors.py"
+expect -f "$prefix/lib/python3/dist-packages/xagent_sandbox/_lease.py"
 # The Cockpit page (docs/cockpit.md), its manifest's condition the activation file.
 for f in manifest.json index.html xagent-sandbox.js common.js details.js create.js xagent-sandbox.css; do
         expect -f "$datadir/cockpit/xagent-sandbox/$f"
 done
 grep -q "\"path-exists\": \"$datadir/dbus-1/system-services/org.xagent.Sandbox1.service\"" \
         "$dest$datadir/cockpit/xagent-sandbox/manifest.json" || { echo "FAIL the manifest's condition"; fail=1; }
-expected=25
+expected=27
 if [ "$completiondir" != no ]; then
         expect -f "$completiondir/xagent-sandboxctl"
         expected=$((expected + 1))

@@ -95,6 +95,9 @@ START_TEST(test_labels_and_lifetimes) {
                        "on_idle:s=\"pause\"\n");
         assert_options("{\"expire_after\": 0}", false, "expire_after:u=0\n");
         assert_options("{\"idle_timeout\": 4294967295}", false, "idle_timeout:u=4294967295\n");
+        assert_options("{\"idle_counts_processes\": true}", false, "idle_counts_processes:b=true\n");
+        assert_options("{\"idle_counts_processes\": false}", true,
+                       "on_mismatch:s=\"fail\"\nstop_timeout:u=30\nidle_counts_processes:b=false\n");
 }
 END_TEST
 
@@ -116,6 +119,7 @@ START_TEST(test_wrong_arguments_are_named) {
         assert_refused("{\"idle_timeout\": 4294967296}", false, "'idle_timeout'");
         assert_refused("{\"expire_after\": \"1h\"}", false, "'expire_after'");
         assert_refused("{\"on_idle\": 3}", true, "'on_idle'");
+        assert_refused("{\"idle_counts_processes\": 1}", false, "'idle_counts_processes'");
         assert_refused("{\"stop_timeout\": -2}", true, "'stop_timeout'");
 }
 END_TEST

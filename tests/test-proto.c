@@ -214,56 +214,6 @@ START_TEST(test_read_reply_and_error) {
 }
 END_TEST
 
-static void put_le(uint8_t *p, uint64_t v) {
-        for (int i = 0; i < 8; i++)
-                p[i] = (uint8_t) (v >> (8 * i));
-}
-
-START_TEST(test_ring_header_and_cursor) {
-        uint8_t h[SBX_RING_HEADER_SIZE] = {};
-        uint64_t commit[2] = { 5000000, 12 }, pos[2];
-        SbxRingHeader r;
-
-        memcpy(h, SBX_RING_MAGIC, 8);
-        put_le(h + SBX_RING_CAP_OFFSET, SBX_RING_CAP_DEFAULT);
-        put_le(h + SBX_RING_COMMIT_OFFSET(0), commit[0]);
-        put_le(h + SBX_RING_COMMIT_OFFSET(1), commit[1]);
-        ck_assert_int_eq(sbx_ring_parse_header(h, sizeof h, &r), 0);
-        ck_assert_uint_eq(r.cap, SBX_RING_CAP_DEFAULT);
-        ck_assert_uint_eq(r.commit[0], commit[0]);
-        ck_assert_uint_eq(r.commit[1], commit[1]);
-        ck_assert(!r.exited);
-        ck_assert_int_eq(sbx_ring_parse_header(h, sizeof h - 1, &r), -EBADMSG);
-        /* a cap out of the ring's bounds, or the older layout */
-        put_le(h + SBX_RING_CAP_OFFSET, SBX_RING_CAP_MAX + 1);
-        ck_assert_int_eq(sbx_ring_parse_header(h, sizeof h, &r), -EBADMSG);
-        put_le(h + SBX_RING_CAP_OFFSET, SBX_RING_CAP_MIN - 1);
-        ck_assert_int_eq(sbx_ring_parse_header(h, sizeof h, &r), -EBADMSG);
-        memcpy(h, SBX_RING_MAGIC_V1, 8);
-        ck_assert_int_eq(sbx_ring_parse_header(h, sizeof h, &r), -EPROTONOSUPPORT);
-
-        /* 0 is both streams' start; a cursor names each stream's position again */
-        ck_assert_int_eq(sbx_ring_cursor_positions(0, commit, pos), 0);
-        ck_assert_uint_eq(pos[0], 0);
-        ck_assert_uint_eq(pos[1], 0);
-        ck_assert_uint_eq(sbx_ring_cursor(commit), 5000000 | (UINT64_C(12) << 32));
-        ck_assert_int_eq(sbx_ring_cursor_positions(sbx_ring_cursor((uint64_t[]) { 4000000, 3 }), commit, pos), 0);
-        ck_assert_uint_eq(pos[0], 4000000);
-        ck_assert_uint_eq(pos[1], 3);
-        /* past a stream's end */
-        ck_assert_int_eq(sbx_ring_cursor_positions(sbx_ring_cursor((uint64_t[]) { 4000000, 13 }), commit, pos),
-                         -ERANGE);
-        ck_assert_int_eq(sbx_ring_cursor_positions(5000001, commit, pos), -ERANGE);
-        /* beyond 4 GiB a stream's part is its position modulo 2^32, the newest such */
-        commit[0] = (UINT64_C(5) << 32) + 100;
-        ck_assert_int_eq(sbx_ring_cursor_positions(sbx_ring_cursor((uint64_t[]) { (UINT64_C(5) << 32) + 40, 1 }),
-                                                   commit, pos), 0);
-        ck_assert_uint_eq(pos[0], (UINT64_C(5) << 32) + 40);
-        ck_assert_int_eq(sbx_ring_cursor_positions(200, commit, pos), 0);
-        ck_assert_uint_eq(pos[0], (UINT64_C(4) << 32) + 200);
-}
-END_TEST
-
 static Suite *proto_suite(void) {
         Suite *s = suite_create("proto");
         TCase *tc = tcase_create("core");
@@ -275,7 +225,6 @@ static Suite *proto_suite(void) {
         tcase_add_test(tc, test_fixed_writer_never_grows);
         tcase_add_test(tc, test_list_entries_are_checked);
         tcase_add_test(tc, test_read_reply_and_error);
-        tcase_add_test(tc, test_ring_header_and_cursor);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -62,7 +62,7 @@ START_TEST(test_migration_from_schema6) {
         ck_assert_str_eq(before, "6");
         s = open_ok();
         after = raw_query("PRAGMA user_version");
-        ck_assert_str_eq(after, "7");
+        ck_assert_str_eq(after, "9");
         /* The row is kept, every field of it. */
         ck_assert_int_eq(sbx_store_get_sandbox(s, "~1001:kept", &got, NULL), 1);
         ck_assert_str_eq(got->container_id, "c0ffee");
@@ -87,12 +87,17 @@ START_TEST(test_lifetime_rows) {
                 .state = SBX_SANDBOX_RUNNING, .created_us = 5,
         };
         SbxLifetimeRow lt = { .name = (char *) "~7:box", .idle_timeout_s = 30, .expire_at_us = 9000000,
-                              .on_idle_pause = true, .last_activity_us = 100 }, *rows = NULL;
+                              .on_idle_pause = true, .counts_processes = true, .last_activity_us = 100 },
+                       orphan = { .name = (char *) "~7:gone", .idle_timeout_s = 30 }, got, *rows = NULL;
         SbxStore *s = open_ok();
         size_t n = 0;
 
         ck_assert_int_eq(sbx_store_put_sandbox(s, &row, NULL), 0);
         ck_assert_int_eq(sbx_store_put_lifetime(s, &lt, NULL), 0);
+        /* No row for a sandbox that has none. */
+        ck_assert_int_eq(sbx_store_put_lifetime(s, &orphan, NULL), -ENXIO);
+        ck_assert_int_eq(sbx_store_get_lifetime(s, "~7:gone", &got, NULL), 0);
+        ck_assert_ptr_null(got.name);
         ck_assert_int_eq(sbx_store_touch_lifetime(s, "~7:box", 200, NULL), 0);
         ck_assert_int_eq(sbx_store_touch_lifetime(s, "~7:box", 150, NULL), 0);
         ck_assert_int_eq(sbx_store_touch_lifetime(s, "~7:none", 150, NULL), 0);
@@ -103,7 +108,13 @@ START_TEST(test_lifetime_rows) {
         ck_assert_uint_eq(rows[0].expire_at_us, 9000000);
         ck_assert(rows[0].on_idle_pause);
         ck_assert_uint_eq(rows[0].last_activity_us, 200);
+        ck_assert(rows[0].counts_processes);
         sbx_lifetime_rows_free(rows, n);
+        ck_assert_int_eq(sbx_store_get_lifetime(s, "~7:box", &got, NULL), 1);
+        ck_assert_str_eq(got.name, "~7:box");
+        ck_assert_uint_eq(got.idle_timeout_s, 30);
+        ck_assert(got.counts_processes && got.on_idle_pause);
+        free(got.name);
 
         ck_assert_int_eq(sbx_store_delete_sandbox(s, "~7:box", NULL), 1);
         ck_assert_int_eq(sbx_store_list_lifetimes(s, &rows, &n, NULL), 0);

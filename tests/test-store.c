@@ -115,7 +115,7 @@ START_TEST(test_open_fresh) {
 
         ck_assert(sbx_store_created(s));
         version = raw_query("PRAGMA user_version");
-        ck_assert_str_eq(version, "7");
+        ck_assert_str_eq(version, "9");
         mode = raw_query("PRAGMA journal_mode");
         ck_assert_str_eq(mode, "wal");
         tables = raw_query("SELECT COUNT(*) FROM sqlite_master WHERE name IN ('sandboxes', 'snapshots')");
@@ -164,7 +164,9 @@ START_TEST(test_reopen_keeps_rows) {
 END_TEST
 
 /* A database of a schema before 5 made from the current one: without the labels. */
-#define NO_LABELS_COLUMNS "ALTER TABLE sandboxes DROP COLUMN labels_json; ALTER TABLE intents DROP COLUMN labels_json;"
+/* Schema 5's tables: no labels (6), no lifetimes (7, 8), no egress (9). */
+#define NO_LABELS_COLUMNS "ALTER TABLE sandboxes DROP COLUMN egress_json; ALTER TABLE sandboxes DROP COLUMN labels_json; ALTER TABLE intents DROP COLUMN labels_json;" \
+        "DROP TRIGGER lifetimes_follow_sandboxes; DROP TABLE lifetimes;"
 
 /* Schema 1 → 2: rows of owners other than root are keyed by their Docker-level
  * name "~<uid>:<name>" (names belong to their owner); root's stay as they are, and
@@ -313,7 +315,7 @@ START_TEST(test_migration_to_snapshot_intents) {
                  "PRAGMA user_version = 3");
         s = open_ok();
         version = raw_query("PRAGMA user_version");
-        ck_assert_str_eq(version, "7");
+        ck_assert_str_eq(version, "9");
         ck_assert_int_eq(sbx_store_get_snapshot(s, "s3", &snap, NULL), 1);
         ck_assert_int_eq(sbx_store_put_snapshot_intent(s, &(SbxSnapshotIntentRow) {
                 .id = (char *) "s4", .source_sandbox = (char *) "work", .image_tag = (char *) "t",
@@ -335,7 +337,7 @@ START_TEST(test_detached_rows) {
         raw_exec(NO_LABELS_COLUMNS "DROP TABLE detached_execs; PRAGMA user_version = 4");
         s = open_ok();
         version = raw_query("PRAGMA user_version");
-        ck_assert_str_eq(version, "7");
+        ck_assert_str_eq(version, "9");
         for (int i = 0; i < 3; i++) {
                 char id[8];
 
@@ -380,7 +382,7 @@ START_TEST(test_migration_to_labels) {
                  "PRAGMA user_version = 4");
         s = open_ok();
         version = raw_query("PRAGMA user_version");
-        ck_assert_str_eq(version, "7");
+        ck_assert_str_eq(version, "9");
         ck_assert_int_eq(sbx_store_get_sandbox(s, "~7:old", &got, NULL), 1);
         ck_assert_str_eq(got->container_id, "c7");
         ck_assert_str_eq(got->fingerprint, "f7");

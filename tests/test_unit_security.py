@@ -18,7 +18,10 @@ DAEMON = os.environ["SBX_DAEMON"]
 LIBEXECDIR = os.environ["SBX_LIBEXECDIR"]
 SOURCE_ROOT = os.environ["SBX_SOURCE_ROOT"]
 ANALYZE = shutil.which("systemd-analyze") or "/usr/bin/systemd-analyze"
-MAX_EXPOSURE = 1.0
+# 1.0 before egress: entering a sandbox's network namespace and loading its rules need
+# CAP_SYS_ADMIN, CAP_NET_ADMIN, CAP_SYS_PTRACE, RestrictNamespaces=net and AF_NETLINK
+# (the unit says why).
+MAX_EXPOSURE = 1.8
 
 
 def parse_unit(text):
@@ -54,9 +57,10 @@ def test_unit_is_what_the_design_asks(unit):
     assert values(unit, "StateDirectory") == ["xagent-sandbox"]
     assert values(unit, "StateDirectoryMode") == ["0700"]
     assert values(unit, "User") == [] and values(unit, "DynamicUser") == []
-    assert values(unit, "CapabilityBoundingSet") == ["CAP_DAC_READ_SEARCH"]
+    assert values(unit, "CapabilityBoundingSet") == ["CAP_DAC_READ_SEARCH CAP_NET_ADMIN CAP_SYS_ADMIN CAP_SYS_PTRACE"]
+    assert values(unit, "RestrictNamespaces") == ["net"]
     assert values(unit, "AmbientCapabilities") == []
-    assert values(unit, "RestrictAddressFamilies") == ["AF_UNIX"]
+    assert values(unit, "RestrictAddressFamilies") == ["AF_UNIX AF_NETLINK"]
     assert values(unit, "NoNewPrivileges") == ["yes"]
     assert values(unit, "SystemCallFilter")[0] == "@system-service"
     # The volume checks must see the real home directories.
@@ -82,7 +86,7 @@ def test_security_exposure_is_at_most_one():
     assert exposure <= MAX_EXPOSURE, r.stdout
     # The printed value is rounded up to a tenth; --threshold compares the exact
     # value (in tenths) and fails above it.
-    r = subprocess.run([ANALYZE, "security", "--offline=true", "--threshold=10", UNIT],
+    r = subprocess.run([ANALYZE, "security", "--offline=true", "--threshold=18", UNIT],
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert r.returncode == 0, r.stderr
 
@@ -93,7 +97,7 @@ def test_security_check_notices_a_weaker_unit(tmp_path):
         text = f.read()
     weaker = tmp_path / "xagent-sandboxd.service"
     weaker.write_text(re.sub(r"^SystemCallFilter=.*$", "", text, flags=re.M))
-    r = subprocess.run([ANALYZE, "security", "--offline=true", "--threshold=10", str(weaker)],
+    r = subprocess.run([ANALYZE, "security", "--offline=true", "--threshold=18", str(weaker)],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert r.returncode != 0
 

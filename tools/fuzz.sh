@@ -10,7 +10,7 @@ seconds=${1:-30}
 work=$(mktemp -d /tmp/sbx-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE \
-        -Isrc/core -Isrc/basic tests/fuzz/fuzz-proto.c src/core/proto.c -o "$work/fuzz-proto"
+        -Isrc/core -Isrc/basic tests/fuzz/fuzz-proto.c src/core/proto.c src/core/ring.c -o "$work/fuzz-proto"
 mkdir "$work/corpus"
 "$work/fuzz-proto" -max_total_time="$seconds" -max_len=65536 -artifact_prefix="$work/" \
         -print_final_stats=1 "$work/corpus" 2>&1 | tail -n 25 || {

@@ -34,6 +34,8 @@ packages=(
         python3-pytest python3-gi
         # the real things the service talks to
         docker.io busybox-static
+        # egress: nft loads a sandbox's rules in its network namespace (docs/security.md)
+        nftables iproute2
         # the registry of tests/e2e/test_pull.py (certificates by gnutls-bin's certtool)
         docker-registry
         # Podman as the engine, for tests/e2e/test_podman.py only (the package does not

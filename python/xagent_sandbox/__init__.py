@@ -18,8 +18,10 @@ privilege). Every D-Bus type, descriptor and timeout is handled here::
         p.kill()
 
 Errors are exceptions, one class per D-Bus error of the service (NoSuchSandbox,
-PolicyViolation, …), all subclasses of SandboxError, each carrying the D-Bus error
-name and the service's message. The module uses Gio (python3-gi); the bus is the
+PolicyViolation, SandboxBusy, …), all subclasses of SandboxError, each carrying the
+D-Bus error name and the service's message. `with sb.lease():` keeps others from
+stopping or deleting the sandbox meanwhile; sb.set_lifetimes() changes its idle
+timeout and expiry. The module uses Gio (python3-gi); the bus is the
 system bus, or DBUS_SYSTEM_BUS_ADDRESS when set. See docs/python.md.
 """
 
@@ -34,11 +36,13 @@ gi.require_version("Gio", "2.0")
 gi.require_version("GLib", "2.0")
 from gi.repository import Gio, GLib  # noqa: E402
 
+from . import _errors  # noqa: E402
+from ._lease import Lease  # noqa: E402
 from ._processes import Output, Process, Processes  # noqa: E402
 
 __all__ = [
     "Sandbox", "SandboxInfo", "RunResult", "Snapshot", "SandboxError", "Process", "Output", "list_sandboxes",
-    "list_snapshots", "policy",
+    "list_snapshots", "policy", "Lease",
 ]
 
 BUS_NAME = "org.xagent.Sandbox1"
@@ -52,71 +56,14 @@ _MARGIN_S = 30
 _DEFAULT_CALL_S = 60
 
 
-# ---- errors ----------------------------------------------------------------------------
+# ---- errors (_errors.py) --------------------------------------------------------------
 
-class SandboxError(Exception):
-    """An error the service (or the bus) returned. `name` is the D-Bus error name,
-    `message` the service's text, which names what was wrong."""
-
-    dbus_name = None
-
-    def __init__(self, message, name=None):
-        super().__init__(message)
-        self.message = message
-        self.name = name or self.dbus_name
-
-
-_ERRORS = {}
-
-
-def _error(short, prefix="org.xagent.Sandbox1.Error.", doc=""):
-    cls = type(short, (SandboxError,), {"dbus_name": prefix + short, "__doc__": doc})
-    _ERRORS[cls.dbus_name] = cls
-    globals()[short] = cls
-    __all__.append(short)
-    return cls
-
-
-for _short, _doc in [
-        ("NoSuchSandbox", "No sandbox of that name in the caller's namespace."),
-        ("SandboxExists", "The name is taken."),
-        ("RuntimeConflict", "The spec conflicts, or Docker's result differs; the message names the fields."),
-        ("RecoveryRequired", "The sandbox cannot be brought back as it is: delete and create it again."),
-        ("NoSuchSnapshot", "No snapshot of that id of the caller's."),
-        ("SnapshotExists", "The snapshot id is taken."),
-        ("PolicyViolation", "Outside the host policy; the message names the rule."),
-        ("BackendUnavailable", "The engine does not answer."),
-        ("BackendError", "The engine refused; the message is its own."),
-        ("NotRunning", "The sandbox is not running."),
-        ("TimedOut", "The operation did not finish in time."),
-        ("AuthorizationTimedOut", "polkit did not answer in time: retry."),
-        ("StoreUnavailable", "The service's state cannot be read: an administrator must look."),
-        ("NoSuchImage", "The registry has no such image (PullImage, option pull)."),
-        ("RegistryUntrusted", "The registry's certificate is from another CA, or for another name."),
-]:
-    _error(_short, doc=_doc)
-for _short, _doc in [
-        ("InvalidArgs", "A malformed argument; the message names the field."),
-        ("AccessDenied", "polkit (or ownership) says no."),
-        ("InteractiveAuthorizationRequired", "polkit wants to ask; pass interactive=True to let it."),
-        ("LimitsExceeded", "Too much at once (the caller's share or the service's)."),
-        ("ServiceUnknown", "The service is not installed or cannot be activated."),
-        ("NoReply", "The service did not answer in time."),
-]:
-    _error(_short, prefix="org.freedesktop.DBus.Error.", doc=_doc)
-
-
-def _raise(err):
-    """A GLib.Error from Gio as the matching SandboxError."""
-    name = Gio.DBusError.get_remote_error(err) if Gio.DBusError.is_remote_error(err) else None
-    if name is None and err.matches(Gio.io_error_quark(), Gio.IOErrorEnum.TIMED_OUT):
-        name = "org.freedesktop.DBus.Error.NoReply"
-    message = err.message
-    # Gio writes the remote name into the text ("GDBus.Error:NAME: message").
-    if name and message.startswith(f"GDBus.Error:{name}: "):
-        message = message[len(f"GDBus.Error:{name}: "):]
-    cls = _ERRORS.get(name, SandboxError)
-    raise cls(message, name) from None
+for _name in _errors.NAMES:
+    globals()[_name] = getattr(_errors, _name)
+    __all__.append(_name)
+SandboxError = _errors.SandboxError
+_ERRORS = _errors.ERRORS
+_raise = _errors.raise_from
 
 
 # ---- variants --------------------------------------------------------------------------
@@ -160,12 +107,14 @@ def _volume(v):
     return (str(host), str(guest), str(mode))
 
 
-def _make_options(labels=None, idle_timeout=None, expire_after=None, on_idle=None):
-    """Create/Ensure options a{sv}: labels, and the lifetimes only when given (the
-    service bounds them by its policy)."""
+def _make_options(labels=None, idle_timeout=None, expire_after=None, on_idle=None, idle_counts_processes=None):
+    """Create/Ensure/SetSandboxLifetimes options a{sv}: labels, and the lifetimes only
+    when given (the service bounds them by its policy)."""
     o = {}
     if labels is not None:
         o["labels"] = _v("a{ss}", {str(k): str(v) for k, v in labels.items()})
+    if idle_counts_processes is not None:
+        o["idle_counts_processes"] = _v("b", bool(idle_counts_processes))
     if idle_timeout is not None:
         o["idle_timeout"] = _v("u", int(idle_timeout))
     if expire_after is not None:
@@ -229,6 +178,17 @@ class _Bus:
         except GLib.Error as e:
             _raise(e)
         return [_unpack(reply.get_child_value(i)) for i in range(reply.n_children())] if reply else []
+
+    def call_fds_out(self, path, iface, method, sig, args, timeout_s=_DEFAULT_CALL_S):
+        """A call whose reply carries descriptors: they are returned (ours to close)."""
+        flags = Gio.DBusCallFlags.ALLOW_INTERACTIVE_AUTHORIZATION if self.interactive else Gio.DBusCallFlags.NONE
+        try:
+            _, out_fds = self.conn.call_with_unix_fd_list_sync(
+                BUS_NAME, path, iface, method, GLib.Variant(f"({sig})", tuple(args)), None, flags,
+                int(timeout_s * 1000), None, None)
+        except GLib.Error as e:
+            _raise(e)
+        return out_fds.steal_fds() if out_fds is not None else []
 
     def manager(self, method, sig="", args=(), reply_sig=None, **kw):
         return self.call(MANAGER_PATH, MANAGER, method, sig, args, reply_sig, **kw)
@@ -302,8 +262,10 @@ def _argv(cmd):
     return argv
 
 
-def _exec_options(env, cwd, timeout):
+def _exec_options(env, cwd, timeout, wait=None):
     o = {}
+    if wait:
+        o["wait"] = _v("u", int(wait))
     if env:
         o["env"] = _v("a{ss}", {str(k): str(v) for k, v in env.items()})
     if cwd is not None:
@@ -405,18 +367,20 @@ class Sandbox:
     @classmethod
     def ensure(cls, name, image=None, snapshot=None, working_dir=None, cpus=None, memory=None, env=None,
                volumes=None, network_isolated=None, ports=None, on_mismatch="fail", stop_timeout=None,
-               labels=None, idle_timeout=None, expire_after=None, on_idle=None, interactive=False,
-               on_exit="keep"):
+               labels=None, idle_timeout=None, expire_after=None, on_idle=None, idle_counts_processes=None,
+               interactive=False, on_exit="keep"):
         """Gets the sandbox `name` if it matches this spec (starting it if stopped),
         else creates it; with on_mismatch="recreate" a different one is replaced.
         sb.outcome says which: created, started, reused, recreated. labels (a dict of
-        strings) are set when it is made; idle_timeout, expire_after (seconds) and
-        on_idle ("stop" or "pause") are its lifetimes, each sent only when given."""
+        strings) are set when it is made; idle_timeout, expire_after (seconds),
+        on_idle ("stop" or "pause") and idle_counts_processes (whether a running
+        process nobody reads holds it from its idle stop) are its lifetimes, each sent
+        only when given: one found gets them as set_lifetimes() gives them."""
         sb = cls(name, interactive, on_exit)
         options = {"on_mismatch": _v("s", on_mismatch)}
         if stop_timeout is not None:
             options["stop_timeout"] = _v("u", int(stop_timeout))
-        options.update(_make_options(labels, idle_timeout, expire_after, on_idle))
+        options.update(_make_options(labels, idle_timeout, expire_after, on_idle, idle_counts_processes))
         try:
             _, sb.fingerprint, sb.outcome = sb._bus.manager(
                 "EnsureSandbox", "sa{sv}a{sv}",
@@ -429,14 +393,15 @@ class Sandbox:
 
     @classmethod
     def create(cls, name, interactive=False, on_exit="keep", labels=None, idle_timeout=None, expire_after=None,
-               on_idle=None, **spec):
+               on_idle=None, idle_counts_processes=None, **spec):
         """Creates the sandbox `name` (SandboxExists if the name is taken); labels and
         lifetimes as for ensure()."""
         sb = cls(name, interactive, on_exit)
         try:
             _, sb.fingerprint = sb._bus.manager(
                 "CreateSandbox", "sa{sv}a{sv}",
-                [name, _spec(**spec), _make_options(labels, idle_timeout, expire_after, on_idle)], timeout_s=120)
+                [name, _spec(**spec), _make_options(labels, idle_timeout, expire_after, on_idle, idle_counts_processes)],
+                timeout_s=120)
             sb.outcome = "created"
         except BaseException:
             sb.close()
@@ -477,9 +442,40 @@ class Sandbox:
     def start(self):
         self._call("StartSandbox", "", [], timeout_s=_DEFAULT_CALL_S + _MARGIN_S)
 
-    def stop(self, timeout=10):
-        """Stops it: SIGTERM, then SIGKILL after timeout seconds."""
-        self._call("StopSandbox", "a{sv}", [{"timeout": _v("u", int(timeout))}], timeout_s=timeout + _MARGIN_S)
+    def stop(self, timeout=10, force=False):
+        """Stops it: SIGTERM, then SIGKILL after timeout seconds. While another
+        connection holds a lease: SandboxBusy, unless force (the leases are revoked,
+        their holders told)."""
+        options = {"timeout": _v("u", int(timeout))}
+        if force:
+            options["force"] = _v("b", True)
+        self._call("StopSandbox", "a{sv}", [options], timeout_s=timeout + _MARGIN_S)
+
+    def lease(self):
+        """A lease on it (AcquireSandbox), a Lease: while it is held, another
+        connection's stop, delete, pause or replacing ensure is SandboxBusy, and the
+        sandbox is not stopped idle. `with sb.lease() as lease: …` releases it at the
+        end; lease.revoked tells whether another's stop(force=True) ended it, and
+        lease.check() raises LeaseRevoked then."""
+        fds = self._bus.call_fds_out(MANAGER_PATH, MANAGER, "AcquireSandbox", "sa{sv}", [self.name, {}])
+        return Lease(self.name, fds[0])
+
+    def set_lifetimes(self, idle_timeout=None, expire_after=None, on_idle=None, idle_counts_processes=None):
+        """Changes its lifetimes (SetSandboxLifetimes, E2B's setTimeout): idle_timeout
+        (seconds, 0 = never), expire_after (seconds from now, 0 = never), on_idle
+        ("stop" or "pause"), idle_counts_processes (bool); what is not given stays."""
+        options = _make_options(None, idle_timeout, expire_after, on_idle, idle_counts_processes)
+        if not options:
+            raise ValueError("set_lifetimes: nothing to change")
+        self._call("SetSandboxLifetimes", "a{sv}", [options])
+
+    @property
+    def lifetimes(self):
+        """Its lifetimes as the service holds them: idle_timeout, on_idle, expires_at
+        (µs, 0 = never), idle_counts_processes, last_activity, leases."""
+        i = self.inspect()
+        return {k: i.get(k) for k in ("idle_timeout", "on_idle", "expires_at", "idle_counts_processes",
+                                      "last_activity", "leases")}
 
     def pause(self):
         """Freezes it (Docker's pause): its processes stop where they are until
@@ -529,18 +525,20 @@ class Sandbox:
     # -- running commands
 
     def run(self, cmd, timeout=60, env=None, cwd=None, stdin=None, on_stdout=None, on_stderr=None,
-            output_limit=None):
+            output_limit=None, wait=None):
         """Runs cmd (a list, or a string for /bin/sh -c) as the sandbox's owner and
         waits for it. Without callbacks the output is captured by the service (up
         to output_limit bytes a stream); with on_stdout/on_stderr each chunk (bytes)
         is given to them as it arrives, and collected as well. Past timeout seconds
-        the process is killed: the result then has timed_out and exit_code 124."""
+        the process is killed: the result then has timed_out and exit_code 124.
+        With wait (seconds), a full share of the caller's (max_execs_per_user, parallel
+        calls) is waited for that long instead of LimitsExceeded."""
         if on_stdout is None and on_stderr is None:
-            return self._run_captured(cmd, timeout, env, cwd, stdin, output_limit)
-        return self._run_streamed(cmd, timeout, env, cwd, stdin, on_stdout, on_stderr, output_limit)
+            return self._run_captured(cmd, timeout, env, cwd, stdin, output_limit, wait)
+        return self._run_streamed(cmd, timeout, env, cwd, stdin, on_stdout, on_stderr, output_limit, wait)
 
-    def _run_captured(self, cmd, timeout, env, cwd, stdin, output_limit):
-        options = _exec_options(env, cwd, timeout)
+    def _run_captured(self, cmd, timeout, env, cwd, stdin, output_limit, wait):
+        options = _exec_options(env, cwd, timeout, wait)
         # A run past its timeout keeps what it wrote (exit status 124).
         options["on_timeout"] = _v("s", "result")
         if stdin is not None:
@@ -549,20 +547,20 @@ class Sandbox:
             options["output_limit"] = _v("t", int(output_limit))
         started = time.monotonic()
         status, out, err, truncated = self._call("ExecSandbox", "asa{sv}", [_argv(cmd), options],
-                                                 timeout_s=(timeout or 60) + _MARGIN_S)
+                                                 timeout_s=(timeout or 60) + (wait or 0) + _MARGIN_S)
         timed_out = status == 124 and time.monotonic() - started >= (timeout or 60)
         return RunResult(status, out, err, timed_out=timed_out, truncated=truncated)
 
-    def _run_streamed(self, cmd, timeout, env, cwd, stdin, on_stdout, on_stderr, output_limit):
+    def _run_streamed(self, cmd, timeout, env, cwd, stdin, on_stdout, on_stderr, output_limit, wait):
         limit = output_limit if output_limit is not None else 16 << 20
         in_r, in_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         try:
             # The service's own timeout is a backstop a little after ours.
-            options = _exec_options(env, cwd, (timeout + 5) if timeout else None)
+            options = _exec_options(env, cwd, (timeout + 5) if timeout else None, wait)
             (path,) = self._call("StartExec", "asa{sv}hhh", [_argv(cmd), options, 0, 1, 2],
-                                 fds=[in_r, out_w, err_w], timeout_s=_DEFAULT_CALL_S + _MARGIN_S)
+                                 fds=[in_r, out_w, err_w], timeout_s=_DEFAULT_CALL_S + (wait or 0) + _MARGIN_S)
         except BaseException:
             for fd in (in_r, in_w, out_r, out_w, err_r, err_w):
                 os.close(fd)

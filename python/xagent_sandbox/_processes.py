@@ -2,7 +2,10 @@
 """sb.processes: detached processes (StartExec with detach, ListExecs, and ReadOutput
 and Kill on the exec object). A process outlives the Python process that started it
 and the service's restarts; its output is kept in the sandbox (the newest
-max_process_output bytes of each stream, the oldest dropped) until it is read. See docs/python.md."""
+max_process_output bytes of each stream, the oldest dropped) until it is read. Where
+its output was read to is this Python process's, shared by every Process object of
+the same id: a process named by its id alone goes on where the last read ended (no
+byte twice, none lost). See docs/python.md."""
 
 import os
 import re
@@ -10,12 +13,27 @@ import time
 
 from gi.repository import GLib
 
+from ._errors import NoSuchProcess, UnknownObject  # noqa: F401 (UnknownObject: made by _errors)
+
 BUS_NAME = "org.xagent.Sandbox1"
 EXEC = "org.xagent.Sandbox1.Exec"
 PROPERTIES = "org.freedesktop.DBus.Properties"
 EXEC_PREFIX = "/org/xagent/Sandbox1/exec/"
 # The Exited signal the service sends after the reply to the last ReadOutput.
 _EXITED_WAIT_S = 2.0
+
+# Each process's read position, by id: [offset, finished, exit_code].
+_CURSORS = {}
+# Each process's stdin as written by send_stdin(): the write end of an Attach session's.
+_STDIN = {}
+
+
+def _gone(process, err):
+    """UnknownObject on the process's object as NoSuchProcess, naming it."""
+    cursor = _CURSORS.get(process.id)
+    why = (f"it ended (exit code {cursor[2]}) and its output was read to its end" if cursor and cursor[1]
+           else "it ended and its output was read, its sandbox stopped, or it was trimmed")
+    return NoSuchProcess(f"process {process.id}: no such process ({why})", err.name)
 
 
 class Output:
@@ -56,8 +74,20 @@ class Process:
         self.command = command
         self.running = running
         self.exit_code = exit_code
-        self.offset = 0         # where output() goes on from
-        self.finished = False   # a read returned running False: the service forgot it
+        cursor = _CURSORS.get(self.id)
+        if cursor and cursor[1]:
+            self.running, self.exit_code = False, cursor[2]
+
+    @property
+    def offset(self):
+        """Where output() goes on from: where the last read of this id ended."""
+        return _CURSORS.get(self.id, [0])[0]
+
+    @property
+    def finished(self):
+        """A read returned running False: the service forgot it."""
+        cursor = _CURSORS.get(self.id)
+        return bool(cursor and cursor[1])
 
     def __repr__(self):
         return f"Process({self.id!r}, command={self.command!r}, running={self.running}, exit_code={self.exit_code})"
@@ -87,9 +117,14 @@ class Process:
                                                               timeout_s=60)
             if not running and self.exit_code is None:
                 exited.wait(self)
+        except UnknownObject as e:
+            raise _gone(self, e) from None
         finally:
             exited.close()
-        self.offset, self.running, self.finished = next_offset, running, not running
+        self.running = running
+        _CURSORS[self.id] = [next_offset, not running, None if running else self.exit_code]
+        if not running:
+            self._close_stdin()
         return Output(out, err, next_offset, running, None if running else self.exit_code)
 
     def wait(self, timeout=None, poll=0.2):
@@ -113,7 +148,48 @@ class Process:
 
     def kill(self, signal="KILL"):
         """Sends signal (a name such as "TERM", or a number) to it and its descendants."""
-        self._bus().call(self.path, EXEC, "Kill", "s", [str(signal)])
+        try:
+            self._bus().call(self.path, EXEC, "Kill", "s", [str(signal)])
+        except UnknownObject as e:
+            raise _gone(self, e) from None
+
+    def send_stdin(self, data):
+        """Writes data (bytes, or str as UTF-8) to its stdin, through an Attach session
+        of this Python process's, made at the first call and kept (the output it
+        replays goes nowhere: read it with output()). Only who started it may."""
+        fd = _STDIN.get(self.id)
+        if fd is None:
+            fd = _STDIN[self.id] = self._attach_stdin()
+        view = memoryview(data.encode() if isinstance(data, str) else bytes(data))
+        while view:
+            view = view[os.write(fd, view):]
+
+    def close_stdin(self):
+        """Ends this Python process's input to it (the process's own stdin stays open
+        for the next attacher, as the service keeps it)."""
+        self._close_stdin()
+
+    def _close_stdin(self):
+        fd = _STDIN.pop(self.id, None)
+        if fd is not None:
+            os.close(fd)
+
+    def _attach_stdin(self):
+        r, w = os.pipe2(os.O_CLOEXEC)
+        null = os.open("/dev/null", os.O_RDWR | os.O_CLOEXEC)
+        try:
+            # stdout and stderr /dev/null: the session lasts while this connection does.
+            self._bus().call(self.path, EXEC, "Attach", "hhh", [0, 1, 2], fds=[r, null, null], timeout_s=60)
+        except UnknownObject as e:
+            os.close(w)
+            raise _gone(self, e) from None
+        except BaseException:
+            os.close(w)
+            raise
+        finally:
+            os.close(r)
+            os.close(null)
+        return w
 
     def _subscribe_exited(self):
         return _ExitedWatch(self._bus().conn, self.path)
@@ -183,5 +259,10 @@ class Processes:
                 for path, command, running, status in rows]
 
     def get(self, process_id):
-        """The Process of an id (or exec object path) from start() or list()."""
+        """The Process of an id (or exec object path) from start() or list(): its
+        output() goes on where the last read of that id in this Python process ended."""
         return Process(self._sb, process_id)
+
+    def output(self, process_id, offset=None):
+        """get(process_id).output(offset): the output since the last read of that id."""
+        return self.get(process_id).output(offset)

@@ -2,7 +2,8 @@
 
 /* The exec objects of detached processes (docs/architecture.md, "Detached
  * processes"): no relay thread, no descriptor, no bus match, and they do not keep
- * the daemon from its idle exit. Each is polled every POLL_USEC over the sandbox's
+ * the daemon from its idle exit. Each is polled every second (Manager's
+ * detached_poll_usec: SBX_DETACHED_POLL_USEC, tests' shorter) over the sandbox's
  * kept channel (its ring file's header) until its process ended; it holds an exec
  * slot of its caller's until then. It goes when its output was read to the end after
  * that, when it is trimmed with the finished ones, or when its sandbox stopped; its
@@ -22,8 +23,8 @@
 #include "log.h"
 #include "naming.h"
 #include "time-util.h"
+#include "work.h"
 
-#define POLL_USEC (1U * 1000000U)
 /* Rows given back at a restart: the running ones are bounded by max_execs, the
  * finished ones by the trim. */
 #define RESTORE_MAX (SBX_POLICY_MAX_EXECS_LIMIT + 256U)
@@ -124,14 +125,9 @@ static int restore_rows(DetachJob *j, SbxLifecycle *l) {
         return 0;
 }
 
-static void job_run(void *job, void *ctx) {
+static void job_run(void *job, SbxLifecycle *l) {
         DetachJob *j = job;
-        SbxLifecycle *l = ctx;
 
-        if (!l) {
-                j->r = sbx_error_set(&j->error, SBX_ERROR_IO, "The worker has no Docker client");
-                return;
-        }
         switch (j->kind) {
         case JOB_POLL:
                 j->r = sbx_lifecycle_detach_poll(l, j->name, j->id, &j->state, &j->error);
@@ -297,11 +293,59 @@ static void job_done(void *job) {
         job_free(j);
 }
 
-/* fds (ATTACH's; else NULL) are taken over, also on failure. */
+/* It never ran: a caller waiting is told why; a poll comes again at the next tick. */
+static void job_refused(void *job, int r, const SbxError *e) {
+        DetachJob *j = job;
+
+        j->r = r < 0 ? r : -EIO;
+        if (e && e->message)
+                (void) sbx_error_set(&j->error, e->kind, "%s", e->message);
+        if (j->kind == JOB_ATTACH && j->e && j->e->n_attached > 0)
+                j->e->n_attached--;     /* no session was made */
+        if (j->call) {
+                _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+
+                sbx_bus_error_from(&error, &j->error, j->r);
+                if (sd_bus_reply_method_error(j->call, &error) < 0)
+                        log_warning("exec %s: the refusal of %s could not be sent", j->id ?: "-",
+                                    sd_bus_message_get_member(j->call) ?: "?");
+                if (j->kind == JOB_ATTACH)
+                        exec_audit(j->e, j->uid, "exec-attach", &error);
+        }
+        if (j->kind == JOB_POLL)
+                j->e->polling = false;
+        if (j->kind == JOB_RESTORE)
+                j->m->execs.detached_restored = false;
+        if (j->e && --j->e->n_jobs == 0 && j->e->doomed)
+                exec_free(j->e);
+        job_free(j);
+}
+
+/* What reads a sandbox's channel runs on the read workers, at most
+ * SBX_READ_WORKERS_PER_USER of them for one user (work.h): a stuck channel holds up
+ * its owner alone. A ReadOutput counts in its caller's read share for as long as it
+ * runs; an Attach's start in its operations. */
+static const WorkKind job_kinds[] = {
+        [JOB_POLL]    = { .name = "detached-poll", .auth = WORK_AUTH_INTERNAL, .pool = WORK_POOL_READ,
+                          .share = WORK_SHARE_NONE, .run = job_run, .done = job_done, .refused = job_refused },
+        [JOB_READ]    = { .name = "read-output", .auth = WORK_AUTH_CALLER, .pool = WORK_POOL_READ,
+                          .share = WORK_SHARE_USER, .cancellable = true,
+                          .run = job_run, .done = job_done, .refused = job_refused },
+        [JOB_FORGET]  = { .name = "detached-forget", .auth = WORK_AUTH_INTERNAL, .pool = WORK_POOL_CHANGE,
+                          .share = WORK_SHARE_NONE, .run = job_run, .done = job_done, .refused = job_refused },
+        [JOB_RESTORE] = { .name = "detached-restore", .auth = WORK_AUTH_INTERNAL, .pool = WORK_POOL_CHANGE,
+                          .share = WORK_SHARE_NONE, .run = job_run, .done = job_done, .refused = job_refused },
+        [JOB_ATTACH]  = { .name = "attach", .auth = WORK_AUTH_CALLER, .pool = WORK_POOL_CHANGE,
+                          .share = WORK_SHARE_USER, .cancellable = true,
+                          .run = job_run, .done = job_done, .refused = job_refused },
+};
+
+/* fds (ATTACH's; else NULL) are taken over, also on failure. uid: whose work it is
+ * (a poll's: the sandbox's owner, whose channel it reads). Handed over: a refusal is
+ * answered by job_refused(). */
 static int submit_with(Manager *m, ExecObject *e, DetachJobKind kind, const char *name, const char *id,
                        sd_bus_message *call, uint64_t offset, int *fds, uid_t uid) {
         DetachJob *j = calloc(1, sizeof(DetachJob));
-        int r;
 
         if (!j) {
                 for (size_t i = 0; fds && i < 3; i++)
@@ -317,19 +361,15 @@ static int submit_with(Manager *m, ExecObject *e, DetachJobKind kind, const char
                 job_free(j);
                 return -ENOMEM;
         }
-        r = sbx_worker_pool_submit(m->pool, job_run, job_done, j);
-        if (r < 0) {
-                job_free(j);
-                return r;
-        }
         if (e)
                 e->n_jobs++;
+        (void) work_submit(m, &job_kinds[kind], uid, j);
         return 0;
 }
 
 static int submit(Manager *m, ExecObject *e, DetachJobKind kind, const char *name, const char *id,
-                  sd_bus_message *call, uint64_t offset) {
-        return submit_with(m, e, kind, name, id, call, offset, NULL, 0);
+                  sd_bus_message *call, uint64_t offset, uid_t uid) {
+        return submit_with(m, e, kind, name, id, call, offset, NULL, uid);
 }
 
 /* Its sandbox paused (Docker's freezer, by the service or behind its back): the
@@ -344,10 +384,12 @@ static bool sandbox_paused(const ExecObject *e) {
 static int on_poll(sd_event_source *s, uint64_t usec, void *userdata) {
         ExecObject *e = userdata;
 
-        if (e->running && !e->polling && !e->doomed && !e->discarded && !sandbox_paused(e) &&
-            submit(e->m, e, JOB_POLL, e->name, e->id, NULL, 0) >= 0)
-                e->polling = true;
-        (void) sd_event_source_set_time_relative(s, POLL_USEC);
+        if (e->running && !e->polling && !e->doomed && !e->discarded && !sandbox_paused(e)) {
+                e->polling = true;      /* until its job is done or refused */
+                if (submit(e->m, e, JOB_POLL, e->name, e->id, NULL, 0, e->owner) < 0)
+                        e->polling = false;
+        }
+        (void) sd_event_source_set_time_relative(s, e->m->detached_poll_usec);
         (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
         return 0;
 }
@@ -356,7 +398,7 @@ static void discard(ExecObject *e) {
         if (e->discarded)
                 return;
         e->discarded = true;
-        if (submit(e->m, NULL, JOB_FORGET, e->name, e->id, NULL, 0) < 0)
+        if (submit(e->m, NULL, JOB_FORGET, e->name, e->id, NULL, 0, 0) < 0)
                 log_warning("exec %s: its row and directory are left for the next restart", e->id);
         exec_free(e);
 }
@@ -382,17 +424,10 @@ static int read_output(sd_bus_message *msg, ExecObject *e, sd_bus_error *error) 
                 return sd_bus_error_setf(error, SBX_BUS_ERROR_PREFIX "NotRunning",
                                          "Sandbox '%s' is paused: its processes are frozen and their output is "
                                          "read after ResumeSandbox", e->sandbox);
-        if ((r = manager_busy(e->m, uid)) < 0)
-                return r == -EBUSY ? sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
-                                                      "Too many operations of this user in progress")
-                                   : r;
-        r = submit(e->m, e, JOB_READ, e->name, e->id, msg, offset);
-        if (r < 0) {
-                manager_idle(e->m, uid);
-                return r == -EBUSY ? sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED, "Too many operations in progress")
-                                   : r;
-        }
-        manager_idle(e->m, uid);        /* the read is short and holds nothing of the caller's */
+        r = submit(e->m, e, JOB_READ, e->name, e->id, msg, offset, uid);
+        if (r < 0)
+                return r;
+        registry_touch(&e->m->registry, e->name, manager_now_us(e->m));   /* reading a process's output is a use */
         return 1;
 }
 
@@ -427,20 +462,13 @@ static int attach(sd_bus_message *msg, ExecObject *e, sd_bus_error *error) {
                 sbx_error_free(&err);
                 return attach_refused(e, uid, r, error);
         }
-        if ((r = manager_busy(e->m, uid)) < 0) {
-                for (size_t i = 0; i < 3; i++)
-                        safe_close(fds[i]);
-                return r == -EBUSY ? sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
-                                                      "Too many operations of this user in progress")
-                                   : r;
-        }
-        r = submit_with(e->m, e, JOB_ATTACH, e->name, e->id, msg, 0, fds, uid);
-        manager_idle(e->m, uid);        /* the session holds a relay thread, not the caller's share */
-        if (r < 0)
-                return r == -EBUSY ? sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED, "Too many operations in progress")
-                                   : r;
+        /* Its start counts in the caller's operations; the session holds a relay
+         * thread, not the caller's share. */
         e->n_attached++;
-        return 1;
+        r = submit_with(e->m, e, JOB_ATTACH, e->name, e->id, msg, 0, fds, uid);
+        if (r < 0)
+                e->n_attached--;
+        return r < 0 ? r : 1;
 }
 
 static const ExecOps detached_ops = {
@@ -468,7 +496,8 @@ static ExecObject *detached_object(Manager *m, const char *id, const char *sandb
         exec_link_push(&m->execs, &e->link);
         if (!e->sandbox || !e->name || !e->argv0 || !e->caller_name ||
             asprintf(&e->path, SBX_BUS_EXEC_PREFIX "/%s", e->id) < 0 || exec_register(m) < 0 ||
-            sd_event_add_time_relative(m->event, &e->poll, CLOCK_MONOTONIC, POLL_USEC, 0, on_poll, e) < 0) {
+            sd_event_add_time_relative(m->event, &e->poll, CLOCK_MONOTONIC, m->detached_poll_usec, 0, on_poll,
+                                       e) < 0) {
                 exec_free(e);           /* the slot goes with it */
                 return NULL;
         }
@@ -569,7 +598,7 @@ void bus_detached_restore(Manager *m) {
         if (m->execs.detached_restored)
                 return;
         m->execs.detached_restored = true;
-        if (submit(m, NULL, JOB_RESTORE, NULL, NULL, NULL, 0) < 0)
+        if (submit(m, NULL, JOB_RESTORE, NULL, NULL, NULL, 0, 0) < 0)
                 m->execs.detached_restored = false;
 }
 

@@ -102,5 +102,3 @@ void exec_audit(const ExecObject *e, uid_t uid, const char *verb, const sd_bus_e
  * connection closes. Takes over process and the fds (also on failure). */
 int exec_attach_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, const char *attach_of);
 
-/* Kill (sig > 0) on a worker; call NULL: nobody waits. */
-int exec_submit_kill(ExecObject *e, sd_bus_message *call, uid_t uid, int sig, sd_bus_error *error);

@@ -17,6 +17,7 @@
 #include "bus-signal.h"
 #include "log.h"
 #include "operation.h"
+#include "work.h"
 
 
 /* A finished exec's object stays this long for its ExitStatus to be read, unless
@@ -231,17 +232,15 @@ typedef struct ExecJob {
         SbxExecProcess *process;        /* borrowed: immutable fields only */
         int sig;
         unsigned rows, cols;
+        bool refused;                   /* never ran */
         int r;
         SbxError error;
 } ExecJob;
 
-static void job_run(void *job, void *ctx) {
+static void job_run(void *job, SbxLifecycle *l) {
         ExecJob *j = job;
-        SbxLifecycle *l = ctx;
 
-        if (!l)
-                j->r = sbx_error_set(&j->error, SBX_ERROR_IO, "The worker has no Docker client");
-        else if (j->sig > 0)
+        if (j->sig > 0)
                 j->r = sbx_exec_kill(l->docker, j->process, j->sig, &j->error);
         else
                 j->r = sbx_docker_exec_resize(l->docker, j->process->exec_id, j->rows, j->cols, &j->error);
@@ -266,8 +265,8 @@ static void job_reply(ExecJob *j) {
                              error.message ? "; " : "", strerror(-r)) < 0)
                         reason = NULL;
         }
-        if (j->sig > 0)
-                audit_exec_as(j->e, j->uid, "exec-kill", &error, reason);
+        if (j->sig > 0 || j->refused)
+                audit_exec_as(j->e, j->uid, j->sig > 0 ? "exec-kill" : "exec-resize", &error, reason);
 }
 
 static void job_done(void *job) {
@@ -275,8 +274,6 @@ static void job_done(void *job) {
 
         if (j->call)
                 job_reply(j);
-        if (j->call)
-                manager_idle(j->e->m, j->uid);
         sd_bus_message_unref(j->call);
         sbx_error_free(&j->error);
         if (--j->e->n_jobs == 0 && j->e->doomed)
@@ -284,35 +281,39 @@ static void job_done(void *job) {
         free(j);
 }
 
-static int submit(ExecObject *e, sd_bus_message *call, uid_t uid, int sig, unsigned rows, unsigned cols,
-                  sd_bus_error *error) {
-        ExecJob *j;
-        int r;
+/* Not run (the caller's share full, no worker): answered and audited as a failure. */
+static void job_refused(void *job, int r, const SbxError *e) {
+        ExecJob *j = job;
 
-        /* A caller's Kill or Resize counts against its share like any operation. */
-        if (call && (r = manager_busy(e->m, uid)) < 0)
-                return r == -EBUSY ? sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
-                                                      "Too many operations of this user in progress")
-                                   : r;
-        j = calloc(1, sizeof(ExecJob));
-        if (!j) {
-                if (call)
-                        manager_idle(e->m, uid);
+        j->r = r;
+        j->refused = true;
+        if (e && e->message)
+                (void) sbx_error_set(&j->error, e->kind, "%s", e->message);
+        job_done(j);
+}
+
+/* A caller's Kill or Resize counts against its share like any operation; the
+ * service's own kill (a process that must not outlive a failure) against nobody's. */
+static const WorkKind signal_work = {
+        .name = "exec-signal", .auth = WORK_AUTH_CALLER, .pool = WORK_POOL_CHANGE, .share = WORK_SHARE_USER,
+        .run = job_run, .done = job_done, .refused = job_refused,
+};
+
+static const WorkKind kill_work = {
+        .name = "exec-kill", .auth = WORK_AUTH_INTERNAL, .pool = WORK_POOL_CHANGE, .share = WORK_SHARE_NONE,
+        .run = job_run, .done = job_done, .refused = job_refused,
+};
+
+/* Returns 1: the job answers the call (also a refusal). */
+static int submit(ExecObject *e, sd_bus_message *call, uid_t uid, int sig, unsigned rows, unsigned cols) {
+        ExecJob *j = calloc(1, sizeof(ExecJob));
+
+        if (!j)
                 return -ENOMEM;
-        }
         *j = (ExecJob) { .e = e, .call = sd_bus_message_ref(call), .uid = uid, .process = e->process, .sig = sig,
                          .rows = rows, .cols = cols };
-        r = sbx_worker_pool_submit(e->m->pool, job_run, job_done, j);
-        if (r >= 0)
-                e->n_jobs++;
-        if (r < 0) {
-                if (call)
-                        manager_idle(e->m, uid);
-                sd_bus_message_unref(j->call);
-                free(j);
-                return r == -EBUSY ? sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED, "Too many operations in progress")
-                                   : r;
-        }
+        e->n_jobs++;
+        (void) work_submit(e->m, call ? &signal_work : &kill_work, uid, j);
         return 1;
 }
 
@@ -367,7 +368,7 @@ static int method_kill(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                 r = sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                       "signal: '%.32s' is not a signal name (TERM, SIGKILL) or number", name);
         else if ((r = exec_check_caller(e, uid, error)) >= 0)
-                r = submit(e, msg, uid, sig, 0, 0, error);
+                r = submit(e, msg, uid, sig, 0, 0);
         return audit_refusal(e, uid, "exec-kill", r, error);
 }
 
@@ -384,7 +385,7 @@ static int method_resize(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         if (rows == 0 || cols == 0)
                 r = sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "rows, cols: must be at least 1");
         else if ((r = exec_check_caller(e, uid, error)) >= 0)
-                r = e->process->relay.tty ? submit(e, msg, uid, 0, rows, cols, error)
+                r = e->process->relay.tty ? submit(e, msg, uid, 0, rows, cols)
                                           : sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "This exec has no terminal");
         return audit_refusal(e, uid, "exec-resize", r, error);
 }
@@ -585,9 +586,6 @@ static int exec_start_thread(ExecObject *e) {
         return 0;
 }
 
-int exec_submit_kill(ExecObject *e, sd_bus_message *call, uid_t uid, int sig, sd_bus_error *error) {
-        return submit(e, call, uid, sig, 0, 0, error);
-}
 
 /* The caller closed its stdout or stderr (its pipe's reader, its socket's peer): the
  * Attach session ends, its relay killing the init's --attach. */
@@ -645,11 +643,8 @@ static int exec_new(Manager *m, SbxExecProcess *process, ExecStartArgs *args, co
         else if ((r = exec_publish(e)) >= 0)
                 r = exec_start_thread(e);
         if (r < 0) {
-                sd_bus_error error = SD_BUS_ERROR_NULL;
-
                 /* The process runs already: it must not outlive the failure. */
-                (void) submit(e, NULL, 0, SIGKILL, 0, 0, &error);
-                sd_bus_error_free(&error);
+                (void) submit(e, NULL, 0, SIGKILL, 0, 0);
                 exec_free(e);
                 return r;
         }

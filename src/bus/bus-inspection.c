@@ -5,6 +5,7 @@
 
 #include "bus-inspection.h"
 #include "busstr.h"
+#include "egress.h"
 #include "json-util.h"
 #include "user-labels.h"
 
@@ -252,9 +253,37 @@ static int append_lifetime(sd_bus_message *r, const SbxSandbox *s) {
         if ((k = append_entry(r, "leases", "u", (uint32_t) s->leases)) < 0 ||
             (k = append_entry(r, "last_activity", "t", s->last_activity_us)) < 0 ||
             (k = append_entry(r, "idle_timeout", "u", s->idle_timeout_s)) < 0 ||
-            (k = append_entry(r, "on_idle", "s", s->on_idle_pause ? "pause" : "stop")) < 0)
+            (k = append_entry(r, "on_idle", "s", s->on_idle_pause ? "pause" : "stop")) < 0 ||
+            (k = append_entry(r, "idle_counts_processes", "b", (int) s->idle_counts_processes)) < 0)
                 return k;
         return append_entry(r, "expires_at", "t", s->expire_at_us);
+}
+
+/* Its egress (docs/security.md): as asked, what is in force, and whether the rules
+ * read back from its namespace are the stored ones. */
+static int append_egress(sd_bus_message *r, const SbxSandbox *s) {
+        _cleanup_(sbx_egress_done) SbxEgress e = {};
+        _cleanup_strv_free_ char **allow = NULL;
+        int k;
+
+        if (sbx_egress_from_json(s->egress_json, &e, NULL) < 0)
+                e = (SbxEgress) {};
+        allow = calloc(e.n_allow + 1, sizeof(char *));
+        if (!allow)
+                return -ENOMEM;
+        for (size_t i = 0; i < e.n_allow; i++)
+                allow[i] = TAKE_PTR(e.allow[i].text);
+        if ((k = open_entry(r, "egress", "a{sv}")) < 0 ||
+            (k = sd_bus_message_append(r, "{sv}{sv}{sv}", "mode", "s", sbx_egress_mode_to_string(e.mode),
+                                       "effective", "s", s->egress_effective ?: "", "enforced", "b",
+                                       s->egress_enforced > 0)) < 0 ||
+            (k = sd_bus_message_open_container(r, 'e', "sv")) < 0 ||
+            (k = sd_bus_message_append_basic(r, 's', "allow")) < 0 ||
+            (k = sd_bus_message_open_container(r, 'v', "as")) < 0 ||
+            (k = sd_bus_message_append_strv(r, allow)) < 0 ||
+            (k = sd_bus_message_close_container(r)) < 0 || (k = sd_bus_message_close_container(r)) < 0)
+                return k;
+        return close_entry(r);
 }
 
 int bus_append_inspection(sd_bus_message *r, const SbxSandbox *s) {
@@ -281,6 +310,7 @@ int bus_append_inspection_planned(sd_bus_message *r, const SbxSandbox *s, unsign
             (k = append_mismatched_fields(r, s)) < 0 ||
             (k = append_sandbox_labels(r, s)) < 0 ||
             (k = append_lifetime(r, s)) < 0 ||
+            (k = append_egress(r, s)) < 0 ||
             (k = open_entry(r, "escaped", "as")) < 0)
                 return k;
         for (size_t i = 0; k >= 0 && i < in.n_escaped; i++)

@@ -4,6 +4,7 @@
 
 #include "bus-args.h"
 #include "bus-error.h"
+#include "bus-egress.h"
 #include "bus-exec.h"
 #include "bus-labels.h"
 #include "bus-manager.h"
@@ -45,8 +46,10 @@ BY_NAME(method_delete, VERB_DELETE, bus_sandbox_method_simple(msg, m, name, NULL
 BY_NAME(method_usage, VERB_USAGE, bus_sandbox_method_simple(msg, m, name, NULL, VERB_USAGE, error))
 BY_NAME(method_verify, VERB_VERIFY, bus_sandbox_method_verify(msg, m, name, NULL, error))
 BY_NAME(method_stop, VERB_STOP, bus_sandbox_method_stop(msg, m, name, NULL, error))
+BY_NAME(method_set_egress, VERB_SET_EGRESS, bus_sandbox_method_set_egress(msg, m, name, NULL, error))
 BY_NAME(method_acquire, VERB_ACQUIRE, bus_sandbox_method_acquire(msg, m, name, NULL, error))
 BY_NAME(method_snapshot, VERB_SNAPSHOT, bus_sandbox_method_snapshot(msg, m, name, NULL, error))
+BY_NAME(method_set_lifetimes, VERB_SET_LIFETIMES, bus_sandbox_method_set_lifetimes(msg, m, name, NULL, error))
 BY_NAME(method_exec, VERB_EXEC, bus_sandbox_method_exec(msg, m, name, NULL, false, error))
 BY_NAME(method_start_exec, VERB_START_EXEC, bus_sandbox_method_exec(msg, m, name, NULL, true, error))
 BY_NAME(method_copy_to, VERB_COPY_TO, bus_sandbox_method_copy(msg, m, name, NULL, true, error))
@@ -80,6 +83,7 @@ static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
         _cleanup_(json_object_putp) json_object *labels = NULL;
+        _cleanup_(sbx_egress_done) SbxEgress egress = {};
         Manager *m = userdata;
         const char *name = NULL;
         SbxLifetime lifetime;
@@ -87,18 +91,21 @@ static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         int r;
 
         if ((r = bus_read_name(msg, "name", &name, &e)) < 0 || (r = bus_read_spec_arg(msg, m, true, &spec, &e)) < 0 ||
-            (r = sbx_bus_read_create_options(msg, &labels, &lifetime, &pull_missing, &e)) < 0 ||
-            (r = sbx_lifetime_apply_policy(&lifetime, m->policy, &e)) < 0)
+            (r = sbx_bus_read_create_options(msg, &labels, &lifetime, &pull_missing, &egress, &e)) < 0 ||
+            (r = sbx_lifetime_apply_policy(&lifetime, m->policy, &e)) < 0 ||
+            (r = sbx_egress_admit(m->policy, &egress, spec->network_isolated, &e)) < 0)
                 return operation_refuse(m, msg, VERB_CREATE, name, &e, r, error);
         return operation_start(m, msg, VERB_CREATE,
                                &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .labels = TAKE_PTR(labels),
-                                                  .lifetime = lifetime, .pull_missing = pull_missing }, error);
+                                                  .lifetime = lifetime, .pull_missing = pull_missing,
+                                                  .egress = sbx_egress_take(&egress) }, error);
 }
 
 static int method_ensure(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
         _cleanup_(json_object_putp) json_object *labels = NULL;
+        _cleanup_(sbx_egress_done) SbxEgress egress = {};
         Manager *m = userdata;
         const char *name = NULL;
         unsigned stop_timeout;
@@ -108,14 +115,16 @@ static int method_ensure(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 
         if ((r = bus_read_name(msg, "name", &name, &e)) < 0 || (r = bus_read_spec_arg(msg, m, true, &spec, &e)) < 0 ||
             (r = sbx_bus_read_ensure_options(msg, &recreate, &stop_timeout, &labels, &force, &lifetime, &pull_missing,
-                                                     &e)) < 0 ||
+                                             &egress, &e)) < 0 ||
             (r = sbx_lifetime_apply_policy(&lifetime, m->policy, &e)) < 0 ||
+            (r = sbx_egress_admit(m->policy, &egress, spec->network_isolated, &e)) < 0 ||
             (r = bus_check_stop_timeout(m, "stop_timeout", stop_timeout, &e)) < 0)
                 return operation_refuse(m, msg, VERB_ENSURE, name, &e, r, error);
         return operation_start(m, msg, VERB_ENSURE,
                                &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .recreate = recreate,
                                                   .force = force, .timeout_s = stop_timeout, .labels = TAKE_PTR(labels),
-                                                  .lifetime = lifetime, .pull_missing = pull_missing }, error);
+                                                  .lifetime = lifetime, .pull_missing = pull_missing,
+                                                  .egress = sbx_egress_take(&egress) }, error);
 }
 
 static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -272,6 +281,7 @@ static int method_get_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
             /* Which engine, and who it proved to be (its certificate, a tcp:// one). */
             (r = sd_bus_message_append(reply, "{sv}{sv}", "engine", "s", m->docker_host,
                                        "engine_identity", "s", sbx_docker_tls_engine_identity(identity))) < 0 ||
+            (r = sbx_bus_append_policy_egress(reply, &p->egress)) < 0 ||
             (r = sd_bus_message_close_container(reply)) < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
@@ -321,6 +331,10 @@ const sd_bus_vtable bus_manager_vtable[] = {
                                 method_stop, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("AcquireSandbox", SD_BUS_ARGS("s", name, "a{sv}", options), SD_BUS_RESULT("h", lease),
                                 method_acquire, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SetSandboxLifetimes", SD_BUS_ARGS("s", name, "a{sv}", options), SD_BUS_NO_RESULT,
+                                method_set_lifetimes, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SetSandboxEgress", SD_BUS_ARGS("s", name, "a{sv}", egress), SD_BUS_NO_RESULT,
+                                method_set_egress, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("PauseSandbox", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
                                 method_pause, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ResumeSandbox", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,

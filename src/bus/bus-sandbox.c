@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "bus-args.h"
+#include "bus-egress.h"
 #include "bus-exec.h"
 #include "bus-labels.h"
 #include "bus-sandbox.h"
@@ -90,6 +91,22 @@ int bus_sandbox_method_stop(sd_bus_message *msg, Manager *m, const char *name, c
                                                   .force = options.force }, error);
 }
 
+/* (a{sv} egress): checked against the policy here, before polkit is asked; whether the
+ * sandbox is network_isolated is the lifecycle's to tell. */
+int bus_sandbox_method_set_egress(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
+                                  sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        _cleanup_(sbx_egress_done) SbxEgress egress = {};
+        int r;
+
+        if ((r = sbx_bus_read_egress(msg, &egress, &e)) < 0 ||
+            (r = sbx_egress_admit(m->policy, &egress, false, &e)) < 0)
+                return operation_refuse(m, msg, VERB_SET_EGRESS, target_of(name, object), &e, r, error);
+        return operation_start(m, msg, VERB_SET_EGRESS,
+                               &(OperationArgs) { .name = name, .object = object, .egress = sbx_egress_take(&egress) },
+                               error);
+}
+
 /* (a{sv} options): none yet. The lease's descriptor is the reply's. */
 int bus_sandbox_method_acquire(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
                                sd_bus_error *error) {
@@ -99,6 +116,20 @@ int bus_sandbox_method_acquire(sd_bus_message *msg, Manager *m, const char *name
         if (r < 0)
                 return operation_refuse(m, msg, VERB_ACQUIRE, target_of(name, object), &e, r, error);
         return operation_start(m, msg, VERB_ACQUIRE, &(OperationArgs) { .name = name, .object = object }, error);
+}
+
+/* (a{sv} options): the lifetime keys, each bounded by the policy; what is not given stays. */
+int bus_sandbox_method_set_lifetimes(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
+                                     sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        SbxLifetime lifetime;
+        int r;
+
+        if ((r = sbx_bus_read_lifetime_options(msg, &lifetime, &e)) < 0 ||
+            (r = sbx_lifetime_check_policy(&lifetime, m->policy, &e)) < 0)
+                return operation_refuse(m, msg, VERB_SET_LIFETIMES, target_of(name, object), &e, r, error);
+        return operation_start(m, msg, VERB_SET_LIFETIMES,
+                               &(OperationArgs) { .name = name, .object = object, .lifetime = lifetime }, error);
 }
 
 int bus_sandbox_method_snapshot(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
@@ -208,8 +239,10 @@ ENTRY_METHOD(method_inspect, bus_sandbox_method_simple(msg, manager_of(e), NULL,
 ENTRY_METHOD(method_refresh, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_REFRESH, error))
 ENTRY_METHOD(method_usage, bus_sandbox_method_simple(msg, manager_of(e), NULL, e, VERB_USAGE, error))
 ENTRY_METHOD(method_stop, bus_sandbox_method_stop(msg, manager_of(e), NULL, e, error))
+ENTRY_METHOD(method_set_egress, bus_sandbox_method_set_egress(msg, manager_of(e), NULL, e, error))
 ENTRY_METHOD(method_acquire, bus_sandbox_method_acquire(msg, manager_of(e), NULL, e, error))
 ENTRY_METHOD(method_snapshot, bus_sandbox_method_snapshot(msg, manager_of(e), NULL, e, error))
+ENTRY_METHOD(method_set_lifetimes, bus_sandbox_method_set_lifetimes(msg, manager_of(e), NULL, e, error))
 ENTRY_METHOD(method_verify, bus_sandbox_method_verify(msg, manager_of(e), NULL, e, error))
 ENTRY_METHOD(method_exec, bus_sandbox_method_exec(msg, manager_of(e), NULL, e, false, error))
 ENTRY_METHOD(method_start_exec, bus_sandbox_method_exec(msg, manager_of(e), NULL, e, true, error))
@@ -247,10 +280,14 @@ static const sd_bus_vtable sandbox_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("Stop", SD_BUS_ARGS("a{sv}", options), SD_BUS_NO_RESULT, method_stop,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Delete", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_delete, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SetEgress", SD_BUS_ARGS("a{sv}", egress), SD_BUS_NO_RESULT, method_set_egress,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Pause", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_pause, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Resume", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_resume, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Acquire", SD_BUS_ARGS("a{sv}", options), SD_BUS_RESULT("h", lease), method_acquire,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SetLifetimes", SD_BUS_ARGS("a{sv}", options), SD_BUS_NO_RESULT,
+                                method_set_lifetimes, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Snapshot", SD_BUS_ARGS("s", snapshot_id), SD_BUS_RESULT("s", image_id),
                                 method_snapshot, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Verify", SD_BUS_ARGS("a{sv}", spec),

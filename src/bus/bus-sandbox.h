@@ -20,10 +20,14 @@ int bus_sandbox_method_simple(sd_bus_message *msg, Manager *m, const char *name,
                               sd_bus_error *error);
 int bus_sandbox_method_verify(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
                               sd_bus_error *error);
+int bus_sandbox_method_set_egress(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
+                                  sd_bus_error *error);
 int bus_sandbox_method_stop(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
                             sd_bus_error *error);
 int bus_sandbox_method_acquire(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
                                sd_bus_error *error);
+int bus_sandbox_method_set_lifetimes(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
+                                     sd_bus_error *error);
 int bus_sandbox_method_snapshot(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
                                 sd_bus_error *error);
 /* Exec / StartExec. */

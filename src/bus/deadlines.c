@@ -11,68 +11,132 @@
 #include "log.h"
 #include "naming.h"
 #include "time-util.h"
-
-typedef enum DeadlineKind {
-        DEADLINE_LOAD,                  /* the stored lifetimes */
-        DEADLINE_FLUSH,                 /* activities written back */
-        DEADLINE_EXPIRE,
-        DEADLINE_IDLE_STOP,
-        DEADLINE_IDLE_PAUSE,
-} DeadlineKind;
+#include "work.h"
 
 static const char *const verb_names[] = {
-        [DEADLINE_EXPIRE] = "expire", [DEADLINE_IDLE_STOP] = "idle-stop", [DEADLINE_IDLE_PAUSE] = "idle-pause",
+        [SBX_DEADLINE_EXPIRE] = "expire", [SBX_DEADLINE_IDLE_STOP] = "idle-stop",
+        [SBX_DEADLINE_IDLE_PAUSE] = "idle-pause",
 };
 
-typedef struct DeadlineJob {
+/* LOAD: the stored lifetimes; FLUSH: activities (and re-based times) written back. */
+typedef struct LifetimesJob {
         Manager *m;
-        DeadlineKind kind;
-        char *name;                     /* EXPIRE, IDLE_*: the sandbox */
-        SbxLifetimeRow *rows;           /* LOAD: read; FLUSH: to write (name, last_activity_us) */
+        bool load;
+        SbxLifetimeRow *rows;
+        bool *rebased;                  /* FLUSH: the row's times moved with a wall-clock step */
         size_t n_rows;
         int r;
         SbxError error;
+} LifetimesJob;
+
+/* An expiry or idle stop/pause of the sandbox that fell due. */
+typedef struct DeadlineJob {
+        Manager *m;
+        SbxDeadlineAction action;
+        char *name;
+        char *container_id;             /* the sandbox that fell due */
+        uint64_t created_us;
+        UseWatch *watch;                /* a use since the tick (idle ones) */
+        int r;                          /* 1: acted; 0: nothing (not that sandbox, no longer due) */
+        SbxError error;
 } DeadlineJob;
 
-static void job_free(DeadlineJob *j) {
-        free(j->name);
+static void tick(Manager *m);
+
+static void lifetimes_free(LifetimesJob *j) {
         sbx_lifetime_rows_free(j->rows, j->n_rows);
+        free(j->rebased);
         sbx_error_free(&j->error);
         free(j);
 }
 
-static int act(DeadlineJob *j, SbxLifecycle *l) {
-        switch (j->kind) {
-        case DEADLINE_LOAD:
-                return sbx_store_list_lifetimes(l->store, &j->rows, &j->n_rows, &j->error);
-        case DEADLINE_FLUSH:
-                for (size_t i = 0; i < j->n_rows; i++)
-                        (void) sbx_store_touch_lifetime(l->store, j->rows[i].name, j->rows[i].last_activity_us,
-                                                        NULL);
-                return 0;
-        case DEADLINE_EXPIRE:
-                return sbx_lifecycle_delete(l, j->name, &j->error);
-        case DEADLINE_IDLE_STOP:
-                return sbx_lifecycle_stop(l, j->name, SBX_STOP_TIMEOUT_DEFAULT, &j->error);
-        case DEADLINE_IDLE_PAUSE:
-                return sbx_lifecycle_pause(l, j->name, true, &j->error);
-        }
-        return -EINVAL;
-}
+static void lifetimes_run(void *job, SbxLifecycle *l) {
+        LifetimesJob *j = job;
 
-static void job_run(void *job, void *ctx) {
-        DeadlineJob *j = job;
-        SbxLifecycle *l = ctx;
-
-        if (!l) {
-                j->r = sbx_error_set(&j->error, SBX_ERROR_IO, "The worker could not open the store or Docker client");
+        if (j->load) {
+                j->r = sbx_store_list_lifetimes(l->store, &j->rows, &j->n_rows, &j->error);
                 return;
         }
-        l->policy = manager_policy_ref(j->m);
-        sbx_docker_set_deadline(l->docker, sbx_docker_stop_budget((unsigned) l->policy->docker_timeout,
-                                                                  SBX_STOP_TIMEOUT_DEFAULT));
-        j->r = act(j, l);
-        l->policy = sbx_policy_unref((SbxPolicy *) l->policy);
+        for (size_t i = 0; i < j->n_rows; i++) {
+                const SbxLifetimeRow *row = &j->rows[i];
+
+                if (j->rebased[i])
+                        (void) sbx_store_rebase_lifetime(l->store, row->name, row->last_activity_us,
+                                                         row->expire_at_us, NULL);
+                else
+                        (void) sbx_store_touch_lifetime(l->store, row->name, row->last_activity_us, NULL);
+        }
+}
+
+static void lifetimes_settle(LifetimesJob *j) {
+        Manager *m = j->m;
+
+        if (!j->load) {
+                m->deadlines_flushing = false;
+                return;
+        }
+        for (size_t i = 0; j->r >= 0 && i < j->n_rows; i++)
+                registry_set_lifetime(&m->registry, &j->rows[i]);
+        if (j->r < 0)
+                log_warning("Reading the sandboxes' lifetimes failed: %s", j->error.message ?: strerror(-j->r));
+        m->deadlines_loaded = j->r >= 0;
+}
+
+static void lifetimes_done(void *job) {
+        LifetimesJob *j = job;
+        Manager *m = j->m;
+        bool load = j->load;
+
+        lifetimes_settle(j);
+        lifetimes_free(j);
+        if (load)
+                tick(m);        /* what is overdue, at once */
+}
+
+static void lifetimes_refused(void *job, int r, const SbxError *e) {
+        LifetimesJob *j = job;
+
+        j->r = r < 0 ? r : -EIO;
+        if (e && e->message)
+                (void) sbx_error_set(&j->error, e->kind, "%s", e->message);
+        lifetimes_settle(j);
+        lifetimes_free(j);
+}
+
+static const WorkKind lifetimes_work = {
+        .name = "lifetimes", .auth = WORK_AUTH_INTERNAL, .pool = WORK_POOL_CHANGE, .share = WORK_SHARE_SERVICE,
+        .run = lifetimes_run, .done = lifetimes_done, .refused = lifetimes_refused,
+};
+
+/* Deadlines ---------------------------------------------------------------- */
+
+static void deadline_free(DeadlineJob *j) {
+        free(j->name);
+        free(j->container_id);
+        use_watch_unref(j->watch);
+        sbx_error_free(&j->error);
+        free(j);
+}
+
+/* On the worker, under the name's lock: no use began since the tick. */
+static bool still_idle(void *userdata) {
+        const DeadlineJob *j = userdata;
+
+        return !j->watch || !j->watch->used;
+}
+
+static unsigned deadline_budget(const void *job, const SbxPolicy *p) {
+        return sbx_docker_stop_budget((unsigned) p->docker_timeout, SBX_STOP_TIMEOUT_DEFAULT);
+}
+
+static void deadline_run(void *job, SbxLifecycle *l) {
+        DeadlineJob *j = job;
+
+        j->r = sbx_lifecycle_deadline(l, &(SbxDeadline) {
+                .name = j->name, .container_id = j->container_id, .created_us = j->created_us,
+                .action = j->action, .stop_timeout_s = SBX_STOP_TIMEOUT_DEFAULT,
+                .still_due = j->action == SBX_DEADLINE_EXPIRE ? NULL : still_idle, .userdata = j,
+        }, &j->error);
 }
 
 static void audit_deadline(const DeadlineJob *j, const SandboxEntry *e) {
@@ -86,83 +150,99 @@ static void audit_deadline(const DeadlineJob *j, const SandboxEntry *e) {
         if (j->r < 0)
                 sbx_bus_error_from(&error, &j->error, j->r);
         audit_record(&(AuditRecord) {
-                .uid = 0, .verb = verb_names[j->kind], .target = display,
+                .uid = 0, .verb = verb_names[j->action], .target = display,
                 .owner = e && e->owner_valid ? owner : NULL,
                 .outcome = j->r < 0 ? error.name : "ok", .reason = j->r < 0 ? error.message : NULL,
         });
 }
 
-static void tick(Manager *m);
+/* The entry of the sandbox that fell due, if the name still shows it. */
+static SandboxEntry *entry_of(const DeadlineJob *j) {
+        SandboxEntry *e = registry_get(&j->m->registry, j->name);
 
-static void settle(DeadlineJob *j) {
-        Registry *reg = &j->m->registry;
-        SandboxEntry *e = j->name ? registry_get(reg, j->name) : NULL;
+        return e && streq_ptr(e->container_id, j->container_id) ? e : NULL;
+}
 
-        if (e)
+/* The entry this job was submitted for is free for the next tick's look. */
+static void release_entry(DeadlineJob *j) {
+        SandboxEntry *e = registry_get(&j->m->registry, j->name);
+
+        if (e && e->watch == j->watch) {
                 e->deadline_due = false;
-        if (j->kind == DEADLINE_LOAD) {
-                for (size_t i = 0; j->r >= 0 && i < j->n_rows; i++)
-                        registry_set_lifetime(reg, &j->rows[i]);
-                if (j->r < 0)
-                        log_warning("Reading the sandboxes' lifetimes failed: %s", j->error.message ?: strerror(-j->r));
-                j->m->deadlines_loaded = j->r >= 0;
-                return;
+                e->watch = use_watch_unref(e->watch);
         }
-        if (j->kind == DEADLINE_FLUSH) {
-                j->m->deadlines_flushing = false;
+}
+
+/* What it did to the registry: the same effect as the stop, pause or delete calls'. */
+static void deadline_settle(DeadlineJob *j) {
+        Registry *reg = &j->m->registry;
+        SandboxEntry *e = entry_of(j);
+
+        release_entry(j);
+        if (j->r == 0) {
+                log_debug("%s of %s: not done (another sandbox of the name, or in use again)", verb_names[j->action],
+                          j->name);
                 return;
         }
         audit_deadline(j, e);
         if (j->r < 0 && !sbx_error_is(&j->error, SBX_ERROR_NO_SUCH_SANDBOX)) {
-                log_warning("%s of %s failed (tried again): %s", verb_names[j->kind], j->name,
+                log_warning("%s of %s failed (tried again): %s", verb_names[j->action], j->name,
                             j->error.message ?: strerror(-j->r));
                 return;
         }
-        if (j->kind == DEADLINE_EXPIRE || j->r < 0)
+        if (!e)
+                return;
+        if (j->action == SBX_DEADLINE_EXPIRE || j->r < 0)
                 registry_drop(reg, j->name);
-        else if (j->kind == DEADLINE_IDLE_STOP)
-                registry_set_state(reg, j->name, SBX_STATE_STOPPED, "exited");
+        else if (j->action == SBX_DEADLINE_IDLE_STOP)
+                registry_stopped(reg, j->name);
         else
-                registry_set_state(reg, j->name, SBX_STATE_PAUSED, "paused");
+                registry_paused(reg, j->name);
 }
 
-static void job_done(void *job) {
-        DeadlineJob *j = job;
-        Manager *m = j->m;
-        bool load = j->kind == DEADLINE_LOAD;
-
-        settle(j);
-        job_free(j);
-        if (load)
-                tick(m);        /* what is overdue, at once */
-        manager_idle(m, 0);
+static void deadline_done(void *job) {
+        deadline_settle(job);
+        deadline_free(job);
 }
 
-static int submit(Manager *m, DeadlineKind kind, const char *name, SbxLifetimeRow *rows, size_t n_rows) {
+static void deadline_refused(void *job, int r, const SbxError *e) {
+        release_entry(job);                             /* again at the next tick */
+        deadline_free(job);
+}
+
+static const WorkKind deadline_work = {
+        .name = "deadline", .auth = WORK_AUTH_INTERNAL, .pool = WORK_POOL_CHANGE, .share = WORK_SHARE_SERVICE,
+        .budget = deadline_budget, .run = deadline_run, .done = deadline_done, .refused = deadline_refused,
+};
+
+/* The deadline of e, on a worker; e->deadline_due until it is settled. */
+static void submit_deadline(Manager *m, SandboxEntry *e, SbxDeadlineAction action) {
         DeadlineJob *j = calloc(1, sizeof(DeadlineJob));
-        int r;
 
-        if (!j) {
-                sbx_lifetime_rows_free(rows, n_rows);
-                return -ENOMEM;
+        if (!j || !(j->name = strdup(e->name)) || !(j->container_id = strdup(e->container_id ?: "")) ||
+            !(j->watch = use_watch_new())) {
+                if (j)
+                        deadline_free(j);
+                return;
         }
-        *j = (DeadlineJob) { .m = m, .kind = kind, .rows = rows, .n_rows = n_rows };
-        if ((name && !(j->name = strdup(name))) || (r = manager_busy(m, 0)) < 0) {
-                job_free(j);
-                return -ENOMEM;
-        }
-        r = sbx_worker_pool_submit(m->pool, job_run, job_done, j);
-        if (r < 0) {
-                job_free(j);
-                manager_idle(m, 0);
-        }
-        return r;
+        j->m = m;
+        j->action = action;
+        j->created_us = e->created_us;
+        use_watch_unref(e->watch);
+        e->watch = use_watch_ref(j->watch);
+        e->deadline_due = true;
+        (void) work_submit(m, &deadline_work, 0, j);
 }
 
-/* A running exec or detached process in the sandbox is activity. */
-static bool exec_running(Manager *m, const char *name) {
+/* A running exec in the sandbox is activity when someone is there: a captured or
+ * streamed one's caller, an Attach session. A detached process nobody is attached to
+ * is activity only with idle_counts_processes (docs/lifecycle.md, "Idle stop and
+ * expiry"): one that writes nothing and is read by nobody does not hold the sandbox
+ * forever; reading its output is a use (bus-detached.c). */
+static bool exec_running(Manager *m, const SandboxEntry *e) {
         FOREACH_EXEC(x, m)
-                if (x->running && streq_ptr(x->name, name))
+                if (x->running && streq_ptr(x->name, e->name) &&
+                    (!x->detached || x->n_attached > 0 || e->idle_counts_processes))
                         return true;
         return false;
 }
@@ -171,27 +251,31 @@ typedef struct Scan {
         Manager *m;
         uint64_t now;
         SbxLifetimeRow *flush;
+        bool *rebased;
         size_t n_flush, max_flush;
 } Scan;
 
 static void look_at(SandboxEntry *e, void *userdata) {
         Scan *s = userdata;
         uint64_t idle_us = (uint64_t) e->idle_timeout_s * 1000000U;
+        bool in_use;
 
         if (!e->has_lifetime || e->deadline_due)
                 return;
-        if (e->leases > 0 || e->active > 0 || exec_running(s->m, e->name))
+        in_use = e->leases > 0 || e->active > 0 || exec_running(s->m, e);
+        if (in_use)
                 registry_touch(&s->m->registry, e->name, s->now);
         if (e->expire_at_us > 0 && s->now >= e->expire_at_us)
-                e->deadline_due = submit(s->m, DEADLINE_EXPIRE, e->name, NULL, 0) >= 0;
-        else if (idle_us > 0 && e->state == SBX_STATE_RUNNING && e->leases == 0 && e->active == 0 &&
-                 !exec_running(s->m, e->name) && s->now >= e->last_activity_us + idle_us)
-                e->deadline_due = submit(s->m, e->on_idle_pause ? DEADLINE_IDLE_PAUSE : DEADLINE_IDLE_STOP,
-                                         e->name, NULL, 0) >= 0;
-        if (e->last_activity_us > e->activity_stored_us && s->n_flush < s->max_flush &&
+                submit_deadline(s->m, e, SBX_DEADLINE_EXPIRE);
+        else if (idle_us > 0 && e->state == SBX_STATE_RUNNING && !in_use && s->now >= e->last_activity_us + idle_us)
+                submit_deadline(s->m, e, e->on_idle_pause ? SBX_DEADLINE_IDLE_PAUSE : SBX_DEADLINE_IDLE_STOP);
+        if ((e->last_activity_us > e->activity_stored_us || e->rebased) && s->n_flush < s->max_flush &&
             (s->flush[s->n_flush].name = strdup(e->name))) {
-                s->flush[s->n_flush++].last_activity_us = e->last_activity_us;
+                s->flush[s->n_flush].last_activity_us = e->last_activity_us;
+                s->flush[s->n_flush].expire_at_us = e->expire_at_us;
+                s->rebased[s->n_flush++] = e->rebased;
                 e->activity_stored_us = e->last_activity_us;
+                e->rebased = false;
         }
 }
 
@@ -199,23 +283,35 @@ static void count(SandboxEntry *e, void *userdata) {
         (*(size_t *) userdata)++;
 }
 
+static void flush(Manager *m, Scan *s) {
+        LifetimesJob *j;
+
+        if (s->n_flush == 0 || !(j = calloc(1, sizeof(LifetimesJob)))) {
+                sbx_lifetime_rows_free(s->flush, s->n_flush);
+                free(s->rebased);
+                return;
+        }
+        *j = (LifetimesJob) { .m = m, .rows = s->flush, .rebased = s->rebased, .n_rows = s->n_flush };
+        m->deadlines_flushing = true;
+        (void) work_submit(m, &lifetimes_work, 0, j);
+}
+
 static void tick(Manager *m) {
-        Scan s = { .m = m, .now = sbx_now_realtime_us() };
+        Scan s = { .m = m, .now = manager_now_us(m) };
         bool pending;
 
         /* Acted on once the store and Docker agree (the first reconciliation applied). */
         if (!m->deadlines_loaded || m->reconcile_mark == 0 || m->terminating)
                 return;
         registry_foreach(&m->registry, count, &s.max_flush);
-        if (!m->deadlines_flushing && s.max_flush > 0)
+        if (!m->deadlines_flushing && s.max_flush > 0) {
                 s.flush = calloc(s.max_flush, sizeof(SbxLifetimeRow));
-        if (!s.flush)
+                s.rebased = calloc(s.max_flush, sizeof(bool));
+        }
+        if (!s.flush || !s.rebased)
                 s.max_flush = 0;
         registry_foreach(&m->registry, look_at, &s);
-        if (s.n_flush > 0)
-                m->deadlines_flushing = submit(m, DEADLINE_FLUSH, NULL, s.flush, s.n_flush) >= 0;
-        else
-                free(s.flush);
+        flush(m, &s);
         /* The last deadline gone: the idle exit counts from now. */
         pending = registry_deadlines_pending(&m->registry);
         if (m->deadlines_held && !pending && m->n_busy == 0)
@@ -227,21 +323,31 @@ static int on_tick(sd_event_source *source, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
         tick(m);
-        (void) sd_event_source_set_time_relative(source, (uint64_t) DEADLINES_TICK_S * 1000000U);
+        (void) sd_event_source_set_time_relative(source, m->deadline_tick_usec);
         return 0;
 }
 
 void deadlines_start(Manager *m) {
+        LifetimesJob *j;
         int r;
 
         if (m->deadline_timer)
                 return;
-        r = sd_event_add_time_relative(m->event, &m->deadline_timer, CLOCK_MONOTONIC,
-                                       (uint64_t) DEADLINES_TICK_S * 1000000U, 0, on_tick, m);
+        if (m->deadline_tick_usec == 0)
+                m->deadline_tick_usec = (uint64_t) DEADLINES_TICK_S * 1000000U;
+        (void) manager_now_us(m);       /* the service's clock begins */
+        r = sd_event_add_time_relative(m->event, &m->deadline_timer, CLOCK_MONOTONIC, m->deadline_tick_usec, 0,
+                                       on_tick, m);
         if (r >= 0)
                 r = sd_event_source_set_enabled(m->deadline_timer, SD_EVENT_ON);
-        if (r < 0 || submit(m, DEADLINE_LOAD, NULL, NULL, 0) < 0)
+        if (r >= 0 && !(j = calloc(1, sizeof(LifetimesJob))))
+                r = -ENOMEM;
+        if (r < 0) {
                 log_warning_errno(r, "Cannot follow the sandboxes' deadlines: %m");
+                return;
+        }
+        *j = (LifetimesJob) { .m = m, .load = true };
+        (void) work_submit(m, &lifetimes_work, 0, j);
 }
 
 void deadlines_stop(Manager *m) {

@@ -27,6 +27,7 @@
 typedef enum EventKind {
         EVENT_CONNECTED,        /* the stream is (again) open: nothing is missed from now on */
         EVENT_RUNNING,
+        EVENT_STARTED,          /* a new start: a new network namespace, without egress rules */
         EVENT_STOPPED,          /* ended: exited, killed, out of memory */
         EVENT_REMOVED,
         EVENT_PAUSED,           /* Docker's freezer */
@@ -83,7 +84,7 @@ static void on_event(const SbxDockerEvent *d, void *userdata) {
                 const char *action;
                 EventKind kind;
         } actions[] = {
-                { "start",   EVENT_RUNNING },
+                { "start",   EVENT_STARTED },
                 { "die",     EVENT_STOPPED },
                 { "destroy", EVENT_REMOVED },
                 { "pause",   EVENT_PAUSED },
@@ -196,6 +197,9 @@ static void apply(Manager *m, const Event *e) {
         if (!entry || !streq_ptr(entry->container_id, e->id))
                 return;
         switch (e->kind) {
+        case EVENT_STARTED:
+                manager_rearm_egress(m, e->name, e->id);
+                __attribute__((fallthrough));
         case EVENT_RUNNING:
                 registry_set_state(&m->registry, e->name, SBX_STATE_RUNNING, "running");
                 break;

@@ -65,14 +65,13 @@ static void lease_end(Lease *l) {
                 ls->ended(ls->userdata);
 }
 
-/* The holder's end is a pipe's write end: what is written is read and discarded (a
- * bounded read per wake-up), and EOF or EPOLLHUP (every copy closed) ends the lease. */
+/* The holder's end is a pipe's write end that carries nothing: only its hang-up
+ * (every copy closed) is watched, never its data, so what a holder writes into it
+ * costs the daemon nothing (it fills the pipe's one page, then the writer waits). */
 static int on_lease_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Lease *l = userdata;
-        char buf[4096];
-        ssize_t n = read(fd, buf, sizeof buf);
 
-        if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
+        if (!(revents & (EPOLLHUP | EPOLLERR)))
                 return 0;
         log_debug("The lease of %s on %s ended (its descriptor was closed)", l->holder, l->sandbox);
         lease_end(l);
@@ -101,6 +100,8 @@ int leases_acquire(Leases *ls, const char *sandbox, uid_t uid, const char *holde
         /* Only the service's end: the flag is the open file's, which the holder's shares. */
         if (fcntl(rfd, F_SETFL, O_NONBLOCK) < 0)
                 return sbx_error_set(error, SBX_ERROR_IO, "Cannot make the lease's pipe: %s", strerror(errno));
+        /* What a holder may write into it stays in the kernel, bounded: one page. */
+        (void) fcntl(rfd, F_SETPIPE_SZ, 4096);
         l = calloc(1, sizeof(Lease));
         if (!l)
                 return -ENOMEM;
@@ -111,7 +112,7 @@ int leases_acquire(Leases *ls, const char *sandbox, uid_t uid, const char *holde
                 lease_free(l);
                 return -ENOMEM;
         }
-        r = sd_event_add_io(ls->event, &l->source, l->fd, EPOLLIN, on_lease_io, l);
+        r = sd_event_add_io(ls->event, &l->source, l->fd, 0, on_lease_io, l);
         if (r < 0) {
                 lease_free(l);
                 return sbx_error_set(error, SBX_ERROR_IO, "Cannot watch the lease's pipe: %s", strerror(-r));

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <search.h>
 #include <stdlib.h>
 
 #include "log.h"
 #include "manager-state.h"
+#include "time-util.h"
 
 int manager_arm_idle(Manager *m) {
         int r;
@@ -142,4 +144,25 @@ void manager_sweep_described_later(Manager *m) {
         if (sd_event_add_time_relative(m->event, &m->described_sweep, CLOCK_MONOTONIC, after, 0, on_sweep_described,
                                        m) < 0)
                 log_warning("Cannot arm the sweep of kept descriptions: they go at the next read");
+}
+
+uint64_t manager_now_us(Manager *m) {
+        uint64_t real = sbx_now_realtime_us(), boot = sbx_now_boottime_us(), now;
+        int64_t step;
+
+        if (m->clock_real_base_us == 0 || boot < m->clock_boot_base_us) {
+                m->clock_real_base_us = real;
+                m->clock_boot_base_us = boot;
+                return real;
+        }
+        now = m->clock_real_base_us + (boot - m->clock_boot_base_us);
+        step = (int64_t) (real - now);
+        if ((uint64_t) (step < 0 ? -step : step) <= MANAGER_CLOCK_STEP_US)
+                return now;
+        log_notice("The wall clock stepped by %+" PRIi64 " s: idle times and expiries keep their remaining time",
+                   (step + (step < 0 ? -500000 : 500000)) / 1000000);
+        registry_rebase(&m->registry, step);
+        m->clock_real_base_us = real;
+        m->clock_boot_base_us = boot;
+        return real;
 }

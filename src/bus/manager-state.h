@@ -30,6 +30,8 @@
  * read never waits behind one user's slow ones (usage: about 1 s each in Docker). */
 #define SBX_READ_WORKERS_PER_USER (SBX_READ_WORKERS / 2U)
 #define SBX_MAX_QUEUED 128U
+/* A detached process is polled this often (bus-detached.c). */
+#define SBX_DETACHED_POLL_USEC (UINT64_C(1) * 1000000U)
 
 typedef struct Manager {
         sd_event *event;
@@ -68,9 +70,9 @@ typedef struct Manager {
         AuthCache *auth_cache;          /* polkit's recent answers (auth-cache.h) */
         sd_event_source *described_sweep; /* drops the registry's descriptions past their observation */
 
-        /* Reads wait here for a read worker, in arrival order; one caller holds at most
-         * SBX_READ_WORKERS_PER_USER of them (operation.c). */
-        struct Operation *reads_waiting, **reads_waiting_tail;
+        /* Reads wait here for a read worker, in arrival order; one user holds at most
+         * SBX_READ_WORKERS_PER_USER of them (work.c). */
+        struct Work *reads_waiting, **reads_waiting_tail;
         unsigned n_reads_waiting, n_reads_running;
         /* Execs with option wait whose share was full, in arrival order (operation.c);
          * at most SBX_MAX_QUEUED, each also counted in its caller's operations. */
@@ -80,6 +82,10 @@ typedef struct Manager {
         struct { uid_t uid; unsigned n; } reads_running_by[SBX_READ_WORKERS];
 
         sd_event_source *deadline_timer; /* idle stop and expiry (deadlines.h) */
+        uint64_t deadline_tick_usec;    /* its period (DEADLINES_TICK_S; tests: shorter) */
+        uint64_t detached_poll_usec;    /* a detached process's poll period (bus-detached.c) */
+        uint64_t clock_real_base_us;    /* the service's clock (manager_now_us()): the wall clock */
+        uint64_t clock_boot_base_us;    /* … at this boot-clock time, and boot-clock time since */
         bool deadlines_loaded;          /* the stored lifetimes are in the registry */
         bool deadlines_flushing;        /* activities are being written back */
         bool deadlines_held;            /* a deadline held off the idle exit at the last tick */
@@ -107,6 +113,15 @@ void manager_idle_as(Manager *m, uid_t uid, bool read);
 /* A state change's (manager_busy_as(m, uid, false)). */
 int manager_busy(Manager *m, uid_t uid);
 void manager_idle(Manager *m, uid_t uid);
+
+/* The service's clock for idle time and expiry (realtime µs, as stored and shown):
+ * the wall clock when the daemon began, plus the boot clock's time since. A
+ * wall-clock step (more than MANAGER_CLOCK_STEP_US between the two) is detected
+ * here: the clock is re-based on the wall clock and every sandbox's activity and
+ * expiry move with it (registry_rebase()), so a step never stops, pauses or deletes
+ * anything, nor postpones it. */
+#define MANAGER_CLOCK_STEP_US (UINT64_C(2) * 1000000U)
+uint64_t manager_now_us(Manager *m);
 
 /* observation_max_age of the policy in force, in µs (0: observations are off). */
 uint64_t manager_observation_max_age_us(Manager *m);

@@ -22,6 +22,7 @@
 #include "manager.h"
 #include "operation.h"
 #include "spec-json.h"
+#include "work.h"
 
 #define MAX_POLICY_FILE (1024 * 1024)
 
@@ -90,6 +91,11 @@ static void on_sandbox_dropped(void *userdata, const char *name) {
         Manager *m = userdata;
 
         (void) leases_revoke(&m->leases, name, "the sandbox was removed");
+}
+
+/* The registry's clock is the service's (manager-state.h). */
+static uint64_t registry_clock(void *userdata) {
+        return manager_now_us(userdata);
 }
 
 /* Workers ----------------------------------------------------------------- */
@@ -215,6 +221,8 @@ int manager_new(const ManagerConfig *c, Manager **ret) {
         pthread_mutex_init(&m->policy_lock, NULL);
         m->reads_waiting_tail = &m->reads_waiting;
         m->idle_timeout_s = c->idle_timeout_s;
+        m->deadline_tick_usec = c->deadline_tick_usec;
+        m->detached_poll_usec = c->detached_poll_usec ?: SBX_DETACHED_POLL_USEC;
         m->state_dir = strdup(c->state_dir);
         m->docker_host = strdup(c->docker_host);
         m->init_dir = strdup(c->init_dir);
@@ -268,6 +276,7 @@ Manager *manager_free(Manager *m) {
          * jobs (those kills included) finish and are answered before the bus goes. */
         bus_exec_shutdown_all(m);
         manager_events_stop(m);
+        work_cancel_queued(m);          /* what waits for a read worker never reached a pool */
         sbx_worker_pool_free(m->pool);
         sbx_worker_pool_free(m->read_pool);
         tdestroy(m->busy_by_uid, free);
@@ -476,6 +485,8 @@ int manager_run(Manager *m) {
         m->registry.callers = &m->callers;
         m->registry.dropped = on_sandbox_dropped;
         m->registry.dropped_userdata = m;
+        m->registry.now = registry_clock;
+        m->registry.now_userdata = m;
         m->leases = (Leases) { .event = m->event, .bus = m->bus, .registry = &m->registry,
                                .ended = on_lease_ended, .userdata = m };
         if ((r = sd_bus_match_signal(m->bus, NULL, NULL, "/org/freedesktop/DBus/Local", "org.freedesktop.DBus.Local",

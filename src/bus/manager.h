@@ -13,6 +13,10 @@ typedef struct ManagerConfig {
         const char *docker_host;        /* unix:///… */
         const char *init_dir;           /* the directory of xagent-sandbox-init */
         unsigned idle_timeout_s;        /* 0 = never */
+        /* For tests only (SBX_TEST_DEADLINE_TICK_MS, SBX_TEST_DETACHED_POLL_MS in
+         * xagent-sandboxd(8)); 0: the defaults */
+        uint64_t deadline_tick_usec;
+        uint64_t detached_poll_usec;
 } ManagerConfig;
 
 int manager_new(const ManagerConfig *config, Manager **ret);

@@ -20,18 +20,45 @@ const char *operation_target(const Operation *o) {
 
 /* Worker side ------------------------------------------------------------- */
 
-/* A new sandbox's deadlines, stored once it exists (docs/lifecycle.md). */
-static int store_lifetime(Operation *o, SbxLifecycle *l) {
-        const SbxLifetime *t = &o->lifetime;
+/* A new sandbox's lifetime, stored with its row (docs/lifecycle.md). */
+static SbxNewLifetime new_lifetime(const Operation *o) {
+        return (SbxNewLifetime) { .idle_timeout_s = o->lifetime.idle_timeout_s,
+                                  .expire_after_s = o->lifetime.expire_after_s,
+                                  .on_idle_pause = o->lifetime.on_idle_pause,
+                                  .counts_processes = o->lifetime.counts_processes };
+}
 
-        if (t->idle_timeout_s == 0 && t->expire_after_s == 0)
-                return 0;
+static uint64_t expire_at(uint64_t from_us, uint32_t after_s) {
+        return after_s ? from_us + (uint64_t) after_s * 1000000U : 0;
+}
+
+/* A sandbox's lifetimes changed (SetSandboxLifetimes, an ensure that found it): what
+ * is given replaces what was stored, expire_after counts from now, the rest stays;
+ * the change is a use (docs/lifecycle.md). */
+static int change_lifetime(Operation *o, SbxLifecycle *l) {
+        const SbxLifetime *t = &o->lifetime;
+        uint64_t now = sbx_now_realtime_us();
+        SbxLifetimeRow was;
+        int r = sbx_store_get_lifetime(l->store, o->name, &was, &o->error);
+
+        if (r < 0)
+                return r;
+        free(was.name);
         o->lifetime_row = (SbxLifetimeRow) {
-                .name = o->name, .idle_timeout_s = t->idle_timeout_s, .on_idle_pause = t->on_idle_pause,
-                .expire_at_us = t->expire_after_s ? o->sandbox->created_us + (uint64_t) t->expire_after_s * 1000000U : 0,
-                .last_activity_us = sbx_now_realtime_us(),
+                .name = o->name,
+                .idle_timeout_s = t->has_idle_timeout ? t->idle_timeout_s : was.idle_timeout_s,
+                .expire_at_us = t->has_expire_after ? expire_at(now, t->expire_after_s) : was.expire_at_us,
+                .on_idle_pause = t->has_on_idle ? t->on_idle_pause : was.on_idle_pause,
+                .counts_processes = t->has_counts_processes ? t->counts_processes : was.counts_processes,
+                .last_activity_us = now,
         };
         return sbx_store_put_lifetime(l->store, &o->lifetime_row, &o->error);
+}
+
+static int run_set_lifetimes(Operation *o, SbxLifecycle *l) {
+        int r = sbx_lifecycle_inspect(l, o->name, &o->sandbox, &o->error);
+
+        return r < 0 ? r : change_lifetime(o, l);
 }
 
 /* Option pull "missing": the image pulled first unless the host has it. */
@@ -49,8 +76,10 @@ static int run_create(Operation *o, SbxLifecycle *l) {
                 r = pull_missing(o, l);
         if (r >= 0)
                 r = sbx_lifecycle_create_with(l, o->name, o->spec, &info.owner,
-                                              &(SbxCreateOptions) { .labels = o->labels }, &o->sandbox, &o->error);
-        return r < 0 ? r : store_lifetime(o, l);
+                                              &(SbxCreateOptions) { .labels = o->labels, .lifetime = new_lifetime(o),
+                                                                    .egress = &o->egress },
+                                              &o->sandbox, &o->error);
+        return r;
 }
 
 static int run_ensure(Operation *o, SbxLifecycle *l) {
@@ -61,13 +90,16 @@ static int run_ensure(Operation *o, SbxLifecycle *l) {
                 r = pull_missing(o, l);
         if (r < 0)
                 return r;
+        /* A new sandbox's lifetime is the options' (with the policy's default), stored with
+         * its row; one that was there gets what was given, as SetSandboxLifetimes gives it. */
         r = sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
-                                 &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s,
-                                                       .labels = o->labels, .busy_leases = o->busy_leases },
-                                 &o->sandbox, &o->outcome, &o->error);
-        /* The lifetime is a new sandbox's: one that was there keeps its own. */
-        if (r >= 0 && (o->outcome == SBX_ENSURE_CREATED || o->outcome == SBX_ENSURE_RECREATED))
-                r = store_lifetime(o, l);
+                                    &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s,
+                                                          .labels = o->labels, .busy_leases = o->busy_leases,
+                                                          .lifetime = new_lifetime(o), .egress = &o->egress },
+                                    &o->sandbox, &o->outcome, &o->error);
+        if (r >= 0 && o->outcome != SBX_ENSURE_CREATED && o->outcome != SBX_ENSURE_RECREATED &&
+            sbx_lifetime_given(&o->lifetime))
+                r = change_lifetime(o, l);
         return r;
 }
 
@@ -97,6 +129,10 @@ static int run_pause(Operation *o, SbxLifecycle *l) {
 
 static int run_resume(Operation *o, SbxLifecycle *l) {
         return sbx_lifecycle_pause(l, o->name, false, &o->error);
+}
+
+static int run_set_egress(Operation *o, SbxLifecycle *l) {
+        return sbx_lifecycle_set_egress(l, o->name, &o->egress, &o->error);
 }
 
 static int run_delete(Operation *o, SbxLifecycle *l) {
@@ -292,32 +328,46 @@ static int admit_acquire(Operation *o) {
 
 /* Main thread: replies ---------------------------------------------------- */
 
-static int reply_create(Operation *o, sd_bus_message *reply) {
-        const SandboxEntry *e;
-        int r;
+/* A sandbox made now has the lifetime stored with it (or none: a replacement's is new
+ * too). */
+static int apply_create(Operation *o) {
+        int r = registry_put(&o->m->registry, o->sandbox);
 
-        if ((r = registry_put(&o->m->registry, o->sandbox)) < 0)
-                return r;
-        /* A sandbox made now has this lifetime (or none: a replacement's is new too). */
-        if (o->verb == VERB_CREATE || o->outcome == SBX_ENSURE_CREATED || o->outcome == SBX_ENSURE_RECREATED)
-                registry_set_lifetime(&o->m->registry, o->lifetime_row.name ? &o->lifetime_row
-                                                                            : &(SbxLifetimeRow) { .name = o->name });
-        e = registry_get(&o->m->registry, o->name);
-        return sd_bus_message_append(reply, "os", e->path, o->sandbox->fingerprint);
+        if (r >= 0 && (o->verb == VERB_CREATE || o->outcome == SBX_ENSURE_CREATED || o->outcome == SBX_ENSURE_RECREATED))
+                registry_set_lifetime(&o->m->registry, &(SbxLifetimeRow) {
+                        .name = o->name, .idle_timeout_s = o->sandbox->idle_timeout_s,
+                        .expire_at_us = o->sandbox->expire_at_us, .on_idle_pause = o->sandbox->on_idle_pause,
+                        .counts_processes = o->sandbox->idle_counts_processes,
+                        .last_activity_us = o->sandbox->last_activity_us });
+        else if (r >= 0 && o->lifetime_row.name)      /* an ensure that found it, lifetimes given */
+                registry_set_lifetime(&o->m->registry, &o->lifetime_row);
+        return r;
+}
+
+static int reply_create(Operation *o, sd_bus_message *reply) {
+        return sd_bus_message_append(reply, "os", registry_get(&o->m->registry, o->name)->path, o->sandbox->fingerprint);
+}
+
+static int apply_ensure(Operation *o) {
+        int r = apply_create(o);
+
+        if (r >= 0 && o->force && o->outcome == SBX_ENSURE_RECREATED)
+                revoke_leases(o);
+        return r;
 }
 
 static int reply_ensure(Operation *o, sd_bus_message *reply) {
         int r = reply_create(o, reply);
 
-        if (r >= 0 && o->force && o->outcome == SBX_ENSURE_RECREATED)
-                revoke_leases(o);
         return r < 0 ? r : sd_bus_message_append(reply, "s", sbx_ensure_outcome_to_string(o->outcome));
 }
 
-static int reply_get(Operation *o, sd_bus_message *reply) {
-        int r = registry_put(&o->m->registry, o->sandbox);
+static int apply_put(Operation *o) {
+        return registry_put(&o->m->registry, o->sandbox);
+}
 
-        return r < 0 ? r : sd_bus_message_append(reply, "o", registry_get(&o->m->registry, o->name)->path);
+static int reply_get(Operation *o, sd_bus_message *reply) {
+        return sd_bus_message_append(reply, "o", registry_get(&o->m->registry, o->name)->path);
 }
 
 /* What the service holds of it, from the registry (leases.h, deadlines.h): never
@@ -327,6 +377,7 @@ static void take_held_facts(SbxSandbox *s, const SandboxEntry *e) {
         s->last_activity_us = e->last_activity_us;
         s->idle_timeout_s = e->idle_timeout_s;
         s->on_idle_pause = e->on_idle_pause;
+        s->idle_counts_processes = e->idle_counts_processes;
         s->expire_at_us = e->expire_at_us;
 }
 
@@ -340,7 +391,7 @@ static void keep_described(Operation *o) {
         manager_sweep_described_later(o->m);
 }
 
-static int reply_inspect(Operation *o, sd_bus_message *reply) {
+static int apply_inspect(Operation *o) {
         SandboxEntry *e;
         int r;
 
@@ -348,25 +399,37 @@ static int reply_inspect(Operation *o, sd_bus_message *reply) {
                 e = registry_get(&o->m->registry, o->name);
                 if (e && e->described)
                         take_held_facts(e->described, e);
-                return registry_append_inspection(e, reply);
+                return 0;
         }
         if ((r = registry_put(&o->m->registry, o->sandbox)) < 0)
                 return r;
         take_held_facts(o->sandbox, registry_get(&o->m->registry, o->name));
+        return 0;
+}
+
+static int reply_inspect(Operation *o, sd_bus_message *reply) {
+        int r;
+
+        if (o->answered_here)
+                return registry_append_inspection(registry_get(&o->m->registry, o->name), reply);
         if ((r = bus_append_inspection(reply, o->sandbox)) < 0)
                 return r;
-        keep_described(o);
+        keep_described(o);              /* for the reads after it (the answer is built) */
         return 0;
 }
 
 static int reply_verify(Operation *o, sd_bus_message *reply) {
-        const char *names[SBX_SPEC_FIELD_COUNT + 1];
+        const char *names[SBX_SPEC_FIELD_COUNT + 2];
+        size_t n;
         int r = sd_bus_message_append(reply, "s", sbx_verdict_to_string(o->verdict));
 
         /* What the same look found of the stored spec is the object's (its Verdict). */
         if (r >= 0 && o->sandbox && !o->answered_here)
                 (void) registry_put(&o->m->registry, o->sandbox);
-        sbx_spec_fields_to_names(o->fields, names);
+        n = sbx_spec_fields_to_names(o->fields, names);
+        if (o->fields & SBX_VERIFY_FIELD_EGRESS)
+                names[n++] = "egress";
+        names[n] = NULL;
         return r < 0 ? r : sd_bus_message_append_strv(reply, (char **) names);
 }
 
@@ -398,7 +461,8 @@ static int answer_verify(Operation *o) {
         SbxFingerprints buf;
         SbxVerdict v;
 
-        if (!s || registry_fingerprints_of(e, o->spec, &buf, &fps) < 0)
+        /* Egress not read back in force when it was described: a worker reads it now. */
+        if (!s || s->egress_enforced == 0 || registry_fingerprints_of(e, o->spec, &buf, &fps) < 0)
                 return 0;
         v = sbx_verdict(o->spec, fps, s->observed, SBX_CONTRACT_VERSION);
         if (v == SBX_VERDICT_MISMATCH)
@@ -411,60 +475,61 @@ static int answer_verify(Operation *o) {
         return 1;
 }
 
-static int reply_start(Operation *o, sd_bus_message *reply) {
+static int apply_start(Operation *o) {
         const SandboxEntry *e = registry_get(&o->m->registry, o->name);
 
         /* A start that changed nothing leaves a paused sandbox paused. */
-        if (o->r == 0 && e && e->state == SBX_STATE_PAUSED)
-                return 0;
-        registry_set_state(&o->m->registry, o->name, SBX_STATE_RUNNING, "running");
+        if (!(o->r == 0 && e && e->state == SBX_STATE_PAUSED))
+                registry_started(&o->m->registry, o->name);
         return 0;
 }
 
-static int reply_resume(Operation *o, sd_bus_message *reply) {
-        registry_set_state(&o->m->registry, o->name, SBX_STATE_RUNNING, "running");
+static int apply_resume(Operation *o) {
+        registry_started(&o->m->registry, o->name);
         return 0;
 }
 
-static int reply_stop(Operation *o, sd_bus_message *reply) {
-        registry_set_state(&o->m->registry, o->name, SBX_STATE_STOPPED, "exited");
+static int apply_stop(Operation *o) {
+        registry_stopped(&o->m->registry, o->name);
         return 0;
 }
 
-static int reply_pause(Operation *o, sd_bus_message *reply) {
-        registry_set_state(&o->m->registry, o->name, SBX_STATE_PAUSED, "paused");
+static int apply_pause(Operation *o) {
+        registry_paused(&o->m->registry, o->name);
         return 0;
 }
 
-static int reply_delete(Operation *o, sd_bus_message *reply) {
+static int apply_delete(Operation *o) {
         registry_drop(&o->m->registry, o->name);
         return 0;
 }
 
 /* The lease's pipe is made now, on the main thread that watches it (leases.h); the
  * reply takes a copy of the caller's end. */
-static int reply_acquire(Operation *o, sd_bus_message *reply) {
-        _cleanup_close_ int fd = -1;
+static int apply_acquire(Operation *o) {
         const SbxPolicy *p = o->m->policy;
         int r = registry_put(&o->m->registry, o->sandbox);
 
+        return r < 0 ? r : leases_acquire(&o->m->leases, o->name, o->uid, sd_bus_message_get_sender(o->call),
+                                          (unsigned) p->max_leases_per_user, (unsigned) p->max_leases_per_sandbox,
+                                          &o->lease_fd, &o->error);
+}
+
+static int reply_acquire(Operation *o, sd_bus_message *reply) {
+        return sd_bus_message_append(reply, "h", o->lease_fd);
+}
+
+static int apply_set_lifetimes(Operation *o) {
+        int r = registry_put(&o->m->registry, o->sandbox);
+
         if (r >= 0)
-                r = leases_acquire(&o->m->leases, o->name, o->uid, sd_bus_message_get_sender(o->call),
-                                   (unsigned) p->max_leases_per_user, (unsigned) p->max_leases_per_sandbox, &fd,
-                                   &o->error);
-        return r < 0 ? r : sd_bus_message_append(reply, "h", fd);
+                registry_set_lifetime(&o->m->registry, &o->lifetime_row);
+        return r;
 }
 
-static int reply_snapshot(Operation *o, sd_bus_message *reply) {
-        return sd_bus_message_append(reply, "s", o->image_id);
-}
-
+/* A snapshot's image, a pull's. */
 static int reply_image_id(Operation *o, sd_bus_message *reply) {
         return sd_bus_message_append(reply, "s", o->image_id);
-}
-
-static int reply_delete_snapshot(Operation *o, sd_bus_message *reply) {
-        return 0;
 }
 
 /* FindSandboxes: whether s has the filter's state and labels. */
@@ -475,18 +540,24 @@ static bool found(const Operation *o, const SandboxEntry *e) {
                 sbx_user_labels_match(e->labels, o->labels);
 }
 
+/* What the list found, into the objects. */
+static int apply_list(Operation *o) {
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < o->n_list; i++)
+                r = registry_put(&o->m->registry, o->list[i]);
+        return r;
+}
+
 /* ListSandboxes, and FindSandboxes with its filter. */
 static int reply_list(Operation *o, sd_bus_message *reply) {
         int r = sd_bus_message_open_container(reply, 'a', "(ssuso)");
 
         for (size_t i = 0; r >= 0 && i < o->n_list; i++) {
                 const SbxSandbox *s = o->list[i];
-                const SandboxEntry *e;
+                const SandboxEntry *e = registry_get(&o->m->registry, s->name);
 
-                if ((r = registry_put(&o->m->registry, s)) < 0)
-                        break;
-                e = registry_get(&o->m->registry, s->name);
-                if (!(o->all || (s->owner_valid && s->owner == o->uid)) || !found(o, e))
+                if (!e || !(o->all || (s->owner_valid && s->owner == o->uid)) || !found(o, e))
                         continue;
                 r = sd_bus_message_append(reply, "(ssuso)", e->display, sbx_state_to_string(s->state),
                                           (uint32_t) s->owner, sbx_verdict_to_string(s->verdict), e->path);
@@ -572,43 +643,78 @@ static int reply_none(Operation *o, sd_bus_message *reply) {
 #define A_PULL    SBX_POLKIT_ACTION_PULL
 
 const VerbInfo operation_verbs[_VERB_MAX] = {
-        [VERB_CREATE]          = { "create",          A_CREATE,  true,  false, run_create,          reply_create          },
-        [VERB_GET]             = { "get",             A_INSPECT, false, false, run_inspect,         reply_get             },
-        [VERB_INSPECT]         = { "inspect",         A_INSPECT, false, false, run_inspect,         reply_inspect,
-                                   .answer = answer_inspect },
+        [VERB_CREATE] = { .name = "create", .own_action = A_CREATE, .changes = true, .run = run_create,
+                .apply = apply_create, .reply = reply_create },
+        [VERB_GET] = { .name = "get", .own_action = A_INSPECT, .run = run_inspect, .apply = apply_put,
+                .reply = reply_get },
+        [VERB_INSPECT] = { .name = "inspect", .own_action = A_INSPECT, .run = run_inspect, .apply = apply_inspect,
+                .reply = reply_inspect,
+                .answer = answer_inspect },
         /* InspectSandbox with Docker asked now (docs/api.md#reads-from-observations) */
-        [VERB_REFRESH]         = { "refresh",         A_INSPECT, false, false, run_refresh,         reply_inspect         },
-        [VERB_VERIFY]          = { "verify",          A_INSPECT, false, false, run_verify,          reply_verify,
-                                   .answer = answer_verify },
-        [VERB_START]           = { "start",           A_MANAGE,  true,  false, run_start,           reply_start,      .activity = true },
-        [VERB_STOP]            = { "stop",            A_MANAGE,  true,  false, run_stop,            reply_stop,       .admit = admit_stop },
-        [VERB_DELETE]          = { "delete",          A_MANAGE,  true,  false, run_delete,          reply_delete,     .admit = admit_delete },
-        [VERB_SNAPSHOT]        = { "snapshot",        A_MANAGE,  true,  false, run_snapshot,        reply_snapshot        },
-        [VERB_DELETE_SNAPSHOT] = { "delete-snapshot", A_MANAGE,  true,  false, run_delete_snapshot, reply_delete_snapshot },
-        [VERB_LIST]            = { "list",            A_INSPECT, false, true,  run_list,            reply_list            },
-        [VERB_LIST_SNAPSHOTS]  = { "list-snapshots",  A_INSPECT, false, true,  run_list_snapshots,  reply_list_snapshots  },
-        [VERB_EXEC]            = { "exec",            A_EXEC,    true,  false, run_exec,            reply_exec,       A_EXEC_OTHERS, true,  false, .activity = true },
-        [VERB_START_EXEC]      = { "start-exec",      A_EXEC,    true,  false, run_start_exec,      reply_start_exec, A_EXEC_OTHERS, true,  true, .activity = true },
-        [VERB_USAGE]           = { "usage",           A_EXEC,    false, false, run_usage,           reply_usage,      A_EXEC_OTHERS, false, false },
-        [VERB_COPY_TO]         = { "copy-to",         A_EXEC,    true,  false, run_copy_to,         reply_none,       A_EXEC_OTHERS, true,  true, .activity = true },
-        [VERB_COPY_FROM]       = { "copy-from",       A_EXEC,    true,  false, run_copy_from,       reply_none,       A_EXEC_OTHERS, true,  true, .activity = true },
+        [VERB_REFRESH] = { .name = "refresh", .own_action = A_INSPECT, .run = run_refresh, .apply = apply_inspect,
+                .reply = reply_inspect },
+        [VERB_VERIFY] = { .name = "verify", .own_action = A_INSPECT, .run = run_verify, .reply = reply_verify,
+                .answer = answer_verify },
+        [VERB_START] = { .name = "start", .own_action = A_MANAGE, .changes = true, .run = run_start,
+                .apply = apply_start, .reply = reply_none, .activity = true },
+        [VERB_STOP] = { .name = "stop", .own_action = A_MANAGE, .changes = true, .run = run_stop, .apply = apply_stop,
+                .reply = reply_none,
+                .admit = admit_stop },
+        [VERB_DELETE] = { .name = "delete", .own_action = A_MANAGE, .changes = true, .run = run_delete,
+                .apply = apply_delete, .reply = reply_none, .admit = admit_delete },
+        [VERB_SNAPSHOT] = { .name = "snapshot", .own_action = A_MANAGE, .changes = true, .run = run_snapshot,
+                .reply = reply_image_id },
+        [VERB_DELETE_SNAPSHOT] = { .name = "delete-snapshot", .own_action = A_MANAGE, .changes = true,
+                .run = run_delete_snapshot, .reply = reply_none },
+        [VERB_LIST] = { .name = "list", .own_action = A_INSPECT, .lists = true, .run = run_list,
+                .apply = apply_list, .reply = reply_list },
+        [VERB_LIST_SNAPSHOTS] = { .name = "list-snapshots", .own_action = A_INSPECT, .lists = true,
+                .run = run_list_snapshots, .reply = reply_list_snapshots },
+        [VERB_EXEC] = { .name = "exec", .own_action = A_EXEC, .changes = true, .run = run_exec, .reply = reply_exec,
+                .others_action = A_EXEC_OTHERS, .exec = true, .activity = true },
+        [VERB_START_EXEC] = { .name = "start-exec", .own_action = A_EXEC, .changes = true, .run = run_start_exec,
+                .reply = reply_start_exec, .others_action = A_EXEC_OTHERS, .exec = true, .fds = true,
+                .activity = true },
+        [VERB_USAGE] = { .name = "usage", .own_action = A_EXEC, .run = run_usage, .reply = reply_usage,
+                .others_action = A_EXEC_OTHERS },
+        [VERB_COPY_TO] = { .name = "copy-to", .own_action = A_EXEC, .changes = true, .run = run_copy_to,
+                .reply = reply_none, .others_action = A_EXEC_OTHERS, .exec = true, .fds = true, .activity = true },
+        [VERB_COPY_FROM] = { .name = "copy-from", .own_action = A_EXEC, .changes = true, .run = run_copy_from,
+                .reply = reply_none, .others_action = A_EXEC_OTHERS, .exec = true, .fds = true, .activity = true },
         /* creates or starts the caller's own; replacing it (recreate) also needs manage */
-        [VERB_ENSURE]          = { "ensure",          A_CREATE,  true,  false, run_ensure,          reply_ensure,     .admit = admit_ensure, .activity = true },
+        [VERB_ENSURE] = { .name = "ensure", .own_action = A_CREATE, .changes = true, .run = run_ensure,
+                .apply = apply_ensure, .reply = reply_ensure, .admit = admit_ensure, .activity = true },
         /* The file calls start no process (the kept channel's exec holds no slot). The
          * read and the listing are reads (the read share, the read workers), audited
          * all the same, like the copies; the write and the removal are state changes. */
-        [VERB_READ_FILE]       = { "read-file",       A_EXEC,    false, false, run_read_file,       reply_read_file,  A_EXEC_OTHERS, false, false, true, .activity = true },
-        [VERB_WRITE_FILE]      = { "write-file",      A_EXEC,    true,  false, run_write_file,      reply_none,       A_EXEC_OTHERS, false, false, .activity = true },
-        [VERB_LIST_FILES]      = { "list-files",      A_EXEC,    false, false, run_list_files,      reply_list_files, A_EXEC_OTHERS, false, false, true, .activity = true },
-        [VERB_REMOVE_FILE]     = { "remove-file",     A_EXEC,    true,  false, run_remove_file,     reply_none,       A_EXEC_OTHERS, false, false, .activity = true },
+        [VERB_READ_FILE] = { .name = "read-file", .own_action = A_EXEC, .run = run_read_file,
+                .reply = reply_read_file, .others_action = A_EXEC_OTHERS, .audited = true, .activity = true },
+        [VERB_WRITE_FILE] = { .name = "write-file", .own_action = A_EXEC, .changes = true, .run = run_write_file,
+                .reply = reply_none, .others_action = A_EXEC_OTHERS, .activity = true },
+        [VERB_LIST_FILES] = { .name = "list-files", .own_action = A_EXEC, .run = run_list_files,
+                .reply = reply_list_files, .others_action = A_EXEC_OTHERS, .audited = true, .activity = true },
+        [VERB_REMOVE_FILE] = { .name = "remove-file", .own_action = A_EXEC, .changes = true, .run = run_remove_file,
+                .reply = reply_none, .others_action = A_EXEC_OTHERS, .activity = true },
         /* ListSandboxes filtered (by labels, state) */
-        [VERB_FIND]            = { "find",            A_INSPECT, false, true,  run_list,            reply_list            },
+        [VERB_FIND] = { .name = "find", .own_action = A_INSPECT, .lists = true, .run = run_list,
+                .apply = apply_list, .reply = reply_list },
         /* Docker's freezer */
-        [VERB_PAUSE]           = { "pause",           A_MANAGE,  true,  false, run_pause,           reply_pause,      .admit = admit_pause },
-        [VERB_RESUME]          = { "resume",          A_MANAGE,  true,  false, run_resume,          reply_resume,     .activity = true },
+        [VERB_PAUSE] = { .name = "pause", .own_action = A_MANAGE, .changes = true, .run = run_pause,
+                .apply = apply_pause, .reply = reply_none, .admit = admit_pause },
+        [VERB_RESUME] = { .name = "resume", .own_action = A_MANAGE, .changes = true, .run = run_resume,
+                .apply = apply_resume, .reply = reply_none, .activity = true },
         /* a use of the sandbox, as an exec is (docs/security.md) */
-        [VERB_ACQUIRE]         = { "acquire",         A_EXEC,    true,  false, run_inspect,         reply_acquire,    A_EXEC_OTHERS,
-                                   .admit = admit_acquire, .activity = true },
+        [VERB_ACQUIRE] = { .name = "acquire", .own_action = A_EXEC, .changes = true, .run = run_inspect,
+                .apply = apply_acquire, .reply = reply_acquire, .others_action = A_EXEC_OTHERS, .admit = admit_acquire,
+                .activity = true },
+        /* E2B's setTimeout: the idle timeout, the expiry from now, what idling does */
+        [VERB_SET_LIFETIMES] = { .name = "set-lifetimes", .own_action = A_MANAGE, .changes = true,
+                .run = run_set_lifetimes, .apply = apply_set_lifetimes, .reply = reply_none, .activity = true },
+        /* SetSandboxEgress: the network it may reach (docs/security.md) */
+        [VERB_SET_EGRESS] = { .name = "set-egress", .own_action = A_MANAGE, .changes = true, .run = run_set_egress,
+                .reply = reply_none },
         /* an image for the host, through the policy's registries (bus-pull.h) */
-        [VERB_PULL]            = { "pull",            A_PULL,    true,  false, run_pull,            reply_image_id        },
+        [VERB_PULL] = { .name = "pull", .own_action = A_PULL, .changes = true, .run = run_pull,
+                .reply = reply_image_id },
 };
+

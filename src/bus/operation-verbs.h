@@ -42,6 +42,8 @@ typedef enum Verb {
         VERB_PAUSE,
         VERB_RESUME,
         VERB_ACQUIRE,
+        VERB_SET_LIFETIMES,
+        VERB_SET_EGRESS,
         VERB_PULL,
         _VERB_MAX,
 } Verb;
@@ -79,7 +81,10 @@ typedef struct OperationArgs {
         unsigned timeout_s;             /* stop; ensure: the stop before a recreate */
         bool recreate;                  /* ensure: on a mismatch, replace it */
         bool force;                     /* stop, ensure: other connections' leases are revoked */
-        SbxLifetime lifetime;           /* create, ensure: a sandbox it makes (policy applied) */
+        SbxLifetime lifetime;           /* create, ensure: a sandbox it makes (policy applied);
+                                         * set-lifetimes, ensure of one found: what is given */
+        SbxEgress egress;               /* create, ensure, set-egress (admitted by the policy):
+                                         * taken over, also on failure */
         json_object *labels;            /* create, ensure: the sandbox's; find: those to match (taken
                                          * over, also on failure) */
         char *state;                    /* find: the state to match, or NULL (taken over) */
@@ -103,6 +108,10 @@ typedef struct VerbInfo {
         bool changes;                   /* a state change: audited */
         bool lists;                     /* everyone's objects for holders of manage-others */
         int (*run)(Operation *o, SbxLifecycle *l);
+        /* Main thread, once the work succeeded: its effect on the registry (the objects,
+         * their properties and signals, the leases), apart from the reply; NULL: none.
+         * May refuse (the errno, with o->error set): a lease over a cap. */
+        int (*apply)(Operation *o);
         int (*reply)(Operation *o, sd_bus_message *reply);
         const char *others_action;      /* for another uid's objects, if not manage-others */
         bool exec;                      /* runs a process in the sandbox: holds an exec slot */
@@ -122,9 +131,7 @@ struct Operation {
         sd_bus_message *call;
         Verb verb;
         bool read;                      /* counted in the caller's read share, run by a read worker */
-        bool on_read_worker;            /* holds one of the read workers */
         bool answered_here;             /* by VerbInfo.answer, from the registry's kept description */
-        Operation *next_read;           /* waiting for a read worker: the next one */
         OperationState state;
         uid_t uid;                      /* the caller */
         uid_t owner;                    /* whose object: the caller's namespace, or the object's owner */
@@ -138,9 +145,11 @@ struct Operation {
         bool recreate;
         bool force;                     /* stop, ensure: revoke the leases that block it */
         SbxLifetime lifetime;           /* create, ensure: a new sandbox's */
-        SbxLifetimeRow lifetime_row;    /* … as stored (the worker's), for the registry */
+        SbxLifetimeRow lifetime_row;    /* set-lifetimes, ensure of one found: as stored, for the registry */
+        SbxEgress egress;               /* create, ensure: a new sandbox's; set-egress: the new one */
         unsigned busy_leases;           /* ensure: other connections' leases (a replacement is
                                          * SandboxBusy) */
+        int lease_fd;                   /* acquire: the caller's end, made by apply */
         json_object *labels;            /* create, ensure; find: the filter's */
         char *find_state;               /* find: the filter's, or NULL */
         bool resume;                    /* using a sandbox: resume it first if paused */

@@ -15,6 +15,7 @@
 #include "bus-pull.h"
 #include "reconcile.h"
 #include "time-util.h"
+#include "work.h"
 
 static void operation_free_unstarted(Operation *o);
 static void cancel_waiters(Manager *m);
@@ -43,6 +44,7 @@ static void operation_free_unstarted(Operation *o) {
         free(o->cache_key);
         sbx_spec_free(o->spec);
         json_object_put(o->labels);
+        sbx_egress_done(&o->egress);
         free(o->find_state);
         sbx_error_free(&o->error);
         sbx_sandbox_free(o->sandbox);
@@ -54,6 +56,7 @@ static void operation_free_unstarted(Operation *o) {
         sbx_exec_options_done(&o->exec);
         for (size_t i = 0; i < 3; i++)
                 safe_close(o->fds[i]);
+        safe_close(o->lease_fd);
         sbx_exec_result_done(&o->exec_result);
         sbx_exec_process_free(o->exec_process);
         sbx_file_data_done(&o->file_data);
@@ -148,22 +151,15 @@ static unsigned docker_budget(const Operation *o, const SbxPolicy *p) {
         return budget;
 }
 
-static void job_run(void *job, void *ctx) {
+static void job_run(void *job, SbxLifecycle *l) {
         Operation *o = job;
-        SbxLifecycle *l = ctx;
 
-        if (!l) {
-                o->r = sbx_error_set(&o->error, SBX_ERROR_IO, "The worker could not open the store or Docker client");
-                return;
-        }
-        /* The whole job under the policy in force when it began (SIGHUP may swap it). */
-        l->policy = manager_policy_ref(o->m);
-        sbx_docker_set_deadline(l->docker, docker_budget(o, l->policy));
         o->r = operation_verbs[o->verb].run(o, l);
-        l->policy = sbx_policy_unref((SbxPolicy *) l->policy);
 }
 
-static void reads_dispatch(Manager *m);
+static unsigned job_budget(const void *job, const SbxPolicy *p) {
+        return docker_budget(job, p);
+}
 
 static void job_reply(Operation *o) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -171,7 +167,7 @@ static void job_reply(Operation *o) {
         int r;
 
         if (o->resumed)
-                registry_set_state(&o->m->registry, o->name, SBX_STATE_RUNNING, "running");
+                registry_started(&o->m->registry, o->name);
         if (o->r < 0) {
                 /* A sandbox found missing is gone from the objects too. */
                 if (o->name && o->error.kind == SBX_ERROR_NO_SUCH_SANDBOX)
@@ -184,12 +180,16 @@ static void job_reply(Operation *o) {
         }
         if (o->verb == VERB_PULL)
                 bus_pull_flush(o);         /* the last progress before the reply */
-        if ((r = sd_bus_message_new_method_return(o->call, &reply)) < 0 || (r = operation_verbs[o->verb].reply(o, reply)) < 0) {
-                fail(o, OPERATION_ERRED, r, &o->error);       /* a reply may refuse (a lease over a cap) */
+        /* The effect on the registry first (it may refuse: a lease over a cap), then the
+         * reply built from it. */
+        if ((operation_verbs[o->verb].apply && (r = operation_verbs[o->verb].apply(o)) < 0) ||
+            (r = sd_bus_message_new_method_return(o->call, &reply)) < 0 ||
+            (r = operation_verbs[o->verb].reply(o, reply)) < 0) {
+                fail(o, OPERATION_ERRED, r, &o->error);
                 return;
         }
         if (operation_verbs[o->verb].activity)
-                registry_touch(&o->m->registry, o->name, sbx_now_realtime_us());
+                registry_touch(&o->m->registry, o->name, manager_now_us(o->m));
         /* The work is done either way: the outcome is "ok", and the reason says
          * whether its caller was told. */
         advance(o, OPERATION_SUCCEEDED);
@@ -201,116 +201,39 @@ static void job_reply(Operation *o) {
         operation_free(o);
 }
 
-/* The caller's entry among the read workers' holders (add: make one). */
-static unsigned *reads_running_of(Manager *m, uid_t uid, bool add) {
-        unsigned *free_slot = NULL;
-
-        for (size_t i = 0; i < ELEMENTSOF(m->reads_running_by); i++) {
-                if (m->reads_running_by[i].n > 0 && m->reads_running_by[i].uid == uid)
-                        return &m->reads_running_by[i].n;
-                if (m->reads_running_by[i].n == 0 && !free_slot) {
-                        free_slot = &m->reads_running_by[i].n;
-                        if (add)
-                                m->reads_running_by[i].uid = uid;
-                }
-        }
-        return add ? free_slot : NULL;
-}
-
 static void job_done(void *job) {
-        Operation *o = job;
-        Manager *m = o->m;
-        bool read = o->on_read_worker;
-
-        if (read) {
-                (*reads_running_of(m, o->uid, false))--;
-                m->n_reads_running--;
-                o->on_read_worker = false;
-        }
-        job_reply(o);
-        if (read)
-                reads_dispatch(m);
+        job_reply(job);
 }
 
-/* Shutting down: a queued operation never starts; its caller learns so now. */
-static void job_cancel(void *job) {
-        SbxError e = SBX_ERROR_NULL;
-        Operation *o = job;
+/* It never ran (the pool full, no worker, SIGTERM): its caller learns why now. */
+static void job_refused(void *job, int r, const SbxError *e) {
+        fail(job, OPERATION_REFUSED, r, e);
+}
 
-        fail(o, OPERATION_ERRED, sbx_error_set(&e, SBX_ERROR_BACKEND_UNAVAILABLE,
-                                               "The service is shutting down; the operation was not started"), &e);
+/* Shutting down: an operation that has not started never will. */
+static void job_cancel(Operation *o) {
+        SbxError e = SBX_ERROR_NULL;
+
+        fail(o, OPERATION_ERRED, work_error_shutting_down(&e), &e);
         sbx_error_free(&e);
 }
 
+/* Reads and state changes have pools of their own (work.h): a read never waits
+ * behind another caller's slow state change, nor behind more than its share of
+ * another caller's slow reads. */
+static const WorkKind operation_change_work = {
+        .name = "operation", .auth = WORK_AUTH_POLKIT, .pool = WORK_POOL_CHANGE, .share = WORK_SHARE_NONE,
+        .cancellable = true, .budget = job_budget, .run = job_run, .done = job_done, .refused = job_refused,
+};
+
+static const WorkKind operation_read_work = {
+        .name = "read", .auth = WORK_AUTH_POLKIT, .pool = WORK_POOL_READ, .share = WORK_SHARE_NONE,
+        .cancellable = true, .budget = job_budget, .run = job_run, .done = job_done, .refused = job_refused,
+};
+
 void operation_cancel_queued(Manager *m) {
-        sbx_worker_pool_cancel_queued(m->pool, job_done, job_cancel);
-        sbx_worker_pool_cancel_queued(m->read_pool, job_done, job_cancel);
-        while (m->reads_waiting) {
-                Operation *o = m->reads_waiting;
-
-                m->reads_waiting = o->next_read;
-                m->n_reads_waiting--;
-                job_cancel(o);
-        }
-        m->reads_waiting_tail = &m->reads_waiting;
+        work_cancel_queued(m);
         cancel_waiters(m);
-}
-
-static void read_start(Operation *o) {
-        SbxError e = SBX_ERROR_NULL;
-        int r = sbx_worker_pool_submit(o->m->read_pool, job_run, job_done, o);
-
-        if (r < 0) {
-                fail(o, OPERATION_REFUSED,
-                     sbx_error_set(&e, SBX_ERROR_LIMITS_EXCEEDED, "Too many operations in progress; try again later"),
-                     &e);
-                sbx_error_free(&e);
-                return;
-        }
-        (*reads_running_of(o->m, o->uid, true))++;
-        o->m->n_reads_running++;
-        o->on_read_worker = true;
-}
-
-/* Hands waiting reads to free read workers, in arrival order, passing over those of a
- * caller who holds SBX_READ_WORKERS_PER_USER already: one user's slow reads (usage)
- * leave workers free for everyone else's. */
-static void reads_dispatch(Manager *m) {
-        Operation **p = &m->reads_waiting;
-
-        while (*p && m->n_reads_running < SBX_READ_WORKERS) {
-                Operation *o = *p;
-                const unsigned *n = reads_running_of(m, o->uid, false);
-
-                if (n && *n >= SBX_READ_WORKERS_PER_USER) {
-                        p = &o->next_read;
-                        continue;
-                }
-                *p = o->next_read;
-                if (m->reads_waiting_tail == &o->next_read)
-                        m->reads_waiting_tail = p;
-                o->next_read = NULL;
-                m->n_reads_waiting--;
-                read_start(o);
-        }
-}
-
-static void read_enqueue(Operation *o) {
-        Manager *m = o->m;
-        SbxError e = SBX_ERROR_NULL;
-
-        if (m->n_reads_waiting >= SBX_MAX_QUEUED) {
-                fail(o, OPERATION_REFUSED,
-                     sbx_error_set(&e, SBX_ERROR_LIMITS_EXCEEDED, "Too many operations in progress; try again later"),
-                     &e);
-                sbx_error_free(&e);
-                return;
-        }
-        *m->reads_waiting_tail = o;
-        m->reads_waiting_tail = &o->next_read;
-        m->n_reads_waiting++;
-        advance(o, OPERATION_SUBMITTED);
-        reads_dispatch(m);
 }
 
 /* What an ExecSandbox may make the daemon hold: its stdin, and its output (both
@@ -321,9 +244,6 @@ static uint64_t capture_of(const Operation *o) {
         return MIN(2 * o->exec.output_limit, SBX_EXEC_CAPTURE_MAX) + o->exec.stdin_size;
 }
 
-/* Reads and state changes have pools of their own: a read never waits behind
- * another caller's slow state change; reads wait for a read worker in a queue of
- * their own (reads_dispatch()). */
 static void submit_acquired(Operation *o);
 static int wait_for_slot(Operation *o);
 
@@ -347,6 +267,7 @@ static void submit(Operation *o) {
                 if (entry) {
                         entry->active++;
                         o->active = true;
+                        registry_mark_used(entry);
                 }
         }
         /* A process in the sandbox holds an exec slot until it ends (policy
@@ -370,26 +291,14 @@ static void submit(Operation *o) {
 }
 
 static void submit_acquired(Operation *o) {
-        SbxError e = SBX_ERROR_NULL;
-        int r;
-
-        if (o->read) {
-                if (operation_verbs[o->verb].answer && operation_verbs[o->verb].answer(o) > 0)
-                        job_reply(o);
-                else
-                        read_enqueue(o);
-                return;
-        }
-        r = sbx_worker_pool_submit(o->m->pool, job_run, job_done, o);
-        if (r == -EBUSY)
-                r = sbx_error_set(&e, SBX_ERROR_LIMITS_EXCEEDED, "Too many operations in progress; try again later");
-        if (r < 0) {
-                fail(o, OPERATION_REFUSED, r, &e);
-                sbx_error_free(&e);
+        if (o->read && operation_verbs[o->verb].answer && operation_verbs[o->verb].answer(o) > 0) {
+                job_reply(o);
                 return;
         }
         advance(o, OPERATION_SUBMITTED);
-        if (o->verb == VERB_PULL)
+        /* Once handed over, o lives until its reply (a refusal has freed it). */
+        if (work_submit(o->m, o->read ? &operation_read_work : &operation_change_work, o->uid, o) >= 0 &&
+            o->verb == VERB_PULL)
                 bus_pull_watch(o);
 }
 
@@ -639,8 +548,9 @@ static void authorize(Operation *o) {
         }
         o->action = o->owner_valid && o->owner == o->uid ? operation_verbs[o->verb].own_action
                                                           : operation_verbs[o->verb].others_action ?: SBX_POLKIT_ACTION_MANAGE_OTHERS;
-        /* Replacing a sandbox deletes one: what manage allows. */
-        if (o->verb == VERB_ENSURE && o->recreate)
+        /* Replacing a sandbox deletes one, and changing the lifetimes of one found is a
+         * SetSandboxLifetimes: what manage allows. */
+        if (o->verb == VERB_ENSURE && (o->recreate || sbx_lifetime_given(&o->lifetime)))
                 o->then_action = SBX_POLKIT_ACTION_MANAGE;
         /* Pulling an image first is a pull. */
         if (o->pull_missing)
@@ -672,9 +582,11 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .timeout_s = args->timeout_s,
                 .argv = TAKE_PTR(args->argv),
                 .fds = { -1, -1, -1 },
+                .lease_fd = -1,
                 .recreate = args->recreate,
                 .force = args->force,
                 .lifetime = args->lifetime,
+                .egress = args->egress,
                 .labels = TAKE_PTR(args->labels),
                 .find_state = TAKE_PTR(args->state),
                 .publish_exec = args->publish_exec,
@@ -747,12 +659,9 @@ int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *
         /* The caller's share of state changes (policy max_operations_per_user) or of
          * reads (max_reads_per_user) in flight: a full share is LimitsExceeded for that
          * caller's calls of that kind only. */
-        r = manager_busy_as(m, uid, read);
+        r = work_share_take(m, uid, read, &e);
         if (r < 0) {
                 operation_args_done(args, verb);
-                sbx_error_set(&e, SBX_ERROR_LIMITS_EXCEEDED, "Too many %s of uid %u in progress (%s); try again later",
-                              read ? "reads" : "operations", (unsigned) uid,
-                              read ? "max_reads_per_user" : "max_operations_per_user");
                 return operation_refuse(m, call, verb, args->name, &e, r, ret_error);
         }
         r = operation_new(m, call, verb, uid, args, &o);

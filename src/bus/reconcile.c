@@ -2,11 +2,15 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "audit.h"
 #include "exec.h"
+#include "naming.h"
 #include "log.h"
 #include "reconcile.h"
 #include "time-util.h"
+#include "work.h"
 
 typedef struct ReconcileJob {
         Manager *m;
@@ -19,22 +23,15 @@ typedef struct ReconcileJob {
         char *api_version;
 } ReconcileJob;
 
-static void reconcile_run(void *job, void *ctx) {
+/* Docker's calls each with its own limit (no budget). */
+static void reconcile_run(void *job, SbxLifecycle *l) {
         ReconcileJob *j = job;
-        SbxLifecycle *l = ctx;
 
-        if (!l) {
-                j->r = sbx_error_set(&j->error, SBX_ERROR_IO, "the worker could not open the store or Docker client");
-                return;
-        }
-        l->policy = manager_policy_ref(j->m);
-        sbx_docker_set_deadline(l->docker, 0);          /* each call its own limit */
         j->r = sbx_lifecycle_reconcile(l, &j->stats, &j->error);
         if (j->r >= 0)
                 j->r = sbx_lifecycle_list(l, SBX_STORE_ANY_OWNER, &j->list, &j->n, &j->error);
         if (j->r >= 0 && sbx_docker_api_version(l->docker))
                 j->api_version = strdup(sbx_docker_api_version(l->docker));
-        l->policy = sbx_policy_unref((SbxPolicy *) l->policy);
 }
 
 /* After the first reconciliation: the execs a dead instance left running are killed,
@@ -44,16 +41,10 @@ typedef struct SweepJob {
         int r;
 } SweepJob;
 
-static void sweep_run(void *job, void *ctx) {
+static void sweep_run(void *job, SbxLifecycle *l) {
         SweepJob *j = job;
-        SbxLifecycle *l = ctx;
         SbxError e = SBX_ERROR_NULL;
 
-        if (!l) {
-                j->r = -EIO;
-                return;
-        }
-        sbx_docker_set_deadline(l->docker, 0);
         j->r = sbx_lifecycle_exec_sweep(l, NULL, &e);
         if (j->r < 0)
                 log_warning("Killing the execs an earlier instance left running failed (again at the next "
@@ -68,26 +59,29 @@ static void sweep_done(void *job) {
                 j->m->execs_swept = false;
         else if (j->m->after_sweep)
                 j->m->after_sweep(j->m);
-        manager_idle(j->m, 0);
         free(j);
 }
+
+static void sweep_refused(void *job, int r, const SbxError *e) {
+        SweepJob *j = job;
+
+        j->m->execs_swept = false;              /* again after the next reconciliation */
+        free(j);
+}
+
+static const WorkKind sweep_work = {
+        .name = "exec-sweep", .auth = WORK_AUTH_INTERNAL, .pool = WORK_POOL_CHANGE, .share = WORK_SHARE_SERVICE,
+        .run = sweep_run, .done = sweep_done, .refused = sweep_refused,
+};
 
 static void sweep_execs(Manager *m) {
         SweepJob *j;
 
         if (m->execs_swept || !(j = calloc(1, sizeof(SweepJob))))
                 return;
-        if (manager_busy(m, 0) < 0) {
-                free(j);
-                return;
-        }
         j->m = m;
         m->execs_swept = true;
-        if (sbx_worker_pool_submit(m->pool, sweep_run, sweep_done, j) < 0) {
-                m->execs_swept = false;
-                manager_idle(m, 0);
-                free(j);
-        }
+        (void) work_submit(m, &sweep_work, 0, j);
 }
 
 typedef struct Stale {
@@ -106,6 +100,13 @@ static void collect_stale(SandboxEntry *e, void *userdata) {
 
 static void count_entry(SandboxEntry *e, void *userdata) {
         (*(size_t *) userdata)++;
+}
+
+static void reconcile_free(ReconcileJob *j) {
+        sbx_sandbox_list_free(j->list, j->n);
+        sbx_error_free(&j->error);
+        free(j->api_version);
+        free(j);
 }
 
 static void reconcile_done(void *job) {
@@ -129,11 +130,16 @@ static void reconcile_done(void *job) {
                 Stale st = { .mark = ++m->reconcile_mark };
 
                 for (size_t i = 0; i < j->n; i++) {
+                        const SbxSandbox *s = j->list[i];
                         SandboxEntry *e;
 
-                        (void) registry_put(&m->registry, j->list[i]);
-                        if ((e = registry_get(&m->registry, j->list[i]->name)))
+                        (void) registry_put(&m->registry, s);
+                        if ((e = registry_get(&m->registry, s->name)))
                                 e->listed = st.mark;
+                        /* Started while nobody followed Docker's events: its egress is
+                         * read back, and loaded again if it is not in force. */
+                        if (s->has_row && sbx_state_is_up(s->state))
+                                manager_rearm_egress(m, s->name, s->container_id);
                 }
                 /* Gone while nobody followed Docker's events. */
                 registry_foreach(&m->registry, count_entry, &n_entries);
@@ -153,14 +159,23 @@ static void reconcile_done(void *job) {
                           "dropped, %u repaired", j->n, j->stats.settled, j->stats.adopted, j->stats.removed,
                           j->stats.dropped, j->stats.repaired);
         }
-        sbx_sandbox_list_free(j->list, j->n);
-        sbx_error_free(&j->error);
-        free(j->api_version);
-        free(j);
-        manager_idle(m, 0);
+        reconcile_free(j);
         if (m->reconcile_again > 0)
                 manager_reconcile(m);
 }
+
+static void reconcile_refused(void *job, int r, const SbxError *e) {
+        ReconcileJob *j = job;
+
+        j->m->reconciling = false;
+        log_warning("No worker for the reconciliation now; again on Docker's next connection");
+        reconcile_free(j);
+}
+
+static const WorkKind reconcile_work = {
+        .name = "reconcile", .auth = WORK_AUTH_INTERNAL, .pool = WORK_POOL_CHANGE, .share = WORK_SHARE_SERVICE,
+        .run = reconcile_run, .done = reconcile_done, .refused = reconcile_refused,
+};
 
 static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         manager_reconcile(userdata);
@@ -191,21 +206,15 @@ void manager_reconcile(Manager *m) {
                 return;
         }
         j = calloc(1, sizeof(ReconcileJob));
-        if (!j || manager_busy(m, 0) < 0) {
-                free(j);
+        if (!j) {
                 log_error("Out of memory: no reconciliation");
                 return;
         }
         *j = (ReconcileJob) { .m = m, .seq = m->registry.seq };
-        if (sbx_worker_pool_submit(m->pool, reconcile_run, reconcile_done, j) < 0) {
-                free(j);
-                manager_idle(m, 0);
-                log_warning("No worker for the reconciliation now; again on Docker's next connection");
-                return;
-        }
         m->reconciling = true;
         if (m->reconcile_again > 0)
                 m->reconcile_again--;
+        (void) work_submit(m, &reconcile_work, 0, j);
 }
 
 static int on_first(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -238,12 +247,27 @@ typedef struct ForgetJob {
         char *container_id;
 } ForgetJob;
 
-static void forget_run(void *job, void *ctx) {
+static void rearm_run(void *job, SbxLifecycle *l) {
         ForgetJob *j = job;
-        SbxLifecycle *l = ctx;
+        SbxError e = SBX_ERROR_NULL;
+        const char *shown;
+        int r;
+
+        (void) sbx_name_unqualify(j->name, &shown);
+        r = sbx_lifecycle_rearm_egress(l, j->name, j->container_id, &e);
+        if (r != 0)
+                audit_record(&(AuditRecord) { .uid = 0, .verb = "rearm-egress", .target = shown,
+                                              .outcome = r > 0 ? "ok" : "failed",
+                                              .reason = r > 0 ? "started outside the service: egress loaded again"
+                                                              : e.message ?: strerror(-r) });
+        sbx_error_free(&e);
+}
+
+static void forget_run(void *job, SbxLifecycle *l) {
+        ForgetJob *j = job;
         SbxError e = SBX_ERROR_NULL;
 
-        if (l && sbx_lifecycle_forget(l, j->name, j->container_id, &e) < 0)
+        if (sbx_lifecycle_forget(l, j->name, j->container_id, &e) < 0)
                 log_warning("'%s': the row of removed container %s stays until the next start-up: %s", j->name,
                             j->container_id, e.message ?: "out of memory");
         sbx_error_free(&e);
@@ -252,26 +276,48 @@ static void forget_run(void *job, void *ctx) {
 static void forget_done(void *job) {
         ForgetJob *j = job;
 
-        manager_idle(j->m, 0);
         free(j->name);
         free(j->container_id);
         free(j);
 }
 
-void manager_forget(Manager *m, const char *name, const char *container_id) {
+static void forget_refused(void *job, int r, const SbxError *e) {
+        forget_done(job);               /* the row goes at the next start-up's reconciliation;
+                                         * a start's egress at the next event or start */
+}
+
+static unsigned named_budget(const void *job, const SbxPolicy *p) {
+        return (unsigned) p->docker_timeout;
+}
+
+static const WorkKind forget_work = {
+        .name = "forget", .auth = WORK_AUTH_INTERNAL, .pool = WORK_POOL_CHANGE, .share = WORK_SHARE_SERVICE,
+        .run = forget_run, .done = forget_done, .refused = forget_refused,
+};
+
+static const WorkKind rearm_work = {
+        .name = "rearm-egress", .auth = WORK_AUTH_INTERNAL, .pool = WORK_POOL_CHANGE, .share = WORK_SHARE_SERVICE,
+        .budget = named_budget, .run = rearm_run, .done = forget_done, .refused = forget_refused,
+};
+
+static void submit_named(Manager *m, const char *name, const char *container_id, const WorkKind *kind) {
         ForgetJob *j = calloc(1, sizeof(ForgetJob));
 
-        if (!j || !(j->name = strdup(name)) || !(j->container_id = strdup(container_id)) || manager_busy(m, 0) < 0) {
-                if (j) {
-                        free(j->name);
-                        free(j->container_id);
-                }
-                free(j);
+        if (!j || !(j->name = strdup(name)) || !(j->container_id = strdup(container_id))) {
+                if (j)
+                        forget_done(j);
                 return;
         }
         j->m = m;
-        if (sbx_worker_pool_submit(m->pool, forget_run, forget_done, j) < 0)
-                forget_done(j);
+        (void) work_submit(m, kind, 0, j);
+}
+
+void manager_forget(Manager *m, const char *name, const char *container_id) {
+        submit_named(m, name, container_id, &forget_work);
+}
+
+void manager_rearm_egress(Manager *m, const char *name, const char *container_id) {
+        submit_named(m, name, container_id, &rearm_work);
 }
 
 /* A change behind the service's back (docker update, rename): the object's
@@ -284,21 +330,26 @@ typedef struct DescribeJob {
         SbxSandbox *sandbox;
 } DescribeJob;
 
-static void describe_run(void *job, void *ctx) {
+static unsigned describe_budget(const void *job, const SbxPolicy *p) {
+        return (unsigned) p->docker_timeout;
+}
+
+static void describe_run(void *job, SbxLifecycle *l) {
         DescribeJob *j = job;
-        SbxLifecycle *l = ctx;
         SbxError e = SBX_ERROR_NULL;
 
-        if (!l)
-                return;
-        l->policy = manager_policy_ref(j->m);
-        sbx_docker_set_deadline(l->docker, (unsigned) l->policy->docker_timeout);
         j->ticket = sbx_observation_cache_ticket(l->observations);
         if (sbx_lifecycle_inspect(l, j->name, &j->sandbox, &e) < 0 && !sbx_error_is(&e, SBX_ERROR_NO_SUCH_SANDBOX))
                 log_debug("'%s' changed behind the service's back; its properties stay until the next read: %s",
                           j->name, e.message ?: "out of memory");
         sbx_error_free(&e);
-        l->policy = sbx_policy_unref((SbxPolicy *) l->policy);
+}
+
+static void describe_free(DescribeJob *j) {
+        sbx_sandbox_free(j->sandbox);
+        free(j->name);
+        free(j->container_id);
+        free(j);
 }
 
 static void describe_done(void *job) {
@@ -314,31 +365,34 @@ static void describe_done(void *job) {
             streq_ptr(j->sandbox->container_id, j->container_id) &&
             sbx_observation_cache_quiet_since(j->m->observations, j->container_id, j->ticket))
                 (void) registry_put(&j->m->registry, j->sandbox);
-        manager_idle(j->m, 0);
-        sbx_sandbox_free(j->sandbox);
-        free(j->name);
-        free(j->container_id);
-        free(j);
+        describe_free(j);
 }
+
+static void describe_refused(void *job, int r, const SbxError *e) {
+        DescribeJob *j = job;
+        SandboxEntry *entry = registry_get(&j->m->registry, j->name);
+
+        if (entry)
+                entry->relooking = false;
+        describe_free(j);               /* its properties stay until the next read */
+}
+
+static const WorkKind describe_work = {
+        .name = "redescribe", .auth = WORK_AUTH_INTERNAL, .pool = WORK_POOL_CHANGE, .share = WORK_SHARE_SERVICE,
+        .budget = describe_budget, .run = describe_run, .done = describe_done, .refused = describe_refused,
+};
 
 /* Returns whether the job is on its way. */
 static bool redescribe(Manager *m, const char *name, const char *container_id) {
         DescribeJob *j = calloc(1, sizeof(DescribeJob));
 
-        if (!j || !(j->name = strdup(name)) || !(j->container_id = strdup(container_id)) || manager_busy(m, 0) < 0) {
-                if (j) {
-                        free(j->name);
-                        free(j->container_id);
-                }
-                free(j);
+        if (!j || !(j->name = strdup(name)) || !(j->container_id = strdup(container_id))) {
+                if (j)
+                        describe_free(j);
                 return false;
         }
         j->m = m;
-        if (sbx_worker_pool_submit(m->pool, describe_run, describe_done, j) < 0) {
-                describe_done(j);
-                return false;
-        }
-        return true;
+        return work_submit(m, &describe_work, 0, j) >= 0;
 }
 
 void manager_redescribe(Manager *m, const char *name, const char *container_id) {

@@ -24,6 +24,10 @@ void manager_reconcile_later(Manager *m);
 
 /* A sandbox's container was removed: its row is dropped if still about it. */
 void manager_forget(Manager *m, const char *name, const char *container_id);
+/* A start the service did not make (Docker's start event): the sandbox's egress is
+ * read back on a worker and loaded again at once if it is not in force (failing: the
+ * sandbox is stopped). Audited when it had to be loaded. */
+void manager_rearm_egress(Manager *m, const char *name, const char *container_id);
 
 /* A sandbox's container changed behind the service's back (docker update, rename):
  * inspected again on a worker, and the object's properties refreshed from it

@@ -204,7 +204,33 @@ static void entry_free(void *p) {
         free(e->fingerprint);
         free(e->labels_json);
         json_object_put(e->labels);
+        use_watch_unref(e->watch);
         free(e);
+}
+
+UseWatch *use_watch_new(void) {
+        UseWatch *w = calloc(1, sizeof(UseWatch));
+
+        if (w)
+                w->refs = 1;
+        return w;
+}
+
+UseWatch *use_watch_ref(UseWatch *w) {
+        if (w)
+                w->refs++;
+        return w;
+}
+
+UseWatch *use_watch_unref(UseWatch *w) {
+        if (w && --w->refs == 0)
+                free(w);
+        return NULL;
+}
+
+void registry_mark_used(SandboxEntry *e) {
+        if (e && e->watch)
+                e->watch->used = true;
 }
 
 int registry_path(const char *name, char **ret) {
@@ -344,8 +370,51 @@ static bool touch(SandboxEntry *e, uint64_t now_us) {
 void registry_touch(Registry *reg, const char *name, uint64_t now_us) {
         SandboxEntry *e = registry_get(reg, name);
 
+        registry_mark_used(e);
         if (e && touch(e, now_us))
                 announce_changed(reg, e, (const char *const[]) { "LastActivity", NULL });
+}
+
+void registry_started(Registry *reg, const char *name) {
+        registry_set_state(reg, name, SBX_STATE_RUNNING, "running");
+}
+
+void registry_stopped(Registry *reg, const char *name) {
+        registry_set_state(reg, name, SBX_STATE_STOPPED, "exited");
+}
+
+void registry_paused(Registry *reg, const char *name) {
+        registry_set_state(reg, name, SBX_STATE_PAUSED, "paused");
+}
+
+static uint64_t shifted(uint64_t t, int64_t step_us) {
+        if (t == 0)
+                return 0;               /* never */
+        if (step_us < 0 && (uint64_t) -step_us >= t)
+                return 1;
+        return t + (uint64_t) step_us;
+}
+
+typedef struct Rebase {
+        Registry *reg;
+        int64_t step_us;
+} Rebase;
+
+static void rebase_one(const void *node, VISIT which, void *closure) {
+        SandboxEntry *e = *(SandboxEntry *const *) node;
+        const Rebase *rb = closure;
+
+        if (which != postorder && which != leaf)
+                return;
+        e->last_activity_us = shifted(e->last_activity_us, rb->step_us);
+        e->expire_at_us = shifted(e->expire_at_us, rb->step_us);
+        e->activity_stored_us = 0;
+        e->rebased = e->has_lifetime;
+        announce_changed(rb->reg, e, (const char *const[]) { "LastActivity", "ExpiresAt", NULL });
+}
+
+void registry_rebase(Registry *reg, int64_t step_us) {
+        twalk_r(reg->tree, rebase_one, &(Rebase) { .reg = reg, .step_us = step_us });
 }
 
 void registry_set_lifetime(Registry *reg, const SbxLifetimeRow *row) {
@@ -356,6 +425,7 @@ void registry_set_lifetime(Registry *reg, const SbxLifetimeRow *row) {
         e->idle_timeout_s = row->idle_timeout_s;
         e->expire_at_us = row->expire_at_us;
         e->on_idle_pause = row->on_idle_pause;
+        e->idle_counts_processes = row->counts_processes;
         e->has_lifetime = row->idle_timeout_s > 0 || row->expire_at_us > 0;
         e->last_activity_us = MAX(e->last_activity_us, row->last_activity_us);
         e->activity_stored_us = MAX(e->activity_stored_us, row->last_activity_us);
@@ -383,7 +453,8 @@ void registry_set_leases(Registry *reg, const char *name, unsigned n) {
         if (!e)
                 return;
         e->leases = n;
-        (void) touch(e, sbx_now_realtime_us());
+        registry_mark_used(e);
+        (void) touch(e, reg->now ? reg->now(reg->now_userdata) : sbx_now_realtime_us());
         announce_changed(reg, e, (const char *const[]) { "Leases", "LastActivity", NULL });
 }
 

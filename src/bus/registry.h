@@ -16,6 +16,18 @@
 #include "lifecycle.h"
 #include "observation-cache.h"
 
+/* A deadline on its way (deadlines.c) watches its sandbox: a use that begins meanwhile
+ * (a call using it, a lease) is marked here on the main thread, and the deadline's
+ * worker reads it under the name's lock before it acts. Shared: reference counted. */
+typedef struct UseWatch {
+        _Atomic bool used;
+        _Atomic unsigned refs;
+} UseWatch;
+
+UseWatch *use_watch_new(void);
+UseWatch *use_watch_ref(UseWatch *w);
+UseWatch *use_watch_unref(UseWatch *w);
+
 typedef struct Registry {
         void *tree;                     /* tsearch() tree of SandboxEntry, by name */
         uint64_t seq;                   /* counts entries added and dropped */
@@ -23,6 +35,8 @@ typedef struct Registry {
         CallerCache *callers;           /* … to these connections */
         void (*dropped)(void *userdata, const char *name); /* after an entry went (its leases end) */
         void *dropped_userdata;
+        uint64_t (*now)(void *userdata); /* the service's clock (manager_now_us()); NULL: realtime */
+        void *now_userdata;
 } Registry;
 
 /* A sandbox as the objects show it (docs/api.md). */
@@ -51,10 +65,13 @@ typedef struct SandboxEntry {
         uint32_t idle_timeout_s;        /* 0: never */
         uint64_t expire_at_us;          /* realtime; 0: never */
         bool on_idle_pause;
+        bool idle_counts_processes;     /* a running process (detached, unattached) is activity */
         bool has_lifetime;              /* a stored row: its activity is written back */
         uint64_t activity_stored_us;    /* the last activity written to the store */
         unsigned active;                /* operations using it in flight (an exec's, a copy's) */
         bool deadline_due;              /* its idle stop or expiry is on the way */
+        UseWatch *watch;                /* … watching for a use meanwhile */
+        bool rebased;                   /* its times moved with a wall-clock step: written back whole */
         SbxSandbox *described;          /* the last inspect's, from an observation (registry_described()) */
         unsigned described_plan;        /* … its strings' checks (bus_append_inspection_planned()) */
         SbxSpec *verified;              /* … the last spec a Verify found no mismatch with, */
@@ -70,6 +87,16 @@ SandboxEntry *registry_get(Registry *reg, const char *name);
 int registry_put(Registry *reg, const SbxSandbox *s);
 /* Sets a known sandbox's state after start/stop, emitting PropertiesChanged. */
 void registry_set_state(Registry *reg, const char *name, SbxState state, const char *status);
+/* What a start/resume, a stop and a pause did to it (the effect, apart from any reply). */
+void registry_started(Registry *reg, const char *name);
+void registry_stopped(Registry *reg, const char *name);
+void registry_paused(Registry *reg, const char *name);
+/* A use of it begins now (a call using it, a lease): a deadline on its way sees it. */
+void registry_mark_used(SandboxEntry *e);
+/* The wall clock stepped by step_us (the service's clock re-based): every entry's
+ * LastActivity and ExpiresAt move with it, so no idle time or expiry is gained or
+ * lost; they are written back whole at the next flush (rebased). */
+void registry_rebase(Registry *reg, int64_t step_us);
 /* A known sandbox was used now (realtime µs): LastActivity moves if a step has passed. */
 void registry_touch(Registry *reg, const char *name, uint64_t now_us);
 /* Its stored lifetime (store.h; all 0: none): IdleTimeout and ExpiresAt, the later

@@ -62,6 +62,8 @@ SbxObserved *sbx_observed_free(SbxObserved *o) {
         free(o->volumes);
         free(o->ports);
         strv_free(o->runtime_networks);
+        strv_free(o->engine_addresses);
+        free(o->sandbox_key);
         kv_free(o->labels, o->n_labels);
         free(o->created_at);
         free(o->working_dir);
@@ -451,6 +453,53 @@ static int parse_bound_ports(json_object *settings, SbxObserved *o, SbxError *er
         return 0;
 }
 
+/* A string member, "" when absent or not a string (addresses are facts for egress,
+ * never judged: a network without them just adds none). */
+static const char *str_or_empty(json_object *o, const char *key) {
+        json_object *v;
+
+        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
+                ? json_object_get_string(v) : "";
+}
+
+static int push_address(SbxObserved *o, const char *addr, int64_t prefix) {
+        char **n;
+
+        if (isempty(addr))
+                return 0;
+        n = reallocarray(o->engine_addresses, o->n_engine_addresses + 2, sizeof(char *));
+        if (!n)
+                return -ENOMEM;
+        o->engine_addresses = n;
+        if (asprintf(&n[o->n_engine_addresses], "%s/%" PRIi64, addr, prefix) < 0) {
+                n[o->n_engine_addresses] = NULL;
+                return -ENOMEM;
+        }
+        n[++o->n_engine_addresses] = NULL;
+        return 0;
+}
+
+/* One network's gateways (as hosts) and subnets (the sandbox's address with its
+ * prefix): the engine's own, refused by egress (egress.h). */
+static int add_engine_addresses(SbxObserved *o, json_object *net) {
+        json_object *v;
+        int64_t p4 = 32, p6 = 128;
+        int r;
+
+        if (!json_object_is_type(net, json_type_object))
+                return 0;
+        if (json_object_object_get_ex(net, "IPPrefixLen", &v) && json_object_is_type(v, json_type_int))
+                p4 = json_object_get_int64(v);
+        if (json_object_object_get_ex(net, "GlobalIPv6PrefixLen", &v) && json_object_is_type(v, json_type_int))
+                p6 = json_object_get_int64(v);
+        if ((r = push_address(o, str_or_empty(net, "Gateway"), 32)) < 0 ||
+            (r = push_address(o, str_or_empty(net, "IPv6Gateway"), 128)) < 0 ||
+            (r = push_address(o, str_or_empty(net, "IPAddress"), p4)) < 0 ||
+            (r = push_address(o, str_or_empty(net, "GlobalIPv6Address"), p6)) < 0)
+                return r;
+        return 0;
+}
+
 static int parse_networks(json_object *attrs, SbxObserved *o, SbxError *error) {
         json_object *settings, *networks;
         size_t n = 0;
@@ -462,6 +511,9 @@ static int parse_networks(json_object *attrs, SbxObserved *o, SbxError *error) {
         r = member(settings, "NetworkSettings", "Networks", json_type_object, &networks, error);
         if (r < 0 || (r = parse_bound_ports(settings, o, error)) < 0)
                 return r;
+        if (settings && !isempty(str_or_empty(settings, "SandboxKey")) &&
+            !(o->sandbox_key = strdup(str_or_empty(settings, "SandboxKey"))))
+                return -ENOMEM;
         o->runtime_networks = calloc((networks ? json_object_object_length(networks) : 0) + 1,
                                      sizeof(char *));
         if (!o->runtime_networks)
@@ -469,11 +521,12 @@ static int parse_networks(json_object *attrs, SbxObserved *o, SbxError *error) {
         if (!networks)
                 return 0;
         json_object_object_foreach(networks, key, value) {
-                (void) value;
                 o->runtime_networks[n] = strdup(key);
                 if (!o->runtime_networks[n])
                         return -ENOMEM;
                 o->n_runtime_networks = ++n;
+                if ((r = add_engine_addresses(o, value)) < 0)
+                        return r;
         }
         return 0;
 }

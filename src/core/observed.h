@@ -64,6 +64,11 @@ typedef struct SbxObserved {
         bool network_isolated;          /* Config.NetworkDisabled */
         char **runtime_networks;        /* keys of NetworkSettings.Networks, NULL-terminated */
         size_t n_runtime_networks;
+        char **engine_addresses;        /* each network's Gateway/32, IPAddress/IPPrefixLen and the
+                                         * IPv6 twins ("ADDR/PREFIX"), NULL-terminated or NULL */
+        size_t n_engine_addresses;
+        char *sandbox_key;              /* NetworkSettings.SandboxKey: its network namespace's file
+                                         * (nullable) */
         SbxEnvVar *labels;              /* Config.Labels, Docker order */
         size_t n_labels;
         char *created_at;               /* top-level Created (nullable) */

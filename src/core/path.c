@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <errno.h>
 #include <string.h>
 
 #include "path.h"
@@ -70,4 +71,39 @@ bool sbx_path_is_root_or_descendant(const char *path, const char *root) {
         if (l > 0 && root[l - 1] == '/')
                 return strncmp(path, root, l) == 0;
         return strncmp(path, root, l) == 0 && path[l] == '/';
+}
+
+int sbx_path_normalize_absolute(const char *path, char *out, size_t size) {
+        size_t o = 0;           /* the result's length so far: never past where path is read */
+
+        if (path[0] != '/')
+                return -EINVAL;
+        if (size < 2)
+                return -ENAMETOOLONG;
+        for (const char *s = path; *s;) {
+                size_t l;
+
+                while (*s == '/')
+                        s++;
+                l = strcspn(s, "/");
+                if (l == 0 || (l == 1 && s[0] == '.'))
+                        ;
+                else if (l == 2 && s[0] == '.' && s[1] == '.') {
+                        while (o > 0 && out[o - 1] != '/')
+                                o--;
+                        if (o > 0)
+                                o--;            /* the slash before it */
+                } else {
+                        if (o + 1 + l + 1 > size)
+                                return -ENAMETOOLONG;
+                        out[o++] = '/';
+                        memmove(out + o, s, l);
+                        o += l;
+                }
+                s += l;
+        }
+        if (o == 0)
+                out[o++] = '/';
+        out[o] = 0;
+        return 0;
 }

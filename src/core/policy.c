@@ -33,6 +33,7 @@ SbxPolicy *sbx_policy_free(SbxPolicy *p) {
         roots_free_n(p->volume_roots, p->n_volume_roots);
         free(p->publish_address);
         policy_engine_done(&p->engine);
+        sbx_policy_egress_done(&p->egress);
         policy_registries_free(p);
         free(p);
         return NULL;
@@ -82,7 +83,8 @@ SbxPolicy *sbx_policy_new_default(void) {
         p->publish_address = strdup(SBX_POLICY_DEFAULT_PUBLISH_ADDRESS);
         p->allowed_images = calloc(1, sizeof(char *));
         p->volume_roots = calloc(1, sizeof(SbxVolumeRoot));
-        if (!p->default_image || !p->publish_address || !p->allowed_images || !p->volume_roots)
+        if (!p->default_image || !p->publish_address || !p->allowed_images || !p->volume_roots ||
+            sbx_policy_egress_init(&p->egress) < 0)
                 return NULL;
 
         p->allowed_images[0] = strdup(SBX_POLICY_DEFAULT_ALLOWED_IMAGE);
@@ -377,6 +379,10 @@ static int parse_python_version(SbxPolicy *p, const char *key, json_object *v, S
         return 0;
 }
 
+static int parse_egress(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {
+        return sbx_policy_egress_parse(&p->egress, v, error);
+}
+
 static const struct {
         const char *key;
         int (*parse)(SbxPolicy *p, const char *key, json_object *v, SbxError *error);
@@ -387,6 +393,7 @@ static const struct {
         { "publish_address", parse_publish_address },
         { "python_version",  parse_python_version },
         { "engine",          policy_parse_engine },
+        { "egress",          parse_egress },
         { "registries",      policy_parse_registries },
 };
 

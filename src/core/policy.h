@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "egress.h"
 #include "error.h"
 #include "spec.h"
 #include "unicode.h"
@@ -163,6 +164,7 @@ typedef struct SbxPolicy {
          * follows ("3.11"…"3.14"); verification accepts every version's. */
         SbxPythonVersion python_version;
         SbxPolicyEngine engine;
+        SbxPolicyEgress egress;         /* docs/security.md, "Egress" */
 
         unsigned n_ref;         /* sbx_policy_ref()/unref(): a policy shared across threads */
 } SbxPolicy;

@@ -217,7 +217,7 @@ int sbx_proto_request_parse(const SbxProtoFrame *f, SbxProtoRequest *q, char *wh
                 return why_set(why, why_size, "a malformed request", -EBADMSG);
         if (f->type == SBX_PROTO_HELLO)
                 return 0;
-        if (f->type < SBX_PROTO_READ || f->type > SBX_PROTO_REMOVE)
+        if (f->type < SBX_PROTO_READ || f->type > SBX_PROTO_OUTPUT)
                 return why_set(why, why_size, "an unknown request type", -EOPNOTSUPP);
         if (sbx_proto_find(f->payload, f->size, SBX_TAG_PATH, &field) <= 0 ||
             sbx_proto_str(&field, q->path, SBX_PROTO_MAX_PATH) < 0 || q->path[0] != '/')
@@ -246,6 +246,11 @@ int sbx_proto_request_parse(const SbxProtoFrame *f, SbxProtoRequest *q, char *wh
                     q->depth == 0 || q->limit == 0)
                         return why_set(why, why_size, "depth must be 1 to 32 and limit 1 to 100000", -EINVAL);
                 return 0;
+        case SBX_PROTO_OUTPUT:
+                if (opt_u64(f, SBX_TAG_OFFSET, 0, UINT64_MAX, &q->offset) < 0 ||
+                    opt_u64(f, SBX_TAG_LENGTH, SBX_PROTO_MAX_OUTPUT, SBX_PROTO_MAX_OUTPUT, &q->length) < 0)
+                        return why_set(why, why_size, "a malformed cursor, or a length above 4 MiB", -EINVAL);
+                return 0;
         default:
                 if (opt_u64(f, SBX_TAG_FLAGS, 0, SBX_PROTO_REMOVE_RECURSIVE, &q->flags) < 0)
                         return why_set(why, why_size, "malformed flags", -EINVAL);
@@ -262,6 +267,7 @@ int sbx_proto_request_write(SbxProtoWriter *w, const SbxProtoRequest *q) {
         sbx_proto_put_str(w, SBX_TAG_PATH, q->path);
         switch (q->type) {
         case SBX_PROTO_READ:
+        case SBX_PROTO_OUTPUT:
                 sbx_proto_put_u64(w, SBX_TAG_OFFSET, q->offset);
                 sbx_proto_put_u64(w, SBX_TAG_LENGTH, q->length);
                 break;
@@ -316,6 +322,37 @@ int sbx_proto_read_reply_parse(const SbxProtoFrame *f, uint64_t max_data, SbxPro
         ret->data = d.data;
         ret->data_size = d.size;
         ret->eof = eof;
+        return 0;
+}
+
+int sbx_proto_reply_u64(const SbxProtoFrame *f, uint8_t tag, uint64_t *ret) {
+        return f->type == SBX_PROTO_OK ? need_u64(f->payload, f->size, tag, ret) : -EBADMSG;
+}
+
+/* One stream of an OUTPUT reply (s: 0 stdout, 1 stderr). */
+static int output_stream(const SbxProtoFrame *f, int s, uint64_t max_data, SbxProtoOutputReply *ret) {
+        static const uint8_t tags[2][3] = { { SBX_TAG_POS_OUT, SBX_TAG_COMMIT_OUT, SBX_TAG_STDOUT },
+                                            { SBX_TAG_POS_ERR, SBX_TAG_COMMIT_ERR, SBX_TAG_STDERR } };
+        SbxProtoField d;
+
+        if (need_u64(f->payload, f->size, tags[s][0], &ret->pos[s]) < 0 ||
+            need_u64(f->payload, f->size, tags[s][1], &ret->commit[s]) < 0 ||
+            sbx_proto_find(f->payload, f->size, tags[s][2], &d) <= 0 || d.size > max_data ||
+            ret->commit[s] > INT64_MAX || ret->pos[s] > ret->commit[s] || d.size > ret->commit[s] - ret->pos[s])
+                return -EBADMSG;
+        if (max_data > 0 && d.size == 0 && ret->pos[s] < ret->commit[s])
+                return -EBADMSG;
+        ret->data[s] = d.data;
+        ret->size[s] = d.size;
+        return 0;
+}
+
+int sbx_proto_output_reply_parse(const SbxProtoFrame *f, uint64_t max_data, SbxProtoOutputReply *ret) {
+        *ret = (SbxProtoOutputReply) {};
+        if (f->type != SBX_PROTO_OK || need_u64(f->payload, f->size, SBX_TAG_STATE, &ret->state) < 0 ||
+            ret->state > SBX_RING_STATE_LOST || need_u64(f->payload, f->size, SBX_TAG_STATUS, &ret->status) < 0 ||
+            ret->status > 255 || output_stream(f, 0, max_data, ret) < 0 || output_stream(f, 1, max_data, ret) < 0)
+                return -EBADMSG;
         return 0;
 }
 
@@ -374,59 +411,5 @@ int sbx_proto_list_truncated(const SbxProtoFrame *f, bool *ret) {
         if (f->type != SBX_PROTO_OK || need_u64(f->payload, f->size, SBX_TAG_TRUNCATED, &t) < 0 || t > 1)
                 return -EBADMSG;
         *ret = t;
-        return 0;
-}
-
-/* Ring files -------------------------------------------------------------- */
-
-static uint64_t ring_u64(const uint8_t *p) {
-        uint64_t v = 0;
-
-        for (int i = 7; i >= 0; i--)
-                v = (v << 8) | p[i];
-        return v;
-}
-
-int sbx_ring_parse_header(const uint8_t *buf, size_t n, SbxRingHeader *ret) {
-        uint64_t state;
-
-        if (n >= 8 && memcmp(buf, SBX_RING_MAGIC_V1, 8) == 0)
-                return -EPROTONOSUPPORT;
-        if (n < SBX_RING_HEADER_SIZE || memcmp(buf, SBX_RING_MAGIC, 8) != 0)
-                return -EBADMSG;
-        state = ring_u64(buf + SBX_RING_STATE_OFFSET);
-        if (state > SBX_RING_EXITED)
-                return -EBADMSG;
-        *ret = (SbxRingHeader) {
-                .cap = ring_u64(buf + SBX_RING_CAP_OFFSET),
-                .commit = { ring_u64(buf + SBX_RING_COMMIT_OFFSET(0)), ring_u64(buf + SBX_RING_COMMIT_OFFSET(1)) },
-                .status = ring_u64(buf + SBX_RING_STATUS_OFFSET),
-                .pid = ring_u64(buf + SBX_RING_PID_OFFSET),
-                .start_time = ring_u64(buf + SBX_RING_START_TIME_OFFSET),
-                .exited = state == SBX_RING_EXITED,
-        };
-        if (ret->cap < SBX_RING_CAP_MIN || ret->cap > SBX_RING_CAP_MAX || ret->status > 255 ||
-            ret->commit[0] > UINT64_MAX / 2 || ret->commit[1] > UINT64_MAX / 2)
-                return -EBADMSG;
-        return 0;
-}
-
-uint64_t sbx_ring_cursor(const uint64_t pos[2]) {
-        return (pos[0] & UINT32_MAX) | (pos[1] << 32);
-}
-
-int sbx_ring_cursor_positions(uint64_t cursor, const uint64_t commit[2], uint64_t ret[2]) {
-        uint64_t p[2];
-
-        for (int s = 0; s < 2; s++) {
-                uint64_t part = s == 0 ? cursor & UINT32_MAX : cursor >> 32;
-                uint64_t back = (commit[s] - part) & UINT32_MAX;        /* how far behind the commit */
-
-                if (back > commit[s])
-                        return -ERANGE;
-                p[s] = commit[s] - back;
-        }
-        ret[0] = p[0];
-        ret[1] = p[1];
         return 0;
 }

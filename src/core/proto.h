@@ -29,9 +29,12 @@ typedef enum SbxProtoType {
         /* requests */
         SBX_PROTO_HELLO = 1,            /* VERSION → OK(VERSION) */
         SBX_PROTO_READ = 2,             /* PATH, OFFSET, LENGTH → OK(DATA, SIZE, MODE, MTIME, EOF) */
-        SBX_PROTO_WRITE = 3,            /* PATH, DATA, MODE, FLAGS → OK */
+        SBX_PROTO_WRITE = 3,            /* PATH, DATA, MODE, FLAGS → OK(ALLOCATED, RELEASED) */
         SBX_PROTO_LIST = 4,             /* PATH, DEPTH, LIMIT → OK(ENTRY…, TRUNCATED) */
-        SBX_PROTO_REMOVE = 5,           /* PATH, FLAGS → OK */
+        SBX_PROTO_REMOVE = 5,           /* PATH, FLAGS → OK(RELEASED) */
+        /* a detached process's ring in the directory PATH: state, and what it kept of
+         * each stream from the cursor OFFSET on, at most LENGTH bytes each (ring.h) */
+        SBX_PROTO_OUTPUT = 6,           /* PATH, OFFSET, LENGTH → OK(STATE, STATUS, POS_*, COMMIT_*, STDOUT, STDERR) */
         /* replies */
         SBX_PROTO_OK = 100,
         SBX_PROTO_ERROR = 101,          /* ERRNO, MESSAGE */
@@ -56,6 +59,16 @@ typedef enum SbxProtoTag {
         SBX_TAG_TRUNCATED = 16,
         SBX_TAG_ERRNO = 17,
         SBX_TAG_MESSAGE = 18,
+        SBX_TAG_STATE = 19,             /* SBX_RING_STATE_* */
+        SBX_TAG_STATUS = 20,
+        SBX_TAG_STDOUT = 21,
+        SBX_TAG_STDERR = 22,
+        SBX_TAG_POS_OUT = 23,           /* the stream position of the first byte returned */
+        SBX_TAG_POS_ERR = 24,
+        SBX_TAG_COMMIT_OUT = 25,        /* the stream position after its last byte written */
+        SBX_TAG_COMMIT_ERR = 26,
+        SBX_TAG_ALLOCATED = 27,         /* bytes of disk (blocks) the written file takes now */
+        SBX_TAG_RELEASED = 28,          /* bytes of disk (blocks) freed: what a write replaced, a remove removed */
 } SbxProtoTag;
 
 /* FLAGS bits */
@@ -88,6 +101,11 @@ typedef enum SbxProtoTag {
 /* stream s's position after its last byte written (s: 0 stdout, 1 stderr) */
 #define SBX_RING_COMMIT_OFFSET(s) (48U + 8U * (unsigned) (s))
 #define SBX_RING_EXITED 1U
+/* An OUTPUT reply's STATE: the header's state, or LOST when the supervisor is gone
+ * without having recorded an end (killed, or its sandbox restarted). */
+#define SBX_RING_STATE_RUNNING 0U
+#define SBX_RING_STATE_EXITED SBX_RING_EXITED
+#define SBX_RING_STATE_LOST 2U
 #define SBX_RING_DATA_OFFSET(cap, s) ((uint64_t) SBX_RING_HEADER_SIZE + (uint64_t) (s) * (cap))
 #define SBX_RING_INTENT_OFFSET(cap, s) ((uint64_t) SBX_RING_HEADER_SIZE + 2 * (cap) + 8U * (uint64_t) (s))
 #define SBX_RING_FILE_SIZE(cap) SBX_RING_INTENT_OFFSET(cap, 2)
@@ -99,18 +117,7 @@ typedef struct SbxRingHeader {
         bool exited;
 } SbxRingHeader;
 
-/* The header in buf (n bytes): 0; -EPROTONOSUPPORT for layout 1; -EBADMSG when it
- * is not a header of this layout (a cap outside SBX_RING_CAP_MIN…MAX included). */
-int sbx_ring_parse_header(const uint8_t *buf, size_t n, SbxRingHeader *ret);
-
-/* ReadOutput's offset is a cursor over both streams: stdout's position modulo 2^32
- * in the low 32 bits, stderr's in the high 32 (0: from the oldest byte kept of
- * each). */
-uint64_t sbx_ring_cursor(const uint64_t pos[2]);
-/* The positions a cursor names, given each stream's commit: for each stream the
- * newest position <= its commit that is the cursor's part modulo 2^32; -ERANGE when
- * there is none (the cursor is past a stream's end). */
-int sbx_ring_cursor_positions(uint64_t cursor, const uint64_t commit[2], uint64_t ret[2]);
+/* Its readers: ring.h. */
 
 typedef struct SbxProtoFrame {
         uint32_t type;
@@ -169,7 +176,7 @@ void sbx_proto_writer_done(SbxProtoWriter *w);
 typedef struct SbxProtoRequest {
         uint32_t type;
         char path[SBX_PROTO_MAX_PATH + 1];
-        uint64_t offset, length;        /* READ */
+        uint64_t offset, length;        /* READ; OUTPUT (offset: the cursor) */
         const uint8_t *data;            /* WRITE (into the frame) */
         uint32_t data_size;
         uint64_t mode, flags;           /* WRITE (mode), WRITE and REMOVE (flags) */
@@ -183,6 +190,9 @@ typedef struct SbxProtoRequest {
 #define SBX_PROTO_MAX_DEPTH 32U
 #define SBX_PROTO_MAX_LIMIT 100000U
 #define SBX_PROTO_MAX_DATA (16U << 20)
+/* What one OUTPUT returns at most of each stream: a reply of both stays well below
+ * the bus's message limit whatever the ring's cap. */
+#define SBX_PROTO_MAX_OUTPUT (4U << 20)
 
 /* Parses and checks a request frame (every field within its bounds, the path
  * absolute without NUL); on -EINVAL/-EBADMSG/-EOPNOTSUPP, why says what was
@@ -210,6 +220,22 @@ typedef struct SbxProtoReadReply {
 } SbxProtoReadReply;
 
 int sbx_proto_read_reply_parse(const SbxProtoFrame *f, uint64_t max_data, SbxProtoReadReply *ret);
+
+/* An integer field an OK reply must have (ALLOCATED, RELEASED): -EBADMSG if absent. */
+int sbx_proto_reply_u64(const SbxProtoFrame *f, uint8_t tag, uint64_t *ret);
+
+typedef struct SbxProtoOutputReply {
+        uint64_t state, status;         /* SBX_RING_STATE_*; the exit status when exited */
+        uint64_t pos[2], commit[2];     /* each stream's: first byte returned, end */
+        const uint8_t *data[2];
+        uint32_t size[2];
+} SbxProtoOutputReply;
+
+/* An OUTPUT reply, checked as hostile: every position below 2^63, what it returns
+ * within [pos, commit] and at most max_data bytes a stream, and — when max_data is
+ * not 0 — something returned of every stream that has bytes past pos (a reply
+ * that says there is more and returns none is no progress): -EBADMSG otherwise. */
+int sbx_proto_output_reply_parse(const SbxProtoFrame *f, uint64_t max_data, SbxProtoOutputReply *ret);
 
 typedef struct SbxProtoEntry {
         char name[SBX_PROTO_MAX_PATH + 1];

@@ -1,17 +1,26 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* create, ensure and verify: the commands that send a spec. */
+/* create, ensure and verify: the commands that send a spec; and lifetimes, which
+ * changes the lifetime options create and ensure take. */
 
 #include <errno.h>
 #include <stdio.h>
 
+#include "bus-egress.h"
 #include "bus-spec.h"
 #include "ctl-bus.h"
 #include "ctl-spec.h"
 #include "ctl-verbs.h"
 #include "json-util.h"
 
-enum { ARG_RECREATE = 0x400, ARG_STOP_TIMEOUT, ARG_LABEL, ARG_IDLE_TIMEOUT, ARG_EXPIRE_AFTER, ARG_ON_IDLE, ARG_PULL };
+enum { ARG_RECREATE = 0x400, ARG_STOP_TIMEOUT, ARG_LABEL, ARG_IDLE_TIMEOUT, ARG_EXPIRE_AFTER, ARG_ON_IDLE,
+       ARG_COUNTS_PROCESSES, ARG_PULL, ARG_EGRESS, ARG_ALLOW };
+
+#define LIFETIME_OPTIONS                                                                       \
+        { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },                        \
+        { "expire-after", required_argument, NULL, ARG_EXPIRE_AFTER },                        \
+        { "on-idle",      required_argument, NULL, ARG_ON_IDLE      },                        \
+        { "idle-counts-processes", required_argument, NULL, ARG_COUNTS_PROCESSES }
 
 /* --pull missing: the image may be pulled first, as long as it is big. */
 #define CTL_PULL_CALL_TIMEOUT_USEC (3600ULL * 1000 * 1000)
@@ -21,10 +30,10 @@ static const struct option spec_verb_options[] = {
         { "recreate",     no_argument,       NULL, ARG_RECREATE     },
         { "stop-timeout", required_argument, NULL, ARG_STOP_TIMEOUT },
         { "label",        required_argument, NULL, ARG_LABEL        },
-        { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },
-        { "expire-after", required_argument, NULL, ARG_EXPIRE_AFTER },
-        { "on-idle",      required_argument, NULL, ARG_ON_IDLE      },
+        LIFETIME_OPTIONS,
         { "pull",         required_argument, NULL, ARG_PULL         },
+        { "egress",       required_argument, NULL, ARG_EGRESS       },
+        { "allow",        required_argument, NULL, ARG_ALLOW        },
         {}
 };
 
@@ -36,18 +45,64 @@ typedef struct SpecVerbArgs {
         uint64_t idle_timeout, expire_after;    /* create, ensure: --idle-timeout, --expire-after */
         bool has_idle_timeout, has_expire_after;
         const char *on_idle;            /* … --on-idle, or NULL */
+        int counts_processes;           /* … --idle-counts-processes yes|no, or -1 */
         const char *pull;               /* create, ensure: --pull never|missing, or NULL */
+        const char *egress;             /* create, ensure: --egress MODE, or NULL */
+        char **allow;                   /* … --allow ENTRY */
+        size_t n_allow;
 } SpecVerbArgs;
 
 static void spec_verb_args_done(SpecVerbArgs *a) {
         ctl_spec_args_done(&a->spec);
         json_object_put(a->labels);
+        free(a->allow);
 }
 
-/* --idle-timeout, --expire-after, --on-idle (and --pull) of create and ensure. */
+/* --egress MODE, --allow ENTRY (the daemon judges them). */
+static int egress_option(int c, const char *arg, SpecVerbArgs *a) {
+        char **n;
+
+        if (streq(a->spec.verb, "verify"))
+                return ctl_usage_error(a->spec.verb, "--egress, --allow: never part of a verification");
+        if (c == ARG_EGRESS) {
+                a->egress = arg;
+                return CTL_PROCEED;
+        }
+        n = reallocarray(a->allow, a->n_allow + 2, sizeof(char *));
+        if (!n)
+                return ctl_bus_fail(a->spec.verb, -ENOMEM);
+        a->allow = n;
+        a->allow[a->n_allow++] = (char *) arg;
+        a->allow[a->n_allow] = NULL;
+        return CTL_PROCEED;
+}
+
+static int append_egress(sd_bus_message *m, const SpecVerbArgs *a) {
+        int r;
+
+        if (!a->egress && a->n_allow == 0)
+                return 0;
+        if ((r = sd_bus_message_open_container(m, 'e', "sv")) < 0 ||
+            (r = sd_bus_message_append_basic(m, 's', "egress")) < 0 ||
+            (r = sd_bus_message_open_container(m, 'v', "a{sv}")) < 0 ||
+            (r = sbx_bus_append_egress(m, a->egress ?: "allowlist", a->allow)) < 0 ||
+            (r = sd_bus_message_close_container(m)) < 0)
+                return r;
+        return sd_bus_message_close_container(m);
+}
+
+/* --idle-timeout, --expire-after, --on-idle, --idle-counts-processes of create, ensure
+ * and lifetimes. */
 static int lifetime_option(int c, const char *arg, SpecVerbArgs *a) {
         if (streq(a->spec.verb, "verify"))
                 return ctl_usage_error(a->spec.verb, "unknown option; see --help");
+        if (c == ARG_COUNTS_PROCESSES) {
+                if (!streq(arg, "yes") && !streq(arg, "no"))
+                        return ctl_usage_error(a->spec.verb, "--idle-counts-processes: '%s' is neither yes nor no",
+                                               arg);
+                a->counts_processes = streq(arg, "yes");
+                return CTL_PROCEED;
+        }
         if (c == ARG_PULL) {
                 if (!streq(arg, "never") && !streq(arg, "missing"))
                         return ctl_usage_error(a->spec.verb, "--pull: '%s' is neither never nor missing", arg);
@@ -77,6 +132,8 @@ static int append_lifetime(sd_bus_message *m, const SpecVerbArgs *a) {
                 r = sd_bus_message_append(m, "{sv}", "expire_after", "u", (uint32_t) a->expire_after);
         if (r >= 0 && a->on_idle)
                 r = sd_bus_message_append(m, "{sv}", "on_idle", "s", a->on_idle);
+        if (r >= 0 && a->counts_processes >= 0)
+                r = sd_bus_message_append(m, "{sv}", "idle_counts_processes", "b", a->counts_processes);
         if (r >= 0 && a->pull)
                 r = sd_bus_message_append(m, "{sv}", "pull", "s", a->pull);
         return r;
@@ -86,8 +143,11 @@ static int append_lifetime(sd_bus_message *m, const SpecVerbArgs *a) {
 static int spec_verb_option(int c, const char *arg, void *userdata) {
         SpecVerbArgs *a = userdata;
 
-        if (c == ARG_IDLE_TIMEOUT || c == ARG_EXPIRE_AFTER || c == ARG_ON_IDLE || c == ARG_PULL)
+        if (c == ARG_IDLE_TIMEOUT || c == ARG_EXPIRE_AFTER || c == ARG_ON_IDLE || c == ARG_COUNTS_PROCESSES ||
+            c == ARG_PULL)
                 return lifetime_option(c, arg, a);
+        if (c == ARG_EGRESS || c == ARG_ALLOW)
+                return egress_option(c, arg, a);
         if ((c == ARG_RECREATE || c == ARG_STOP_TIMEOUT) && !streq(a->spec.verb, "ensure"))
                 return ctl_usage_error(a->spec.verb, "unknown option; see --help");
         if (c == ARG_LABEL) {
@@ -137,13 +197,13 @@ int verb_create(int argc, char **argv, CtlOptions *o) {
         const char *path, *fingerprint;
         int r;
 
-        _cleanup_(spec_verb_args_done) SpecVerbArgs va = { .spec = CTL_SPEC_ARGS_INIT(argv[0]) };
+        _cleanup_(spec_verb_args_done) SpecVerbArgs va = { .spec = CTL_SPEC_ARGS_INIT(argv[0]), .counts_processes = -1 };
 
         if ((r = spec_call(argc, argv, o, "CreateSandbox", &va, &bus, &m)) != CTL_PROCEED)
                 return r;
         if ((r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0 ||
             (r = ctl_bus_append_labels_entry(m, va.labels)) < 0 || (r = append_lifetime(m, &va)) < 0 ||
-            (r = sd_bus_message_close_container(m)) < 0)
+            (r = append_egress(m, &va)) < 0 || (r = sd_bus_message_close_container(m)) < 0)
                 return ctl_bus_fail("CreateSandbox", r);
         if (ctl_bus_call(bus, m, va.pull ? CTL_PULL_CALL_TIMEOUT_USEC : 0, o, &reply) < 0)
                 return CTL_EXIT_FAILURE;
@@ -167,7 +227,8 @@ int verb_ensure(int argc, char **argv, CtlOptions *o) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
         _cleanup_(json_object_putp) json_object *out = NULL;
         _cleanup_(spec_verb_args_done) SpecVerbArgs va = {
-                .spec = CTL_SPEC_ARGS_INIT(argv[0]), .stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT };
+                .spec = CTL_SPEC_ARGS_INIT(argv[0]), .stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT,
+                .counts_processes = -1 };
         const char *path, *fingerprint, *outcome;
         int r;
 
@@ -177,7 +238,7 @@ int verb_ensure(int argc, char **argv, CtlOptions *o) {
             (r = sd_bus_message_append(m, "{sv}{sv}", "on_mismatch", "s", va.recreate ? "recreate" : "fail",
                                        "stop_timeout", "u", (uint32_t) va.stop_timeout)) < 0 ||
             (r = ctl_bus_append_labels_entry(m, va.labels)) < 0 || (r = append_lifetime(m, &va)) < 0 ||
-            (r = sd_bus_message_close_container(m)) < 0)
+            (r = append_egress(m, &va)) < 0 || (r = sd_bus_message_close_container(m)) < 0)
                 return ctl_bus_fail("EnsureSandbox", r);
         if (ctl_bus_call(bus, m, va.pull ? CTL_PULL_CALL_TIMEOUT_USEC : 0, o, &reply) < 0)
                 return CTL_EXIT_FAILURE;
@@ -227,7 +288,7 @@ int verb_verify(int argc, char **argv, CtlOptions *o) {
         const char *verdict;
         int r;
 
-        _cleanup_(spec_verb_args_done) SpecVerbArgs va = { .spec = CTL_SPEC_ARGS_INIT(argv[0]) };
+        _cleanup_(spec_verb_args_done) SpecVerbArgs va = { .spec = CTL_SPEC_ARGS_INIT(argv[0]), .counts_processes = -1 };
 
         if ((r = spec_call(argc, argv, o, "VerifySandbox", &va, &bus, &m)) != CTL_PROCEED)
                 return r;
@@ -240,4 +301,30 @@ int verb_verify(int argc, char **argv, CtlOptions *o) {
                 return ctl_bus_fail("verify", r);
         /* Only a match is a success: scripts can rely on the exit status alone. */
         return streq(verdict, "match") ? 0 : CTL_EXIT_FAILURE;
+}
+
+static int lifetimes_option(int c, const char *arg, void *userdata) {
+        return lifetime_option(c, arg, userdata);
+}
+
+/* lifetimes NAME [LIFETIME OPTIONS...]: SetSandboxLifetimes with what is given (at
+ * least one); --expire-after counts from now. */
+int verb_lifetimes(int argc, char **argv, CtlOptions *o) {
+        static const struct option options[] = { CTL_COMMON_OPTIONS, LIFETIME_OPTIONS, {} };
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_(spec_verb_args_done) SpecVerbArgs va = { .spec = CTL_SPEC_ARGS_INIT(argv[0]), .counts_processes = -1 };
+        int r;
+
+        if ((r = ctl_parse_args(argc, argv, options, o, lifetimes_option, &va, 1, 1)) != CTL_PROCEED)
+                return r;
+        if (!va.has_idle_timeout && !va.has_expire_after && !va.on_idle && va.counts_processes < 0)
+                return ctl_usage_error(argv[0], "nothing to change: give --idle-timeout, --expire-after, --on-idle "
+                                       "or --idle-counts-processes");
+        if (ctl_bus_connect(o, &bus) < 0 || ctl_bus_new_sandbox_call(bus, o, "SetSandboxLifetimes", argv[optind], &m) < 0)
+                return CTL_EXIT_FAILURE;
+        if ((r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0 || (r = append_lifetime(m, &va)) < 0 ||
+            (r = sd_bus_message_close_container(m)) < 0)
+                return ctl_bus_fail("SetSandboxLifetimes", r);
+        return ctl_bus_call(bus, m, 0, o, &reply) < 0 ? CTL_EXIT_FAILURE : 0;
 }

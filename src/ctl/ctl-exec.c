@@ -272,11 +272,14 @@ static uint64_t now_s(void) {
 }
 
 /* The service kills a run at its timeout: SIGKILL for a streamed one (137), 124 for a
- * captured one (on_timeout "result"). Said on stderr, where a caller looks. */
+ * captured one (on_timeout "result"). Either way the exit status is 124, as coreutils'
+ * timeout, the --json form, the Python module and the MCP server report it; said on
+ * stderr, where a caller looks. */
 static int said_timed_out(const ExecArgs *a, uint64_t started, int status, int timed_out_status) {
-        if (a->timeout > 0 && status == timed_out_status && now_s() - started >= a->timeout)
-                fprintf(stderr, "timed out after %" PRIu64 " s\n", a->timeout);
-        return status;
+        if (a->timeout == 0 || status != timed_out_status || now_s() - started < a->timeout)
+                return status;
+        fprintf(stderr, "timed out after %" PRIu64 " s\n", a->timeout);
+        return CTL_TIMED_OUT_STATUS;
 }
 
 static int run_exec(CtlOptions *o, const char *name, char **cmd, const ExecArgs *a) {

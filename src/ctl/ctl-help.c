@@ -22,14 +22,23 @@
         "     --spec FILE              The whole spec as JSON (- = standard input);\n"  \
         "                              not together with the options above\n"
 
+#define LIFETIME_HELP                                                                   \
+        "     --idle-timeout S         Stop it after S seconds without activity\n"     \
+        "     --on-idle stop|pause     What idling does (stop)\n"                      \
+        "     --idle-counts-processes yes|no\n"                                        \
+        "                              Whether a running process nobody reads holds it\n"\
+        "                              from the idle stop (no)\n"
+
 #define LABEL_HELP                                                                      \
         "     --label K=V              Label the sandbox (repeatable; never part of the\n"\
         "                              spec or its fingerprint)\n"                     \
-        "     --idle-timeout S         Stop it after S seconds without activity\n"     \
-        "     --on-idle stop|pause     What idling does (stop)\n"                      \
+        LIFETIME_HELP                                                                   \
         "     --expire-after S         Delete it S seconds after its creation\n"      \
         "     --pull never|missing     Pull the image first if the host lacks it\n"   \
-        "                              (from a registry the host policy lists)\n"
+        "                              (from a registry the host policy lists)\n"   \
+        "     --egress MODE            What it may reach: default, none or allowlist\n"\
+        "     --allow ENTRY            With --egress: CIDR[:PORT[/tcp|udp]] it may\n" \
+        "                              reach (repeatable)\n"
 
 const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
         [CTL_VERB_LIST] = { "list", "list [--no-legend] [--label K=V]...", "List the sandboxes, by name",
@@ -54,10 +63,16 @@ const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
           "     --timeout S              Seconds before SIGKILL (10)\n"
           "     --force                  Revoke the leases others hold on it\n" },
         [CTL_VERB_PAUSE] = { "pause", "pause NAME", "Freeze a running sandbox, its processes and memory kept", "" },
+        [CTL_VERB_EGRESS] = { "egress", "egress NAME MODE [ENTRY...]",
+          "Change what a sandbox may reach (MODE default, none, allowlist)", "" },
         [CTL_VERB_RESUME] = { "resume", "resume NAME", "Thaw a paused sandbox", "" },
         [CTL_VERB_DELETE] = { "delete", "delete NAME", "Remove a sandbox (nothing to do if none)", "" },
         [CTL_VERB_ACQUIRE] = { "acquire", "acquire NAME [-- CMD...]",
           "Hold a lease on a sandbox while CMD runs (exits with its status), or until killed", "" },
+        [CTL_VERB_LIFETIMES] = { "lifetimes", "lifetimes NAME [LIFETIME OPTIONS...]",
+          "Change a sandbox's idle timeout, expiry (from now) and idle behaviour",
+          LIFETIME_HELP
+          "     --expire-after S         Delete it S seconds from now (0: never)\n" },
         [CTL_VERB_SNAPSHOT] = { "snapshot", "snapshot NAME ID", "Save a sandbox as snapshot ID", "" },
         [CTL_VERB_DELETE_SNAPSHOT] = { "delete-snapshot", "delete-snapshot ID", "Remove a snapshot", "" },
         [CTL_VERB_EXEC] = { "exec", "exec [-t|--detach] [--env K=V]... [--workdir D] [--timeout S] NAME -- CMD...",

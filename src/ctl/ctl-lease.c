@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,10 +65,22 @@ static int hold(int fd, const char *name) {
         return 0;
 }
 
-/* The command, with the lease held by this process meanwhile: its exit status (128+N
- * for signal N), 127 if it could not be run. */
-static int run(char **cmd) {
+static int reap(pid_t pid) {
         int status;
+
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return ctl_bus_fail("waitpid", -errno);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The command, with the lease held by this process meanwhile: its exit status (128+N
+ * for signal N), 127 if it could not be run. A lease that ends before it (revoked by a
+ * stop --force, the sandbox deleted, the service gone) ends it too: SIGTERM, a message,
+ * exit status 1 — the sandbox it relied on is going. */
+static int run(int fd, const char *name, char **cmd) {
+        _cleanup_close_ int pidfd = -1;
+        struct pollfd p[2];
         pid_t pid = fork();
 
         if (pid < 0)
@@ -81,10 +94,27 @@ static int run(char **cmd) {
          * waits for it and lets the lease go after. */
         (void) signal(SIGINT, SIG_IGN);
         (void) signal(SIGQUIT, SIG_IGN);
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
-                        return ctl_bus_fail("waitpid", -errno);
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        if (pidfd < 0)
+                return reap(pid);       /* no pidfd (an old kernel): the lease is not watched */
+        p[0] = (struct pollfd) { .fd = pidfd, .events = POLLIN };
+        p[1] = (struct pollfd) { .fd = fd, .events = 0 };
+        for (;;) {
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return ctl_bus_fail("poll", -errno);
+                }
+                if (p[0].revents)
+                        return reap(pid);
+                if (p[1].revents & (POLLERR | POLLHUP))
+                        break;
+        }
+        fprintf(stderr, "xagent-sandboxctl: the lease on '%s' was revoked, or the service ended: "
+                "ending %s\n", name, cmd[0]);
+        (void) kill(pid, SIGTERM);
+        (void) reap(pid);
+        return CTL_EXIT_FAILURE;
 }
 
 int verb_acquire(int argc, char **argv, CtlOptions *o) {
@@ -95,5 +125,5 @@ int verb_acquire(int argc, char **argv, CtlOptions *o) {
         if ((r = ctl_parse_args(argc, argv, options, o, NULL, NULL, 1, INT_MAX)) != CTL_PROCEED ||
             (r = acquire(o, argv[optind], &fd)) != CTL_PROCEED)
                 return r;
-        return optind + 1 < argc ? run(argv + optind + 1) : hold(fd, argv[optind]);
+        return optind + 1 < argc ? run(fd, argv[optind], argv + optind + 1) : hold(fd, argv[optind]);
 }

@@ -3,11 +3,13 @@
 /* inspect, usage, start, stop, pause, resume, delete, snapshot, delete-snapshot: calls by name or id. */
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 
 #include "ctl-bus.h"
 #include "ctl-verbs.h"
 #include "json-util.h"
+#include "bus-egress.h"
 #include "bus-spec.h"
 
 static const struct option common_options[] = { CTL_COMMON_OPTIONS, {} };
@@ -91,6 +93,23 @@ int verb_start(int argc, char **argv, CtlOptions *o) {
 
 int verb_pause(int argc, char **argv, CtlOptions *o) {
         return simple_call(argc, argv, o, "PauseSandbox");
+}
+
+/* egress NAME MODE [ENTRY...]: SetSandboxEgress. */
+static int append_egress(sd_bus_message *m, void *userdata) {
+        char **args = userdata;
+
+        return sbx_bus_append_egress(m, args[0], args + 1);
+}
+
+int verb_egress(int argc, char **argv, CtlOptions *o) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        if ((r = ctl_parse_args(argc, argv, common_options, o, NULL, NULL, 2, INT_MAX)) != CTL_PROCEED)
+                return r;
+        r = call_by_name(o, "SetSandboxEgress", argv[optind], 0, append_egress, argv + optind + 1, &reply);
+        return r == CTL_PROCEED ? 0 : r;
 }
 
 int verb_resume(int argc, char **argv, CtlOptions *o) {

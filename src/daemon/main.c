@@ -166,6 +166,26 @@ static int lock_state_dir(const char *dir, int *ret_fd) {
         return 0;
 }
 
+/* For tests only (xagent-sandboxd(8), ENVIRONMENT): a shorter deadline tick or detached
+ * poll, in milliseconds (10 to 60000). Unset: the defaults. */
+static int test_interval(const char *variable, uint64_t *ret) {
+        const char *v = getenv(variable);
+        char *end;
+        unsigned long ms;
+
+        if (!v)
+                return 0;
+        errno = 0;
+        ms = strtoul(v, &end, 10);
+        if (errno != 0 || end == v || *end || ms < 10 || ms > 60000) {
+                log_error("%s: not a number of milliseconds from 10 to 60000: %s", variable, v);
+                return -EINVAL;
+        }
+        log_notice("%s=%lu: for tests only", variable, ms);
+        *ret = (uint64_t) ms * 1000U;
+        return 0;
+}
+
 int main(int argc, char **argv) {
         enum { ARG_VERSION = 0x100, ARG_CONFIG, ARG_STATE_DIR, ARG_DOCKER_HOST, ARG_IDLE_TIMEOUT, ARG_INIT_DIR, ARG_CHECK_CONFIG };
         static const struct option options[] = {
@@ -249,6 +269,9 @@ int main(int argc, char **argv) {
                 return EXIT_FAILURE;
         }
 
+        if (test_interval("SBX_TEST_DEADLINE_TICK_MS", &config.deadline_tick_usec) < 0 ||
+            test_interval("SBX_TEST_DETACHED_POLL_MS", &config.detached_poll_usec) < 0)
+                return EXIT_FAILURE;
         if (setup_engine(&config, host_given, getenv("DOCKER_HOST"), &engine_policy) < 0)
                 return EXIT_FAILURE;
         if (!config.docker_host)

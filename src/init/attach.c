@@ -8,8 +8,9 @@
  * second). It ends once the process ended and everything kept was copied, or when
  * its stdout or stderr cannot be written (the service's stream went). End of file
  * on its stdin ends only the input of this attach: the process's stdin stays open.
- * The ring's header and data are the owner's to write: every position is
- * bounded by the header's checked cap, and nothing is kept but fixed buffers. */
+ * The ring's header and data are the owner's to write: it is read through the
+ * ring's one reader (src/core/ring.c, ring-file.c), and nothing is kept but fixed
+ * buffers. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +23,7 @@
 #include <unistd.h>
 
 #include "attach.h"
-#include "proto.h"
+#include "ring-file.h"
 
 #define CHUNK 65536U
 
@@ -43,61 +44,26 @@ static int write_all(int fd, const uint8_t *p, size_t n) {
         return 0;
 }
 
-static int read_u64(int fd, uint64_t off, uint64_t *ret) {
-        uint8_t b[8];
-        uint64_t v = 0;
-
-        if (pread(fd, b, sizeof b, (off_t) off) != (ssize_t) sizeof b)
-                return -1;
-        for (int i = 7; i >= 0; i--)
-                v = (v << 8) | b[i];
-        *ret = v;
-        return 0;
-}
-
-static int read_header(int ring, SbxRingHeader *h) {
-        uint8_t buf[SBX_RING_HEADER_SIZE];
-
-        if (pread(ring, buf, sizeof buf, 0) != (ssize_t) sizeof buf)
-                return -1;
-        return sbx_ring_parse_header(buf, sizeof buf, h) < 0 ? -1 : 0;
-}
-
 /* Copies stream s from *pos up to its commit (at most one cap's worth a call) to
- * fd. What a write begun meanwhile may have overwritten (its intent says) is
- * skipped. -1 when the ring cannot be read (2) or fd written (1). */
-static int copy_stream(int ring, const SbxRingHeader *h, int s, uint64_t *pos, int fd) {
-        uint64_t commit = h->commit[s], copied = 0;
+ * fd, through the ring's one reader (src/core/ring.c): what a write overwrote
+ * meanwhile is skipped. -1 when the ring cannot be read (2) or fd written (1). */
+static int copy_stream(const SbxRingSource *src, SbxRingHeader *h, int s, uint64_t *pos, int fd) {
+        uint64_t copied = 0;
 
-        while (*pos < commit && copied < h->cap) {
-                uint64_t oldest = commit > h->cap ? commit - h->cap : 0, at, n, intent;
+        while (*pos < h->commit[s] && copied < h->cap) {
+                size_t n;
+                int r = sbx_ring_read_stream(src, h, s, pos, out_buf, CHUNK, &n);
 
-                if (*pos < oldest)
-                        *pos = oldest;
-                at = *pos % h->cap;
-                n = commit - *pos;
-                if (n > CHUNK)
-                        n = CHUNK;
-                if (n > h->cap - at)
-                        n = h->cap - at;
-                if (pread(ring, out_buf, (size_t) n, (off_t) (SBX_RING_DATA_OFFSET(h->cap, s) + at)) != (ssize_t) n ||
-                    read_u64(ring, SBX_RING_INTENT_OFFSET(h->cap, s), &intent) < 0)
+                if (r == -EAGAIN)
+                        return 0;               /* overwritten faster than read: again at the next turn */
+                if (r < 0)
                         return 2;
-                if (intent > h->cap && intent - h->cap > *pos) {
-                        *pos = intent - h->cap;         /* overwritten while read: again from there */
-                        continue;
-                }
-                if (write_all(fd, out_buf, (size_t) n) < 0)
+                if (write_all(fd, out_buf, n) < 0)
                         return 1;
                 *pos += n;
                 copied += n;
         }
         return 0;
-}
-
-/* Whether the supervisor that wrote the header is gone without recording an end. */
-static bool supervisor_gone(const SbxRingHeader *h) {
-        return h->pid > 0 && h->pid < INT32_MAX && kill((pid_t) h->pid, 0) < 0 && errno == ESRCH;
 }
 
 typedef struct Input {
@@ -154,6 +120,7 @@ int sbx_init_attach(const char *dir) {
         char path[256];
         uint64_t pos[2];
         SbxRingHeader h;
+        SbxRingSource src;
         Input in = { .open = true, .fifo = -1 };
         int d, ring, ino;
 
@@ -163,10 +130,11 @@ int sbx_init_attach(const char *dir) {
         d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (d < 0)
                 return 4;
-        ring = openat(d, SBX_RING_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         in.fifo = open_fifo(d);
         close(d);
-        if (ring < 0 || read_header(ring, &h) < 0)
+        ring = ring_file_open(dir);
+        src = (SbxRingSource) { .pread = ring_file_pread, .userdata = &ring };
+        if (ring < 0 || sbx_ring_read_header(&src, &h) < 0)
                 return 4;
         snprintf(path, sizeof path, "%s/%s", dir, SBX_RING_FILE);
         ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
@@ -185,11 +153,11 @@ int sbx_init_attach(const char *dir) {
                 bool ended;
                 int r;
 
-                if (read_header(ring, &h) < 0)
+                if (sbx_ring_read_header(&src, &h) < 0)
                         return 4;
-                ended = h.exited || supervisor_gone(&h);
+                ended = ring_file_state(&h) != SBX_RING_STATE_RUNNING;
                 for (int s = 0; s < 2; s++)
-                        if ((r = copy_stream(ring, &h, s, &pos[s], STDOUT_FILENO + s)) != 0)
+                        if ((r = copy_stream(&src, &h, s, &pos[s], STDOUT_FILENO + s)) != 0)
                                 return r == 1 ? 1 : 4;
                 if (ended && pos[0] >= h.commit[0] && pos[1] >= h.commit[1])
                         return 0;

@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include "detach.h"
-#include "proto.h"
+#include "ring-file.h"
 
 #define EXEC_TOKEN_VAR "XAGENT_SANDBOX_EXEC="
 #define CHUNK 65536U
@@ -78,25 +78,6 @@ static int put_u64(int fd, uint64_t off, uint64_t v) {
         return pwrite_all(fd, b, sizeof b, off);
 }
 
-/* The start time of this process (field 22 of /proc/self/stat), or 0. */
-static uint64_t own_start_time(void) {
-        char buf[1024], *p;
-        ssize_t n;
-        int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-
-        if (fd < 0)
-                return 0;
-        n = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (n <= 0)
-                return 0;
-        buf[n] = 0;
-        p = strrchr(buf, ')');
-        for (int field = 2; p && field < 22; field++)
-                p = strchr(p + 1, ' ');
-        return p ? strtoull(p + 1, NULL, 10) : 0;
-}
-
 /* Copies [off, off+n) of a ring of size cap at base in the file, wrapping. */
 static int ring_write(int fd, uint64_t base, uint64_t cap, uint64_t off, const void *p, size_t n) {
         uint64_t at = off % cap, first = cap - at < n ? cap - at : n;
@@ -129,7 +110,30 @@ static int exit_status(int status) {
         return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 255;
 }
 
-/* Copies both pipes into the ring until both end; the status once ARGV ended. */
+/* Copies what is ready of the pipes into the ring (wait_ms: how long to wait for it). */
+static int copy_ready(int ring, struct pollfd p[2], int wait_ms) {
+        int k = poll(p, 2, wait_ms);
+
+        if (k < 0 && errno != EINTR)
+                return -1;
+        for (int i = 0; k > 0 && i < 2; i++) {
+                ssize_t n;
+
+                if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                        continue;
+                n = read(p[i].fd, chunk, sizeof chunk);
+                if (n > 0 && append(ring, i, chunk, (size_t) n) == 0)
+                        continue;
+                if (n < 0 && errno == EINTR)
+                        continue;
+                close(p[i].fd);         /* its end, or a ring that cannot be written */
+                p[i].fd = -1;
+        }
+        return k;
+}
+
+/* Copies both pipes into the ring until both end; the status once ARGV ended and
+ * what it wrote before was copied (a reader that sees the end sees that output). */
 static void supervise_loop(int ring, int out, int err, pid_t child) {
         struct pollfd p[2] = { { .fd = out, .events = POLLIN }, { .fd = err, .events = POLLIN } };
         bool ended = false;
@@ -139,26 +143,16 @@ static void supervise_loop(int ring, int out, int err, pid_t child) {
 
                 if (!ended && waitpid(child, &status, WNOHANG) == child) {
                         ended = true;
+                        /* The pipes hold what it wrote last (a descendant may write on). */
+                        for (unsigned i = 0; i < 64 && (p[0].fd >= 0 || p[1].fd >= 0) && copy_ready(ring, p, 0) > 0; i++)
+                                ;
                         (void) put_u64(ring, SBX_RING_STATUS_OFFSET, (uint64_t) exit_status(status));
                         (void) put_u64(ring, SBX_RING_STATE_OFFSET, SBX_RING_EXITED);
                 }
                 if (ended && p[0].fd < 0 && p[1].fd < 0)
                         break;
-                if (poll(p, 2, ended ? -1 : 100) < 0 && errno != EINTR)
+                if (copy_ready(ring, p, ended ? -1 : 100) < 0)
                         break;
-                for (int i = 0; i < 2; i++) {
-                        ssize_t n;
-
-                        if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
-                                continue;
-                        n = read(p[i].fd, chunk, sizeof chunk);
-                        if (n > 0 && append(ring, i, chunk, (size_t) n) == 0)
-                                continue;
-                        if (n < 0 && errno == EINTR)
-                                continue;
-                        close(p[i].fd);         /* its end, or a ring that cannot be written */
-                        p[i].fd = -1;
-                }
         }
 }
 
@@ -218,7 +212,7 @@ int sbx_init_supervise(const char *dir, const char *report_fd, const char *token
                 return 4;
         }
         (void) put_u64(ring, SBX_RING_PID_OFFSET, (uint64_t) getpid());
-        (void) put_u64(ring, SBX_RING_START_TIME_OFFSET, own_start_time());
+        (void) put_u64(ring, SBX_RING_START_TIME_OFFSET, ring_file_start_time("/proc/self/stat"));
         snprintf(token_entry, sizeof token_entry, EXEC_TOKEN_VAR "%s", token);
         child = fork();
         if (child < 0) {

@@ -2,7 +2,8 @@
 
 /* `xagent-sandbox-init --serve`: the service's kept channel into a sandbox, run by
  * the service through one exec as the sandbox's owner after the sandbox's start was
- * verified. It answers file requests (read, write, list, remove) in the protocol of
+ * verified. It answers file requests (read, write, list, remove) and a detached
+ * process's OUTPUT (its ring read by the ring's one reader, src/core/ring.c) in the protocol of
  * src/core/proto.h, one frame in on standard input, one frame out on standard
  * output, until standard input ends. It acts with the owner's rights only, inside
  * the sandbox's root: a path is the sandbox's, whatever its symbolic links say.
@@ -26,7 +27,8 @@
 #include <unistd.h>
 
 #include "fsutil.h"
-#include "proto.h"
+#include "path.h"
+#include "ring-file.h"
 #include "serve.h"
 
 #define FRAME_MAX (SBX_PROTO_HEADER_SIZE + SBX_PROTO_MAX_PAYLOAD)
@@ -36,6 +38,9 @@
 
 static uint8_t in[FRAME_MAX];
 static uint8_t out[FRAME_MAX];
+/* A READ's data, or an OUTPUT's two streams. */
+static uint8_t data[SBX_PROTO_MAX_DATA];
+_Static_assert(2 * SBX_PROTO_MAX_OUTPUT <= SBX_PROTO_MAX_DATA, "an OUTPUT's streams fit in data");
 static SbxProtoWriter w = { .buf = out, .alloc = sizeof out, .fixed = true };
 
 static int reply_error(int err, const char *path, const char *fmt, ...) {
@@ -65,6 +70,20 @@ static void begin_ok(void) {
         w.size = 0;
         w.error = 0;
         sbx_proto_begin(&w, SBX_PROTO_OK);
+}
+
+/* What a file takes on disk: its blocks, not its length (a sparse file's holes take none). */
+static uint64_t disk_bytes(const struct stat *st) {
+        return (uint64_t) st->st_blocks * 512U;
+}
+
+/* What removing the entry name of dir gives back: its blocks when it is the last link. */
+static uint64_t released_by(int dir, const char *name) {
+        struct stat st;
+
+        if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || (!S_ISDIR(st.st_mode) && st.st_nlink > 1))
+                return 0;
+        return disk_bytes(&st);
 }
 
 static uint64_t usec(const struct timespec *t) {
@@ -116,7 +135,6 @@ static ssize_t read_file(int fd, uint64_t offset, uint8_t *buf, size_t want) {
 }
 
 static int do_read(const SbxProtoRequest *q) {
-        static uint8_t data[SBX_PROTO_MAX_DATA];
         uint64_t offset = q->offset, length = q->length;
         struct stat st;
         bool eof = false;
@@ -190,11 +208,43 @@ static const char *split(const char *path, char *dir) {
         return slash + 1;
 }
 
+static void begin_written(uint64_t allocated, uint64_t released) {
+        begin_ok();
+        sbx_proto_put_u64(&w, SBX_TAG_ALLOCATED, allocated);
+        sbx_proto_put_u64(&w, SBX_TAG_RELEASED, released);
+}
+
+/* An append: to a regular file only, opened without waiting (a FIFO with no reader
+ * would hold the program in open(), one with a reader in write()). */
+static int append_to(int dir, const char *base, const SbxProtoRequest *q) {
+        struct stat before, after;
+        int fd, r;
+
+        fd = openat(dir, base, O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, (mode_t) q->mode);
+        if (fd < 0 && errno == ENXIO)
+                return reply_error(ESPIPE, q->path, "not a regular file");
+        if (fd < 0)
+                return reply_errno(q->path, "cannot open");
+        if (fstat(fd, &before) < 0)
+                r = reply_errno(q->path, "cannot stat");
+        else if (!S_ISREG(before.st_mode))
+                r = reply_error(ESPIPE, q->path, "not a regular file");
+        else if (write_all(fd, q->data, q->data_size) < 0 || fstat(fd, &after) < 0)
+                r = reply_errno(q->path, "cannot write");
+        else {
+                begin_written(disk_bytes(&after), disk_bytes(&before));
+                r = 0;
+        }
+        close(fd);
+        return r;
+}
+
 static int do_write(const SbxProtoRequest *q) {
         char dir_path[SBX_PROTO_MAX_PATH + 1], tmp[FS_TMP_NAME_MAX];
         mode_t mode = (mode_t) q->mode;
-        uint64_t flags = q->flags;
+        uint64_t flags = q->flags, released = 0;
         const char *base;
+        struct stat st;
         bool unnamed;
         int dir, fd, r;
 
@@ -205,30 +255,24 @@ static int do_write(const SbxProtoRequest *q) {
         if (dir < 0)
                 return reply_errno(dir_path, "cannot open the directory");
         if (flags & SBX_PROTO_WRITE_APPEND) {
-                fd = openat(dir, base, O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY | O_CLOEXEC, mode);
-                r = fd < 0 ? reply_errno(q->path, "cannot open") :
-                    write_all(fd, q->data, q->data_size) < 0 ? reply_errno(q->path, "cannot write") : 0;
-                if (fd >= 0)
-                        close(fd);
+                r = append_to(dir, base, q);
                 close(dir);
-                if (r == 0)
-                        begin_ok();
                 return r;
         }
         /* Atomic: the new contents appear whole, under the name, or not at all. */
         fd = fs_create_hidden(dir, tmp, &unnamed);
         if (fd < 0)
                 r = reply_errno(q->path, "cannot create");
-        else if (write_all(fd, q->data, q->data_size) < 0 || fchmod(fd, mode) < 0) {
+        else if (write_all(fd, q->data, q->data_size) < 0 || fchmod(fd, mode) < 0 || fstat(fd, &st) < 0) {
                 fs_discard(dir, fd, unnamed, tmp);
                 r = reply_errno(q->path, "cannot write");
-        } else if (fs_publish(dir, fd, unnamed, tmp, base) < 0)
-                r = reply_errno(q->path, "cannot put it in place");
-        else
-                r = 0;
+        } else {
+                released = released_by(dir, base);
+                r = fs_publish(dir, fd, unnamed, tmp, base) < 0 ? reply_errno(q->path, "cannot put it in place") : 0;
+        }
         close(dir);
         if (r == 0)
-                begin_ok();
+                begin_written(disk_bytes(&st), released);
         return r;
 }
 
@@ -302,7 +346,7 @@ static int do_list(const SbxProtoRequest *q) {
         Walk walk;
         int fd;
 
-        fd = open(q->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        fd = open(q->path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0)
                 return reply_errno(q->path, "cannot open the directory");
         begin_ok();
@@ -316,8 +360,9 @@ static int do_list(const SbxProtoRequest *q) {
 
 /* ---- REMOVE ----------------------------------------------------------------------- */
 
-/* Empties the directory fd (closed here), depth-first, never following a link. */
-static int remove_tree(int fd, unsigned depth) {
+/* Empties the directory fd (closed here), depth-first, never following a link;
+ * adds what it gave back to *released. */
+static int remove_tree(int fd, unsigned depth, uint64_t *released) {
         DIR *d;
         struct dirent *de;
         int r = 0;
@@ -332,29 +377,41 @@ static int remove_tree(int fd, unsigned depth) {
                 return -1;
         }
         while (r == 0 && (de = readdir(d))) {
+                uint64_t size;
+
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;
-                if (unlinkat(dirfd(d), de->d_name, 0) == 0)
+                size = released_by(dirfd(d), de->d_name);
+                if (unlinkat(dirfd(d), de->d_name, 0) == 0) {
+                        *released += size;
                         continue;
+                }
                 if (errno != EISDIR && errno != EPERM) {
                         r = -1;
                         break;
                 }
                 int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (sub < 0 || remove_tree(sub, depth + 1) < 0 || unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0)
+                if (sub < 0 || remove_tree(sub, depth + 1, released) < 0 ||
+                    unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0)
                         r = -1;
+                else
+                        *released += size;
         }
         closedir(d);
         return r;
 }
 
+/* The path is normalised (handle()): "/" is the root in every spelling. */
 static int do_remove(const SbxProtoRequest *q) {
+        uint64_t released = 0;
         struct stat st;
 
         if (strcmp(q->path, "/") == 0)
                 return reply_error(EBUSY, q->path, "the sandbox's root is not removed");
         if (lstat(q->path, &st) < 0)
                 return reply_errno(q->path, "cannot remove");
+        if (!S_ISDIR(st.st_mode) && st.st_nlink <= 1)
+                released = disk_bytes(&st);
         if (!S_ISDIR(st.st_mode)) {
                 if (unlink(q->path) < 0)
                         return reply_errno(q->path, "cannot remove");
@@ -362,14 +419,63 @@ static int do_remove(const SbxProtoRequest *q) {
                 if (q->flags & SBX_PROTO_REMOVE_RECURSIVE) {
                         int fd = open(q->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-                        if (fd < 0 || remove_tree(fd, 0) < 0)
+                        if (fd < 0 || remove_tree(fd, 0, &released) < 0)
                                 return reply_errno(q->path, "cannot remove what it holds");
                 }
                 if (rmdir(q->path) < 0)
                         return reply_errno(q->path, "cannot remove");
+                released += disk_bytes(&st);
         }
         begin_ok();
+        sbx_proto_put_u64(&w, SBX_TAG_RELEASED, released);
         return 0;
+}
+
+/* ---- OUTPUT ----------------------------------------------------------------------- */
+
+/* A detached process's state and output through the ring's one reader: the header
+ * read first names the positions, the streams are read under it (again on a newer
+ * one when a write overwrote them), and the header read last gives the state and
+ * the commits, so a process that ended meanwhile shows its end with "more" to read. */
+static int do_output(const SbxProtoRequest *q) {
+        static const uint8_t tags[2][3] = { { SBX_TAG_POS_OUT, SBX_TAG_COMMIT_OUT, SBX_TAG_STDOUT },
+                                            { SBX_TAG_POS_ERR, SBX_TAG_COMMIT_ERR, SBX_TAG_STDERR } };
+        int fd = ring_file_open(q->path), r = 0;
+        SbxRingSource src = { .pread = ring_file_pread, .userdata = &fd };
+        SbxRingHeader h, last;
+        uint64_t pos[2];
+        size_t n[2] = {};
+        unsigned state;
+
+        if (fd < 0)
+                return reply_errno(q->path, "cannot open the output");
+        if ((r = sbx_ring_read_header(&src, &h)) < 0 || (r = sbx_ring_cursor_positions(q->offset, h.commit, pos)) < 0)
+                goto fail;
+        for (int s = 0; s < 2; s++)
+                if ((r = sbx_ring_read_stream(&src, &h, s, &pos[s], data + (size_t) s * SBX_PROTO_MAX_OUTPUT,
+                                              (size_t) q->length, &n[s])) < 0)
+                        goto fail;
+        if ((r = sbx_ring_read_header(&src, &last)) < 0)
+                goto fail;
+        state = ring_file_state(&last);
+        /* Gone without a word: it may have recorded its end just now. */
+        if (state == SBX_RING_STATE_LOST && sbx_ring_read_header(&src, &last) >= 0 && last.exited)
+                state = SBX_RING_STATE_EXITED;
+        close(fd);
+        begin_ok();
+        sbx_proto_put_u64(&w, SBX_TAG_STATE, state);
+        sbx_proto_put_u64(&w, SBX_TAG_STATUS, last.status);
+        for (int s = 0; s < 2; s++) {
+                sbx_proto_put_u64(&w, tags[s][0], pos[s]);
+                sbx_proto_put_u64(&w, tags[s][1], MAX(last.commit[s], pos[s] + n[s]));
+                sbx_proto_put(&w, tags[s][2], data + (size_t) s * SBX_PROTO_MAX_OUTPUT, n[s]);
+        }
+        return 0;
+fail:
+        close(fd);
+        return reply_error(-r, q->path, "%s", r == -ERANGE ? "the cursor is past the output's end" :
+                           r == -EAGAIN ? "the output was overwritten faster than it could be read" :
+                           "the output file is damaged");
 }
 
 /* ---- the loop --------------------------------------------------------------------- */
@@ -381,6 +487,10 @@ static int handle(const SbxProtoFrame *f) {
 
         if (r < 0)
                 return reply_error(-r, NULL, "%s", why);
+        /* One rule for every path (docs/api.md, "Files"): "//", "/." or "/tmp/.."
+         * name the root, as the service normalised them already. */
+        if (q.type != SBX_PROTO_HELLO && sbx_path_normalize_absolute(q.path, q.path, sizeof q.path) < 0)
+                return reply_error(EINVAL, NULL, "not an absolute path");
         switch (q.type) {
         case SBX_PROTO_HELLO:
                 begin_ok();
@@ -392,6 +502,8 @@ static int handle(const SbxProtoFrame *f) {
                 return do_write(&q);
         case SBX_PROTO_LIST:
                 return do_list(&q);
+        case SBX_PROTO_OUTPUT:
+                return do_output(&q);
         default:
                 return do_remove(&q);
         }

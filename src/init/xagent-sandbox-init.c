@@ -35,7 +35,8 @@
  * Run as `xagent-sandbox-init --unpack DIR`, again as the owner, it unpacks a
  * CopyToSandbox stream below DIR (unpack.c); as `--pack DIR NAME` it writes the
  * CopyFromSandbox stream of DIR/NAME (pack.c): copies need no tar in the image;
- * as `--serve` it is the service's kept channel for file requests (serve.c); as
+ * as `--serve` it is the service's kept channel for file requests and detached
+ * processes' output (serve.c); as
  * `--detach DIR CAP -- ARGV…` it starts ARGV detached, supervised, its output kept
  * in a ring file in DIR, CAP bytes per stream (detach.c); as `--attach DIR` it
  * copies that process's output out and its input in, for Attach (attach.c). */

@@ -8,18 +8,23 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "channel.h"
 #include "docker-stream.h"
 #include "lifecycle-internal.h"
 #include "exec.h"
-#include "json-util.h"
+#include "path.h"
 #include "time-util.h"
 
 /* Channels kept at most; a closed one is dropped to make room. */
 #define CHANNELS_MAX 1024U
 /* What the program may write to its standard error, kept for nothing: dropped. */
 #define READ_CHUNK 65536U
+/* A channel's buffer of bytes not yet a whole frame is given back after a frame
+ * when it grew beyond this (a 16 MiB ReadFile's reply would otherwise stay, per
+ * running sandbox, until it stops). */
+#define IN_KEEP_MAX 65536U
 
 typedef struct SbxChannel {
         char *container_id;
@@ -37,6 +42,7 @@ struct SbxChannels {
         pthread_mutex_t lock;
         SbxChannel **list;
         size_t n;
+        SbxDiskLedger disk;
 };
 
 int sbx_channels_new(SbxChannels **ret) {
@@ -45,8 +51,30 @@ int sbx_channels_new(SbxChannels **ret) {
         if (!c)
                 return -ENOMEM;
         pthread_mutex_init(&c->lock, NULL);
+        sbx_disk_ledger_init(&c->disk);
         *ret = c;
         return 0;
+}
+
+SbxDiskLedger *sbx_channels_disk(SbxChannels *c) {
+        return &c->disk;
+}
+
+/* Gives back a buffer a large frame grew (what is pending moves to a small one). */
+static void shrink_in(SbxChannel *ch) {
+        uint8_t *b;
+
+        if (ch->in_alloc <= IN_KEEP_MAX || ch->in_size > IN_KEEP_MAX / 2)
+                return;
+        if (ch->in_size == 0) {
+                ch->in = mfree(ch->in);
+                ch->in_alloc = 0;
+        } else if ((b = malloc(IN_KEEP_MAX))) {
+                memcpy(b, ch->in, ch->in_size);
+                free(ch->in);
+                ch->in = b;
+                ch->in_alloc = IN_KEEP_MAX;
+        }
 }
 
 static void channel_close(SbxChannel *ch) {
@@ -58,6 +86,7 @@ static void channel_close(SbxChannel *ch) {
         ch->process = sbx_exec_process_free(ch->process);
         ch->demux = SBX_DEMUX_INIT;
         ch->in_size = 0;
+        shrink_in(ch);
 }
 
 static void channel_free(SbxChannel *ch) {
@@ -74,6 +103,7 @@ SbxChannels *sbx_channels_free(SbxChannels *c) {
         for (size_t i = 0; i < c->n; i++)
                 channel_free(c->list[i]);
         free(c->list);
+        sbx_disk_ledger_done(&c->disk);
         pthread_mutex_destroy(&c->lock);
         free(c);
         return NULL;
@@ -233,6 +263,12 @@ static int recv_frame(SbxChannel *ch, SbxChannelReply *ret, uint64_t deadline_us
 
                 if (n < 0)
                         return n;
+                if (n > 0 && (size_t) n == ch->in_size) {
+                        /* The whole buffer is the frame: it becomes the reply's. */
+                        *ret = (SbxChannelReply) { .buf = TAKE_PTR(ch->in) };
+                        ch->in_size = ch->in_alloc = 0;
+                        return sbx_proto_frame(ret->buf, (size_t) n, &ret->frame) > 0 ? 0 : -EBADMSG;
+                }
                 if (n > 0) {
                         uint8_t *b = malloc((size_t) n);
 
@@ -241,6 +277,7 @@ static int recv_frame(SbxChannel *ch, SbxChannelReply *ret, uint64_t deadline_us
                         memcpy(b, ch->in, (size_t) n);
                         memmove(ch->in, ch->in + n, ch->in_size - (size_t) n);
                         ch->in_size -= (size_t) n;
+                        shrink_in(ch);
                         *ret = (SbxChannelReply) { .buf = b };
                         return sbx_proto_frame(b, (size_t) n, &ret->frame) > 0 ? 0 : -EBADMSG;
                 }
@@ -317,18 +354,40 @@ static int channel_open(SbxLifecycle *l, const char *name, SbxChannel *ch, uint6
         return 0;
 }
 
-static int channel_error(const char *path, const SbxChannelReply *reply, SbxError *error) {
+static int channel_error(const char *path, const SbxChannelReply *reply, int *ret_errno, SbxError *error) {
         SbxProtoError e;
 
         if (sbx_proto_error_parse(&reply->frame, &e) < 0)
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
                                      "The service's program in the sandbox answered garbage");
+        if (ret_errno)
+                *ret_errno = e.err;
         /* Its own text is the sandbox's: the meaning of its errno is ours. */
-        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "path: '%.256s': %s", path, strerror(e.err));
+        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "path: '%.256s': %s", path,
+                             e.err == ESPIPE ? "not a regular file" : strerror(e.err));
+}
+
+/* The channel's lock, waited for until the request's deadline at most: a request
+ * queued behind one the sandbox does not answer gives up with it, never after. */
+static int lock_until(SbxChannel *ch, uint64_t deadline_us) {
+        struct timespec ts = { .tv_sec = (time_t) (deadline_us / 1000000U),
+                               .tv_nsec = (long) (deadline_us % 1000000U) * 1000L };
+
+        return -pthread_mutex_clocklock(&ch->lock, CLOCK_MONOTONIC, &ts);
+}
+
+static int timed_out(SbxError *error) {
+        return sbx_error_set(error, SBX_ERROR_TIMED_OUT, "The sandbox did not answer within %u s",
+                             SBX_DOCKER_EXEC_CALL_TIMEOUT_S);
 }
 
 int sbx_lifecycle_channel_call(SbxLifecycle *l, const char *name, const SbxProtoRequest *q,
                                SbxChannelReply *ret, SbxError *error) {
+        return sbx_lifecycle_channel_call_errno(l, name, q, ret, NULL, error);
+}
+
+int sbx_lifecycle_channel_call_errno(SbxLifecycle *l, const char *name, const SbxProtoRequest *q,
+                                     SbxChannelReply *ret, int *ret_errno, SbxError *error) {
         _cleanup_(sbx_proto_writer_done) SbxProtoWriter w = {};
         _cleanup_free_ char *container_id = NULL;
         uint64_t deadline_us = sbx_now_monotonic_us() + (uint64_t) SBX_DOCKER_EXEC_CALL_TIMEOUT_S * 1000000U;
@@ -345,10 +404,19 @@ int sbx_lifecycle_channel_call(SbxLifecycle *l, const char *name, const SbxProto
         if ((r = acquire(l->channels, container_id, &ch)) < 0)
                 return r == -EBUSY ? sbx_error_set(error, SBX_ERROR_LIMITS_EXCEEDED, "Too many sandbox channels")
                                    : r;
-        pthread_mutex_lock(&ch->lock);
+        if ((r = lock_until(ch, deadline_us)) < 0) {
+                release(l->channels, ch);
+                return r == -ETIMEDOUT ? timed_out(error) : r;
+        }
         for (unsigned attempt = 0;; attempt++) {
                 bool reused = ch->fd >= 0, sent = false, got = false;
 
+                /* Past its deadline (it waited behind a request that timed out): no new
+                 * channel, no new exec in the sandbox. */
+                if (!reused && sbx_now_monotonic_us() >= deadline_us) {
+                        r = timed_out(error);
+                        break;
+                }
                 if (!reused && (r = channel_open(l, name, ch, deadline_us, error)) < 0)
                         break;
                 r = round_trip(ch, w.buf, (size_t) n, ret, deadline_us, &sent, &got);
@@ -366,8 +434,7 @@ int sbx_lifecycle_channel_call(SbxLifecycle *l, const char *name, const SbxProto
                     !(sent && q->type == SBX_PROTO_WRITE && (q->flags & SBX_PROTO_WRITE_APPEND)))
                         continue;
                 if (r == -ETIME)
-                        r = sbx_error_set(error, SBX_ERROR_TIMED_OUT, "The sandbox did not answer within %u s",
-                                          SBX_DOCKER_EXEC_CALL_TIMEOUT_S);
+                        r = timed_out(error);
                 else
                         r = sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "The channel to the sandbox failed: %s",
                                           strerror(-r));
@@ -376,7 +443,7 @@ int sbx_lifecycle_channel_call(SbxLifecycle *l, const char *name, const SbxProto
         pthread_mutex_unlock(&ch->lock);
         release(l->channels, ch);
         if (r >= 0 && ret->frame.type == SBX_PROTO_ERROR) {
-                r = channel_error(q->path, ret, error);
+                r = channel_error(q->path, ret, ret_errno, error);
                 sbx_channel_reply_done(ret);
         } else if (r >= 0 && ret->frame.type != SBX_PROTO_OK) {
                 sbx_channel_reply_done(ret);
@@ -393,11 +460,14 @@ void sbx_file_data_done(SbxFileData *d) {
         *d = (SbxFileData) {};
 }
 
+/* One rule for every file call (docs/api.md, "Files"): the path is absolute and
+ * normalised lexically before anything is checked or sent ("//", "/.", "/tmp/.."
+ * are "/"). */
 static int set_path(SbxProtoRequest *q, const char *path, SbxError *error) {
-        if (path[0] != '/' || strlen(path) > SBX_PROTO_MAX_PATH)
+        if (strlen(path) > SBX_PROTO_MAX_PATH ||
+            sbx_path_normalize_absolute(path, q->path, sizeof q->path) < 0)
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "path: '%.64s' is not an absolute path of at "
                                      "most %u bytes", path, SBX_PROTO_MAX_PATH);
-        strcpy(q->path, path);
         return 0;
 }
 
@@ -425,40 +495,32 @@ int sbx_lifecycle_read_file(SbxLifecycle *l, const char *name, const char *path,
         return 0;
 }
 
-/* The host policy's max_disk_mib holds for a write as for a copy (copy.c): what the
- * sandbox's writable layer holds now (Docker's SizeRw) and the data must fit. */
-static int check_disk(SbxLifecycle *l, const char *name, size_t size, SbxError *error) {
-        _cleanup_(json_object_putp) json_object *j = NULL;
-        _cleanup_free_ char *id = NULL, *query = NULL;
-        uint64_t bound;
-        json_object *v;
-        int64_t used = 0;
-        int r;
+/* The host policy's max_disk_mib holds for a write as for a copy (copy.c): the
+ * write's own blocks are reserved in the sandbox's ledger (disk-ledger.h) before it
+ * is sent, and what the program says it took and freed settles it. */
+static int disk_reserve(SbxLifecycle *l, const char *container_id, size_t size, uint64_t *ret_reserved,
+                        SbxError *error) {
+        uint64_t bound = (uint64_t) l->policy->max_disk_mib << 20, bytes = sbx_disk_blocks(size), used = 0;
+        int r = sbx_disk_ledger_reserve(sbx_channels_disk(l->channels), container_id, bound, bytes, &used);
 
-        if (!l->policy || size == 0)
-                return 0;
-        bound = (uint64_t) l->policy->max_disk_mib * 1024 * 1024;
-        if ((r = sbx_lifecycle_container_id(l, name, &id, error)) < 0)
-                return r;
-        if (asprintf(&query, "/containers/%s/json?size=1", id) < 0)
-                return -ENOMEM;
-        if ((r = sbx_docker_get_object(l->docker, query, &j, error)) < 0)
-                return r;
-        if (json_object_object_get_ex(j, "SizeRw", &v) && json_object_is_type(v, json_type_int))
-                used = MAX(json_object_get_int64(v), 0);
-        if ((uint64_t) used + size > bound)
+        if (r == -ENOSPC)
                 return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
-                                     "max_disk_mib: the sandbox's writable layer holds %" PRIi64 " bytes; %zu more "
-                                     "would take it past the host policy's max_disk_mib %" PRIi64 " MiB",
-                                     used, size, l->policy->max_disk_mib);
+                                     "max_disk_mib: the service's file calls and copies put %" PRIu64 " bytes into "
+                                     "the sandbox; %" PRIu64 " more would take it past the host policy's "
+                                     "max_disk_mib %" PRIi64 " MiB", used, bytes, l->policy->max_disk_mib);
+        if (r < 0)
+                return r;
+        *ret_reserved = bytes;
         return 0;
 }
 
 int sbx_lifecycle_write_file(SbxLifecycle *l, const char *name, const char *path, const void *data,
                              size_t size, unsigned mode, unsigned flags, SbxError *error) {
         _cleanup_(sbx_channel_reply_done) SbxChannelReply reply = {};
+        _cleanup_free_ char *container_id = NULL;
         SbxProtoRequest q = { .type = SBX_PROTO_WRITE, .data = data, .data_size = (uint32_t) size,
                               .mode = mode, .flags = flags };
+        uint64_t reserved = 0, added = 0, released = 0;
         int r;
 
         if (size > SBX_PROTO_MAX_DATA)
@@ -466,9 +528,23 @@ int sbx_lifecycle_write_file(SbxLifecycle *l, const char *name, const char *path
                                      SBX_PROTO_MAX_DATA);
         if (mode > 07777)
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "mode: %o is not a file mode", mode);
-        if ((r = set_path(&q, path, error)) < 0 || (r = check_disk(l, name, size, error)) < 0)
+        if (!l->channels)
+                return -EINVAL;
+        if ((r = set_path(&q, path, error)) < 0 ||
+            (r = sbx_lifecycle_container_id(l, name, &container_id, error)) < 0 ||
+            (l->policy && (r = disk_reserve(l, container_id, size, &reserved, error)) < 0))
                 return r;
-        return sbx_lifecycle_channel_call(l, name, &q, &reply, error);
+        r = sbx_lifecycle_channel_call(l, name, &q, &reply, error);
+        if (r >= 0) {
+                if (sbx_proto_reply_u64(&reply.frame, SBX_TAG_ALLOCATED, &added) < 0 ||
+                    sbx_proto_reply_u64(&reply.frame, SBX_TAG_RELEASED, &released) < 0) {
+                        added = reserved;       /* an answer without them: the write counts as asked */
+                        released = 0;
+                }
+        } else if (sbx_error_is(error, SBX_ERROR_TIMED_OUT) || sbx_error_is(error, SBX_ERROR_BACKEND_ERROR))
+                added = reserved;               /* lost on the way: it may be there, in part */
+        sbx_disk_ledger_settle(sbx_channels_disk(l->channels), container_id, reserved, added, released);
+        return r;
 }
 
 void sbx_file_entries_free(SbxFileEntry *e, size_t n) {
@@ -526,10 +602,22 @@ int sbx_lifecycle_list_files(SbxLifecycle *l, const char *name, const char *path
 int sbx_lifecycle_remove_file(SbxLifecycle *l, const char *name, const char *path, bool recursive,
                               SbxError *error) {
         _cleanup_(sbx_channel_reply_done) SbxChannelReply reply = {};
+        _cleanup_free_ char *container_id = NULL;
         SbxProtoRequest q = { .type = SBX_PROTO_REMOVE, .flags = recursive ? SBX_PROTO_REMOVE_RECURSIVE : 0 };
+        uint64_t released = 0;
         int r;
 
+        if (!l->channels)
+                return -EINVAL;
         if ((r = set_path(&q, path, error)) < 0)
                 return r;
-        return sbx_lifecycle_channel_call(l, name, &q, &reply, error);
+        if (streq(q.path, "/"))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "path: '%.256s' names the sandbox's root, "
+                                     "which is never removed", path);
+        if ((r = sbx_lifecycle_container_id(l, name, &container_id, error)) < 0 ||
+            (r = sbx_lifecycle_channel_call(l, name, &q, &reply, error)) < 0)
+                return r;
+        if (sbx_proto_reply_u64(&reply.frame, SBX_TAG_RELEASED, &released) >= 0)
+                sbx_disk_ledger_settle(sbx_channels_disk(l->channels), container_id, 0, 0, released);
+        return 0;
 }

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "disk-ledger.h"
 #include "lifecycle.h"
 #include "proto.h"
 
@@ -22,6 +23,9 @@ typedef struct SbxChannels SbxChannels;
 int sbx_channels_new(SbxChannels **ret);
 SbxChannels *sbx_channels_free(SbxChannels *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SbxChannels *, sbx_channels_free);
+
+/* The ledger of max_disk_mib (disk-ledger.h). */
+SbxDiskLedger *sbx_channels_disk(SbxChannels *c);
 
 /* Closes the channel of a container (stopped, deleted): its program ends. */
 void sbx_channels_forget(SbxChannels *c, const char *container_id);
@@ -39,8 +43,13 @@ void sbx_channel_reply_done(SbxChannelReply *r);
  * errno's meaning; the program's own text is not passed on). */
 int sbx_lifecycle_channel_call(SbxLifecycle *l, const char *name, const SbxProtoRequest *q,
                                SbxChannelReply *ret, SbxError *error);
+/* The same; an ERROR reply's errno (positive) also in *ret_errno (left alone
+ * otherwise), for callers that tell the program's answers apart. */
+int sbx_lifecycle_channel_call_errno(SbxLifecycle *l, const char *name, const SbxProtoRequest *q,
+                                     SbxChannelReply *ret, int *ret_errno, SbxError *error);
 
-/* The file operations on top of it (docs/architecture.md, "The channel"). */
+/* The file operations on top of it (docs/architecture.md, "The channel"). Every
+ * path is normalised lexically first, the same way for each (path.h). */
 typedef struct SbxFileData {
         uint8_t *data;
         size_t size;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "channel.h"
 #include "exec.h"
 #include "lifecycle-internal.h"
 #include "tar-filter.h"
@@ -16,7 +17,7 @@
 typedef struct CopyFilter {
         SbxTarFilter *filter;
         SbxError error;
-        uint64_t budget;        /* bytes the writable layer may still take (max_disk_mib) */
+        uint64_t budget;        /* bytes the sandbox may still take through the service (max_disk_mib) */
         uint64_t passed;        /* archive bytes passed on so far */
         int64_t max_disk_mib;
 } CopyFilter;
@@ -37,37 +38,25 @@ static int copy_filter(void *userdata, const char *data, size_t size, char **out
         c->passed += *out_size;
         if (c->passed > c->budget)
                 return sbx_error_set(&c->error, SBX_ERROR_POLICY_VIOLATION,
-                                     "max_disk_mib: the copy would take the sandbox's writable layer past the "
-                                     "host policy's max_disk_mib %" PRIi64 " MiB; refused after %" PRIu64
+                                     "max_disk_mib: the copy would take what the service put into the sandbox "
+                                     "past the host policy's max_disk_mib %" PRIi64 " MiB; refused after %" PRIu64
                                      " bytes", c->max_disk_mib, c->passed - *out_size);
         return r;
 }
 
-/* What the writable layer may still take: max_disk_mib less Docker's SizeRw now. */
-static int disk_budget(SbxLifecycle *l, const char *name, CopyFilter *c, SbxError *error) {
-        _cleanup_(json_object_putp) json_object *j = NULL;
-        _cleanup_free_ char *id = NULL, *path = NULL;
-        uint64_t bound = (uint64_t) l->policy->max_disk_mib * 1024 * 1024;
-        json_object *v;
-        int64_t used = 0;
-        int r;
+/* What the sandbox may still take through the service: max_disk_mib less what the
+ * service's calls put in (disk-ledger.h; no walk of the layer by the engine). */
+static int disk_budget(SbxLifecycle *l, const char *container_id, CopyFilter *c, SbxError *error) {
+        uint64_t bound = (uint64_t) l->policy->max_disk_mib << 20;
+        uint64_t used = l->channels ? sbx_disk_ledger_used(sbx_channels_disk(l->channels), container_id) : 0;
 
-        if ((r = sbx_lifecycle_container_id(l, name, &id, error)) < 0)
-                return r;
-        if (asprintf(&path, "/containers/%s/json?size=1", id) < 0)
-                return -ENOMEM;
-        r = sbx_docker_get_object(l->docker, path, &j, error);
-        if (r < 0)
-                return r;
-        if (json_object_object_get_ex(j, "SizeRw", &v) && json_object_is_type(v, json_type_int))
-                used = json_object_get_int64(v);
         c->max_disk_mib = l->policy->max_disk_mib;
-        c->budget = used > 0 && (uint64_t) used >= bound ? 0 : bound - (uint64_t) (used > 0 ? used : 0);
+        c->budget = used >= bound ? 0 : bound - used;
         if (c->budget == 0)
                 return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
-                                     "max_disk_mib: the sandbox's writable layer holds %" PRIi64 " bytes, the host "
-                                     "policy's max_disk_mib %" PRIi64 " MiB or more; nothing more is copied in",
-                                     used, c->max_disk_mib);
+                                     "max_disk_mib: the service's file calls and copies put %" PRIu64 " bytes into "
+                                     "the sandbox, the host policy's max_disk_mib %" PRIi64 " MiB or more; nothing "
+                                     "more is copied in", used, c->max_disk_mib);
         return 0;
 }
 
@@ -118,14 +107,15 @@ static int owner_ids(const SbxExecProcess *p, uid_t *uid, gid_t *gid) {
 
 int sbx_lifecycle_copy_to(SbxLifecycle *l, const char *name, const char *guest_dir, int tar_fd, SbxError *error) {
         _cleanup_(sbx_exec_process_freep) SbxExecProcess *p = NULL;
+        _cleanup_free_ char *container_id = NULL;
         CopyFilter c = { .error = SBX_ERROR_NULL };
         uid_t uid;
         gid_t gid;
         int r;
 
-        /* Before anything runs: a full layer takes no copy. */
-        r = disk_budget(l, name, &c, error);
-        if (r < 0)
+        /* Before anything runs: a full budget takes no copy. */
+        if ((r = sbx_lifecycle_container_id(l, name, &container_id, error)) < 0 ||
+            (r = disk_budget(l, container_id, &c, error)) < 0)
                 return r;
         /* The service's own program unpacks, as the owner (src/init/unpack.c): no tar in
          * the image is needed or run, and nothing is under its final name before it is whole. */
@@ -142,6 +132,9 @@ int sbx_lifecycle_copy_to(SbxLifecycle *l, const char *name, const char *guest_d
         p->relay.in_filter_userdata = &c;
         r = copy_run(l, p, error);
         sbx_tar_filter_free(c.filter);
+        /* What was passed on may be there, whole or in part: it counts. */
+        if (l->channels)
+                sbx_disk_ledger_settle(sbx_channels_disk(l->channels), container_id, 0, c.passed, 0);
         if (sbx_error_is_set(&c.error)) {
                 /* A refused entry: the unpacking was killed before it (copy_run()). */
                 sbx_error_free(error);

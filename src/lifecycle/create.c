@@ -15,6 +15,7 @@
 #include "labels.h"
 #include "lifecycle-internal.h"
 #include "log.h"
+#include "egress-apply.h"
 #include "mount-check.h"
 #include "posture.h"
 #include "publish.h"
@@ -154,7 +155,10 @@ typedef struct Creation {
         const SbxSpec *spec;
         const SbxOwner *owner;
         json_object *labels;            /* the caller's (user-labels.h), or NULL */
+        SbxNewLifetime lifetime;        /* stored with the row */
         char *labels_json;              /* … as the intent and the row store them */
+        const SbxEgress *egress;        /* the caller's (egress.h), or NULL: the default */
+        char *egress_json;              /* … as the row stores it */
         char *image;                    /* the reference the container is made from */
         char *image_id;                 /* a snapshot's recorded image id, else NULL */
         char *json;                     /* the spec serialized, once: the intent's and the row's */
@@ -171,14 +175,33 @@ static void creation_done(Creation *c) {
         free(c->image_id);
         free(c->json);
         free(c->labels_json);
+        free(c->egress_json);
         free(c->final_name);
         free(c->pending);
         lc_pins_done(&c->pins);
         sbx_mount_table_done(&c->mounts);
 }
 
+/* Its lifetime as stored: the expiry counts from the creation, the idle time from now. */
+static bool lifetime_row(const Creation *c, SbxLifetimeRow *ret) {
+        const SbxNewLifetime *t = &c->lifetime;
+
+        if (t->idle_timeout_s == 0 && t->expire_after_s == 0)
+                return false;
+        *ret = (SbxLifetimeRow) {
+                .name = (char *) c->name, .idle_timeout_s = t->idle_timeout_s, .on_idle_pause = t->on_idle_pause,
+                .expire_at_us = t->expire_after_s ? (uint64_t) c->created_us + (uint64_t) t->expire_after_s * 1000000U : 0,
+                .counts_processes = t->counts_processes, .last_activity_us = sbx_now_realtime_us(),
+        };
+        return true;
+}
+
+/* The row and its lifetime, in one transaction. */
 static int record(SbxLifecycle *l, const Creation *c, const SbxObserved *o, SbxError *error) {
-        return sbx_store_put_sandbox(l->store, &(SbxSandboxRow) {
+        SbxLifetimeRow lifetime;
+        bool has_lifetime = lifetime_row(c, &lifetime);
+
+        return sbx_store_put_sandbox_with_lifetime(l->store, &(SbxSandboxRow) {
                 .name = (char *) c->name,
                 .owner_uid = c->owner->uid,
                 .owner_gid = c->owner->gid,
@@ -189,7 +212,21 @@ static int record(SbxLifecycle *l, const Creation *c, const SbxObserved *o, SbxE
                 .state = o->state == SBX_STATE_RUNNING ? SBX_SANDBOX_RUNNING : SBX_SANDBOX_STOPPED,
                 .created_us = c->created_us,
                 .labels_json = c->labels_json,
-        }, error);
+                .egress_json = c->egress_json,
+        }, has_lifetime ? &lifetime : NULL, error);
+}
+
+/* What the reply shows of it (the bus keeps it from here on). */
+static void take_lifetime(const Creation *c, SbxSandbox *s) {
+        SbxLifetimeRow t;
+
+        if (!lifetime_row(c, &t))
+                return;
+        s->idle_timeout_s = t.idle_timeout_s;
+        s->on_idle_pause = t.on_idle_pause;
+        s->expire_at_us = t.expire_at_us;
+        s->last_activity_us = t.last_activity_us;
+        s->idle_counts_processes = t.counts_processes;
 }
 
 /* The final name is held by a container that is not this sandbox (its lock is held
@@ -247,7 +284,8 @@ static int start_verify_record(SbxLifecycle *l, Creation *c, const char *id, Sbx
         if ((r = sbx_container_mounts(l->docker, id, t0, SBX_MOUNT_REPORT_TIMEOUT_MS, &c->mounts, error)) < 0 ||
             (r = sbx_mounts_verify(&c->mounts, c->spec->volumes, c->pins.fds, c->spec->n_volumes, error)) < 0 ||
             (r = lc_inspect_container(l, id, &o, error)) < 0 ||
-            (r = verify_published(l, c->name, c->spec, c->image, c->owner, o, error)) < 0)
+            (r = verify_published(l, c->name, c->spec, c->image, c->owner, o, error)) < 0 ||
+            (r = lc_egress_arm(l, id, o, c->egress ?: &(SbxEgress) {}, LC_EGRESS_NEW, error)) < 0)
                 return r;
         /* Verified: the final name says so, should the row below never be written. */
         r = sbx_docker_container_rename(l->docker, id, c->final_name, error);
@@ -300,6 +338,7 @@ static int prepare(SbxLifecycle *l, Creation *c, json_object **ret_body, SbxErro
             }, ret_body)) < 0 ||
             (r = sbx_user_labels_to_docker(c->labels, json_object_object_get(*ret_body, "Labels"))) < 0 ||
             (r = sbx_user_labels_to_string(c->labels, &c->labels_json)) < 0 ||
+            (r = sbx_egress_to_json(c->egress ?: &(SbxEgress) {}, &c->egress_json)) < 0 ||
             (r = sbx_container_name(c->name, &c->final_name)) < 0 ||
             (r = sbx_spec_to_json_string(c->spec, &c->json)) < 0)
                 return r;
@@ -352,8 +391,10 @@ static int make_container(SbxLifecycle *l, const Creation *c, json_object *body,
 
 /* Create, with the name's lock held. */
 static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
-                         json_object *labels, SbxSandbox **ret, SbxError *error) {
-        _cleanup_(creation_done) Creation c = { .name = name, .spec = spec, .owner = owner, .labels = labels };
+                         json_object *labels, const SbxNewLifetime *lifetime, const SbxEgress *egress,
+                         SbxSandbox **ret, SbxError *error) {
+        _cleanup_(creation_done) Creation c = { .name = name, .spec = spec, .owner = owner, .labels = labels,
+                                                .lifetime = *lifetime, .egress = egress };
         _cleanup_(json_object_putp) json_object *body = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         _cleanup_free_ char *existing = NULL, *id = NULL;
@@ -389,8 +430,10 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
         r = lc_make_sandbox(l, name, o, &(SbxSandboxRow) { .owner_gid = owner->gid, .fingerprint = c.fp,
                                                            .created_us = c.created_us, .labels_json = c.labels_json },
                             stored, fps, &c.mounts, ret);
-        if (r >= 0)
+        if (r >= 0) {
                 TAKE_PTR(o);
+                take_lifetime(&c, *ret);
+        }
         return r;
 }
 
@@ -408,7 +451,9 @@ int sbx_lifecycle_create_with(SbxLifecycle *l, const char *name, const SbxSpec *
 
         if ((r = check_namespace(name, owner, error)) < 0 || (r = lc_lock_key(l, "sandbox", name, &lock)) < 0)
                 return r;
-        return create_locked(l, name, spec, owner, options ? options->labels : NULL, ret, error);
+        return create_locked(l, name, spec, owner, options ? options->labels : NULL,
+                             options ? &options->lifetime : &(SbxNewLifetime) {}, options ? options->egress : NULL,
+                             ret, error);
 }
 
 int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
@@ -527,6 +572,13 @@ static int ensure_existing(SbxLifecycle *l, const char *name, const SbxSpec *des
         if (verdict == SBX_VERDICT_MATCH && !row && (r = record_found(l, name, desired, owner, sb->observed, error)) < 0)
                 return r;
         if (sb->state == SBX_STATE_RUNNING) {
+                _cleanup_(sbx_egress_done) SbxEgress egress = {};
+
+                /* Answered with its egress in force (a start behind the back lost it). */
+                if ((r = lc_egress_of_row(row, &egress, error)) < 0 ||
+                    (r = lc_egress_arm(l, sb->observed->id, sb->observed, &egress, LC_EGRESS_STOP_ON_FAILURE,
+                                       error)) < 0)
+                        return r;
                 *ret_outcome = SBX_ENSURE_REUSED;
                 return 1;
         }
@@ -598,7 +650,8 @@ int sbx_lifecycle_ensure(SbxLifecycle *l, const char *name, const SbxSpec *spec,
                 *ret_outcome = outcome;
                 return lc_describe_by_name(l, name, ret, error);
         }
-        if ((r = create_locked(l, name, spec, owner, options->labels, ret, error)) < 0)
+        if ((r = create_locked(l, name, spec, owner, options->labels, &options->lifetime, options->egress, ret,
+                               error)) < 0)
                 return r;
         *ret_outcome = outcome;
         return 0;

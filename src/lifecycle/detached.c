@@ -14,19 +14,14 @@
 #include "log.h"
 #include "naming.h"
 #include "time-util.h"
-#include "proto.h"
+#include "ring.h"
 
 #define START_TEXT_MAX 4096U
-#define PROC_STAT_MAX 1024U
 
 void sbx_detach_output_done(SbxDetachOutput *o) {
         free(o->out);
         free(o->err);
         *o = (SbxDetachOutput) {};
-}
-
-static int ring_path(const char *id, char **ret) {
-        return asprintf(ret, SBX_DETACH_DIR "/%s/" SBX_RING_FILE, id) < 0 ? -ENOMEM : 0;
 }
 
 /* The init's "exec-failed ERRNO" (exit status 3) as the error naming argv[0]. */
@@ -158,72 +153,6 @@ int sbx_lifecycle_detach_start(SbxLifecycle *l, const char *name, const SbxExecR
         return r;
 }
 
-/* Reads exactly n bytes at off of the ring file, or fails saying it is damaged. */
-static int read_exact(SbxLifecycle *l, const char *name, const char *path, uint64_t off, size_t n, uint8_t *buf,
-                      SbxError *error) {
-        SbxFileData d = {};
-        int r;
-
-        if (n == 0)
-                return 0;
-        r = sbx_lifecycle_read_file(l, name, path, off, n, &d, error);
-        if (r >= 0 && d.size != n)
-                r = sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "The detached process's output file is damaged");
-        if (r >= 0)
-                memcpy(buf, d.data, n);
-        sbx_file_data_done(&d);
-        return r;
-}
-
-static int read_header(SbxLifecycle *l, const char *name, const char *path, SbxRingHeader *ret, SbxError *error) {
-        uint8_t buf[SBX_RING_HEADER_SIZE];
-        int r = read_exact(l, name, path, 0, sizeof buf, buf, error);
-
-        if (r < 0)
-                return r;
-        r = sbx_ring_parse_header(buf, sizeof buf, ret);
-        if (r == -EPROTONOSUPPORT) {
-                (void) sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
-                                     "The detached process's output file is of layout 1 (a process started before "
-                                     "an upgrade), which this version does not read");
-                return r;
-        }
-        if (r < 0)
-                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "The detached process's output file is damaged");
-        return 0;
-}
-
-/* Whether the supervisor still runs: its /proc/PID/stat has the start time it wrote. */
-static int supervisor_alive(SbxLifecycle *l, const char *name, const SbxRingHeader *h, SbxError *error) {
-        _cleanup_free_ char *path = NULL;
-        SbxFileData d = {};
-        SbxError e = SBX_ERROR_NULL;
-        char buf[PROC_STAT_MAX + 1], *p;
-        int r;
-
-        if (h->pid == 0 || h->pid > INT32_MAX)
-                return 1;               /* not written yet: it is starting */
-        if (asprintf(&path, "/proc/%" PRIu64 "/stat", h->pid) < 0)
-                return -ENOMEM;
-        r = sbx_lifecycle_read_file(l, name, path, 0, PROC_STAT_MAX, &d, &e);
-        if (r < 0) {
-                bool gone = sbx_error_is(&e, SBX_ERROR_INVALID_ARGS);
-
-                sbx_error_move(error, &e);
-                sbx_error_free(&e);
-                if (gone)
-                        sbx_error_free(error);
-                return gone ? 0 : r;
-        }
-        memcpy(buf, d.data, d.size);
-        buf[d.size] = 0;
-        sbx_file_data_done(&d);
-        p = strrchr(buf, ')');
-        for (int field = 2; p && field < 22; field++)
-                p = strchr(p + 1, ' ');
-        return p && strtoull(p + 1, NULL, 10) == h->start_time;
-}
-
 /* Whether a NotRunning answer came from a paused sandbox: its processes are frozen
  * there, not ended, and its output is read after the resume. */
 static bool frozen(SbxLifecycle *l, const char *name, const SbxError *e) {
@@ -238,116 +167,125 @@ static bool frozen(SbxLifecycle *l, const char *name, const SbxError *e) {
         return r > 0 && o && o->state == SBX_STATE_PAUSED;
 }
 
-int sbx_lifecycle_detach_poll(SbxLifecycle *l, const char *name, const char *id, SbxDetachState *ret,
-                              SbxError *error) {
-        _cleanup_free_ char *path = NULL;
-        SbxRingHeader h;
-        SbxError e = SBX_ERROR_NULL;
+/* One OUTPUT request (the ring's one reader is the program in the sandbox,
+ * src/core/ring.c): the process's state and, with max > 0, what was kept of each
+ * stream from the cursor on. *ret_errno: the program's answer when it could not
+ * read the ring (ENOENT: it is gone; EBADMSG: damaged; EPROTONOSUPPORT: layout 1;
+ * ERANGE: the cursor is past the end; EAGAIN: overwritten faster than read); 0 for
+ * a failure of the channel itself (timed out, broken, garbage): nothing is known. */
+static int output_call(SbxLifecycle *l, const char *name, const char *id, uint64_t cursor, uint64_t max,
+                       SbxChannelReply *reply, SbxProtoOutputReply *ret, int *ret_errno, SbxError *error) {
+        SbxProtoRequest q = { .type = SBX_PROTO_OUTPUT, .offset = cursor, .length = max };
         int r;
 
-        *ret = (SbxDetachState) {};
-        if ((r = ring_path(id, &path)) < 0)
+        *ret_errno = 0;
+        if (snprintf(q.path, sizeof q.path, SBX_DETACH_DIR "/%s", id) >= (int) sizeof q.path)
+                return -EINVAL;
+        r = sbx_lifecycle_channel_call_errno(l, name, &q, reply, ret_errno, error);
+        if (r < 0)
                 return r;
-        r = read_header(l, name, path, &h, &e);
-        if (r < 0 && (sbx_error_is(&e, SBX_ERROR_INVALID_ARGS) || sbx_error_is(&e, SBX_ERROR_BACKEND_ERROR))) {
-                /* removed or damaged by the owner's processes, or of the old layout */
-                if (r == -EPROTONOSUPPORT)
-                        log_warning("Detached exec %s in sandbox '%s': %s; it is killed", id, name, e.message);
+        if (sbx_proto_output_reply_parse(&reply->frame, max, ret) < 0) {
+                sbx_channel_reply_done(reply);
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "The service's program in the sandbox answered "
+                                     "garbage about the detached process's output");
+        }
+        return 0;
+}
+
+int sbx_lifecycle_detach_poll(SbxLifecycle *l, const char *name, const char *id, SbxDetachState *ret,
+                              SbxError *error) {
+        _cleanup_(sbx_channel_reply_done) SbxChannelReply reply = {};
+        SbxProtoOutputReply o;
+        SbxError e = SBX_ERROR_NULL;
+        int err, r;
+
+        *ret = (SbxDetachState) {};
+        r = output_call(l, name, id, 0, 0, &reply, &o, &err, &e);
+        if (r < 0 && (err == ENOENT || err == ENOTDIR || err == EBADMSG || err == EPROTONOSUPPORT)) {
+                /* The program read the sandbox and says: removed or damaged by the
+                 * owner's processes, or of the old layout. */
+                if (err == EPROTONOSUPPORT)
+                        log_warning("Detached exec %s in sandbox '%s': its output file is of layout 1 (a process "
+                                    "started before an upgrade), which this version does not read; it is killed",
+                                    id, name);
                 sbx_error_free(&e);
                 *ret = (SbxDetachState) { .exited = true, .gone = true, .exit_status = 255,
-                                          .old_layout = r == -EPROTONOSUPPORT };
+                                          .old_layout = err == EPROTONOSUPPORT };
                 return 0;
         }
         if (r < 0) {
+                /* Unknown (the channel timed out or broke, the program is stopped):
+                 * a state, not an end; the next poll asks again. */
                 ret->paused = frozen(l, name, &e);
                 sbx_error_move(error, &e);
                 return r;
         }
-        *ret = (SbxDetachState) { .exited = h.exited, .exit_status = (int) h.status };
-        if (h.exited)
-                return 0;
-        r = supervisor_alive(l, name, &h, error);
-        if (r == 0) {
-                /* Re-read: it may have ended normally since. */
-                if (read_header(l, name, path, &h, NULL) >= 0 && h.exited)
-                        *ret = (SbxDetachState) { .exited = true, .exit_status = (int) h.status };
-                else
-                        *ret = (SbxDetachState) { .exited = true, .exit_status = 128 + 9,
-                                                  .oom_killed = lc_container_oom_killed(l, name) > 0 };
+        if (o.state == SBX_RING_STATE_EXITED)
+                *ret = (SbxDetachState) { .exited = true, .exit_status = (int) o.status };
+        else if (o.state == SBX_RING_STATE_LOST)
+                *ret = (SbxDetachState) { .exited = true, .exit_status = 128 + 9,
+                                          .oom_killed = lc_container_oom_killed(l, name) > 0 };
+        return 0;
+}
+
+static int output_error(int err, uint64_t offset, SbxError *error) {
+        switch (err) {
+        case ERANGE:
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "offset: %" PRIu64 " is past the output's end",
+                                     offset);
+        case EPROTONOSUPPORT:
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
+                                     "The detached process's output file is of layout 1 (a process started before "
+                                     "an upgrade), which this version does not read");
+        case EAGAIN:
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "The detached process's output was overwritten "
+                                     "faster than it could be read, %u times; read again", SBX_RING_READ_TRIES);
+        case ENOENT:
+        case ENOTDIR:
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
+                                     "The detached process's output file is gone from the sandbox");
+        default:
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "The detached process's output file is damaged");
         }
-        if (r < 0)
-                ret->paused = frozen(l, name, error);
-        return r < 0 ? r : 0;
 }
 
-/* n bytes of the ring of size cap at base, from stream position pos, unwrapped. */
-static int read_ring(SbxLifecycle *l, const char *name, const char *path, uint64_t base, uint64_t cap,
-                     uint64_t pos, size_t n, uint8_t *buf, SbxError *error) {
-        uint64_t at = pos % cap;
-        size_t first = (size_t) MIN((uint64_t) n, cap - at);
-        int r = read_exact(l, name, path, base + at, first, buf, error);
-
-        return r < 0 ? r : read_exact(l, name, path, base, n - first, buf + first, error);
-}
-
-/* Stream s of the ring from *pos on (what was dropped before it skipped), at most
- * SBX_DETACH_READ_MAX bytes, into *ret; *pos: where the next read begins. The
- * stream's intent is read last: what a write begun meanwhile may have overwritten
- * is dropped. */
-static int read_stream(SbxLifecycle *l, const char *name, const char *path, const SbxRingHeader *h, int s,
-                       uint64_t *pos, uint8_t **ret, size_t *ret_size, SbxError *error) {
-        _cleanup_free_ uint8_t *data = NULL;
-        uint8_t trailer[8];
-        uint64_t commit = h->commit[s], start, intent = 0, drop;
-        size_t len;
-        int r;
-
-        start = MAX(*pos, commit > h->cap ? commit - h->cap : 0);
-        len = (size_t) MIN(commit - start, SBX_DETACH_READ_MAX);
-        data = malloc(len ?: 1);
-        if (!data)
+static int copy_out(const uint8_t *data, size_t n, uint8_t **ret, size_t *ret_size) {
+        *ret = malloc(MAX(n, 1U));
+        if (!*ret)
                 return -ENOMEM;
-        if ((r = read_ring(l, name, path, SBX_RING_DATA_OFFSET(h->cap, s), h->cap, start, len, data, error)) < 0 ||
-            (r = read_exact(l, name, path, SBX_RING_INTENT_OFFSET(h->cap, s), sizeof trailer, trailer, error)) < 0)
-                return r;
-        for (int i = 7; i >= 0; i--)
-                intent = (intent << 8) | trailer[i];
-        drop = intent > h->cap && intent - h->cap > start ? MIN(intent - h->cap - start, (uint64_t) len) : 0;
-        if (drop > 0)
-                memmove(data, data + drop, len - (size_t) drop);
-        *ret = TAKE_PTR(data);
-        *ret_size = len - (size_t) drop;
-        *pos = start + len;
+        memcpy(*ret, data, n);
+        *ret_size = n;
         return 0;
 }
 
 int sbx_lifecycle_detach_read(SbxLifecycle *l, const char *name, const char *id, uint64_t offset,
                               SbxDetachOutput *ret, SbxError *error) {
-        _cleanup_free_ char *path = NULL;
-        uint64_t pos[2];
-        SbxRingHeader h;
-        int r;
+        _cleanup_(sbx_channel_reply_done) SbxChannelReply reply = {};
+        SbxProtoOutputReply o;
+        uint64_t end[2];
+        int err, r;
 
         *ret = (SbxDetachOutput) {};
-        if ((r = ring_path(id, &path)) < 0)
-                return r;
-        if ((r = read_header(l, name, path, &h, error)) < 0) {
+        r = output_call(l, name, id, offset, SBX_DETACH_READ_MAX, &reply, &o, &err, error);
+        if (r < 0 && err != 0) {
+                sbx_error_free(error);
+                return output_error(err, offset, error);
+        }
+        if (r < 0) {
                 ret->paused = frozen(l, name, error);
                 return r;
         }
-        if (sbx_ring_cursor_positions(offset, h.commit, pos) < 0)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
-                                     "offset: %" PRIu64 " is past the output's end (%" PRIu64 ")", offset,
-                                     sbx_ring_cursor(h.commit));
-        if ((r = read_stream(l, name, path, &h, 0, &pos[0], &ret->out, &ret->out_size, error)) < 0 ||
-            (r = read_stream(l, name, path, &h, 1, &pos[1], &ret->err, &ret->err_size, error)) < 0) {
+        if ((r = copy_out(o.data[0], o.size[0], &ret->out, &ret->out_size)) < 0 ||
+            (r = copy_out(o.data[1], o.size[1], &ret->err, &ret->err_size)) < 0) {
                 sbx_detach_output_done(ret);
                 return r;
         }
-        ret->next_offset = sbx_ring_cursor(pos);
-        ret->more = pos[0] < h.commit[0] || pos[1] < h.commit[1];
-        ret->running = !h.exited;
-        ret->exit_status = (int) h.status;
+        for (int s = 0; s < 2; s++)
+                end[s] = o.pos[s] + o.size[s];
+        ret->next_offset = sbx_ring_cursor(end);
+        ret->more = end[0] < o.commit[0] || end[1] < o.commit[1];
+        ret->running = o.state == SBX_RING_STATE_RUNNING;
+        ret->exit_status = o.state == SBX_RING_STATE_LOST ? 128 + 9 : (int) o.status;
         return 0;
 }
 

@@ -140,12 +140,13 @@ int sbx_lifecycle_copy_from(SbxLifecycle *l, const char *name, const char *guest
  * stream (proto.h, SBX_RING_*) under
  * SBX_DETACH_DIR/<id>. Nothing of the service's stays attached to it, so it outlives
  * its caller and the service; the store's row (store.h) lets a restarted service give
- * its object back. The calls below go over the kept channel (no exec) but the start. */
+ * its object back. The calls below go over the kept channel (no exec) but the start:
+ * one OUTPUT request each, the ring read in the sandbox by its one reader (ring.h). */
 #define SBX_DETACH_DIR "/tmp/.xagent-sandbox-exec"
 #define SBX_DETACH_START_TIMEOUT_S 20U
 /* What one ReadOutput returns at most of each stream: a reply of both stays well
  * below the bus's message limit whatever the ring's cap. */
-#define SBX_DETACH_READ_MAX ((uint64_t) 4 << 20)
+#define SBX_DETACH_READ_MAX ((uint64_t) SBX_PROTO_MAX_OUTPUT)
 
 /* Records the row (a new id, caller), starts req detached; *ret: a process for
  * sbx_exec_kill() (no stream) with its detach_id. A command that cannot be started
@@ -171,7 +172,7 @@ int sbx_lifecycle_detach_poll(SbxLifecycle *l, const char *name, const char *id,
 typedef struct SbxDetachOutput {
         uint8_t *out, *err;
         size_t out_size, err_size;
-        uint64_t next_offset;           /* the cursor after what was returned (proto.h, sbx_ring_cursor) */
+        uint64_t next_offset;           /* the cursor after what was returned (ring.h, sbx_ring_cursor) */
         bool more;                      /* more was kept than one call returns */
         bool running;
         int exit_status;                /* when not running */

@@ -89,6 +89,10 @@ typedef struct SbxSandbox {
         uint64_t last_activity_us, expire_at_us;
         uint32_t idle_timeout_s;
         bool on_idle_pause;
+        bool idle_counts_processes;
+        char *egress_json;              /* egress.h's stored form, "" for the default (or no row) */
+        int egress_enforced;            /* read back: 1 in force, 0 not, -1 not looked at */
+        const char *egress_effective;   /* what is in force when it runs (egress.h, static) */
         SbxObserved *observed;          /* the sandbox's, or (seen set) the observation's */
         SbxSeen *seen;
 } SbxSandbox;
@@ -109,10 +113,22 @@ int sbx_lifecycle_refresh(SbxLifecycle *l, const char *name, SbxSandbox **ret, S
 int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
                          SbxSandbox **ret, SbxError *error);
 
+/* A new sandbox's lifetime (docs/lifecycle.md, "Idle stop and expiry"), stored in the
+ * same transaction as its row: its expiry counts from its creation. All 0: none. */
+typedef struct SbxNewLifetime {
+        uint32_t idle_timeout_s;        /* 0: never */
+        uint32_t expire_after_s;        /* 0: never */
+        bool on_idle_pause;
+        bool counts_processes;          /* idle_counts_processes */
+} SbxNewLifetime;
+
 /* What a create takes besides the spec, none of it part of the spec or its fingerprint. */
 typedef struct SbxCreateOptions {
         json_object *labels;            /* user-labels.h; NULL = none. Stored, and written on the
                                          * container under SBX_USER_LABEL_PREFIX */
+        SbxNewLifetime lifetime;
+        const SbxEgress *egress;        /* egress.h, checked against the policy; NULL = the default.
+                                         * Stored, and in force before the create answers */
 } SbxCreateOptions;
 
 /* sbx_lifecycle_create() with options (NULL: none). */
@@ -120,9 +136,11 @@ int sbx_lifecycle_create_with(SbxLifecycle *l, const char *name, const SbxSpec *
                               const SbxCreateOptions *options, SbxSandbox **ret, SbxError *error);
 
 /* xagent's verdict of desired against the live container; for a mismatch, the
- * fields that differ as far as the stored row tells (see verdict.h). ret_described
- * (may be NULL): the sandbox as the same look at it shows it (its stored spec's
- * verdict: the object's), NULL when that could not be worked out. */
+ * fields that differ as far as the stored row tells (see verdict.h), and
+ * SBX_VERIFY_FIELD_EGRESS when the egress rules in force are not the stored ones.
+ * ret_described (may be NULL): the sandbox as the same look at it shows it (its stored
+ * spec's verdict: the object's), NULL when that could not be worked out. */
+#define SBX_VERIFY_FIELD_EGRESS (1u << SBX_SPEC_FIELD_COUNT)
 int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desired, SbxVerdict *ret_verdict,
                          unsigned *ret_fields, SbxSandbox **ret_described, SbxError *error);
 
@@ -157,6 +175,8 @@ typedef struct SbxEnsureOptions {
                                          * must equal its own (else InvalidArgs). NULL = not given */
         unsigned busy_leases;           /* leases other connections hold on it: a replacement is
                                          * SandboxBusy */
+        SbxNewLifetime lifetime;        /* a new one's (or a replacement's); one there is keeps its own */
+        const SbxEgress *egress;        /* a new one's (or a replacement's); one there keeps its own */
 } SbxEnsureOptions;
 
 const char *sbx_ensure_outcome_to_string(SbxEnsureOutcome o) _pure_;
@@ -170,8 +190,41 @@ int sbx_lifecycle_ensure(SbxLifecycle *l, const char *name, const SbxSpec *spec,
                          const SbxEnsureOptions *options, SbxSandbox **ret, SbxEnsureOutcome *ret_outcome,
                          SbxError *error);
 
+/* Egress (docs/security.md): a sandbox's changed atomically (checked against the
+ * policy by the caller), stored, and in force at once when it runs (failing: stopped,
+ * RuntimeConflict naming egress). NoSuchSandbox; RecoveryRequired for a sandbox the
+ * service has no row of. */
+int sbx_lifecycle_set_egress(SbxLifecycle *l, const char *name, const SbxEgress *egress, SbxError *error);
+/* A start the service did not make (Docker's start event for container_id): the
+ * sandbox's egress read back and loaded again if it is not in force (failing: stopped).
+ * 1 if it was loaded, 0 if nothing was to do. */
+int sbx_lifecycle_rearm_egress(SbxLifecycle *l, const char *name, const char *container_id, SbxError *error);
+
 /* Idempotent: a missing name succeeds. Returns 1 if something was removed. */
 int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error);
+
+/* A deadline that fell due (docs/lifecycle.md, "Idle stop and expiry"): it acts only on
+ * the sandbox that fell due — the stored row of that name still records its container
+ * and creation — and only if, under the name's lock, still_due says its conditions hold
+ * (still idle: no lease, no exec, no use since). Returns 1 when it acted, 0 when it did
+ * nothing (another sandbox has the name now, it is gone, or it is no longer due). */
+typedef enum SbxDeadlineAction {
+        SBX_DEADLINE_EXPIRE,            /* deleted */
+        SBX_DEADLINE_IDLE_STOP,
+        SBX_DEADLINE_IDLE_PAUSE,
+} SbxDeadlineAction;
+
+typedef struct SbxDeadline {
+        const char *name;
+        const char *container_id;       /* the sandbox that fell due */
+        uint64_t created_us;            /* … and its creation (0: not compared) */
+        SbxDeadlineAction action;
+        unsigned stop_timeout_s;        /* an idle stop's */
+        bool (*still_due)(void *userdata);      /* NULL: always */
+        void *userdata;
+} SbxDeadline;
+
+int sbx_lifecycle_deadline(SbxLifecycle *l, const SbxDeadline *d, SbxError *error);
 
 /* Commits the container to xagent-sandbox-snapshot:<safe id> with the commit config of
  * labels.h (xagent's and this service's labels blanked, the source image's entrypoint,

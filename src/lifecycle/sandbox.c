@@ -13,6 +13,7 @@
 #include "labels.h"
 #include "lifecycle-internal.h"
 #include "log.h"
+#include "egress-apply.h"
 #include "mount-check.h"
 #include "posture.h"
 #include "timestamp.h"
@@ -27,6 +28,7 @@ SbxSandbox *sbx_sandbox_free(SbxSandbox *s) {
         free(s->image);
         free(s->fingerprint);
         free(s->labels_json);
+        free(s->egress_json);
         lc_sandbox_drop_observed(s);
         free(s);
         return NULL;
@@ -335,7 +337,10 @@ int lc_make_sandbox(SbxLifecycle *l, const char *name, SbxObserved *o, const Sbx
         s->image = strdup(o->image_ref ?: "");
         s->fingerprint = strdup(o->fingerprint_label ?: "");
         s->labels_json = strdup(row && row->labels_json ? row->labels_json : "{}");
-        if (!s->name || !s->container_id || !s->status || !s->image || !s->fingerprint || !s->labels_json)
+        s->egress_json = strdup(row && row->egress_json ? row->egress_json : "");
+        s->egress_enforced = -1;        /* read back by inspect and verify only */
+        if (!s->name || !s->container_id || !s->status || !s->image || !s->fingerprint || !s->labels_json ||
+            !s->egress_json || !(s->egress_effective = lc_egress_effective(l, s->egress_json, o->network_isolated)))
                 return -ENOMEM;
         s->owner_valid = o->owner_valid;
         s->owner = o->owner;
@@ -518,7 +523,9 @@ int sbx_lifecycle_inspect(SbxLifecycle *l, const char *name, SbxSandbox **ret, S
         SbxSandboxRow *row = NULL;
         int r = locate_seen(l, name, &seen, &row, error);
 
-        return r < 0 ? r : describe_seen(l, name, seen, row, ret, error);
+        if (r >= 0 && (r = describe_seen(l, name, seen, row, ret, error)) >= 0)
+                lc_egress_describe(l, *ret);    /* the rules in force, read back */
+        return r < 0 ? r : 0;
 }
 
 int sbx_lifecycle_refresh(SbxLifecycle *l, const char *name, SbxSandbox **ret, SbxError *error) {
@@ -588,6 +595,7 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
         const SbxSpec *stored = NULL;
         const SbxObserved *o;
         SbxFingerprints fps;
+        bool in_force;
         int r;
 
         if ((r = sbx_spec_fingerprints(desired, &fps)) < 0 || (r = locate_seen(l, name, &seen, &found, error)) < 0)
@@ -607,11 +615,17 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
                 *ret_verdict = SBX_VERDICT_MISMATCH;
                 *ret_fields = SBX_SPEC_FIELD_VOLUMES;
         }
+        /* … and by the egress rules in force (a start behind the back has none yet). */
+        in_force = *ret_verdict == SBX_VERDICT_UNVERIFIED || lc_egress_in_force(l, o, row ?: found);
+        *ret_verdict = in_force ? *ret_verdict : SBX_VERDICT_MISMATCH;
+        *ret_fields |= in_force ? 0 : SBX_VERIFY_FIELD_EGRESS;
         if (ret_described) {
                 SbxError ignored = SBX_ERROR_NULL;
 
                 *ret_described = NULL;
                 (void) describe_seen(l, name, seen, row ? TAKE_PTR(row) : TAKE_PTR(found), ret_described, &ignored);
+                if (*ret_described && *ret_verdict != SBX_VERDICT_UNVERIFIED)
+                        (*ret_described)->egress_enforced = in_force;
                 sbx_error_free(&ignored);
         }
         return 0;

@@ -5,6 +5,7 @@
 
 #include "channel.h"
 #include "docker-container.h"
+#include "egress-apply.h"
 #include "lifecycle-internal.h"
 #include "log.h"
 #include "mount-check.h"
@@ -59,7 +60,8 @@ static int verify_mounts_or_stop(SbxLifecycle *l, const char *id, uint64_t since
 /* Checks the volumes Docker will mount (the container's own Mounts and working
  * directory) for the owner as at create, starts the container if it is not
  * running, and verifies its mounts. */
-static int start_checked(SbxLifecycle *l, const char *name, const char *id, const SbxObserved *o, SbxError *error) {
+static int start_checked(SbxLifecycle *l, const char *name, const char *id, const SbxObserved *o,
+                         const SbxEgress *egress, SbxError *error) {
         _cleanup_(lc_pins_done) Pins pins = {};
         SbxOwnerInfo info;
         const SbxSpec view = {
@@ -97,9 +99,11 @@ static int start_checked(SbxLifecycle *l, const char *name, const char *id, cons
         }
         /* Only this service's init reports the mounts; check_startable() lets a
          * container without it start only for root (xagent's own, say). */
-        if (!o->init_volume)
-                return started;
-        r = verify_mounts_or_stop(l, id, since, &view, &pins, error);
+        if (o->init_volume && (r = verify_mounts_or_stop(l, id, since, &view, &pins, error)) < 0)
+                return r;
+        /* A start is a new network namespace: its egress loaded before anyone is told. */
+        r = lc_egress_arm(l, id, started ? NULL : o, egress,
+                          (started ? LC_EGRESS_NEW : 0) | LC_EGRESS_STOP_ON_FAILURE, error);
         return r < 0 ? r : started;
 }
 
@@ -122,11 +126,14 @@ int lc_set_running_locked(SbxLifecycle *l, const char *name, bool running, unsig
                           SbxError *error) {
         SbxError e = SBX_ERROR_NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        _cleanup_(sbx_egress_done) SbxEgress egress = {};
         int r, changed = 0;
         const char *shown;
 
         (void) sbx_name_unqualify(name, &shown);
-        if ((r = lc_locate_existing(l, name, &o, NULL, error)) < 0)
+        if ((r = lc_locate_existing(l, name, &o, &row, error)) < 0 ||
+            (running && (r = lc_egress_of_row(row, &egress, error)) < 0))
                 return r;
 
         /* Until its mounts are verified the row says stopped, so nothing of the owner's
@@ -134,7 +141,7 @@ int lc_set_running_locked(SbxLifecycle *l, const char *name, bool running, unsig
         if (running && (r = sbx_store_update_sandbox_state(l->store, name, SBX_SANDBOX_STOPPED, error)) < 0)
                 return r;
         if (running)
-                r = start_checked(l, name, o->id, o, error);
+                r = start_checked(l, name, o->id, o, &egress, error);
         else if (sbx_state_is_up(o->state)) {
                 sbx_channels_forget(l->channels, o->id);        /* its program ends before the stop */
                 /* A frozen container gets no SIGTERM: thawed first, then stopped. */
@@ -168,11 +175,12 @@ static int set_running(SbxLifecycle *l, const char *name, bool running, unsigned
  * row keeps "running": the processes are all there, with their memory. */
 int lc_pause_locked(SbxLifecycle *l, const char *name, bool pause, SbxError *error) {
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
         const char *shown;
         int r;
 
         (void) sbx_name_unqualify(name, &shown);
-        if ((r = lc_locate_existing(l, name, &o, NULL, error)) < 0)
+        if ((r = lc_locate_existing(l, name, &o, &row, error)) < 0)
                 return r;
         if (!sbx_state_is_up(o->state))
                 return sbx_error_set(error, SBX_ERROR_NOT_RUNNING, "Sandbox '%s' is %s: only a running sandbox is "
@@ -185,6 +193,14 @@ int lc_pause_locked(SbxLifecycle *l, const char *name, bool pause, SbxError *err
                 sbx_channels_forget(l->channels, o->id);
         r = sbx_docker_container_pause(l->docker, o->id, pause, error);
         lc_changed(l, o->id);
+        /* A resumed sandbox runs on with its egress read back (loaded again if it is not). */
+        if (r >= 0 && !pause) {
+                _cleanup_(sbx_egress_done) SbxEgress egress = {};
+
+                if ((r = lc_egress_of_row(row, &egress, error)) < 0 ||
+                    (r = lc_egress_arm(l, o->id, o, &egress, LC_EGRESS_STOP_ON_FAILURE, error)) < 0)
+                        return r;
+        }
         if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
                 return lc_remap(error, SBX_ERROR_NO_SUCH_SANDBOX, "Sandbox not found: %s", shown);
         if (sbx_error_is(error, SBX_ERROR_DOCKER_CONFLICT))
@@ -249,4 +265,42 @@ int sbx_lifecycle_delete(SbxLifecycle *l, const char *name, SbxError *error) {
         if ((r = lc_lock_key(l, "sandbox", name, &lock)) < 0)
                 return r;
         return lc_delete_locked(l, name, error);
+}
+
+/* The stored row of the name is the sandbox that fell due. */
+static int is_the_one(SbxLifecycle *l, const SbxDeadline *d, SbxError *error) {
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        int r = sbx_store_get_sandbox(l->store, d->name, &row, error);
+
+        if (r <= 0)
+                return r;
+        if (!streq_ptr(row->container_id, d->container_id))
+                return 0;
+        return d->created_us == 0 || row->created_us <= 0 || (uint64_t) row->created_us == d->created_us;
+}
+
+int sbx_lifecycle_deadline(SbxLifecycle *l, const SbxDeadline *d, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        int r;
+
+        if (!d->container_id)
+                return 0;
+        if ((r = lc_lock_key(l, "sandbox", d->name, &lock)) < 0 || (r = is_the_one(l, d, error)) <= 0)
+                return r;
+        if (d->still_due && !d->still_due(d->userdata))
+                return 0;
+        switch (d->action) {
+        case SBX_DEADLINE_EXPIRE:
+                r = lc_delete_locked(l, d->name, error);
+                break;
+        case SBX_DEADLINE_IDLE_STOP:
+                r = lc_set_running_locked(l, d->name, false, d->stop_timeout_s, error);
+                break;
+        case SBX_DEADLINE_IDLE_PAUSE:
+                r = lc_pause_locked(l, d->name, true, error);
+                break;
+        default:
+                return -EINVAL;
+        }
+        return r < 0 ? r : 1;
 }

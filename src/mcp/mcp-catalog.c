@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* The catalog of the tools (mcp_tools[], mcp-tools.c): finding one by name, the
+/* The catalog of the tools (mcp_agent_tools[], mcp-facade.c): finding one by name, the
  * tools/list answer, and a call's arguments checked against its inputSchema. */
 
 #include <errno.h>
@@ -11,9 +11,9 @@
 #include "mcp-tools.h"
 
 const Tool *mcp_tool_find(const char *name) {
-        for (size_t i = 0; i < mcp_n_tools; i++)
-                if (streq(mcp_tools[i].name, name))
-                        return &mcp_tools[i];
+        for (size_t i = 0; i < mcp_n_agent_tools; i++)
+                if (streq(mcp_agent_tools[i].name, name))
+                        return &mcp_agent_tools[i];
         return NULL;
 }
 
@@ -47,8 +47,8 @@ int mcp_tools_list(json_object **ret) {
 
         if (!list)
                 return -ENOMEM;
-        for (size_t i = 0; i < mcp_n_tools; i++) {
-                json_object *t = tool_json(&mcp_tools[i]);
+        for (size_t i = 0; i < mcp_n_agent_tools; i++) {
+                json_object *t = tool_json(&mcp_agent_tools[i]);
 
                 if (!t || sbx_json_push(list, t) < 0)
                         return -ENOMEM;

@@ -21,6 +21,7 @@
 #define MARGIN_USEC (30 * SEC)          /* the bus call's time beyond the run's own */
 #define GRACE_USEC (5 * SEC)            /* output still read after a kill */
 #define TIMED_OUT_EXIT 124              /* as coreutils' timeout(1) reports it */
+#define RUN_WAIT_MAX 3600U              /* StartExec's option wait: seconds for a full share */
 
 typedef struct Stream {
         int fd;
@@ -47,6 +48,7 @@ typedef struct Run {
         int exit_status;
         double progress;
         sd_event_source *timer;
+        uint64_t timeout, wait;         /* seconds; wait: for a full share (StartExec's option) */
         sd_bus_slot *status_slot;
 } Run;
 
@@ -117,8 +119,8 @@ int run_append_env(sd_bus_message *m, json_object *env, char **error) {
         return sd_bus_message_close_container(m);
 }
 
-/* The options a{sv}: timeout, env, working_dir, and for a captured run stdin and
- * output_limit. */
+/* The options a{sv}: timeout, env, working_dir, wait, and for a captured run stdin
+ * and output_limit. */
 static int append_options(sd_bus_message *m, Call *c, Run *run, uint64_t timeout, char **error) {
         json_object *env = NULL;
         const char *cwd = NULL;
@@ -132,6 +134,8 @@ static int append_options(sd_bus_message *m, Call *c, Run *run, uint64_t timeout
             (r = sd_bus_message_append(m, "{sv}", "timeout", "u", (uint32_t) timeout)) < 0)
                 return r;
         if (cwd && (r = sd_bus_message_append(m, "{sv}", "working_dir", "s", cwd)) < 0)
+                return r;
+        if (run->wait && (r = sd_bus_message_append(m, "{sv}", "wait", "u", (uint32_t) run->wait)) < 0)
                 return r;
         if (env && (r = run_append_env(m, env, error)) < 0)
                 return r;
@@ -445,7 +449,8 @@ int run_on_reply(Call *c, sd_bus_message *reply, json_object **ret) {
         if (c->cancelled || run->timed_out) {
                 run_kill(run);
                 arm_grace(run);
-        }
+        } else if (run->wait && run->timer)
+                (void) sd_event_source_set_time_relative(run->timer, run->timeout * SEC);
         /* The process may have ended already, its Exited gone before we knew the path. */
         (void) sd_bus_call_method_async(c->server->bus, &run->status_slot, MCP_BUS_SERVICE, run->path,
                                         "org.freedesktop.DBus.Properties", "Get", on_status, run, "ss", MCP_BUS_EXEC,
@@ -471,8 +476,10 @@ static int run_prepare(Call *c, Run *run, uint64_t *ret_timeout, char **error) {
         run->limit = MCP_OUTPUT_LIMIT_DEFAULT;
         if (arg_uint(c->args, "timeout", SBX_EXEC_TIMEOUT_MAX_S, &timeout, error) < 0 ||
             arg_uint(c->args, "output_limit", MCP_OUTPUT_LIMIT_MAX, &run->limit, error) < 0 ||
-            arg_string(c->args, "stdin", false, &stdin_text, error) < 0)
+            arg_string(c->args, "stdin", false, &stdin_text, error) < 0 ||
+            arg_uint(c->args, "wait", RUN_WAIT_MAX, &run->wait, error) < 0)
                 return -EINVAL;
+        run->timeout = timeout;
         if (timeout == 0)
                 return asprintf(error, "argument 'timeout': must be at least 1"), -EINVAL;
         if (stdin_text) {
@@ -533,7 +540,9 @@ int run_start(Call *c) {
                 call_fail_errno(c, "building the bus call", r);
                 return 0;
         }
-        c->timeout_usec = run->streamed ? 0 : timeout * SEC + MARGIN_USEC;
+        c->timeout_usec = (run->streamed ? 0 : timeout * SEC + MARGIN_USEC) + run->wait * SEC;
+        if (run->wait && run->streamed)
+                c->timeout_usec += 120 * SEC;
         r = call_send_async(c, m);
         if (r < 0) {
                 call_fail_errno(c, "calling the service", r);
@@ -543,8 +552,10 @@ int run_start(Call *c) {
                 c->cancel = run_cancel;
                 c->resume = run_resume;
                 c->exited = run_exited;
-                r = sd_event_add_time_relative(c->server->event, &run->timer, CLOCK_MONOTONIC, timeout * SEC, 0,
-                                               on_timeout, run);
+                /* With wait, the time in the service's queue is not the run's: the
+                 * timer starts again when StartExec answers (run_on_reply()). */
+                r = sd_event_add_time_relative(c->server->event, &run->timer, CLOCK_MONOTONIC,
+                                               (timeout + run->wait) * SEC, 0, on_timeout, run);
                 if (r < 0) {
                         call_fail_errno(c, "arming the run's timer", r);
                         return 0;

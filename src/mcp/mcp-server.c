@@ -43,7 +43,9 @@ int server_flush(Server *s) {
         }
         if (s->out_off == s->out_len)
                 s->out_off = s->out_len = 0;
-        (void) sd_event_source_set_enabled(s->out_source, s->out_len ? SD_EVENT_ON : SD_EVENT_OFF);
+        /* None for a regular file: it took everything. */
+        if (s->out_source)
+                (void) sd_event_source_set_enabled(s->out_source, s->out_len ? SD_EVENT_ON : SD_EVENT_OFF);
         if (!server_output_congested(s))
                 server_output_drained(s);
         return 0;

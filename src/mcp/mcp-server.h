@@ -127,6 +127,9 @@ struct Server {
         Call *calls;
         unsigned n_calls;
         json_object *tools_cache;       /* the tools/list array, built once */
+        int *lease_fds;                 /* leases held for the session (the sandbox tool's lease) */
+        char **lease_names;             /* … on these sandboxes */
+        size_t n_leases;
 };
 
 /* Output. server_flush() writes what stdout takes now (-errno when it is broken);

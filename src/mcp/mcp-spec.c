@@ -129,7 +129,30 @@ static int append_lifetimes(sd_bus_message *m, json_object *args, char **error) 
                 return -EINVAL;
         if (on_idle && (r = sd_bus_message_append(m, "{sv}", "on_idle", "s", on_idle)) < 0)
                 return r;
+        if (json_object_object_get_ex(args, "idle_counts_processes", NULL)) {
+                bool counts;
+
+                if (arg_bool(args, "idle_counts_processes", &counts, error) < 0)
+                        return -EINVAL;
+                if ((r = sd_bus_message_append(m, "{sv}", "idle_counts_processes", "b", counts)) < 0)
+                        return r;
+        }
         return 0;
+}
+
+int append_lifetime_options(sd_bus_message *m, json_object *args, char **error) {
+        static const char *const keys[] = { "idle_timeout", "expire_after", "on_idle", "idle_counts_processes" };
+        bool any = false;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+                any = any || json_object_object_get_ex(args, keys[i], NULL);
+        if (!any)
+                return 0;
+        if ((r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0 || (r = append_lifetimes(m, args, error)) < 0 ||
+            (r = sd_bus_message_close_container(m)) < 0)
+                return r;
+        return 1;
 }
 
 int append_make_options(sd_bus_message *m, json_object *args, bool ensure, char **error) {

@@ -49,7 +49,10 @@
         "\"expire_after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295,\"description\":\"Seconds " \
                 "after its creation when it is deleted; 0: never. Bounded by the host policy.\"}," \
         "\"on_idle\":{\"type\":\"string\",\"enum\":[\"stop\",\"pause\"],\"description\":\"What idle_timeout " \
-                "does (default stop).\"}"
+                "does (default stop).\"}," \
+        "\"idle_counts_processes\":{\"type\":\"boolean\",\"description\":\"Whether a background process nobody " \
+                "reads keeps it from idling (default false). An ensure that finds the sandbox applies the " \
+                "lifetimes given.\"}"
 #define P_LABELS_FILTER \
         "\"labels\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},\"description\":\"Only " \
                 "sandboxes having every one of these labels with this value.\"}," \
@@ -286,14 +289,16 @@ static int stop_start(Call *c) {
         sd_bus_message *m = NULL;
         const char *name = NULL;
         uint64_t timeout = SBX_STOP_TIMEOUT_DEFAULT;
+        bool force = false;
         int r;
 
         if (arg_string(c->args, "name", true, &name, &error) < 0 ||
-            arg_uint(c->args, "timeout", SBX_STOP_TIMEOUT_MAX, &timeout, &error) < 0)
+            arg_uint(c->args, "timeout", SBX_STOP_TIMEOUT_MAX, &timeout, &error) < 0 ||
+            arg_bool(c->args, "force", &force, &error) < 0)
                 return fail_args(c, TAKE_PTR(error));
         r = manager_call(c, "StopSandbox", &m);
         if (r >= 0)
-                r = sd_bus_message_append(m, "sa{sv}", name, 1, "timeout", "u", (uint32_t) timeout);
+                r = sd_bus_message_append(m, "sa{sv}", name, 2, "timeout", "u", (uint32_t) timeout, "force", "b", force);
         return send_or_fail(c, m, r);
 }
 
@@ -613,7 +618,10 @@ const Tool mcp_tools[] = {
                                     "\"working_dir\":{\"type\":\"string\",\"description\":\"Absolute; default the sandbox's.\"},"
                                     "\"stdin\":{\"type\":\"string\",\"description\":\"Text given to the process on its stdin.\"},"
                                     "\"output_limit\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4194304,\"default\":1048576,"
-                                    "\"description\":\"Bytes kept of each stream; beyond, truncated is true.\"}",
+                                    "\"description\":\"Bytes kept of each stream; beyond, truncated is true.\"},"
+                                    "\"wait\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":3600,\"default\":0,"
+                                    "\"description\":\"Seconds to wait for a free slot when the user's runs are at "
+                                    "their limit (parallel calls), instead of LimitsExceeded.\"}",
                                     "\"sandbox\",\"command\""),
                 .output_schema = "{\"type\":\"object\",\"required\":[\"exit_code\",\"stdout\",\"stderr\",\"timed_out\","
                                  "\"truncated\"],\"properties\":{\"exit_code\":{\"type\":\"integer\"},"

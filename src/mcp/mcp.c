@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syslog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bus-error.h"
@@ -479,6 +480,7 @@ static void server_done(Server *s) {
         sd_event_source_disable_unref(s->out_source);
         sd_event_source_disable_unref(s->resume_source);
         json_object_put(s->tools_cache);
+        mcp_leases_done(s);
         sd_bus_flush_close_unref(s->bus);
         sd_event_unref(s->event);
         free(s->in_buf);
@@ -506,6 +508,14 @@ static int own_nonblocking(int fd, int mode) {
         return 0;
 }
 
+/* A regular file cannot be watched (epoll refuses it: EPERM) and never blocks: stdout
+ * to one is written synchronously, as it is, its flags (O_APPEND) kept. */
+static bool is_regular_file(int fd) {
+        struct stat st;
+
+        return fstat(fd, &st) >= 0 && S_ISREG(st.st_mode);
+}
+
 static int help(void) {
         printf("xagent-sandbox-mcp [--help] [--version]\n\n"
                "A Model Context Protocol server on stdin/stdout whose tools act on the calling\n"
@@ -516,6 +526,7 @@ static int help(void) {
 
 int main(int argc, char *argv[]) {
         Server s = { .log_level = -1 };
+        bool stdout_file;
         int r;
 
         log_setup();
@@ -533,7 +544,9 @@ int main(int argc, char *argv[]) {
         (void) own_nonblocking(STDERR_FILENO, O_WRONLY);
         /* stderr too: a client that never reads it must not stop the server (a log
          * line that does not fit is dropped). */
-        if (own_nonblocking(STDIN_FILENO, O_RDONLY) < 0 || own_nonblocking(STDOUT_FILENO, O_WRONLY) < 0) {
+        stdout_file = is_regular_file(STDOUT_FILENO);
+        if (own_nonblocking(STDIN_FILENO, O_RDONLY) < 0 ||
+            (!stdout_file && own_nonblocking(STDOUT_FILENO, O_WRONLY) < 0)) {
                 fprintf(stderr, "xagent-sandbox-mcp: stdin and stdout must be open\n");
                 return 1;
         }
@@ -551,8 +564,9 @@ int main(int argc, char *argv[]) {
                 (void) sd_event_add_signal(s.event, NULL, SIGINT, NULL, NULL);
         }
         if ((r = sd_event_add_io(s.event, &s.in_source, STDIN_FILENO, EPOLLIN, on_stdin, &s)) < 0 ||
-            (r = sd_event_add_io(s.event, &s.out_source, STDOUT_FILENO, EPOLLOUT, server_on_stdout, &s)) < 0 ||
-            (r = sd_event_source_set_enabled(s.out_source, SD_EVENT_OFF)) < 0 ||
+            (!stdout_file &&
+             (r = sd_event_add_io(s.event, &s.out_source, STDOUT_FILENO, EPOLLOUT, server_on_stdout, &s)) < 0) ||
+            (!stdout_file && (r = sd_event_source_set_enabled(s.out_source, SD_EVENT_OFF)) < 0) ||
             (r = sd_event_add_defer(s.event, &s.resume_source, on_resume, &s)) < 0 ||
             (r = sd_event_source_set_enabled(s.resume_source, SD_EVENT_OFF)) < 0) {
                 log_error_errno(r, "Watching stdin/stdout failed: %m");

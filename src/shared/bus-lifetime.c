@@ -82,6 +82,17 @@ static int read_on_idle(sd_bus_message *m, SbxLifetime *l, SbxError *error) {
         return r < 0 ? malformed(error, "on_idle", r) : 0;
 }
 
+static int read_flag(sd_bus_message *m, const char *key, bool *ret, SbxError *error) {
+        int b, r;
+
+        if ((r = sd_bus_message_enter_container(m, 'v', "b")) < 0)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: expected a value of type 'b'", key);
+        if ((r = sd_bus_message_read_basic(m, 'b', &b)) < 0 || (r = sd_bus_message_exit_container(m)) < 0)
+                return malformed(error, key, r);
+        *ret = b;
+        return 0;
+}
+
 int sbx_bus_read_lifetime_entry(sd_bus_message *m, const char *key, SbxLifetime *l, SbxError *error) {
         int r;
 
@@ -91,21 +102,37 @@ int sbx_bus_read_lifetime_entry(sd_bus_message *m, const char *key, SbxLifetime 
                 l->has_idle_timeout = true;
                 return 0;
         }
-        if (streq(key, "expire_after"))
+        if (streq(key, "expire_after")) {
+                l->has_expire_after = true;
                 return read_seconds(m, key, &l->expire_after_s, error);
-        if (streq(key, "on_idle"))
+        }
+        if (streq(key, "on_idle")) {
+                l->has_on_idle = true;
                 return read_on_idle(m, l, error);
+        }
+        if (streq(key, "idle_counts_processes")) {
+                l->has_counts_processes = true;
+                return read_flag(m, key, &l->counts_processes, error);
+        }
         return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: unknown option", key);
 }
 
 int sbx_lifetime_apply_policy(SbxLifetime *l, const SbxPolicy *p, SbxError *error) {
+        int r = sbx_lifetime_check_policy(l, p, error);
+
+        if (r < 0)
+                return r;
+        if (!l->has_idle_timeout)
+                l->idle_timeout_s = (uint32_t) p->default_idle_timeout;
+        return 0;
+}
+
+int sbx_lifetime_check_policy(const SbxLifetime *l, const SbxPolicy *p, SbxError *error) {
         if (l->idle_timeout_s > p->max_idle_timeout)
                 return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION, "idle_timeout: %" PRIu32 " s is above the host "
                                      "policy's max_idle_timeout (%" PRIi64 " s)", l->idle_timeout_s, p->max_idle_timeout);
         if (l->expire_after_s > p->max_expire_after)
                 return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION, "expire_after: %" PRIu32 " s is above the host "
                                      "policy's max_expire_after (%" PRIi64 " s)", l->expire_after_s, p->max_expire_after);
-        if (!l->has_idle_timeout)
-                l->idle_timeout_s = (uint32_t) p->default_idle_timeout;
         return 0;
 }

@@ -18,8 +18,16 @@ typedef struct SbxLifetime {
         uint32_t idle_timeout_s;        /* 0: never */
         uint32_t expire_after_s;        /* 0: never */
         bool on_idle_pause;             /* on_idle "pause" (else "stop") */
+        bool counts_processes;          /* idle_counts_processes: a running process is activity */
         bool has_idle_timeout;          /* given (else the policy's default_idle_timeout) */
+        bool has_expire_after, has_on_idle, has_counts_processes;       /* given */
 } SbxLifetime;
+
+/* Whether any lifetime option was given (an ensure that finds its sandbox applies them,
+ * as SetSandboxLifetimes does). */
+static inline bool sbx_lifetime_given(const SbxLifetime *l) {
+        return l->has_idle_timeout || l->has_expire_after || l->has_on_idle || l->has_counts_processes;
+}
 
 /* Whether type is one of D-Bus's integer types (y n q i u x t). */
 bool sbx_bus_type_is_integer(char type);
@@ -27,10 +35,13 @@ bool sbx_bus_type_is_integer(char type);
  * bits in *ret), -EMEDIUMTYPE for a type that is no integer. */
 int sbx_bus_read_integer(sd_bus_message *m, char type, int64_t *ret);
 
-/* One entry of a create's or ensure's options, its variant next: key is a lifetime
- * option (read into *l), else InvalidArgs "KEY: unknown option". */
+/* One entry of a create's, ensure's or SetSandboxLifetimes' options, its variant next:
+ * key is a lifetime option (idle_timeout, expire_after, on_idle,
+ * idle_counts_processes: read into *l), else InvalidArgs "KEY: unknown option". */
 int sbx_bus_read_lifetime_entry(sd_bus_message *m, const char *key, SbxLifetime *l, SbxError *error);
 
 /* The host policy's bounds (PolicyViolation naming the key and the cap) and its
  * default idle timeout for one not given. */
 int sbx_lifetime_apply_policy(SbxLifetime *l, const SbxPolicy *p, SbxError *error);
+/* The bounds alone (a change of lifetimes: what is not given stays as it is). */
+int sbx_lifetime_check_policy(const SbxLifetime *l, const SbxPolicy *p, SbxError *error);

@@ -5,6 +5,7 @@
 
 #include "bus-labels.h"
 #include "bus-lifetime.h"
+#include "bus-egress.h"
 #include "bus-spec.h"
 #include "json-util.h"
 #include "proto.h"
@@ -314,6 +315,8 @@ int sbx_bus_read_no_options(sd_bus_message *m, SbxError *error) {
 typedef struct CreateOptions {
         json_object *labels;
         SbxLifetime lifetime;
+        SbxEgress egress;
+        bool has_egress;
         bool pull_missing;
 } CreateOptions;
 
@@ -334,6 +337,8 @@ static int read_choice(sd_bus_message *m, const char *key, const char *no, const
 static int create_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
         CreateOptions *o = userdata;
 
+        if (streq(key, "egress"))
+                return sbx_bus_read_egress_entry(m, key, &o->egress, &o->has_egress, error);
         /* pull "missing": an image not on the host is pulled first (docs/api.md) */
         if (streq(key, "pull"))
                 return read_choice(m, key, "never", "missing", &o->pull_missing, error);
@@ -343,19 +348,33 @@ static int create_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
 }
 
 int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
-                                bool *ret_pull_missing, SbxError *error) {
-        static const char *const keys[] = { "labels", "idle_timeout", "expire_after", "on_idle", "pull" };
+                                bool *ret_pull_missing, SbxEgress *ret_egress, SbxError *error) {
+        static const char *const keys[] = { "labels", "idle_timeout", "expire_after", "on_idle", "pull",
+                                            "idle_counts_processes", "egress" };
         CreateOptions o = {};
         int r = read_dict(m, keys, ELEMENTSOF(keys), create_entry, &o, error);
 
-        if (r < 0)
+        if (r < 0) {
                 json_object_put(o.labels);
-        else {
+                sbx_egress_done(&o.egress);
+        } else {
                 *ret_labels = o.labels;
                 *ret_lifetime = o.lifetime;
+                *ret_egress = o.egress;
                 *ret_pull_missing = o.pull_missing;
         }
         return r;
+}
+
+static int lifetime_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
+        return sbx_bus_read_lifetime_entry(m, key, userdata, error);
+}
+
+int sbx_bus_read_lifetime_options(sd_bus_message *m, SbxLifetime *ret, SbxError *error) {
+        static const char *const keys[] = { "idle_timeout", "expire_after", "on_idle", "idle_counts_processes" };
+
+        *ret = (SbxLifetime) {};
+        return read_dict(m, keys, ELEMENTSOF(keys), lifetime_entry, ret, error);
 }
 
 static int stop_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
@@ -385,6 +404,8 @@ typedef struct EnsureOptions {
         unsigned stop_timeout;
         json_object *labels;
         SbxLifetime lifetime;
+        SbxEgress egress;
+        bool has_egress;
 } EnsureOptions;
 
 static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
@@ -400,6 +421,8 @@ static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
         }
         if (streq(key, "labels"))
                 return sbx_bus_read_labels(m, key, &o->labels, error);
+        if (streq(key, "egress"))
+                return sbx_bus_read_egress_entry(m, key, &o->egress, &o->has_egress, error);
         if (streq(key, "force"))
                 return read_bool(m, key, &o->force, error);
         if (streq(key, "pull"))
@@ -411,16 +434,19 @@ static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
 
 int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned *ret_stop_timeout,
                                 json_object **ret_labels, bool *ret_force, SbxLifetime *ret_lifetime,
-                                bool *ret_pull_missing, SbxError *error) {
+                                bool *ret_pull_missing, SbxEgress *ret_egress, SbxError *error) {
         static const char *const keys[] = { "on_mismatch", "stop_timeout", "labels", "force", "idle_timeout",
-                                            "expire_after", "on_idle", "pull" };
+                                            "expire_after", "on_idle", "pull", "idle_counts_processes",
+                                            "egress" };
         EnsureOptions o = { .stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT };
         int r = read_dict(m, keys, ELEMENTSOF(keys), ensure_entry, &o, error);
 
         if (r < 0) {
                 json_object_put(o.labels);
+                sbx_egress_done(&o.egress);
                 return r;
         }
+        *ret_egress = o.egress;
         *ret_recreate = o.recreate;
         *ret_force = o.force;
         *ret_lifetime = o.lifetime;

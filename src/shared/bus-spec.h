@@ -32,10 +32,13 @@ int sbx_bus_append_spec(sd_bus_message *m, const SbxSpec *spec, SbxError *error)
 int sbx_bus_read_no_options(sd_bus_message *m, SbxError *error);
 
 /* Create options: "labels" a{ss} (bus-labels.h; *ret_labels NULL when absent), the
- * lifetime's (bus-lifetime.h) and "pull" (s: "never", the default, or "missing": an
- * image not on the host is pulled first). */
+ * lifetime's (bus-lifetime.h), "pull" (s: "never", the default, or "missing": an
+ * image not on the host is pulled first) and "egress" a{sv} (bus-egress.h; the default
+ * when absent). */
 int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
-                                bool *ret_pull_missing, SbxError *error);
+                                bool *ret_pull_missing, SbxEgress *ret_egress, SbxError *error);
+/* SetSandboxLifetimes' options: the lifetime keys alone, each marked given. */
+int sbx_bus_read_lifetime_options(sd_bus_message *m, SbxLifetime *ret, SbxError *error);
 
 /* Stop options: "timeout" (u, or any integer type: seconds before SIGKILL, 0–3600),
  * "force" (b: other connections' leases are revoked, not SandboxBusy). */
@@ -90,7 +93,7 @@ int sbx_bus_read_argv(sd_bus_message *m, char ***ret, SbxError *error);
 #define SBX_ENSURE_STOP_TIMEOUT_DEFAULT 30U
 int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned *ret_stop_timeout,
                                 json_object **ret_labels, bool *ret_force, SbxLifetime *ret_lifetime,
-                                bool *ret_pull_missing, SbxError *error);
+                                bool *ret_pull_missing, SbxEgress *ret_egress, SbxError *error);
 
 /* File call options (ReadFile, WriteFile, ListFiles, RemoveFile; docs/api.md): read
  * offset t, length t (0–UINT64_MAX: the daemon caps it by max_file_bytes); write mode

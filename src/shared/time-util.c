@@ -23,6 +23,10 @@ uint64_t sbx_now_realtime_us(void) {
         return now_us(CLOCK_REALTIME);
 }
 
+uint64_t sbx_now_boottime_us(void) {
+        return now_us(CLOCK_BOOTTIME);
+}
+
 int sbx_fd_wait(int fd, short events, uint64_t deadline_ms) {
         for (;;) {
                 uint64_t now = sbx_now_monotonic_us() / 1000U;

@@ -9,6 +9,8 @@
 
 uint64_t sbx_now_monotonic_us(void);
 uint64_t sbx_now_realtime_us(void);
+/* Monotonic, and counting a suspend as the wall clock does. */
+uint64_t sbx_now_boottime_us(void);
 
 /* Waits for events on fd until deadline_ms (monotonic, in ms): 1 when they came, 0 on
  * timeout, else -errno. */

@@ -360,6 +360,8 @@ unsigned sbx_worker_pool_cancel_queued(SbxWorkerPool *p, SbxJobDone done, SbxJob
         JobList queued, kept = {}, cancelled = {};
         unsigned n = 0;
 
+        if (!p)                         /* a pool never made (a start that failed before it) */
+                return 0;
         pthread_mutex_lock(&p->lock);
         queued = p->queued;
         for (Job *j; (j = list_pop(&queued));)

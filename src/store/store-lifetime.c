@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* The sandboxes' lifetimes (schema 7): one row each for those with a deadline,
+/* The sandboxes' lifetimes (schema 7; idle_counts_processes since 8): one row each for those with a deadline,
  * written at create and when their activity moves (at most every few seconds: the
  * daemon's flush), read once at start-up. Prepared per call, as the detached rows. */
 
@@ -11,6 +11,7 @@
 #include "store-internal.h"
 
 #define SBX_LIFETIMES_MAX 65536U
+#define COLUMNS "name, idle_timeout_s, expire_at_us, on_idle_pause, last_activity_us, counts_processes"
 
 void sbx_lifetime_rows_free(SbxLifetimeRow *rows, size_t n) {
         for (size_t i = 0; rows && i < n; i++)
@@ -32,16 +33,64 @@ int sbx_store_put_lifetime(SbxStore *s, const SbxLifetimeRow *row, SbxError *err
 
         if (isempty(row->name))
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "lifetime: no sandbox name");
-        if ((r = prepare(s, "INSERT OR REPLACE INTO lifetimes (name, idle_timeout_s, expire_at_us, on_idle_pause, "
-                            "last_activity_us) VALUES (?, ?, ?, ?, ?)", &st, error)) < 0)
+        if ((r = prepare(s, "INSERT OR REPLACE INTO lifetimes (" COLUMNS ") SELECT ?1, ?2, ?3, ?4, ?5, ?6 "
+                            "WHERE EXISTS (SELECT 1 FROM sandboxes WHERE name = ?1)", &st, error)) < 0)
                 return r;
         if (sqlite3_bind_text(st, 1, row->name, -1, SQLITE_STATIC) != SQLITE_OK ||
             sqlite3_bind_int64(st, 2, (sqlite3_int64) row->idle_timeout_s) != SQLITE_OK ||
             sqlite3_bind_int64(st, 3, (sqlite3_int64) row->expire_at_us) != SQLITE_OK ||
             sqlite3_bind_int(st, 4, row->on_idle_pause) != SQLITE_OK ||
-            sqlite3_bind_int64(st, 5, (sqlite3_int64) row->last_activity_us) != SQLITE_OK)
+            sqlite3_bind_int64(st, 5, (sqlite3_int64) row->last_activity_us) != SQLITE_OK ||
+            sqlite3_bind_int(st, 6, row->counts_processes) != SQLITE_OK)
                 return store_fail(s, error, "cannot bind");
-        return sqlite3_step(st) == SQLITE_DONE ? 0 : store_fail(s, error, "cannot write a lifetime");
+        if (sqlite3_step(st) != SQLITE_DONE)
+                return store_fail(s, error, "cannot write a lifetime");
+        /* Never a row without its sandbox's (it would outlive it: the trigger is gone). */
+        if (sqlite3_changes(s->db) == 0)
+                return sbx_error_set(error, SBX_ERROR_NO_SUCH_SANDBOX, "No sandbox '%s' in the store", row->name);
+        return 0;
+}
+
+static int delete_lifetime(SbxStore *s, const char *name, SbxError *error) {
+        _cleanup_(finalizep) sqlite3_stmt *st = NULL;
+        int r;
+
+        if ((r = prepare(s, "DELETE FROM lifetimes WHERE name = ?", &st, error)) < 0)
+                return r;
+        if (sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC) != SQLITE_OK)
+                return store_fail(s, error, "cannot bind");
+        return sqlite3_step(st) == SQLITE_DONE ? 0 : store_fail(s, error, "cannot delete a lifetime");
+}
+
+int sbx_store_put_sandbox_with_lifetime(SbxStore *s, const SbxSandboxRow *row, const SbxLifetimeRow *lifetime,
+                                        SbxError *error) {
+        int r;
+
+        if ((r = store_exec(s, "BEGIN IMMEDIATE", "cannot begin", error)) < 0)
+                return r;
+        r = sbx_store_put_sandbox(s, row, error);
+        if (r >= 0)
+                r = lifetime ? sbx_store_put_lifetime(s, lifetime, error) : delete_lifetime(s, row->name, error);
+        if (r >= 0)
+                r = store_exec(s, "COMMIT", "cannot commit", error);
+        if (r < 0)
+                sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return r;
+}
+
+int sbx_store_rebase_lifetime(SbxStore *s, const char *name, uint64_t last_activity_us, uint64_t expire_at_us,
+                              SbxError *error) {
+        _cleanup_(finalizep) sqlite3_stmt *st = NULL;
+        int r;
+
+        if ((r = prepare(s, "UPDATE lifetimes SET last_activity_us = ?, expire_at_us = ? WHERE name = ?", &st,
+                         error)) < 0)
+                return r;
+        if (sqlite3_bind_int64(st, 1, (sqlite3_int64) last_activity_us) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 2, (sqlite3_int64) expire_at_us) != SQLITE_OK ||
+            sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC) != SQLITE_OK)
+                return store_fail(s, error, "cannot bind");
+        return sqlite3_step(st) == SQLITE_DONE ? 0 : store_fail(s, error, "cannot write a sandbox's lifetime");
 }
 
 int sbx_store_touch_lifetime(SbxStore *s, const char *name, uint64_t last_activity_us, SbxError *error) {
@@ -67,6 +116,7 @@ static int read_row(sqlite3_stmt *st, SbxLifetimeRow *row) {
                 return -EBADMSG;
         *row = (SbxLifetimeRow) { .idle_timeout_s = (uint32_t) idle, .expire_at_us = (uint64_t) expire,
                                   .on_idle_pause = sqlite3_column_int(st, 3) != 0,
+                                  .counts_processes = sqlite3_column_int(st, 5) != 0,
                                   .last_activity_us = (uint64_t) last };
         row->name = strdup((const char *) name);
         return row->name ? 0 : -ENOMEM;
@@ -80,8 +130,7 @@ int sbx_store_list_lifetimes(SbxStore *s, SbxLifetimeRow **ret, size_t *ret_n, S
 
         *ret = NULL;
         *ret_n = 0;
-        if ((r = prepare(s, "SELECT name, idle_timeout_s, expire_at_us, on_idle_pause, last_activity_us "
-                            "FROM lifetimes ORDER BY name", &st, error)) < 0)
+        if ((r = prepare(s, "SELECT " COLUMNS " FROM lifetimes ORDER BY name", &st, error)) < 0)
                 return r;
         while (n < SBX_LIFETIMES_MAX && (r = sqlite3_step(st)) == SQLITE_ROW) {
                 if (n == allocated) {
@@ -105,4 +154,26 @@ int sbx_store_list_lifetimes(SbxStore *s, SbxLifetimeRow **ret, size_t *ret_n, S
         *ret = rows;
         *ret_n = n;
         return 0;
+}
+
+int sbx_store_get_lifetime(SbxStore *s, const char *name, SbxLifetimeRow *ret, SbxError *error) {
+        _cleanup_(finalizep) sqlite3_stmt *st = NULL;
+        int r;
+
+        *ret = (SbxLifetimeRow) {};
+        if ((r = prepare(s, "SELECT " COLUMNS " FROM lifetimes WHERE name = ?", &st, error)) < 0)
+                return r;
+        if (sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC) != SQLITE_OK)
+                return store_fail(s, error, "cannot bind");
+        r = sqlite3_step(st);
+        if (r == SQLITE_DONE)
+                return 0;
+        if (r != SQLITE_ROW)
+                return store_fail(s, error, "cannot read a lifetime");
+        r = read_row(st, ret);
+        if (r == -EBADMSG) {
+                *ret = (SbxLifetimeRow) {};
+                return 0;       /* garbage: as none */
+        }
+        return r < 0 ? r : 1;
 }

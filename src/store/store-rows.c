@@ -16,7 +16,7 @@
 
 #define SANDBOX_COLUMNS \
         "name, owner_uid, container_id, spec_json, fingerprint, contract_version, state, created_us, updated_us, " \
-        "owner_gid, labels_json"
+        "owner_gid, labels_json, egress_json"
 #define SNAPSHOT_COLUMNS \
         "id, owner_uid, source_sandbox, image_id, image_tag, created_us"
 #define INTENT_COLUMNS \
@@ -28,12 +28,12 @@
 static const char *const statement_sql[_STMT_MAX] = {
         [STMT_PUT_SANDBOX] =
                 "INSERT INTO sandboxes(" SANDBOX_COLUMNS ") "
-                "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, COALESCE(?8, ?9), ?9, ?10, ?11) "
+                "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, COALESCE(?8, ?9), ?9, ?10, ?11, ?12) "
                 "ON CONFLICT(name) DO UPDATE SET "
                 "owner_uid = excluded.owner_uid, owner_gid = excluded.owner_gid, container_id = excluded.container_id, "
                 "spec_json = excluded.spec_json, fingerprint = excluded.fingerprint, "
                 "contract_version = excluded.contract_version, state = excluded.state, labels_json = excluded.labels_json, "
-                "created_us = COALESCE(?8, sandboxes.created_us), updated_us = excluded.updated_us",
+                "egress_json = excluded.egress_json, created_us = COALESCE(?8, sandboxes.created_us), updated_us = excluded.updated_us",
         [STMT_GET_SANDBOX] =
                 "SELECT " SANDBOX_COLUMNS " FROM sandboxes WHERE name = ?1",
         [STMT_UPDATE_SANDBOX_STATE] =
@@ -104,6 +104,7 @@ SbxSandboxRow *sbx_sandbox_row_free(SbxSandboxRow *row) {
         free(row->spec_json);
         free(row->fingerprint);
         free(row->labels_json);
+        free(row->egress_json);
         free(row);
         return NULL;
 }
@@ -185,6 +186,7 @@ static const Column sandbox_columns[] = {
         COLUMN(SbxSandboxRow, updated_us,       INT64),
         COLUMN(SbxSandboxRow, owner_gid,        GID),
         COLUMN(SbxSandboxRow, labels_json,      TEXT),
+        COLUMN(SbxSandboxRow, egress_json,      TEXT),
 };
 
 static const Column snapshot_columns[] = {
@@ -430,7 +432,8 @@ int sbx_store_put_sandbox(SbxStore *s, const SbxSandboxRow *row, SbxError *error
             bind_time(st, 8, row->created_us) != SQLITE_OK ||
             sqlite3_bind_int64(st, 9, (int64_t) sbx_now_realtime_us()) != SQLITE_OK ||
             sqlite3_bind_int64(st, 10, row->owner_gid) != SQLITE_OK ||
-            bind_text(st, 11, row->labels_json ?: "{}") != SQLITE_OK)
+            bind_text(st, 11, row->labels_json ?: "{}") != SQLITE_OK ||
+            bind_text(st, 12, row->egress_json ?: "") != SQLITE_OK)
                 return store_fail(s, error, "cannot bind sandbox row");
         r = store_step(s, st, error);
         return r < 0 ? r : 0;

@@ -98,6 +98,12 @@ static const char *const migrations[] = {
         "        last_activity_us INTEGER NOT NULL);"
         "CREATE TRIGGER IF NOT EXISTS lifetimes_follow_sandboxes AFTER DELETE ON sandboxes BEGIN"
         "        DELETE FROM lifetimes WHERE name = OLD.name; END;",
+        /* 7 → 8: idle_counts_processes (docs/lifecycle.md): whether a running process
+         * holds the sandbox from its idle stop; the rows there get the default, no */
+        "ALTER TABLE lifetimes ADD COLUMN counts_processes INTEGER NOT NULL DEFAULT 0;",
+        /* 8 → 9: a sandbox's egress (egress.h's stored form); rows already there get ""
+         * (the policy's default, with no entries), and keep everything else */
+        "ALTER TABLE sandboxes ADD COLUMN egress_json TEXT NOT NULL DEFAULT '';",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == SBX_STORE_SCHEMA_VERSION,

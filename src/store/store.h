@@ -30,7 +30,7 @@
 
 #define SBX_STORE_FILENAME "sandboxd.db"
 /* The newest schema this code knows; a database with a larger user_version is refused. */
-#define SBX_STORE_SCHEMA_VERSION 7
+#define SBX_STORE_SCHEMA_VERSION 9
 /* The owner filter that matches every row. */
 #define SBX_STORE_ANY_OWNER ((uid_t) -1)
 
@@ -61,6 +61,7 @@ typedef struct SbxSandboxRow {
         int64_t created_us;     /* µs since the epoch; 0 = unset */
         int64_t updated_us;     /* set by the store on every write */
         char *labels_json;      /* user-labels.h's stored form; NULL on put = none */
+        char *egress_json;      /* egress.h's stored form; NULL on put = "" (the default) */
 } SbxSandboxRow;
 
 typedef struct SbxSnapshotRow {
@@ -125,6 +126,8 @@ int sbx_store_put_sandbox(SbxStore *store, const SbxSandboxRow *row, SbxError *e
 /* 1 and *ret = the row, or 0 and *ret = NULL when there is no row of that name. */
 int sbx_store_get_sandbox(SbxStore *store, const char *name, SbxSandboxRow **ret, SbxError *error);
 /* Sets the state of an existing row; 1 if a row changed, 0 (no-op) if there is none. */
+/* The sandbox's egress (egress.h's stored form); 1 if the row was there. */
+int sbx_store_set_sandbox_egress(SbxStore *s, const char *name, const char *egress_json, SbxError *error);
 int sbx_store_update_sandbox_state(SbxStore *store, const char *name, SbxSandboxState state, SbxError *error);
 /* Idempotent: 1 if a row was deleted, 0 if there was none. */
 int sbx_store_delete_sandbox(SbxStore *store, const char *name, SbxError *error);
@@ -202,11 +205,22 @@ typedef struct SbxLifetimeRow {
         uint32_t idle_timeout_s;        /* 0: never */
         uint64_t expire_at_us;          /* realtime; 0: never */
         bool on_idle_pause;
+        bool counts_processes;          /* idle_counts_processes (schema 8) */
         uint64_t last_activity_us;      /* realtime */
 } SbxLifetimeRow;
 
 void sbx_lifetime_rows_free(SbxLifetimeRow *rows, size_t n);
+/* Written only for a sandbox that has its row: else NoSuchSandbox, nothing written. */
 int sbx_store_put_lifetime(SbxStore *store, const SbxLifetimeRow *row, SbxError *error);
+/* A new sandbox's row and its lifetime (NULL: none, and none left of an earlier one of
+ * the name) in one transaction. */
+int sbx_store_put_sandbox_with_lifetime(SbxStore *store, const SbxSandboxRow *row, const SbxLifetimeRow *lifetime,
+                                        SbxError *error);
+/* Both times of a row, moved with a wall-clock step (none: nothing to do). */
+int sbx_store_rebase_lifetime(SbxStore *store, const char *name, uint64_t last_activity_us, uint64_t expire_at_us,
+                              SbxError *error);
 /* The last activity of a sandbox that has a row (none: nothing to do). */
 int sbx_store_touch_lifetime(SbxStore *store, const char *name, uint64_t last_activity_us, SbxError *error);
 int sbx_store_list_lifetimes(SbxStore *store, SbxLifetimeRow **ret, size_t *ret_n, SbxError *error);
+/* The row of one sandbox: 1 and *ret filled (its name a copy), or 0 (none: ret all 0). */
+int sbx_store_get_lifetime(SbxStore *store, const char *name, SbxLifetimeRow *ret, SbxError *error);

@@ -13,6 +13,9 @@ stdin line, one JSON line answered per command:
                                              (POLLERR on ours): result {"revoked": bool}
   ["spawn", INDEX]                           a child (sleep) holding a copy of it
   ["kill-children"]                          ends those children
+  ["scribble", SECONDS]                      a child writing into every lease held, as
+                                             fast as they take it, for SECONDS: result
+                                             {"pid": PID} (ended by kill-children too)
   ["signals"]                                the LeaseRevoked signals received so far
 """
 
@@ -76,6 +79,20 @@ def main():
         if op == "spawn":
             children.append(subprocess.Popen(["sleep", "600"], pass_fds=[fds[rest[0]]]))
             return {"ok": True, "result": {}}
+        if op == "scribble":
+            held = list(fds.values())
+            code = ("import os, select, sys, time\n"
+                    "fds = [int(x) for x in sys.argv[2:]]\n"
+                    "for fd in fds: os.set_blocking(fd, False)\n"
+                    "end = time.monotonic() + float(sys.argv[1]); block = b'x' * 4096\n"
+                    "while time.monotonic() < end:\n"
+                    "    for fd in select.select([], fds, [], 0.2)[1]:\n"
+                    "        try: os.write(fd, block)\n"
+                    "        except BlockingIOError: pass\n")
+            child = subprocess.Popen([sys.executable, "-c", code, str(rest[0])] + [str(fd) for fd in held],
+                                     pass_fds=held)
+            children.append(child)
+            return {"ok": True, "result": {"pid": child.pid}}
         if op == "kill-children":
             for c in children:
                 c.kill()

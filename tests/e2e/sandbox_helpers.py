@@ -7,6 +7,7 @@ Every name a test makes starts with PREFIX (unique per run), so parallel runs on
 same dockerd never collide and leftovers are easy to find."""
 
 import contextlib
+import grp
 import hashlib
 import http.client
 import importlib.util
@@ -502,6 +503,21 @@ def daemon_argv(stack, argv):
     finally:
         stack.stop_daemon()
         stack.set_daemon_command(stack.default_daemon_argv())
+
+
+SECOND_MEMBER = "sbx-member2"   # a second member of the group, made by the tests that need one
+
+
+def second_member():
+    """Makes (idempotent) and returns the second member of the group."""
+    try:
+        pwd.getpwnam(SECOND_MEMBER)
+    except KeyError:
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", "--user-group",
+                        "--groups", e2e.GROUP, SECOND_MEMBER], check=True)
+    if SECOND_MEMBER not in grp.getgrnam(e2e.GROUP).gr_mem:
+        subprocess.run(["gpasswd", "--add", SECOND_MEMBER, e2e.GROUP], check=True, capture_output=True)
+    return SECOND_MEMBER
 
 
 def running_sandbox(stack, tag, sp=None):

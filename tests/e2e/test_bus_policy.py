@@ -154,6 +154,9 @@ MANAGER_ARGS = {
     "WriteFile": lambda n: ("ssaya{sv}", [n, "/tmp/policy-probe", [120], {}]),
     "ListFiles": lambda n: ("ssa{sv}", [n, "/tmp", {}]),
     "RemoveFile": lambda n: ("ssa{sv}", [n, "/tmp/policy-probe", {}]),
+    "SetSandboxLifetimes": lambda n: ("sa{sv}", [n, {"idle_timeout": ["u", 60]}]),
+    "SetSandboxEgress": lambda n: ("sa{sv}", [n, {"mode": ["s", "none"]}]),
+    "PullImage": lambda n: ("sa{sv}", [rootbus.TEST_IMAGE, {}]),
 }
 SANDBOX_ARGS = {
     "Start": ("", []),
@@ -162,6 +165,8 @@ SANDBOX_ARGS = {
     "Pause": ("", []),
     "Resume": ("", []),
     "Acquire": ("a{sv}", [{}]),
+    "SetLifetimes": ("a{sv}", [{"idle_timeout": ["u", 60]}]),
+    "SetEgress": ("a{sv}", [{"mode": ["s", "none"]}]),
     "Snapshot": ("s", ["policy-snap"]),
     "Verify": ("a{sv}", [SPEC]),
     "Inspect": ("", []),
@@ -265,7 +270,7 @@ def test_other_users_sandbox_is_untouched(live_calls):
     assert live_calls["name"] in live_calls["root-list"]
     # The state changes were refused by polkit, not by the bus, and not carried out.
     for m in ("CreateSandbox", "EnsureSandbox", "StartSandbox", "StopSandbox", "DeleteSandbox",
-              "PauseSandbox", "ResumeSandbox", "AcquireSandbox",
+              "PauseSandbox", "ResumeSandbox", "AcquireSandbox", "SetSandboxLifetimes", "SetSandboxEgress",
               "SnapshotSandbox", "ExecSandbox", "StartExec", "CopyToSandbox", "CopyFromSandbox",
               "GetSandboxUsage", "ReadFile", "WriteFile", "ListFiles", "RemoveFile"):
         out = live_calls[(rootbus.MANAGER_IFACE, m)]

@@ -3,9 +3,10 @@
 the outsider, with short timeouts: an idle sandbox is stopped (or paused, on_idle
 pause) with no client calling, a held lease or a running exec postpones it, expiry
 deletes (SandboxRemoved, audited), a deadline that fell due while no daemon ran is
-acted on at the next start-up (after a SIGKILL), the policy's bounds and default, an
-ensure keeping an existing sandbox's lifetime, and the daemon staying up while a
-deadline is to come. Docker is asked directly whether it happened."""
+acted on at the next start-up (after a SIGKILL), the policy's bounds and default, and
+the daemon staying up while a deadline is to come. Docker is asked directly whether it
+happened. The daemon runs with a short deadline tick (SBX_TEST_DEADLINE_TICK_MS), so the
+test waits for the timeouts, not for the tick."""
 
 import time
 
@@ -14,6 +15,18 @@ from sandbox_helpers import MEMBER, OTHER
 from test_lifetimes_leases import holder, props
 
 import signal
+
+import pytest
+
+# The deadline tick for tests (xagent-sandboxd(8), ENVIRONMENT): a quarter of a second
+# instead of 5 s, so that the waits below are the timeouts' own and not the tick's.
+TICK = ["/usr/bin/env", "SBX_TEST_DEADLINE_TICK_MS=250"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def short_tick(stack):
+    with h.daemon_argv(stack, TICK + stack.default_daemon_argv()):
+        yield
 
 
 def create(sandboxd, cleanup, tag, **options):
@@ -42,13 +55,13 @@ def wait_docker(name, want, timeout):
 
 def test_an_idle_sandbox_is_stopped_with_nobody_calling(stack, sandboxd, cleanup):
     mark = h.LogMark(stack)
+    t0 = time.monotonic()                   # idle from its creation on
     name = create(sandboxd, cleanup, "idle", idle_timeout=2)
     p = props(sandboxd, name)
     assert (p["IdleTimeout"], p["OnIdle"], p["ExpiresAt"]) == (2, "stop", 0)
     ins = sandboxd.inspect(MEMBER, name).result[0]
     assert (ins["idle_timeout"], ins["on_idle"], ins["expires_at"], ins["leases"]) == (2, "stop", 0, 0)
     assert ins["last_activity"] >= p["CreatedAt"]
-    t0 = time.monotonic()
     wait_docker(name, "stopped", 30)
     assert time.monotonic() - t0 >= 2
     assert props(sandboxd, name)["State"] == "stopped"
@@ -66,15 +79,16 @@ def test_on_idle_pause(stack, sandboxd, cleanup):
 
 
 def test_a_lease_and_a_running_exec_postpone_it(stack, sandboxd, cleanup):
-    name = create(sandboxd, cleanup, "busy", idle_timeout=3)
+    # 5 s: room for the exec's client to start after the lease's end on a busy machine.
+    name = create(sandboxd, cleanup, "busy", idle_timeout=5)
     with holder(stack) as hd:
         hd.acquire(name).result
-        time.sleep(12)
+        time.sleep(7)                   # past the idle timeout: many ticks
         assert docker_state(name) == "running"
     # A running exec, streamed by a client of its own.
-    p = stack.spawn_as(MEMBER, stack.client_argv("start-exec", name, '["sleep", "12"]', "{}"))
+    p = stack.spawn_as(MEMBER, stack.client_argv("start-exec", name, '["sleep", "8"]', "{}"))
     try:
-        time.sleep(10)
+        time.sleep(6.5)
         assert docker_state(name) == "running"
         assert p.wait(timeout=30) == 0, p.stderr.read()
     finally:
@@ -87,9 +101,11 @@ def test_expiry_deletes(stack, sandboxd, cleanup):
     mark = h.LogMark(stack)
     listener = h.Listener(stack, MEMBER)
     try:
-        name = create(sandboxd, cleanup, "expire", expire_after=3)
+        # 6 s: the properties are read before it expires on a busy machine too (the tick
+        # is short here).
+        name = create(sandboxd, cleanup, "expire", expire_after=6)
         p = props(sandboxd, name)
-        assert p["CreatedAt"] + 3_000_000 == p["ExpiresAt"]
+        assert p["CreatedAt"] + 6_000_000 == p["ExpiresAt"]
         with holder(stack) as hd:
             hd.acquire(name).result          # a lease does not hold off expiry
             wait_docker(name, None, 30)
@@ -104,22 +120,28 @@ def test_expiry_deletes(stack, sandboxd, cleanup):
 
 
 def test_an_overdue_deadline_is_acted_on_at_start_up(stack, sandboxd, cleanup):
-    expiring = create(sandboxd, cleanup, "overdue-expire", expire_after=4)
-    idle = create(sandboxd, cleanup, "overdue-idle", idle_timeout=4)
-    stack.stop_daemon(signal.SIGKILL)
-    time.sleep(8)
-    # Nobody ran meanwhile: both still there.
-    assert docker_state(expiring) == "running" and docker_state(idle) == "running"
-    t0 = time.monotonic()
-    assert sandboxd.call(OTHER, "GetPolicy").ok              # any call starts the daemon
-    wait_docker(expiring, None, 30)
-    wait_docker(idle, "stopped", 30)
-    assert time.monotonic() - t0 < 30
+    # The default tick here: the deadlines must fall due while no daemon runs, and a
+    # short tick acts on one at once if the creates are slow.
+    with h.daemon_argv(stack, stack.default_daemon_argv()):
+        expiring = create(sandboxd, cleanup, "overdue-expire", expire_after=4)
+        idle = create(sandboxd, cleanup, "overdue-idle", idle_timeout=4)
+        stack.stop_daemon(signal.SIGKILL)
+        time.sleep(8)
+        # Nobody ran meanwhile: both still there.
+        assert docker_state(expiring) == "running" and docker_state(idle) == "running"
+        t0 = time.monotonic()
+        assert sandboxd.call(OTHER, "GetPolicy").ok              # any call starts the daemon
+        wait_docker(expiring, None, 30)
+        wait_docker(idle, "stopped", 30)
+        assert time.monotonic() - t0 < 30
+    stack.set_daemon_command(TICK + stack.default_daemon_argv())     # the module's again
 
 
 def test_the_idle_clock_survives_a_restart(stack, sandboxd, cleanup):
     name = create(sandboxd, cleanup, "clock", idle_timeout=20)
-    time.sleep(8)            # a tick has written the activity (none since the create)
+    # The margin that tells the clocks apart: the stop must come before 20 s from the
+    # restart, which it does by as much as the sandbox had been idle before it.
+    time.sleep(8)
     stack.stop_daemon(signal.SIGKILL)
     assert sandboxd.call(MEMBER, "GetPolicy").ok
     t0 = time.monotonic()
@@ -154,20 +176,6 @@ def test_policy_bounds_and_default(stack, sandboxd, cleanup):
         assert props(sandboxd, never)["IdleTimeout"] == 0
 
 
-def test_an_ensure_keeps_an_existing_lifetime(stack, sandboxd, cleanup):
-    name = h.unique("ensure")
-    cleanup.sandbox(name)
-    r = sandboxd.call(MEMBER, "EnsureSandbox", "sa{sv}a{sv}", [name, h.spec(), {"expire_after": ["u", 600]}])
-    assert r.result[2] == "created"
-    expires = props(sandboxd, name)["ExpiresAt"]
-    assert expires > 0
-    r = sandboxd.call(MEMBER, "EnsureSandbox", "sa{sv}a{sv}", [name, h.spec(), {"expire_after": ["u", 5],
-                                                                               "idle_timeout": ["u", 2]}])
-    assert r.result[2] == "reused"
-    p = props(sandboxd, name)
-    assert (p["ExpiresAt"], p["IdleTimeout"]) == (expires, 0)
-
-
 def test_the_outsider_sees_no_lifetime(stack, sandboxd, cleanup):
     name = create(sandboxd, cleanup, "outsider", idle_timeout=600)
     sandboxd.call(OTHER, "Get", "ss", [h.SANDBOX, "IdleTimeout"], path=h.object_path(name, MEMBER),
@@ -177,13 +185,14 @@ def test_the_outsider_sees_no_lifetime(stack, sandboxd, cleanup):
 def test_a_pending_deadline_holds_off_the_idle_exit(stack, sandboxd, cleanup):
     argv = stack.default_daemon_argv()
     argv[argv.index("--idle-timeout") + 1] = "1"
-    with h.daemon_argv(stack, argv):
-        name = create(sandboxd, cleanup, "hold", expire_after=8)
+    with h.daemon_argv(stack, TICK + argv):
+        name = create(sandboxd, cleanup, "hold", expire_after=5)
         pid = stack.daemon_pid()
-        time.sleep(4)
+        time.sleep(2.5)
         assert stack.daemon_pid() == pid, "the daemon exited idle with a deadline to come"
         wait_docker(name, None, 30)
         h.wait_until(lambda: not stack.name_has_owner(h.BUS_NAME), 20, what="idle exit after the expiry")
+    stack.set_daemon_command(TICK + stack.default_daemon_argv())     # the module's again
 
 
 def test_ctl_lifetime_options(stack, sandboxd, cleanup):

@@ -28,14 +28,11 @@ with open(SERVER, "rb") as _f:
     SANITIZED = b"__asan_init" in _f.read()
 
 TOOLS = {
-    "sandbox_list", "sandbox_ensure", "sandbox_create", "sandbox_start", "sandbox_stop", "sandbox_delete",
-    "sandbox_snapshot", "snapshot_list", "snapshot_delete", "sandbox_inspect", "sandbox_verify", "run",
-    "file_read", "file_write", "file_list", "file_remove", "sandbox_ports", "sandbox_usage", "policy",
-    "sandbox_pause", "sandbox_resume", "process_start", "process_list", "process_output", "process_kill",
+    "sandbox_list", "sandbox_ensure", "sandbox", "sandbox_info", "snapshot", "run", "process_start", "process",
+    "file_read", "file_write", "files", "policy",
 }
-READ_ONLY = {"sandbox_list", "snapshot_list", "sandbox_inspect", "sandbox_verify", "file_read", "file_list",
-             "sandbox_ports", "sandbox_usage", "policy", "process_list"}
-DESTRUCTIVE = {"sandbox_ensure", "sandbox_delete", "snapshot_delete", "file_write", "file_remove", "process_kill"}
+READ_ONLY = {"sandbox_list", "sandbox_info", "file_read", "policy"}
+DESTRUCTIVE = {"sandbox_ensure", "sandbox", "snapshot", "process", "file_write", "files"}
 DENIALS = ("InteractiveAuthorizationRequired", "AccessDenied")
 
 
@@ -138,16 +135,16 @@ def test_sdk1_member_every_tool(mcp, cleanup):
         out.tools = tools.map(t => ({{ name: t.name, annotations: t.annotations,
                                       hasSchemas: !!t.inputSchema && !!t.outputSchema }}));
         out.policy = await call("policy");
-        out.ensure = await call("sandbox_ensure", {{ name: {name!r}, image: {h.TEST_IMAGE!r},
+        out.ensure = await call("sandbox_ensure", {{ sandbox: {name!r}, image: {h.TEST_IMAGE!r},
                                                     env: {{ A: "1" }}, ports: [{{ guest: 8080 }}] }});
-        out.again = await call("sandbox_ensure", {{ name: {name!r}, image: {h.TEST_IMAGE!r},
+        out.again = await call("sandbox_ensure", {{ sandbox: {name!r}, image: {h.TEST_IMAGE!r},
                                                    env: {{ A: "1" }}, ports: [{{ guest: 8080 }}] }});
         out.list = await call("sandbox_list");
-        out.inspect = await call("sandbox_inspect", {{ name: {name!r} }});
-        out.verify = await call("sandbox_verify", {{ name: {name!r}, image: {h.TEST_IMAGE!r},
+        out.inspect = await call("sandbox_info", {{ action: "inspect", sandbox: {name!r} }});
+        out.verify = await call("sandbox_info", {{ action: "verify", sandbox: {name!r}, image: {h.TEST_IMAGE!r},
                                                     env: {{ A: "2" }}, ports: [{{ guest: 8080 }}] }});
-        out.ports = await call("sandbox_ports", {{ name: {name!r} }});
-        out.usage = await call("sandbox_usage", {{ name: {name!r} }});
+        out.ports = await call("sandbox_info", {{ action: "ports", sandbox: {name!r} }});
+        out.usage = await call("sandbox_info", {{ action: "usage", sandbox: {name!r} }});
         out.run = await call("run", {{ sandbox: {name!r}, command: "echo $A; id -u; echo err >&2; exit 3" }});
         out.argv = await call("run", {{ sandbox: {name!r}, command: ["cat"], stdin: "piped" }});
         out.big = await call("run", {{ sandbox: {name!r}, command: "head -c 1048576 /dev/zero | tr '\\\\0' a" }});
@@ -159,24 +156,24 @@ def test_sdk1_member_every_tool(mcp, cleanup):
         out.read64 = await call("file_read", {{ sandbox: {name!r}, path: "/tmp/b.bin", encoding: "base64" }});
         out.stat = await call("run", {{ sandbox: {name!r}, command: "stat -c %a /tmp/b.bin" }});
         out.readdir = await call("file_read", {{ sandbox: {name!r}, path: "/tmp" }});
-        out.ls = await call("file_list", {{ sandbox: {name!r}, path: "/tmp" }});
-        out.rm = await call("file_remove", {{ sandbox: {name!r}, path: "/tmp/f.txt" }});
-        out.lsAfter = await call("file_list", {{ sandbox: {name!r}, path: "/tmp", limit: 100 }});
-        out.rmMissing = await call("file_remove", {{ sandbox: {name!r}, path: "/tmp/f.txt" }});
-        out.snapshot = await call("sandbox_snapshot", {{ name: {name!r}, snapshot_id: {snap!r} }});
-        out.snapshots = await call("snapshot_list");
-        out.snapdel = await call("snapshot_delete", {{ snapshot_id: {snap!r} }});
-        out.stop = await call("sandbox_stop", {{ name: {name!r}, timeout: 1 }});
-        out.stopped = await call("sandbox_inspect", {{ name: {name!r} }});
+        out.ls = await call("files", {{ action: "list", sandbox: {name!r}, path: "/tmp" }});
+        out.rm = await call("files", {{ action: "remove", sandbox: {name!r}, path: "/tmp/f.txt" }});
+        out.lsAfter = await call("files", {{ action: "list", sandbox: {name!r}, path: "/tmp", limit: 100 }});
+        out.rmMissing = await call("files", {{ action: "remove", sandbox: {name!r}, path: "/tmp/f.txt" }});
+        out.snapshot = await call("sandbox", {{ action: "snapshot", sandbox: {name!r}, snapshot_id: {snap!r} }});
+        out.snapshots = await call("snapshot", {{ action: "list" }});
+        out.snapdel = await call("snapshot", {{ action: "delete", snapshot_id: {snap!r} }});
+        out.stop = await call("sandbox", {{ action: "stop", sandbox: {name!r}, timeout: 1 }});
+        out.stopped = await call("sandbox_info", {{ action: "inspect", sandbox: {name!r} }});
         out.notRunning = await call("run", {{ sandbox: {name!r}, command: "true" }});
-        out.start = await call("sandbox_start", {{ name: {name!r} }});
-        out.create = await call("sandbox_create", {{ name: {other!r}, image: {h.TEST_IMAGE!r} }});
-        out.exists = await call("sandbox_create", {{ name: {other!r}, image: {h.TEST_IMAGE!r} }});
-        out.del = await call("sandbox_delete", {{ name: {other!r} }});
-        out.missing = await call("sandbox_inspect", {{ name: {other!r} }});
+        out.start = await call("sandbox", {{ action: "start", sandbox: {name!r} }});
+        out.create = await call("sandbox_ensure", {{ sandbox: {other!r}, image: {h.TEST_IMAGE!r} }});
+        out.exists = await call("sandbox_ensure", {{ sandbox: {other!r}, image: {h.TEST_IMAGE!r} }});
+        out.del = await call("sandbox", {{ action: "delete", sandbox: {other!r} }});
+        out.missing = await call("sandbox_info", {{ action: "inspect", sandbox: {other!r} }});
         out.badArg = await call("run", {{ sandbox: {name!r}, command: "true", bogus: 1 }});
-        out.badSpec = await call("sandbox_create", {{ name: {other!r}, image: {h.TEST_IMAGE!r}, memory: 1 }});
-        out.policyViolation = await call("sandbox_create", {{ name: {other!r}, image: {h.TEST_IMAGE!r},
+        out.badSpec = await call("sandbox_ensure", {{ sandbox: {other!r}, image: {h.TEST_IMAGE!r}, memory: 1 }});
+        out.policyViolation = await call("sandbox_ensure", {{ sandbox: {other!r}, image: {h.TEST_IMAGE!r},
                                                               volumes: [{{ host: "/etc", guest: "/x", mode: "ro" }}] }});
         try {{ await callTool({{ name: "no_such_tool", arguments: {{}} }}); }}
         catch (e) {{ out.unknownTool = e.code; }}
@@ -223,7 +220,7 @@ def test_sdk1_member_every_tool(mcp, cleanup):
     assert out["notRunning"]["error"]["name"] == h.ERR + "NotRunning"
     assert out["start"]["state"] == "running"
     assert out["create"]["outcome"] == "created"
-    assert out["exists"]["error"]["name"] == h.ERR + "SandboxExists"
+    assert out["exists"]["outcome"] == "reused"
     assert out["del"]["deleted"] is True
     assert out["missing"]["error"]["name"] == h.ERR + "NoSuchSandbox"
     assert out["missing"]["text"].startswith(h.ERR + "NoSuchSandbox: ")
@@ -243,7 +240,7 @@ def test_sdk1_streamed_run_progress_timeout_cancel(mcp, cleanup):
     name = h.unique("mcpst")
     cleanup.sandbox(name)
     out = mcp.node(MEMBER, f"""
-        await call("sandbox_ensure", {{ name: {name!r}, image: {h.TEST_IMAGE!r} }});
+        await call("sandbox_ensure", {{ sandbox: {name!r}, image: {h.TEST_IMAGE!r} }});
         const seen = [];
         const t0 = Date.now();
         out.stream = await call("run", {{ sandbox: {name!r},
@@ -298,7 +295,7 @@ def test_client2_speaks_2026_07_28(mcp, cleanup):
         out.era = client.getProtocolEra();
         out.version = client.getNegotiatedProtocolVersion();
         out.tools = tools.map(t => t.name);
-        out.ensure = await call("sandbox_ensure", {{ name: {name!r}, image: {h.TEST_IMAGE!r} }});
+        out.ensure = await call("sandbox_ensure", {{ sandbox: {name!r}, image: {h.TEST_IMAGE!r} }});
         out.run = await call("run", {{ sandbox: {name!r}, command: "echo hi; id -u" }});
         const seen = [];
         out.stream = await call("run", {{ sandbox: {name!r}, command: "echo a; sleep 0.3; echo b" }},
@@ -306,8 +303,8 @@ def test_client2_speaks_2026_07_28(mcp, cleanup):
         out.seen = seen;
         out.write = await call("file_write", {{ sandbox: {name!r}, path: "/tmp/x", content: "2026" }});
         out.read = await call("file_read", {{ sandbox: {name!r}, path: "/tmp/x" }});
-        out.missing = await call("sandbox_inspect", {{ name: "no-such-" + {name!r} }});
-        out.del = await call("sandbox_delete", {{ name: {name!r} }});
+        out.missing = await call("sandbox_info", {{ action: "inspect", sandbox: "no-such-" + {name!r} }});
+        out.del = await call("sandbox", {{ action: "delete", sandbox: {name!r} }});
     """, sdk=2)
     assert out["era"] == "modern" and out["version"] == "2026-07-28"
     assert set(out["tools"]) == TOOLS
@@ -322,10 +319,10 @@ def test_client2_speaks_2026_07_28(mcp, cleanup):
 @pytest.mark.parametrize("sdk", [1, 2])
 def test_the_outsider_gets_polkits_answer_as_tool_errors(mcp, sdk):
     out = mcp.node(OTHER, """
-        out.create = await call("sandbox_ensure", { name: "x", image: "img" });
+        out.create = await call("sandbox_ensure", { sandbox: "x", image: "img" });
         out.run = await call("run", { sandbox: "x", command: "true" });
         out.read = await call("file_read", { sandbox: "x", path: "/etc/passwd" });
-        out.snapshot = await call("sandbox_snapshot", { name: "x", snapshot_id: "y" });
+        out.snapshot = await call("sandbox", { action: "snapshot", sandbox: "x", snapshot_id: "y" });
         out.policy = await call("policy");
     """, sdk=sdk)
     for key in ("create", "run", "read", "snapshot"):

@@ -20,7 +20,7 @@ DRAIN = """
 async function drain(p, encoding = "text", tries = 150) {
     let cursor = undefined, stdout = "", stderr = "", r = null, reads = 0;
     for (; reads < tries; reads++) {
-        r = await call("process_output", { process: p, cursor, encoding });
+        r = await call("process", { action: "output", process: p, cursor, encoding });
         if (r.error) return r;
         stdout += r.stdout; stderr += r.stderr; cursor = r.next_cursor;
         if (!r.running) break;
@@ -37,37 +37,37 @@ def test_labels_find_pause_resume(mcp, cleanup):  # noqa: F811
     cleanup.sandbox(a)
     cleanup.sandbox(b)
     out = mcp.node(MEMBER, f"""
-        out.a = await call("sandbox_ensure", {{ name: {a!r}, image: {h.TEST_IMAGE!r},
+        out.a = await call("sandbox_ensure", {{ sandbox: {a!r}, image: {h.TEST_IMAGE!r},
                                                labels: {{ team: {team!r}, role: "web" }} }});
-        out.b = await call("sandbox_create", {{ name: {b!r}, image: {h.TEST_IMAGE!r},
+        out.b = await call("sandbox_ensure", {{ sandbox: {b!r}, image: {h.TEST_IMAGE!r},
                                                labels: {{ team: {team!r}, role: "db" }},
                                                idle_timeout: 600, expire_after: 3600, on_idle: "pause" }});
-        out.inspectB = await call("sandbox_inspect", {{ name: {b!r} }});
-        out.tooIdle = await call("sandbox_create", {{ name: {b!r} + "y", image: {h.TEST_IMAGE!r},
+        out.inspectB = await call("sandbox_info", {{ action: "inspect", sandbox: {b!r} }});
+        out.tooIdle = await call("sandbox_ensure", {{ sandbox: {b!r} + "y", image: {h.TEST_IMAGE!r},
                                                      idle_timeout: 86401 }});
-        out.again = await call("sandbox_ensure", {{ name: {a!r}, image: {h.TEST_IMAGE!r},
+        out.again = await call("sandbox_ensure", {{ sandbox: {a!r}, image: {h.TEST_IMAGE!r},
                                                    labels: {{ team: {team!r}, role: "web" }} }});
-        out.otherLabels = await call("sandbox_ensure", {{ name: {a!r}, image: {h.TEST_IMAGE!r},
+        out.otherLabels = await call("sandbox_ensure", {{ sandbox: {a!r}, image: {h.TEST_IMAGE!r},
                                                          labels: {{ team: {team!r}, role: "cache" }} }});
-        out.inspect = await call("sandbox_inspect", {{ name: {a!r} }});
+        out.inspect = await call("sandbox_info", {{ action: "inspect", sandbox: {a!r} }});
         out.team = await call("sandbox_list", {{ labels: {{ team: {team!r} }} }});
         out.db = await call("sandbox_list", {{ labels: {{ team: {team!r}, role: "db" }} }});
         out.none = await call("sandbox_list", {{ labels: {{ team: {team!r}, role: "nope" }} }});
         out.all = await call("sandbox_list");
-        out.pause = await call("sandbox_pause", {{ name: {a!r} }});
-        out.pauseAgain = await call("sandbox_pause", {{ name: {a!r} }});
+        out.pause = await call("sandbox", {{ action: "pause", sandbox: {a!r} }});
+        out.pauseAgain = await call("sandbox", {{ action: "pause", sandbox: {a!r} }});
         out.paused = await call("sandbox_list", {{ labels: {{ team: {team!r} }}, state: "paused" }});
         out.running = await call("sandbox_list", {{ labels: {{ team: {team!r} }}, state: "running" }});
         out.runPaused = await call("run", {{ sandbox: {a!r}, command: "true" }});
-        out.resume = await call("sandbox_resume", {{ name: {a!r} }});
+        out.resume = await call("sandbox", {{ action: "resume", sandbox: {a!r} }});
         out.runResumed = await call("run", {{ sandbox: {a!r}, command: "echo back" }});
-        out.badLabel = await call("sandbox_create", {{ name: {b!r} + "x", image: {h.TEST_IMAGE!r},
+        out.badLabel = await call("sandbox_ensure", {{ sandbox: {b!r} + "x", image: {h.TEST_IMAGE!r},
                                                       labels: {{ k: 1 }} }});
-        out.badKey = await call("sandbox_create", {{ name: {b!r} + "x", image: {h.TEST_IMAGE!r},
+        out.badKey = await call("sandbox_ensure", {{ sandbox: {b!r} + "x", image: {h.TEST_IMAGE!r},
                                                     labels: {{ "Upper Case": "v" }} }});
         out.badState = await call("sandbox_list", {{ state: "asleep" }});
-        await call("sandbox_stop", {{ name: {b!r}, timeout: 1 }});
-        out.pauseStopped = await call("sandbox_pause", {{ name: {b!r} }});
+        await call("sandbox", {{ action: "stop", sandbox: {b!r}, timeout: 1 }});
+        out.pauseStopped = await call("sandbox", {{ action: "pause", sandbox: {b!r} }});
         out.stoppedFound = await call("sandbox_list", {{ labels: {{ team: {team!r} }}, state: "stopped" }});
     """)
     names = lambda r: sorted(s["name"] for s in r["sandboxes"])  # noqa: E731
@@ -103,26 +103,26 @@ def test_processes_start_list_output_kill(mcp, cleanup):  # noqa: F811
     name = h.unique("mcpp")
     cleanup.sandbox(name)
     out = mcp.node(MEMBER, DRAIN + f"""
-        await call("sandbox_ensure", {{ name: {name!r}, image: {h.TEST_IMAGE!r} }});
+        await call("sandbox_ensure", {{ sandbox: {name!r}, image: {h.TEST_IMAGE!r} }});
         out.start = await call("process_start", {{ sandbox: {name!r}, env: {{ W: "world" }},
             command: "echo hello $W; echo oops >&2; printf 'bad\\\\377\\\\n'; sleep 4; echo late; exit 5" }});
         const p = out.start.process;
-        out.first = await call("process_output", {{ process: p }});
-        out.list = await call("process_list", {{ sandbox: {name!r} }});
+        out.first = await call("process", {{ action: "output", process: p }});
+        out.list = await call("process", {{ action: "list", sandbox: {name!r} }});
         out.drained = await drain(p);
-        out.afterEnd = await call("process_output", {{ process: p }});
+        out.afterEnd = await call("process", {{ action: "output", process: p }});
         out.bin = await call("process_start", {{ sandbox: {name!r}, command: ["printf", "\\\\000\\\\377A"] }});
         out.binOut = await drain(out.bin.process, "base64");
         out.sleeper = await call("process_start", {{ sandbox: {name!r}, command: ["sleep", "100"] }});
-        out.listSleeper = await call("process_list", {{ sandbox: {name!r} }});
-        out.kill = await call("process_kill", {{ process: out.sleeper.process, signal: "TERM" }});
+        out.listSleeper = await call("process", {{ action: "list", sandbox: {name!r} }});
+        out.kill = await call("process", {{ action: "kill", process: out.sleeper.process, signal: "TERM" }});
         out.killed = await drain(out.sleeper.process);
-        out.killGone = await call("process_kill", {{ process: out.sleeper.process }});
+        out.killGone = await call("process", {{ action: "kill", process: out.sleeper.process }});
         out.noCommand = await call("process_start", {{ sandbox: {name!r}, command: ["/no/such/program"] }});
-        out.badId = await call("process_output", {{ process: "../../org/x" }});
-        out.badPath = await call("process_kill", {{ process: "/org/xagent/Sandbox1/sandbox/x" }});
-        out.badOffset = await call("process_output", {{ process: p, cursor: "-1" }});
-        out.bigOffset = await call("process_output", {{ process: p, cursor: "18446744073709551616" }});
+        out.badId = await call("process", {{ action: "output", process: "../../org/x" }});
+        out.badPath = await call("process", {{ action: "kill", process: "/org/xagent/Sandbox1/sandbox/x" }});
+        out.badOffset = await call("process", {{ action: "output", process: p, cursor: "-1" }});
+        out.bigOffset = await call("process", {{ action: "output", process: p, cursor: "18446744073709551616" }});
         out.noSandbox = await call("process_start", {{ sandbox: "no-such-" + {name!r}, command: "true" }});
         // Hostile output: 3 MiB of random bytes (the policy keeps the newest 1 MiB of
         // each stream), read as text and as base64.
@@ -133,14 +133,14 @@ def test_processes_start_list_output_kill(mcp, cleanup):  # noqa: F811
         const end = ((5n << 32n) | 3145728n).toString();
         for (let i = 0; i < 100 && !(b && b.next_cursor === end); i++) {{
             await new Promise(res => setTimeout(res, 200));
-            b = await call("process_output", {{ process: out.flood.process, encoding: "base64" }});
+            b = await call("process", {{ action: "output", process: out.flood.process, encoding: "base64" }});
         }}
-        const t = await call("process_output", {{ process: out.flood.process }});
+        const t = await call("process", {{ action: "output", process: out.flood.process }});
         out.floodText = {{ chars: t.stdout.length, bytes: Buffer.byteLength(t.stdout), next: t.next_cursor,
                           running: t.running, stderr: t.stderr }};
         out.floodB64 = {{ bytes: Buffer.from(b.stdout, "base64").length, errBytes: Buffer.from(b.stderr, "base64").length,
                          next: b.next_cursor }};
-        await call("process_kill", {{ process: out.flood.process }});
+        await call("process", {{ action: "kill", process: out.flood.process }});
         // A process left running when this server goes: read by the next one.
         out.survivor = await call("process_start", {{ sandbox: {name!r},
                                                      command: "echo from-before; sleep 2; echo after; exit 7" }});
@@ -178,7 +178,7 @@ def test_processes_start_list_output_kill(mcp, cleanup):  # noqa: F811
     # The next server (another client session, the same user) reads the survivor.
     survivor = out["survivor"]["process"]
     later = mcp.node(MEMBER, DRAIN + f"""
-        out.list = await call("process_list", {{ sandbox: {name!r} }});
+        out.list = await call("process", {{ action: "list", sandbox: {name!r} }});
         out.drained = await drain({survivor!r});
     """, sdk=2)
     assert survivor in {r["process"] for r in later["list"]["processes"]}
@@ -190,17 +190,17 @@ def test_the_outsider_cannot_touch_the_members_processes(mcp, cleanup, sdk):  # 
     name = h.unique("mcppo")
     cleanup.sandbox(name)
     mine = mcp.node(MEMBER, f"""
-        await call("sandbox_ensure", {{ name: {name!r}, image: {h.TEST_IMAGE!r} }});
+        await call("sandbox_ensure", {{ sandbox: {name!r}, image: {h.TEST_IMAGE!r} }});
         out.p = await call("process_start", {{ sandbox: {name!r}, command: "echo secret; sleep 30" }});
     """, sdk=sdk)
     p = mine["p"]["process"]
     # The outsider's name is its own (names belong to their owner): only the process
     # id reaches the member's.
     out = mcp.node(OTHER, f"""
-        out.read = await call("process_output", {{ process: {p!r} }});
-        out.kill = await call("process_kill", {{ process: {p!r} }});
-        out.list = await call("process_list", {{ sandbox: {name!r} }});
-        out.pause = await call("sandbox_pause", {{ name: {name!r} }});
+        out.read = await call("process", {{ action: "output", process: {p!r} }});
+        out.kill = await call("process", {{ action: "kill", process: {p!r} }});
+        out.list = await call("process", {{ action: "list", sandbox: {name!r} }});
+        out.pause = await call("sandbox", {{ action: "pause", sandbox: {name!r} }});
         out.start = await call("process_start", {{ sandbox: {name!r}, command: "true" }});
     """, sdk=sdk)
     for key in ("read", "kill"):
@@ -210,8 +210,8 @@ def test_the_outsider_cannot_touch_the_members_processes(mcp, cleanup, sdk):  # 
     assert "secret" not in str(out)
     assert out["list"]["processes"] == [], "the outsider's own name: nothing of the member's"
     after = mcp.node(MEMBER, f"""
-        out.list = await call("process_list", {{ sandbox: {name!r} }});
-        out.kill = await call("process_kill", {{ process: {p!r} }});
+        out.list = await call("process", {{ action: "list", sandbox: {name!r} }});
+        out.kill = await call("process", {{ action: "kill", process: {p!r} }});
     """, sdk=sdk)
     row = next(r for r in after["list"]["processes"] if r["process"] == p)
     assert row["running"] is True, "the outsider's kill did nothing"
@@ -243,7 +243,7 @@ def test_a_spoofed_exited_signal_is_not_believed(mcp, stack, cleanup):  # noqa: 
     try:
         pid = _server_pid(p, mcp.server)
         _exchange(p, [init, _req(1, "tools/call", {"name": "sandbox_ensure",
-                                                   "arguments": {"name": name, "image": h.TEST_IMAGE}})], 2)
+                                                   "arguments": {"sandbox": name, "image": h.TEST_IMAGE}})], 2)
         p.stdin.write(_req(2, "tools/call", {"name": "run", "arguments": {"sandbox": name,
                                                                           "command": "sleep 4; exit 3"}}))
         p.stdin.flush()

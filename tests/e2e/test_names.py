@@ -4,10 +4,8 @@
 tag, one user flooding slow calls while another's reads stay fast, polkit's remembered
 answers keyed on the details, and the host policy checked, re-read and readable."""
 
-import grp
 import json
 import os
-import pwd
 import subprocess
 import threading
 import time
@@ -15,22 +13,14 @@ import time
 import pytest
 
 import sandbox_helpers as h
-import stack as e2e
 from sandbox_helpers import MEMBER, ROOT
 
-SECOND = "sbx-member2"          # a second member of the group, made here
+SECOND = h.SECOND_MEMBER
 
 
 @pytest.fixture(scope="module")
 def second_member():
-    try:
-        pwd.getpwnam(SECOND)
-    except KeyError:
-        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", "--user-group",
-                        "--groups", e2e.GROUP, SECOND], check=True)
-    if SECOND not in grp.getgrnam(e2e.GROUP).gr_mem:
-        subprocess.run(["gpasswd", "--add", SECOND, e2e.GROUP], check=True, capture_output=True)
-    return SECOND
+    return h.second_member()
 
 
 def test_two_members_with_the_same_names(sandboxd, cleanup, second_member):

@@ -63,3 +63,41 @@ def test_sigkill_during_an_idle_stop(f):
         time.sleep(0.5)
     f.assert_settled()
     assert f.delete(MEMBER, name).result().ok
+
+
+def test_an_old_expiry_never_deletes_the_new_sandbox_of_the_name(f):
+    """Issue 33, item 1: the owner deletes an expiring sandbox while Docker's delete is
+    slow (held), creates the name again without a deadline, and the old expiry falls
+    due meanwhile (queued behind both on the name's lock): it acts only on the sandbox
+    that fell due — its container and creation — so it does nothing to the new one."""
+    f.stack.set_daemon_command(["/usr/bin/env", "SBX_TEST_DEADLINE_TICK_MS=200"] + f.daemon_argv())
+    # The re-create's Docker budget counts from its start, its wait for the name's lock
+    # included: room for both.
+    f.write_config(docker_timeout=30)
+    try:
+        f.activate()
+        mark = f.log_mark()
+        name = F.unique("again")
+        t0 = time.monotonic()
+        create_with(f, name, expire_after=6)
+        [old] = f.containers_of(name, MEMBER)
+        hd = f.relay.hold("DELETE", rf"^/containers/{ID}(\?|$)", when="before",
+                          subject=subject_of("container", MEMBER, name))
+        deleting = f.delete(MEMBER, name)
+        hd.wait_held(30)
+        assert time.monotonic() - t0 < 5.5, "too slow to hold the delete before the expiry"
+        again = f.submit(MEMBER, "CreateSandbox", "sa{sv}a{sv}", [name, f.spec(), {}])
+        time.sleep(max(0.0, t0 + 6.8 - time.monotonic()))   # due, and queued on the lock
+        hd.release()
+        assert deleting.result().ok
+        r = again.result()
+        assert r.ok, dict(r)
+        [new] = f.containers_of(name, MEMBER)
+        assert new != old
+        time.sleep(2)                       # ten ticks: nothing is due any more
+        assert list(f.containers_of(name, MEMBER)) == [new]
+        assert F.qualified(name, MEMBER) in f.rows()
+        assert "verb=expire" not in mark.new()
+        f.assert_settled()
+    finally:
+        f.stack.set_daemon_command(f.daemon_argv())

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* Egress enforced (docs/security.md, "Egress"): the ruleset of src/core/egress-rules.c
+ * loaded into a running sandbox's own network namespace, and read back from there.
+ *
+ * A short-lived child of the daemon enters the namespace of the container's first
+ * process (setns, CLONE_NEWNET: CAP_SYS_ADMIN) and runs nftables' own `nft` there
+ * (netlink: CAP_NET_ADMIN), its input and output on pipes. The namespace is opened by
+ * the parent from /proc/PID/ns/net and kept only if that process is still in the
+ * container's cgroup after the open: a PID reused meanwhile is never entered. Nothing
+ * of the image runs, and the sandbox's own processes never get the capability. */
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "docker-container.h"
+#include "egress-apply.h"
+#include "fileio.h"
+#include "lifecycle-internal.h"
+#include "log.h"
+
+/* Long enough for a loaded machine; nft itself takes milliseconds. */
+#define NFT_TIMEOUT_MS 10000
+#define NFT_OUTPUT_MAX (4U << 20)
+
+/* The container's network namespace: the file the engine keeps of it (its SandboxKey,
+ * root's to open: no ptrace access to another uid's process is needed), else the first
+ * process's, if that process is still the container's. */
+static int open_netns(const SbxObserved *o, int *ret_fd, SbxError *error) {
+        _cleanup_free_ char *cgroup = NULL;
+        _cleanup_close_ int fd = -1;
+        char path[64];
+        int r;
+
+        if (o->sandbox_key && o->sandbox_key[0] == '/') {
+                fd = open(o->sandbox_key, O_RDONLY | O_CLOEXEC);
+                /* Only the namespace itself: not the empty file it is mounted on, where
+                 * this mount namespace does not see the engine's mount. */
+                if (fd >= 0 && ioctl(fd, NS_GET_NSTYPE) == CLONE_NEWNET) {
+                        *ret_fd = TAKE_FD(fd);
+                        return 0;
+                }
+                fd = safe_close(fd);
+        }
+        if (o->pid <= 0)
+                return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT, "egress: the sandbox has no process (not running)");
+        snprintf(path, sizeof path, "/proc/%lld/ns/net", (long long) o->pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT, "egress: cannot open %s: %m", path);
+        snprintf(path, sizeof path, "/proc/%lld/cgroup", (long long) o->pid);
+        r = sbx_read_text_file(path, 1 << 20, &cgroup, error);
+        if (r < 0)
+                return r;
+        if (!strstr(cgroup, o->id))
+                return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT,
+                                     "egress: process %lld is no longer the sandbox's", (long long) o->pid);
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+/* In the child: async-signal-safe calls only (the daemon has threads). */
+__attribute__((noreturn)) static void run_child(int netns, int in, int out, char *const argv[]) {
+        if (setns(netns, CLONE_NEWNET) < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+                _exit(126);
+        execv(SBX_NFT_PATH, argv);
+        _exit(127);
+}
+
+/* Feeds input (may be NULL) and collects stdout and stderr together, within the deadline. */
+static int exchange(int in, int out, const char *input, char **ret, size_t *ret_size) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0, done = 0, len = input ? strlen(input) : 0;
+        int left = NFT_TIMEOUT_MS;
+
+        if (!input || len == 0)
+                in = safe_close(in);
+        for (;;) {
+                struct pollfd p[2] = { { .fd = out, .events = POLLIN }, { .fd = in, .events = POLLOUT } };
+                int n = poll(p, in >= 0 ? 2 : 1, 100);
+                ssize_t k;
+
+                if (n < 0 && errno != EINTR)
+                        return -errno;
+                if (n == 0 && (left -= 100) <= 0)
+                        return -ETIMEDOUT;
+                if (in >= 0 && p[1].revents) {
+                        k = send(in, input + done, len - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+                        if (k < 0 && errno != EINTR && errno != EAGAIN)
+                                in = safe_close(in);
+                        else if (k > 0 && (done += (size_t) k) == len)
+                                in = safe_close(in);
+                }
+                if (p[0].revents) {
+                        char *nb = realloc(buf, size + 4097);
+
+                        if (!nb)
+                                return -ENOMEM;
+                        buf = nb;
+                        k = read(out, buf + size, 4096);
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k <= 0)
+                                break;
+                        size += (size_t) k;
+                        if (size > NFT_OUTPUT_MAX)
+                                return -EFBIG;
+                }
+        }
+        safe_close(in);
+        if (!buf && !(buf = strdup("")))
+                return -ENOMEM;
+        buf[size] = 0;
+        *ret = TAKE_PTR(buf);
+        *ret_size = size;
+        return 0;
+}
+
+/* Runs nft with argv in the sandbox's namespace; its exit status, its output in *ret. */
+static int run_nft(const SbxObserved *o, char *const argv[], const char *input, char **ret, SbxError *error) {
+        _cleanup_close_ int netns = -1, in_r = -1, in_w = -1, out_r = -1, out_w = -1;
+        _cleanup_free_ char *output = NULL;
+        size_t size = 0;
+        int fds[2], status, r;
+        pid_t pid;
+
+        if ((r = open_netns(o, &netns, error)) < 0)
+                return r;
+        /* nft's input is a socket: a write to it after nft ended is EPIPE, not SIGPIPE. */
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0)
+                return -errno;
+        in_r = fds[0], in_w = fds[1];
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return -errno;
+        out_r = fds[0], out_w = fds[1];
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0)
+                run_child(netns, in_r, out_w, argv);
+        in_r = safe_close(in_r);
+        out_w = safe_close(out_w);
+        r = exchange(TAKE_FD(in_w), out_r, input, &output, &size);
+        if (r < 0)
+                (void) kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        if (r < 0)
+                return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT, "egress: %s did not answer: %s",
+                                     SBX_NFT_PATH, strerror(-r));
+        *ret = TAKE_PTR(output);
+        if (WIFEXITED(status))
+                return WEXITSTATUS(status);
+        return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+/* The engine's own networks and gateways of this sandbox (observed.h). */
+static int engine_cidrs(const SbxObserved *o, SbxCidr **ret, size_t *ret_n) {
+        SbxCidr *c = calloc(o->n_engine_addresses + 1, sizeof(SbxCidr));
+        size_t n = 0;
+
+        if (!c)
+                return -ENOMEM;
+        for (size_t i = 0; i < o->n_engine_addresses; i++)
+                if (sbx_cidr_parse("engine", o->engine_addresses[i], &c[n], NULL) >= 0)
+                        n++;
+        *ret = c;
+        *ret_n = n;
+        return 0;
+}
+
+typedef struct Rules {
+        char *text;
+        char digest[65];
+        size_t n_rules;
+} Rules;
+
+static void rules_done(Rules *r) {
+        free(r->text);
+}
+
+static int make_rules(SbxLifecycle *l, const SbxObserved *o, const SbxEgress *e, Rules *ret) {
+        _cleanup_free_ SbxCidr *engine = NULL;
+        size_t n_engine;
+        int r;
+
+        if ((r = engine_cidrs(o, &engine, &n_engine)) < 0 ||
+            (r = sbx_egress_ruleset(&l->policy->egress, e, engine, n_engine, &ret->text, ret->digest)) < 0)
+                return r;
+        ret->n_rules = sbx_egress_rule_count(&l->policy->egress, e, engine, n_engine);
+        return 0;
+}
+
+int lc_egress_check(SbxLifecycle *l, const SbxObserved *o, const SbxEgress *e, const char **ret_why,
+                    SbxError *error) {
+        static char *const argv[] = { (char *) "nft", (char *) "-j", (char *) "list", (char *) "ruleset", NULL };
+        _cleanup_(rules_done) Rules rules = {};
+        _cleanup_free_ char *listing = NULL;
+        int r;
+
+        if (!sbx_egress_needs_rules(&l->policy->egress, e, o->network_isolated))
+                return 1;
+        if ((r = make_rules(l, o, e, &rules)) < 0)
+                return r;
+        r = run_nft(o, argv, NULL, &listing, error);
+        if (r < 0)
+                return r;
+        if (r != 0)
+                return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT, "egress: the rules cannot be read back: %s",
+                                     listing);
+        r = sbx_egress_listing_matches(listing, rules.digest, rules.n_rules, ret_why);
+        if (r < 0)
+                return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT, "egress: the rules read back are not nft's JSON");
+        return r;
+}
+
+int lc_egress_apply(SbxLifecycle *l, const SbxObserved *o, const SbxEgress *e, SbxError *error) {
+        static char *const argv[] = { (char *) "nft", (char *) "-f", (char *) "-", NULL };
+        _cleanup_(rules_done) Rules rules = {};
+        _cleanup_free_ char *output = NULL;
+        const char *why = NULL;
+        int r;
+
+        if (!sbx_egress_needs_rules(&l->policy->egress, e, o->network_isolated))
+                return 0;
+        if (sbx_docker_remote(l->docker))
+                return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                     "egress: the engine is remote: its sandboxes' network namespaces are not on "
+                                     "this host, so egress cannot be enforced");
+        if ((r = make_rules(l, o, e, &rules)) < 0)
+                return r;
+        r = run_nft(o, argv, rules.text, &output, error);
+        if (r < 0)
+                return r;
+        if (r != 0)
+                return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT, "egress: the rules could not be applied "
+                                     "(%s exited %d): %s", SBX_NFT_PATH, r, output);
+        /* What is in force now is read back before anyone is told it is. */
+        r = lc_egress_check(l, o, e, &why, error);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT, "egress: applied, but %s", why);
+        return 0;
+}
+
+int lc_egress_of_row(const SbxSandboxRow *row, SbxEgress *ret, SbxError *error) {
+        return sbx_egress_from_json(row ? row->egress_json : NULL, ret, error);
+}
+
+/* Fail closed: the container is stopped; the error names egress. */
+static int stop_closed(SbxLifecycle *l, const char *id, int r, SbxError *error) {
+        SbxError e = SBX_ERROR_NULL;
+
+        if (sbx_docker_container_stop(l->docker, id, 0, &e) < 0)
+                log_error("Could not stop container %s after egress failed: %s", id, e.message ?: "unknown error");
+        lc_changed(l, id);
+        sbx_error_free(&e);
+        if (!sbx_error_is(error, SBX_ERROR_RUNTIME_CONFLICT) && !sbx_error_is(error, SBX_ERROR_POLICY_VIOLATION)) {
+                const char *m = error->message ?: strerror(-r);
+
+                return lc_remap(error, SBX_ERROR_RUNTIME_CONFLICT, "egress: the rules could not be applied: %s", m);
+        }
+        return r;
+}
+
+int lc_egress_arm(SbxLifecycle *l, const char *id, const SbxObserved *o, const SbxEgress *e, unsigned flags,
+                  SbxError *error) {
+        _cleanup_(sbx_observed_freep) SbxObserved *fresh = NULL;
+        const char *why = NULL;
+        int r;
+
+        /* The process that runs now (a start made a new one, and a new namespace). */
+        if (!o || o->pid <= 0) {
+                if ((r = lc_inspect_container(l, id, &fresh, error)) < 0)
+                        return r;
+                o = fresh;
+        }
+        if (!sbx_egress_needs_rules(&l->policy->egress, e, o->network_isolated))
+                return 0;
+        /* A namespace just made has no rules: loaded at once; else only when they differ. */
+        r = (flags & LC_EGRESS_NEW) ? 0 : lc_egress_check(l, o, e, &why, error);
+        if (r == 0)
+                r = lc_egress_apply(l, o, e, error);
+        if (r >= 0)
+                return 0;
+        if (flags & LC_EGRESS_STOP_ON_FAILURE)
+                return stop_closed(l, id, r, error);
+        return r;
+}
+
+int sbx_lifecycle_set_egress(SbxLifecycle *l, const char *name, const SbxEgress *egress, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        _cleanup_free_ char *json = NULL;
+        const char *shown;
+        int r;
+
+        (void) sbx_name_unqualify(name, &shown);
+        if ((r = lc_lock_key(l, "sandbox", name, &lock)) < 0 ||
+            (r = lc_locate_existing(l, name, &o, &row, error)) < 0)
+                return r;
+        if (!row)
+                return sbx_error_set(error, SBX_ERROR_RECOVERY_REQUIRED,
+                                     "Sandbox '%s' was not made by this service (no record): its egress is not its "
+                                     "to change", shown);
+        if (o->network_isolated && egress->mode != SBX_EGRESS_MODE_NONE && egress->mode != SBX_EGRESS_MODE_DEFAULT)
+                return sbx_error_set(error, SBX_ERROR_POLICY_VIOLATION,
+                                     "egress.mode: sandbox '%s' is network_isolated: its egress stays none", shown);
+        /* Stored first: a start from here on loads it; a failure below stops the sandbox. */
+        if ((r = sbx_egress_to_json(egress, &json)) < 0 ||
+            (r = sbx_store_set_sandbox_egress(l->store, name, json, error)) < 0)
+                return r;
+        if (!sbx_state_is_up(o->state))
+                return 0;
+        r = lc_egress_arm(l, o->id, o, egress, LC_EGRESS_STOP_ON_FAILURE, error);
+        lc_changed(l, o->id);
+        return r;
+}
+
+int sbx_lifecycle_rearm_egress(SbxLifecycle *l, const char *name, const char *container_id, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *row = NULL;
+        _cleanup_(sbx_egress_done) SbxEgress egress = {};
+        const char *why = NULL;
+        int r;
+
+        if ((r = lc_lock_key(l, "sandbox", name, &lock)) < 0 || (r = lc_locate(l, name, &o, &row, error)) <= 0)
+                return r;
+        if (!streq_ptr(o->id, container_id) || !sbx_state_is_up(o->state) ||
+            (r = lc_egress_of_row(row, &egress, error)) < 0)
+                return r < 0 ? r : 0;
+        r = lc_egress_check(l, o, &egress, &why, error);
+        if (r != 0)
+                sbx_error_free(error);  /* unreadable: loaded again all the same */
+        if (r > 0)
+                return 0;
+        r = lc_egress_arm(l, o->id, o, &egress, LC_EGRESS_NEW | LC_EGRESS_STOP_ON_FAILURE, error);
+        lc_changed(l, o->id);
+        return r < 0 ? r : 1;
+}
+
+bool lc_egress_in_force(SbxLifecycle *l, const SbxObserved *o, const SbxSandboxRow *row) {
+        _cleanup_(sbx_egress_done) SbxEgress egress = {};
+        SbxError e = SBX_ERROR_NULL;
+        const char *why = NULL;
+        int r;
+
+        /* A container with no row was not made by the service (xagent's own, say): its
+         * network is not the service's to judge, as its posture is not. */
+        if (!row || !sbx_state_is_up(o->state))
+                return true;
+        r = lc_egress_of_row(row, &egress, &e);
+        if (r >= 0)
+                r = lc_egress_check(l, o, &egress, &why, &e);
+        sbx_error_free(&e);
+        return r > 0;
+}
+
+void lc_egress_describe(SbxLifecycle *l, SbxSandbox *s) {
+        _cleanup_(sbx_egress_done) SbxEgress egress = {};
+        SbxError e = SBX_ERROR_NULL;
+        const SbxObserved *o = s->observed;
+        const char *why = NULL;
+        int r;
+
+        if (!o || !sbx_state_is_up(o->state))
+                return;
+        r = sbx_egress_from_json(s->egress_json, &egress, &e);
+        if (r >= 0 && sbx_egress_effective(&l->policy->egress, &egress, o->network_isolated) ==
+                      SBX_EGRESS_EFFECTIVE_OPEN)
+                r = 0;          /* nothing is enforced */
+        else if (r >= 0)
+                r = lc_egress_check(l, o, &egress, &why, &e);
+        s->egress_enforced = r > 0;
+        sbx_error_free(&e);
+}
+
+const char *lc_egress_effective(SbxLifecycle *l, const char *json, bool network_isolated) {
+        _cleanup_(sbx_egress_done) SbxEgress egress = {};
+
+        if (sbx_egress_from_json(json, &egress, NULL) < 0)
+                egress = (SbxEgress) {};
+        return sbx_egress_effective_to_string(sbx_egress_effective(&l->policy->egress, &egress, network_isolated));
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Egress enforced in a running sandbox's network namespace (egress-apply.c; the rules
+ * are src/core/egress-rules.c's). Private to src/lifecycle. */
+
+#include <stdbool.h>
+
+#include "egress.h"
+#include "lifecycle.h"
+#include "observed.h"
+#include "store.h"
+
+/* nftables' command-line tool (Debian's package nftables). */
+#define SBX_NFT_PATH "/usr/sbin/nft"
+
+/* The sandbox's egress as its row stores it (no row, or an old one: the default). */
+int lc_egress_of_row(const SbxSandboxRow *row, SbxEgress *ret, SbxError *error);
+
+/* The rules in force in o's namespace are e's: 1, or 0 with *ret_why; RuntimeConflict
+ * when they cannot be read. 1 at once when e needs no rules (open, isolated). */
+int lc_egress_check(SbxLifecycle *l, const SbxObserved *o, const SbxEgress *e, const char **ret_why,
+                    SbxError *error);
+/* Loads e's rules (an atomic reload) and reads them back. */
+int lc_egress_apply(SbxLifecycle *l, const SbxObserved *o, const SbxEgress *e, SbxError *error);
+
+enum {
+        LC_EGRESS_NEW = 1 << 0,                 /* the namespace was just made: load without reading first */
+        LC_EGRESS_STOP_ON_FAILURE = 1 << 1,     /* fail closed: the container is stopped */
+};
+/* Whatever e needs in force in container id (o: its inspect after the last start, or
+ * NULL to inspect it now); failing, RuntimeConflict naming egress (PolicyViolation
+ * when it cannot be enforced at all). */
+int lc_egress_arm(SbxLifecycle *l, const char *id, const SbxObserved *o, const SbxEgress *e, unsigned flags,
+                  SbxError *error);
+
+/* What is in force for a sandbox whose row stores json (egress.h's names). */
+const char *lc_egress_effective(SbxLifecycle *l, const char *json, bool network_isolated);
+/* A sandbox described: its egress read back when it runs (s->egress_enforced). */
+void lc_egress_describe(SbxLifecycle *l, SbxSandbox *s);
+/* Whether the egress row stores is in force in o (true for one that is not up, or
+ * needs no rules). */
+bool lc_egress_in_force(SbxLifecycle *l, const SbxObserved *o, const SbxSandboxRow *row);
