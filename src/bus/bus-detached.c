@@ -183,11 +183,9 @@ static void poll_done(DetachJob *j) {
                 return;                 /* again at the next poll */
         e->unpolled = false;
         if (j->state.exited) {
-                if (j->state.oom_killed && e->running) {
-                        e->oom_killed = true;
+                if (j->state.oom_killed && e->running)
                         log_warning("exec %s in sandbox '%s': killed, the sandbox ran out of memory (the kernel's "
                                     "OOM killer killed its supervisor)", e->id, e->sandbox);
-                }
                 end(e, j->state.exit_status);
                 if (j->state.gone)
                         discard(e);
@@ -196,11 +194,11 @@ static void poll_done(DetachJob *j) {
         }
 }
 
-/* The last stderr of a process whose supervisor died with no end written (the poll
- * ended it, 137): what it left, then what happened to it. */
-static int append_stderr(sd_bus_message *reply, const SbxDetachOutput *o, bool last, const ExecObject *e) {
-        const char *note = !last || !o->running ? NULL :
-                e->oom_killed ? "\nxagent-sandboxd: killed (exit status 137): the sandbox ran out of memory (the "
+/* The last stderr of a process whose supervisor died with no end written (137):
+ * what it left, then what happened to it (docs/api.md, "Detached processes"). */
+static int append_stderr(sd_bus_message *reply, const SbxDetachOutput *o, bool last) {
+        const char *note = !last || !o->lost ? NULL :
+                o->oom_killed ? "\nxagent-sandboxd: killed (exit status 137): the sandbox ran out of memory (the "
                                 "kernel's OOM killer killed the process's supervisor)\n"
                               : "\nxagent-sandboxd: killed (exit status 137): the process's supervisor was killed\n";
         _cleanup_free_ uint8_t *buf = NULL;
@@ -230,7 +228,7 @@ static void read_done(DetachJob *j) {
                 r = sd_bus_reply_method_error(j->call, &error);
         } else if ((r = sd_bus_message_new_method_return(j->call, &reply)) >= 0 &&
                    (r = sd_bus_message_append_array(reply, 'y', o->out, o->out_size)) >= 0 &&
-                   (r = append_stderr(reply, o, last && !sandbox_gone(j), e)) >= 0 &&
+                   (r = append_stderr(reply, o, last)) >= 0 &&
                    (r = sd_bus_message_append(reply, "tb", o->next_offset, o->more || (o->running && e->running))) >= 0)
                 r = sd_bus_send(NULL, reply, NULL);
         if (r < 0)

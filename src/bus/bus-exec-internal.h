@@ -57,7 +57,6 @@ struct ExecObject {
         sd_event_source *poll;
         bool polling;                   /* a poll job is in flight */
         bool unpolled;                  /* given back from the store at start-up, not yet polled */
-        bool oom_killed;                /* ended: its supervisor killed by the OOM killer (said in ReadOutput) */
         bool discarded;                 /* its row and directory are being removed */
         unsigned n_attached;            /* its Attach sessions (and those being started) */
 

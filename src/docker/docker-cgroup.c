@@ -147,18 +147,27 @@ static void read_caps(pid_t pid, SbxKernelLimits *k) {
         k->has_caps = found == 3;
 }
 
-/* "KEY N" lines (memory.oom_control, memory.events): N of key, or -1. */
+/* The count on the line "KEY N" of a flat-keyed file (v1 memory.oom_control, v2
+ * memory.events); -1 when there is none or it is not a plain decimal number. */
 static int64_t read_count(const char *dir, const char *file, const char *key) {
         _cleanup_free_ char *path = NULL, *line = NULL;
-        size_t size = 0, len = strlen(key);
+        size_t size = 0;
         int64_t n = -1;
         FILE *f;
 
         if (!dir || asprintf(&path, "%s/%s", dir, file) < 0 || !(f = fopen(path, "re")))
                 return -1;
-        while (n < 0 && getline(&line, &size, f) > 0)
-                if (strncmp(line, key, len) == 0 && line[len] == ' ')
-                        n = strtoll(line + len + 1, NULL, 10);
+        while (n < 0 && getline(&line, &size, f) > 0) {
+                const char *v = startswith(line, key);
+                char *end;
+
+                if (!v || *v++ != ' ' || !(*v >= '0' && *v <= '9'))
+                        continue;
+                errno = 0;
+                n = strtoll(v, &end, 10);
+                if (errno != 0 || (*end && *end != '\n'))
+                        n = -1;
+        }
         fclose(f);
         return n;
 }
@@ -177,18 +186,24 @@ static char *proc_cgroup_table(pid_t pid) {
         return table;
 }
 
+/* The container's unified cgroup directory when the host runs cgroup v2 alone (its
+ * controllers there); NULL on v1 and hybrid hosts (the controllers' own hierarchies). */
+static char *unified_dir(const char *table, const char *container_id) {
+        char *dir = cgroup_dir(table, NULL, container_id);
+
+        return dir && access(CGROUP_ROOT "/cgroup.controllers", F_OK) == 0 ? dir : mfree(dir);
+}
+
 int sbx_cgroup_oom_kills(pid_t pid, const char *container_id) {
         _cleanup_free_ char *table = NULL, *dir = NULL;
         int64_t n;
 
         if (isempty(container_id) || !(table = proc_cgroup_table(pid)))
                 return 0;
-        if ((dir = cgroup_dir(table, NULL, container_id)) && access(CGROUP_ROOT "/cgroup.controllers", F_OK) == 0)
+        if ((dir = unified_dir(table, container_id)))
                 n = read_count(dir, "memory.events", "oom_kill");
-        else {
-                dir = mfree(dir);
+        else
                 n = read_count(dir = cgroup_dir(table, "memory", container_id), "memory.oom_control", "oom_kill");
-        }
         return n > 0 ? (int) MIN(n, (int64_t) INT_MAX) : 0;
 }
 
@@ -198,8 +213,8 @@ int sbx_cgroup_limits(pid_t pid, const char *container_id, SbxKernelLimits *ret)
         *ret = (SbxKernelLimits) {};
         if (isempty(container_id) || !(table = proc_cgroup_table(pid)))
                 return 0;
-        unified = cgroup_dir(table, NULL, container_id);
-        if (unified && access(CGROUP_ROOT "/cgroup.controllers", F_OK) == 0)
+        unified = unified_dir(table, container_id);
+        if (unified)
                 read_v2(unified, ret);
         else
                 read_v1(table, container_id, ret);

@@ -177,6 +177,8 @@ typedef struct SbxDetachOutput {
         bool running;
         int exit_status;                /* when not running */
         bool paused;                    /* its sandbox is paused: frozen, not gone (error NotRunning) */
+        bool lost;                      /* its supervisor died with no end written: killed, 137 */
+        bool oom_killed;                /* lost, and the sandbox ran out of memory (lc_container_oom_killed) */
 } SbxDetachOutput;
 
 void sbx_detach_output_done(SbxDetachOutput *o);
