@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "container-body.h"
-#include "docker-cgroup.h"
 #include "docker-container.h"
 #include "exec.h"
 #include "labels.h"
@@ -164,16 +163,15 @@ int lc_container_oom_killed(SbxLifecycle *l, const char *name) {
         _cleanup_(json_object_putp) json_object *j = NULL;
         _cleanup_free_ char *id = NULL;
         SbxError ignored = SBX_ERROR_NULL;
-        json_object *state, *oom, *pid;
+        json_object *state, *oom;
         bool killed = false;
 
         if (sbx_lifecycle_container_id(l, name, &id, &ignored) >= 0 &&
-            sbx_docker_container_inspect(l->docker, id, &j, &ignored) >= 0 &&
-            json_object_object_get_ex(j, "State", &state)) {
-                killed = json_object_object_get_ex(state, "OOMKilled", &oom) && json_object_get_boolean(oom);
+            sbx_docker_container_inspect(l->docker, id, &j, &ignored) >= 0) {
+                killed = json_object_object_get_ex(j, "State", &state) &&
+                        json_object_object_get_ex(state, "OOMKilled", &oom) && json_object_get_boolean(oom);
                 /* a process of a running container: Docker 20.10 does not say (a local engine's cgroup does) */
-                if (!killed && sbx_docker_socket_path(l->docker) && json_object_object_get_ex(state, "Pid", &pid))
-                        killed = sbx_cgroup_oom_kills((pid_t) json_object_get_int64(pid), id) > 0;
+                killed = killed || sbx_docker_container_oom_kills(l->docker, j) > 0;
         }
         sbx_error_free(&ignored);
         return killed;
