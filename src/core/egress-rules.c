@@ -221,7 +221,7 @@ static bool chain_right(json_object *c) {
 int sbx_egress_listing_matches(const char *json, const char *digest, size_t n_rules, const char **ret_why) {
         _cleanup_(json_object_putp) json_object *doc = json_tokener_parse(json);
         char comment[sizeof(SBX_EGRESS_COMMENT_PREFIX) + 65];
-        size_t tables = 0, chains = 0, rules = 0;
+        size_t tables = 0, chains = 0, rules = 0, output_rules = 0;
         bool first_right = false;
         json_object *list;
 
@@ -240,7 +240,9 @@ int sbx_egress_listing_matches(const char *json, const char *digest, size_t n_ru
                         }
                         chains += streq_ptr(get_str(o, "name"), "output");
                 } else if (json_object_object_get_ex(item, "rule", &o) && is_ours(o)) {
-                        if (rules++ == 0)
+                        /* the output chain's first rule (the DNS redirect's may be listed first) */
+                        rules++;
+                        if (streq_ptr(get_str(o, "chain"), "output") && output_rules++ == 0)
                                 first_right = streq_ptr(get_str(o, "comment"), comment);
                 }
         }
