@@ -75,7 +75,7 @@ def test_lifecycle_on_podman(stack, podman):
             "mode": ["s", "allowlist"], "allow": ["as", ["203.0.113.7:443", "pypi.example.test:443"]]}]).result
         r = bus.call(MEMBER, "ExecSandbox", "sasa{sv}", [bridge, ["nslookup", "unlisted.example.test"], {}]).result
         assert "Address" not in bytes(r[1]).decode().partition("Name:")[2], bytes(r[1])
-        e = bus.inspect(MEMBER, bridge).result[0]["egress"]
+        e = bus.call(MEMBER, "RefreshSandbox", "s", [bridge]).result[0]["egress"]
         assert e["effective"] == "allowlist" and e["enforced"] and e["names_refused"] >= 1, e
 
         r = bus.call(MEMBER, "ExecSandbox", "sasa{sv}",

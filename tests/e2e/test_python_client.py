@@ -194,8 +194,6 @@ def test_egress(pyrun, cleanup):
     out = pyrun(MEMBER, f"""
         sb = Sandbox.create({name!r}, image={h.TEST_IMAGE!r}, egress=["203.0.113.7:443/tcp", "pypi.example.test:443"])
         made = sb.egress
-        r = sb.run("nslookup unlisted.example.test; true")
-        refused = sb.egress["names_refused"]
         sb.set_egress("none")
         none = sb.egress
         try:
@@ -204,11 +202,10 @@ def test_egress(pyrun, cleanup):
         except SandboxError as e:
             bad = [type(e).__name__, e.message]
         ensured = Sandbox.ensure({again!r}, image={h.TEST_IMAGE!r}, egress={{"mode": "none"}}).egress
-        print(json.dumps({{"made": made, "refused": refused, "none": none, "bad": bad, "ensured": ensured}}))
+        print(json.dumps({{"made": made, "none": none, "bad": bad, "ensured": ensured}}))
     """)
     assert out["made"]["mode"] == "allowlist" and out["made"]["enforced"], out
     assert out["made"]["allow"] == ["203.0.113.7:443/tcp", "pypi.example.test:443"], out
-    assert out["refused"] >= 1, out
     assert out["none"]["mode"] == "none" and out["none"]["effective"] == "none" and out["none"]["enforced"], out
     assert out["bad"][0] == "InvalidArgs" and "not/an/entry" in out["bad"][1], out
     assert out["ensured"]["mode"] == "none" and out["ensured"]["enforced"], out
