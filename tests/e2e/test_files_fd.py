@@ -1,0 +1,213 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Bulk bytes through descriptors (docs/api.md, "Files" and the exec object): ReadFile's
+and WriteFile's option fd and StreamOutput, as a member through the real bus — the bytes
+arrive whole (sha256) past max_file_bytes, the disk budget refuses an oversized transfer
+with nothing half-written left, a caller that closes its end early gets a typed error and
+the daemon stays healthy, a descriptor of the wrong kind is refused naming fd, and the
+outsider is refused."""
+
+import hashlib
+import json
+import os
+import time
+
+import pytest
+
+import sandbox_helpers as h
+from sandbox_helpers import MEMBER, OTHER
+
+BIG = 20 << 20          # above the default max_file_bytes (16 MiB)
+
+
+def call(sandboxd, method, sig, args, user=MEMBER, **kw):
+    return sandboxd.call(user, method, sig, args, **kw)
+
+
+def sh(sandboxd, name, script):
+    out = sandboxd.call(MEMBER, "ExecSandbox", "sasa{sv}", [name, ["sh", "-c", script], {}]).result
+    assert out[0] == 0, out
+    return bytes(out[1]).decode()
+
+
+def sha_in(sandboxd, name, path):
+    return sh(sandboxd, name, f"sha256sum {path}").split()[0]
+
+
+def sha_of(path):
+    d = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            d.update(block)
+    return d.hexdigest()
+
+
+def member_file(ws, name, data):
+    p = os.path.join(ws, name)
+    with open(p, "wb") as f:
+        f.write(data)
+    os.chown(p, h.uid_of(MEMBER), h.gid_of(MEMBER))
+    return p
+
+
+@pytest.fixture(scope="module")
+def box(stack, docker_image):
+    bus = h.Sandboxd(stack)
+    name = h.unique("ffd")
+    cleanup = h.Cleanup(bus)
+    cleanup.sandbox(name)
+    bus.create(MEMBER, name, h.spec()).result
+    yield name
+    cleanup.run()
+
+
+def test_descriptors_both_ways_past_max_file_bytes(sandboxd, box, cleanup):
+    ws = cleanup.workspace(MEMBER, "ffd")
+    data = os.urandom(BIG)
+    src = member_file(ws, "src.bin", data)
+    policy = sandboxd.call(MEMBER, "GetPolicy").result[0]
+    assert BIG > policy["max_file_bytes"], policy
+
+    call(sandboxd, "WriteFile", "ssaya{sv}", [box, "/tmp/big.bin", [], {"fd": ["h", "<" + src]}]).result
+    assert sha_in(sandboxd, box, "/tmp/big.bin") == hashlib.sha256(data).hexdigest()
+
+    dst = os.path.join(ws, "dst.bin")
+    got, info = call(sandboxd, "ReadFile", "ssa{sv}", [box, "/tmp/big.bin", {"fd": ["h", ">" + dst]}]).result
+    assert got == [] and info["size"] == BIG and info["eof"] is True, info
+    assert sha_of(dst) == hashlib.sha256(data).hexdigest()
+
+    # offset and length through a descriptor; on the sandbox object too.
+    part = os.path.join(ws, "part.bin")
+    got, info = call(sandboxd, "ReadFile", "sa{sv}",
+                     ["/tmp/big.bin", {"fd": ["h", ">" + part], "offset": ["t", 1000], "length": ["t", 5000]}],
+                     path=h.object_path(box, MEMBER), iface=h.SANDBOX).result
+    assert info["eof"] is False
+    with open(part, "rb") as f:
+        assert f.read() == data[1000:6000]
+
+    # An append through a descriptor, with the mode and make_parents of a plain write.
+    tail = member_file(ws, "tail.bin", b"tail\n")
+    call(sandboxd, "WriteFile", "saya{sv}",
+         ["/tmp/new/dir/f", [], {"fd": ["h", "<" + tail], "make_parents": ["b", True], "mode": ["u", 0o600]}],
+         path=h.object_path(box, MEMBER), iface=h.SANDBOX).result
+    call(sandboxd, "WriteFile", "ssaya{sv}", [box, "/tmp/new/dir/f", [], {"fd": ["h", "<" + tail],
+                                                                           "append": ["b", True]}]).result
+    assert sh(sandboxd, box, "stat -c %a /tmp/new/dir/f; cat /tmp/new/dir/f") == "600\ntail\ntail\n"
+
+
+def test_the_disk_budget_refuses_an_oversized_descriptor_write(stack, sandboxd, cleanup):
+    name = h.unique("ffdq")
+    ws = cleanup.workspace(MEMBER, "ffdq")
+    big = member_file(ws, "big.bin", os.urandom(3 << 20))
+    small = member_file(ws, "small.bin", b"s" * 1000)
+    with h.daemon_config(stack, {"max_disk_mib": 2}):
+        cleanup.sandbox(name)
+        sandboxd.create(MEMBER, name, h.spec()).result
+        sh(sandboxd, name, "echo before > /tmp/kept")
+        msg = call(sandboxd, "WriteFile", "ssaya{sv}",
+                   [name, "/tmp/over", [], {"fd": ["h", "<" + big]}]).error(h.POLICY_VIOLATION)
+        assert "max_disk_mib" in msg and "nothing was written" in msg, msg
+        msg = call(sandboxd, "WriteFile", "ssaya{sv}",
+                   [name, "/tmp/kept", [], {"fd": ["h", "<" + big], "append": ["b", True]}]).error(
+                       h.POLICY_VIOLATION)
+        assert "max_disk_mib" in msg, msg
+        # Nothing half-written: no file, no temporary name, the append cut back.
+        listing = sh(sandboxd, name, "ls -a /tmp; cat /tmp/kept")
+        assert "over" not in listing and ".xagent" not in listing, listing
+        assert listing.endswith("before\n"), listing
+        # The budget still takes what fits.
+        call(sandboxd, "WriteFile", "ssaya{sv}", [name, "/tmp/fits", [], {"fd": ["h", "<" + small]}]).result
+        assert sh(sandboxd, name, "wc -c < /tmp/fits").strip() == "1000"
+
+
+# A member's own client with a pipe (python3-dbus): the end the daemon does not hold is
+# closed before the call, or filled slowly in non-blocking mode.
+PIPE_CLIENT = r"""
+import json, os, sys, time, dbus
+name, how = sys.argv[1], sys.argv[2]
+bus = dbus.SystemBus()
+m = dbus.Interface(bus.get_object("org.xagent.Sandbox1", "/org/xagent/Sandbox1"), "org.xagent.Sandbox1.Manager")
+r, w = os.pipe()
+start = time.monotonic()
+try:
+    if how == "read-closed":
+        os.close(r)
+        m.ReadFile(name, "/tmp/src.bin", {"fd": dbus.types.UnixFd(w)}, timeout=120)
+    elif how == "write-nonblocking":
+        # A non-blocking pipe filled slowly by a writer that then closes it.
+        import threading
+        os.set_blocking(r, False)
+        def feed():
+            for _ in range(16):
+                os.write(w, b"n" * 65536)
+                time.sleep(0.05)
+            os.close(w)
+        threading.Thread(target=feed).start()
+        m.WriteFile(name, "/tmp/slow", dbus.Array([], signature="y"), {"fd": dbus.types.UnixFd(r)}, timeout=120)
+    print(json.dumps({"ok": True, "seconds": time.monotonic() - start}))
+except dbus.DBusException as e:
+    print(json.dumps({"ok": False, "error": e.get_dbus_name(), "message": e.get_dbus_message(),
+                      "seconds": time.monotonic() - start}))
+"""
+
+
+def pipe_client(stack, name, how):
+    r = stack.run_as(MEMBER, ["/usr/bin/python3", "-c", PIPE_CLIENT, name, how], timeout=150)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_a_caller_closing_its_end_early(stack, sandboxd, box):
+    sh(sandboxd, box, "head -c 8388608 /dev/urandom > /tmp/src.bin")
+    before = sandboxd.pid()
+    out = pipe_client(stack, box, "read-closed")
+    assert out["ok"] is False and out["error"] == h.INVALID_ARGS, out
+    assert out["message"].startswith("fd: "), out
+    assert out["seconds"] < 60, out
+    # The daemon is healthy and the same.
+    assert sandboxd.pid() == before
+    assert sha_in(sandboxd, box, "/tmp/src.bin")
+    assert call(sandboxd, "ReadFile", "ssa{sv}", [box, "/tmp/src.bin", {"length": ["t", 4]}]).result[1]["size"] \
+        == 8 << 20
+
+
+def test_a_non_blocking_descriptor_filled_slowly(stack, sandboxd, box):
+    out = pipe_client(stack, box, "write-nonblocking")
+    assert out["ok"] is True, out
+    assert sh(sandboxd, box, "wc -c < /tmp/slow").strip() == str(16 * 65536)
+
+
+def test_bad_descriptors_are_typed(sandboxd, box, cleanup):
+    ws = cleanup.workspace(MEMBER, "ffdbad")
+    src = member_file(ws, "src.bin", b"data")
+    sh(sandboxd, box, "echo hi > /tmp/hi")
+    # ReadFile writes to fd: a read-only one is refused; WriteFile reads: a write-only one.
+    msg = call(sandboxd, "ReadFile", "ssa{sv}", [box, "/tmp/hi", {"fd": ["h", "<" + src]}]).error(h.INVALID_ARGS)
+    assert msg.startswith("fd: ") and "read-only" in msg, msg
+    out = os.path.join(ws, "out.bin")
+    msg = call(sandboxd, "WriteFile", "ssaya{sv}", [box, "/tmp/w", [], {"fd": ["h", ">" + out]}]).error(
+        h.INVALID_ARGS)
+    assert msg.startswith("fd: ") and "write-only" in msg, msg
+    # Data and fd together; fd of another type; a path that is not a file.
+    msg = call(sandboxd, "WriteFile", "ssaya{sv}", [box, "/tmp/w", [1], {"fd": ["h", "<" + src]}]).error(
+        h.INVALID_ARGS)
+    assert msg.startswith("data: ") and "fd" in msg, msg
+    assert call(sandboxd, "ReadFile", "ssa{sv}", [box, "/tmp/hi", {"fd": ["s", "x"]}]).error(
+        h.INVALID_ARGS).startswith("fd: ")
+    msg = call(sandboxd, "ReadFile", "ssa{sv}", [box, "/tmp", {"fd": ["h", ">" + out]}]).error(h.INVALID_ARGS)
+    assert msg.startswith("path: ") and "directory" in msg, msg
+    msg = call(sandboxd, "ReadFile", "ssa{sv}", [box, "/nonexistent", {"fd": ["h", ">" + out]}]).error(
+        h.INVALID_ARGS)
+    assert msg.startswith("path: ") and "No such file" in msg, msg
+    # Neither call left anything behind.
+    assert "w" not in sh(sandboxd, box, "ls /tmp").split()
+
+
+def test_the_outsider_is_refused(sandboxd, box, cleanup):
+    ws = cleanup.workspace(OTHER, "ffdout", owner=OTHER)
+    out = os.path.join(ws, "out.bin")
+    for r in (call(sandboxd, "ReadFile", "sa{sv}", ["/tmp", {"fd": ["h", ">" + out]}], user=OTHER,
+                   path=h.object_path(box, MEMBER), iface=h.SANDBOX),
+              call(sandboxd, "WriteFile", "saya{sv}", ["/tmp/o", [], {"fd": ["h", "</dev/null"]}], user=OTHER,
+                   path=h.object_path(box, MEMBER), iface=h.SANDBOX)):
+        r.error(*h.DENIED)
+    assert os.path.getsize(out) == 0
