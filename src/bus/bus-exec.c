@@ -402,6 +402,18 @@ static int method_read_output(sd_bus_message *msg, void *userdata, sd_bus_error 
                                 "This exec is not detached: its output goes to its descriptors");
 }
 
+static int method_stream_output(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        ExecObject *e = userdata;
+        uid_t uid;
+
+        if (e->ops)
+                return e->ops->stream_output(msg, e, error);
+        if (caller_cache_uid(&e->m->callers, msg, &uid) < 0 || (uid != 0 && uid != e->caller && uid != e->owner))
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
+        return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
+                                "This exec is not detached: its output goes to its descriptors");
+}
+
 static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         ExecObject *e = userdata;
         uid_t uid;
@@ -448,6 +460,8 @@ static const sd_bus_vtable exec_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("ReadOutput", SD_BUS_ARGS("t", offset),
                                 SD_BUS_RESULT("ay", stdout, "ay", stderr, "t", next_offset, "b", running),
                                 method_read_output, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("StreamOutput", SD_BUS_ARGS("h", stdout, "h", stderr, "a{sv}", options),
+                                SD_BUS_NO_RESULT, method_stream_output, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Attach", SD_BUS_ARGS("h", stdin, "h", stdout, "h", stderr), SD_BUS_NO_RESULT,
                                 method_attach, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("Exited", SD_BUS_ARGS("i", exit_status), 0),

@@ -211,3 +211,75 @@ def test_the_outsider_is_refused(sandboxd, box, cleanup):
                    path=h.object_path(box, MEMBER), iface=h.SANDBOX)):
         r.error(*h.DENIED)
     assert os.path.getsize(out) == 0
+
+
+# ---- StreamOutput ------------------------------------------------------------------------
+
+EXEC = "org.xagent.Sandbox1.Exec"
+
+# A member's client: StreamOutput into two pipes, both read to their end (the service
+# closes its copies when the output was written); prints each stream's sha256 and size.
+STREAM_CLIENT = r"""
+import hashlib, json, os, selectors, sys, dbus
+path, opts = sys.argv[1], json.loads(sys.argv[2])
+bus = dbus.SystemBus()
+o = dbus.Interface(bus.get_object("org.xagent.Sandbox1", path), "org.xagent.Sandbox1.Exec")
+options = dbus.Dictionary({k: dbus.UInt64(v) if k == "offset" else dbus.Boolean(v) for k, v in opts.items()},
+                          signature="sv")
+(ro, wo), (re_, we) = os.pipe(), os.pipe()
+try:
+    o.StreamOutput(dbus.types.UnixFd(wo), dbus.types.UnixFd(we), options, timeout=60)
+except dbus.DBusException as e:
+    print(json.dumps({"ok": False, "error": e.get_dbus_name(), "message": e.get_dbus_message()}))
+    sys.exit(0)
+os.close(wo)
+os.close(we)
+sel, got = selectors.DefaultSelector(), {ro: hashlib.sha256(), re_: hashlib.sha256()}
+size = {ro: 0, re_: 0}
+for fd in got:
+    sel.register(fd, selectors.EVENT_READ)
+while sel.get_map():
+    for key, _ in sel.select(timeout=60):
+        b = os.read(key.fd, 1 << 16)
+        if not b:
+            sel.unregister(key.fd)
+        got[key.fd].update(b)
+        size[key.fd] += len(b)
+print(json.dumps({"ok": True, "stdout": [got[ro].hexdigest(), size[ro]], "stderr": [got[re_].hexdigest(), size[re_]]}))
+"""
+
+
+def stream(stack, path, options=None, user=MEMBER):
+    r = stack.run_as(user, ["/usr/bin/python3", "-c", STREAM_CLIENT, path, json.dumps(options or {})], timeout=150)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_stream_output_of_a_detached_process(stack, sandboxd, box):
+    data = os.urandom(900 << 10)          # within the 1 MiB kept of each stream
+    sh(sandboxd, box, "rm -f /tmp/so.bin")
+    sandboxd.call(MEMBER, "WriteFile", "ssaya{sv}", [box, "/tmp/so.bin", list(data), {}]).result
+    script = "sleep 1; cat /tmp/so.bin; echo done-err >&2; sleep 1; exit 3"
+    path = sandboxd.call(MEMBER, "StartExec", "sasa{sv}hhh",
+                         [box, ["sh", "-c", script], {"detach": ["b", True]}, "</dev/null", ">/dev/null",
+                          ">/dev/null"]).result[0]
+    # Following (the default): from before the output exists until the process ended.
+    out = stream(stack, path)
+    assert out["ok"], out
+    assert out["stdout"] == [hashlib.sha256(data).hexdigest(), len(data)], out
+    assert out["stderr"] == [hashlib.sha256(b"done-err\n").hexdigest(), 9], out
+    # Ended: what is kept, from a cursor (stdout from byte 1000, stderr from 0), not following.
+    h.wait_until(lambda: not sandboxd.call(MEMBER, "Get", "ss", [EXEC, "Running"], path=path,
+                                           iface="org.freedesktop.DBus.Properties").result[0], 30)
+    out = stream(stack, path, {"offset": 1000, "follow": False})
+    assert out["stdout"] == [hashlib.sha256(data[1000:]).hexdigest(), len(data) - 1000], out
+    # A cursor past the end, an unknown option, the outsider: typed.
+    out = stream(stack, path, {"offset": len(data) + 5})
+    assert out["error"] == h.INVALID_ARGS and "offset" in out["message"], out
+    r = sandboxd.call(MEMBER, "StreamOutput", "hha{sv}", [">/dev/null", ">/dev/null", {"from": ["t", 0]}],
+                      path=path, iface=EXEC)
+    assert "from: unknown option" in r.error(h.INVALID_ARGS)
+    out = stream(stack, path, user=OTHER)
+    assert out["error"] == h.ACCESS_DENIED, out
+    # The object is still there for ReadOutput, which reads it to its end.
+    assert sandboxd.call(MEMBER, "ReadOutput", "t", [0], path=path, iface=EXEC).result[3] is False
