@@ -283,3 +283,23 @@ def test_stream_output_of_a_detached_process(stack, sandboxd, box):
     assert out["error"] == h.ACCESS_DENIED, out
     # The object is still there for ReadOutput, which reads it to its end.
     assert sandboxd.call(MEMBER, "ReadOutput", "t", [0], path=path, iface=EXEC).result[3] is False
+
+
+# ---- the CLI: above its threshold (1 MiB) through descriptors ---------------------------
+
+def test_ctl_put_and_cat_through_descriptors(stack, sandboxd, box, cleanup):
+    ctl = os.path.join(stack.build_root, "src", "ctl", "xagent-sandboxctl")
+    ws = cleanup.workspace(MEMBER, "ffdctl")
+    data = os.urandom(BIG)
+    src = member_file(ws, "src.bin", data)
+    want = hashlib.sha256(data).hexdigest()
+    script = (f"set -e; cd {ws}; {ctl} put src.bin {box}:/tmp/ctl.bin; {ctl} cat {box}:/tmp/ctl.bin > back.bin; "
+              f"head -c 3000000 src.bin | {ctl} put - {box}:/tmp/piped.bin; {ctl} cat {box}:/tmp/piped.bin > piped.bin; "
+              f"{ctl} cat {box}:/tmp/ctl.bin | tail -c 100 > tail.bin")
+    r = stack.run_as(MEMBER, ["sh", "-c", script], timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert sha_in(sandboxd, box, "/tmp/ctl.bin") == want
+    assert sha_of(os.path.join(ws, "back.bin")) == want
+    assert sha_of(os.path.join(ws, "piped.bin")) == hashlib.sha256(data[:3000000]).hexdigest()
+    with open(os.path.join(ws, "tail.bin"), "rb") as f:
+        assert f.read() == data[-100:]
