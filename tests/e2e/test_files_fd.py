@@ -15,6 +15,7 @@ import pytest
 
 import sandbox_helpers as h
 from sandbox_helpers import MEMBER, OTHER
+from test_python_client import pyrun  # noqa: F401 (a fixture)
 
 BIG = 20 << 20          # above the default max_file_bytes (16 MiB)
 
@@ -303,3 +304,28 @@ def test_ctl_put_and_cat_through_descriptors(stack, sandboxd, box, cleanup):
     assert sha_of(os.path.join(ws, "piped.bin")) == hashlib.sha256(data[:3000000]).hexdigest()
     with open(os.path.join(ws, "tail.bin"), "rb") as f:
         assert f.read() == data[-100:]
+
+
+# ---- the Python module: above FD_THRESHOLD (1 MiB) through descriptors ------------------
+
+def test_python_files_through_descriptors(pyrun, sandboxd, box):  # noqa: F811
+    out = pyrun(MEMBER, f"""
+        import hashlib, random
+        data = random.Random(7).randbytes({BIG})
+        sb = Sandbox({box!r})
+        sb.files.write("/tmp/py.bin", data)
+        back = sb.files.read("/tmp/py.bin")
+        small = sb.files.read("/etc/hostname")
+        try:
+            sb.files.write("/nonexistent/dir/x", data)
+            failed = None
+        except SandboxError as e:
+            failed = str(e)
+        print(json.dumps(dict(threshold=xs.FD_THRESHOLD, want=hashlib.sha256(data).hexdigest(),
+                              back=hashlib.sha256(back).hexdigest(), n=len(back), small=len(small) > 0,
+                              failed=failed)))
+    """)
+    assert out["threshold"] == 1 << 20
+    assert out["back"] == out["want"] and out["n"] == BIG, out
+    assert sha_in(sandboxd, box, "/tmp/py.bin") == out["want"]
+    assert out["small"] and "No such file" in out["failed"], out
