@@ -64,6 +64,7 @@ DRIVER = textwrap.dedent("""
 
     def read_fd():
         ours, peer = socket.socketpair()
+        peer.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)   # room for the service's writes
         got = [0]
         def drain():
             while True:

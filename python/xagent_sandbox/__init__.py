@@ -59,6 +59,7 @@ _DEFAULT_CALL_S = 60
 # Above this many bytes a file's data goes through a descriptor (ReadFile's and
 # WriteFile's option fd), never in a bus message (docs/python.md).
 FD_THRESHOLD = 1 << 20
+_FD_SOCKET_BUFFER = 4 << 20
 # A descriptor transfer lasts at most the service's own bound on it (10 minutes).
 _FD_CALL_S = 600 + _MARGIN_S
 
@@ -306,6 +307,7 @@ class _Feeder:
     def __init__(self, data):
         self._data = data
         self._ours, self._peer = socket.socketpair()
+        self._peer.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _FD_SOCKET_BUFFER)
         self.fd = self._ours.fileno()
         self._thread = threading.Thread(target=self._feed, daemon=True)
 
@@ -337,6 +339,9 @@ class _Drain:
     def __init__(self):
         self.out = bytearray()
         self._ours, self._peer = socket.socketpair()
+        # Room for the service's writes: with the default (about 200 KiB) it waits on
+        # this thread a quarter as often as it could write (bench/README.md).
+        self._peer.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _FD_SOCKET_BUFFER)
         self.fd = self._peer.fileno()
         self._thread = threading.Thread(target=self._drain, daemon=True)
 
