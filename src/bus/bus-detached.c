@@ -20,6 +20,7 @@
 #include "bus-error.h"
 #include "bus-exec.h"
 #include "bus-exec-internal.h"
+#include "bus-read.h"
 #include "log.h"
 #include "naming.h"
 #include "time-util.h"
@@ -472,33 +473,21 @@ static int attach(sd_bus_message *msg, ExecObject *e, sd_bus_error *error) {
 /* StreamOutput(h stdout, h stderr, a{sv} options): ReadOutput's sibling (its
  * callers, its offset), the output written to the descriptors by a session as
  * Attach's, without input (docs/api.md). Options: offset t, follow b (default true). */
+static int stream_option(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
+        SbxDetachStream *o = userdata;
+
+        if (streq(key, "offset"))
+                return sbx_bus_read_u64(m, key, &o->offset, error);
+        if (streq(key, "follow"))
+                return sbx_bus_read_bool(m, key, &o->follow, error);
+        return sbx_bus_unknown_option(m, userdata, key, error);
+}
+
 static int read_stream_options(sd_bus_message *msg, SbxDetachStream *ret, SbxError *err) {
-        const char *key;
-        int r, b;
+        static const char *const keys[] = { "offset", "follow" };
 
         *ret = (SbxDetachStream) { .follow = true };
-        if ((r = sd_bus_message_enter_container(msg, 'a', "{sv}")) < 0)
-                return sbx_error_set(err, SBX_ERROR_INVALID_ARGS, "options: malformed");
-        while ((r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
-                bool offset;
-
-                if ((r = sd_bus_message_read_basic(msg, 's', &key)) < 0)
-                        return sbx_error_set(err, SBX_ERROR_INVALID_ARGS, "options: malformed");
-                offset = streq(key, "offset");
-                if (!offset && !streq(key, "follow"))
-                        return sbx_error_set(err, SBX_ERROR_INVALID_ARGS, "%.64s: unknown option", key);
-                if ((r = sd_bus_message_enter_container(msg, 'v', offset ? "t" : "b")) < 0 ||
-                    (r = sd_bus_message_read_basic(msg, offset ? 't' : 'b', offset ? (void *) &ret->offset
-                                                                                  : (void *) &b)) < 0 ||
-                    (r = sd_bus_message_exit_container(msg)) < 0 || (r = sd_bus_message_exit_container(msg)) < 0)
-                        return sbx_error_set(err, SBX_ERROR_INVALID_ARGS, "%s: must be of type %s", key,
-                                             offset ? "t" : "b");
-                if (!offset)
-                        ret->follow = b;
-        }
-        if (r < 0 || (r = sd_bus_message_exit_container(msg)) < 0)
-                return sbx_error_set(err, SBX_ERROR_INVALID_ARGS, "options: malformed");
-        return 0;
+        return sbx_bus_read_dict(msg, keys, ELEMENTSOF(keys), stream_option, ret, err);
 }
 
 static int stream_output(sd_bus_message *msg, ExecObject *e, sd_bus_error *error) {
