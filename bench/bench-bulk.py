@@ -98,6 +98,18 @@ DRIVER = textwrap.dedent("""
 """)
 
 
+def read_to_end(s):
+    """Reads the socket to its end, discarding; closes it; the bytes read."""
+    n = 0
+    while True:
+        b = s.recv(1 << 20)
+        if not b:
+            break
+        n += len(b)
+    s.close()
+    return n
+
+
 def docker_stream(method, path, body_path=None):
     """One request on Docker's own socket; the response body read and discarded.
     Returns the seconds it took."""
@@ -111,13 +123,7 @@ def docker_stream(method, path, body_path=None):
     if body_path:
         with open(body_path, "rb") as f:
             s.sendfile(f)
-    n = 0
-    while True:
-        b = s.recv(1 << 20)
-        if not b:
-            break
-        n += len(b)
-    s.close()
+    n = read_to_end(s)
     dt = time.perf_counter() - t0
     assert n > (SIZE if method == "GET" else 0), n
     return dt
@@ -141,13 +147,7 @@ def docker_exec_stream(cid, argv, body_path=None):
         with open(body_path, "rb") as f:
             s.sendfile(f)
         s.shutdown(socket.SHUT_WR)
-    n = 0
-    while True:
-        b = s.recv(1 << 20)
-        if not b:
-            break
-        n += len(b)
-    s.close()
+    n = read_to_end(s)
     dt = time.perf_counter() - t0
     assert n > (SIZE if body_path is None else 0), n
     return dt

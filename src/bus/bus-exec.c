@@ -390,28 +390,27 @@ static int method_resize(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         return audit_refusal(e, uid, "exec-resize", r, error);
 }
 
-static int method_read_output(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        ExecObject *e = userdata;
+/* ReadOutput and StreamOutput on an exec that is not detached: who may read it is
+ * told it has no output kept. */
+static int output_not_kept(sd_bus_message *msg, ExecObject *e, sd_bus_error *error) {
         uid_t uid;
 
-        if (e->ops)
-                return e->ops->read_output(msg, e, error);
         if (caller_cache_uid(&e->m->callers, msg, &uid) < 0 || (uid != 0 && uid != e->caller && uid != e->owner))
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
         return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
                                 "This exec is not detached: its output goes to its descriptors");
 }
 
+static int method_read_output(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        ExecObject *e = userdata;
+
+        return e->ops ? e->ops->read_output(msg, e, error) : output_not_kept(msg, e, error);
+}
+
 static int method_stream_output(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         ExecObject *e = userdata;
-        uid_t uid;
 
-        if (e->ops)
-                return e->ops->stream_output(msg, e, error);
-        if (caller_cache_uid(&e->m->callers, msg, &uid) < 0 || (uid != 0 && uid != e->caller && uid != e->owner))
-                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
-        return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
-                                "This exec is not detached: its output goes to its descriptors");
+        return e->ops ? e->ops->stream_output(msg, e, error) : output_not_kept(msg, e, error);
 }
 
 static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
