@@ -499,9 +499,11 @@ static int stream_output(sd_bus_message *msg, ExecObject *e, sd_bus_error *error
 
         if (caller_cache_uid(&e->m->callers, msg, &uid) < 0)
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell who is calling");
-        if (uid != 0 && uid != e->caller && uid != e->owner)
-                return attach_refused(e, uid, sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
-                                      "This exec was started by another user"), error);
+        if (uid != 0 && uid != e->caller && uid != e->owner) {
+                r = sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
+                exec_audit(e, uid, "exec-stream-output", error);
+                return r;
+        }
         if (e->discarded)
                 return sd_bus_error_set(error, SD_BUS_ERROR_UNKNOWN_OBJECT, "The exec object is going away");
         if (sandbox_paused(e))
