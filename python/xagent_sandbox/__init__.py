@@ -28,6 +28,8 @@ system bus, or DBUS_SYSTEM_BUS_ADDRESS when set. See docs/python.md.
 import collections
 import os
 import select
+import socket
+import threading
 import time
 
 import gi
@@ -54,6 +56,12 @@ PROPERTIES = "org.freedesktop.DBus.Properties"
 # Time given to a call on top of what it may take itself (polkit, Docker).
 _MARGIN_S = 30
 _DEFAULT_CALL_S = 60
+# Above this many bytes a file's data goes through a descriptor (ReadFile's and
+# WriteFile's option fd), never in a bus message (docs/python.md).
+FD_THRESHOLD = 1 << 20
+_FD_SOCKET_BUFFER = 4 << 20
+# A descriptor transfer lasts at most the service's own bound on it (10 minutes).
+_FD_CALL_S = 600 + _MARGIN_S
 
 
 # ---- errors (_errors.py) --------------------------------------------------------------
@@ -311,6 +319,80 @@ class FileEntry:
         return f"FileEntry({self.name!r}, {self.kind!r}, size={self.size}, mode={self.mode & 0o7777:#o})"
 
 
+class _Feeder:
+    """A socket whose peer a thread fills with data, then closes: WriteFile's fd. Once
+    the call is over the peer goes, so a feed the service stopped reading ends."""
+
+    def __init__(self, data):
+        self._data = data
+        self._ours, self._peer = socket.socketpair()
+        self._peer.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _FD_SOCKET_BUFFER)
+        self.fd = self._ours.fileno()
+        self._thread = threading.Thread(target=self._feed, daemon=True)
+
+    def _feed(self):
+        try:
+            self._peer.sendall(self._data)
+        except OSError:
+            pass                # the service stopped reading: the call says why
+        finally:
+            self._peer.close()
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self._ours.shutdown(socket.SHUT_RDWR)   # a feed still blocked fails at once
+        except OSError:
+            pass
+        self._ours.close()
+        self._thread.join()
+
+
+class _Drain:
+    """A socket a thread reads to its end into out: ReadFile's fd. The end comes once
+    the service and this side (close_ours(), after the call) closed their copies."""
+
+    def __init__(self):
+        self.out = bytearray()
+        self._ours, self._peer = socket.socketpair()
+        # Room for the service's writes: with the default (about 200 KiB) it waits on
+        # this thread a quarter as often as it could write (bench/README.md).
+        self._peer.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _FD_SOCKET_BUFFER)
+        self.fd = self._peer.fileno()
+        self._thread = threading.Thread(target=self._drain, daemon=True)
+
+    def _drain(self):
+        try:
+            while True:
+                b = self._ours.recv(1 << 20)
+                if not b:
+                    return
+                self.out += b
+        except OSError:
+            return
+
+    def close_ours(self):
+        if self._peer.fileno() >= 0:
+            self._peer.close()
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.close_ours()
+        if exc[0] is not None:
+            try:
+                self._ours.shutdown(socket.SHUT_RDWR)   # a failed call: nothing more is wanted
+            except OSError:
+                pass
+        self._thread.join()
+        self._ours.close()
+
+
 class FileList(list):
     """sb.files.list()'s answer: a list, and truncated (more entries were there)."""
 
@@ -329,28 +411,41 @@ class Files:
 
     def write(self, path, data, mode=0o644, append=False, make_parents=False):
         """Writes data (bytes, or str as UTF-8) to the absolute path: the file appears
-        whole or not at all (unless append). At most the policy's max_file_bytes."""
+        whole or not at all (unless append). Up to FD_THRESHOLD bytes in the call's
+        message (at most the policy's max_file_bytes); more through a descriptor,
+        bounded by the sandbox's disk budget alone."""
+        data = _bytes(data)
         options = {"mode": _v("u", int(mode))}
         if append:
             options["append"] = _v("b", True)
         if make_parents:
             options["make_parents"] = _v("b", True)
-        params = GLib.Variant.new_tuple(
+        if len(data) > FD_THRESHOLD:
+            options["fd"] = _v("h", 0)
+            with _Feeder(data) as feeder:
+                self._sb._bus.manager("WriteFile", "ssaya{sv}", self._write_params(path, b"", options),
+                                      fds=[feeder.fd], timeout_s=_FD_CALL_S)
+            return
+        self._sb._bus.manager("WriteFile", "ssaya{sv}", self._write_params(path, data, options))
+
+    def _write_params(self, path, data, options):
+        return GLib.Variant.new_tuple(
             GLib.Variant("s", self._sb.name), GLib.Variant("s", path),
-            GLib.Variant.new_from_bytes(GLib.VariantType("ay"), GLib.Bytes.new(_bytes(data)), True),
+            GLib.Variant.new_from_bytes(GLib.VariantType("ay"), GLib.Bytes.new(data), True),
             GLib.Variant("a{sv}", options))
-        self._sb._bus.manager("WriteFile", "ssaya{sv}", params)
 
     def read(self, path):
-        """The contents of the file at the absolute path, as bytes (read in pieces of
-        the policy's max_file_bytes to its end)."""
-        out, offset = bytearray(), 0
-        while True:
-            data, info = self._sb._call("ReadFile", "sa{sv}", [path, {"offset": _v("t", offset)}])
-            out += data
-            offset += len(data)
-            if info.get("eof", True) or not data:
-                return bytes(out)
+        """The contents of the file at the absolute path, as bytes: its first
+        FD_THRESHOLD bytes in a reply, the rest (if any) through a descriptor."""
+        data, info = self._sb._call("ReadFile", "sa{sv}", [path, {"length": _v("t", FD_THRESHOLD)}])
+        if info.get("eof", True) or not data:
+            return bytes(data)
+        with _Drain() as drain:
+            drain.out += data
+            self._sb._call("ReadFile", "sa{sv}", [path, {"offset": _v("t", len(data)), "fd": _v("h", 0)}],
+                           fds=[drain.fd], timeout_s=_FD_CALL_S)
+            drain.close_ours()
+        return bytes(drain.out)
 
     def list(self, path, depth=1, limit=1000):
         """The entries below the directory path (depth levels), as a FileList of

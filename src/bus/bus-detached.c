@@ -20,6 +20,7 @@
 #include "bus-error.h"
 #include "bus-exec.h"
 #include "bus-exec-internal.h"
+#include "bus-read.h"
 #include "log.h"
 #include "naming.h"
 #include "time-util.h"
@@ -54,6 +55,8 @@ typedef struct DetachJob {
         size_t n_rows;
         int fds[3];                     /* ATTACH: the caller's, for the session */
         uid_t uid;                      /* ATTACH: who called */
+        bool stream;                    /* ATTACH: a StreamOutput's (its output alone) */
+        SbxDetachStream stream_options;
         SbxExecProcess *process;        /* ATTACH: the init's --attach, started */
         int r;
         SbxError error;
@@ -125,6 +128,19 @@ static int restore_rows(DetachJob *j, SbxLifecycle *l) {
         return 0;
 }
 
+/* A StreamOutput's offset is checked as ReadOutput checks it (one OUTPUT request):
+ * past a stream's end is InvalidArgs naming offset, before any session starts. */
+static int stream_check_offset(DetachJob *j, SbxLifecycle *l) {
+        SbxDetachOutput o = {};
+        int r;
+
+        if (!j->stream || j->stream_options.offset == 0)
+                return 0;
+        r = sbx_lifecycle_detach_read(l, j->name, j->id, j->stream_options.offset, &o, &j->error);
+        sbx_detach_output_done(&o);
+        return r;
+}
+
 static void job_run(void *job, SbxLifecycle *l) {
         DetachJob *j = job;
 
@@ -148,7 +164,10 @@ static void job_run(void *job, SbxLifecycle *l) {
                 j->r = restore_rows(j, l);
                 break;
         case JOB_ATTACH:
-                j->r = sbx_lifecycle_detach_attach(l, j->name, j->id, &j->process, &j->error);
+                j->r = stream_check_offset(j, l);
+                if (j->r >= 0)
+                        j->r = sbx_lifecycle_detach_attach(l, j->name, j->id, j->stream ? &j->stream_options : NULL,
+                                                           &j->process, &j->error);
                 break;
         }
 }
@@ -248,6 +267,10 @@ static void read_done(DetachJob *j) {
 static void restored(Manager *m, DetachJob *j);
 
 /* The init's --attach runs: its relay to the caller's fds is the session. */
+static const char *attach_verb(const DetachJob *j) {
+        return j->stream ? "exec-stream-output" : "exec-attach";
+}
+
 static void attach_done(DetachJob *j) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         ExecObject *e = j->e;
@@ -266,8 +289,9 @@ static void attach_done(DetachJob *j) {
         } else
                 r = sd_bus_reply_method_return(j->call, NULL);
         if (r < 0)
-                log_warning_errno(r, "exec %s: the reply to Attach could not be sent: %m", e->id);
-        exec_audit(e, j->uid, "exec-attach", &error);
+                log_warning_errno(r, "exec %s: the reply to %s could not be sent: %m", e->id,
+                                  j->stream ? "StreamOutput" : "Attach");
+        exec_audit(e, j->uid, attach_verb(j), &error);
 }
 
 static void job_done(void *job) {
@@ -308,7 +332,7 @@ static void job_refused(void *job, int r, const SbxError *e) {
                         log_warning("exec %s: the refusal of %s could not be sent", j->id ?: "-",
                                     sd_bus_message_get_member(j->call) ?: "?");
                 if (j->kind == JOB_ATTACH)
-                        exec_audit(j->e, j->uid, "exec-attach", &error);
+                        exec_audit(j->e, j->uid, attach_verb(j), &error);
         }
         if (j->kind == JOB_POLL)
                 j->e->polling = false;
@@ -338,11 +362,11 @@ static const WorkKind job_kinds[] = {
                           .run = job_run, .done = job_done, .refused = job_refused },
 };
 
-/* fds (ATTACH's; else NULL) are taken over, also on failure. uid: whose work it is
- * (a poll's: the sandbox's owner, whose channel it reads). Handed over: a refusal is
- * answered by job_refused(). */
+/* fds (ATTACH's; else NULL) are taken over, also on failure; stream: a StreamOutput's
+ * (ATTACH; else NULL). uid: whose work it is (a poll's: the sandbox's owner, whose
+ * channel it reads). Handed over: a refusal is answered by job_refused(). */
 static int submit_with(Manager *m, ExecObject *e, DetachJobKind kind, const char *name, const char *id,
-                       sd_bus_message *call, uint64_t offset, int *fds, uid_t uid) {
+                       sd_bus_message *call, uint64_t offset, int *fds, uid_t uid, const SbxDetachStream *stream) {
         DetachJob *j = calloc(1, sizeof(DetachJob));
 
         if (!j) {
@@ -352,7 +376,9 @@ static int submit_with(Manager *m, ExecObject *e, DetachJobKind kind, const char
         }
         *j = (DetachJob) { .kind = kind, .m = m, .e = e, .name = name ? strdup(name) : NULL,
                            .id = id ? strdup(id) : NULL, .call = sd_bus_message_ref(call), .offset = offset,
-                           .fds = { -1, -1, -1 }, .uid = uid };
+                           .fds = { -1, -1, -1 }, .uid = uid, .stream = stream != NULL };
+        if (stream)
+                j->stream_options = *stream;
         for (size_t i = 0; fds && i < 3; i++)
                 j->fds[i] = TAKE_FD(fds[i]);
         if ((name && !j->name) || (id && !j->id)) {
@@ -367,7 +393,7 @@ static int submit_with(Manager *m, ExecObject *e, DetachJobKind kind, const char
 
 static int submit(Manager *m, ExecObject *e, DetachJobKind kind, const char *name, const char *id,
                   sd_bus_message *call, uint64_t offset, uid_t uid) {
-        return submit_with(m, e, kind, name, id, call, offset, NULL, uid);
+        return submit_with(m, e, kind, name, id, call, offset, NULL, uid, NULL);
 }
 
 /* Its sandbox paused (Docker's freezer, by the service or behind its back): the
@@ -463,14 +489,79 @@ static int attach(sd_bus_message *msg, ExecObject *e, sd_bus_error *error) {
         /* Its start counts in the caller's operations; the session holds a relay
          * thread, not the caller's share. */
         e->n_attached++;
-        r = submit_with(e->m, e, JOB_ATTACH, e->name, e->id, msg, 0, fds, uid);
+        r = submit_with(e->m, e, JOB_ATTACH, e->name, e->id, msg, 0, fds, uid, NULL);
         if (r < 0)
                 e->n_attached--;
         return r < 0 ? r : 1;
 }
 
+/* StreamOutput(h stdout, h stderr, a{sv} options): ReadOutput's sibling (its
+ * callers, its offset), the output written to the descriptors by a session as
+ * Attach's, without input (docs/api.md). Options: offset t, follow b (default true). */
+static int stream_option(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
+        SbxDetachStream *o = userdata;
+
+        if (streq(key, "offset"))
+                return sbx_bus_read_u64(m, key, &o->offset, error);
+        if (streq(key, "follow"))
+                return sbx_bus_read_bool(m, key, &o->follow, error);
+        return sbx_bus_unknown_option(m, userdata, key, error);
+}
+
+static int read_stream_options(sd_bus_message *msg, SbxDetachStream *ret, SbxError *err) {
+        static const char *const keys[] = { "offset", "follow" };
+
+        *ret = (SbxDetachStream) { .follow = true };
+        return sbx_bus_read_dict(msg, keys, ELEMENTSOF(keys), stream_option, ret, err);
+}
+
+static int stream_output(sd_bus_message *msg, ExecObject *e, sd_bus_error *error) {
+        static const char *const fields[2] = { "stdout", "stderr" };
+        _cleanup_(sbx_error_free) SbxError err = SBX_ERROR_NULL;
+        SbxDetachStream options;
+        int fds[3] = { -1, -1, -1 }, in[2], r = 0;
+        uid_t uid;
+
+        if (caller_cache_uid(&e->m->callers, msg, &uid) < 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell who is calling");
+        if (uid != 0 && uid != e->caller && uid != e->owner) {
+                r = sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
+                exec_audit(e, uid, "exec-stream-output", error);
+                return r;
+        }
+        if (e->discarded)
+                return sd_bus_error_set(error, SD_BUS_ERROR_UNKNOWN_OBJECT, "The exec object is going away");
+        if (sandbox_paused(e))
+                return sd_bus_error_setf(error, SBX_BUS_ERROR_PREFIX "NotRunning", "Sandbox '%s' is paused: its "
+                                         "processes are frozen and their output is read after ResumeSandbox",
+                                         e->sandbox);
+        if (e->n_attached >= ATTACH_MAX)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED, "StreamOutput: %u sessions are "
+                                         "attached to this process already (at most %u at once)", e->n_attached,
+                                         ATTACH_MAX);
+        if (sd_bus_message_read(msg, "hh", &in[0], &in[1]) < 0)
+                r = sbx_error_set(&err, SBX_ERROR_INVALID_ARGS, "stdout, stderr: malformed");
+        for (size_t i = 0; r >= 0 && i < 2; i++)
+                r = bus_take_caller_fd(in[i], fields[i], &fds[1 + i], &err);
+        if (r >= 0)
+                r = read_stream_options(msg, &options, &err);
+        if (r < 0) {
+                for (size_t i = 0; i < 3; i++)
+                        safe_close(fds[i]);
+                return sbx_bus_error_from(error, &err, r);
+        }
+        e->n_attached++;
+        r = submit_with(e->m, e, JOB_ATTACH, e->name, e->id, msg, 0, fds, uid, &options);
+        if (r < 0)
+                e->n_attached--;
+        if (r >= 0)
+                registry_touch(&e->m->registry, e->name, manager_now_us(e->m));
+        return r < 0 ? r : 1;
+}
+
 static const ExecOps detached_ops = {
         .read_output = read_output,
+        .stream_output = stream_output,
         .attach = attach,
         .discard = discard,
         .free = detached_free,

@@ -22,6 +22,7 @@ typedef struct ExecObject ExecObject;
  * them without knowing that file). */
 typedef struct ExecOps {
         int (*read_output)(sd_bus_message *msg, ExecObject *e, sd_bus_error *error);
+        int (*stream_output)(sd_bus_message *msg, ExecObject *e, sd_bus_error *error);
         int (*attach)(sd_bus_message *msg, ExecObject *e, sd_bus_error *error);
         void (*discard)(ExecObject *e);         /* going for good: its row too */
         void (*free)(ExecObject *e);            /* its own fields */

@@ -390,16 +390,27 @@ static int method_resize(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         return audit_refusal(e, uid, "exec-resize", r, error);
 }
 
-static int method_read_output(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        ExecObject *e = userdata;
+/* ReadOutput and StreamOutput on an exec that is not detached: who may read it is
+ * told it has no output kept. */
+static int output_not_kept(sd_bus_message *msg, ExecObject *e, sd_bus_error *error) {
         uid_t uid;
 
-        if (e->ops)
-                return e->ops->read_output(msg, e, error);
         if (caller_cache_uid(&e->m->callers, msg, &uid) < 0 || (uid != 0 && uid != e->caller && uid != e->owner))
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "This exec was started by another user");
         return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
                                 "This exec is not detached: its output goes to its descriptors");
+}
+
+static int method_read_output(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        ExecObject *e = userdata;
+
+        return e->ops ? e->ops->read_output(msg, e, error) : output_not_kept(msg, e, error);
+}
+
+static int method_stream_output(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        ExecObject *e = userdata;
+
+        return e->ops ? e->ops->stream_output(msg, e, error) : output_not_kept(msg, e, error);
 }
 
 static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -448,6 +459,8 @@ static const sd_bus_vtable exec_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("ReadOutput", SD_BUS_ARGS("t", offset),
                                 SD_BUS_RESULT("ay", stdout, "ay", stderr, "t", next_offset, "b", running),
                                 method_read_output, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("StreamOutput", SD_BUS_ARGS("h", stdout, "h", stderr, "a{sv}", options),
+                                SD_BUS_NO_RESULT, method_stream_output, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Attach", SD_BUS_ARGS("h", stdin, "h", stdout, "h", stderr), SD_BUS_NO_RESULT,
                                 method_attach, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("Exited", SD_BUS_ARGS("i", exit_status), 0),

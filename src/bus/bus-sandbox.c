@@ -220,8 +220,17 @@ int bus_sandbox_method_file(sd_bus_message *msg, Manager *m, const char *name, c
         }
         if (r >= 0)
                 r = sbx_bus_read_file_options(msg, file_verb_of(verb), &options, &e);
-        if (r < 0)
+        /* Option fd: the data goes through the descriptor, bounded by the disk budget
+         * alone; the message's data must then be empty. */
+        if (r >= 0 && options.fd >= 0 && args.data_size > 0)
+                r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "data: %zu bytes with option fd; the data comes "
+                                  "from fd alone (pass empty data)", args.data_size);
+        if (r >= 0 && options.fd >= 0)
+                r = bus_take_caller_fd(options.fd, "fd", &args.fds[0], &e);
+        if (r < 0) {
+                operation_args_done(&args, verb);
                 return operation_refuse(m, msg, verb, target_of(name, object), &e, r, error);
+        }
         return operation_start(m, msg, verb, &args, error);
 }
 

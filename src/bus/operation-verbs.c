@@ -223,6 +223,10 @@ static int run_read_file(Operation *o, SbxLifecycle *l) {
         uint64_t cap = (uint64_t) l->policy->max_file_bytes;
         int r = check_usable(o, l);
 
+        if (r >= 0 && o->fds[0] >= 0)       /* option fd: no cap but the file's end */
+                return sbx_lifecycle_read_file_fd(l, o->name, o->guest_path, o->file.offset,
+                                                  o->file.has_length ? o->file.length : UINT64_MAX, o->fds[0],
+                                                  &o->file_data, &o->error);
         /* A length past the cap (4 GiB, say) is capped, not refused: the reply says eof. */
         return r < 0 ? r : sbx_lifecycle_read_file(l, o->name, o->guest_path, o->file.offset,
                                                    o->file.has_length ? MIN(o->file.length, cap) : cap,
@@ -233,6 +237,8 @@ static int run_write_file(Operation *o, SbxLifecycle *l) {
         unsigned flags = (o->file.append ? SBX_WRITE_APPEND : 0) | (o->file.make_parents ? SBX_WRITE_MAKE_PARENTS : 0);
         int r = check_usable(o, l);
 
+        if (r >= 0 && o->fds[0] >= 0)
+                return sbx_lifecycle_write_file_fd(l, o->name, o->guest_path, o->fds[0], o->file.mode, flags, &o->error);
         return r < 0 ? r : sbx_lifecycle_write_file(l, o->name, o->guest_path, o->data, o->data_size,
                                                     o->file.mode, flags, &o->error);
 }
@@ -695,9 +701,10 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
          * read and the listing are reads (the read share, the read workers), audited
          * all the same, like the copies; the write and the removal are state changes. */
         [VERB_READ_FILE] = { .name = "read-file", .own_action = A_EXEC, .run = run_read_file,
-                .reply = reply_read_file, .others_action = A_EXEC_OTHERS, .audited = true, .activity = true },
+                .reply = reply_read_file, .others_action = A_EXEC_OTHERS, .audited = true, .fds = true,
+                .activity = true },
         [VERB_WRITE_FILE] = { .name = "write-file", .own_action = A_EXEC, .changes = true, .run = run_write_file,
-                .reply = reply_none, .others_action = A_EXEC_OTHERS, .activity = true },
+                .reply = reply_none, .others_action = A_EXEC_OTHERS, .fds = true, .activity = true },
         [VERB_LIST_FILES] = { .name = "list-files", .own_action = A_EXEC, .run = run_list_files,
                 .reply = reply_list_files, .others_action = A_EXEC_OTHERS, .audited = true, .activity = true },
         [VERB_REMOVE_FILE] = { .name = "remove-file", .own_action = A_EXEC, .changes = true, .run = run_remove_file,

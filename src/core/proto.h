@@ -71,6 +71,13 @@ typedef enum SbxProtoTag {
         SBX_TAG_RELEASED = 28,          /* bytes of disk (blocks) freed: what a write replaced, a remove removed */
 } SbxProtoTag;
 
+/* A descriptor transfer into a file (WriteFile's option fd; src/init/stream.c): the
+ * data on the program's standard input ends with this trailer — the magic and the
+ * data's length, u64 little-endian — so that an input cut short (the service gone,
+ * the call refused midway) is told from a whole one and nothing is put in place. */
+#define SBX_PUT_TRAILER_MAGIC "XSBEND01"
+#define SBX_PUT_TRAILER_SIZE 16U
+
 /* FLAGS bits */
 #define SBX_PROTO_WRITE_APPEND       (1U << 0)
 #define SBX_PROTO_WRITE_MAKE_PARENTS (1U << 1)

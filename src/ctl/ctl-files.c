@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /* cat, put, ls, rm: a sandbox's files through ReadFile, WriteFile, ListFiles and
- * RemoveFile (no tar, no process in the sandbox). cat reads in pieces of the host
- * policy's max_file_bytes until the end; put sends the whole file in one call (an
- * atomic write: at most max_file_bytes). */
+ * RemoveFile (no tar, no process in the sandbox). Above CTL_FD_THRESHOLD the bytes go
+ * through a descriptor (the calls' option fd; docs/api.md, "Files"), never in a bus
+ * message: cat reads its first piece in a message and, when the file goes on, has
+ * the service write the rest to this program's standard output; put sends a regular
+ * file of at most the threshold in one message (an atomic write: at most
+ * max_file_bytes), and a larger one or a pipe as the descriptor it opened (atomic as
+ * well; bounded by the sandbox's disk budget alone). */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ctl-bus.h"
@@ -147,6 +152,25 @@ static int read_info_eof(sd_bus_message *reply, bool *ret_eof) {
         return r < 0 ? r : sd_bus_message_exit_container(reply);
 }
 
+/* Above this, the bytes go through a descriptor (docs/python.md and
+ * xagent-sandboxctl(1) say the same threshold). */
+#define CTL_FD_THRESHOLD ((uint64_t) 1 << 20)
+/* A descriptor transfer's call waits as long as the service's own bound on it
+ * (SBX_COPY_TIMEOUT_S) and a margin. */
+#define CTL_FD_CALL_TIMEOUT_USEC ((uint64_t) 630 * 1000000U)
+
+/* The rest of the file from offset on, written by the service to standard output. */
+static int cat_rest(sd_bus *bus, CtlOptions *o, const char *name, const char *path, uint64_t offset) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        int r;
+
+        if (ctl_bus_new_sandbox_call(bus, o, "ReadFile", name, &m) < 0)
+                return CTL_EXIT_FAILURE;
+        if ((r = sd_bus_message_append(m, "sa{sv}", path, 2, "offset", "t", offset, "fd", "h", STDOUT_FILENO)) < 0)
+                return ctl_bus_fail("ReadFile", r);
+        return ctl_bus_call(bus, m, CTL_FD_CALL_TIMEOUT_USEC, o, &reply) < 0 ? CTL_EXIT_FAILURE : 0;
+}
+
 int verb_cat(int argc, char **argv, CtlOptions *o) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         FileArgs a = { .verb = argv[0] };
@@ -168,7 +192,8 @@ int verb_cat(int argc, char **argv, CtlOptions *o) {
 
                 if (ctl_bus_new_sandbox_call(bus, o, "ReadFile", name, &m) < 0)
                         return CTL_EXIT_FAILURE;
-                if ((r = sd_bus_message_append(m, "sa{sv}", path, 1, "offset", "t", offset)) < 0)
+                if ((r = sd_bus_message_append(m, "sa{sv}", path, 2, "offset", "t", offset, "length", "t",
+                                               CTL_FD_THRESHOLD)) < 0)
                         return ctl_bus_fail("ReadFile", r);
                 if (ctl_bus_call(bus, m, 0, o, &reply) < 0)
                         return CTL_EXIT_FAILURE;
@@ -180,6 +205,8 @@ int verb_cat(int argc, char **argv, CtlOptions *o) {
                 if (size == 0)
                         break;          /* nothing more to read, whatever eof says */
                 offset += size;
+                if (!eof)
+                        return cat_rest(bus, o, name, path, offset);
         }
         return 0;
 }
@@ -196,6 +223,8 @@ int verb_put(int argc, char **argv, CtlOptions *o) {
         FileArgs a = { .verb = argv[0] };
         const char *local;
         size_t size = 0;
+        struct stat st;
+        bool through_fd;
         int r;
 
         if ((r = start(argc, argv, o, &a, 2, "WriteFile", &bus, &m)) != CTL_PROCEED)
@@ -204,16 +233,20 @@ int verb_put(int argc, char **argv, CtlOptions *o) {
         fd = streq(local, "-") ? dup(STDIN_FILENO) : open(local, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return ctl_fail(local, -errno, NULL);
-        if ((r = sbx_read_fd(fd, PUT_MAX, &data, &size)) < 0)
+        if (fstat(fd, &st) < 0)
+                return ctl_fail(local, -errno, NULL);
+        through_fd = !S_ISREG(st.st_mode) || (uint64_t) st.st_size > CTL_FD_THRESHOLD;
+        if (!through_fd && (r = sbx_read_fd(fd, PUT_MAX, &data, &size)) < 0)
                 return ctl_fail(local, r, NULL);
         if ((r = sd_bus_message_append_array(m, 'y', data ?: "", size)) < 0 ||
             (r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0 ||
+            (through_fd && (r = sd_bus_message_append(m, "{sv}", "fd", "h", fd)) < 0) ||
             (a.have_mode && (r = sd_bus_message_append(m, "{sv}", "mode", "u", (uint32_t) a.mode)) < 0) ||
             (a.append && (r = sd_bus_message_append(m, "{sv}", "append", "b", 1)) < 0) ||
             (a.parents && (r = sd_bus_message_append(m, "{sv}", "make_parents", "b", 1)) < 0) ||
             (r = sd_bus_message_close_container(m)) < 0)
                 return ctl_bus_fail("WriteFile", r);
-        return ctl_bus_call(bus, m, 0, o, &reply) < 0 ? CTL_EXIT_FAILURE : 0;
+        return ctl_bus_call(bus, m, through_fd ? CTL_FD_CALL_TIMEOUT_USEC : 0, o, &reply) < 0 ? CTL_EXIT_FAILURE : 0;
 }
 
 static int print_entries(sd_bus_message *reply, bool json) {

@@ -199,6 +199,7 @@ static int drain_piece(State *s, bool writable) {
                 /* Nobody reads any more (EPIPE and the like): drop the rest and
                  * keep draining the process, which must not block. */
                 sink->broken = true;
+                sink->error = (int) k;
                 s->piece_len = 0;
                 return 1;
         }
@@ -273,6 +274,8 @@ static int read_input(State *s) {
                 return 0;
         if (k <= 0) {
                 s->in_open = false;     /* end of input, or an unreadable one: the same to the process */
+                if (k < 0)
+                        s->r->in_error = (int) k;
                 return s->r->in_filter ? filter_input(s, NULL, 0) : 0;
         }
         if (s->r->in_filter)

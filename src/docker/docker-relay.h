@@ -34,6 +34,7 @@ typedef struct SbxRelaySink {
         size_t limit;                   /* bytes kept at most; the rest is dropped */
         bool truncated;
         bool broken;                    /* the reader went away: the rest is dropped */
+        int error;                      /* why it broke (negative errno) */
 } SbxRelaySink;
 
 typedef struct SbxRelay {
@@ -54,6 +55,7 @@ typedef struct SbxRelay {
         int (*in_filter)(void *userdata, const char *data, size_t size, char **out, size_t *out_size,
                          size_t *out_alloc);
         void *in_filter_userdata;
+        int in_error;                   /* in_fd's read failed (negative errno): its input ended there */
         struct RelayState *state;       /* kept between runs */
 } SbxRelay;
 

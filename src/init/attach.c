@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -114,23 +115,46 @@ static int open_fifo(int d) {
         return fd;              /* -1 with ENXIO: the process ended, nobody reads it */
 }
 
-/* Exit 0 when the process ended and its output was copied, 1 when stdout or stderr
- * went, 2 on a usage error, 4 when DIR or its ring cannot be read. */
-int sbx_init_attach(const char *dir) {
-        char path[256];
-        uint64_t pos[2];
+/* Where the copy starts: the positions the cursor names (0: the oldest byte kept of
+ * each), never before the oldest byte kept. -1 for a cursor past a stream's end. */
+static int start_positions(const SbxRingHeader *h, uint64_t cursor, uint64_t pos[2]) {
+        if (cursor != 0 && sbx_ring_cursor_positions(cursor, h->commit, pos) < 0)
+                return -1;
+        for (int s = 0; s < 2; s++) {
+                uint64_t oldest = h->commit[s] > h->cap ? h->commit[s] - h->cap : 0;
+
+                if (cursor == 0 || pos[s] < oldest)
+                        pos[s] = oldest;
+        }
+        return 0;
+}
+
+/* Exit 0 when the process ended (or, not following, what was kept at the start) and
+ * its output was copied, 1 when stdout or stderr went, 2 on a usage error, 3 for a
+ * cursor past a stream's end, 4 when DIR or its ring cannot be read. */
+int sbx_init_attach(const char *dir, const char *cursor_s, const char *follow_s) {
+        char path[256], *end;
+        uint64_t pos[2], cursor = 0, until[2] = { UINT64_MAX, UINT64_MAX };
         SbxRingHeader h;
         SbxRingSource src;
-        Input in = { .open = true, .fifo = -1 };
+        Input in = { .open = !cursor_s, .fifo = -1 };
+        bool follow = !follow_s || strcmp(follow_s, "1") == 0;
         int d, ring, ino;
 
         if (strlen(dir) > 200)
                 return 2;
+        if (cursor_s) {
+                errno = 0;
+                cursor = strtoull(cursor_s, &end, 10);
+                if (errno || end == cursor_s || *end)
+                        return 2;
+        }
         (void) signal(SIGPIPE, SIG_IGN);
         d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (d < 0)
                 return 4;
-        in.fifo = open_fifo(d);
+        if (in.open)
+                in.fifo = open_fifo(d);
         close(d);
         ring = ring_file_open(dir);
         src = (SbxRingSource) { .pread = ring_file_pread, .userdata = &ring };
@@ -142,8 +166,10 @@ int sbx_init_attach(const char *dir) {
                 close(ino);
                 ino = -1;
         }
-        for (int s = 0; s < 2; s++)
-                pos[s] = h.commit[s] > h.cap ? h.commit[s] - h.cap : 0;
+        if (start_positions(&h, cursor, pos) < 0)
+                return 3;
+        if (!follow)
+                memcpy(until, h.commit, sizeof until);
         for (;;) {
                 struct pollfd p[3] = {
                         { .fd = ino, .events = POLLIN },
@@ -159,7 +185,8 @@ int sbx_init_attach(const char *dir) {
                 for (int s = 0; s < 2; s++)
                         if ((r = copy_stream(&src, &h, s, &pos[s], STDOUT_FILENO + s)) != 0)
                                 return r == 1 ? 1 : 4;
-                if (ended && pos[0] >= h.commit[0] && pos[1] >= h.commit[1])
+                if ((ended && pos[0] >= h.commit[0] && pos[1] >= h.commit[1]) ||
+                    (pos[0] >= until[0] && pos[1] >= until[1]))
                         return 0;
                 if (pos[0] < h.commit[0] || pos[1] < h.commit[1])
                         continue;       /* more than a cap came meanwhile */

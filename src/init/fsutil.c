@@ -86,3 +86,29 @@ int fs_publish(int dir, int fd, bool unnamed, const char *tmp, const char *base)
         close(fd);
         return fs_rename_into_place(dir, tmp, base);
 }
+
+uint64_t fs_disk_bytes(const struct stat *st) {
+        return (uint64_t) st->st_blocks * 512U;
+}
+
+uint64_t fs_released_by(int dir, const char *name) {
+        struct stat st;
+
+        if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || (!S_ISDIR(st.st_mode) && st.st_nlink > 1))
+                return 0;
+        return fs_disk_bytes(&st);
+}
+
+const char *fs_split(const char *path, char *dir) {
+        const char *slash = strrchr(path, '/');
+
+        if (!slash || slash[1] == 0)
+                return NULL;
+        if (slash == path)
+                strcpy(dir, "/");
+        else {
+                memcpy(dir, path, (size_t) (slash - path));
+                dir[slash - path] = 0;
+        }
+        return slash + 1;
+}

@@ -5,6 +5,8 @@
  * directories, and files that appear under their name only once complete. */
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #define FS_TMP_NAME_MAX 64
@@ -30,3 +32,13 @@ void fs_tmp_name(char tmp[FS_TMP_NAME_MAX]);
 
 /* Moves tmp to base in dir; on failure tmp is removed. -1 with errno. */
 int fs_rename_into_place(int dir, const char *tmp, const char *base);
+
+/* What a file takes on disk: its blocks, not its length (a sparse file's holes take none). */
+uint64_t fs_disk_bytes(const struct stat *st);
+
+/* What removing the entry name of dir gives back: its blocks when it is the last link. */
+uint64_t fs_released_by(int dir, const char *name);
+
+/* The directory part of an absolute path (into dir, as long as path) and its last
+ * component (a path ending in "/" has none: NULL). */
+const char *fs_split(const char *path, char *dir);

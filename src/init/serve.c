@@ -72,20 +72,6 @@ static void begin_ok(void) {
         sbx_proto_begin(&w, SBX_PROTO_OK);
 }
 
-/* What a file takes on disk: its blocks, not its length (a sparse file's holes take none). */
-static uint64_t disk_bytes(const struct stat *st) {
-        return (uint64_t) st->st_blocks * 512U;
-}
-
-/* What removing the entry name of dir gives back: its blocks when it is the last link. */
-static uint64_t released_by(int dir, const char *name) {
-        struct stat st;
-
-        if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || (!S_ISDIR(st.st_mode) && st.st_nlink > 1))
-                return 0;
-        return disk_bytes(&st);
-}
-
 static uint64_t usec(const struct timespec *t) {
         return t->tv_sec < 0 ? 0 : (uint64_t) t->tv_sec * 1000000U + (uint64_t) t->tv_nsec / 1000U;
 }
@@ -192,22 +178,6 @@ static int write_all(int fd, const uint8_t *p, size_t n) {
         return 0;
 }
 
-/* The directory part of an absolute path and its last component (a path ending
- * in "/" has none: NULL). */
-static const char *split(const char *path, char *dir) {
-        const char *slash = strrchr(path, '/');
-
-        if (!slash || slash[1] == 0)
-                return NULL;
-        if (slash == path)
-                strcpy(dir, "/");
-        else {
-                memcpy(dir, path, (size_t) (slash - path));
-                dir[slash - path] = 0;
-        }
-        return slash + 1;
-}
-
 static void begin_written(uint64_t allocated, uint64_t released) {
         begin_ok();
         sbx_proto_put_u64(&w, SBX_TAG_ALLOCATED, allocated);
@@ -232,7 +202,7 @@ static int append_to(int dir, const char *base, const SbxProtoRequest *q) {
         else if (write_all(fd, q->data, q->data_size) < 0 || fstat(fd, &after) < 0)
                 r = reply_errno(q->path, "cannot write");
         else {
-                begin_written(disk_bytes(&after), disk_bytes(&before));
+                begin_written(fs_disk_bytes(&after), fs_disk_bytes(&before));
                 r = 0;
         }
         close(fd);
@@ -248,7 +218,7 @@ static int do_write(const SbxProtoRequest *q) {
         bool unnamed;
         int dir, fd, r;
 
-        if (!(base = split(q->path, dir_path)) || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+        if (!(base = fs_split(q->path, dir_path)) || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
                 return reply_error(EINVAL, q->path, "not a file name");
 
         dir = fs_open_dirs(AT_FDCWD, dir_path, flags & SBX_PROTO_WRITE_MAKE_PARENTS);
@@ -267,12 +237,12 @@ static int do_write(const SbxProtoRequest *q) {
                 fs_discard(dir, fd, unnamed, tmp);
                 r = reply_errno(q->path, "cannot write");
         } else {
-                released = released_by(dir, base);
+                released = fs_released_by(dir, base);
                 r = fs_publish(dir, fd, unnamed, tmp, base) < 0 ? reply_errno(q->path, "cannot put it in place") : 0;
         }
         close(dir);
         if (r == 0)
-                begin_written(disk_bytes(&st), released);
+                begin_written(fs_disk_bytes(&st), released);
         return r;
 }
 
@@ -381,7 +351,7 @@ static int remove_tree(int fd, unsigned depth, uint64_t *released) {
 
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;
-                size = released_by(dirfd(d), de->d_name);
+                size = fs_released_by(dirfd(d), de->d_name);
                 if (unlinkat(dirfd(d), de->d_name, 0) == 0) {
                         *released += size;
                         continue;
@@ -411,7 +381,7 @@ static int do_remove(const SbxProtoRequest *q) {
         if (lstat(q->path, &st) < 0)
                 return reply_errno(q->path, "cannot remove");
         if (!S_ISDIR(st.st_mode) && st.st_nlink <= 1)
-                released = disk_bytes(&st);
+                released = fs_disk_bytes(&st);
         if (!S_ISDIR(st.st_mode)) {
                 if (unlink(q->path) < 0)
                         return reply_errno(q->path, "cannot remove");
@@ -424,7 +394,7 @@ static int do_remove(const SbxProtoRequest *q) {
                 }
                 if (rmdir(q->path) < 0)
                         return reply_errno(q->path, "cannot remove");
-                released += disk_bytes(&st);
+                released += fs_disk_bytes(&st);
         }
         begin_ok();
         sbx_proto_put_u64(&w, SBX_TAG_RELEASED, released);

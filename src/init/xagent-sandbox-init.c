@@ -39,7 +39,10 @@
  * processes' output (serve.c); as
  * `--detach DIR CAP -- ARGV…` it starts ARGV detached, supervised, its output kept
  * in a ring file in DIR, CAP bytes per stream (detach.c); as `--attach DIR` it
- * copies that process's output out and its input in, for Attach (attach.c). */
+ * copies that process's output out and its input in, for Attach (attach.c; with
+ * `--attach DIR CURSOR FOLLOW` its output alone, for StreamOutput); as
+ * `--cat PATH OFFSET LENGTH` and `--put PATH MODE FLAGS MAX` it moves a file's bytes
+ * for ReadFile's and WriteFile's option fd (stream.c). */
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -54,6 +57,7 @@
 #include "detach.h"
 #include "pack.h"
 #include "serve.h"
+#include "stream.h"
 #include "unpack.h"
 
 #define MARKER "xagent-sandbox-init: mounts "
@@ -242,8 +246,14 @@ int main(int argc, char *argv[]) {
                 return sbx_init_pack(argv[2], argv[3]);
         if (argc >= 6 && strcmp(argv[1], "--detach") == 0 && strcmp(argv[4], "--") == 0)
                 return sbx_init_detach(argv[2], argv[3], argv + 5, argc - 5);
+        if (argc == 5 && strcmp(argv[1], "--cat") == 0)
+                return sbx_init_cat(argv[2], argv[3], argv[4]);
+        if (argc == 6 && strcmp(argv[1], "--put") == 0)
+                return sbx_init_put(argv[2], argv[3], argv[4], argv[5]);
         if (argc == 3 && strcmp(argv[1], "--attach") == 0)
-                return sbx_init_attach(argv[2]);
+                return sbx_init_attach(argv[2], NULL, NULL);
+        if (argc == 5 && strcmp(argv[1], "--attach") == 0)
+                return sbx_init_attach(argv[2], argv[3], argv[4]);
         if (argc >= 7 && strcmp(argv[1], "--supervise") == 0 && strcmp(argv[5], "--") == 0)
                 return sbx_init_supervise(argv[2], argv[3], argv[4], argv + 6);
         if (argc != 1)

@@ -62,11 +62,23 @@ void sbx_file_data_done(SbxFileData *d);
 int sbx_lifecycle_read_file(SbxLifecycle *l, const char *name, const char *path, uint64_t offset,
                             uint64_t length, SbxFileData *ret, SbxError *error);
 
+/* The same with the caller's descriptor fd (file-stream.c): the file's data is written
+ * to fd, from offset on, length bytes (UINT64_MAX: to the end); ret gets the file's
+ * size, mode, time and eof, no data. max_file_bytes does not apply. */
+int sbx_lifecycle_read_file_fd(SbxLifecycle *l, const char *name, const char *path, uint64_t offset,
+                               uint64_t length, int fd, SbxFileData *ret, SbxError *error);
+
 #define SBX_WRITE_APPEND SBX_PROTO_WRITE_APPEND
 #define SBX_WRITE_MAKE_PARENTS SBX_PROTO_WRITE_MAKE_PARENTS
 
 int sbx_lifecycle_write_file(SbxLifecycle *l, const char *name, const char *path, const void *data,
                              size_t size, unsigned mode, unsigned flags, SbxError *error);
+
+/* The same with the data read from fd to its end (file-stream.c), bounded by the
+ * sandbox's disk budget (max_disk_mib) alone; a transfer refused or cut short leaves
+ * nothing under the name (an append is cut back). */
+int sbx_lifecycle_write_file_fd(SbxLifecycle *l, const char *name, const char *path, int fd, unsigned mode,
+                                unsigned flags, SbxError *error);
 
 typedef struct SbxFileEntry {
         char *name;                     /* relative to the listed path */

@@ -292,14 +292,20 @@ int sbx_lifecycle_detach_read(SbxLifecycle *l, const char *name, const char *id,
         return 0;
 }
 
-int sbx_lifecycle_detach_attach(SbxLifecycle *l, const char *name, const char *id, SbxExecProcess **ret,
-                                SbxError *error) {
+int sbx_lifecycle_detach_attach(SbxLifecycle *l, const char *name, const char *id, const SbxDetachStream *stream,
+                                SbxExecProcess **ret, SbxError *error) {
         _cleanup_free_ char *dir = NULL;
+        char cursor[24], follow[2] = "0";
 
         if (asprintf(&dir, SBX_DETACH_DIR "/%s", id) < 0)
                 return -ENOMEM;
+        if (stream) {
+                snprintf(cursor, sizeof cursor, "%" PRIu64, stream->offset);
+                follow[0] = stream->follow ? '1' : '0';
+        }
         return sbx_lifecycle_exec_start(l, name, &(SbxExecRequest) {
-                .argv = (char *[]) { (char *) SBX_EXEC_INIT_PATH, (char *) "--attach", dir, NULL },
+                .argv = (char *[]) { (char *) SBX_EXEC_INIT_PATH, (char *) "--attach", dir,
+                                     stream ? cursor : NULL, follow, NULL },
                 .check_start = true }, ret, error);
 }
 

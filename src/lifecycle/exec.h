@@ -192,9 +192,16 @@ int sbx_lifecycle_detach_read(SbxLifecycle *l, const char *name, const char *id,
 /* Attach: one exec as the owner of the service's init (--attach) that copies the
  * process's output, the oldest kept first, to the exec's stdout and stderr and the
  * exec's stdin to the process's; *ret: its stream, for the relay. It ends when the
- * process ended and its output was copied. */
-int sbx_lifecycle_detach_attach(SbxLifecycle *l, const char *name, const char *id, SbxExecProcess **ret,
-                                SbxError *error);
+ * process ended and its output was copied. With stream (StreamOutput): no input,
+ * the output from the positions ReadOutput's cursor offset names on, until the
+ * process ended (follow) or through what was kept when it started. */
+typedef struct SbxDetachStream {
+        uint64_t offset;
+        bool follow;
+} SbxDetachStream;
+
+int sbx_lifecycle_detach_attach(SbxLifecycle *l, const char *name, const char *id, const SbxDetachStream *stream,
+                                SbxExecProcess **ret, SbxError *error);
 
 /* Removes its directory in the sandbox (its end was read, or its object went). */
 int sbx_lifecycle_detach_forget(SbxLifecycle *l, const char *name, const char *id, SbxError *error);

@@ -589,6 +589,14 @@ static int file_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
 
         if (streq(key, "resume"))
                 return sbx_bus_read_bool(m, key, &o->resume, error);
+        /* The caller's descriptor: the message's; bus_take_caller_fd() copies it. */
+        if (streq(key, "fd") && (p->verb == SBX_FILE_READ || p->verb == SBX_FILE_WRITE)) {
+                if ((r = sbx_bus_enter_variant(m, key, "h", error)) < 0)
+                        return r;
+                if ((r = sd_bus_message_read_basic(m, 'h', &o->fd)) < 0)
+                        return sbx_bus_malformed(error, key, r);
+                return sbx_bus_exit_variant(m, key, error);
+        }
         switch (p->verb) {
         case SBX_FILE_READ:
                 if (streq(key, "offset"))
@@ -631,11 +639,12 @@ static int file_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
 
 int sbx_bus_read_file_options(sd_bus_message *m, SbxFileVerb verb, SbxFileOptions *ret, SbxError *error) {
         static const char *const keys[] = { "offset", "length", "mode", "append", "make_parents", "depth", "limit",
-                                            "recursive", "resume" };
+                                            "recursive", "resume", "fd" };
         FileParse p = { .verb = verb, .o = ret };
 
         *ret = (SbxFileOptions) {
                 .mode = SBX_PROTO_DEFAULT_MODE, .depth = SBX_PROTO_DEFAULT_DEPTH, .limit = SBX_PROTO_DEFAULT_LIMIT,
+                .fd = -1,
         };
         return sbx_bus_read_dict(m, keys, ELEMENTSOF(keys), file_entry, &p, error);
 }

@@ -98,7 +98,8 @@ int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned 
 /* File call options (ReadFile, WriteFile, ListFiles, RemoveFile; docs/api.md): read
  * offset t, length t (0–UINT64_MAX: the daemon caps it by max_file_bytes); write mode
  * u (0–07777, default 0644), append b, make_parents b; list depth u (1–32, default 1),
- * limit u (1–100000, default 1000); remove recursive b. Any other key is InvalidArgs. */
+ * limit u (1–100000, default 1000); remove recursive b; read and write fd h (the data
+ * through that descriptor instead of the message). Any other key is InvalidArgs. */
 typedef enum SbxFileVerb {
         SBX_FILE_READ,
         SBX_FILE_WRITE,
@@ -114,6 +115,7 @@ typedef struct SbxFileOptions {
         unsigned depth, limit;
         bool recursive;
         bool resume;                    /* a paused sandbox is resumed first */
+        int fd;                         /* option fd: the message's descriptor, or -1 */
 } SbxFileOptions;
 
 int sbx_bus_read_file_options(sd_bus_message *m, SbxFileVerb verb, SbxFileOptions *ret, SbxError *error);

@@ -187,6 +187,7 @@ EXEC_ARGS = {
     "Resize": ("qq", [24, 80]),
     "ReadOutput": ("t", [0]),
     "Attach": ("hhh", ["</dev/null", ">/dev/null", ">/dev/null"]),
+    "StreamOutput": ("hha{sv}", [">/dev/null", ">/dev/null", {}]),
 }
 STANDARD_CALLS = [
     ("org.freedesktop.DBus.Peer", "Ping", "", []),
