@@ -158,6 +158,7 @@ typedef struct SbxDetachState {
         bool exited, gone;              /* gone: its output is not there any more */
         bool paused;                    /* its sandbox is paused: frozen, not gone (error NotRunning) */
         bool old_layout;                /* gone: its ring is of layout 1, not read (its process is to be killed) */
+        bool unknown;                   /* sbx_lifecycle_detach_poll_all(): not known this time */
         int exit_status;
 } SbxDetachState;
 
@@ -166,6 +167,13 @@ typedef struct SbxDetachState {
  * exited with status 137. */
 int sbx_lifecycle_detach_poll(SbxLifecycle *l, const char *name, const char *id, SbxDetachState *ret,
                               SbxError *error);
+
+/* The states of the n processes ids of one sandbox in one channel request (an init
+ * of an older version, or ids beyond what one answer holds: one request each). A
+ * failure of the channel itself is returned (every state unknown, paused set when
+ * the sandbox is); one process's failure sets only its state's unknown. */
+int sbx_lifecycle_detach_poll_all(SbxLifecycle *l, const char *name, char *const *ids, size_t n,
+                                  SbxDetachState *states, SbxError *error);
 
 typedef struct SbxDetachOutput {
         uint8_t *out, *err;
