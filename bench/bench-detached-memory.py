@@ -59,7 +59,12 @@ def main():
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--mib", type=int, default=10)
     ap.add_argument("--idle-wait", type=float, default=3)
+    ap.add_argument("--running", type=float, default=0,
+                    help="instead: --count processes that sleep, the daemon's RssAnon and threads measured after "
+                         "RUNNING s while they run (past the workers' 10 s retirement), per running process")
     a = ap.parse_args()
+    if a.running:
+        return running_only(a)
 
     with member_sandbox(ROOT, "detached-memory") as (stack, build, name):
         bus = h.Sandboxd(stack)
@@ -111,6 +116,40 @@ def main():
     for k, v in figures.items():
         delta = v - figures["before"]
         print(f"  {k:28} {v:7d} kB  ({delta:+d} kB, {delta / 1024:+.2f} MiB)")
+
+
+def threads(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("Threads:"):
+                return int(line.split()[1])
+    raise RuntimeError("no Threads")
+
+
+def running_only(a):
+    """The daemon's memory per running detached process (issue 36's target: 16 KiB):
+    --count `sleep` processes, measured after --running s while all run."""
+    with member_sandbox(ROOT, "detached-running") as (stack, build, name):
+        bus = h.Sandboxd(stack)
+        config = {"max_execs_per_user": a.count, "max_execs": a.count, "max_operations_per_user": 128}
+        with h.daemon_config(stack, config):
+            bus.call(MEMBER, "GetPolicy")
+            pid = stack.daemon_pid()
+            time.sleep(a.idle_wait)
+            before, threads_before = rss_anon_kib(pid), threads(pid)
+            argv = ["sleep", str(int(a.running) + 60)]
+            paths = [bus.call(MEMBER, "StartExec", "sasa{sv}hhh",
+                              [name, argv, {"detach": ["b", True]}] + NULLS).result[0]
+                     for _ in range(a.count)]
+            time.sleep(a.running)
+            running = [x for x in bus.call(MEMBER, "ListExecs", "s", [name]).result[0] if x[0] in paths and x[2]]
+            during, threads_during = rss_anon_kib(pid), threads(pid)
+            for p in paths:
+                bus.call(MEMBER, "Kill", "s", ["SIGKILL"], path=p, iface=EXEC)
+    delta = during - before
+    print(f"{a.count} detached `sleep` processes ({len(running)} running after {a.running:g} s): daemon RssAnon "
+          f"{before} kB idle before, {during} kB while they run ({delta:+d} kB: {delta / a.count:.1f} kB per "
+          f"running process); threads {threads_before} before, {threads_during} while they run")
 
 
 if __name__ == "__main__":
