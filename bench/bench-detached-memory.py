@@ -30,12 +30,17 @@ EXEC = "org.xagent.Sandbox1.Exec"
 NULLS = ["</dev/null", ">/dev/null", ">/dev/null"]
 
 
-def rss_anon_kib(pid):
+def status_field(pid, key):
+    """A number of /proc/PID/status (RssAnon: kB)."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("RssAnon:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1])
-    raise RuntimeError("no RssAnon")
+    raise RuntimeError(f"no {key}")
+
+
+def rss_anon_kib(pid):
+    return status_field(pid, "RssAnon")
 
 
 class Peak(threading.Thread):
@@ -119,11 +124,7 @@ def main():
 
 
 def threads(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("Threads:"):
-                return int(line.split()[1])
-    raise RuntimeError("no Threads")
+    return status_field(pid, "Threads")
 
 
 def running_only(a):

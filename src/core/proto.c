@@ -391,17 +391,26 @@ static bool relative_name_ok(const char *s) {
         }
 }
 
-int sbx_proto_list_next(const SbxProtoFrame *f, size_t *pos, SbxProtoEntry *ret) {
-        SbxProtoField e, n, k;
+/* The next ENTRY field of an OK reply from *pos: 1 with it, 0 at the end. */
+static int next_entry(const SbxProtoFrame *f, size_t *pos, SbxProtoField *e) {
         int r;
 
         if (f->type != SBX_PROTO_OK)
                 return -EBADMSG;
         do {
-                r = sbx_proto_next(f->payload, f->size, pos, &e);
+                r = sbx_proto_next(f->payload, f->size, pos, e);
                 if (r <= 0)
                         return r;
-        } while (e.tag != SBX_TAG_ENTRY);
+        } while (e->tag != SBX_TAG_ENTRY);
+        return 1;
+}
+
+int sbx_proto_list_next(const SbxProtoFrame *f, size_t *pos, SbxProtoEntry *ret) {
+        SbxProtoField e, n, k;
+        int r = next_entry(f, pos, &e);
+
+        if (r <= 0)
+                return r;
         if (sbx_proto_find(e.data, e.size, SBX_TAG_NAME, &n) <= 0 ||
             sbx_proto_str(&n, ret->name, SBX_PROTO_MAX_PATH) < 0 || !relative_name_ok(ret->name) ||
             sbx_proto_find(e.data, e.size, SBX_TAG_KIND, &k) <= 0 ||
@@ -416,15 +425,10 @@ int sbx_proto_list_next(const SbxProtoFrame *f, size_t *pos, SbxProtoEntry *ret)
 int sbx_proto_states_next(const SbxProtoFrame *f, size_t *pos, SbxProtoState *ret) {
         SbxProtoField e, n;
         uint64_t err = 0;
-        int r;
+        int r = next_entry(f, pos, &e);
 
-        if (f->type != SBX_PROTO_OK)
-                return -EBADMSG;
-        do {
-                r = sbx_proto_next(f->payload, f->size, pos, &e);
-                if (r <= 0)
-                        return r;
-        } while (e.tag != SBX_TAG_ENTRY);
+        if (r <= 0)
+                return r;
         *ret = (SbxProtoState) {};
         if (sbx_proto_find(e.data, e.size, SBX_TAG_NAME, &n) <= 0 ||
             sbx_proto_str(&n, ret->name, SBX_PROTO_MAX_PATH) < 0 || !relative_name_ok(ret->name))
