@@ -138,17 +138,23 @@ def running_only(a):
             pid = stack.daemon_pid()
             time.sleep(a.idle_wait)
             before, threads_before = rss_anon_kib(pid), threads(pid)
-            argv = ["sleep", str(int(a.running) + 60)]
+            argv = ["sleep", "3600"]      # killed below
+            t0 = time.monotonic()
             paths = [bus.call(MEMBER, "StartExec", "sasa{sv}hhh",
                               [name, argv, {"detach": ["b", True]}] + NULLS).result[0]
                      for _ in range(a.count)]
+            started = time.monotonic() - t0
             time.sleep(a.running)
-            running = [x for x in bus.call(MEMBER, "ListExecs", "s", [name]).result[0] if x[0] in paths and x[2]]
+            listed = [x for x in bus.call(MEMBER, "ListExecs", "s", [name]).result[0] if x[0] in paths]
+            running = [x for x in listed if x[2]]
+            ended = sorted({x[3] for x in listed if not x[2]})
             during, threads_during = rss_anon_kib(pid), threads(pid)
             for p in paths:
                 bus.call(MEMBER, "Kill", "s", ["SIGKILL"], path=p, iface=EXEC)
     delta = during - before
-    print(f"{a.count} detached `sleep` processes ({len(running)} running after {a.running:g} s): daemon RssAnon "
+    print(f"{a.count} detached `sleep` processes started in {started:.1f} s ({len(running)} running "
+          f"{a.running:g} s later, {len(listed)} "
+          f"listed, exit statuses of the others: {ended}): daemon RssAnon "
           f"{before} kB idle before, {during} kB while they run ({delta:+d} kB: {delta / a.count:.1f} kB per "
           f"running process); threads {threads_before} before, {threads_during} while they run")
 
