@@ -550,44 +550,6 @@ int lc_remove_container(SbxLifecycle *l, const char *id, SbxError *error) {
         return r < 0 ? r : 1;
 }
 
-void lc_pins_done(Pins *p) {
-        for (size_t i = 0; i < p->n; i++)
-                if (p->fds[i] >= 0)
-                        (void) close(p->fds[i]);
-        free(p->fds);
-        *p = (Pins) {};
-}
-
-/* Each volume on the file system, from the root that admits it downward, and the
- * working directory where it lies inside one. */
-int lc_pin_volumes(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, Pins *p, SbxError *error) {
-        const char *rest;
-        ssize_t wd;
-        int r;
-
-        p->fds = calloc(spec->n_volumes + 1, sizeof(int));
-        if (!p->fds)
-                return -ENOMEM;
-        for (size_t i = 0; i < spec->n_volumes; i++) {
-                const SbxVolume *v = &spec->volumes[i];
-                _cleanup_free_ char *root = NULL;
-
-                p->fds[i] = -EBADF;
-                p->n++;
-                if ((r = sbx_policy_find_root(l->policy, owner, v->host, v->mode, &root, error)) < 0)
-                        return r;
-                p->fds[i] = sbx_volume_open_checked(root, v->host, v->mode, owner->uid, owner->gid, owner->groups,
-                                                    owner->n_groups, error);
-                if (p->fds[i] < 0)
-                        return p->fds[i];
-        }
-        wd = sbx_spec_working_dir_volume(spec, &rest);
-        if (wd >= 0)
-                return sbx_volume_check_working_dir(p->fds[wd], spec->volumes[wd].host, rest, spec->working_dir,
-                                                    error);
-        return 0;
-}
-
 int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desired, SbxVerdict *ret_verdict,
                          unsigned *ret_fields, SbxSandbox **ret_described, SbxError *error) {
         _cleanup_(sbx_seen_unrefp) SbxSeen *seen = NULL;
