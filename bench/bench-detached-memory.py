@@ -30,12 +30,17 @@ EXEC = "org.xagent.Sandbox1.Exec"
 NULLS = ["</dev/null", ">/dev/null", ">/dev/null"]
 
 
-def rss_anon_kib(pid):
+def status_field(pid, key):
+    """A number of /proc/PID/status (RssAnon: kB)."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("RssAnon:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1])
-    raise RuntimeError("no RssAnon")
+    raise RuntimeError(f"no {key}")
+
+
+def rss_anon_kib(pid):
+    return status_field(pid, "RssAnon")
 
 
 class Peak(threading.Thread):
@@ -59,7 +64,12 @@ def main():
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--mib", type=int, default=10)
     ap.add_argument("--idle-wait", type=float, default=3)
+    ap.add_argument("--running", type=float, default=0,
+                    help="instead: --count processes that sleep, the daemon's RssAnon and threads measured after "
+                         "RUNNING s while they run (past the workers' 10 s retirement), per running process")
     a = ap.parse_args()
+    if a.running:
+        return running_only(a)
 
     with member_sandbox(ROOT, "detached-memory") as (stack, build, name):
         bus = h.Sandboxd(stack)
@@ -111,6 +121,42 @@ def main():
     for k, v in figures.items():
         delta = v - figures["before"]
         print(f"  {k:28} {v:7d} kB  ({delta:+d} kB, {delta / 1024:+.2f} MiB)")
+
+
+def threads(pid):
+    return status_field(pid, "Threads")
+
+
+def running_only(a):
+    """The daemon's memory per running detached process (issue 36's target: 16 KiB):
+    --count `sleep` processes, measured after --running s while all run."""
+    with member_sandbox(ROOT, "detached-running") as (stack, build, name):
+        bus = h.Sandboxd(stack)
+        config = {"max_execs_per_user": a.count, "max_execs": a.count, "max_operations_per_user": 128}
+        with h.daemon_config(stack, config):
+            bus.call(MEMBER, "GetPolicy")
+            pid = stack.daemon_pid()
+            time.sleep(a.idle_wait)
+            before, threads_before = rss_anon_kib(pid), threads(pid)
+            argv = ["sleep", "3600"]      # killed below
+            t0 = time.monotonic()
+            paths = [bus.call(MEMBER, "StartExec", "sasa{sv}hhh",
+                              [name, argv, {"detach": ["b", True]}] + NULLS).result[0]
+                     for _ in range(a.count)]
+            started = time.monotonic() - t0
+            time.sleep(a.running)
+            listed = [x for x in bus.call(MEMBER, "ListExecs", "s", [name]).result[0] if x[0] in paths]
+            running = [x for x in listed if x[2]]
+            ended = sorted({x[3] for x in listed if not x[2]})
+            during, threads_during = rss_anon_kib(pid), threads(pid)
+            for p in paths:
+                bus.call(MEMBER, "Kill", "s", ["SIGKILL"], path=p, iface=EXEC)
+    delta = during - before
+    print(f"{a.count} detached `sleep` processes started in {started:.1f} s ({len(running)} running "
+          f"{a.running:g} s later, {len(listed)} "
+          f"listed, exit statuses of the others: {ended}): daemon RssAnon "
+          f"{before} kB idle before, {during} kB while they run ({delta:+d} kB: {delta / a.count:.1f} kB per "
+          f"running process); threads {threads_before} before, {threads_during} while they run")
 
 
 if __name__ == "__main__":

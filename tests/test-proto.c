@@ -175,6 +175,55 @@ START_TEST(test_list_entries_are_checked) {
 }
 END_TEST
 
+/* STATES: a request of its own, and each entry of the reply checked as hostile. */
+START_TEST(test_states_request_and_reply) {
+        SbxProtoWriter w = {};
+        SbxProtoRequest q = { .type = SBX_PROTO_STATES, .path = "/tmp/d", .limit = 7 }, got;
+        SbxProtoState st;
+        char why[128];
+        SbxProtoFrame f = parse(&w, sbx_proto_request_write(&w, &q));
+        size_t pos = 0, at;
+        bool truncated;
+
+        ck_assert_int_eq(sbx_proto_request_parse(&f, &got, why, sizeof why), 0);
+        ck_assert_uint_eq(got.type, SBX_PROTO_STATES);
+        ck_assert_str_eq(got.path, "/tmp/d");
+        ck_assert_uint_eq(got.limit, 7);
+
+        w.size = 0;
+        sbx_proto_begin(&w, SBX_PROTO_OK);
+        at = sbx_proto_open_nested(&w, SBX_TAG_ENTRY);
+        sbx_proto_put_str(&w, SBX_TAG_NAME, "abc");
+        sbx_proto_put_u64(&w, SBX_TAG_STATE, SBX_RING_STATE_EXITED);
+        sbx_proto_put_u64(&w, SBX_TAG_STATUS, 3);
+        sbx_proto_close_nested(&w, at);
+        at = sbx_proto_open_nested(&w, SBX_TAG_ENTRY);
+        sbx_proto_put_str(&w, SBX_TAG_NAME, "def");
+        sbx_proto_put_u64(&w, SBX_TAG_ERRNO, ENOENT);
+        sbx_proto_close_nested(&w, at);
+        at = sbx_proto_open_nested(&w, SBX_TAG_ENTRY);
+        sbx_proto_put_str(&w, SBX_TAG_NAME, "ghi");
+        sbx_proto_put_u64(&w, SBX_TAG_STATE, 9);      /* no such state */
+        sbx_proto_put_u64(&w, SBX_TAG_STATUS, 0);
+        sbx_proto_close_nested(&w, at);
+        sbx_proto_put_u64(&w, SBX_TAG_TRUNCATED, 0);
+        f = parse(&w, sbx_proto_end(&w));
+
+        ck_assert_int_eq(sbx_proto_states_next(&f, &pos, &st), 1);
+        ck_assert_str_eq(st.name, "abc");
+        ck_assert_int_eq(st.err, 0);
+        ck_assert_uint_eq(st.state, SBX_RING_STATE_EXITED);
+        ck_assert_uint_eq(st.status, 3);
+        ck_assert_int_eq(sbx_proto_states_next(&f, &pos, &st), 1);
+        ck_assert_str_eq(st.name, "def");
+        ck_assert_int_eq(st.err, ENOENT);
+        ck_assert_int_eq(sbx_proto_states_next(&f, &pos, &st), -EBADMSG);
+        ck_assert_int_eq(sbx_proto_list_truncated(&f, &truncated), 0);
+        ck_assert(!truncated);
+        free(w.buf);
+}
+END_TEST
+
 START_TEST(test_read_reply_and_error) {
         SbxProtoWriter w = {};
         SbxProtoReadReply rr;
@@ -225,6 +274,7 @@ static Suite *proto_suite(void) {
         tcase_add_test(tc, test_fixed_writer_never_grows);
         tcase_add_test(tc, test_list_entries_are_checked);
         tcase_add_test(tc, test_read_reply_and_error);
+        tcase_add_test(tc, test_states_request_and_reply);
         suite_add_tcase(s, tc);
         return s;
 }

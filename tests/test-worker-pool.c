@@ -337,6 +337,47 @@ START_TEST(test_idle_threads_retire) {
 }
 END_TEST
 
+/* A trickle of jobs (one every idle_usec / 4, as a detached process's poll) is run
+ * by the worker idle the shortest time: the others a burst started retire meanwhile
+ * rather than take turns and all stay. */
+START_TEST(test_trickle_lets_workers_retire) {
+        sd_event *e = NULL;
+        SbxWorkerPool *p = NULL;
+        pthread_barrier_t hold;
+        TestJob busy[4] = {}, trickle[40] = {};
+        unsigned n_done = 0, fewest = 4;
+        atomic_uint started = 0;
+
+        pthread_barrier_init(&hold, NULL, 5);
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        ck_assert_int_eq(sbx_worker_pool_new(e, &(SbxWorkerPoolConfig) {
+                .n_workers = 4, .max_queued = 8, .idle_usec = 200 * 1000,
+        }, &p), 0);
+        for (size_t i = 0; i < 4; i++) {
+                busy[i] = (TestJob) { .hold = &hold, .started = &started, .n_done = &n_done };
+                ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &busy[i]), 0);
+        }
+        wait_started(&started, 4);
+        ck_assert_uint_eq(sbx_worker_pool_threads(p), 4);
+        pthread_barrier_wait(&hold);
+        run_until(e, &n_done, 4);
+
+        for (size_t i = 0; i < ELEMENTSOF(trickle); i++) {
+                trickle[i] = (TestJob) { .n_done = &n_done };
+                ck_assert_int_eq(sbx_worker_pool_submit(p, job_run, job_done, &trickle[i]), 0);
+                run_until(e, &n_done, 5 + (unsigned) i);
+                usleep(50 * 1000);
+                ck_assert_int_ge(sd_event_run(e, 0), 0);        /* the retired joined */
+                fewest = MIN(fewest, sbx_worker_pool_threads(p));
+        }
+        ck_assert_uint_le(fewest, 1);
+
+        sbx_worker_pool_free(p);
+        sd_event_unref(e);
+        pthread_barrier_destroy(&hold);
+}
+END_TEST
+
 /* Whether addr lies in a mapping of this process. */
 static bool mapped(uintptr_t addr) {
         FILE *f = fopen("/proc/self/maps", "re");
@@ -520,6 +561,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_burst_on_an_idle_pool);
         tcase_add_test(tc, test_threads_on_demand);
         tcase_add_test(tc, test_idle_threads_retire);
+        tcase_add_test(tc, test_trickle_lets_workers_retire);
         tcase_add_test(tc, test_retired_stacks_unmapped);
         tcase_add_test(tc, test_cancel_queued);
         tcase_add_test(tc, test_failed_init_is_tried_again);

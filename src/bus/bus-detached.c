@@ -4,7 +4,8 @@
  * processes"): no relay thread, no descriptor, no bus match, and they do not keep
  * the daemon from its idle exit. Each is polled every second (Manager's
  * detached_poll_usec: SBX_DETACHED_POLL_USEC, tests' shorter) over the sandbox's
- * kept channel (its ring file's header) until its process ended; it holds an exec
+ * kept channel (its ring file's header), with all of its sandbox's in one request
+ * (detached-poll.c), until its process ended; it holds an exec
  * slot of its caller's until then. It goes when its output was read to the end after
  * that, when it is trimmed with the finished ones, or when its sandbox stopped; its
  * store row and directory go with it. A restarted daemon gives back the objects of
@@ -33,7 +34,6 @@
 #define ATTACH_MAX 4U
 
 typedef enum DetachJobKind {
-        JOB_POLL,
         JOB_READ,
         JOB_FORGET,
         JOB_RESTORE,
@@ -43,7 +43,7 @@ typedef enum DetachJobKind {
 typedef struct DetachJob {
         DetachJobKind kind;
         Manager *m;
-        ExecObject *e;                  /* POLL, READ, ATTACH: counted in its n_jobs */
+        ExecObject *e;                  /* READ, ATTACH: counted in its n_jobs */
         sd_bus_message *call;           /* READ, ATTACH */
         char *name, *id;                /* a copy of the object's */
         uint64_t offset;
@@ -145,11 +145,6 @@ static void job_run(void *job, SbxLifecycle *l) {
         DetachJob *j = job;
 
         switch (j->kind) {
-        case JOB_POLL:
-                j->r = sbx_lifecycle_detach_poll(l, j->name, j->id, &j->state, &j->error);
-                if (j->r >= 0 && j->state.old_layout)
-                        (void) sbx_exec_kill(l->docker, j->e->process, SIGKILL, NULL);
-                break;
         case JOB_READ:
                 j->r = sbx_lifecycle_detach_read(l, j->name, j->id, j->offset, &j->output, &j->error);
                 break;
@@ -175,11 +170,13 @@ static void job_run(void *job, SbxLifecycle *l) {
 static void discard(ExecObject *e);
 
 /* Its sandbox stopped or went (a paused one's processes are only frozen). */
+static bool gone_with_sandbox(int r, bool paused, const SbxError *error) {
+        return !paused && r < 0 && (sbx_error_is(error, SBX_ERROR_NOT_RUNNING) ||
+                                    sbx_error_is(error, SBX_ERROR_NO_SUCH_SANDBOX));
+}
+
 static bool sandbox_gone(const DetachJob *j) {
-        if (j->state.paused || j->output.paused)
-                return false;
-        return j->r < 0 && (sbx_error_is(&j->error, SBX_ERROR_NOT_RUNNING) ||
-                            sbx_error_is(&j->error, SBX_ERROR_NO_SUCH_SANDBOX));
+        return gone_with_sandbox(j->r, j->output.paused, &j->error);
 }
 
 static void end(ExecObject *e, int status) {
@@ -189,24 +186,21 @@ static void end(ExecObject *e, int status) {
         exec_ended(e);
 }
 
-static void poll_done(DetachJob *j) {
-        ExecObject *e = j->e;
-
-        e->polling = false;
-        if (sandbox_gone(j)) {
+void detached_polled(ExecObject *e, int r, const SbxDetachState *st, const SbxError *error) {
+        if (gone_with_sandbox(r, st->paused, error)) {
                 end(e, 128 + 9);        /* killed with its sandbox */
                 discard(e);
                 return;
         }
-        if (j->r < 0)
+        if (r < 0 || st->unknown)
                 return;                 /* again at the next poll */
         e->unpolled = false;
-        if (j->state.exited) {
-                if (j->state.oom_killed && e->running)
+        if (st->exited) {
+                if (st->oom_killed && e->running)
                         log_warning("exec %s in sandbox '%s': killed, the sandbox ran out of memory (the kernel's "
                                     "OOM killer killed its supervisor)", e->id, e->sandbox);
-                end(e, j->state.exit_status);
-                if (j->state.gone)
+                end(e, st->exit_status);
+                if (st->gone)
                         discard(e);
                 else
                         exec_trim_finished(e->m, e->caller);
@@ -304,9 +298,7 @@ static void job_done(void *job) {
                         (void) sd_bus_reply_method_errorf(j->call, SD_BUS_ERROR_UNKNOWN_OBJECT,
                                                           "The exec object went away");
                 exec_free(e);
-        } else if (j->kind == JOB_POLL)
-                poll_done(j);
-        else if (j->kind == JOB_READ)
+        } else if (j->kind == JOB_READ)
                 read_done(j);
         else if (j->kind == JOB_RESTORE)
                 restored(j->m, j);
@@ -334,8 +326,6 @@ static void job_refused(void *job, int r, const SbxError *e) {
                 if (j->kind == JOB_ATTACH)
                         exec_audit(j->e, j->uid, attach_verb(j), &error);
         }
-        if (j->kind == JOB_POLL)
-                j->e->polling = false;
         if (j->kind == JOB_RESTORE)
                 j->m->execs.detached_restored = false;
         if (j->e && --j->e->n_jobs == 0 && j->e->doomed)
@@ -348,8 +338,6 @@ static void job_refused(void *job, int r, const SbxError *e) {
  * its owner alone. A ReadOutput counts in its caller's read share for as long as it
  * runs; an Attach's start in its operations. */
 static const WorkKind job_kinds[] = {
-        [JOB_POLL]    = { .name = "detached-poll", .auth = WORK_AUTH_INTERNAL, .pool = WORK_POOL_READ,
-                          .share = WORK_SHARE_NONE, .run = job_run, .done = job_done, .refused = job_refused },
         [JOB_READ]    = { .name = "read-output", .auth = WORK_AUTH_CALLER, .pool = WORK_POOL_READ,
                           .share = WORK_SHARE_USER, .cancellable = true,
                           .run = job_run, .done = job_done, .refused = job_refused },
@@ -405,19 +393,6 @@ static bool sandbox_paused(const ExecObject *e) {
         return s && s->state == SBX_STATE_PAUSED;
 }
 
-static int on_poll(sd_event_source *s, uint64_t usec, void *userdata) {
-        ExecObject *e = userdata;
-
-        if (e->running && !e->polling && !e->doomed && !e->discarded && !sandbox_paused(e)) {
-                e->polling = true;      /* until its job is done or refused */
-                if (submit(e->m, e, JOB_POLL, e->name, e->id, NULL, 0, e->owner) < 0)
-                        e->polling = false;
-        }
-        (void) sd_event_source_set_time_relative(s, e->m->detached_poll_usec);
-        (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-        return 0;
-}
-
 static void discard(ExecObject *e) {
         if (e->discarded)
                 return;
@@ -428,7 +403,7 @@ static void discard(ExecObject *e) {
 }
 
 static void detached_free(ExecObject *e) {
-        e->poll = sd_event_source_disable_unref(e->poll);
+        detached_poll_leave(e);
 }
 
 static int read_output(sd_bus_message *msg, ExecObject *e, sd_bus_error *error) {
@@ -585,8 +560,7 @@ static ExecObject *detached_object(Manager *m, const char *id, const char *sandb
         exec_link_push(&m->execs, &e->link);
         if (!e->sandbox || !e->name || !e->argv0 || !e->caller_name ||
             asprintf(&e->path, SBX_BUS_EXEC_PREFIX "/%s", e->id) < 0 || exec_register(m) < 0 ||
-            sd_event_add_time_relative(m->event, &e->poll, CLOCK_MONOTONIC, m->detached_poll_usec, 0, on_poll,
-                                       e) < 0) {
+            detached_poll_join(e) < 0) {
                 exec_free(e);           /* the slot goes with it */
                 return NULL;
         }
@@ -638,7 +612,7 @@ static void give_back(Manager *m, const SbxDetachedRow *row, char **user, const 
                 return;
         e->unpolled = !st;
         if (e->unpolled)
-                (void) sd_event_source_set_time_relative(e->poll, 0);   /* polled first thing */
+                detached_poll_soon(e);  /* polled first thing */
         if (st && st->exited && !st->gone) {
                 e->running = false;
                 e->exit_status = st->exit_status;

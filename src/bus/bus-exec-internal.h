@@ -17,6 +17,7 @@
 #define BUSY_UID ((uid_t) 0)
 
 typedef struct ExecObject ExecObject;
+typedef struct DetachedGroup DetachedGroup;
 
 /* What a detached object does differently (bus-detached.c sets them; bus-exec.c calls
  * them without knowing that file). */
@@ -55,7 +56,7 @@ struct ExecObject {
         bool detached;
         char *name;                     /* the sandbox's Docker-level name */
         char *argv0;
-        sd_event_source *poll;
+        DetachedGroup *group;           /* its sandbox's poll (detached-poll.c) */
         bool polling;                   /* a poll job is in flight */
         bool unpolled;                  /* given back from the store at start-up, not yet polled */
         bool discarded;                 /* its row and directory are being removed */
@@ -75,6 +76,16 @@ static inline ExecObject *exec_of(ExecLink *l) {
         for (ExecObject *e = exec_of((m)->execs.objects), *e##_next = e ? exec_of(e->link.next) : NULL; e; \
              e = e##_next, e##_next = e ? exec_of(e->link.next) : NULL)
 
+
+/* The poll of a sandbox's detached processes (detached-poll.c): e joins its
+ * sandbox's group (one timer, one channel request per tick for all), leaves it when
+ * freed; _soon: the next tick at once. */
+int detached_poll_join(ExecObject *e);
+void detached_poll_leave(ExecObject *e);
+void detached_poll_soon(ExecObject *e);
+/* What a poll found about e (bus-detached.c): r < 0 with error when its sandbox's
+ * channel failed; st its state otherwise (st->unknown: not this time). */
+void detached_polled(ExecObject *e, int r, const SbxDetachState *st, const SbxError *error);
 
 /* Frees e (later, when jobs are in flight). */
 ExecObject *exec_free(ExecObject *e);

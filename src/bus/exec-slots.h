@@ -34,6 +34,7 @@ typedef struct ExecSlots {
         uint64_t capture_total;
 
         ExecLink *objects;              /* the exec objects, the newest first */
+        struct DetachedGroup *groups;   /* the sandboxes running detached processes, polled (detached-poll.c) */
         bool objects_registered;        /* their fallback vtable is on the bus */
         bool detached_restored;         /* the store's detached processes are back (bus-detached.c) */
         void (*released)(void *userdata);       /* after each release (operation.c's waiters) */

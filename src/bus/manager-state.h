@@ -59,6 +59,8 @@ typedef struct Manager {
         uint64_t reconcile_mark;        /* counts reconciliations applied to the objects */
         struct ManagerEvents *events;   /* Docker's event stream (events.h) */
         SbxVerdictCache *judgements;    /* what inspects told, for lists (verdict-cache.h) */
+        atomic_bool lists_judged;       /* the first reconciliation looked at every container: lists
+                                         * judge each (before: unjudged, sbx_lifecycle_list()) */
         SbxObservationCache *observations; /* what inspects told, for reads (observation-cache.h) */
         struct SbxChannels *channels;   /* the kept channels into the sandboxes, for all workers (channel.h) */
         struct SbxResolvers *resolvers; /* the resolver of sandboxes with name entries, for all workers */

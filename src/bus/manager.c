@@ -119,6 +119,7 @@ static void *worker_init(void *userdata) {
         l->init_dir = m->init_dir;
         l->service_id = m->service_id;
         l->judgements = m->judgements;
+        l->lists_judged = &m->lists_judged;
         l->observations = m->observations;
         l->channels = m->channels;
         l->resolvers = m->resolvers;

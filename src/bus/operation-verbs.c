@@ -557,7 +557,8 @@ static int apply_list(Operation *o) {
         int r = 0;
 
         for (size_t i = 0; r >= 0 && i < o->n_list; i++)
-                r = registry_put(&o->m->registry, o->list[i]);
+                r = o->list[i]->unjudged ? registry_listed(&o->m->registry, o->list[i])
+                                         : registry_put(&o->m->registry, o->list[i]);
         return r;
 }
 

@@ -29,7 +29,7 @@ static void reconcile_run(void *job, SbxLifecycle *l) {
 
         j->r = sbx_lifecycle_reconcile(l, &j->stats, &j->error);
         if (j->r >= 0)
-                j->r = sbx_lifecycle_list(l, SBX_STORE_ANY_OWNER, &j->list, &j->n, &j->error);
+                j->r = sbx_lifecycle_list_judged(l, SBX_STORE_ANY_OWNER, &j->list, &j->n, &j->error);
         if (j->r >= 0 && sbx_docker_api_version(l->docker))
                 j->api_version = strdup(sbx_docker_api_version(l->docker));
 }
@@ -154,6 +154,8 @@ static void reconcile_done(void *job) {
                         m->docker_api_version = TAKE_PTR(j->api_version);
                 }
                 m->reconcile_again = 0;
+                /* Every container looked at: lists judge each from now on. */
+                atomic_store(&m->lists_judged, true);
                 sweep_execs(m);
                 log_debug("Reconciled: %zu sandboxes; %u creates settled, %u recorded again, %u removed, %u rows "
                           "dropped, %u repaired", j->n, j->stats.settled, j->stats.adopted, j->stats.removed,

@@ -237,6 +237,17 @@ int registry_path(const char *name, char **ret) {
         return sd_bus_path_encode(SBX_BUS_SANDBOX_PREFIX, name, ret);
 }
 
+int registry_listed(Registry *reg, const SbxSandbox *s) {
+        SandboxEntry *e = registry_get(reg, s->name);
+
+        if (!e || !streq_ptr(e->container_id, s->container_id))
+                return registry_put(reg, s);
+        return registry_put(reg, &(SbxSandbox) {
+                .name = e->name, .owner_valid = e->owner_valid, .owner = e->owner, .container_id = e->container_id,
+                .state = s->state, .status = s->status, .image = e->image, .fingerprint = e->fingerprint,
+                .verdict = e->verdict, .created_us = e->created_us, .labels_json = e->labels_json });
+}
+
 SandboxEntry *registry_get(Registry *reg, const char *name) {
         SandboxEntry key = { .name = (char *) name };
         SandboxEntry **found = tfind(&key, &reg->tree, entry_cmp);

@@ -85,6 +85,11 @@ SandboxEntry *registry_get(Registry *reg, const char *name);
 /* Adds or refreshes the entry of a sandbox, emitting SandboxNew and
  * InterfacesAdded for a new one, PropertiesChanged for a changed one. */
 int registry_put(Registry *reg, const SbxSandbox *s);
+/* What a list that judged nothing tells (s->unjudged: right after an activation,
+ * sbx_lifecycle_list()): a new sandbox as listed (Verdict unverified); of a known one
+ * in the same container only its state and status — its verdict, image and the rest
+ * stay what a look found. */
+int registry_listed(Registry *reg, const SbxSandbox *s);
 /* Sets a known sandbox's state after start/stop, emitting PropertiesChanged. */
 void registry_set_state(Registry *reg, const char *name, SbxState state, const char *status);
 /* What a start/resume, a stop and a pause did to it (the effect, apart from any reply). */

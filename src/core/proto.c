@@ -217,7 +217,7 @@ int sbx_proto_request_parse(const SbxProtoFrame *f, SbxProtoRequest *q, char *wh
                 return why_set(why, why_size, "a malformed request", -EBADMSG);
         if (f->type == SBX_PROTO_HELLO)
                 return 0;
-        if (f->type < SBX_PROTO_READ || f->type > SBX_PROTO_OUTPUT)
+        if ((f->type < SBX_PROTO_READ || f->type > SBX_PROTO_OUTPUT) && f->type != SBX_PROTO_STATES)
                 return why_set(why, why_size, "an unknown request type", -EOPNOTSUPP);
         if (sbx_proto_find(f->payload, f->size, SBX_TAG_PATH, &field) <= 0 ||
             sbx_proto_str(&field, q->path, SBX_PROTO_MAX_PATH) < 0 || q->path[0] != '/')
@@ -245,6 +245,11 @@ int sbx_proto_request_parse(const SbxProtoFrame *f, SbxProtoRequest *q, char *wh
                     opt_u64(f, SBX_TAG_LIMIT, SBX_PROTO_DEFAULT_LIMIT, SBX_PROTO_MAX_LIMIT, &q->limit) < 0 ||
                     q->depth == 0 || q->limit == 0)
                         return why_set(why, why_size, "depth must be 1 to 32 and limit 1 to 100000", -EINVAL);
+                return 0;
+        case SBX_PROTO_STATES:
+                if (opt_u64(f, SBX_TAG_LIMIT, SBX_PROTO_DEFAULT_LIMIT, SBX_PROTO_MAX_LIMIT, &q->limit) < 0 ||
+                    q->limit == 0)
+                        return why_set(why, why_size, "limit must be 1 to 100000", -EINVAL);
                 return 0;
         case SBX_PROTO_OUTPUT:
                 if (opt_u64(f, SBX_TAG_OFFSET, 0, UINT64_MAX, &q->offset) < 0 ||
@@ -278,6 +283,9 @@ int sbx_proto_request_write(SbxProtoWriter *w, const SbxProtoRequest *q) {
                 break;
         case SBX_PROTO_LIST:
                 sbx_proto_put_u64(w, SBX_TAG_DEPTH, q->depth);
+                sbx_proto_put_u64(w, SBX_TAG_LIMIT, q->limit);
+                break;
+        case SBX_PROTO_STATES:
                 sbx_proto_put_u64(w, SBX_TAG_LIMIT, q->limit);
                 break;
         default:
@@ -383,17 +391,26 @@ static bool relative_name_ok(const char *s) {
         }
 }
 
-int sbx_proto_list_next(const SbxProtoFrame *f, size_t *pos, SbxProtoEntry *ret) {
-        SbxProtoField e, n, k;
+/* The next ENTRY field of an OK reply from *pos: 1 with it, 0 at the end. */
+static int next_entry(const SbxProtoFrame *f, size_t *pos, SbxProtoField *e) {
         int r;
 
         if (f->type != SBX_PROTO_OK)
                 return -EBADMSG;
         do {
-                r = sbx_proto_next(f->payload, f->size, pos, &e);
+                r = sbx_proto_next(f->payload, f->size, pos, e);
                 if (r <= 0)
                         return r;
-        } while (e.tag != SBX_TAG_ENTRY);
+        } while (e->tag != SBX_TAG_ENTRY);
+        return 1;
+}
+
+int sbx_proto_list_next(const SbxProtoFrame *f, size_t *pos, SbxProtoEntry *ret) {
+        SbxProtoField e, n, k;
+        int r = next_entry(f, pos, &e);
+
+        if (r <= 0)
+                return r;
         if (sbx_proto_find(e.data, e.size, SBX_TAG_NAME, &n) <= 0 ||
             sbx_proto_str(&n, ret->name, SBX_PROTO_MAX_PATH) < 0 || !relative_name_ok(ret->name) ||
             sbx_proto_find(e.data, e.size, SBX_TAG_KIND, &k) <= 0 ||
@@ -401,6 +418,29 @@ int sbx_proto_list_next(const SbxProtoFrame *f, size_t *pos, SbxProtoEntry *ret)
             need_u64(e.data, e.size, SBX_TAG_SIZE, &ret->size) < 0 ||
             need_u64(e.data, e.size, SBX_TAG_MTIME, &ret->mtime_us) < 0 ||
             need_u64(e.data, e.size, SBX_TAG_MODE, &ret->mode) < 0 || ret->mode > UINT32_MAX)
+                return -EBADMSG;
+        return 1;
+}
+
+int sbx_proto_states_next(const SbxProtoFrame *f, size_t *pos, SbxProtoState *ret) {
+        SbxProtoField e, n;
+        uint64_t err = 0;
+        int r = next_entry(f, pos, &e);
+
+        if (r <= 0)
+                return r;
+        *ret = (SbxProtoState) {};
+        if (sbx_proto_find(e.data, e.size, SBX_TAG_NAME, &n) <= 0 ||
+            sbx_proto_str(&n, ret->name, SBX_PROTO_MAX_PATH) < 0 || !relative_name_ok(ret->name))
+                return -EBADMSG;
+        if (sbx_proto_find(e.data, e.size, SBX_TAG_ERRNO, &n) > 0) {
+                if (sbx_proto_u64(&n, &err) < 0 || err == 0 || err > 4095)
+                        return -EBADMSG;
+                ret->err = (int) err;
+                return 1;
+        }
+        if (need_u64(e.data, e.size, SBX_TAG_STATE, &ret->state) < 0 || ret->state > SBX_RING_STATE_LOST ||
+            need_u64(e.data, e.size, SBX_TAG_STATUS, &ret->status) < 0 || ret->status > 255)
                 return -EBADMSG;
         return 1;
 }

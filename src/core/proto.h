@@ -35,6 +35,9 @@ typedef enum SbxProtoType {
         /* a detached process's ring in the directory PATH: state, and what it kept of
          * each stream from the cursor OFFSET on, at most LENGTH bytes each (ring.h) */
         SBX_PROTO_OUTPUT = 6,           /* PATH, OFFSET, LENGTH → OK(STATE, STATUS, POS_*, COMMIT_*, STDOUT, STDERR) */
+        /* the state of every detached process in the directory PATH (its rings'
+         * directories), at most LIMIT of them: one request for all of a sandbox's */
+        SBX_PROTO_STATES = 12,          /* PATH, LIMIT → OK(ENTRY(NAME, STATE, STATUS | ERRNO)…, TRUNCATED) */
         /* replies */
         SBX_PROTO_OK = 100,
         SBX_PROTO_ERROR = 101,          /* ERRNO, MESSAGE */
@@ -254,5 +257,13 @@ typedef struct SbxProtoEntry {
  * entry, 0 at the end, -EBADMSG for anything malformed (a name that is empty,
  * absolute, has NUL or a ".." component; a kind not of the protocol). */
 int sbx_proto_list_next(const SbxProtoFrame *f, size_t *pos, SbxProtoEntry *ret);
-/* The TRUNCATED flag of a LIST reply. */
+typedef struct SbxProtoState {
+        char name[SBX_PROTO_MAX_PATH + 1];
+        int err;                        /* its ring could not be read (positive errno); 0: state, status */
+        uint64_t state, status;
+} SbxProtoState;
+
+/* The entries of a STATES reply, one at a time, as sbx_proto_list_next(). */
+int sbx_proto_states_next(const SbxProtoFrame *f, size_t *pos, SbxProtoState *ret);
+/* The TRUNCATED flag of a LIST or STATES reply. */
 int sbx_proto_list_truncated(const SbxProtoFrame *f, bool *ret);

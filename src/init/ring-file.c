@@ -13,8 +13,12 @@
 #define PROC_STAT_MAX 1024
 
 int ring_file_open(const char *dir) {
+        return ring_file_openat(AT_FDCWD, dir);
+}
+
+int ring_file_openat(int at, const char *dir) {
         struct stat st;
-        int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW), fd;
+        int d = openat(at, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW), fd;
 
         if (d < 0)
                 return -1;

@@ -11,6 +11,8 @@
 /* The ring file of DIR, read-only: a descriptor, or -1 with errno (EBADMSG: not a
  * regular file). */
 int ring_file_open(const char *dir);
+/* The same, of the directory dir relative to the directory at. */
+int ring_file_openat(int at, const char *dir);
 
 /* The callback for SbxRingSource, its userdata a pointer to the descriptor. */
 int ring_file_pread(void *userdata, uint64_t off, void *buf, size_t n);

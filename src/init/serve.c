@@ -448,6 +448,62 @@ fail:
                            "the output file is damaged");
 }
 
+/* ---- STATES ----------------------------------------------------------------------- */
+
+/* One process's state from its ring's header (as do_output() says it), or the
+ * errno of why it could not be read. */
+static void put_state(int dir, const char *name) {
+        size_t at = sbx_proto_open_nested(&w, SBX_TAG_ENTRY);
+        int fd = ring_file_openat(dir, name), r = fd < 0 ? -errno : 0;
+        SbxRingSource src = { .pread = ring_file_pread, .userdata = &fd };
+        SbxRingHeader h;
+        unsigned state;
+
+        sbx_proto_put_str(&w, SBX_TAG_NAME, name);
+        if (r == 0 && (r = sbx_ring_read_header(&src, &h)) == 0) {
+                state = ring_file_state(&h);
+                if (state == SBX_RING_STATE_LOST && sbx_ring_read_header(&src, &h) >= 0 && h.exited)
+                        state = SBX_RING_STATE_EXITED;
+                sbx_proto_put_u64(&w, SBX_TAG_STATE, state);
+                sbx_proto_put_u64(&w, SBX_TAG_STATUS, h.status);
+        } else
+                sbx_proto_put_u64(&w, SBX_TAG_ERRNO, (uint64_t) (r < 0 ? -r : EIO));
+        if (fd >= 0)
+                close(fd);
+        sbx_proto_close_nested(&w, at);
+}
+
+/* Every detached process of the directory PATH at once: a sandbox's poll is one
+ * request, however many it runs. */
+static int do_states(const SbxProtoRequest *q) {
+        int fd = open(q->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct dirent *de;
+        uint64_t left = q->limit;
+        bool truncated = false;
+        DIR *d;
+
+        if (fd < 0)
+                return reply_errno(q->path, "cannot open the directory");
+        if (!(d = fdopendir(fd))) {
+                close(fd);
+                return reply_errno(q->path, "cannot list");
+        }
+        begin_ok();
+        while ((de = readdir(d))) {
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (left == 0) {
+                        truncated = true;
+                        break;
+                }
+                left--;
+                put_state(dirfd(d), de->d_name);
+        }
+        closedir(d);
+        sbx_proto_put_u64(&w, SBX_TAG_TRUNCATED, truncated);
+        return 0;
+}
+
 /* ---- the loop --------------------------------------------------------------------- */
 
 static int handle(const SbxProtoFrame *f) {
@@ -474,6 +530,8 @@ static int handle(const SbxProtoFrame *f) {
                 return do_list(&q);
         case SBX_PROTO_OUTPUT:
                 return do_output(&q);
+        case SBX_PROTO_STATES:
+                return do_states(&q);
         default:
                 return do_remove(&q);
         }

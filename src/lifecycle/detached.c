@@ -228,6 +228,75 @@ int sbx_lifecycle_detach_poll(SbxLifecycle *l, const char *name, const char *id,
         return 0;
 }
 
+/* STATES answers at most so many: a sandbox's own are bounded by max_execs, the
+ * rest is what its owner put in the directory. */
+#define STATES_LIMIT 1024U
+
+static int state_of(SbxLifecycle *l, const char *name, const char *id, const SbxProtoState *found,
+                    SbxDetachState *ret) {
+        if (found && found->err == 0) {
+                if (found->state == SBX_RING_STATE_EXITED)
+                        *ret = (SbxDetachState) { .exited = true, .exit_status = (int) found->status };
+                else if (found->state == SBX_RING_STATE_LOST)
+                        *ret = (SbxDetachState) { .exited = true, .exit_status = 128 + 9,
+                                                  .oom_killed = lc_container_oom_killed(l, name) > 0 };
+                return 0;
+        }
+        /* Its ring could not be read, or it was not in a truncated answer: its own
+         * request says why (removed, damaged, of the old layout). */
+        if (sbx_lifecycle_detach_poll(l, name, id, ret, NULL) < 0)
+                ret->unknown = true;
+        return 0;
+}
+
+int sbx_lifecycle_detach_poll_all(SbxLifecycle *l, const char *name, char *const *ids, size_t n,
+                                  SbxDetachState *states, SbxError *error) {
+        _cleanup_(sbx_channel_reply_done) SbxChannelReply reply = {};
+        SbxProtoRequest q = { .type = SBX_PROTO_STATES, .path = SBX_DETACH_DIR, .limit = STATES_LIMIT };
+        _cleanup_free_ SbxProtoState *found = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        bool truncated = false, all = true;
+        size_t n_found = 0, pos = 0;
+        int err, r;
+
+        for (size_t i = 0; i < n; i++)
+                states[i] = (SbxDetachState) {};
+        r = sbx_lifecycle_channel_call_errno(l, name, &q, &reply, &err, &e);
+        if (r < 0 && err == 0) {
+                for (size_t i = 0; i < n; i++)
+                        states[i] = (SbxDetachState) { .unknown = true, .paused = frozen(l, name, &e) };
+                sbx_error_move(error, &e);
+                return r;
+        }
+        sbx_error_free(&e);
+        /* An older program (EOPNOTSUPP), no directory yet (ENOENT: each says gone), or a
+         * malformed answer: one request each. */
+        if (r < 0 || sbx_proto_list_truncated(&reply.frame, &truncated) < 0 ||
+            !(found = calloc(MAX(n, 1U), sizeof(SbxProtoState))))
+                all = false;
+        for (SbxProtoState st; all && (r = sbx_proto_states_next(&reply.frame, &pos, &st)) != 0;) {
+                if (r < 0) {
+                        all = false;
+                        break;
+                }
+                for (size_t i = 0; i < n; i++)
+                        if (streq(ids[i], st.name) && n_found < n)
+                                found[n_found++] = st;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const SbxProtoState *f = NULL;
+
+                for (size_t k = 0; all && k < n_found && !f; k++)
+                        if (streq(found[k].name, ids[i]))
+                                f = &found[k];
+                if (!f && all && !truncated)
+                        states[i] = (SbxDetachState) { .exited = true, .gone = true, .exit_status = 255 };
+                else
+                        (void) state_of(l, name, ids[i], f, &states[i]);
+        }
+        return 0;
+}
+
 static int output_error(int err, uint64_t offset, SbxError *error) {
         switch (err) {
         case ERANGE:

@@ -159,6 +159,7 @@ typedef struct SbxDetachState {
         bool paused;                    /* its sandbox is paused: frozen, not gone (error NotRunning) */
         bool old_layout;                /* gone: its ring is of layout 1, not read (its process is to be killed) */
         bool oom_killed;                /* its supervisor died with no end written, the sandbox out of memory */
+        bool unknown;                   /* sbx_lifecycle_detach_poll_all(): not known this time */
         int exit_status;
 } SbxDetachState;
 
@@ -168,6 +169,13 @@ typedef struct SbxDetachState {
  * kernel's OOM killer killed it). */
 int sbx_lifecycle_detach_poll(SbxLifecycle *l, const char *name, const char *id, SbxDetachState *ret,
                               SbxError *error);
+
+/* The states of the n processes ids of one sandbox in one channel request (an init
+ * of an older version, or ids beyond what one answer holds: one request each). A
+ * failure of the channel itself is returned (every state unknown, paused set when
+ * the sandbox is); one process's failure sets only its state's unknown. */
+int sbx_lifecycle_detach_poll_all(SbxLifecycle *l, const char *name, char *const *ids, size_t n,
+                                  SbxDetachState *states, SbxError *error);
 
 typedef struct SbxDetachOutput {
         uint8_t *out, *err;

@@ -8,6 +8,7 @@
  * input wherever one is needed: authorization happened before (bus layer). */
 
 #include <json-c/json.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -43,6 +44,10 @@ struct SbxLifecycle {
         const char *init_dir;           /* the directory of xagent-sandbox-init (init-volume.h) */
         const char *service_id;         /* this instance's (sbx_lifecycle_service_id); NULL = none */
         SbxVerdictCache *judgements;    /* shared by all workers; NULL = none (lists inspect each) */
+        /* shared: set once the first reconciliation looked at every container; before
+         * it, a list judges none it has no judgement of (sbx_lifecycle_list()). NULL:
+         * lists always judge each. */
+        const atomic_bool *lists_judged;
         /* shared by all workers (docs/api.md#reads-from-observations); NULL = none */
         SbxObservationCache *observations;
         SbxSpecMemo *specs;             /* this worker's stored specs, read once (spec-memo.h); required */
@@ -83,6 +88,7 @@ typedef struct SbxSandbox {
         unsigned mismatched;            /* for a mismatch: the SBX_SPEC_FIELD_* that differ, as far
                                          * as the container tells (0: not known which) */
         bool has_row;
+        bool unjudged;                  /* listed, not looked at: verdict unverified, image and hardened unknown */
         bool hardened;                  /* the container carries the posture of docs/security.md */
         uint64_t created_us;
         char *labels_json;              /* its labels, as stored (user-labels.h); "{}" without a row */
@@ -261,8 +267,14 @@ int sbx_lifecycle_delete_snapshot(SbxLifecycle *l, const char *snapshot_id, SbxE
 /* Every managed container (xagent's own included) of owner (SBX_STORE_ANY_OWNER:
  * everyone's), with its verdict: one Docker list — filtered by the owner label for
  * an owner other than root — plus the store, and an inspect only for a container
- * whose judgement is not cached (verdict-cache.h). The sandboxes have no observed. */
+ * whose judgement is not cached (verdict-cache.h). The sandboxes have no observed.
+ * Before the first reconciliation looked at every container (l->lists_judged not
+ * set: right after an activation), a container without a judgement is not inspected
+ * but listed unjudged (from the list and the store: verdict unverified), so that the
+ * first answers come from one list and the store. */
 int sbx_lifecycle_list(SbxLifecycle *l, uid_t owner, SbxSandbox ***ret, size_t *ret_n, SbxError *error);
+/* The same, each container judged (the reconciliation's). */
+int sbx_lifecycle_list_judged(SbxLifecycle *l, uid_t owner, SbxSandbox ***ret, size_t *ret_n, SbxError *error);
 
 /* What a reconciliation did. */
 typedef struct SbxReconcileStats {

@@ -550,44 +550,6 @@ int lc_remove_container(SbxLifecycle *l, const char *id, SbxError *error) {
         return r < 0 ? r : 1;
 }
 
-void lc_pins_done(Pins *p) {
-        for (size_t i = 0; i < p->n; i++)
-                if (p->fds[i] >= 0)
-                        (void) close(p->fds[i]);
-        free(p->fds);
-        *p = (Pins) {};
-}
-
-/* Each volume on the file system, from the root that admits it downward, and the
- * working directory where it lies inside one. */
-int lc_pin_volumes(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, Pins *p, SbxError *error) {
-        const char *rest;
-        ssize_t wd;
-        int r;
-
-        p->fds = calloc(spec->n_volumes + 1, sizeof(int));
-        if (!p->fds)
-                return -ENOMEM;
-        for (size_t i = 0; i < spec->n_volumes; i++) {
-                const SbxVolume *v = &spec->volumes[i];
-                _cleanup_free_ char *root = NULL;
-
-                p->fds[i] = -EBADF;
-                p->n++;
-                if ((r = sbx_policy_find_root(l->policy, owner, v->host, v->mode, &root, error)) < 0)
-                        return r;
-                p->fds[i] = sbx_volume_open_checked(root, v->host, v->mode, owner->uid, owner->gid, owner->groups,
-                                                    owner->n_groups, error);
-                if (p->fds[i] < 0)
-                        return p->fds[i];
-        }
-        wd = sbx_spec_working_dir_volume(spec, &rest);
-        if (wd >= 0)
-                return sbx_volume_check_working_dir(p->fds[wd], spec->volumes[wd].host, rest, spec->working_dir,
-                                                    error);
-        return 0;
-}
-
 int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desired, SbxVerdict *ret_verdict,
                          unsigned *ret_fields, SbxSandbox **ret_described, SbxError *error) {
         _cleanup_(sbx_seen_unrefp) SbxSeen *seen = NULL;
@@ -649,9 +611,10 @@ int lc_row_cmp(const void *key, const void *elem) {
 /* A listed container's sandbox from the list's answer, its row and the judgement of
  * its observation while that stands (the rule of docs/api.md, "Reads from
  * observations", as for every read); without one, from the observation or an
- * inspect, the judgement then kept. */
+ * inspect, the judgement then kept — or, lazy, from the list and the row alone
+ * (unjudged: verdict unverified, Docker's Config.Image as the list gives it). */
 static int list_one(SbxLifecycle *l, json_object *c, const char *name, SbxSandboxRow *const *rows, size_t n_rows,
-                    SbxSandbox **ret, SbxError *error) {
+                    bool lazy, SbxSandbox **ret, SbxError *error) {
         _cleanup_(sbx_sandbox_freep) SbxSandbox *s = NULL;
         _cleanup_(sbx_seen_unrefp) SbxSeen *seen = NULL;
         SbxSandboxRow *const *found = bsearch(name, rows, n_rows, sizeof(SbxSandboxRow *), lc_row_cmp);
@@ -661,11 +624,13 @@ static int list_one(SbxLifecycle *l, json_object *c, const char *name, SbxSandbo
         json_object *labels = json_object_object_get(c, "Labels");
         uint64_t max_age = observation_max_age_us(l);
         SbxJudgement j = {};
+        bool judged;
         int r;
 
         if (max_age > 0)
                 seen = sbx_observation_cache_get(l->observations, id, max_age);
-        if (!l->judgements || !sbx_verdict_cache_get(l->judgements, id, row_fp, seen, &j)) {
+        judged = l->judgements && sbx_verdict_cache_get(l->judgements, id, row_fp, seen, &j);
+        if (!judged && !lazy) {
                 r = seen ? describe_seen(l, name, seen, NULL, &s, error) : describe(l, name, id, &s, error);
                 if (r >= 0 && l->judgements && max_age > 0)
                         sbx_verdict_cache_put(l->judgements, id, row_fp, s->seen, &(SbxJudgement) {
@@ -680,6 +645,12 @@ static int list_one(SbxLifecycle *l, json_object *c, const char *name, SbxSandbo
         if (!s) {
                 free(j.image);
                 return -ENOMEM;
+        }
+        if (!judged) {          /* from the list and the row alone */
+                s->unjudged = true;
+                j = (SbxJudgement) { .verdict = SBX_VERDICT_UNVERIFIED, .created_us = row && row->created_us > 0 ?
+                                     (uint64_t) row->created_us : 0,
+                                     .image = strdup(json_object_get_string(json_object_object_get(c, "Image")) ?: "") };
         }
         s->image = j.image;
         s->verdict = j.verdict;
@@ -700,7 +671,7 @@ static int list_one(SbxLifecycle *l, json_object *c, const char *name, SbxSandbo
         return 0;
 }
 
-int sbx_lifecycle_list(SbxLifecycle *l, uid_t owner, SbxSandbox ***ret, size_t *ret_n, SbxError *error) {
+static int list(SbxLifecycle *l, uid_t owner, bool lazy, SbxSandbox ***ret, size_t *ret_n, SbxError *error) {
         _cleanup_(sbx_sandbox_row_list_freep) SbxSandboxRow **rows = NULL;
         _cleanup_(json_object_putp) json_object *list = NULL;
         _cleanup_free_ char *owner_filter = NULL;
@@ -749,7 +720,7 @@ int sbx_lifecycle_list(SbxLifecycle *l, uid_t owner, SbxSandbox ***ret, size_t *
                         sbx_sandbox_list_free(out, n);
                         return r;
                 }
-                r = list_one(l, c, qualified, rows, (size_t) MAX(n_rows, 0), &out[n], error);
+                r = list_one(l, c, qualified, rows, (size_t) MAX(n_rows, 0), lazy, &out[n], error);
                 if (sbx_error_is(error, SBX_ERROR_NO_SUCH_SANDBOX)) {   /* removed since the listing */
                         sbx_error_free(error);
                         continue;
@@ -763,6 +734,14 @@ int sbx_lifecycle_list(SbxLifecycle *l, uid_t owner, SbxSandbox ***ret, size_t *
         *ret = out;
         *ret_n = n;
         return 0;
+}
+
+int sbx_lifecycle_list(SbxLifecycle *l, uid_t owner, SbxSandbox ***ret, size_t *ret_n, SbxError *error) {
+        return list(l, owner, l->lists_judged && !atomic_load(l->lists_judged), ret, ret_n, error);
+}
+
+int sbx_lifecycle_list_judged(SbxLifecycle *l, uid_t owner, SbxSandbox ***ret, size_t *ret_n, SbxError *error) {
+        return list(l, owner, false, ret, ret_n, error);
 }
 
 int sbx_lifecycle_container_id(SbxLifecycle *l, const char *name, char **ret, SbxError *error) {

@@ -33,6 +33,9 @@ typedef struct Worker {
         SbxWorkerPool *pool;
         pthread_t thread;
         void *stack;
+        pthread_cond_t cond;            /* CLOCK_MONOTONIC: a job for it, or stop */
+        bool waiting;                   /* under the lock: in the pool's idle stack */
+        struct Worker *idle_next;       /* under the lock */
         bool retired;                   /* under the lock: ended, to be joined */
         struct Worker *next;            /* main thread only */
 } Worker;
@@ -41,7 +44,11 @@ struct SbxWorkerPool {
         SbxWorkerPoolConfig config;
 
         pthread_mutex_t lock;
-        pthread_cond_t cond;            /* CLOCK_MONOTONIC: a job was queued, or stop */
+        /* The workers waiting for a job, the one that waits the shortest time on top: a
+         * job wakes it, so that a trickle of jobs (a detached process's poll every
+         * second) keeps one worker busy and lets the others retire, rather than
+         * going round all of them. */
+        Worker *idle;
         JobList queued;                 /* waiting for a worker */
         JobList finished;               /* waiting for the main thread */
         unsigned n_live;                /* threads started and not retiring */
@@ -94,20 +101,47 @@ static struct timespec deadline_after(uint64_t usec) {
         return ts;
 }
 
+static void idle_remove(SbxWorkerPool *p, Worker *w) {
+        for (Worker **i = &p->idle; *i; i = &(*i)->idle_next)
+                if (*i == w) {
+                        *i = w->idle_next;
+                        break;
+                }
+        w->waiting = false;
+}
+
+/* Under the lock: the worker idle the shortest time is woken (it leaves the stack). */
+static void wake_one(SbxWorkerPool *p) {
+        Worker *w = p->idle;
+
+        if (!w)
+                return;         /* each is busy or starting: it looks at the queue before it waits */
+        p->idle = w->idle_next;
+        w->waiting = false;
+        pthread_cond_signal(&w->cond);
+}
+
 /* Under the lock: waits for a job; false when the worker is to end (the pool stops,
  * or it was idle for idle_usec). */
-static bool wait_for_job(SbxWorkerPool *p) {
+static bool wait_for_job(SbxWorkerPool *p, Worker *w) {
         bool forever = p->config.idle_usec == SBX_WORKER_IDLE_NEVER;
         struct timespec deadline = {};
 
         if (!forever)
                 deadline = deadline_after(p->config.idle_usec);
         while (!p->queued.head && !p->stopping) {
+                if (!w->waiting) {      /* on top (again: woken for a job another took) */
+                        w->idle_next = p->idle;
+                        p->idle = w;
+                        w->waiting = true;
+                }
                 if (forever)
-                        pthread_cond_wait(&p->cond, &p->lock);
-                else if (pthread_cond_timedwait(&p->cond, &p->lock, &deadline) == ETIMEDOUT)
+                        pthread_cond_wait(&w->cond, &p->lock);
+                else if (pthread_cond_timedwait(&w->cond, &p->lock, &deadline) == ETIMEDOUT)
                         break;
         }
+        if (w->waiting)
+                idle_remove(p, w);
         return p->queued.head;  /* what is queued is run, also when stopping */
 }
 
@@ -121,7 +155,7 @@ static void *worker_main(void *userdata) {
         bool failed = p->config.init && !ctx;
 
         pthread_mutex_lock(&p->lock);
-        while (failed ? p->queued.head != NULL : wait_for_job(p)) {
+        while (failed ? p->queued.head != NULL : wait_for_job(p, w)) {
                 Job *j = list_pop(&p->queued);
 
                 p->n_idle--;
@@ -166,6 +200,7 @@ static void top_up(SbxWorkerPool *p) {
 static void worker_free(Worker *w) {
         if (w->stack)
                 (void) munmap(w->stack, WORKER_STACK_SIZE);
+        pthread_cond_destroy(&w->cond);
         free(w);
 }
 
@@ -219,9 +254,15 @@ static int spawn(SbxWorkerPool *p) {
         Worker *w = calloc(1, sizeof(Worker));
         int r;
 
+        pthread_condattr_t attr;
+
         if (!w)
                 return -ENOMEM;
         w->pool = p;
+        pthread_condattr_init(&attr);
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        pthread_cond_init(&w->cond, &attr);
+        pthread_condattr_destroy(&attr);
         r = worker_start(w);
         if (r < 0) {
                 worker_free(w);
@@ -261,7 +302,6 @@ static int on_eventfd(sd_event_source *s, int fd, uint32_t revents, void *userda
 
 int sbx_worker_pool_new(sd_event *event, const SbxWorkerPoolConfig *config, SbxWorkerPool **ret) {
         _cleanup_(sbx_worker_pool_freep) SbxWorkerPool *p = NULL;
-        pthread_condattr_t attr;
         int r;
 
         if (config->n_workers == 0)
@@ -274,10 +314,6 @@ int sbx_worker_pool_new(sd_event *event, const SbxWorkerPoolConfig *config, SbxW
                 p->config.idle_usec = SBX_WORKER_IDLE_USEC_DEFAULT;
         p->efd = -1;
         pthread_mutex_init(&p->lock, NULL);
-        pthread_condattr_init(&attr);
-        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-        pthread_cond_init(&p->cond, &attr);
-        pthread_condattr_destroy(&attr);
 
         p->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (p->efd < 0)
@@ -296,7 +332,8 @@ SbxWorkerPool *sbx_worker_pool_free(SbxWorkerPool *p) {
 
         pthread_mutex_lock(&p->lock);
         p->stopping = true;
-        pthread_cond_broadcast(&p->cond);
+        while (p->idle)
+                wake_one(p);
         pthread_mutex_unlock(&p->lock);
         /* Only this thread changes the list; the live workers end once the queue is empty. */
         while (p->workers) {
@@ -312,7 +349,6 @@ SbxWorkerPool *sbx_worker_pool_free(SbxWorkerPool *p) {
         sd_event_source_disable_unref(p->source);
         if (p->efd >= 0)
                 close(p->efd);
-        pthread_cond_destroy(&p->cond);
         pthread_mutex_destroy(&p->lock);
         free(p);
         return NULL;
@@ -351,7 +387,7 @@ int sbx_worker_pool_submit(SbxWorkerPool *p, SbxJobRun run, SbxJobDone done, voi
                 }
         }
         p->pending++;
-        pthread_cond_signal(&p->cond);
+        wake_one(p);
         pthread_mutex_unlock(&p->lock);
         return 0;
 }
