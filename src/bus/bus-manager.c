@@ -125,6 +125,10 @@ static int method_claim(sd_bus_message *msg, void *userdata, sd_bus_error *error
                                                   .name_prefix = TAKE_PTR(name_prefix) }, error);
 }
 
+static int method_pool_status(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return operation_start(userdata, msg, VERB_POOL_STATUS, &(OperationArgs) {}, error);
+}
+
 static int method_ensure(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
@@ -344,6 +348,8 @@ const sd_bus_vtable bus_manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("ClaimSandbox", SD_BUS_ARGS("a{sv}", spec, "a{sv}", options),
                                 SD_BUS_RESULT("o", sandbox, "s", name, "s", fingerprint, "s", outcome),
                                 method_claim, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetPoolStatus", SD_BUS_NO_ARGS, SD_BUS_RESULT("aa{sv}", pools),
+                                method_pool_status, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetSandbox", SD_BUS_ARGS("s", name), SD_BUS_RESULT("o", sandbox),
                                 method_get, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("InspectSandbox", SD_BUS_ARGS("s", name), SD_BUS_RESULT("a{sv}", inspection),

@@ -5,6 +5,7 @@
 
 #include "bus-pool.h"
 #include "log.h"
+#include "owner-info.h"
 #include "work.h"
 
 typedef struct RefillJob {
@@ -109,13 +110,40 @@ static bool pool_shown(const SbxPolicyPool *pool, const SbxOwner *caller) {
         return pool->user ? streq_ptr(pool->user, caller->name) : pool->uid == caller->uid;
 }
 
-static int append_pool(sd_bus_message *reply, const SbxPolicyPool *pool) {
+/* One pool's entries (the open array's); ready: its members now, or -1 for none. */
+static int append_pool(sd_bus_message *reply, const SbxPolicyPool *pool, int64_t ready) {
         char uid[32];
+        int r;
 
         snprintf(uid, sizeof uid, "%u", (unsigned) pool->uid);
-        return sd_bus_message_append(reply, "a{sv}", 5, "user", "s", pool->user ?: uid, "spec", "s", pool->spec_json,
-                                     "name_prefix", "s", pool->name_prefix, "egress", "s", pool->egress_json,
-                                     "size", "t", (uint64_t) pool->size);
+        r = sd_bus_message_open_container(reply, 'a', "{sv}");
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}", "user", "s", pool->user ?: uid, "spec", "s",
+                                          pool->spec_json, "name_prefix", "s", pool->name_prefix, "egress", "s",
+                                          pool->egress_json, "size", "t", (uint64_t) pool->size);
+        if (r >= 0 && ready >= 0)
+                r = sd_bus_message_append(reply, "{sv}", "ready", "t", (uint64_t) ready);
+        return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
+int bus_pool_run_status(Operation *o, SbxLifecycle *l) {
+        o->pool_policy = sbx_policy_ref(l->policy);
+        if (!(o->pool_ready = calloc(l->policy->n_warm_pools + 1, sizeof(unsigned))))
+                return -ENOMEM;
+        return sbx_lifecycle_pool_status(l, o->all ? SBX_STORE_ANY_OWNER : o->uid, o->pool_ready, &o->error);
+}
+
+int bus_pool_reply_status(Operation *o, sd_bus_message *reply) {
+        const SbxPolicy *p = o->pool_policy;
+        SbxOwnerInfo info;
+        int r = sbx_owner_info_lookup(o->uid, &info, &o->error);
+
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "a{sv}");
+        for (size_t i = 0; r >= 0 && i < p->n_warm_pools; i++)
+                if (o->all || pool_shown(&p->warm_pools[i], &info.owner))
+                        r = append_pool(reply, &p->warm_pools[i], o->pool_ready[i]);
+        return r < 0 ? r : sd_bus_message_close_container(reply);
 }
 
 int bus_pool_append_policy(sd_bus_message *reply, const SbxPolicy *p, const SbxOwner *caller) {
@@ -129,7 +157,7 @@ int bus_pool_append_policy(sd_bus_message *reply, const SbxPolicy *p, const SbxO
                 r = sd_bus_message_open_container(reply, 'a', "a{sv}");
         for (size_t i = 0; r >= 0 && i < p->n_warm_pools; i++)
                 if (pool_shown(&p->warm_pools[i], caller))
-                        r = append_pool(reply, &p->warm_pools[i]);
+                        r = append_pool(reply, &p->warm_pools[i], -1);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)

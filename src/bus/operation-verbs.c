@@ -760,6 +760,9 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         [VERB_PULL] = { .name = "pull", .own_action = A_PULL, .changes = true, .run = run_pull,
                 .reply = reply_image_id },
         /* a warm pool's member, or a create under a generated name (docs/lifecycle.md) */
+        /* what the warm pools hold (bus-pool.h) */
+        [VERB_POOL_STATUS] = { .name = "pool-status", .own_action = A_INSPECT, .lists = true,
+                .run = bus_pool_run_status, .reply = bus_pool_reply_status },
         [VERB_CLAIM] = { .name = "claim", .own_action = A_CREATE, .changes = true, .run = run_claim,
                 .apply = apply_claim, .reply = reply_claim },
 };

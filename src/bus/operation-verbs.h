@@ -46,6 +46,7 @@ typedef enum Verb {
         VERB_SET_EGRESS,
         VERB_PULL,
         VERB_CLAIM,
+        VERB_POOL_STATUS,
         _VERB_MAX,
 } Verb;
 
@@ -192,6 +193,8 @@ struct Operation {
         SbxEnsureOutcome outcome;
         char *name_prefix;              /* claim */
         bool warm;                      /* … a member was handed out */
+        unsigned *pool_ready;           /* pool status: per pool of the policy the job ran under */
+        SbxPolicy *pool_policy;         /* … that policy (a reference) */
 
         /* the file calls */
         SbxFileOptions file;

@@ -39,6 +39,8 @@ static void operation_free_unstarted(Operation *o) {
         sd_bus_slot_unref(o->polkit_slot);
         free(o->name);
         free(o->name_prefix);
+        free(o->pool_ready);
+        sbx_policy_unref(o->pool_policy);
         free(o->snapshot_id);
         free(o->reference);
         sd_event_source_disable_unref(o->pull_timer);

@@ -145,6 +145,9 @@ typedef struct SbxPoolStats {
         unsigned kept, made, removed, failed;
 } SbxPoolStats;
 int sbx_lifecycle_pool_refill(SbxLifecycle *l, SbxPoolStats *ret, SbxError *error);
+/* GetPoolStatus: per pool of the policy in force (ret_ready: n_warm_pools entries), the
+ * running members of it there are now (owner's, or SBX_STORE_ANY_OWNER: everyone's). */
+int sbx_lifecycle_pool_status(SbxLifecycle *l, uid_t owner, unsigned *ret_ready, SbxError *error);
 
 /* ClaimSandbox: a member of owner's pool of this spec and name_prefix (NULL: the
  * default) renamed to its final name, recorded now with options (its lifetimes from

@@ -312,6 +312,39 @@ finish:
         return r;
 }
 
+int sbx_lifecycle_pool_status(SbxLifecycle *l, uid_t owner, unsigned *ret_ready, SbxError *error) {
+        const SbxPolicy *p = l->policy;
+        _cleanup_(json_object_putp) json_object *list = NULL;
+        _cleanup_free_ uid_t *uids = calloc(p->n_warm_pools + 1, sizeof(uid_t));
+        int r;
+
+        if (!uids)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->n_warm_pools; i++) {
+                SbxOwnerInfo info;
+                SbxError e = SBX_ERROR_NULL;
+
+                uids[i] = pool_owner(&p->warm_pools[i], &info, &e) >= 0 ? info.owner.uid : (uid_t) -1;
+                sbx_error_free(&e);
+                ret_ready[i] = 0;
+        }
+        if ((r = list_members(l, owner, NULL, &list, error)) < 0)
+                return r;
+        for (size_t k = 0; k < json_object_array_length(list); k++) {
+                json_object *c = json_object_array_get_idx(list, k);
+                _cleanup_(member_done) Member m = {};
+                ssize_t i;
+
+                if (!lc_listed_pool_member(c))
+                        continue;
+                if ((r = member_of(c, &m)) < 0)
+                        return r;
+                if ((i = pool_of(p, uids, &m)) >= 0 && m.running)
+                        ret_ready[i]++;
+        }
+        return 0;
+}
+
 /* A claim's sandbox, under the member's name now its own. */
 typedef struct Claim {
         const char *name;

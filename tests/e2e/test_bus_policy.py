@@ -151,6 +151,7 @@ MANAGER_ARGS = {
     "GetPolicy": lambda n: ("", []),
     "EnsureSandbox": lambda n: ("sa{sv}a{sv}", [n + "-ensured", SPEC, {}]),
     "ClaimSandbox": lambda n: ("a{sv}a{sv}", [SPEC, {}]),
+    "GetPoolStatus": lambda n: ("", []),
     "ReadFile": lambda n: ("ssa{sv}", [n, "/etc/hostname", {}]),
     "WriteFile": lambda n: ("ssaya{sv}", [n, "/tmp/policy-probe", [120], {}]),
     "ListFiles": lambda n: ("ssa{sv}", [n, "/tmp", {}]),

@@ -82,6 +82,11 @@ def test_claim_warm_cold_refill_not_listed_not_counted(stack, sandboxd, cleanup,
         # The outsider sees no pool of hers.
         assert sandboxd.call(OTHER, "GetPolicy").result[0]["warm_pools"] == []
         ids = {m[0] for m in wait_members(prefix, 2)}
+        # What the pools hold: the member's own pool, and root's view of every pool.
+        for user in (MEMBER, "root"):
+            [st] = sandboxd.call(user, "GetPoolStatus").result[0]
+            assert (st["user"], st["name_prefix"], st["size"], st["ready"]) == (MEMBER, prefix, 2, 2)
+        assert sandboxd.call(OTHER, "GetPoolStatus").result[0] == []     # none of hers
 
         # Never listed, never counted: with max_sandboxes_per_user 1 and two members, a claim passes.
         assert not any(n.startswith(prefix) for n in sandboxd.list(MEMBER))
