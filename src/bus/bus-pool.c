@@ -126,23 +126,16 @@ static int append_pool(sd_bus_message *reply, const SbxPolicyPool *pool, int64_t
         return r < 0 ? r : sd_bus_message_close_container(reply);
 }
 
-int bus_pool_run_status(Operation *o, SbxLifecycle *l) {
-        o->pool_policy = sbx_policy_ref(l->policy);
-        if (!(o->pool_ready = calloc(l->policy->n_warm_pools + 1, sizeof(unsigned))))
-                return -ENOMEM;
-        return sbx_lifecycle_pool_status(l, o->all ? SBX_STORE_ANY_OWNER : o->uid, o->pool_ready, &o->error);
-}
-
-int bus_pool_reply_status(Operation *o, sd_bus_message *reply) {
-        const SbxPolicy *p = o->pool_policy;
+int bus_pool_append_status(sd_bus_message *reply, const SbxPolicy *p, const unsigned *ready, uid_t caller,
+                           bool all, SbxError *error) {
         SbxOwnerInfo info;
-        int r = sbx_owner_info_lookup(o->uid, &info, &o->error);
+        int r = sbx_owner_info_lookup(caller, &info, error);
 
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "a{sv}");
         for (size_t i = 0; r >= 0 && i < p->n_warm_pools; i++)
-                if (o->all || pool_shown(&p->warm_pools[i], &info.owner))
-                        r = append_pool(reply, &p->warm_pools[i], o->pool_ready[i]);
+                if (all || pool_shown(&p->warm_pools[i], &info.owner))
+                        r = append_pool(reply, &p->warm_pools[i], ready[i]);
         return r < 0 ? r : sd_bus_message_close_container(reply);
 }
 

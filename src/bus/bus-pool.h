@@ -10,7 +10,6 @@
 #include <systemd/sd-bus.h>
 
 #include "manager-state.h"
-#include "operation-verbs.h"
 
 #define POOL_TICK_S 10U
 
@@ -18,11 +17,11 @@ void bus_pool_start(Manager *m);
 void bus_pool_stop(Manager *m);
 void bus_pool_refill(Manager *m);
 
-/* GetPoolStatus (VERB_POOL_STATUS): per pool of the policy in force the caller may see
- * (its own; root's and manage-others': all), aa{sv} of user, name_prefix, spec, size
- * and ready (its running members now). */
-int bus_pool_run_status(Operation *o, SbxLifecycle *l);
-int bus_pool_reply_status(Operation *o, sd_bus_message *reply);
+/* GetPoolStatus's reply: per pool of p the caller may see (its own; all: every pool),
+ * aa{sv} of user, name_prefix, spec, egress, size and ready (its running members now,
+ * sbx_lifecycle_pool_status()). */
+int bus_pool_append_status(sd_bus_message *reply, const SbxPolicy *p, const unsigned *ready, uid_t caller,
+                           bool all, SbxError *error);
 
 /* GetPolicy's "warm_pools" (aa{sv}: user, spec, name_prefix, egress, size — the
  * caller's own pools; root's: all) and "max_pooled". */

@@ -384,6 +384,18 @@ static int reply_claim(Operation *o, sd_bus_message *reply) {
                                      o->sandbox->fingerprint, o->warm ? "warm" : "cold");
 }
 
+/* GetPoolStatus: under the policy the job ran under (bus-pool.h). */
+static int run_pool_status(Operation *o, SbxLifecycle *l) {
+        o->pool_policy = sbx_policy_ref(l->policy);
+        if (!(o->pool_ready = calloc(l->policy->n_warm_pools + 1, sizeof(unsigned))))
+                return -ENOMEM;
+        return sbx_lifecycle_pool_status(l, o->all ? SBX_STORE_ANY_OWNER : o->uid, o->pool_ready, &o->error);
+}
+
+static int reply_pool_status(Operation *o, sd_bus_message *reply) {
+        return bus_pool_append_status(reply, o->pool_policy, o->pool_ready, o->uid, o->all, &o->error);
+}
+
 static int apply_ensure(Operation *o) {
         int r = apply_create(o);
 
@@ -762,7 +774,7 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         /* a warm pool's member, or a create under a generated name (docs/lifecycle.md) */
         /* what the warm pools hold (bus-pool.h) */
         [VERB_POOL_STATUS] = { .name = "pool-status", .own_action = A_INSPECT, .lists = true,
-                .run = bus_pool_run_status, .reply = bus_pool_reply_status },
+                .run = run_pool_status, .reply = reply_pool_status },
         [VERB_CLAIM] = { .name = "claim", .own_action = A_CREATE, .changes = true, .run = run_claim,
                 .apply = apply_claim, .reply = reply_claim },
 };

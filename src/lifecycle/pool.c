@@ -158,21 +158,30 @@ static char *image_id_now(SbxLifecycle *l, const char *image) {
         return id;
 }
 
+/* The member's lock, and its inspect: 1, or 0 when it is gone or no member any more
+ * (claimed meanwhile). */
+static int lock_member(SbxLifecycle *l, const char *name, const char *id, SbxKeyedLockHandle **ret_lock,
+                       SbxObserved **ret, SbxError *error) {
+        int r;
+
+        if ((r = lc_lock_key(l, "sandbox", name, ret_lock)) < 0)
+                return r;
+        r = lc_inspect_container(l, id, ret, error);
+        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {
+                sbx_error_free(error);
+                return 0;
+        }
+        return r < 0 ? r : lc_is_pool_name((*ret)->name);
+}
+
 /* Removes a member (its name's lock held; still one: a claim may have taken it). */
 static int remove_member(SbxLifecycle *l, const char *name, const char *id, const char *why, SbxError *error) {
         _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         int r;
 
-        if ((r = lc_lock_key(l, "sandbox", name, &lock)) < 0)
+        if ((r = lock_member(l, name, id, &lock, &o, error)) <= 0)
                 return r;
-        r = lc_inspect_container(l, id, &o, error);
-        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {
-                sbx_error_free(error);
-                return 0;
-        }
-        if (r < 0 || !lc_is_pool_name(o->name))
-                return r < 0 ? r : 0;
         if ((r = lc_remove_container(l, id, error)) > 0)
                 log_info("Removed warm pool member %s: %s", id, why);
         return r;
@@ -456,15 +465,8 @@ static int claim_member(SbxLifecycle *l, Claim *c, const char *id, const char *f
         const char *missing;
         int r;
 
-        if ((r = lc_lock_key(l, "sandbox", c->name, &lock)) < 0)
+        if ((r = lock_member(l, c->name, id, &lock, &o, error)) <= 0)
                 return r;
-        r = lc_inspect_container(l, id, &o, error);
-        if (sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND)) {
-                sbx_error_free(error);
-                return 0;
-        }
-        if (r < 0 || !lc_is_pool_name(o->name))
-                return r < 0 ? r : 0;           /* claimed meanwhile */
         missing = lc_lacks(l, o);
         image_id = image_id_now(l, c->spec->image);
         if (o->state != SBX_STATE_RUNNING || missing || !image_id || !streq_ptr(o->image_digest, image_id)) {

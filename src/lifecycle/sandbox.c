@@ -101,9 +101,8 @@ static const char *listed_label(json_object *c, const char *key) {
 
 /* Whether a listed container is this instance's and still under its provisional
  * name: a create that never passed verification — one being made, one whose undo
- * failed, or one Docker carried out after the create had given up — or (pool too) a
- * warm pool's member. It is never a sandbox: it does not block its name and is not
- * listed. */
+ * failed, or one Docker carried out after the create had given up — or (pool) a warm
+ * pool's member. Never a sandbox: it does not block its name and is not listed. */
 static bool listed_provisional(SbxLifecycle *l, json_object *c, bool pool) {
         json_object *names = json_object_object_get(c, "Names");
 
