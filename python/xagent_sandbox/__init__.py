@@ -21,7 +21,8 @@ Errors are exceptions, one class per D-Bus error of the service (NoSuchSandbox,
 PolicyViolation, SandboxBusy, …), all subclasses of SandboxError, each carrying the
 D-Bus error name and the service's message. `with sb.lease():` keeps others from
 stopping or deleting the sandbox meanwhile; sb.set_lifetimes() changes its idle
-timeout and expiry. The module uses Gio (python3-gi); the bus is the
+timeout and expiry. Sandbox.claim() gives a new sandbox under a name the service
+generates, warm from a pool when the host policy keeps one (sb.outcome "warm"). The module uses Gio (python3-gi); the bus is the
 system bus, or DBUS_SYSTEM_BUS_ADDRESS when set. See docs/python.md.
 """
 
