@@ -44,6 +44,20 @@ static void send(Call *c, sd_bus_message *m) {
                 call_fail_errno(c, "calling the service", r);
 }
 
+/* Sends m when it was built (r >= 0); else frees it and fails the call: -EINVAL is
+ * the caller's argument, error naming it. */
+static void send_built(Call *c, sd_bus_message *m, int r, const char *error) {
+        if (r >= 0) {
+                send(c, m);
+                return;
+        }
+        sd_bus_message_unref(m);
+        if (r == -EINVAL)
+                call_fail(c, "org.freedesktop.DBus.Error.InvalidArgs", error ?: "invalid arguments");
+        else
+                call_fail_errno(c, "building the bus call", r);
+}
+
 static json_object *sandbox_result(Call *c, const char *key, json_object *value) {
         const char *name = NULL;
         char *ignored = NULL;
@@ -73,15 +87,7 @@ static int lifetimes_start(Call *c) {
                           "expire_after, on_idle or idle_counts_processes");
                 return 0;
         }
-        if (r < 0) {
-                sd_bus_message_unref(m);
-                if (r == -EINVAL)
-                        call_fail(c, "org.freedesktop.DBus.Error.InvalidArgs", error ?: "invalid arguments");
-                else
-                        call_fail_errno(c, "building the bus call", r);
-                return 0;
-        }
-        send(c, m);
+        send_built(c, m, r, error);
         return 0;
 }
 
@@ -178,15 +184,7 @@ static int claim_start(Call *c) {
                 r = append_spec_args(m, c->args, &error);
         if (r >= 0)
                 r = append_make_options(m, c->args, false, &error);
-        if (r < 0) {
-                sd_bus_message_unref(m);
-                if (r == -EINVAL)
-                        call_fail(c, "org.freedesktop.DBus.Error.InvalidArgs", error ?: "invalid arguments");
-                else
-                        call_fail_errno(c, "building the bus call", r);
-                return 0;
-        }
-        send(c, m);
+        send_built(c, m, r, error);
         return 0;
 }
 
@@ -283,7 +281,7 @@ const Tool mcp_agent_tools[] = {
              "`sandbox`. Then use run, file_*, process_*.",
              OBJ(P_SANDBOX "," P_SPEC ",\"labels\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
                  P_LIFETIMES ",\"on_mismatch\":{\"enum\":[\"fail\",\"recreate\"]},\"stop_timeout\":" INT("Seconds.") ","
-                 "\"name_prefix\":{\"type\":\"string\"}", ""), false, true, true),
+                 "\"name_prefix\":{\"type\":\"string\"}", ""), false, true, false),
         TOOL("sandbox", "Change a sandbox",
              "Acts on a sandbox: start, stop (force revokes others' leases), pause, resume, delete, snapshot "
              "(snapshot_id), lifetimes (change idle_timeout, expire_after from now, on_idle, idle_counts_processes), "
@@ -398,7 +396,7 @@ static int facade_start(Call *c) {
         op_name = route(c->tool->name, action);
         if (streq_ptr(op_name, "sandbox_ensure") && !json_object_object_get_ex(c->args, "sandbox", NULL))
                 op_name = "sandbox_claim";
-        else if (json_object_object_get_ex(c->args, "name_prefix", NULL) && !streq_ptr(op_name, "sandbox_claim")) {
+        else if (json_object_object_get_ex(c->args, "name_prefix", NULL)) {
                 call_fail(c, "org.freedesktop.DBus.Error.InvalidArgs",
                           "argument 'name_prefix': only without `sandbox` (the name is then generated)");
                 return 0;
