@@ -17,25 +17,26 @@ from sandbox_helpers import MEMBER, OTHER
 from test_mcp import mcp  # noqa: F401 (the fixture)
 from test_python_client import pyrun  # noqa: F401 (the fixture)
 
-# The pool's spec: its own env, so that its fingerprint is this file's alone.
+# The pool's spec (its own env) and its name prefix: a claim takes a member when its
+# spec's fingerprint and its name_prefix are the pool's.
 POOL_ENV = {"POOL": "claim-agent"}
 POOL_SIZE = 1
+PREFIX = h.unique("pool")
 # A claimed sandbox's expire_after and idle_timeout (seconds), far from any default.
 EXPIRE_AFTER = 7200
 IDLE_TIMEOUT = 1800
 
 
 def pool_members(stack):
-    """The containers of the pool's spec this file's daemon holds for the member
-    (its service label; running, POOL_ENV in their environment). Between the tests no
-    claimed sandbox of that spec is left, so these are the pool's members."""
-    filters = json.dumps({"label": ["xagent.managed=true", f"xagent.sandbox.owner={h.uid_of(MEMBER)}",
+    """The warm pool's members waiting now: containers this file's daemon made (its
+    service label) for the member, labelled as a pool's, running under their waiting
+    container name (the sandbox's name with ".pool"; a claim renames it)."""
+    filters = json.dumps({"label": ["xagent.managed=true", "xagent.sandbox.pool",
+                                    f"xagent.sandbox.owner={h.uid_of(MEMBER)}",
                                     f"xagent.sandbox.service={h.service_id(stack.state_dir)}"]})
     status, rows = h.docker("GET", "/containers/json?all=1&filters=" + quote(filters))
     assert status == 200, rows
-    env = [f"{k}={v}" for k, v in POOL_ENV.items()]
-    return [r["Id"] for r in rows
-            if r["State"] == "running" and all(e in (h.docker_inspect(r["Id"])["Config"]["Env"] or []) for e in env)]
+    return [r["Id"] for r in rows if any(n.endswith(".pool") for n in r["Names"])]
 
 
 def wait_pool_full(stack, timeout=180):
@@ -54,7 +55,7 @@ def pooled(stack, sandboxd):
     """The daemon on a policy keeping a warm pool of POOL_SIZE for the member; its
     members are gone afterwards (the daemon without the pool removes them)."""
     config = {"warm_pools": [{"user": MEMBER, "spec": {"image": h.TEST_IMAGE, "env": POOL_ENV},
-                              "size": POOL_SIZE}]}
+                              "options": {"name_prefix": PREFIX}, "size": POOL_SIZE}]}
     with h.daemon_config(stack, config):
         sandboxd.call(MEMBER, "ListSandboxes").result        # activates it: the pool fills
         yield config
@@ -68,13 +69,12 @@ def pooled(stack, sandboxd):
 
 @pytest.fixture
 def claimed(sandboxd):
-    """A name prefix of this test's; every sandbox of the member's (or the outsider's)
-    beginning with it is deleted afterwards."""
-    prefix = h.unique("cl")
-    yield prefix
+    """Afterwards, every sandbox of the member's (or the outsider's) named with PREFIX
+    is deleted."""
+    yield PREFIX
     for user in (MEMBER, OTHER):
         for name in sandboxd.list(user):
-            if name.startswith(prefix):
+            if name.startswith(PREFIX):
                 sandboxd.delete(user, name)
 
 
@@ -82,7 +82,7 @@ def test_python_claim(stack, pyrun, pooled, claimed):  # noqa: F811
     wait_pool_full(stack)
     out = pyrun(MEMBER, f"""
         import time
-        seen = {{}}
+        seen = {{"listed_before": [s.name for s in list_sandboxes() if s.name.startswith({claimed!r})]}}
         before = time.time()
         with Sandbox.claim(image={h.TEST_IMAGE!r}, env={POOL_ENV!r}, name_prefix={claimed!r},
                            labels={{"task": "t1"}}, idle_timeout={IDLE_TIMEOUT}, expire_after={EXPIRE_AFTER},
@@ -109,13 +109,14 @@ def test_python_claim(stack, pyrun, pooled, claimed):  # noqa: F811
     """, timeout=300)
     name, outcome, fingerprint = out["warm"]
     assert outcome == "warm", out
-    assert name.startswith(claimed) and name != claimed and fingerprint
+    assert out["listed_before"] == [], "a pool's member is no sandbox until claimed"
+    assert name.startswith(claimed + "-") and fingerprint
     assert out["run"] == f"claim-agent\n{h.uid_of(MEMBER)}\n"
     assert out["labels"] == {"task": "t1"}
     assert out["lifetimes"]["idle_timeout"] == IDLE_TIMEOUT and out["from_claim"], out["lifetimes"]
     assert out["listed"] and out["found"] == [name] and out["deleted"]
     cold_name, cold_outcome, state, run = out["cold"]
-    assert cold_outcome == "cold" and cold_name.startswith(claimed) and cold_name != name
+    assert cold_outcome == "cold" and cold_name.startswith(claimed + "-") and cold_name != name
     assert (state, run) == ("running", "none\n")
     assert out["egress"]["mode"] == "none", out["egress"]
     assert "name_prefix" in out["bad_prefix"], out["bad_prefix"]
@@ -150,14 +151,14 @@ def test_mcp_claim(stack, mcp, pooled, claimed):  # noqa: F811
     """, timeout=300)
     warm = out["warm"]
     assert warm["outcome"] == "warm", warm
-    assert warm["sandbox"].startswith(claimed) and warm["fingerprint"], warm
+    assert warm["sandbox"].startswith(claimed + "-") and warm["fingerprint"], warm
     assert warm["sandbox"] in warm["_text"]
     assert out["run"]["stdout"] == "claim-agent\n"
     info = out["info"]
     assert info["sandbox_labels"] == {"task": "m1"}
     assert info["idle_timeout"] == IDLE_TIMEOUT and info["expires_at"] >= out["t0"] + EXPIRE_AFTER * 1e6 - 2e6
     cold = out["cold"]
-    assert cold["outcome"] == "cold" and cold["sandbox"].startswith(claimed) and cold["sandbox"] != warm["sandbox"]
+    assert cold["outcome"] == "cold" and cold["sandbox"].startswith(claimed + "-") and cold["sandbox"] != warm["sandbox"]
     assert out["del"]["deleted"] is True
     for key in ("noName", "prefixAndName"):
         assert out[key]["error"]["name"] == "org.freedesktop.DBus.Error.InvalidArgs", out[key]
