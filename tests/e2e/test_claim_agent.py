@@ -27,16 +27,17 @@ EXPIRE_AFTER = 7200
 IDLE_TIMEOUT = 1800
 
 
-def pool_members(stack):
+def pool_members(stack, running=True):
     """The warm pool's members waiting now: containers this file's daemon made (its
-    service label) for the member, labelled as a pool's, running under their waiting
-    container name (the sandbox's name with ".pool"; a claim renames it)."""
+    service label) for the member, labelled as a pool's, under their waiting container
+    name (the sandbox's name with ".pool"; a claim renames it), running (or any)."""
     filters = json.dumps({"label": ["xagent.managed=true", "xagent.sandbox.pool",
                                     f"xagent.sandbox.owner={h.uid_of(MEMBER)}",
                                     f"xagent.sandbox.service={h.service_id(stack.state_dir)}"]})
     status, rows = h.docker("GET", "/containers/json?all=1&filters=" + quote(filters))
     assert status == 200, rows
-    return [r["Id"] for r in rows if any(n.endswith(".pool") for n in r["Names"])]
+    return [r["Id"] for r in rows
+            if any(n.endswith(".pool") for n in r["Names"]) and (r["State"] == "running" or not running)]
 
 
 def wait_pool_full(stack, timeout=180):
@@ -61,9 +62,9 @@ def pooled(stack, sandboxd):
         yield config
     sandboxd.call(MEMBER, "ListSandboxes").result            # one without the pool
     deadline = time.monotonic() + 60
-    while pool_members(stack) and time.monotonic() < deadline:
+    while pool_members(stack, running=False) and time.monotonic() < deadline:
         time.sleep(0.5)
-    for cid in pool_members(stack):
+    for cid in pool_members(stack, running=False):
         h.docker_remove_container(cid)
 
 
