@@ -174,6 +174,20 @@ static const struct {
 } parse_errors[] = {
         /* malformed documents */
         { "",                                   "exactly one JSON object" },
+        /* warm pools: the pool named */
+        { "{\"warm_pools\": [{\"user\": \"a\", \"spec\": {\"image\": \"x\", \"volumes\": [[\"/h\", \"/g\", "
+          "\"ro\"]]}, \"size\": 1}]}",        "warm_pools[0].spec: a warm pool's spec has no volumes" },
+        { "{\"warm_pools\": [{\"user\": 1000, \"spec\": {}, \"size\": 1}, {\"user\": 1000, \"spec\": "
+          "{\"ports\": [[8080, 80]]}, \"size\": 1}]}", "warm_pools[1].spec: a warm pool's spec has no fixed host port" },
+        { "{\"warm_pools\": [{\"user\": 1000, \"spec\": {}, \"size\": 0}]}", "warm_pools[0].size" },
+        { "{\"warm_pools\": [{\"user\": 1000, \"spec\": {}}]}", "warm_pools[0].size: missing" },
+        { "{\"warm_pools\": [{\"user\": -1, \"spec\": {}, \"size\": 1}]}", "warm_pools[0].user" },
+        { "{\"warm_pools\": [{\"user\": 1, \"spec\": {}, \"size\": 1, \"options\": {\"name_prefix\": \"~x\"}}]}",
+          "warm_pools[0].options.name_prefix" },
+        { "{\"warm_pools\": [{\"user\": 1, \"spec\": {}, \"size\": 1, \"options\": {\"labels\": {}}}]}",
+          "warm_pools[0].options.labels: unknown key" },
+        { "{\"warm_pools\": {}}",              "warm_pools: must be an array" },
+        { "{\"max_pooled\": 5000}",             "max_pooled" },
         { "{",                                  "policy: malformed JSON at line 1" },
         { "{} /* unterminated",                 "unexpected end of input" },
         { "{\n\"max_cpus\": }",                 "malformed JSON at line 2" },
@@ -778,6 +792,35 @@ START_TEST(test_engine) {
 }
 END_TEST
 
+START_TEST(test_warm_pools) {
+        _cleanup_(sbx_policy_freep) SbxPolicy *p = parse_ok(
+                "{ \"warm_pools\": [ { \"user\": \"sbx-member\", \"spec\": { \"network_isolated\": true }, "
+                "\"size\": 2 }, { \"user\": 1000, \"spec\": { \"ports\": [[0, 80]] }, \"size\": 1, "
+                "\"options\": { \"name_prefix\": \"agent\", \"egress\": { \"mode\": \"none\" } } } ],\n"
+                "  \"default_image\": \"xprobe/other:1\", \"max_pooled\": 3 }");
+        _cleanup_(sbx_policy_freep) SbxPolicy *q = parse_ok("{ \"max_pooled\": 3 }");
+        _cleanup_(sbx_policy_freep) SbxPolicy *d = sbx_policy_new_default();
+
+        ck_assert_uint_eq(p->n_warm_pools, 2);
+        ck_assert_str_eq(p->warm_pools[0].user, "sbx-member");
+        /* the default image of the policy, whichever key came first */
+        ck_assert_str_eq(p->warm_pools[0].spec->image, "xprobe/other:1");
+        ck_assert_str_eq(p->warm_pools[0].name_prefix, SBX_POOL_DEFAULT_NAME_PREFIX);
+        ck_assert_int_eq(p->warm_pools[0].size, 2);
+        ck_assert_ptr_null(p->warm_pools[1].user);
+        ck_assert_uint_eq(p->warm_pools[1].uid, 1000);
+        ck_assert_str_eq(p->warm_pools[1].name_prefix, "agent");
+        ck_assert_ptr_nonnull(strstr(p->warm_pools[1].egress_json, "none"));
+        ck_assert_uint_eq(strlen(p->warm_pools[1].fingerprint), SBX_FINGERPRINT_HEX_LEN);
+        ck_assert_int_eq(p->max_pooled, 3);
+        ck_assert_int_eq(d->max_pooled, SBX_POLICY_DEFAULT_MAX_POOLED);
+        /* another text, another digest */
+        ck_assert_uint_eq(strlen(p->digest), SBX_POLICY_DIGEST_LEN);
+        ck_assert_str_ne(p->digest, q->digest);
+        ck_assert_str_ne(q->digest, d->digest);
+}
+END_TEST
+
 static Suite *make_suite(void) {
         Suite *s = suite_create("policy");
         TCase *tc = tcase_create("policy");
@@ -786,6 +829,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_example_file);
         tcase_add_test(tc, test_parse_all_keys);
         tcase_add_test(tc, test_engine);
+        tcase_add_test(tc, test_warm_pools);
         tcase_add_loop_test(tc, test_parse_errors, 0, ELEMENTSOF(parse_errors));
         tcase_add_test(tc, test_expand_root);
         tcase_add_test(tc, test_find_root);

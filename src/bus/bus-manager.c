@@ -8,6 +8,7 @@
 #include "bus-exec.h"
 #include "bus-labels.h"
 #include "bus-manager.h"
+#include "bus-pool.h"
 #include "image-ref.h"
 #include "bus-sandbox.h"
 #include "bus-spec.h"
@@ -99,6 +100,29 @@ static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                                &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .labels = TAKE_PTR(labels),
                                                   .lifetime = lifetime, .pull_missing = pull_missing,
                                                   .egress = sbx_egress_take(&egress) }, error);
+}
+
+static int method_claim(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
+        _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
+        _cleanup_(json_object_putp) json_object *labels = NULL;
+        _cleanup_(sbx_egress_done) SbxEgress egress = {};
+        _cleanup_free_ char *name_prefix = NULL;
+        Manager *m = userdata;
+        SbxLifetime lifetime;
+        bool pull_missing;
+        int r;
+
+        if ((r = bus_read_spec_arg(msg, m, true, &spec, &e)) < 0 ||
+            (r = sbx_bus_read_claim_options(msg, &labels, &lifetime, &pull_missing, &egress, &name_prefix, &e)) < 0 ||
+            (r = sbx_lifetime_apply_policy(&lifetime, m->policy, &e)) < 0 ||
+            (r = sbx_egress_admit(m->policy, &egress, spec->network_isolated, &e)) < 0)
+                return operation_refuse(m, msg, VERB_CLAIM, NULL, &e, r, error);
+        return operation_start(m, msg, VERB_CLAIM,
+                               &(OperationArgs) { .spec = TAKE_PTR(spec), .labels = TAKE_PTR(labels),
+                                                  .lifetime = lifetime, .pull_missing = pull_missing,
+                                                  .egress = sbx_egress_take(&egress),
+                                                  .name_prefix = TAKE_PTR(name_prefix) }, error);
 }
 
 static int method_ensure(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -282,6 +306,7 @@ static int method_get_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
             (r = sd_bus_message_append(reply, "{sv}{sv}", "engine", "s", m->docker_host,
                                        "engine_identity", "s", sbx_docker_tls_engine_identity(identity))) < 0 ||
             (r = sbx_bus_append_policy_egress(reply, &p->egress)) < 0 ||
+            (r = bus_pool_append_policy(reply, p, &info.owner)) < 0 ||
             (r = sd_bus_message_close_container(reply)) < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
@@ -316,6 +341,9 @@ const sd_bus_vtable bus_manager_vtable[] = {
                                 SD_BUS_ARGS("s", name, "a{sv}", spec, "a{sv}", options),
                                 SD_BUS_RESULT("o", sandbox, "s", fingerprint, "s", outcome),
                                 method_ensure, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ClaimSandbox", SD_BUS_ARGS("a{sv}", spec, "a{sv}", options),
+                                SD_BUS_RESULT("o", sandbox, "s", name, "s", fingerprint, "s", outcome),
+                                method_claim, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetSandbox", SD_BUS_ARGS("s", name), SD_BUS_RESULT("o", sandbox),
                                 method_get, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("InspectSandbox", SD_BUS_ARGS("s", name), SD_BUS_RESULT("a{sv}", inspection),

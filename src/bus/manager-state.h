@@ -90,6 +90,11 @@ typedef struct Manager {
         bool deadlines_flushing;        /* activities are being written back */
         bool deadlines_held;            /* a deadline held off the idle exit at the last tick */
 
+        sd_event_source *pool_timer;    /* warm pools' refill (bus-pool.h) */
+        uint64_t pool_tick_usec;
+        bool pool_refilling;            /* a refill job is queued or running */
+        bool pool_again;                /* … and another was asked for meanwhile */
+
         unsigned n_busy;                /* operations between their call and their reply */
         void *busy_by_uid;              /* tsearch() tree: operations in flight per caller */
         unsigned idle_timeout_s;

@@ -15,6 +15,7 @@
 #include "bus-manager.h"
 #include "channel.h"
 #include "bus-sandbox.h"
+#include "bus-pool.h"
 #include "deadlines.h"
 #include "events.h"
 #include "fileio.h"
@@ -190,6 +191,7 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
         /* what the kept descriptions judged (the posture) was judged by the old one */
         (void) registry_sweep_described(&m->registry, NULL, 0);
         log_notice("%s: reloaded", m->config_path);
+        bus_pool_refill(m);             /* members of the old policy replaced */
         return 0;
 }
 
@@ -222,6 +224,7 @@ int manager_new(const ManagerConfig *c, Manager **ret) {
         m->reads_waiting_tail = &m->reads_waiting;
         m->idle_timeout_s = c->idle_timeout_s;
         m->deadline_tick_usec = c->deadline_tick_usec;
+        m->pool_tick_usec = c->pool_tick_usec;
         m->detached_poll_usec = c->detached_poll_usec ?: SBX_DETACHED_POLL_USEC;
         m->state_dir = strdup(c->state_dir);
         m->docker_host = strdup(c->docker_host);
@@ -286,6 +289,7 @@ Manager *manager_free(Manager *m) {
         }
         leases_clear(&m->leases);
         deadlines_stop(m);
+        bus_pool_stop(m);
         registry_clear(&m->registry);
         sd_event_source_unref(m->idle_source);
         sd_event_source_unref(m->retry_source);
@@ -522,6 +526,7 @@ int manager_run(Manager *m) {
                 return r;
         (void) sd_notify(false, "READY=1\nSTATUS=Serving " SBX_BUS_NAME);
         deadlines_start(m);
+        bus_pool_start(m);
         if ((r = manager_events_start(m)) < 0)
                 return log_error_errno(r, "cannot follow Docker's events: %m");
 

@@ -17,6 +17,7 @@ typedef struct ManagerConfig {
          * xagent-sandboxd(8)); 0: the defaults */
         uint64_t deadline_tick_usec;
         uint64_t detached_poll_usec;
+        uint64_t pool_tick_usec;        /* warm pools' refill period (bus-pool.h); 0: the default */
 } ManagerConfig;
 
 int manager_new(const ManagerConfig *config, Manager **ret);

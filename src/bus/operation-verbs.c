@@ -6,6 +6,7 @@
 #include "audit.h"
 #include "bus-inspection.h"
 #include "bus-polkit.h"
+#include "bus-pool.h"
 #include "config.h"
 #include "naming.h"
 #include "operation-verbs.h"
@@ -79,6 +80,26 @@ static int run_create(Operation *o, SbxLifecycle *l) {
                                               &(SbxCreateOptions) { .labels = o->labels, .lifetime = new_lifetime(o),
                                                                     .egress = &o->egress },
                                               &o->sandbox, &o->error);
+        return r;
+}
+
+/* The name is the service's to choose (a member's, or generated): the operation's
+ * from here on. */
+static int run_claim(Operation *o, SbxLifecycle *l) {
+        SbxOwnerInfo info;
+        int r = sbx_owner_info_lookup(o->uid, &info, &o->error);
+
+        if (r >= 0)
+                r = pull_missing(o, l);
+        if (r >= 0)
+                r = sbx_lifecycle_claim(l, o->spec, &info.owner,
+                                        &(SbxCreateOptions) { .labels = o->labels, .lifetime = new_lifetime(o),
+                                                              .egress = &o->egress },
+                                        o->name_prefix, &o->sandbox, &o->warm, &o->error);
+        if (r >= 0 && !(o->name = strdup(o->sandbox->name)))
+                r = -ENOMEM;
+        if (r >= 0)
+                (void) sbx_name_unqualify(o->name, &o->display);
         return r;
 }
 
@@ -333,7 +354,8 @@ static int admit_acquire(Operation *o) {
 static int apply_create(Operation *o) {
         int r = registry_put(&o->m->registry, o->sandbox);
 
-        if (r >= 0 && (o->verb == VERB_CREATE || o->outcome == SBX_ENSURE_CREATED || o->outcome == SBX_ENSURE_RECREATED))
+        if (r >= 0 && (o->verb == VERB_CREATE || o->verb == VERB_CLAIM || o->outcome == SBX_ENSURE_CREATED ||
+                       o->outcome == SBX_ENSURE_RECREATED))
                 registry_set_lifetime(&o->m->registry, &(SbxLifetimeRow) {
                         .name = o->name, .idle_timeout_s = o->sandbox->idle_timeout_s,
                         .expire_at_us = o->sandbox->expire_at_us, .on_idle_pause = o->sandbox->on_idle_pause,
@@ -346,6 +368,20 @@ static int apply_create(Operation *o) {
 
 static int reply_create(Operation *o, sd_bus_message *reply) {
         return sd_bus_message_append(reply, "os", registry_get(&o->m->registry, o->name)->path, o->sandbox->fingerprint);
+}
+
+/* A member taken: its pool is refilled at once. */
+static int apply_claim(Operation *o) {
+        int r = apply_create(o);
+
+        if (r >= 0 && o->warm)
+                bus_pool_refill(o->m);
+        return r;
+}
+
+static int reply_claim(Operation *o, sd_bus_message *reply) {
+        return sd_bus_message_append(reply, "osss", registry_get(&o->m->registry, o->name)->path, o->display,
+                                     o->sandbox->fingerprint, o->warm ? "warm" : "cold");
 }
 
 static int apply_ensure(Operation *o) {
@@ -716,5 +752,8 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         /* an image for the host, through the policy's registries (bus-pull.h) */
         [VERB_PULL] = { .name = "pull", .own_action = A_PULL, .changes = true, .run = run_pull,
                 .reply = reply_image_id },
+        /* a warm pool's member, or a create under a generated name (docs/lifecycle.md) */
+        [VERB_CLAIM] = { .name = "claim", .own_action = A_CREATE, .changes = true, .run = run_claim,
+                .apply = apply_claim, .reply = reply_claim },
 };
 

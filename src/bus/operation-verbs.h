@@ -45,6 +45,7 @@ typedef enum Verb {
         VERB_SET_LIFETIMES,
         VERB_SET_EGRESS,
         VERB_PULL,
+        VERB_CLAIM,
         _VERB_MAX,
 } Verb;
 
@@ -93,6 +94,7 @@ typedef struct OperationArgs {
         OperationPublishExec publish_exec; /* StartExec */
         const char *reference;          /* PullImage: the image reference */
         bool pull_missing;              /* create, ensure: option pull "missing" */
+        char *name_prefix;              /* claim: the option's, or NULL (taken over) */
 } OperationArgs;
 
 /* Arguments with no descriptors (the other verbs leave fds alone, zeroed or not). */
@@ -188,6 +190,8 @@ struct Operation {
         OperationPublishExec publish_exec;
         SbxUsage usage;
         SbxEnsureOutcome outcome;
+        char *name_prefix;              /* claim */
+        bool warm;                      /* … a member was handed out */
 
         /* the file calls */
         SbxFileOptions file;

@@ -38,6 +38,7 @@ static void operation_free_unstarted(Operation *o) {
         sd_bus_message_unref(o->call);
         sd_bus_slot_unref(o->polkit_slot);
         free(o->name);
+        free(o->name_prefix);
         free(o->snapshot_id);
         free(o->reference);
         sd_event_source_disable_unref(o->pull_timer);
@@ -197,7 +198,7 @@ static void job_reply(Operation *o) {
         if (r < 0)
                 reply_failed(o, r, NULL, &reason);
         if (verb_audited(o->verb))
-                audit(o, "ok", reason);
+                audit(o, "ok", reason ?: o->verb == VERB_CLAIM ? (o->warm ? "warm" : "cold") : NULL);
         operation_free(o);
 }
 
@@ -502,7 +503,7 @@ static void ask(Operation *o) {
         /* A create names its template under a key of its own: an image reference is
          * "image", a snapshot id "snapshot" — a rule keyed on an image prefix never
          * matches a snapshot that happens to be named like one. */
-        if (o->verb == VERB_CREATE || o->verb == VERB_ENSURE) {
+        if (o->verb == VERB_CREATE || o->verb == VERB_ENSURE || o->verb == VERB_CLAIM) {
                 bool image = o->spec->template_type == SBX_TEMPLATE_IMAGE;
 
                 template = image ? "image" : "snapshot";
@@ -591,6 +592,7 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .find_state = TAKE_PTR(args->state),
                 .publish_exec = args->publish_exec,
                 .pull_missing = args->pull_missing,
+                .name_prefix = TAKE_PTR(args->name_prefix),
         };
         if (operation_verbs[verb].fds)
                 for (size_t i = 0; i < 3; i++)
@@ -635,6 +637,7 @@ void operation_args_done(OperationArgs *args, Verb verb) {
         args->spec = sbx_spec_free(args->spec);
         json_object_put(TAKE_PTR(args->labels));
         args->state = mfree(args->state);
+        args->name_prefix = mfree(args->name_prefix);
         strv_free(TAKE_PTR(args->argv));
         if (args->exec)
                 sbx_exec_options_done(args->exec);

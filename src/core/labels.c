@@ -81,6 +81,7 @@ static int commit_labels(const char *token, json_object **ret) {
         static const char *const blanked[] = {
                 SBX_LABEL_MANAGED, SBX_LABEL_SANDBOX_NAME, SBX_LABEL_TEMPLATE_TYPE, SBX_LABEL_SNAPSHOT_ID,
                 SBX_LABEL_SPEC_FINGERPRINT, SBX_LABEL_SPEC_VERSION, SBX_LABEL_OWNER, SBX_LABEL_SERVICE,
+                SBX_LABEL_POOL,
         };
         _cleanup_(json_object_putp) json_object *labels = json_object_new_object();
 

@@ -24,6 +24,9 @@
 /* Which service instance (its state directory) made the container: only its own are
  * recorded again or removed when rows are missing (docs/lifecycle.md). */
 #define SBX_LABEL_SERVICE               "xagent.sandbox.service"
+/* A warm pool's member: the digest of the policy it was made under (docs/lifecycle.md,
+ * "Warm pools"); kept by the sandbox it becomes (Docker cannot change labels). */
+#define SBX_LABEL_POOL                  "xagent.sandbox.pool"
 
 /* Builds the labels for a new container (the create body's Config.Labels):
  * managed "true", name, template type, snapshot_id (only for a snapshot template
@@ -41,7 +44,7 @@ int sbx_labels_build(const char *name, const SbxSpec *spec, const char *fingerpr
  * into the container's own (a value given replaces the container's; a label given ""
  * blanks it):
  * - every label this service or xagent writes on a container blanked: managed, name,
- *   template type, snapshot id, fingerprint, version, owner, service — a container
+ *   template type, snapshot id, fingerprint, version, owner, service, pool — a container
  *   made from the image outside the service is nobody's sandbox and attests nothing
  *   (xagent's own creates write theirs);
  * - SBX_LABEL_SNAPSHOT_INTENT = token;

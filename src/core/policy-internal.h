@@ -19,3 +19,9 @@ void policy_engine_done(SbxPolicyEngine *e);
 /* policy-registry.c: the "registries" key; frees what it holds. */
 int policy_parse_registries(SbxPolicy *p, const char *key, json_object *v, SbxError *error);
 void policy_registries_free(SbxPolicy *p);
+
+/* policy-pool.c: "warm_pools" (read after every other key: the default image and the
+ * python_version), its release, and the policy's digest of its text. */
+int policy_parse_pools(SbxPolicy *p, json_object *v, SbxError *error);
+void policy_pools_free(SbxPolicy *p);
+int policy_digest(SbxPolicy *p, const char *text);

@@ -35,6 +35,7 @@ SbxPolicy *sbx_policy_free(SbxPolicy *p) {
         policy_engine_done(&p->engine);
         sbx_policy_egress_done(&p->egress);
         policy_registries_free(p);
+        policy_pools_free(p);
         free(p);
         return NULL;
 }
@@ -78,6 +79,9 @@ SbxPolicy *sbx_policy_new_default(void) {
         p->max_process_output = SBX_POLICY_DEFAULT_MAX_PROCESS_OUTPUT;
         p->max_image_mib = SBX_POLICY_DEFAULT_MAX_IMAGE_MIB;
         p->python_version = SBX_PYTHON_DEFAULT;
+        p->max_pooled = SBX_POLICY_DEFAULT_MAX_POOLED;
+        if (policy_digest(p, "") < 0)
+                return NULL;
 
         p->default_image = strdup(SBX_POLICY_DEFAULT_IMAGE);
         p->publish_address = strdup(SBX_POLICY_DEFAULT_PUBLISH_ADDRESS);
@@ -347,6 +351,7 @@ static const struct {
         INT_KEY(max_disk_mib,           1,                  SBX_POLICY_MAX_DISK_MIB_LIMIT),
         INT_KEY(max_file_bytes,         1,                  SBX_POLICY_MAX_FILE_BYTES_LIMIT),
         INT_KEY(max_image_mib,          1,                  SBX_POLICY_MAX_IMAGE_MIB_LIMIT),
+        INT_KEY(max_pooled,             0,                  SBX_POLICY_MAX_POOLED_LIMIT),
         INT_KEY(max_process_output,     SBX_POLICY_MIN_PROCESS_OUTPUT, SBX_POLICY_MAX_PROCESS_OUTPUT_LIMIT),
 #undef INT_KEY
 };
@@ -383,6 +388,11 @@ static int parse_egress(SbxPolicy *p, const char *key, json_object *v, SbxError 
         return sbx_policy_egress_parse(&p->egress, v, error);
 }
 
+/* Read after every other key (policy_parse_pools()). */
+static int parse_later(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {
+        return 0;
+}
+
 static const struct {
         const char *key;
         int (*parse)(SbxPolicy *p, const char *key, json_object *v, SbxError *error);
@@ -395,6 +405,7 @@ static const struct {
         { "engine",          policy_parse_engine },
         { "egress",          parse_egress },
         { "registries",      policy_parse_registries },
+        { "warm_pools",      parse_later },
 };
 
 static int parse_key(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {
@@ -472,6 +483,9 @@ int sbx_policy_parse(const char *json, SbxPolicy **ret, SbxError *error) {
         if (!policy_image_allowed(p, p->default_image))
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
                                      "default_image: '%s' is not matched by allowed_images", p->default_image);
+        if ((r = policy_parse_pools(p, json_object_object_get(obj, "warm_pools"), error)) < 0 ||
+            (r = policy_digest(p, json)) < 0)
+                return r;
 
         *ret = TAKE_PTR(p);
         return 0;

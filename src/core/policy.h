@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "egress.h"
+#include "fingerprint.h"
 #include "error.h"
 #include "spec.h"
 #include "unicode.h"
@@ -129,6 +130,29 @@ typedef struct SbxPolicyRegistry {
 #define SBX_POLICY_MAX_IMAGE_MIB_LIMIT (INT64_C(1024) * 1024)
 #define SBX_POLICY_MAX_REGISTRIES 64
 
+/* A warm pool (docs/lifecycle.md, "Warm pools"): members made in advance for one
+ * owner from one spec, handed out by ClaimSandbox. */
+#define SBX_POLICY_MAX_POOL_SIZE 64
+#define SBX_POLICY_MAX_POOLED_LIMIT 1024
+#define SBX_POLICY_DEFAULT_MAX_POOLED 16
+#define SBX_POOL_DEFAULT_NAME_PREFIX "sandbox"
+#define SBX_POOL_NAME_PREFIX_MAX 32
+/* The policy's digest (its text's SHA-256, the first 16 hex digits): a member made under
+ * another policy is replaced. */
+#define SBX_POLICY_DIGEST_LEN 16
+
+typedef struct SbxPolicyPool {
+        char *user;             /* as written: a user name, or NULL when given as a uid */
+        uid_t uid;              /* when given as a uid (user NULL) */
+        SbxSpec *spec;          /* finalized: no volumes, no fixed host port */
+        char *spec_json;        /* … canonical (GetPolicy) */
+        char fingerprint[SBX_FINGERPRINT_HEX_LEN + 1];  /* under the policy's python_version */
+        char *name_prefix;      /* options.name_prefix: members are named "<prefix>-<8 hex>" */
+        SbxEgress egress;       /* options.egress (admitted by the policy's egress) */
+        char *egress_json;      /* … its stored form */
+        int64_t size;
+} SbxPolicyPool;
+
 typedef struct SbxPolicy {
         char *default_image;
         char **allowed_images;  /* fnmatch() globs without flags: '*' also matches '/' and ':' */
@@ -165,6 +189,10 @@ typedef struct SbxPolicy {
         SbxPythonVersion python_version;
         SbxPolicyEngine engine;
         SbxPolicyEgress egress;         /* docs/security.md, "Egress" */
+        SbxPolicyPool *warm_pools;      /* docs/lifecycle.md, "Warm pools" */
+        size_t n_warm_pools;
+        int64_t max_pooled;             /* members on the host, at most */
+        char digest[SBX_POLICY_DIGEST_LEN + 1];
 
         unsigned n_ref;         /* sbx_policy_ref()/unref(): a policy shared across threads */
 } SbxPolicy;
@@ -194,6 +222,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(SbxPolicy *, sbx_policy_free);
  * of range and malformed JSON are SBX_ERROR_INVALID_ARGS naming the key
  * ("volume_roots[1].modes: …"). */
 int sbx_policy_parse(const char *json, SbxPolicy **ret, SbxError *error);
+
+/* A pool name prefix: 1–32 of [A-Za-z0-9_.-], starting with a letter or a digit
+ * (InvalidArgs naming field). */
+int sbx_pool_name_prefix_check(const char *field, const char *s, SbxError *error);
 
 /* The engine is a tcp:// one: only what does not depend on this host's file system
  * is offered on it (no host volumes). */

@@ -270,7 +270,8 @@ int main(int argc, char **argv) {
         }
 
         if (test_interval("SBX_TEST_DEADLINE_TICK_MS", &config.deadline_tick_usec) < 0 ||
-            test_interval("SBX_TEST_DETACHED_POLL_MS", &config.detached_poll_usec) < 0)
+            test_interval("SBX_TEST_DETACHED_POLL_MS", &config.detached_poll_usec) < 0 ||
+            test_interval("SBX_TEST_POOL_TICK_MS", &config.pool_tick_usec) < 0)
                 return EXIT_FAILURE;
         if (setup_engine(&config, host_given, getenv("DOCKER_HOST"), &engine_policy) < 0)
                 return EXIT_FAILURE;

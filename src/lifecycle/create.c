@@ -104,9 +104,10 @@ static int check_snapshot_image(SbxLifecycle *l, const char *name, const char *c
                              "not the snapshot's image %s)", shown, ref, got ?: "nothing", image_id);
 }
 
-static int check_admissible(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, Pins *pins,
+/* A warm pool's member is no sandbox of its owner's: not counted (docs/lifecycle.md). */
+static int check_admissible(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, bool member, Pins *pins,
                             SbxError *error) {
-        int r, n = sbx_store_count_sandboxes(l->store, owner->uid, error);
+        int r, n = member ? 0 : sbx_store_count_sandboxes(l->store, owner->uid, error);
 
         if (n < 0)
                 return n;
@@ -165,6 +166,7 @@ typedef struct Creation {
         char fp[SBX_FINGERPRINT_HEX_LEN + 1];
         char *final_name;
         char *pending;                  /* final_name PENDING_SUFFIX: until verified */
+        bool member;                    /* a warm pool's (pool.c): no intent, no row, POOL_SUFFIX */
         int64_t created_us;
         Pins pins;
         SbxMountTable mounts;
@@ -183,17 +185,19 @@ static void creation_done(Creation *c) {
 }
 
 /* Its lifetime as stored: the expiry counts from the creation, the idle time from now. */
-static bool lifetime_row(const Creation *c, SbxLifetimeRow *ret) {
-        const SbxNewLifetime *t = &c->lifetime;
-
+bool lc_lifetime_row(const char *name, int64_t created_us, const SbxNewLifetime *t, SbxLifetimeRow *ret) {
         if (t->idle_timeout_s == 0 && t->expire_after_s == 0)
                 return false;
         *ret = (SbxLifetimeRow) {
-                .name = (char *) c->name, .idle_timeout_s = t->idle_timeout_s, .on_idle_pause = t->on_idle_pause,
-                .expire_at_us = t->expire_after_s ? (uint64_t) c->created_us + (uint64_t) t->expire_after_s * 1000000U : 0,
+                .name = (char *) name, .idle_timeout_s = t->idle_timeout_s, .on_idle_pause = t->on_idle_pause,
+                .expire_at_us = t->expire_after_s ? (uint64_t) created_us + (uint64_t) t->expire_after_s * 1000000U : 0,
                 .counts_processes = t->counts_processes, .last_activity_us = sbx_now_realtime_us(),
         };
         return true;
+}
+
+static bool lifetime_row(const Creation *c, SbxLifetimeRow *ret) {
+        return lc_lifetime_row(c->name, c->created_us, &c->lifetime, ret);
 }
 
 /* The row and its lifetime, in one transaction. */
@@ -217,10 +221,10 @@ static int record(SbxLifecycle *l, const Creation *c, const SbxObserved *o, SbxE
 }
 
 /* What the reply shows of it (the bus keeps it from here on). */
-static void take_lifetime(const Creation *c, SbxSandbox *s) {
+void lc_take_lifetime(const char *name, int64_t created_us, const SbxNewLifetime *lifetime, SbxSandbox *s) {
         SbxLifetimeRow t;
 
-        if (!lifetime_row(c, &t))
+        if (!lc_lifetime_row(name, created_us, lifetime, &t))
                 return;
         s->idle_timeout_s = t.idle_timeout_s;
         s->on_idle_pause = t.on_idle_pause;
@@ -287,6 +291,18 @@ static int start_verify_record(SbxLifecycle *l, Creation *c, const char *id, Sbx
             (r = verify_published(l, c->name, c->spec, c->image, c->owner, o, error)) < 0 ||
             (r = lc_egress_arm(l, id, o, c->egress ?: &(SbxEgress) {}, LC_EGRESS_NEW, error)) < 0)
                 return r;
+        /* A member is verified and held under its pool name (pool.c): no row. */
+        if (c->member) {
+                _cleanup_free_ char *pooled = NULL;
+
+                if (asprintf(&pooled, "%s" POOL_SUFFIX, c->final_name) < 0)
+                        return -ENOMEM;
+                r = sbx_docker_container_rename(l->docker, id, pooled, error);
+                lc_changed(l, id);
+                if (r >= 0)
+                        *ret = TAKE_PTR(o);
+                return r;
+        }
         /* Verified: the final name says so, should the row below never be written. */
         r = sbx_docker_container_rename(l->docker, id, c->final_name, error);
         lc_changed(l, id);
@@ -325,7 +341,7 @@ static int prepare(SbxLifecycle *l, Creation *c, json_object **ret_body, SbxErro
 
         if ((r = resolve_image(l, c->spec, c->owner, &c->image, &c->image_id, error)) < 0 ||
             (r = check_engine_ports(l, c->spec, error)) < 0 ||
-            (r = check_admissible(l, c->spec, c->owner, &c->pins, error)) < 0 ||
+            (r = check_admissible(l, c->spec, c->owner, c->member, &c->pins, error)) < 0 ||
             (r = sbx_docker_remote(l->docker)
                  ? sbx_init_volume_ensure_remote(l->docker, l->init_dir, c->image, &init_volume, error)
                  : sbx_init_volume_ensure(l->docker, l->init_dir, &init_volume, error)) < 0 ||
@@ -337,6 +353,7 @@ static int prepare(SbxLifecycle *l, Creation *c, json_object **ret_body, SbxErro
                     .service = l->service_id,
             }, ret_body)) < 0 ||
             (r = sbx_user_labels_to_docker(c->labels, json_object_object_get(*ret_body, "Labels"))) < 0 ||
+            (c->member && (r = lc_pool_label(l, json_object_object_get(*ret_body, "Labels"))) < 0) ||
             (r = sbx_user_labels_to_string(c->labels, &c->labels_json)) < 0 ||
             (r = sbx_egress_to_json(c->egress ?: &(SbxEgress) {}, &c->egress_json)) < 0 ||
             (r = sbx_container_name(c->name, &c->final_name)) < 0 ||
@@ -354,6 +371,10 @@ static int make_container(SbxLifecycle *l, const Creation *c, json_object *body,
         const char *shown;
 
         (void) sbx_name_unqualify(c->name, &shown);
+        /* A member has no intent: under its provisional name it is removed by the
+         * reconciliation should it be left (docs/lifecycle.md, "Warm pools"). */
+        if (c->member)
+                goto create;
         /* The intent first: whatever happens from here on, the container is found again.
          * It also counts against the owner's limit, with the other creates in flight. */
         r = sbx_store_put_intent(l->store, &(SbxIntentRow) {
@@ -368,13 +389,14 @@ static int make_container(SbxLifecycle *l, const Creation *c, json_object *body,
         }, (unsigned) l->policy->max_sandboxes_per_user, error);
         if (r < 0 || (r = sbx_policy_check_count(l->policy, (size_t) r, error)) < 0)
                 return r;
+create:
 #ifdef SBX_TEST_SEAMS
         if (l->seam_before_create)
                 l->seam_before_create(l, c->pending, l->seam_userdata);
 #endif
         r = sbx_docker_container_create(l->docker, c->pending, body, ret_id, error);
         /* No answer: Docker may have made it; the intent stays to settle that. */
-        if (r < 0 && !sbx_error_is(error, SBX_ERROR_BACKEND_UNAVAILABLE)) {
+        if (r < 0 && !c->member && !sbx_error_is(error, SBX_ERROR_BACKEND_UNAVAILABLE)) {
                 SbxError e = SBX_ERROR_NULL;
 
                 if (sbx_store_delete_intent(l->store, c->name, &e) < 0)
@@ -432,8 +454,25 @@ static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec,
                             stored, fps, &c.mounts, ret);
         if (r >= 0) {
                 TAKE_PTR(o);
-                take_lifetime(&c, *ret);
+                lc_take_lifetime(c.name, c.created_us, &c.lifetime, *ret);
         }
+        return r;
+}
+
+int lc_create_member(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
+                     const SbxEgress *egress, SbxObserved **ret, SbxError *error) {
+        _cleanup_(sbx_keyed_lock_handle_freep) SbxKeyedLockHandle *lock = NULL;
+        _cleanup_(creation_done) Creation c = { .name = name, .spec = spec, .owner = owner, .egress = egress,
+                                                .member = true };
+        _cleanup_(json_object_putp) json_object *body = NULL;
+        _cleanup_free_ char *id = NULL;
+        int r;
+
+        if ((r = lc_lock_key(l, "sandbox", name, &lock)) < 0 || (r = prepare(l, &c, &body, error)) < 0 ||
+            (r = make_container(l, &c, body, &id, error)) < 0)
+                return r;
+        if ((r = start_verify_record(l, &c, id, ret, error)) < 0)
+                undo_create(l, name, id);
         return r;
 }
 

@@ -49,7 +49,11 @@ int lc_settle_intent(SbxLifecycle *l, const SbxIntentRow *in, SbxError *error) {
         if (r < 0 && !sbx_error_is(error, SBX_ERROR_DOCKER_NOT_FOUND))
                 return r;
         sbx_error_free(error);
-        if (pending && made_by(l, pending, in)) {
+        if (pending && made_by(l, pending, in) && lc_is_pool_name(in->container_name)) {
+                /* A claim cut before its rename (pool.c): the member stays one. */
+                log_notice("A claim of '%s' was interrupted before its rename: container %s stays a warm pool's "
+                           "member", shown, pending->id);
+        } else if (pending && made_by(l, pending, in)) {
                 if ((r = lc_remove_container(l, pending->id, error)) < 0)
                         return r;
                 log_notice("Removed container %s of an interrupted create of '%s' (never verified)",

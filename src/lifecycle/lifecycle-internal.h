@@ -14,6 +14,10 @@
  * final one: a container found under the provisional name never passed verification
  * (docs/lifecycle.md). */
 #define PENDING_SUFFIX ".pending"
+/* A warm pool's member, verified and started, waits under its final name with this
+ * suffix (docs/lifecycle.md, "Warm pools"): no sandbox — never listed, counted, found
+ * by name, recorded again or removed by the reconciliation; pool.c alone handles it. */
+#define POOL_SUFFIX ".pool"
 
 /* Docker records StartedAt once the process runs; the init may have reported its
  * mounts a little earlier. */
@@ -97,6 +101,23 @@ int lc_set_running_locked(SbxLifecycle *l, const char *name, bool running, unsig
 int lc_delete_locked(SbxLifecycle *l, const char *name, SbxError *error);
 /* Pause or resume, with the name's lock held: 1 if it changed. */
 int lc_pause_locked(SbxLifecycle *l, const char *name, bool pause, SbxError *error);
+
+/* create.c: what a claim shares with a create */
+/* A new sandbox's lifetime row (false: none), and the reply's view of it. */
+bool lc_lifetime_row(const char *name, int64_t created_us, const SbxNewLifetime *t, SbxLifetimeRow *ret);
+void lc_take_lifetime(const char *name, int64_t created_us, const SbxNewLifetime *lifetime, SbxSandbox *s);
+/* A warm pool's member made through the whole create path (admission, verification,
+ * egress), started, under name POOL_SUFFIX, with no intent and no row; its inspect. */
+int lc_create_member(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
+                     const SbxEgress *egress, SbxObserved **ret, SbxError *error);
+
+/* pool.c: warm pools */
+/* Whether a container name (Docker's leading "/" or not) is a member's: the one test. */
+bool lc_is_pool_name(const char *container_name) _pure_;
+/* … of a container of a list answer (its "Names"). */
+bool lc_listed_pool_member(json_object *c);
+/* The policy's digest label written on a member. */
+int lc_pool_label(SbxLifecycle *l, json_object *labels);
 
 /* snapshot.c: snapshots and their intents */
 /* Every interrupted snapshot settled, each under its id's lock (reconciliation). */

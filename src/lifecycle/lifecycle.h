@@ -135,6 +135,24 @@ typedef struct SbxCreateOptions {
 int sbx_lifecycle_create_with(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
                               const SbxCreateOptions *options, SbxSandbox **ret, SbxError *error);
 
+/* Warm pools (docs/lifecycle.md, "Warm pools"): the members of the policy's warm_pools
+ * made, kept or replaced. One refill: one list of this instance's members; a member
+ * of no pool of the policy in force (another policy digest, owner, fingerprint or
+ * name prefix), not running, or whose image reference names another image now is
+ * removed; each pool filled up to its size, all of them within max_pooled (a member
+ * that cannot be made is logged and tried again at the next refill). */
+typedef struct SbxPoolStats {
+        unsigned kept, made, removed, failed;
+} SbxPoolStats;
+int sbx_lifecycle_pool_refill(SbxLifecycle *l, SbxPoolStats *ret, SbxError *error);
+
+/* ClaimSandbox: a member of owner's pool of this spec and name_prefix (NULL: the
+ * default) renamed to its final name, recorded now with options (its lifetimes from
+ * now, its labels in the store, its egress applied) — *ret_warm true; else an ordinary
+ * create under a generated name "<prefix>-<8 hex>" — false. */
+int sbx_lifecycle_claim(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *owner, const SbxCreateOptions *options,
+                        const char *name_prefix, SbxSandbox **ret, bool *ret_warm, SbxError *error);
+
 /* xagent's verdict of desired against the live container; for a mismatch, the
  * fields that differ as far as the stored row tells (see verdict.h), and
  * SBX_VERIFY_FIELD_EGRESS when the egress rules in force are not the stored ones.

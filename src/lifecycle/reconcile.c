@@ -202,6 +202,9 @@ static int reconcile_container(SbxLifecycle *l, json_object *c, SbxSandboxRow **
         if (!json_object_object_get_ex(c, "Id", &id) || !json_object_object_get_ex(c, "Labels", &labels) ||
             !json_object_object_get_ex(labels, SBX_LABEL_SANDBOX_NAME, &label))
                 return 0;
+        /* A warm pool's member is no sandbox: its pool keeps it or removes it (pool.c). */
+        if (lc_listed_pool_member(c))
+                return 0;
         /* Only this instance's own containers (the service label; xagent's and older
          * ones have none) are recorded again or removed. */
         if (!l->service_id || !(label = json_object_object_get(labels, SBX_LABEL_SERVICE)) ||

@@ -101,9 +101,10 @@ static const char *listed_label(json_object *c, const char *key) {
 
 /* Whether a listed container is this instance's and still under its provisional
  * name: a create that never passed verification — one being made, one whose undo
- * failed, or one Docker carried out after the create had given up. It is never a
- * sandbox: it does not block its name and is not listed. */
-static bool listed_pending(SbxLifecycle *l, json_object *c) {
+ * failed, or one Docker carried out after the create had given up — or (pool too) a
+ * warm pool's member. It is never a sandbox: it does not block its name and is not
+ * listed. */
+static bool listed_provisional(SbxLifecycle *l, json_object *c, bool pool) {
         json_object *names = json_object_object_get(c, "Names");
 
         if (!l->service_id || !streq_ptr(listed_label(c, SBX_LABEL_SERVICE), l->service_id) ||
@@ -112,7 +113,7 @@ static bool listed_pending(SbxLifecycle *l, json_object *c) {
         for (size_t i = 0; i < json_object_array_length(names); i++) {
                 const char *n = json_object_get_string(json_object_array_get_idx(names, i));
 
-                if (n && lc_has_suffix(n, PENDING_SUFFIX))
+                if (n && (lc_has_suffix(n, PENDING_SUFFIX) || (pool && lc_is_pool_name(n))))
                         return true;
         }
         return false;
@@ -143,7 +144,7 @@ static int sweep_pending(SbxLifecycle *l, json_object *list, uid_t owner, const 
                 const char *id = json_object_get_string(json_object_object_get(c, "Id"));
                 int r;
 
-                if (!id || !listed_pending(l, c) || !listed_as(c, owner, name_label))
+                if (!id || !listed_provisional(l, c, false) || !listed_as(c, owner, name_label))
                         continue;
                 if ((r = lc_remove_container(l, id, error)) < 0)
                         return r;
@@ -161,7 +162,7 @@ static int pick_owned(SbxLifecycle *l, json_object *list, uid_t owner, const cha
         for (size_t i = 0; i < json_object_array_length(list); i++) {
                 json_object *c = json_object_array_get_idx(list, i), *id;
 
-                if (!listed_as(c, owner, name_label) || listed_pending(l, c))
+                if (!listed_as(c, owner, name_label) || listed_provisional(l, c, true))
                         continue;
                 if (!json_object_object_get_ex(c, "Id", &id) || !json_object_is_type(id, json_type_string))
                         return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Docker: a listed container has no Id");
@@ -740,7 +741,7 @@ int sbx_lifecycle_list(SbxLifecycle *l, uid_t owner, SbxSandbox ***ret, size_t *
                         continue;       /* nobody's: only in everyone's list */
                 if (owner != SBX_STORE_ANY_OWNER && uid != owner)
                         continue;
-                if (listed_pending(l, c))
+                if (listed_provisional(l, c, true))
                         continue;       /* a create not verified (yet): no sandbox */
                 r = sbx_name_from_labels(json_object_get_string(name), uid, &qualified);
                 if (r == -EBADMSG)

@@ -318,6 +318,8 @@ typedef struct CreateOptions {
         SbxEgress egress;
         bool has_egress;
         bool pull_missing;
+        bool claim;
+        char *name_prefix;              /* a claim's */
 } CreateOptions;
 
 /* A string option of two values, no (the default) or yes: *ret is whether it is yes. */
@@ -336,9 +338,15 @@ static int read_choice(sd_bus_message *m, const char *key, const char *no, const
 
 static int create_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
         CreateOptions *o = userdata;
+        int r;
 
         if (streq(key, "egress"))
                 return sbx_bus_read_egress_entry(m, key, &o->egress, &o->has_egress, error);
+        if (o->claim && streq(key, "name_prefix")) {
+                if ((r = read_string(m, key, &o->name_prefix, error)) < 0)
+                        return r;
+                return sbx_pool_name_prefix_check(key, o->name_prefix, error);
+        }
         /* pull "missing": an image not on the host is pulled first (docs/api.md) */
         if (streq(key, "pull"))
                 return read_choice(m, key, "never", "missing", &o->pull_missing, error);
@@ -347,23 +355,39 @@ static int create_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
         return sbx_bus_read_labels(m, key, &o->labels, error);
 }
 
-int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
-                                bool *ret_pull_missing, SbxEgress *ret_egress, SbxError *error) {
+/* The create options, and (ret_name_prefix given) a claim's name_prefix. */
+static int read_create_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
+                               bool *ret_pull_missing, SbxEgress *ret_egress, char **ret_name_prefix,
+                               SbxError *error) {
         static const char *const keys[] = { "labels", "idle_timeout", "expire_after", "on_idle", "pull",
-                                            "idle_counts_processes", "egress" };
-        CreateOptions o = {};
+                                            "idle_counts_processes", "egress", "name_prefix" };
+        CreateOptions o = { .claim = ret_name_prefix };
         int r = read_dict(m, keys, ELEMENTSOF(keys), create_entry, &o, error);
 
         if (r < 0) {
                 json_object_put(o.labels);
                 sbx_egress_done(&o.egress);
+                free(o.name_prefix);
         } else {
                 *ret_labels = o.labels;
                 *ret_lifetime = o.lifetime;
                 *ret_egress = o.egress;
                 *ret_pull_missing = o.pull_missing;
+                if (ret_name_prefix)
+                        *ret_name_prefix = o.name_prefix;
         }
         return r;
+}
+
+int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
+                                bool *ret_pull_missing, SbxEgress *ret_egress, SbxError *error) {
+        return read_create_options(m, ret_labels, ret_lifetime, ret_pull_missing, ret_egress, NULL, error);
+}
+
+int sbx_bus_read_claim_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
+                               bool *ret_pull_missing, SbxEgress *ret_egress, char **ret_name_prefix,
+                               SbxError *error) {
+        return read_create_options(m, ret_labels, ret_lifetime, ret_pull_missing, ret_egress, ret_name_prefix, error);
 }
 
 static int lifetime_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {

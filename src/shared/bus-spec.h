@@ -37,6 +37,11 @@ int sbx_bus_read_no_options(sd_bus_message *m, SbxError *error);
  * when absent). */
 int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
                                 bool *ret_pull_missing, SbxEgress *ret_egress, SbxError *error);
+/* ClaimSandbox's: the create options and "name_prefix" (s, policy.h's form; NULL when
+ * absent). */
+int sbx_bus_read_claim_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
+                               bool *ret_pull_missing, SbxEgress *ret_egress, char **ret_name_prefix,
+                               SbxError *error);
 /* SetSandboxLifetimes' options: the lifetime keys alone, each marked given. */
 int sbx_bus_read_lifetime_options(sd_bus_message *m, SbxLifetime *ret, SbxError *error);
 
