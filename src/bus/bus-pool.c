@@ -90,6 +90,8 @@ void bus_pool_start(Manager *m) {
         if (m->pool_tick_usec == 0)
                 m->pool_tick_usec = (uint64_t) POOL_TICK_S * 1000000U;
         r = sd_event_add_time_relative(m->event, &m->pool_timer, CLOCK_MONOTONIC, m->pool_tick_usec, 0, on_tick, m);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->pool_timer, SD_EVENT_ON);
         if (r < 0) {
                 log_warning_errno(r, "Cannot refill the warm pools: %m");
                 return;

@@ -14,7 +14,7 @@
 #include "json-util.h"
 
 enum { ARG_RECREATE = 0x400, ARG_STOP_TIMEOUT, ARG_LABEL, ARG_IDLE_TIMEOUT, ARG_EXPIRE_AFTER, ARG_ON_IDLE,
-       ARG_COUNTS_PROCESSES, ARG_PULL, ARG_EGRESS, ARG_ALLOW };
+       ARG_COUNTS_PROCESSES, ARG_PULL, ARG_EGRESS, ARG_ALLOW, ARG_NAME_PREFIX };
 
 #define LIFETIME_OPTIONS                                                                       \
         { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },                        \
@@ -34,6 +34,7 @@ static const struct option spec_verb_options[] = {
         { "pull",         required_argument, NULL, ARG_PULL         },
         { "egress",       required_argument, NULL, ARG_EGRESS       },
         { "allow",        required_argument, NULL, ARG_ALLOW        },
+        { "name-prefix",  required_argument, NULL, ARG_NAME_PREFIX  },
         {}
 };
 
@@ -50,6 +51,7 @@ typedef struct SpecVerbArgs {
         const char *egress;             /* create, ensure: --egress MODE, or NULL */
         char **allow;                   /* … --allow ENTRY */
         size_t n_allow;
+        const char *name_prefix;        /* claim: --name-prefix, or NULL */
 } SpecVerbArgs;
 
 static void spec_verb_args_done(SpecVerbArgs *a) {
@@ -148,8 +150,13 @@ static int spec_verb_option(int c, const char *arg, void *userdata) {
                 return lifetime_option(c, arg, a);
         if (c == ARG_EGRESS || c == ARG_ALLOW)
                 return egress_option(c, arg, a);
-        if ((c == ARG_RECREATE || c == ARG_STOP_TIMEOUT) && !streq(a->spec.verb, "ensure"))
+        if (((c == ARG_RECREATE || c == ARG_STOP_TIMEOUT) && !streq(a->spec.verb, "ensure")) ||
+            (c == ARG_NAME_PREFIX && !streq(a->spec.verb, "claim")))
                 return ctl_usage_error(a->spec.verb, "unknown option; see --help");
+        if (c == ARG_NAME_PREFIX) {
+                a->name_prefix = arg;
+                return CTL_PROCEED;
+        }
         if (c == ARG_LABEL) {
                 if (streq(a->spec.verb, "verify"))
                         return ctl_usage_error(a->spec.verb, "--label: labels are never part of a verification");
@@ -164,7 +171,8 @@ static int spec_verb_option(int c, const char *arg, void *userdata) {
         return ctl_spec_option(c, arg, &a->spec);
 }
 
-/* Parses NAME and the spec options, then starts the call with name and the spec. */
+/* Parses NAME (claim: none) and the spec options, then starts the call with name and
+ * the spec. */
 static int spec_call(int argc, char **argv, CtlOptions *o, const char *method, SpecVerbArgs *va,
                      sd_bus **ret_bus, sd_bus_message **ret_call) {
         CtlSpecArgs *a = &va->spec;
@@ -172,16 +180,17 @@ static int spec_call(int argc, char **argv, CtlOptions *o, const char *method, S
         _cleanup_(sbx_error_free) SbxError error = SBX_ERROR_NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        bool claim = streq(method, "ClaimSandbox");
         int r;
 
-        if ((r = ctl_parse_args(argc, argv, spec_verb_options, o, spec_verb_option, va, 1, 1)) != CTL_PROCEED ||
+        if ((r = ctl_parse_args(argc, argv, spec_verb_options, o, spec_verb_option, va, !claim, !claim)) != CTL_PROCEED ||
             (r = ctl_spec_build(a, &spec)) != CTL_PROCEED)
                 return r;
         if (ctl_bus_connect(o, &bus) < 0)
                 return CTL_EXIT_FAILURE;
         if (o->owner && !streq(method, "VerifySandbox"))
                 return ctl_usage_error(argv[0], "--owner: a sandbox is created in its creator's own names");
-        if (ctl_bus_new_sandbox_call(bus, o, method, argv[optind], &m) < 0)
+        if (claim ? ctl_bus_new_call(bus, method, &m) < 0 : ctl_bus_new_sandbox_call(bus, o, method, argv[optind], &m) < 0)
                 return CTL_EXIT_FAILURE;
         if ((r = sbx_bus_append_spec(m, spec, &error)) < 0)
                 return sbx_error_is_set(&error) ? ctl_fail(method, r, &error) : ctl_bus_fail(method, r);
@@ -254,6 +263,40 @@ int verb_ensure(int argc, char **argv, CtlOptions *o) {
             sbx_json_put(out, "fingerprint", json_object_new_string(fingerprint)) < 0 ||
             sbx_json_put(out, "outcome", json_object_new_string(outcome)) < 0)
                 return ctl_bus_fail("ensure", -ENOMEM);
+        ctl_print_json(out);
+        return 0;
+}
+
+/* A warm pool's member, or a create under a generated name (docs/lifecycle.md). */
+int verb_claim(int argc, char **argv, CtlOptions *o) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_(json_object_putp) json_object *out = NULL;
+        _cleanup_(spec_verb_args_done) SpecVerbArgs va = { .spec = CTL_SPEC_ARGS_INIT(argv[0]), .counts_processes = -1 };
+        const char *path, *name, *fingerprint, *outcome;
+        int r;
+
+        if ((r = spec_call(argc, argv, o, "ClaimSandbox", &va, &bus, &m)) != CTL_PROCEED)
+                return r;
+        if ((r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0 ||
+            (va.name_prefix && (r = sd_bus_message_append(m, "{sv}", "name_prefix", "s", va.name_prefix)) < 0) ||
+            (r = ctl_bus_append_labels_entry(m, va.labels)) < 0 || (r = append_lifetime(m, &va)) < 0 ||
+            (r = append_egress(m, &va)) < 0 || (r = sd_bus_message_close_container(m)) < 0)
+                return ctl_bus_fail("ClaimSandbox", r);
+        if (ctl_bus_call(bus, m, va.pull ? CTL_PULL_CALL_TIMEOUT_USEC : 0, o, &reply) < 0)
+                return CTL_EXIT_FAILURE;
+        if ((r = sd_bus_message_read(reply, "osss", &path, &name, &fingerprint, &outcome)) < 0)
+                return ctl_bus_fail("ClaimSandbox reply", r);
+        if (!o->json) {
+                printf("name: %s\nobject: %s\nfingerprint: %s\noutcome: %s\n", name, path, fingerprint, outcome);
+                return 0;
+        }
+        out = json_object_new_object();
+        if (!out || sbx_json_put(out, "name", json_object_new_string(name)) < 0 ||
+            sbx_json_put(out, "object", json_object_new_string(path)) < 0 ||
+            sbx_json_put(out, "fingerprint", json_object_new_string(fingerprint)) < 0 ||
+            sbx_json_put(out, "outcome", json_object_new_string(outcome)) < 0)
+                return ctl_bus_fail("claim", -ENOMEM);
         ctl_print_json(out);
         return 0;
 }

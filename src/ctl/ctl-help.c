@@ -54,6 +54,11 @@ const CtlVerbHelp ctl_verbs[_CTL_VERB_MAX] = {
           SPEC_OPTIONS_HELP LABEL_HELP
           "     --recreate               On a mismatch, replace the sandbox (default: fail)\n"
           "     --stop-timeout S         Seconds to stop a mismatched sandbox before (30)\n" },
+        [CTL_VERB_CLAIM] = { "claim",
+          "claim [SPEC OPTIONS...] [--name-prefix P] [--label K=V]... [LIFETIME OPTIONS...]",
+          "A sandbox at once: a warm pool's member, or one created (outcome: warm, cold)",
+          SPEC_OPTIONS_HELP LABEL_HELP
+          "     --name-prefix P          Its name is P-<8 hex> (sandbox)\n" },
         [CTL_VERB_INSPECT] = { "inspect", "inspect NAME [--fresh]", "Show what a sandbox is, as Docker has it",
           "     --fresh                  Ask Docker now, not the service's observation\n" },
         [CTL_VERB_VERIFY] = { "verify", "verify NAME [SPEC OPTIONS...]",

@@ -10,6 +10,7 @@ typedef enum CtlVerb {
         CTL_VERB_SNAPSHOTS,
         CTL_VERB_CREATE,
         CTL_VERB_ENSURE,
+        CTL_VERB_CLAIM,
         CTL_VERB_INSPECT,
         CTL_VERB_VERIFY,
         CTL_VERB_START,

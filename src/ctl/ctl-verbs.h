@@ -9,6 +9,7 @@ int verb_list(int argc, char **argv, CtlOptions *o);
 int verb_snapshots(int argc, char **argv, CtlOptions *o);
 int verb_create(int argc, char **argv, CtlOptions *o);
 int verb_ensure(int argc, char **argv, CtlOptions *o);
+int verb_claim(int argc, char **argv, CtlOptions *o);
 int verb_verify(int argc, char **argv, CtlOptions *o);
 int verb_inspect(int argc, char **argv, CtlOptions *o);
 int verb_start(int argc, char **argv, CtlOptions *o);

@@ -17,6 +17,7 @@ static int (*const verb_runs[_CTL_VERB_MAX])(int argc, char **argv, CtlOptions *
         [CTL_VERB_SNAPSHOTS] = verb_snapshots,
         [CTL_VERB_CREATE] = verb_create,
         [CTL_VERB_ENSURE] = verb_ensure,
+        [CTL_VERB_CLAIM] = verb_claim,
         [CTL_VERB_INSPECT] = verb_inspect,
         [CTL_VERB_VERIFY] = verb_verify,
         [CTL_VERB_START] = verb_start,

@@ -90,6 +90,8 @@ static int container_labels(const SbxObserved *o, json_object *image_labels, cha
 
 /* adopt_or_remove(): proven, but its owner has no place left (lc_put_adopted()). */
 #define ADOPT_OVER_LIMIT 2
+/* … a warm pool's member by now (listed while it was being made): its pool's. */
+#define ADOPT_POOL_MEMBER 3
 
 /* An owner-labelled container without a row (its name's lock held): adopted when it
  * provably passed verification — its final name, and a spec rebuilt from it whose
@@ -114,6 +116,8 @@ static int adopt_or_remove(SbxLifecycle *l, const char *name, const char *id, Sb
         }
         if (r < 0)
                 return r;
+        if (lc_is_pool_name(o->name))
+                return ADOPT_POOL_MEMBER;
         if (o->name && !lc_has_suffix(o->name, PENDING_SUFFIX) && o->image_digest) {
                 if ((r = image_facts(l, o->image_digest, &env, &image_labels, error)) < 0)
                         return r;
@@ -236,6 +240,8 @@ static int reconcile_container(SbxLifecycle *l, json_object *c, SbxSandboxRow **
         if (in || (row && streq(row->container_id, json_object_get_string(id))))
                 return 0;
         r = adopt_or_remove(l, name, json_object_get_string(id), error);
+        if (r == ADOPT_POOL_MEMBER)
+                return 0;
         if (r == ADOPT_OVER_LIMIT)
                 st->over_limit++;
         else if (r > 0)

@@ -150,6 +150,7 @@ MANAGER_ARGS = {
     "ListExecs": lambda n: ("s", [n]),
     "GetPolicy": lambda n: ("", []),
     "EnsureSandbox": lambda n: ("sa{sv}a{sv}", [n + "-ensured", SPEC, {}]),
+    "ClaimSandbox": lambda n: ("a{sv}a{sv}", [SPEC, {}]),
     "ReadFile": lambda n: ("ssa{sv}", [n, "/etc/hostname", {}]),
     "WriteFile": lambda n: ("ssaya{sv}", [n, "/tmp/policy-probe", [120], {}]),
     "ListFiles": lambda n: ("ssa{sv}", [n, "/tmp", {}]),
@@ -269,7 +270,7 @@ def test_every_method_is_answered_by_the_daemon(live_calls):
 def test_other_users_sandbox_is_untouched(live_calls):
     assert live_calls["name"] in live_calls["root-list"]
     # The state changes were refused by polkit, not by the bus, and not carried out.
-    for m in ("CreateSandbox", "EnsureSandbox", "StartSandbox", "StopSandbox", "DeleteSandbox",
+    for m in ("CreateSandbox", "EnsureSandbox", "ClaimSandbox", "StartSandbox", "StopSandbox", "DeleteSandbox",
               "PauseSandbox", "ResumeSandbox", "AcquireSandbox", "SetSandboxLifetimes", "SetSandboxEgress",
               "SnapshotSandbox", "ExecSandbox", "StartExec", "CopyToSandbox", "CopyFromSandbox",
               "GetSandboxUsage", "ReadFile", "WriteFile", "ListFiles", "RemoveFile"):
