@@ -101,7 +101,7 @@ START_TEST(test_commit_config) {
         static const char *const blanked[] = {
                 "xagent.managed", "xagent.sandbox.name", "xagent.sandbox.template.type",
                 "xagent.sandbox.snapshot_id", "xagent.sandbox.spec.fingerprint", "xagent.sandbox.spec.version",
-                "xagent.sandbox.owner", "xagent.sandbox.service",
+                "xagent.sandbox.owner", "xagent.sandbox.service", "xagent.sandbox.pool",
         };
         _cleanup_(json_object_putp) json_object *src = parse("{\"Entrypoint\":[\"/bin/ep\",\"-x\"],"
                                                              "\"Cmd\":[\"run\"],\"User\":\"app:app\"}");
