@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /* xagent-sandbox-mcp's create/ensure arguments as the bus's options a{sv}
- * (append_make_options, src/mcp/mcp-spec.c): labels, and the lifetimes idle_timeout u,
+ * (append_make_options, src/mcp/mcp-spec.c): labels, a claim's name_prefix s, and the lifetimes idle_timeout u,
  * expire_after u and on_idle s sent only when given, each with the type the service
  * reads; a wrong argument named. */
 
@@ -112,6 +112,13 @@ START_TEST(test_ensure_keeps_its_own_options) {
 }
 END_TEST
 
+START_TEST(test_claim_sends_its_name_prefix) {
+        assert_options("{\"name_prefix\": \"job-\", \"labels\": {\"k\": \"v\"}, \"expire_after\": 60}", false,
+                       "name_prefix:s=\"job-\"\nlabels:a{ss}={\"k\":\"v\"}\nexpire_after:u=60\n");
+        assert_refused("{\"name_prefix\": 7}", false, "'name_prefix'");
+}
+END_TEST
+
 START_TEST(test_wrong_arguments_are_named) {
         assert_refused("{\"labels\": [\"a\"]}", false, "'labels'");
         assert_refused("{\"labels\": {\"k\": 1}}", true, "'labels.k'");
@@ -131,6 +138,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_create_sends_only_what_is_given);
         tcase_add_test(tc, test_labels_and_lifetimes);
         tcase_add_test(tc, test_ensure_keeps_its_own_options);
+        tcase_add_test(tc, test_claim_sends_its_name_prefix);
         tcase_add_test(tc, test_wrong_arguments_are_named);
         suite_add_tcase(s, tc);
         return s;

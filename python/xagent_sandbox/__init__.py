@@ -21,7 +21,8 @@ Errors are exceptions, one class per D-Bus error of the service (NoSuchSandbox,
 PolicyViolation, SandboxBusy, …), all subclasses of SandboxError, each carrying the
 D-Bus error name and the service's message. `with sb.lease():` keeps others from
 stopping or deleting the sandbox meanwhile; sb.set_lifetimes() changes its idle
-timeout and expiry. The module uses Gio (python3-gi); the bus is the
+timeout and expiry. Sandbox.claim() gives a new sandbox under a name the service
+generates, warm from a pool when the host policy keeps one (sb.outcome "warm"). The module uses Gio (python3-gi); the bus is the
 system bus, or DBUS_SYSTEM_BUS_ADDRESS when set. See docs/python.md.
 """
 
@@ -149,6 +150,20 @@ def _make_options(labels=None, idle_timeout=None, expire_after=None, on_idle=Non
     if on_idle is not None:
         o["on_idle"] = _v("s", str(on_idle))
     return o
+
+
+def _egress(egress):
+    """An egress dict ({"mode": "allowlist", "allow": ["10.0.0.0/8:443", "pypi.org"]})
+    as the options' a{sv}."""
+    o = {}
+    for key, value in egress.items():
+        if key == "mode":
+            o["mode"] = _v("s", str(value))
+        elif key == "allow":
+            o["allow"] = _v("as", [str(a) for a in value])
+        else:
+            raise ValueError(f"egress: unknown key {key!r} (mode, allow)")
+    return _v("a{sv}", o)
 
 
 def _unpack(value):
@@ -520,6 +535,31 @@ class Sandbox:
                  _make_options(labels, idle_timeout, expire_after, on_idle, idle_counts_processes, egress)],
                 timeout_s=120)
             sb.outcome = "created"
+        except BaseException:
+            sb.close()
+            raise
+        return sb
+
+    @classmethod
+    def claim(cls, name_prefix=None, labels=None, idle_timeout=None, expire_after=None, on_idle=None,
+              idle_counts_processes=None, egress=None, interactive=False, on_exit="keep", **spec):
+        """A new sandbox of this spec under a name the service generates
+        (ClaimSandbox): a warm one from a pool the host policy keeps for the caller and
+        this spec when there is one (sb.outcome "warm", it answers at once), else one
+        created now (sb.outcome "cold"). sb.name is the generated name, beginning with
+        name_prefix when given; labels and lifetimes as for create() (the lifetimes
+        count from the claim); egress as a dict (mode, allow: docs/security.md). The
+        spec keywords are create()'s. With on_exit="delete" a `with` block deletes
+        it at its end, as a throwaway sandbox wants."""
+        options = _make_options(labels, idle_timeout, expire_after, on_idle, idle_counts_processes)
+        if name_prefix is not None:
+            options["name_prefix"] = _v("s", str(name_prefix))
+        if egress is not None:
+            options["egress"] = _egress(egress)
+        sb = cls(None, interactive, on_exit)
+        try:
+            _, sb.name, sb.fingerprint, sb.outcome = sb._bus.manager(
+                "ClaimSandbox", "a{sv}a{sv}", [_spec(**spec), options], timeout_s=120)
         except BaseException:
             sb.close()
             raise

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -179,7 +180,50 @@ static int release_start(Call *c) {
         return 0;
 }
 
+/* ClaimSandbox: sandbox_ensure without a `sandbox` (docs/mcp.md). on_mismatch and
+ * stop_timeout are about a sandbox found, which a claim never has. */
+static int claim_start(Call *c) {
+        static const char *const ensure_only[] = { "on_mismatch", "stop_timeout" };
+        _cleanup_free_ char *error = NULL;
+        sd_bus_message *m = NULL;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(ensure_only); i++)
+                if (json_object_object_get_ex(c->args, ensure_only[i], NULL)) {
+                        if (asprintf(&error, "argument '%s': only with `sandbox` (a claim makes a new one)",
+                                     ensure_only[i]) < 0)
+                                return -ENOMEM;
+                        call_fail(c, "org.freedesktop.DBus.Error.InvalidArgs", error);
+                        return 0;
+                }
+        r = sd_bus_message_new_method_call(c->server->bus, &m, MCP_BUS_SERVICE, MCP_BUS_MANAGER_PATH,
+                                           MCP_BUS_MANAGER, "ClaimSandbox");
+        if (r >= 0)
+                r = append_spec_args(m, c->args, &error);
+        if (r >= 0)
+                r = append_make_options(m, c->args, false, &error);
+        send_or_fail(c, m, r, error);
+        return 0;
+}
+
+/* The generated name is the result's `sandbox`, the name every other tool takes. */
+static int claim_reply(Call *c, sd_bus_message *reply, json_object **ret) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+        const char *path, *name, *fingerprint, *outcome;
+        int r;
+
+        if ((r = sd_bus_message_read(reply, "osss", &path, &name, &fingerprint, &outcome)) < 0)
+                return r;
+        if (!o || sbx_json_put(o, "sandbox", json_object_new_string(name)) < 0 ||
+            sbx_json_put(o, "outcome", json_object_new_string(outcome)) < 0 ||
+            sbx_json_put(o, "fingerprint", json_object_new_string(fingerprint)) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
 static const Tool ops[] = {
+        { .name = "sandbox_claim", .start = claim_start, .on_reply = claim_reply },
         { .name = "sandbox_lifetimes", .start = lifetimes_start, .on_reply = lifetimes_reply },
         { .name = "sandbox_egress", .start = egress_start, .on_reply = lifetimes_reply },
         { .name = "sandbox_lease", .start = lease_start, .on_reply = lease_reply },
@@ -256,10 +300,11 @@ const Tool mcp_agent_tools[] = {
         TOOL("sandbox_ensure", "Get or create a sandbox",
              "Use first: returns the running sandbox `sandbox` if it matches the spec (starting it if stopped), else "
              "creates it (on_mismatch recreate replaces a different one). Lifetimes given are applied to one found "
-             "too. Then use run, file_*, process_*.",
+             "too. Without `sandbox`: a new one (warm if pooled) under a generated name (name_prefix), returned as "
+             "`sandbox`. Then use run, file_*, process_*.",
              OBJ(P_SANDBOX "," P_SPEC ",\"labels\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
-                 P_LIFETIMES "," P_EGRESS ",\"on_mismatch\":{\"enum\":[\"fail\",\"recreate\"]},\"stop_timeout\":" INT("Seconds."),
-                 "\"sandbox\""), false, true, true),
+                 P_LIFETIMES "," P_EGRESS ",\"on_mismatch\":{\"enum\":[\"fail\",\"recreate\"]},\"stop_timeout\":" INT("Seconds.") ","
+                 "\"name_prefix\":{\"type\":\"string\"}", ""), false, true, false),
         TOOL("sandbox", "Change a sandbox",
              "Acts on a sandbox: start, stop (force revokes others' leases), pause, resume, delete, snapshot "
              "(snapshot_id), lifetimes (change idle_timeout, expire_after from now, on_idle, idle_counts_processes), "
@@ -374,6 +419,13 @@ static int facade_start(Call *c) {
                 return 0;
         }
         op_name = route(c->tool->name, action);
+        if (streq_ptr(op_name, "sandbox_ensure") && !json_object_object_get_ex(c->args, "sandbox", NULL))
+                op_name = "sandbox_claim";
+        else if (json_object_object_get_ex(c->args, "name_prefix", NULL)) {
+                call_fail(c, "org.freedesktop.DBus.Error.InvalidArgs",
+                          "argument 'name_prefix': only without `sandbox` (the name is then generated)");
+                return 0;
+        }
         if (!op_name || !(op = op_find(op_name))) {
                 call_fail(c, "org.freedesktop.DBus.Error.InvalidArgs", "argument 'action': not one of this tool's");
                 return 0;

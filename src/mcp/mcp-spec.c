@@ -197,6 +197,7 @@ int append_egress_value(sd_bus_message *m, json_object *egress, char **error) {
 
 int append_make_options(sd_bus_message *m, json_object *args, bool ensure, char **error) {
         const char *on_mismatch = "fail";
+        const char *name_prefix = NULL;
         uint64_t stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT;
         json_object *labels = NULL, *egress = NULL;
         int r;
@@ -204,10 +205,14 @@ int append_make_options(sd_bus_message *m, json_object *args, bool ensure, char 
         if (ensure && (arg_string(args, "on_mismatch", false, &on_mismatch, error) < 0 ||
                        arg_uint(args, "stop_timeout", SBX_STOP_TIMEOUT_MAX, &stop_timeout, error) < 0))
                 return -EINVAL;
+        if (arg_string(args, "name_prefix", false, &name_prefix, error) < 0)
+                return -EINVAL;
         if ((r = sd_bus_message_open_container(m, 'a', "{sv}")) < 0)
                 return r;
         if (ensure && (r = sd_bus_message_append(m, "{sv}{sv}", "on_mismatch", "s", on_mismatch, "stop_timeout", "u",
                                                  (uint32_t) stop_timeout)) < 0)
+                return r;
+        if (name_prefix && (r = sd_bus_message_append(m, "{sv}", "name_prefix", "s", name_prefix)) < 0)
                 return r;
         if (json_object_object_get_ex(args, "labels", &labels) && labels &&
             (r = append_labels_entry(m, labels, error)) < 0)

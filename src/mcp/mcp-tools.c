@@ -260,8 +260,10 @@ static int make_reply(Call *c, sd_bus_message *reply, json_object **ret, bool en
                    : sd_bus_message_read(reply, "os", &path, &fingerprint);
         if (r < 0)
                 return r;
-        o = name_result(c, "name", "name", json_object_new_string(outcome), "outcome");
-        if (!o || sbx_json_put(o, "fingerprint", json_object_new_string(fingerprint)) < 0)
+        /* `sandbox` as a claim's result has it (docs/mcp.md); `name` as before. */
+        o = name_result(c, "name", "sandbox", json_object_new_string(outcome), "outcome");
+        if (!o || sbx_json_put(o, "name", json_object_get(json_object_object_get(o, "sandbox"))) < 0 ||
+            sbx_json_put(o, "fingerprint", json_object_new_string(fingerprint)) < 0)
                 return json_object_put(o), -ENOMEM;
         *ret = o;
         return 0;
