@@ -152,20 +152,6 @@ def _make_options(labels=None, idle_timeout=None, expire_after=None, on_idle=Non
     return o
 
 
-def _egress(egress):
-    """An egress dict ({"mode": "allowlist", "allow": ["10.0.0.0/8:443", "pypi.org"]})
-    as the options' a{sv}."""
-    o = {}
-    for key, value in egress.items():
-        if key == "mode":
-            o["mode"] = _v("s", str(value))
-        elif key == "allow":
-            o["allow"] = _v("as", [str(a) for a in value])
-        else:
-            raise ValueError(f"egress: unknown key {key!r} (mode, allow)")
-    return _v("a{sv}", o)
-
-
 def _unpack(value):
     """A GLib.Variant's value with every ay as bytes (a plain unpack gives lists of ints)."""
     if isinstance(value, GLib.Variant):
@@ -548,14 +534,12 @@ class Sandbox:
         this spec when there is one (sb.outcome "warm", it answers at once), else one
         created now (sb.outcome "cold"). sb.name is the generated name, beginning with
         name_prefix when given; labels and lifetimes as for create() (the lifetimes
-        count from the claim); egress as a dict (mode, allow: docs/security.md). The
+        count from the claim); egress as for create() (docs/security.md). The
         spec keywords are create()'s. With on_exit="delete" a `with` block deletes
         it at its end, as a throwaway sandbox wants."""
-        options = _make_options(labels, idle_timeout, expire_after, on_idle, idle_counts_processes)
+        options = _make_options(labels, idle_timeout, expire_after, on_idle, idle_counts_processes, egress)
         if name_prefix is not None:
             options["name_prefix"] = _v("s", str(name_prefix))
-        if egress is not None:
-            options["egress"] = _egress(egress)
         sb = cls(None, interactive, on_exit)
         try:
             _, sb.name, sb.fingerprint, sb.outcome = sb._bus.manager(
