@@ -52,6 +52,7 @@
 
 #include "attach.h"
 #include "detach.h"
+#include "exec-serve.h"
 #include "pack.h"
 #include "serve.h"
 #include "unpack.h"
@@ -164,7 +165,7 @@ static int kill_pass(int sig, const char *entry) {
         return n;
 }
 
-static int kill_token(int sig, const char *token) {
+int sbx_init_kill_token(int sig, const char *token) {
         static char entry[128];
         int total = 0, n;
 
@@ -188,7 +189,7 @@ static int kill_exec(const char *signal_number, const char *token) {
 
         if (sig < 0 || strlen(token) == 0 || strlen(token) > TOKEN_MAX)
                 return 2;
-        return kill_token(sig, token) > 0 ? 0 : 1;
+        return sbx_init_kill_token(sig, token) > 0 ? 0 : 1;
 }
 
 #define LEFTOVERS_MAX 1024
@@ -222,7 +223,7 @@ static int kill_leftovers(const char *signal_number, const char *instance) {
         }
         closedir(d);
         for (size_t i = 0; i < n; i++)
-                total += kill_token(sig, tokens[i]);
+                total += sbx_init_kill_token(sig, tokens[i]);
         return total > 0 ? 0 : 1;
 }
 
