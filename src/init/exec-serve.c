@@ -29,8 +29,10 @@
 
 #define CHUNK 65536U
 /* After the command ended, how long its streams may stay quiet before the end is
- * reported (a background process may hold them open for ever). */
-#define EXIT_GRACE_MS 200
+ * reported: what it wrote before it ended is read first; a process it left that
+ * holds them open (a detached supervisor, `cmd &`) does not hold the end, as with
+ * a Docker exec. */
+#define EXIT_GRACE_MS 10
 #define EXEC_TOKEN_VAR "XAGENT_SANDBOX_EXEC="
 
 extern char **environ;
@@ -106,6 +108,8 @@ static _Noreturn void run_command(const SbxProtoExec *x, int report, int master,
                 for (int i = 0; i < 3; i++)
                         if (dup2(slave, i) < 0)
                                 fail_child(report, SBX_EXEC_FAILED, errno);
+                if (slave > 2)
+                        close(slave);
         } else
                 for (int i = 0; i < 3; i++)
                         if (dup2(std[i], i) < 0)
@@ -236,7 +240,7 @@ static int relay(Relay *r, pid_t child) {
 
                 if (r->exited && r->olen == 0 && r->out[0] < 0 && r->out[1] < 0)
                         break;
-                n = poll(p, ELEMENTSOF(p), r->exited ? EXIT_GRACE_MS : pidfd < 0 ? 100 : -1);
+                n = poll(p, ELEMENTSOF(p), r->exited && r->olen == 0 ? EXIT_GRACE_MS : pidfd < 0 ? 100 : -1);
                 if (n < 0 && errno != EINTR)
                         return -1;
                 if (n == 0 && r->exited && r->olen == 0)

@@ -73,7 +73,7 @@ int lc_channel_pidfd(SbxDocker *d, const SbxExecProcess *channel, const SbxProto
         long long ns[8], uid[4];
         unsigned u;
         size_t k;
-        int pidfd;
+        int pidfd, probe;
 
         if (sbx_proto_find(hello->payload, hello->size, SBX_TAG_PID, &f) <= 0 || sbx_proto_u64(&f, &inner) < 0 ||
             sscanf(channel->user, "%u:", &u) != 1 || !channel->exec_id ||
@@ -89,6 +89,10 @@ int lc_channel_pidfd(SbxDocker *d, const SbxExecProcess *channel, const SbxProto
             status_numbers(status, "\nUid:", uid, ELEMENTSOF(uid)) < 2 || uid[0] != u || uid[1] != u ||
             syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
                 return safe_close(pidfd);
+        /* May its descriptors be taken (CAP_SYS_PTRACE over another uid's process)? */
+        if ((probe = (int) syscall(SYS_pidfd_getfd, pidfd, STDIN_FILENO, 0)) < 0)
+                return safe_close(pidfd);
+        safe_close(probe);
         *ret_uid = (uid_t) u;
         return pidfd;
 }

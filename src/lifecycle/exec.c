@@ -453,7 +453,8 @@ int sbx_exec_resize(SbxDocker *d, const SbxExecProcess *p, unsigned rows, unsign
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "The process has no terminal");
         if (ioctl(p->tty_master, TIOCSWINSZ, &(struct winsize) { .ws_row = (unsigned short) rows,
                                                                 .ws_col = (unsigned short) cols }) < 0)
-                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Cannot resize the process's terminal: %s", strerror(errno));
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Cannot resize the process's terminal: %s",
+                                     strerror(errno));
         return 0;
 }
 
