@@ -1,11 +1,10 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Commands over the kept channel (docs/architecture.md, "Commands over the channel"),
 as the members through the real bus: a command is forked by the service's program in
-the sandbox (not one Docker exec each); without a channel that can carry commands (a
-daemon that may not take another uid's descriptors) a Docker exec still runs them;
-an owner who stops or floods the channel gets a typed error within the call's
-deadline, and another member's calls meanwhile run as before; and option wait
-queues an agent's fan-out of 16 under the default limits."""
+the sandbox (not one Docker exec each); an owner who stops or floods the channel
+gets a typed error within the call's deadline, and another member's calls meanwhile
+run as before; and option wait queues an agent's fan-out of 16 under the default
+limits."""
 
 import json
 import threading
@@ -157,13 +156,3 @@ def test_wait_applies_to_the_operations_share_too(stack, sandboxd, box):
                                for a in refused), refused
         assert any(a["ok"] for a in answers)
 
-
-def test_without_a_channel_that_carries_commands_a_docker_exec_runs_them(stack, sandboxd, box):
-    # A daemon that may not take another uid's descriptors (no CAP_SYS_PTRACE).
-    argv = ["/usr/bin/setpriv", "--inh-caps=-sys_ptrace", "--bounding-set=-sys_ptrace", "--"] + stack.default_daemon_argv()
-    with h.daemon_argv(stack, argv):
-        status, out, _ = run(sandboxd, MEMBER, box, ["sh", "-c", 'awk \'/^PPid/{print $2}\' /proc/self/status; '
-                                                     'cat; echo "$A"'],
-                             {"stdin": ["ay", list(b"in\n")], "env": ["a{ss}", {"A": "b"}]})
-        # A Docker exec's first process: its parent is outside the sandbox.
-        assert (status, out) == (0, "0\nin\nb\n")
