@@ -10,12 +10,19 @@
  *   bench-exec direct-stream CONTAINER USER BYTES
  *                                          BYTES of output read straight off Docker
  *   bench-exec bus-stream NAME BYTES       the same through StartExec into a pipe
+ *   bench-exec direct-parallel CONTAINER USER K N
+ *                                          K threads at once, each N × exec `true` on
+ *                                          a client of its own
+ *   bench-exec bus-parallel NAME K N WAIT  K connections at once, each N ×
+ *                                          ExecSandbox(["true"]) (option wait WAIT s if > 0)
  *
- * Prints one JSON object: {"median_ms": …} or {"seconds": …, "mb_per_s": …}. */
+ * Prints one JSON object: {"median_ms": …}, {"seconds": …, "mb_per_s": …} or
+ * {"seconds": …, "per_s": …, "ok": …, "failed": …, "error": …}. */
 
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <systemd/sd-bus.h>
@@ -166,6 +173,85 @@ static int bus_stream(const char *name, const char *bytes) {
         return 0;
 }
 
+/* ---- K at once ------------------------------------------------------------------- */
+
+typedef struct Par {
+        const char *a, *b;              /* container and user, or name */
+        int n, wait_s;
+        int ok, failed;
+        char error[256];
+} Par;
+
+static void *direct_thread(void *p_) {
+        Par *p = p_;
+        _cleanup_(sbx_docker_freep) SbxDocker *d = NULL;
+        size_t bytes;
+
+        if (sbx_docker_new(NULL, &d, NULL) < 0)
+                return NULL;
+        for (int i = 0; i < p->n; i++)
+                *(direct_once(d, p->a, p->b, (char *[]) { (char *) "true", NULL }, false, &bytes) == 0 ?
+                  &p->ok : &p->failed) += 1;
+        return NULL;
+}
+
+static void *bus_thread(void *p_) {
+        Par *p = p_;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *b = NULL;
+
+        if (sd_bus_open_system(&b) < 0)
+                return NULL;
+        for (int i = 0; i < p->n; i++) {
+                _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                int r = p->wait_s > 0 ?
+                        sd_bus_call_method(b, "org.xagent.Sandbox1", "/org/xagent/Sandbox1",
+                                           "org.xagent.Sandbox1.Manager", "ExecSandbox", &error, &reply,
+                                           "sasa{sv}", p->a, 1, "true", 1, "wait", "u", (uint32_t) p->wait_s) :
+                        sd_bus_call_method(b, "org.xagent.Sandbox1", "/org/xagent/Sandbox1",
+                                           "org.xagent.Sandbox1.Manager", "ExecSandbox", &error, &reply,
+                                           "sasa{sv}", p->a, 1, "true", 0);
+
+                if (r >= 0)
+                        p->ok++;
+                else {
+                        p->failed++;
+                        snprintf(p->error, sizeof p->error, "%s", error.name ?: "?");
+                }
+        }
+        return NULL;
+}
+
+static int parallel(void *(*fn)(void *), const char *a, const char *b, int k, int n, int wait_s) {
+        Par *p = calloc((size_t) k, sizeof(Par));
+        pthread_t *t = calloc((size_t) k, sizeof(pthread_t));
+        int ok = 0, failed = 0;
+        const char *error = "";
+        double t0;
+
+        if (!p || !t || k <= 0)
+                return die("parallel", "bad arguments");
+        t0 = now_ms();
+        for (int i = 0; i < k; i++) {
+                p[i] = (Par) { .a = a, .b = b, .n = n, .wait_s = wait_s };
+                if (pthread_create(&t[i], NULL, fn, &p[i]) != 0)
+                        return die("parallel", "cannot start a thread");
+        }
+        for (int i = 0; i < k; i++) {
+                (void) pthread_join(t[i], NULL);
+                ok += p[i].ok;
+                failed += p[i].failed;
+                if (p[i].error[0])
+                        error = p[i].error;
+        }
+        double s = (now_ms() - t0) / 1e3;
+        printf("{\"seconds\": %.3f, \"per_s\": %.2f, \"ok\": %d, \"failed\": %d, \"error\": \"%s\"}\n", s,
+               ok / s, ok, failed, error);
+        free(p);
+        free(t);
+        return 0;
+}
+
 int main(int argc, char **argv) {
         curl_global_init(CURL_GLOBAL_DEFAULT);
         if (argc == 5 && streq(argv[1], "direct"))
@@ -176,6 +262,10 @@ int main(int argc, char **argv) {
                 return direct_stream(argv[2], argv[3], argv[4]);
         if (argc == 4 && streq(argv[1], "bus-stream"))
                 return bus_stream(argv[2], argv[3]);
+        if (argc == 6 && streq(argv[1], "direct-parallel"))
+                return parallel(direct_thread, argv[2], argv[3], atoi(argv[4]), atoi(argv[5]), 0);
+        if (argc == 6 && streq(argv[1], "bus-parallel"))
+                return parallel(bus_thread, argv[2], NULL, atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
         fprintf(stderr, "usage: see the comment at the top of bench/bench-exec.c\n");
         return 2;
 }

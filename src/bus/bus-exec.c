@@ -243,7 +243,7 @@ static void job_run(void *job, SbxLifecycle *l) {
         if (j->sig > 0)
                 j->r = sbx_exec_kill(l->docker, j->process, j->sig, &j->error);
         else
-                j->r = sbx_docker_exec_resize(l->docker, j->process->exec_id, j->rows, j->cols, &j->error);
+                j->r = sbx_exec_resize(l->docker, j->process, j->rows, j->cols, &j->error);
 }
 
 /* The reply to a Kill or Resize; one that cannot be sent is logged, and a Kill's

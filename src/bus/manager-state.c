@@ -89,6 +89,9 @@ void manager_idle_as(Manager *m, uid_t uid, bool read) {
                         free(share);
                 }
         }
+        /* A share given back may be what an exec with option wait waits for. */
+        if (!read && m->execs_waiting && m->execs.released)
+                m->execs.released(m->execs.released_userdata);
         if (--m->n_busy > 0)
                 return;
         /* the first reconciliation waited for the calls that were in flight: now */

@@ -24,7 +24,8 @@
 #include "registry.h"
 #include "worker-pool.h"
 
-#define SBX_WORKERS 16U
+/* Started on demand, retired when idle (worker-pool.h). */
+#define SBX_WORKERS 48U
 #define SBX_READ_WORKERS 8U
 /* Read workers one caller may hold at once: half of them, so that another caller's
  * read never waits behind one user's slow ones (usage: about 1 s each in Docker). */

@@ -183,6 +183,7 @@ struct Operation {
         SbxExecOptions exec;
         int fds[3];
         bool exec_slot;                 /* holds one of the policy's exec slots */
+        bool share_pending;             /* option wait: its max_operations_per_user share is waited for too */
         struct Operation *next_waiting; /* option wait: in the manager's queue for a slot */
         sd_event_source *wait_timer;    /* … until then */
         uint64_t exec_capture;          /* … and this much of the capture budget */

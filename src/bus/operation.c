@@ -27,7 +27,8 @@ static Operation *operation_free(Operation *o) {
                 return NULL;
         if (o->active && (e = registry_get(&o->m->registry, o->name)) && e->active > 0)
                 e->active--;
-        manager_idle_as(o->m, o->uid, o->read);
+        if (!o->share_pending)
+                manager_idle_as(o->m, o->uid, o->read);
         operation_free_unstarted(o);
         return NULL;
 }
@@ -250,6 +251,32 @@ static uint64_t capture_of(const Operation *o) {
 static void submit_acquired(Operation *o);
 static int wait_for_slot(Operation *o);
 
+/* What a process in the sandbox holds while it runs: the caller's share of state
+ * changes (when it came with option wait, it may still be to take) and an exec slot
+ * (policy max_execs_per_user, max_execs) — both, or none of what was taken here. */
+static int take_slots(Operation *o, SbxError *e) {
+        bool took_share = false;
+        int r;
+
+        if (o->share_pending) {
+                if ((r = work_share_take(o->m, o->uid, o->read, e)) < 0)
+                        return r;
+                o->share_pending = false;
+                took_share = true;
+        }
+        r = exec_slots_acquire(&o->m->execs, o->m->policy, o->uid, capture_of(o), e);
+        if (r < 0) {
+                if (took_share) {
+                        o->share_pending = true;
+                        manager_idle_as(o->m, o->uid, o->read);
+                }
+                return r;
+        }
+        o->exec_slot = true;
+        o->exec_capture = capture_of(o);
+        return 0;
+}
+
 static void submit(Operation *o) {
         SbxError e = SBX_ERROR_NULL;
         int r;
@@ -273,10 +300,10 @@ static void submit(Operation *o) {
                         registry_mark_used(entry);
                 }
         }
-        /* A process in the sandbox holds an exec slot until it ends (policy
-         * max_execs_per_user, max_execs); with option wait, a full share is waited for. */
+        /* A process in the sandbox holds an exec slot until it ends; with option
+         * wait, a full share — any of them — is waited for. */
         if (operation_verbs[o->verb].exec) {
-                r = exec_slots_acquire(&o->m->execs, o->m->policy, o->uid, capture_of(o), &e);
+                r = take_slots(o, &e);
                 if (r < 0 && o->exec.wait_s > 0 && sbx_error_is(&e, SBX_ERROR_LIMITS_EXCEEDED) &&
                     wait_for_slot(o) >= 0) {
                         sbx_error_free(&e);
@@ -287,8 +314,6 @@ static void submit(Operation *o) {
                         sbx_error_free(&e);
                         return;
                 }
-                o->exec_slot = true;
-                o->exec_capture = capture_of(o);
         }
         submit_acquired(o);
 }
@@ -325,10 +350,8 @@ static int on_wait_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
 
         unlink_waiting(o);
         /* One last try names the limit that is still full. */
-        r = exec_slots_acquire(&o->m->execs, o->m->policy, o->uid, capture_of(o), &e);
+        r = take_slots(o, &e);
         if (r >= 0) {
-                o->exec_slot = true;
-                o->exec_capture = capture_of(o);
                 submit_acquired(o);
                 return 0;
         }
@@ -352,11 +375,9 @@ static int on_kick(sd_event_source *s, void *userdata) {
 
         for (Operation *o = m->execs_waiting; o; o = next) {
                 next = o->next_waiting;
-                if (exec_slots_acquire(&m->execs, m->policy, o->uid, capture_of(o), NULL) < 0)
+                if (take_slots(o, NULL) < 0)
                         continue;
                 unlink_waiting(o);
-                o->exec_slot = true;
-                o->exec_capture = capture_of(o);
                 submit_acquired(o);
         }
         return 0;
@@ -650,7 +671,7 @@ void operation_args_done(OperationArgs *args, Verb verb) {
 
 int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *args, sd_bus_error *ret_error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        bool read = !operation_verbs[verb].changes;
+        bool read = !operation_verbs[verb].changes, pending;
         Operation *o;
         uid_t uid;
         int r;
@@ -665,16 +686,21 @@ int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *
          * reads (max_reads_per_user) in flight: a full share is LimitsExceeded for that
          * caller's calls of that kind only. */
         r = work_share_take(m, uid, read, &e);
-        if (r < 0) {
+        /* With option wait, a process in the sandbox waits for it (take_slots()). */
+        pending = r < 0 && operation_verbs[verb].exec && args->exec && args->exec->wait_s > 0 &&
+                  sbx_error_is(&e, SBX_ERROR_LIMITS_EXCEEDED);
+        if (r < 0 && !pending) {
                 operation_args_done(args, verb);
                 return operation_refuse(m, call, verb, args->name, &e, r, ret_error);
         }
         r = operation_new(m, call, verb, uid, args, &o);
         if (r < 0) {
                 operation_args_done(args, verb);
-                manager_idle_as(m, uid, read);
+                if (!pending)
+                        manager_idle_as(m, uid, read);
                 return r;
         }
+        o->share_pending = pending;
         authorize(o);
         return 1;
 }

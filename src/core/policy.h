@@ -36,10 +36,11 @@
 #define SBX_POLICY_DEFAULT_PIDS_LIMIT 512
 /* Processes started through the service (ExecSandbox, StartExec, copies) that may
  * run at once: per user and in total. A capture exec or a copy occupies one of
- * the 16 state-change workers for its whole run (a streaming one only its own
- * relay thread): the default total leaves 4 of them to lifecycle calls. */
-#define SBX_POLICY_DEFAULT_MAX_EXECS_PER_USER 4
-#define SBX_POLICY_DEFAULT_MAX_EXECS 12
+ * the 48 state-change workers for its whole run (a streaming one only its own
+ * relay thread): one agent fans out 16 at once, and the default total leaves 16
+ * workers to lifecycle calls. */
+#define SBX_POLICY_DEFAULT_MAX_EXECS_PER_USER 16
+#define SBX_POLICY_DEFAULT_MAX_EXECS 32
 /* Leases (docs/api.md): each is one descriptor the daemon keeps open. */
 #define SBX_POLICY_DEFAULT_MAX_LEASES_PER_USER 64
 #define SBX_POLICY_DEFAULT_MAX_LEASES_PER_SANDBOX 64
@@ -52,8 +53,8 @@
 #define SBX_POLICY_DEFAULT_HOST_PORT_MIN 1024
 #define SBX_POLICY_DEFAULT_PUBLISH_ADDRESS "127.0.0.1"
 /* One caller's operations in flight: half the state-change workers, so another
- * user always finds some free. */
-#define SBX_POLICY_DEFAULT_MAX_OPERATIONS_PER_USER 8
+ * user always finds some free (16 execs of one agent and 8 more). */
+#define SBX_POLICY_DEFAULT_MAX_OPERATIONS_PER_USER 24
 #define SBX_POLICY_MAX_OPERATIONS_PER_USER_LIMIT 128
 /* One caller's reads in flight: a share of their own, so that a user's read storm
  * never refuses that user's state changes (nor the other way round). */

@@ -20,6 +20,8 @@
 
 #define SBX_PROTO_VERSION 1
 #define SBX_PROTO_HEADER_SIZE 12U
+/* Docker's multiplexed stream's frame header (docker-stream.h), for the EXEC stream. */
+#define SBX_DOCKER_FRAME_HEADER_SIZE 8U
 /* Above the largest ReadFile/WriteFile data the policy allows (16 MiB), with room
  * for the other fields. */
 #define SBX_PROTO_MAX_PAYLOAD ((16U << 20) + 65536U)
@@ -35,6 +37,8 @@ typedef enum SbxProtoType {
         /* a detached process's ring in the directory PATH: state, and what it kept of
          * each stream from the cursor OFFSET on, at most LENGTH bytes each (ring.h) */
         SBX_PROTO_OUTPUT = 6,           /* PATH, OFFSET, LENGTH → OK(STATE, STATUS, POS_*, COMMIT_*, STDOUT, STDERR) */
+        /* a command run by the program (proto-exec below) */
+        SBX_PROTO_EXEC = 7,             /* ARG…, ENV…, [PATH], TOKEN, [FLAGS, ROWS, COLS] → OK(FD) */
         /* the state of every detached process in the directory PATH (its rings'
          * directories), at most LIMIT of them: one request for all of a sandbox's */
         SBX_PROTO_STATES = 12,          /* PATH, LIMIT → OK(ENTRY(NAME, STATE, STATUS | ERRNO)…, TRUNCATED) */
@@ -72,6 +76,13 @@ typedef enum SbxProtoTag {
         SBX_TAG_COMMIT_ERR = 26,
         SBX_TAG_ALLOCATED = 27,         /* bytes of disk (blocks) the written file takes now */
         SBX_TAG_RELEASED = 28,          /* bytes of disk (blocks) freed: what a write replaced, a remove removed */
+        SBX_TAG_ARG = 29,               /* EXEC: argv, one field each, in order */
+        SBX_TAG_ENV = 30,               /* EXEC: "KEY=VALUE", one field each */
+        SBX_TAG_TOKEN = 31,             /* EXEC: the command's XAGENT_SANDBOX_EXEC */
+        SBX_TAG_ROWS = 32,
+        SBX_TAG_COLS = 33,
+        SBX_TAG_FD = 34,                /* EXEC's reply: the program's descriptor of the command's stream */
+        SBX_TAG_PID = 35,               /* HELLO's reply: the program's pid in the sandbox */
 } SbxProtoTag;
 
 /* A descriptor transfer into a file (WriteFile's option fd; src/init/stream.c): the
@@ -85,6 +96,7 @@ typedef enum SbxProtoTag {
 #define SBX_PROTO_WRITE_APPEND       (1U << 0)
 #define SBX_PROTO_WRITE_MAKE_PARENTS (1U << 1)
 #define SBX_PROTO_REMOVE_RECURSIVE   (1U << 0)
+#define SBX_PROTO_EXEC_TTY           (1U << 0)
 
 /* The ring file of a detached process (src/init/detach.c writes it, the service
  * reads it through READ requests): a header of u64 little-endian fields, then one
@@ -267,3 +279,59 @@ typedef struct SbxProtoState {
 int sbx_proto_states_next(const SbxProtoFrame *f, size_t *pos, SbxProtoState *ret);
 /* The TRUNCATED flag of a LIST or STATES reply. */
 int sbx_proto_list_truncated(const SbxProtoFrame *f, bool *ret);
+
+/* ---- commands over the channel (docs/architecture.md, "Commands over the channel") -- */
+
+/* EXEC: the program makes a socket pair, forks a supervisor holding one end and
+ * answers OK(FD) with its descriptor number of the other end, which it keeps open
+ * until the next frame it reads (or 2 s), for the service to take with
+ * pidfd_getfd(2). The supervisor waits (SBX_EXEC_GO_TIMEOUT_MS at most) for one byte,
+ * SBX_EXEC_GO, on its end — the service holds the stream — and only then forks the
+ * command, as the program's own uid, gid, namespaces and cgroup, in PATH (else the
+ * program's working directory), with the program's environment but its
+ * XAGENT_SANDBOX_EXEC, overridden by ENV, then TOKEN's XAGENT_SANDBOX_EXEC.
+ *
+ * The stream is Docker's multiplexed one (docker-stream.h): stdout on stream 1
+ * (everything, with a terminal), stderr on 2, and on SBX_EXEC_STREAM_STATUS two
+ * frames of SBX_EXEC_STATUS_SIZE bytes: the first, before any output, says whether
+ * the command started (with a terminal it carries the terminal's master descriptor
+ * (SCM_RIGHTS), for Resize); the last one its exit status, after which the stream
+ * ends. What the service writes after SBX_EXEC_GO is the command's stdin; its
+ * half-close is the command's end of file. A supervisor whose stream the service
+ * closed kills the command (its token) and ends. */
+#define SBX_EXEC_GO 'G'
+#define SBX_EXEC_GO_TIMEOUT_MS 10000
+#define SBX_EXEC_STREAM_STATUS 3U
+#define SBX_EXEC_STATUS_SIZE 8U          /* kind (u8), 3 zero bytes, value (u32 big-endian) */
+#define SBX_EXEC_ARGS_MAX 65536U
+#define SBX_EXEC_TOKEN_MAX 64U
+
+typedef enum SbxExecStatusKind {
+        SBX_EXEC_STARTED = 0,           /* value 0 */
+        SBX_EXEC_EXITED = 1,            /* value: the exit status (128+N after signal N) */
+        SBX_EXEC_NOT_EXECUTED = 2,      /* value: execve's errno */
+        SBX_EXEC_NO_WORKING_DIR = 3,    /* value: chdir's errno */
+        SBX_EXEC_FAILED = 4,            /* value: errno; the supervisor could not set it up */
+} SbxExecStatusKind;
+
+typedef struct SbxProtoExec {
+        char *const *argv;              /* non-empty, NULL-terminated */
+        char *const *env;               /* NULL-terminated; may be NULL */
+        const char *working_dir;        /* NULL: the program's */
+        const char *token;
+        bool tty;
+        unsigned rows, cols;            /* 0: the terminal's default */
+} SbxProtoExec;
+
+int sbx_proto_exec_write(SbxProtoWriter *w, const SbxProtoExec *x);
+
+/* Parses an EXEC frame without allocating: its strings are copied NUL-terminated
+ * into strings (strings_size ≥ the frame's payload size), argv and env are
+ * NULL-terminated arrays in ptrs (ptrs_max entries). -EINVAL/-EBADMSG with why. */
+int sbx_proto_exec_parse(const SbxProtoFrame *f, SbxProtoExec *ret, char *strings, size_t strings_size,
+                         char **ptrs, size_t ptrs_max, char *why, size_t why_size);
+
+/* A status frame's payload, checked: -EBADMSG for an unknown kind or nonzero padding. */
+int sbx_exec_status_parse(const uint8_t b[static SBX_EXEC_STATUS_SIZE], unsigned *ret_kind, uint32_t *ret_value);
+void sbx_exec_status_frame(uint8_t b[static SBX_DOCKER_FRAME_HEADER_SIZE + SBX_EXEC_STATUS_SIZE], unsigned kind,
+                           uint32_t value);

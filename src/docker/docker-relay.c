@@ -42,6 +42,7 @@ typedef struct RelayState {
         size_t piece_len;
         unsigned piece_stream;          /* 0 stdout, 1 stderr */
         bool sock_eof;
+        bool in_status;                 /* within a status frame (status_frames) */
         /* the local descriptors: in_fd, out[0].fd, out[1].fd */
         FdKind kind[3];
         timer_t timer;                  /* this run's thread's (io_bounded()) */
@@ -208,6 +209,17 @@ static int drain_piece(State *s, bool writable) {
         return s->piece_len == 0;
 }
 
+/* A status frame's bytes (at most its first sizeof status are kept); a new frame starts anew. */
+static void take_status(State *s, const char *p, size_t n, bool last) {
+        SbxRelay *r = s->r;
+
+        if (!s->in_status)
+                r->status_size = 0;
+        for (size_t i = 0; i < n && r->status_size < sizeof r->status; i++)
+                r->status[r->status_size++] = (uint8_t) p[i];
+        s->in_status = !last;
+}
+
 /* The next piece out of what was read, if any. */
 static int next_piece(State *s) {
         while (s->piece_len == 0 && s->raw_pos < s->raw_len) {
@@ -216,17 +228,23 @@ static int next_piece(State *s) {
                 unsigned stream = 1;
                 ssize_t k;
 
-                if (s->r->tty) {
+                if (s->r->tty && !s->r->status_frames) {
                         s->piece = p;
                         s->piece_len = n;
                         s->piece_stream = 0;
                         s->raw_pos = s->raw_len;
                         break;
                 }
+                s->demux.status_stream = s->r->status_frames;
                 k = sbx_demux_step(&s->demux, p, n, &stream, &s->piece, &s->piece_len);
                 if (k < 0)
                         return (int) k;
                 s->raw_pos += (size_t) k;
+                if (stream == 3) {
+                        take_status(s, s->piece, s->piece_len, sbx_demux_at_boundary(&s->demux));
+                        s->piece_len = 0;
+                        continue;
+                }
                 s->piece_stream = stream - 1;
         }
         return 0;
@@ -239,7 +257,7 @@ static int read_sock(State *s) {
                 return errno == EAGAIN || errno == EINTR ? 0 : -errno;
         if (k == 0) {
                 s->sock_eof = true;
-                return s->r->tty || sbx_demux_at_boundary(&s->demux) ? 0 : -EBADMSG;
+                return (s->r->tty && !s->r->status_frames) || sbx_demux_at_boundary(&s->demux) ? 0 : -EBADMSG;
         }
         s->raw_pos = 0;
         s->raw_len = (size_t) k;

@@ -56,6 +56,12 @@ typedef struct SbxRelay {
                          size_t *out_alloc);
         void *in_filter_userdata;
         int in_error;                   /* in_fd's read failed (negative errno): its input ended there */
+        /* A command over the channel (proto.h, "commands over the channel"): the
+         * stream is multiplexed even with a terminal, and its frames on stream 3 are
+         * the command's status; the last one read is in status[] (status_size bytes). */
+        bool status_frames;
+        uint8_t status[8];
+        size_t status_size;
         struct RelayState *state;       /* kept between runs */
 } SbxRelay;
 

@@ -28,7 +28,7 @@ ssize_t sbx_demux_step(SbxDemux *d, const char *data, size_t size, unsigned *ret
                         return (ssize_t) n;
                 d->header_fill = 0;
                 d->stream = d->header[0];
-                if ((d->stream != 1 && d->stream != 2) || d->header[1] || d->header[2] || d->header[3])
+                if ((d->stream != 1 && d->stream != 2 && !(d->status_stream && d->stream == 3)) || d->header[1] || d->header[2] || d->header[3])
                         return -EBADMSG;
                 d->remaining = frame_size(d->header);
                 return (ssize_t) n;

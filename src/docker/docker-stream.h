@@ -21,6 +21,7 @@ typedef struct SbxDemux {
         size_t header_fill;             /* bytes of the current header seen */
         size_t remaining;               /* payload bytes of the current frame still to come */
         unsigned stream;                /* of the current frame */
+        bool status_stream;             /* stream 3 is accepted too (a channel command's status, proto.h) */
 } SbxDemux;
 
 #define SBX_DEMUX_INIT ((SbxDemux) {})

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "exec-serve.h"
 #include "fsutil.h"
 #include "path.h"
 #include "ring-file.h"
@@ -506,10 +508,24 @@ static int do_states(const SbxProtoRequest *q) {
 
 /* ---- the loop --------------------------------------------------------------------- */
 
+/* EXEC's descriptor for the service to take: kept until the next frame, or 2 s. */
+#define HANDOFF_KEEP_MS 2000
+static int handoff = -1;
+
+static int safe_close_fd(int fd) {
+        if (fd >= 0)
+                close(fd);
+        return -1;
+}
+
 static int handle(const SbxProtoFrame *f) {
         static SbxProtoRequest q;
         char why[128];
-        int r = sbx_proto_request_parse(f, &q, why, sizeof why);
+        int r;
+
+        if (f->type == SBX_PROTO_EXEC)
+                return sbx_serve_exec(f, &w, &handoff);
+        r = sbx_proto_request_parse(f, &q, why, sizeof why);
 
         if (r < 0)
                 return reply_error(-r, NULL, "%s", why);
@@ -521,6 +537,7 @@ static int handle(const SbxProtoFrame *f) {
         case SBX_PROTO_HELLO:
                 begin_ok();
                 sbx_proto_put_u64(&w, SBX_TAG_VERSION, SBX_PROTO_VERSION);
+                sbx_proto_put_u64(&w, SBX_TAG_PID, (uint64_t) getpid());
                 return 0;
         case SBX_PROTO_READ:
                 return do_read(&q);
@@ -563,10 +580,24 @@ static int write_reply(void) {
         return write_all(STDOUT_FILENO, out, (size_t) n);
 }
 
+/* The last EXEC's descriptor goes once the next frame comes (the service took it
+ * before it sent anything else) or after a while (it never will). */
+static void drop_handoff(void) {
+        if (handoff < 0)
+                return;
+        (void) poll(&(struct pollfd) { .fd = STDIN_FILENO, .events = POLLIN }, 1, HANDOFF_KEEP_MS);
+        handoff = safe_close_fd(handoff);
+}
+
 int sbx_init_serve(void) {
+        /* EXEC's supervisors are reaped by the kernel. */
+        (void) signal(SIGCHLD, SIG_IGN);
         for (;;) {
                 SbxProtoFrame f;
-                int r = read_full(in, SBX_PROTO_HEADER_SIZE);
+                int r;
+
+                drop_handoff();
+                r = read_full(in, SBX_PROTO_HEADER_SIZE);
 
                 if (r == 1)
                         return 0;               /* the service closed the channel */

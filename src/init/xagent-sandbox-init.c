@@ -55,6 +55,7 @@
 
 #include "attach.h"
 #include "detach.h"
+#include "exec-serve.h"
 #include "pack.h"
 #include "serve.h"
 #include "stream.h"
@@ -168,7 +169,7 @@ static int kill_pass(int sig, const char *entry) {
         return n;
 }
 
-static int kill_token(int sig, const char *token) {
+int sbx_init_kill_token(int sig, const char *token) {
         static char entry[128];
         int total = 0, n;
 
@@ -192,7 +193,7 @@ static int kill_exec(const char *signal_number, const char *token) {
 
         if (sig < 0 || strlen(token) == 0 || strlen(token) > TOKEN_MAX)
                 return 2;
-        return kill_token(sig, token) > 0 ? 0 : 1;
+        return sbx_init_kill_token(sig, token) > 0 ? 0 : 1;
 }
 
 #define LEFTOVERS_MAX 1024
@@ -226,7 +227,7 @@ static int kill_leftovers(const char *signal_number, const char *instance) {
         }
         closedir(d);
         for (size_t i = 0; i < n; i++)
-                total += kill_token(sig, tokens[i]);
+                total += sbx_init_kill_token(sig, tokens[i]);
         return total > 0 ? 0 : 1;
 }
 

@@ -33,6 +33,8 @@ typedef struct SbxChannel {
         atomic_bool forgotten;          /* its container paused, stopped: a call waiting on it ends */
         int fd;                         /* the exec's stream, -1 when closed */
         SbxExecProcess *process;        /* the program's exec (its token, to end it) */
+        int pidfd;                      /* the program on this host, for EXEC's descriptors; -1: none */
+        uid_t uid;                      /* its owner's */
         SbxDemux demux;
         uint8_t *in;                    /* standard output bytes not yet a whole frame */
         size_t in_size, in_alloc;
@@ -84,6 +86,7 @@ static void channel_close(SbxChannel *ch) {
                 ch->fd = safe_close(ch->fd);
         }
         ch->process = sbx_exec_process_free(ch->process);
+        ch->pidfd = safe_close(ch->pidfd);
         ch->demux = SBX_DEMUX_INIT;
         ch->in_size = 0;
         shrink_in(ch);
@@ -146,7 +149,7 @@ static int acquire(SbxChannels *c, const char *container_id, SbxChannel **ret) {
                         r = -ENOMEM;
                 } else {
                         pthread_mutex_init(&ch->lock, NULL);
-                        ch->fd = -1;
+                        ch->fd = ch->pidfd = -1;
                         c->list[c->n++] = ch;
                 }
         }
@@ -331,7 +334,7 @@ static int channel_open(SbxLifecycle *l, const char *name, SbxChannel *ch, uint6
         int n, r;
 
         r = sbx_lifecycle_exec_start(l, name, &(SbxExecRequest) {
-                .argv = (char *[]) { (char *) SBX_EXEC_INIT_PATH, (char *) "--serve", NULL } },
+                .argv = (char *[]) { (char *) SBX_EXEC_INIT_PATH, (char *) "--serve", NULL }, .docker_exec = true },
                 &ch->process, error);
         if (r < 0)
                 return r;
@@ -356,6 +359,8 @@ static int channel_open(SbxLifecycle *l, const char *name, SbxChannel *ch, uint6
                                      "lacks the service's init (" SBX_EXEC_INIT_PATH ") or it is another version",
                                      strerror(-r));
         }
+        if (!sbx_docker_remote(l->docker))
+                ch->pidfd = lc_channel_pidfd(l->docker, ch->process, &hello.frame, &ch->uid);
         return 0;
 }
 
@@ -391,18 +396,21 @@ int sbx_lifecycle_channel_call(SbxLifecycle *l, const char *name, const SbxProto
         return sbx_lifecycle_channel_call_errno(l, name, q, ret, NULL, error);
 }
 
-int sbx_lifecycle_channel_call_errno(SbxLifecycle *l, const char *name, const SbxProtoRequest *q,
-                                     SbxChannelReply *ret, int *ret_errno, SbxError *error) {
-        _cleanup_(sbx_proto_writer_done) SbxProtoWriter w = {};
+static int garbage(SbxError *error) {
+        return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "The service's program in the sandbox answered garbage");
+}
+
+/* One request on the channel of sandbox `name`, under its lock until deadline_us.
+ * With ret_fd (EXEC): a channel that cannot pass descriptors is -EOPNOTSUPP (no
+ * error set) before anything is sent, and an OK reply's FD is taken under the lock. */
+static int channel_request(SbxLifecycle *l, const char *name, const uint8_t *req, size_t n, bool may_repeat,
+                           uint64_t deadline_us, SbxChannelReply *ret, int *ret_fd, SbxError *error) {
         _cleanup_free_ char *container_id = NULL;
-        uint64_t deadline_us = sbx_now_monotonic_us() + (uint64_t) SBX_DOCKER_EXEC_CALL_TIMEOUT_S * 1000000U;
         SbxChannel *ch = NULL;
-        int n, r;
+        int r;
 
         if (!l->channels)
                 return -EINVAL;
-        if ((n = sbx_proto_request_write(&w, q)) < 0)
-                return n;
         r = sbx_lifecycle_container_id(l, name, &container_id, error);
         if (r < 0)
                 return r;
@@ -424,19 +432,25 @@ int sbx_lifecycle_channel_call_errno(SbxLifecycle *l, const char *name, const Sb
                 }
                 if (!reused && (r = channel_open(l, name, ch, deadline_us, error)) < 0)
                         break;
-                r = round_trip(ch, w.buf, (size_t) n, ret, deadline_us, &sent, &got);
-                if (r >= 0)
+                if (ret_fd && ch->pidfd < 0) {
+                        r = -EOPNOTSUPP;
                         break;
+                }
+                r = round_trip(ch, req, n, ret, deadline_us, &sent, &got);
+                if (r >= 0) {
+                        if (ret_fd && ret->frame.type == SBX_PROTO_OK)
+                                r = lc_channel_take_fd(ch->pidfd, ch->uid, &ret->frame, ret_fd, error);
+                        break;
+                }
                 channel_close(ch);
                 if (r == -ECANCELED) {
                         r = not_running_now(error);
                         break;
                 }
                 /* A kept channel that had ended (the sandbox restarted, the service's
-                 * program gone): once more on a new one, unless an append may have
+                 * program gone): once more on a new one, unless the request may have
                  * been carried out. */
-                if (reused && attempt == 0 && !got && r != -ETIME &&
-                    !(sent && q->type == SBX_PROTO_WRITE && (q->flags & SBX_PROTO_WRITE_APPEND)))
+                if (reused && attempt == 0 && !got && r != -ETIME && (!sent || may_repeat))
                         continue;
                 if (r == -ETIME)
                         r = timed_out(error);
@@ -449,6 +463,20 @@ int sbx_lifecycle_channel_call_errno(SbxLifecycle *l, const char *name, const Sb
         }
         pthread_mutex_unlock(&ch->lock);
         release(l->channels, ch);
+        return r;
+}
+
+int sbx_lifecycle_channel_call_errno(SbxLifecycle *l, const char *name, const SbxProtoRequest *q,
+                                     SbxChannelReply *ret, int *ret_errno, SbxError *error) {
+        _cleanup_(sbx_proto_writer_done) SbxProtoWriter w = {};
+        uint64_t deadline_us = sbx_now_monotonic_us() + (uint64_t) SBX_DOCKER_EXEC_CALL_TIMEOUT_S * 1000000U;
+        int n, r;
+
+        if ((n = sbx_proto_request_write(&w, q)) < 0)
+                return n;
+        r = channel_request(l, name, w.buf, (size_t) n,
+                            !(q->type == SBX_PROTO_WRITE && (q->flags & SBX_PROTO_WRITE_APPEND)), deadline_us, ret,
+                            NULL, error);
         if (r >= 0 && ret->frame.type == SBX_PROTO_ERROR) {
                 r = channel_error(q->path, ret, ret_errno, error);
                 sbx_channel_reply_done(ret);
@@ -458,6 +486,28 @@ int sbx_lifecycle_channel_call_errno(SbxLifecycle *l, const char *name, const Sb
                                   "a message of type %u", (unsigned) ret->frame.type);
         }
         return r;
+}
+
+int sbx_lifecycle_channel_exec(SbxLifecycle *l, const char *name, const SbxProtoExec *x, uint64_t deadline_us,
+                               int *ret_fd, SbxError *error) {
+        _cleanup_(sbx_proto_writer_done) SbxProtoWriter w = {};
+        _cleanup_(sbx_channel_reply_done) SbxChannelReply reply = {};
+        SbxProtoError e;
+        int n, r;
+
+        if ((n = sbx_proto_exec_write(&w, x)) < 0)
+                return n;
+        /* Repeated on a new channel when the kept one had ended: a supervisor that
+         * never got its start byte started nothing. */
+        r = channel_request(l, name, w.buf, (size_t) n, true, deadline_us, &reply, ret_fd, error);
+        if (r < 0 || reply.frame.type == SBX_PROTO_OK)
+                return r;
+        if (sbx_proto_error_parse(&reply.frame, &e) < 0)
+                return garbage(error);
+        if (e.err == EOPNOTSUPP)
+                return -EOPNOTSUPP;     /* an init of before commands over the channel */
+        return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "The service's program in the sandbox could not "
+                             "start the command: %s", strerror(e.err));
 }
 
 /* ---- the file operations ---------------------------------------------------------- */
@@ -476,10 +526,6 @@ static int set_path(SbxProtoRequest *q, const char *path, SbxError *error) {
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "path: '%.64s' is not an absolute path of at "
                                      "most %u bytes", path, SBX_PROTO_MAX_PATH);
         return 0;
-}
-
-static int garbage(SbxError *error) {
-        return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "The service's program in the sandbox answered garbage");
 }
 
 int sbx_lifecycle_read_file(SbxLifecycle *l, const char *name, const char *path, uint64_t offset,

@@ -48,6 +48,14 @@ int sbx_lifecycle_channel_call(SbxLifecycle *l, const char *name, const SbxProto
 int sbx_lifecycle_channel_call_errno(SbxLifecycle *l, const char *name, const SbxProtoRequest *q,
                                      SbxChannelReply *ret, int *ret_errno, SbxError *error);
 
+/* EXEC (proto.h, "commands over the channel"): *ret_fd is the command's stream,
+ * taken from the program with pidfd_getfd(2) and checked (a connected AF_UNIX
+ * stream socket whose peer is the sandbox's owner). -EOPNOTSUPP, without an error,
+ * when this sandbox's channel cannot carry commands (a remote engine, a runtime whose
+ * processes are not this host's, an init without EXEC): the caller falls back. */
+int sbx_lifecycle_channel_exec(SbxLifecycle *l, const char *name, const SbxProtoExec *x, uint64_t deadline_us,
+                               int *ret_fd, SbxError *error);
+
 /* The file operations on top of it (docs/architecture.md, "The channel"). Every
  * path is normalised lexically first, the same way for each (path.h). */
 typedef struct SbxFileData {

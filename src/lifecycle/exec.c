@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,6 +42,8 @@ SbxExecProcess *sbx_exec_process_free(SbxExecProcess *p) {
         if (!p)
                 return NULL;
         sbx_relay_done(&p->relay);
+        if (p->channel && p->tty_master >= 0)
+                safe_close(p->tty_master);
         free(p->container_id);
         free(p->exec_id);
         free(p->user);
@@ -233,19 +237,23 @@ static bool output_has(const SbxExecProcess *p, const char *what) {
         return o->data && memmem(o->data, o->size, what, strlen(what));
 }
 
+int lc_exec_start_refused(const SbxExecRequest *req, bool working_dir, const char *why, SbxError *error) {
+        if (working_dir && req->working_dir)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "working_dir: '%.256s' is not a directory the owner can enter in the sandbox",
+                                     req->working_dir);
+        if (working_dir)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "working_dir: the sandbox's working directory is "
+                                     "not a directory the owner can enter; give working_dir");
+        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "argv[0]: '%.256s': %s", req->argv[0], why);
+}
+
 static int start_failed(const SbxExecProcess *p, const SbxExecRequest *req, SbxError *error) {
         const char *why = output_has(p, "executable file not found") ? "no such command in PATH" :
                           output_has(p, "permission denied") ? "permission denied" :
                           output_has(p, "no such file or directory") ? "no such file" : "it could not be started";
 
-        if (output_has(p, "chdir to cwd") && req->working_dir)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
-                                     "working_dir: '%.256s' is not a directory the owner can enter in the sandbox",
-                                     req->working_dir);
-        if (output_has(p, "chdir to cwd"))
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "working_dir: the sandbox's working directory is "
-                                     "not a directory the owner can enter; give working_dir");
-        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "argv[0]: '%.256s': %s", req->argv[0], why);
+        return lc_exec_start_refused(req, output_has(p, "chdir to cwd"), why, error);
 }
 
 /* StartExec's check: Docker's start answers before the runtime tried the process,
@@ -287,6 +295,7 @@ int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, const SbxExecReq
         if (!p)
                 return -ENOMEM;
         p->relay = SBX_RELAY_INIT;
+        p->tty_master = -1;
         if (req->token && strlen(req->token) == SBX_EXEC_TOKEN_LEN)
                 memcpy(p->token, req->token, SBX_EXEC_TOKEN_LEN + 1);
         else if (req->token)
@@ -294,8 +303,22 @@ int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, const SbxExecReq
         if ((!req->token && (r = sbx_exec_make_token(p->token)) < 0) ||
             (r = sbx_lifecycle_lock(l, name, &lock)) < 0 ||
             (r = sbx_lifecycle_container_id(l, name, &p->container_id, error)) < 0 ||
-            (r = owner_user(l, name, p->container_id, owner, &p->user, &working_dir, error)) < 0 ||
-            (r = start_exec(l, p, req, working_dir, error)) < 0 ||
+            (r = owner_user(l, name, p->container_id, owner, &p->user, &working_dir, error)) < 0)
+                return r;
+        if (!req->docker_exec) {
+                /* Over the channel, which may open itself with an exec under this lock. */
+                lock = sbx_keyed_lock_handle_free(lock);
+                r = lc_exec_start_channel(l, name, p, req, working_dir, error);
+                if (r != 0)
+                        return r < 0 ? r : (*ret = TAKE_PTR(p), 0);
+                /* No channel to be had (docs/lifecycle.md, "Commands"): the checks again. */
+                p->user = mfree(p->user);
+                working_dir = mfree(working_dir);
+                if ((r = sbx_lifecycle_lock(l, name, &lock)) < 0 ||
+                    (r = owner_user(l, name, p->container_id, owner, &p->user, &working_dir, error)) < 0)
+                        return r;
+        }
+        if ((r = start_exec(l, p, req, working_dir, error)) < 0 ||
             (req->check_start && (r = wait_started(l, p, req, error)) < 0))
                 return r;
         *ret = TAKE_PTR(p);
@@ -407,8 +430,35 @@ int sbx_lifecycle_exec_sweep(SbxLifecycle *l, unsigned *ret_killed, SbxError *er
         return failed;
 }
 
+/* A command over the channel: the end its stream carried last. */
+static int channel_status(const SbxExecProcess *p, int *ret_status, SbxError *error) {
+        unsigned kind;
+        uint32_t value;
+
+        if (p->relay.status_size != SBX_EXEC_STATUS_SIZE ||
+            sbx_exec_status_parse(p->relay.status, &kind, &value) < 0 || kind != SBX_EXEC_EXITED || value > 255)
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "The command's stream ended without its exit "
+                                     "status");
+        *ret_status = (int) value;
+        return 0;
+}
+
 int sbx_exec_wait(SbxDocker *d, const SbxExecProcess *p, int *ret_status, SbxError *error) {
+        if (p->channel)
+                return channel_status(p, ret_status, error);
         return sbx_docker_exec_wait(d, p->exec_id, ret_status, error);
+}
+
+int sbx_exec_resize(SbxDocker *d, const SbxExecProcess *p, unsigned rows, unsigned cols, SbxError *error) {
+        if (!p->channel)
+                return sbx_docker_exec_resize(d, p->exec_id, rows, cols, error);
+        if (p->tty_master < 0)
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "The process has no terminal");
+        if (ioctl(p->tty_master, TIOCSWINSZ, &(struct winsize) { .ws_row = (unsigned short) rows,
+                                                                .ws_col = (unsigned short) cols }) < 0)
+                return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "Cannot resize the process's terminal: %s",
+                                     strerror(errno));
+        return 0;
 }
 
 static void take_output(SbxExecProcess *p, SbxExecResult *ret) {
@@ -484,6 +534,8 @@ static int wait_exit(SbxLifecycle *l, const SbxExecProcess *p, const SbxExecRequ
                      SbxError *error) {
         SbxExecState s;
 
+        if (p->channel)
+                return channel_status(p, ret_status, error);
         for (unsigned i = 0; i < 200; i++) {
                 int r = sbx_docker_exec_inspect(l->docker, p->exec_id, &s, error);
 

@@ -43,6 +43,7 @@ typedef struct SbxExecRequest {
         unsigned rows, cols;            /* 0: Docker's default */
         bool check_start;               /* sbx_lifecycle_exec_start() returns once the process runs */
         const char *token;              /* NULL: a new one (detached processes bring theirs) */
+        bool docker_exec;               /* through Docker's exec, never the channel (the channel's own) */
 } SbxExecRequest;
 
 void sbx_exec_request_done(SbxExecRequest *r);
@@ -54,6 +55,8 @@ typedef struct SbxExecProcess {
         char *user;                     /* "uid:gid" */
         char token[SBX_EXEC_TOKEN_LEN + 1];
         char detach_id[SBX_DETACH_ID_LEN + 1];  /* a detached process's id (exec.h, below); else empty */
+        bool channel;                   /* started over the channel (no exec_id): its end is in its stream */
+        int tty_master;                 /* over the channel with a terminal: its master (Resize); else -1 */
         SbxRelay relay;
 } SbxExecProcess;
 
@@ -73,6 +76,9 @@ int sbx_lifecycle_exec_start(SbxLifecycle *l, const char *name, const SbxExecReq
 /* Signals the exec's processes (as the owner, through the service's init).
  * Returns 1 when something was signalled, 0 when nothing was left. */
 int sbx_exec_kill(SbxDocker *d, const SbxExecProcess *p, int sig, SbxError *error);
+
+/* Resize of a terminal: Docker's, or the channel's terminal's master. */
+int sbx_exec_resize(SbxDocker *d, const SbxExecProcess *p, unsigned rows, unsigned cols, SbxError *error);
 
 /* This process's instance id (SBX_EXEC_INSTANCE_LEN hex digits), the first part of
  * every token it gives an exec. */

@@ -8,6 +8,7 @@
 #include "lifecycle.h"
 #include "mount-check.h"
 #include "naming.h"
+#include "proto.h"
 #include "time-util.h"
 
 /* A create's container carries a provisional name until it is verified, then its
@@ -129,3 +130,19 @@ int lc_settle_snapshot_intents(SbxLifecycle *l, SbxReconcileStats *st, SbxError 
 struct SbxExecProcess;
 int lc_exec_relay_or_kill(SbxLifecycle *l, struct SbxExecProcess *p, unsigned timeout_s, const char *what,
                           SbxError *error);
+
+/* channel-exec.c: commands over the channel (docs/architecture.md, "Commands over the channel") */
+typedef struct SbxExecProcess SbxExecProcess;
+typedef struct SbxExecRequest SbxExecRequest;
+/* The channel's program on this host (Docker's pid of its exec, checked against what
+ * it says of itself): a pidfd, or -1 when it cannot be reached so (fall back). */
+int lc_channel_pidfd(SbxDocker *d, const SbxExecProcess *channel, const SbxProtoFrame *hello, uid_t *ret_uid);
+/* EXEC's OK: its FD taken from the program and checked. */
+int lc_channel_take_fd(int pidfd, uid_t uid, const SbxProtoFrame *ok, int *ret_fd, SbxError *error);
+/* Starts p over the channel: 1 started (its stream in p->relay), 0 when the sandbox's
+ * channel cannot carry commands (the caller falls back to a Docker exec), or an error
+ * (a command that could not be started: InvalidArgs naming argv[0] or working_dir). */
+int lc_exec_start_channel(SbxLifecycle *l, const char *name, SbxExecProcess *p, const SbxExecRequest *req,
+                          const char *working_dir, SbxError *error);
+/* Why a command could not be started, as InvalidArgs (exec.c). */
+int lc_exec_start_refused(const SbxExecRequest *req, bool working_dir, const char *why, SbxError *error);

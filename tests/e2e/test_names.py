@@ -78,8 +78,8 @@ def test_a_moved_tag_changes_nothing(sandboxd, cleanup):
 
 def test_one_user_flooding_slow_calls_does_not_slow_another(stack, sandboxd, cleanup,
                                                             second_member):
-    """sbx-member sends 20 stops (timeout 8) of a sandbox whose first process is frozen:
-    its share (max_operations_per_user, 8) is in flight, the rest are LimitsExceeded for
+    """sbx-member sends 32 stops (timeout 8) of a sandbox whose first process is frozen:
+    its share (max_operations_per_user, 24) is in flight, the rest are LimitsExceeded for
     it alone. Meanwhile sbx-member2's inspect and list are answered in under a second,
     and its own create too."""
     slow, quick = cleanup.sandbox(h.unique("slow")), cleanup.sandbox(h.unique("quick"))
@@ -90,7 +90,7 @@ def test_one_user_flooding_slow_calls_does_not_slow_another(stack, sandboxd, cle
     result = {}
 
     def flood():
-        stops = [["StopSandbox", "sa{sv}", [slow, {"timeout": ["u", 8]}]]] * 20
+        stops = [["StopSandbox", "sa{sv}", [slow, {"timeout": ["u", 8]}]]] * 32
         result["replies"] = h.flood(stack, MEMBER, [{"delay": 0, "calls": stops}], connections=4)
 
     t = threading.Thread(target=flood)
@@ -112,7 +112,7 @@ def test_one_user_flooding_slow_calls_does_not_slow_another(stack, sandboxd, cle
     limited = [r for r in result["replies"] if not r.ok]
     assert limited and all(r["error"] == h.LIMITS_EXCEEDED for r in limited)
     assert all("max_operations_per_user" in r["message"] for r in limited)
-    assert len(result["replies"]) - len(limited) <= 8 + 1
+    assert len(result["replies"]) - len(limited) <= 24 + 1
 
 
 def test_stop_timeout_is_capped(sandboxd, cleanup):
@@ -279,7 +279,7 @@ def test_sighup_rereads_the_policy_and_get_policy_tells_the_caller(stack, sandbo
         pid = sandboxd.pid()
         assert policy["max_cpus"] == 4 and policy["max_stop_timeout"] == 60
         assert policy["volume_roots"] == [[h.home_of(MEMBER), ["ro", "rw"]]]
-        assert policy["python_version"] == "3.11" and policy["max_operations_per_user"] == 8
+        assert policy["python_version"] == "3.11" and policy["max_operations_per_user"] == 24
         name = cleanup.sandbox(h.unique("hup"))
         # Tightened on the fly: the same daemon refuses what it allowed.
         h.write_config(stack, {"max_cpus": 1})
