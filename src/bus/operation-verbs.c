@@ -77,7 +77,7 @@ static int run_create(Operation *o, SbxLifecycle *l) {
         if (r >= 0)
                 r = sbx_lifecycle_create_with(l, o->name, o->spec, &info.owner,
                                               &(SbxCreateOptions) { .labels = o->labels, .lifetime = new_lifetime(o),
-                                                                    .egress = &o->egress },
+                                                                    .egress = &o->egress, .runtime = o->runtime },
                                               &o->sandbox, &o->error);
         return r;
 }
@@ -95,7 +95,8 @@ static int run_ensure(Operation *o, SbxLifecycle *l) {
         r = sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
                                     &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s,
                                                           .labels = o->labels, .busy_leases = o->busy_leases,
-                                                          .lifetime = new_lifetime(o), .egress = &o->egress },
+                                                          .lifetime = new_lifetime(o), .egress = &o->egress,
+                                                          .runtime = o->runtime },
                                     &o->sandbox, &o->outcome, &o->error);
         if (r >= 0 && o->outcome != SBX_ENSURE_CREATED && o->outcome != SBX_ENSURE_RECREATED &&
             sbx_lifetime_given(&o->lifetime))

@@ -35,6 +35,7 @@ SbxPolicy *sbx_policy_free(SbxPolicy *p) {
         policy_engine_done(&p->engine);
         sbx_policy_egress_done(&p->egress);
         policy_registries_free(p);
+        sbx_runtimes_done(&p->runtimes);
         free(p);
         return NULL;
 }
@@ -321,6 +322,10 @@ static int parse_publish_address(SbxPolicy *p, const char *key, json_object *v, 
 }
 
 /* The numeric keys: whole JSON numbers within [min, max]. */
+static int parse_runtimes(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {
+        return sbx_runtimes_parse(&p->runtimes, key, v, error);
+}
+
 static const struct {
         const char *key;
         size_t offset;
@@ -395,6 +400,7 @@ static const struct {
         { "engine",          policy_parse_engine },
         { "egress",          parse_egress },
         { "registries",      policy_parse_registries },
+        { "runtimes",        parse_runtimes },
 };
 
 static int parse_key(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {

@@ -17,6 +17,7 @@
 
 #include "egress.h"
 #include "error.h"
+#include "runtime.h"
 #include "spec.h"
 #include "unicode.h"
 
@@ -165,6 +166,7 @@ typedef struct SbxPolicy {
         SbxPythonVersion python_version;
         SbxPolicyEngine engine;
         SbxPolicyEgress egress;         /* docs/security.md, "Egress" */
+        SbxRuntimes runtimes;           /* docs/security.md, "Runtimes" (runtime.h) */
 
         unsigned n_ref;         /* sbx_policy_ref()/unref(): a policy shared across threads */
 } SbxPolicy;

@@ -159,6 +159,7 @@ typedef struct Creation {
         char *labels_json;              /* … as the intent and the row store them */
         const SbxEgress *egress;        /* the caller's (egress.h), or NULL: the default */
         char *egress_json;              /* … as the row stores it */
+        const char *runtime;            /* the caller's (runtime.h), NULL: the default */
         char *image;                    /* the reference the container is made from */
         char *image_id;                 /* a snapshot's recorded image id, else NULL */
         char *json;                     /* the spec serialized, once: the intent's and the row's */
@@ -323,7 +324,9 @@ static int prepare(SbxLifecycle *l, Creation *c, json_object **ret_body, SbxErro
         _cleanup_free_ char *init_volume = NULL;
         int r;
 
-        if ((r = resolve_image(l, c->spec, c->owner, &c->image, &c->image_id, error)) < 0 ||
+        if ((c->runtime && (r = sbx_runtimes_check_sandbox(&l->policy->runtimes, c->runtime, c->spec->network_isolated,
+                                                           c->spec->n_volumes, error)) < 0) ||
+            (r = resolve_image(l, c->spec, c->owner, &c->image, &c->image_id, error)) < 0 ||
             (r = check_engine_ports(l, c->spec, error)) < 0 ||
             (r = check_admissible(l, c->spec, c->owner, &c->pins, error)) < 0 ||
             (r = sbx_docker_remote(l->docker)
@@ -334,7 +337,8 @@ static int prepare(SbxLifecycle *l, Creation *c, json_object **ret_body, SbxErro
                     .name = c->name, .spec = c->spec, .image = c->image, .fingerprint = c->fp,
                     .uid = c->owner->uid, .init_volume = init_volume,
                     .pids_limit = l->policy->pids_limit, .publish_address = l->policy->publish_address,
-                    .service = l->service_id,
+                    .service = l->service_id, .runtime = c->runtime,
+                    .engine_runtime = c->runtime ? sbx_runtimes_engine(&l->policy->runtimes, c->runtime) : NULL,
             }, ret_body)) < 0 ||
             (r = sbx_user_labels_to_docker(c->labels, json_object_object_get(*ret_body, "Labels"))) < 0 ||
             (r = sbx_user_labels_to_string(c->labels, &c->labels_json)) < 0 ||
@@ -392,9 +396,10 @@ static int make_container(SbxLifecycle *l, const Creation *c, json_object *body,
 /* Create, with the name's lock held. */
 static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
                          json_object *labels, const SbxNewLifetime *lifetime, const SbxEgress *egress,
-                         SbxSandbox **ret, SbxError *error) {
+                         const char *runtime, SbxSandbox **ret, SbxError *error) {
         _cleanup_(creation_done) Creation c = { .name = name, .spec = spec, .owner = owner, .labels = labels,
-                                                .lifetime = *lifetime, .egress = egress };
+                                                .lifetime = *lifetime, .egress = egress,
+                                                .runtime = lc_runtime_asked(runtime) };
         _cleanup_(json_object_putp) json_object *body = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         _cleanup_free_ char *existing = NULL, *id = NULL;
@@ -453,7 +458,7 @@ int sbx_lifecycle_create_with(SbxLifecycle *l, const char *name, const SbxSpec *
                 return r;
         return create_locked(l, name, spec, owner, options ? options->labels : NULL,
                              options ? &options->lifetime : &(SbxNewLifetime) {}, options ? options->egress : NULL,
-                             ret, error);
+                             options ? options->runtime : NULL, ret, error);
 }
 
 int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
@@ -650,8 +655,8 @@ int sbx_lifecycle_ensure(SbxLifecycle *l, const char *name, const SbxSpec *spec,
                 *ret_outcome = outcome;
                 return lc_describe_by_name(l, name, ret, error);
         }
-        if ((r = create_locked(l, name, spec, owner, options->labels, &options->lifetime, options->egress, ret,
-                               error)) < 0)
+        if ((r = create_locked(l, name, spec, owner, options->labels, &options->lifetime, options->egress,
+                               options->runtime, ret, error)) < 0)
                 return r;
         *ret_outcome = outcome;
         return 0;

@@ -48,7 +48,14 @@ int lc_container_oom_killed(SbxLifecycle *l, const char *name);
 int lc_load_row(SbxLifecycle *l, const char *name, const char *container_id, SbxSandboxRow *given,
                 SbxSandboxRow **ret_row, const SbxSpec **ret_spec, const SbxFingerprints **ret_fps,
                 SbxError *error);
+/* runtime-check.c: the posture items it does not carry (posture.h), its runtime judged
+ * by its label through the policy, the engine's report and its first process. */
 unsigned lc_posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int64_t memory_bytes);
+/* The engine runtime its label asks for (NULL: the default); *ret_known false when the
+ * policy does not offer the label's runtime. */
+const char *lc_engine_runtime_of(SbxLifecycle *l, const SbxObserved *o, bool *ret_known);
+/* A create's asked runtime: NULL for the default (NULL, "" or "runc": no label). */
+const char *lc_runtime_asked(const char *runtime);
 /* Whether a running container's bind mounts show what their sources name now, by the
  * report given (read already) or, when NULL, the one read from its log. */
 bool lc_mounts_truthful(SbxLifecycle *l, const SbxObserved *o, const SbxMountTable *report);

@@ -129,6 +129,8 @@ typedef struct SbxCreateOptions {
         SbxNewLifetime lifetime;
         const SbxEgress *egress;        /* egress.h, checked against the policy; NULL = the default.
                                          * Stored, and in force before the create answers */
+        const char *runtime;            /* runtime.h, offered by the policy; NULL or "" = the default.
+                                         * On the container's label SBX_LABEL_RUNTIME */
 } SbxCreateOptions;
 
 /* sbx_lifecycle_create() with options (NULL: none). */
@@ -177,6 +179,7 @@ typedef struct SbxEnsureOptions {
                                          * SandboxBusy */
         SbxNewLifetime lifetime;        /* a new one's (or a replacement's); one there is keeps its own */
         const SbxEgress *egress;        /* a new one's (or a replacement's); one there keeps its own */
+        const char *runtime;            /* likewise (as create's) */
 } SbxEnsureOptions;
 
 const char *sbx_ensure_outcome_to_string(SbxEnsureOutcome o) _pure_;

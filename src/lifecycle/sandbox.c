@@ -235,15 +235,6 @@ int lc_load_row(SbxLifecycle *l, const char *name, const char *container_id, Sbx
         return 1;
 }
 
-unsigned lc_posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int64_t memory_bytes) {
-        return sbx_posture_check(o, &(SbxPostureExpect) {
-                .pids_limit = l->policy->pids_limit,
-                .publish_address = l->policy->publish_address,
-                .network_isolated = isolated,
-                .memory_bytes = memory_bytes,
-        });
-}
-
 /* A running container's bind mounts, judged by what is mounted rather than by what
  * was asked (docs/security.md): each must show the directory its source names now. Only
  * a container whose first process is this service's init reports its mounts; for
