@@ -29,9 +29,12 @@
 static void undo_create(SbxLifecycle *l, const char *name, const char *id) {
         SbxError e = SBX_ERROR_NULL;
         const char *shown;
+        int r;
 
         (void) sbx_name_unqualify(name, &shown);
-        if (lc_remove_container(l, id, &e) < 0)
+        r = lc_remove_container(l, id, &e);
+        lc_reap_runtime_strays(l, id);
+        if (r < 0)
                 log_warning("Could not remove container %s after a failed create of '%s', will retry: %s", id,
                             shown, e.message ?: "unknown error");
         else if (sbx_store_delete_intent(l->store, name, &e) < 0)

@@ -56,6 +56,9 @@ unsigned lc_posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int
 const char *lc_engine_runtime_of(SbxLifecycle *l, const SbxObserved *o, bool *ret_known);
 /* A create's asked runtime: NULL for the default (NULL, "" or "runc": no label). */
 const char *lc_runtime_asked(const char *runtime);
+/* A local engine's runsc processes of the container (its id on their command line),
+ * killed: a failed runsc start can leave them outside the engine's view. */
+void lc_reap_runtime_strays(SbxLifecycle *l, const char *container_id);
 /* Whether a running container's bind mounts show what their sources name now, by the
  * report given (read already) or, when NULL, the one read from its log. */
 bool lc_mounts_truthful(SbxLifecycle *l, const SbxObserved *o, const SbxMountTable *report);

@@ -4,13 +4,17 @@
  * through the policy's runtimes) against what the engine reports and, on a local
  * engine, what its first process on the host is (docs/security.md, "Runtimes"). */
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "fileio.h"
 #include "lifecycle-internal.h"
+#include "log.h"
 #include "posture.h"
 #include "runtime.h"
 
@@ -76,4 +80,36 @@ unsigned lc_posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int
 
 const char *lc_runtime_asked(const char *runtime) {
         return isempty(runtime) || streq(runtime, SBX_RUNTIME_DEFAULT) ? NULL : runtime;
+}
+
+/* The whole command line, its NULs made spaces. */
+static bool cmdline_of(pid_t pid, char *buf, size_t size) {
+        ssize_t n = read_proc(pid, "cmdline", buf, size);
+
+        if (n <= 0)
+                return false;
+        for (ssize_t i = 0; i < n; i++)
+                if (buf[i] == '\0')
+                        buf[i] = ' ';
+        return true;
+}
+
+void lc_reap_runtime_strays(SbxLifecycle *l, const char *container_id) {
+        DIR *d = NULL;
+        char cmdline[PROC_TEXT_MAX];
+        struct dirent *de;
+
+        if (sbx_docker_remote(l->docker) || !container_id || strlen(container_id) != 64 || !(d = opendir("/proc")))
+                return;
+        while ((de = readdir(d))) {
+                char *end;
+                long pid = strtol(de->d_name, &end, 10);
+
+                if (pid <= 1 || *end || !cmdline_of((pid_t) pid, cmdline, sizeof cmdline) ||
+                    !startswith(cmdline, "runsc") || !strstr(cmdline, container_id))
+                        continue;
+                log_notice("Container %s: runsc process %ld outlived its failed start: killed", container_id, pid);
+                (void) kill((pid_t) pid, SIGKILL);
+        }
+        closedir(d);
 }
