@@ -420,7 +420,7 @@ static int reply_inspect(Operation *o, sd_bus_message *reply) {
 }
 
 static int reply_verify(Operation *o, sd_bus_message *reply) {
-        const char *names[SBX_SPEC_FIELD_COUNT + 2];
+        const char *names[SBX_SPEC_FIELD_COUNT + 3];
         size_t n;
         int r = sd_bus_message_append(reply, "s", sbx_verdict_to_string(o->verdict));
 
@@ -430,6 +430,8 @@ static int reply_verify(Operation *o, sd_bus_message *reply) {
         n = sbx_spec_fields_to_names(o->fields, names);
         if (o->fields & SBX_VERIFY_FIELD_EGRESS)
                 names[n++] = "egress";
+        if (o->fields & SBX_VERIFY_FIELD_RUNTIME)
+                names[n++] = "runtime";
         names[n] = NULL;
         return r < 0 ? r : sd_bus_message_append_strv(reply, (char **) names);
 }

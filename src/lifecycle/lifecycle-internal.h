@@ -54,6 +54,11 @@ unsigned lc_posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int
 /* The engine runtime its label asks for (NULL: the default); *ret_known false when the
  * policy does not offer the label's runtime. */
 const char *lc_engine_runtime_of(SbxLifecycle *l, const SbxObserved *o, bool *ret_known);
+/* It runs under the runtime it asked for (the posture's item runtime is clear). */
+bool lc_runtime_as_asked(SbxLifecycle *l, const SbxObserved *o);
+/* After a start: a container that does not run under the runtime it asked for is
+ * stopped again, RuntimeConflict naming posture.runtime. */
+int lc_check_runtime_or_stop(SbxLifecycle *l, const char *name, const char *id, SbxError *error);
 /* A create's asked runtime: NULL for the default (NULL, "" or "runc": no label). */
 const char *lc_runtime_asked(const char *runtime);
 /* A local engine's runsc processes of the container (its id on their command line),

@@ -143,6 +143,8 @@ int sbx_lifecycle_create_with(SbxLifecycle *l, const char *name, const SbxSpec *
  * ret_described (may be NULL): the sandbox as the same look at it shows it (its stored
  * spec's verdict: the object's), NULL when that could not be worked out. */
 #define SBX_VERIFY_FIELD_EGRESS (1u << SBX_SPEC_FIELD_COUNT)
+/* … and SBX_VERIFY_FIELD_RUNTIME when it runs under another runtime than it asked for. */
+#define SBX_VERIFY_FIELD_RUNTIME (2u << SBX_SPEC_FIELD_COUNT)
 int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desired, SbxVerdict *ret_verdict,
                          unsigned *ret_fields, SbxSandbox **ret_described, SbxError *error);
 

@@ -610,6 +610,11 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
         in_force = *ret_verdict == SBX_VERDICT_UNVERIFIED || lc_egress_in_force(l, o, row ?: found);
         *ret_verdict = in_force ? *ret_verdict : SBX_VERDICT_MISMATCH;
         *ret_fields |= in_force ? 0 : SBX_VERIFY_FIELD_EGRESS;
+        /* … and by the runtime it runs under (docs/security.md, "Runtimes"). */
+        if (*ret_verdict != SBX_VERDICT_UNVERIFIED && !lc_runtime_as_asked(l, o)) {
+                *ret_verdict = SBX_VERDICT_MISMATCH;
+                *ret_fields |= SBX_VERIFY_FIELD_RUNTIME;
+        }
         if (ret_described) {
                 SbxError ignored = SBX_ERROR_NULL;
 
