@@ -419,14 +419,20 @@ static int reply_inspect(Operation *o, sd_bus_message *reply) {
         return 0;
 }
 
+/* What the same look found of the stored spec is the object's (its Verdict); a
+ * registry that cannot take it keeps the object's old Verdict, and the caller is
+ * still told what was found. */
+static int apply_verify(Operation *o) {
+        if (o->sandbox && !o->answered_here)
+                (void) registry_put(&o->m->registry, o->sandbox);
+        return 0;
+}
+
 static int reply_verify(Operation *o, sd_bus_message *reply) {
         const char *names[SBX_SPEC_FIELD_COUNT + 3];
         size_t n;
         int r = sd_bus_message_append(reply, "s", sbx_verdict_to_string(o->verdict));
 
-        /* What the same look found of the stored spec is the object's (its Verdict). */
-        if (r >= 0 && o->sandbox && !o->answered_here)
-                (void) registry_put(&o->m->registry, o->sandbox);
         n = sbx_spec_fields_to_names(o->fields, names);
         if (o->fields & SBX_VERIFY_FIELD_EGRESS)
                 names[n++] = "egress";
@@ -656,7 +662,8 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         /* InspectSandbox with Docker asked now (docs/api.md#reads-from-observations) */
         [VERB_REFRESH] = { .name = "refresh", .own_action = A_INSPECT, .run = run_refresh, .apply = apply_inspect,
                 .reply = reply_inspect },
-        [VERB_VERIFY] = { .name = "verify", .own_action = A_INSPECT, .run = run_verify, .reply = reply_verify,
+        [VERB_VERIFY] = { .name = "verify", .own_action = A_INSPECT, .run = run_verify, .apply = apply_verify,
+                .reply = reply_verify,
                 .answer = answer_verify },
         [VERB_START] = { .name = "start", .own_action = A_MANAGE, .changes = true, .run = run_start,
                 .apply = apply_start, .reply = reply_none, .activity = true },

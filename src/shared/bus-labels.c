@@ -4,40 +4,24 @@
 #include <string.h>
 
 #include "bus-labels.h"
+#include "bus-read.h"
 #include "json-util.h"
 #include "observed.h"
 #include "user-labels.h"
-
-static int malformed(SbxError *error, const char *key, int r) {
-        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: malformed value (%s)", key, strerror(-r));
-}
-
-static int enter_variant(sd_bus_message *m, const char *key, const char *want, SbxError *error) {
-        const char *contents;
-        int r = sd_bus_message_peek_type(m, NULL, &contents);
-
-        if (r < 0)
-                return malformed(error, key, r);
-        if (!streq_ptr(contents, want))
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: expected a value of type '%s', got '%s'",
-                                     key, want, contents);
-        r = sd_bus_message_enter_container(m, 'v', want);
-        return r < 0 ? malformed(error, key, r) : 0;
-}
 
 static int read_pairs(sd_bus_message *m, const char *key, json_object *labels, SbxError *error) {
         const char *k, *v;
         int r;
 
         if ((r = sd_bus_message_enter_container(m, 'a', "{ss}")) < 0)
-                return malformed(error, key, r);
+                return sbx_bus_malformed(error, key, r);
         while ((r = sd_bus_message_read(m, "{ss}", &k, &v)) > 0)
                 if ((r = sbx_user_labels_add(labels, k, v, error)) < 0)
                         return r;
         if (r < 0)
-                return malformed(error, key, r);
+                return sbx_bus_malformed(error, key, r);
         r = sd_bus_message_exit_container(m);
-        return r < 0 ? malformed(error, key, r) : 0;
+        return r < 0 ? sbx_bus_malformed(error, key, r) : 0;
 }
 
 int sbx_bus_read_labels(sd_bus_message *m, const char *key, json_object **ret, SbxError *error) {
@@ -46,10 +30,10 @@ int sbx_bus_read_labels(sd_bus_message *m, const char *key, json_object **ret, S
 
         if (!labels)
                 return -ENOMEM;
-        if ((r = enter_variant(m, key, "a{ss}", error)) < 0 || (r = read_pairs(m, key, labels, error)) < 0)
+        if ((r = sbx_bus_enter_variant(m, key, "a{ss}", error)) < 0 || (r = read_pairs(m, key, labels, error)) < 0)
                 return r;
         if ((r = sd_bus_message_exit_container(m)) < 0)
-                return malformed(error, key, r);
+                return sbx_bus_malformed(error, key, r);
         json_object_put(*ret);
         *ret = TAKE_PTR(labels);
         return 0;
@@ -70,10 +54,10 @@ static int read_state(sd_bus_message *m, char **ret, SbxError *error) {
         const char *s;
         int r;
 
-        if ((r = enter_variant(m, "state", "s", error)) < 0)
+        if ((r = sbx_bus_enter_variant(m, "state", "s", error)) < 0)
                 return r;
         if ((r = sd_bus_message_read_basic(m, 's', &s)) < 0)
-                return malformed(error, "state", r);
+                return sbx_bus_malformed(error, "state", r);
         if (!streq(s, sbx_state_to_string(SBX_STATE_RUNNING)) && !streq(s, sbx_state_to_string(SBX_STATE_STOPPED)) &&
             !streq(s, sbx_state_to_string(SBX_STATE_PAUSED)))
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "state: '%.64s' is none of \"running\", "
@@ -81,7 +65,7 @@ static int read_state(sd_bus_message *m, char **ret, SbxError *error) {
         if (!(*ret = strdup(s)))
                 return -ENOMEM;
         r = sd_bus_message_exit_container(m);
-        return r < 0 ? malformed(error, "state", r) : 0;
+        return r < 0 ? sbx_bus_malformed(error, "state", r) : 0;
 }
 
 static int read_filter_entry(sd_bus_message *m, json_object **labels, char **state, SbxError *error) {
@@ -89,7 +73,7 @@ static int read_filter_entry(sd_bus_message *m, json_object **labels, char **sta
         int r;
 
         if ((r = sd_bus_message_read_basic(m, 's', &key)) < 0)
-                return malformed(error, "filter", r);
+                return sbx_bus_malformed(error, "filter", r);
         if (streq(key, "labels")) {
                 if (*labels)
                         return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "labels: given twice");
@@ -109,26 +93,26 @@ int sbx_bus_read_copy_options(sd_bus_message *m, bool *ret_resume, SbxError *err
 
         *ret_resume = false;
         if ((r = sd_bus_message_enter_container(m, 'a', "{sv}")) < 0)
-                return malformed(error, "options", r);
+                return sbx_bus_malformed(error, "options", r);
         while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
                 const char *key;
 
                 if ((r = sd_bus_message_read_basic(m, 's', &key)) < 0)
-                        return malformed(error, "options", r);
+                        return sbx_bus_malformed(error, "options", r);
                 if (!streq(key, "resume"))
                         return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%.64s: unknown option", key);
                 if (seen)
                         return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "resume: given twice");
                 seen = true;
-                if ((r = enter_variant(m, key, "b", error)) < 0)
+                if ((r = sbx_bus_enter_variant(m, key, "b", error)) < 0)
                         return r;
                 if ((r = sd_bus_message_read_basic(m, 'b', &b)) < 0 || (r = sd_bus_message_exit_container(m)) < 0 ||
                     (r = sd_bus_message_exit_container(m)) < 0)
-                        return malformed(error, key, r);
+                        return sbx_bus_malformed(error, key, r);
                 *ret_resume = b;
         }
         if (r < 0 || (r = sd_bus_message_exit_container(m)) < 0)
-                return malformed(error, "options", r);
+                return sbx_bus_malformed(error, "options", r);
         return 0;
 }
 
@@ -138,15 +122,15 @@ int sbx_bus_read_find_filter(sd_bus_message *m, json_object **ret_labels, char *
         int r;
 
         if ((r = sd_bus_message_enter_container(m, 'a', "{sv}")) < 0)
-                return malformed(error, "filter", r);
+                return sbx_bus_malformed(error, "filter", r);
         while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
                 if ((r = read_filter_entry(m, &labels, &state, error)) < 0)
                         return r;
                 if ((r = sd_bus_message_exit_container(m)) < 0)
-                        return malformed(error, "filter", r);
+                        return sbx_bus_malformed(error, "filter", r);
         }
         if (r < 0 || (r = sd_bus_message_exit_container(m)) < 0)
-                return malformed(error, "filter", r);
+                return sbx_bus_malformed(error, "filter", r);
         *ret_labels = TAKE_PTR(labels);
         *ret_state = TAKE_PTR(state);
         return 0;

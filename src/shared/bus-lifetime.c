@@ -7,90 +7,14 @@
 #include "bus-lifetime.h"
 #include "macro.h"
 
-bool sbx_bus_type_is_integer(char type) {
-        return type != 0 && strchr("ynqiuxt", type);
-}
-
-int sbx_bus_read_integer(sd_bus_message *m, char type, int64_t *ret) {
-        union {
-                uint8_t y;
-                int16_t n;
-                uint16_t q;
-                int32_t i;
-                uint32_t u;
-                int64_t x;
-                uint64_t t;
-        } v;
-        int r;
-
-        if (!sbx_bus_type_is_integer(type))
-                return -EMEDIUMTYPE;
-        if ((r = sd_bus_message_read_basic(m, type, &v)) < 0)
-                return r;
-        switch (type) {
-        case 'y': *ret = v.y; break;
-        case 'n': *ret = v.n; break;
-        case 'q': *ret = v.q; break;
-        case 'i': *ret = v.i; break;
-        case 'u': *ret = v.u; break;
-        case 'x': *ret = v.x; break;
-        default:
-                *ret = (int64_t) v.t;
-                return v.t > INT64_MAX;
-        }
-        return 0;
-}
-
-static int malformed(SbxError *error, const char *key, int r) {
-        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: malformed value (%s)", key, strerror(-r));
-}
-
 /* Seconds: any integer type, 0 to UINT32_MAX. */
 static int read_seconds(sd_bus_message *m, const char *key, uint32_t *ret, SbxError *error) {
-        const char *contents;
         int64_t v;
-        char type;
-        int r, big;
+        int r = sbx_bus_read_int(m, key, 0, UINT32_MAX, &v, error);
 
-        if ((r = sd_bus_message_peek_type(m, &type, &contents)) < 0)
-                return malformed(error, key, r);
-        if (!contents || strlen(contents) != 1 || !sbx_bus_type_is_integer(contents[0]))
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: expected an integer (seconds), got '%s'",
-                                     key, contents ?: "?");
-        if ((r = sd_bus_message_enter_container(m, 'v', contents)) < 0 ||
-            (r = big = sbx_bus_read_integer(m, contents[0], &v)) < 0 || (r = sd_bus_message_exit_container(m)) < 0)
-                return malformed(error, key, r);
-        if (big > 0 || v < 0 || v > UINT32_MAX)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: %" PRIi64 " is outside 0–%" PRIu32, key, v,
-                                     UINT32_MAX);
-        *ret = (uint32_t) v;
-        return 0;
-}
-
-static int read_on_idle(sd_bus_message *m, SbxLifetime *l, SbxError *error) {
-        const char *s;
-        int r;
-
-        if ((r = sd_bus_message_enter_container(m, 'v', "s")) < 0)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "on_idle: expected a value of type 's'");
-        if ((r = sd_bus_message_read_basic(m, 's', &s)) < 0)
-                return malformed(error, "on_idle", r);
-        if (!streq(s, "stop") && !streq(s, "pause"))
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "on_idle: '%.64s' is neither \"stop\" nor \"pause\"", s);
-        l->on_idle_pause = streq(s, "pause");
-        r = sd_bus_message_exit_container(m);
-        return r < 0 ? malformed(error, "on_idle", r) : 0;
-}
-
-static int read_flag(sd_bus_message *m, const char *key, bool *ret, SbxError *error) {
-        int b, r;
-
-        if ((r = sd_bus_message_enter_container(m, 'v', "b")) < 0)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: expected a value of type 'b'", key);
-        if ((r = sd_bus_message_read_basic(m, 'b', &b)) < 0 || (r = sd_bus_message_exit_container(m)) < 0)
-                return malformed(error, key, r);
-        *ret = b;
-        return 0;
+        if (r >= 0)
+                *ret = (uint32_t) v;
+        return r;
 }
 
 int sbx_bus_read_lifetime_entry(sd_bus_message *m, const char *key, SbxLifetime *l, SbxError *error) {
@@ -108,13 +32,13 @@ int sbx_bus_read_lifetime_entry(sd_bus_message *m, const char *key, SbxLifetime 
         }
         if (streq(key, "on_idle")) {
                 l->has_on_idle = true;
-                return read_on_idle(m, l, error);
+                return sbx_bus_read_choice(m, key, "stop", "pause", &l->on_idle_pause, error);
         }
         if (streq(key, "idle_counts_processes")) {
                 l->has_counts_processes = true;
-                return read_flag(m, key, &l->counts_processes, error);
+                return sbx_bus_read_bool(m, key, &l->counts_processes, error);
         }
-        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: unknown option", key);
+        return sbx_bus_unknown_option(m, NULL, key, error);
 }
 
 int sbx_lifetime_apply_policy(SbxLifetime *l, const SbxPolicy *p, SbxError *error) {

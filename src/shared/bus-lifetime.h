@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <systemd/sd-bus.h>
 
+#include "bus-read.h"
 #include "error.h"
 #include "policy.h"
 
@@ -29,11 +30,6 @@ static inline bool sbx_lifetime_given(const SbxLifetime *l) {
         return l->has_idle_timeout || l->has_expire_after || l->has_on_idle || l->has_counts_processes;
 }
 
-/* Whether type is one of D-Bus's integer types (y n q i u x t). */
-bool sbx_bus_type_is_integer(char type);
-/* Reads a basic integer of that type into *ret: 1 for a 't' above INT64_MAX (its
- * bits in *ret), -EMEDIUMTYPE for a type that is no integer. */
-int sbx_bus_read_integer(sd_bus_message *m, char type, int64_t *ret);
 
 /* One entry of a create's, ensure's or SetSandboxLifetimes' options, its variant next:
  * key is a lifetime option (idle_timeout, expire_after, on_idle,

@@ -5,131 +5,42 @@
 
 #include "bus-labels.h"
 #include "bus-lifetime.h"
+#include "bus-read.h"
 #include "bus-egress.h"
 #include "bus-spec.h"
 #include "json-util.h"
 #include "proto.h"
-
-/* A malformed message is the caller's fault as well: say which key it was. */
-static int bad(SbxError *error, const char *key, int r) {
-        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: malformed value (%s)", key, strerror(-r));
-}
-
-/* Enters the variant of key, checking its signature. */
-static int enter_variant(sd_bus_message *m, const char *key, const char *want, SbxError *error) {
-        const char *contents;
-        char type;
-        int r;
-
-        if ((r = sd_bus_message_peek_type(m, &type, &contents)) < 0)
-                return bad(error, key, r);
-        if (!streq(contents, want))
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: expected a value of type '%s', got '%s'",
-                                     key, want, contents);
-        r = sd_bus_message_enter_container(m, SD_BUS_TYPE_VARIANT, want);
-        return r < 0 ? bad(error, key, r) : 0;
-}
-
-static int exit_variant(sd_bus_message *m, const char *key, SbxError *error) {
-        int r = sd_bus_message_exit_container(m);
-        return r < 0 ? bad(error, key, r) : 0;
-}
-
-static int read_string(sd_bus_message *m, const char *key, char **field, SbxError *error) {
-        const char *s;
-        int r;
-
-        if ((r = enter_variant(m, key, "s", error)) < 0)
-                return r;
-        if ((r = sd_bus_message_read_basic(m, 's', &s)) < 0)
-                return bad(error, key, r);
-        free(*field);
-        *field = strdup(s);
-        if (!*field)
-                return -ENOMEM;
-        return exit_variant(m, key, error);
-}
-
-/* As sbx_bus_read_integer(), but -ERANGE for a 't' above INT64_MAX. */
-static int read_any_int(sd_bus_message *m, char type, int64_t *ret) {
-        int r = sbx_bus_read_integer(m, type, ret);
-
-        return r > 0 ? -ERANGE : r;
-}
-
-static bool is_int_type(const char *contents) {
-        return contents && strlen(contents) == 1 && sbx_bus_type_is_integer(contents[0]);
-}
-
-/* An integer value of key, of any integer type, within [min, max]. */
-/* Enters the variant of key, which must hold an integer of any type; its type. */
-static int enter_int(sd_bus_message *m, const char *key, char *ret_type, SbxError *error) {
-        const char *contents;
-        int r;
-
-        if ((r = sd_bus_message_peek_type(m, NULL, &contents)) < 0)
-                return bad(error, key, r);
-        if (!is_int_type(contents))
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
-                                     "%s: expected an integer (any of y n q i u x t), got '%s'", key, contents);
-        *ret_type = contents[0];
-        if ((r = sd_bus_message_enter_container(m, SD_BUS_TYPE_VARIANT, contents)) < 0)
-                return bad(error, key, r);
-        return 0;
-}
-
-static int read_int(sd_bus_message *m, const char *key, int64_t min, int64_t max, int64_t *ret, SbxError *error) {
-        int64_t v;
-        char type;
-        int r;
-
-        if ((r = enter_int(m, key, &type, error)) < 0)
-                return r;
-        r = read_any_int(m, type, &v);
-        if (r == -ERANGE || (r >= 0 && (v < min || v > max)))
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: the value is outside %" PRIi64 "–%" PRIi64,
-                                     key, min, max);
-        if (r < 0)
-                return bad(error, key, r);
-        *ret = v;
-        return exit_variant(m, key, error);
-}
-
-static int too_many(SbxError *error, const char *key) {
-        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: more than %u entries", key,
-                             (unsigned) SBX_MAX_INPUT_ENTRIES);
-}
 
 /* The variant "env" a{ss}, each pair handed to add. */
 static int read_env_pairs(sd_bus_message *m, int (*add)(void *userdata, const char *k, const char *v, SbxError *error),
                           void *userdata, SbxError *error) {
         int r;
 
-        if ((r = enter_variant(m, "env", "a{ss}", error)) < 0)
+        if ((r = sbx_bus_enter_variant(m, "env", "a{ss}", error)) < 0)
                 return r;
         if ((r = sd_bus_message_enter_container(m, 'a', "{ss}")) < 0)
-                return bad(error, "env", r);
+                return sbx_bus_malformed(error, "env", r);
         for (;;) {
                 const char *k, *v;
 
                 r = sd_bus_message_read(m, "{ss}", &k, &v);
                 if (r < 0)
-                        return bad(error, "env", r);
+                        return sbx_bus_malformed(error, "env", r);
                 if (r == 0)
                         break;
                 if ((r = add(userdata, k, v, error)) < 0)
                         return r;
         }
         if ((r = sd_bus_message_exit_container(m)) < 0)
-                return bad(error, "env", r);
-        return exit_variant(m, "env", error);
+                return sbx_bus_malformed(error, "env", r);
+        return sbx_bus_exit_variant(m, "env", error);
 }
 
 static int spec_env_add(void *userdata, const char *k, const char *v, SbxError *error) {
         SbxSpec *s = userdata;
 
         if (s->n_env >= SBX_MAX_INPUT_ENTRIES)
-                return too_many(error, "env");
+                return sbx_bus_too_many(error, "env");
         for (size_t i = 0; i < s->n_env; i++)
                 if (streq(s->env[i].key, k))
                         return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "env: variable '%s' given twice", k);
@@ -143,26 +54,26 @@ static int read_env(sd_bus_message *m, SbxSpec *s, SbxError *error) {
 static int read_volumes(sd_bus_message *m, SbxSpec *s, SbxError *error) {
         int r;
 
-        if ((r = enter_variant(m, "volumes", "a(sss)", error)) < 0)
+        if ((r = sbx_bus_enter_variant(m, "volumes", "a(sss)", error)) < 0)
                 return r;
         if ((r = sd_bus_message_enter_container(m, 'a', "(sss)")) < 0)
-                return bad(error, "volumes", r);
+                return sbx_bus_malformed(error, "volumes", r);
         for (;;) {
                 const char *h, *g, *mode;
 
                 r = sd_bus_message_read(m, "(sss)", &h, &g, &mode);
                 if (r < 0)
-                        return bad(error, "volumes", r);
+                        return sbx_bus_malformed(error, "volumes", r);
                 if (r == 0)
                         break;
                 if (s->n_volumes >= SBX_MAX_INPUT_ENTRIES)
-                        return too_many(error, "volumes");
+                        return sbx_bus_too_many(error, "volumes");
                 if ((r = sbx_spec_add_volume(s, h, g, mode)) < 0)
                         return r;
         }
         if ((r = sd_bus_message_exit_container(m)) < 0)
-                return bad(error, "volumes", r);
-        return exit_variant(m, "volumes", error);
+                return sbx_bus_malformed(error, "volumes", r);
+        return sbx_bus_exit_variant(m, "volumes", error);
 }
 
 /* "(XY)" with X and Y integer types: ports as (qq), as documented, or as any
@@ -179,15 +90,15 @@ static int read_port(sd_bus_message *m, const char *pair, SbxSpec *s, SbxError *
 
         r = sd_bus_message_enter_container(m, SD_BUS_TYPE_STRUCT, inner);
         if (r <= 0)
-                return r < 0 ? bad(error, "ports", r) : 0;
-        if ((r = read_any_int(m, pair[1], &host)) < 0 || (r = read_any_int(m, pair[2], &guest)) < 0)
+                return r < 0 ? sbx_bus_malformed(error, "ports", r) : 0;
+        if ((r = sbx_bus_read_any_int(m, pair[1], &host)) < 0 || (r = sbx_bus_read_any_int(m, pair[2], &guest)) < 0)
                 return r == -ERANGE ? sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
                                                     "ports: a port is outside the 64-bit integer range")
-                                    : bad(error, "ports", r);
+                                    : sbx_bus_malformed(error, "ports", r);
         if ((r = sd_bus_message_exit_container(m)) < 0)
-                return bad(error, "ports", r);
+                return sbx_bus_malformed(error, "ports", r);
         if (s->n_ports >= SBX_MAX_INPUT_ENTRIES)
-                return too_many(error, "ports");
+                return sbx_bus_too_many(error, "ports");
         if ((r = sbx_spec_add_port(s, host, guest)) < 0)
                 return r;
         return 1;
@@ -198,33 +109,22 @@ static int read_ports(sd_bus_message *m, SbxSpec *s, SbxError *error) {
         int r;
 
         if ((r = sd_bus_message_peek_type(m, NULL, &contents)) < 0)
-                return bad(error, "ports", r);
+                return sbx_bus_malformed(error, "ports", r);
         if (!contents || contents[0] != 'a' || !is_port_pair(contents + 1))
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
                                      "ports: expected a value of type 'a(qq)' (or other integer types), got '%s'",
                                      contents);
-        if ((r = enter_variant(m, "ports", contents, error)) < 0)
+        if ((r = sbx_bus_enter_variant(m, "ports", contents, error)) < 0)
                 return r;
         if ((r = sd_bus_message_enter_container(m, 'a', contents + 1)) < 0)
-                return bad(error, "ports", r);
+                return sbx_bus_malformed(error, "ports", r);
         while ((r = read_port(m, contents + 1, s, error)) > 0)
                 ;
         if (r < 0)
                 return r;
         if ((r = sd_bus_message_exit_container(m)) < 0)
-                return bad(error, "ports", r);
-        return exit_variant(m, "ports", error);
-}
-
-static int read_bool(sd_bus_message *m, const char *key, bool *field, SbxError *error) {
-        int b, r;
-
-        if ((r = enter_variant(m, key, "b", error)) < 0)
-                return r;
-        if ((r = sd_bus_message_read_basic(m, 'b', &b)) < 0)
-                return bad(error, key, r);
-        *field = b;
-        return exit_variant(m, key, error);
+                return sbx_bus_malformed(error, "ports", r);
+        return sbx_bus_exit_variant(m, "ports", error);
 }
 
 static const char *const spec_keys[] = {
@@ -235,60 +135,26 @@ static int spec_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
         SbxSpec *s = userdata;
 
         if (streq(key, "image"))
-                return read_string(m, key, &s->image, error);
+                return sbx_bus_read_string(m, key, &s->image, error);
         if (streq(key, "snapshot")) {
                 s->template_type = SBX_TEMPLATE_SNAPSHOT;
-                return read_string(m, key, &s->snapshot_id, error);
+                return sbx_bus_read_string(m, key, &s->snapshot_id, error);
         }
         if (streq(key, "working_dir"))
-                return read_string(m, key, &s->working_dir, error);
+                return sbx_bus_read_string(m, key, &s->working_dir, error);
         if (streq(key, "cpus"))
-                return read_int(m, key, INT64_MIN, INT64_MAX, &s->cpus, error);
+                return sbx_bus_read_int(m, key, INT64_MIN, INT64_MAX, &s->cpus, error);
         if (streq(key, "memory"))
-                return read_int(m, key, INT64_MIN, INT64_MAX, &s->memory, error);
+                return sbx_bus_read_int(m, key, INT64_MIN, INT64_MAX, &s->memory, error);
         if (streq(key, "env"))
                 return read_env(m, s, error);
         if (streq(key, "volumes"))
                 return read_volumes(m, s, error);
         if (streq(key, "network_isolated"))
-                return read_bool(m, key, &s->network_isolated, error);
+                return sbx_bus_read_bool(m, key, &s->network_isolated, error);
         if (streq(key, "ports"))
                 return read_ports(m, s, error);
         return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: unknown key", key);
-}
-
-/* Walks an a{sv}, calling read_entry for each key; a key seen twice is refused. */
-static int read_dict(sd_bus_message *m, const char *const *keys, size_t n_keys,
-                     int (*read_entry)(sd_bus_message *m, void *userdata, const char *key, SbxError *error),
-                     void *userdata, SbxError *error) {
-        unsigned seen = 0;
-        int r;
-
-        if ((r = sd_bus_message_enter_container(m, 'a', "{sv}")) < 0)
-                return bad(error, "a{sv}", r);
-        for (;;) {
-                const char *key;
-
-                r = sd_bus_message_enter_container(m, 'e', "sv");
-                if (r < 0)
-                        return bad(error, "a{sv}", r);
-                if (r == 0)
-                        break;
-                if ((r = sd_bus_message_read_basic(m, 's', &key)) < 0)
-                        return bad(error, "a{sv}", r);
-                for (size_t i = 0; i < n_keys; i++)
-                        if (streq(key, keys[i])) {
-                                if (seen & (1u << i))
-                                        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: given twice", key);
-                                seen |= 1u << i;
-                        }
-                if ((r = read_entry(m, userdata, key, error)) < 0)
-                        return r;
-                if ((r = sd_bus_message_exit_container(m)) < 0)
-                        return bad(error, key, r);
-        }
-        r = sd_bus_message_exit_container(m);
-        return r < 0 ? bad(error, "a{sv}", r) : 0;
 }
 
 int sbx_bus_read_spec(sd_bus_message *m, SbxSpec **ret, SbxError *error) {
@@ -298,18 +164,14 @@ int sbx_bus_read_spec(sd_bus_message *m, SbxSpec **ret, SbxError *error) {
         if (!s)
                 return -ENOMEM;
         s->template_type = SBX_TEMPLATE_IMAGE;
-        if ((r = read_dict(m, spec_keys, ELEMENTSOF(spec_keys), spec_entry, s, error)) < 0)
+        if ((r = sbx_bus_read_dict(m, spec_keys, ELEMENTSOF(spec_keys), spec_entry, s, error)) < 0)
                 return r;
         *ret = TAKE_PTR(s);
         return 0;
 }
 
-static int no_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
-        return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: unknown option", key);
-}
-
 int sbx_bus_read_no_options(sd_bus_message *m, SbxError *error) {
-        return read_dict(m, NULL, 0, no_entry, NULL, error);
+        return sbx_bus_read_dict(m, NULL, 0, sbx_bus_unknown_option, NULL, error);
 }
 
 typedef struct CreateOptions {
@@ -321,25 +183,11 @@ typedef struct CreateOptions {
         bool pull_missing;
 } CreateOptions;
 
-/* A string option of two values, no (the default) or yes: *ret is whether it is yes. */
-static int read_choice(sd_bus_message *m, const char *key, const char *no, const char *yes, bool *ret,
-                       SbxError *error) {
-        _cleanup_free_ char *mode = NULL;
-        int r = read_string(m, key, &mode, error);
-
-        if (r >= 0 && !streq(mode, no) && !streq(mode, yes))
-                r = sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: '%s' is neither \"%s\" nor \"%s\"", key, mode,
-                                  no, yes);
-        if (r >= 0)
-                *ret = streq(mode, yes);
-        return r < 0 ? r : 0;
-}
-
 /* runtime s: well-formed (runtime.h); whether the policy offers it is the caller's. */
 static int read_runtime(sd_bus_message *m, const char *key, char ret[static SBX_RUNTIME_NAME_MAX + 1],
                         SbxError *error) {
         _cleanup_free_ char *s = NULL;
-        int r = read_string(m, key, &s, error);
+        int r = sbx_bus_read_string(m, key, &s, error);
 
         if (r < 0)
                 return r;
@@ -361,7 +209,7 @@ static int create_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
                 return sbx_bus_read_egress_entry(m, key, &o->egress, &o->has_egress, error);
         /* pull "missing": an image not on the host is pulled first (docs/api.md) */
         if (streq(key, "pull"))
-                return read_choice(m, key, "never", "missing", &o->pull_missing, error);
+                return sbx_bus_read_choice(m, key, "never", "missing", &o->pull_missing, error);
         if (!streq(key, "labels"))
                 return sbx_bus_read_lifetime_entry(m, key, &o->lifetime, error);
         return sbx_bus_read_labels(m, key, &o->labels, error);
@@ -373,9 +221,10 @@ int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, Sbx
         static const char *const keys[] = { "labels", "idle_timeout", "expire_after", "on_idle", "pull",
                                             "idle_counts_processes", "egress", "runtime" };
         CreateOptions o = { .runtime = ret_runtime };
+        int r;
 
         ret_runtime[0] = '\0';
-        int r = read_dict(m, keys, ELEMENTSOF(keys), create_entry, &o, error);
+        r = sbx_bus_read_dict(m, keys, ELEMENTSOF(keys), create_entry, &o, error);
 
         if (r < 0) {
                 json_object_put(o.labels);
@@ -397,7 +246,7 @@ int sbx_bus_read_lifetime_options(sd_bus_message *m, SbxLifetime *ret, SbxError 
         static const char *const keys[] = { "idle_timeout", "expire_after", "on_idle", "idle_counts_processes" };
 
         *ret = (SbxLifetime) {};
-        return read_dict(m, keys, ELEMENTSOF(keys), lifetime_entry, ret, error);
+        return sbx_bus_read_dict(m, keys, ELEMENTSOF(keys), lifetime_entry, ret, error);
 }
 
 static int stop_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
@@ -406,10 +255,10 @@ static int stop_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
         int r;
 
         if (streq(key, "force"))
-                return read_bool(m, key, &o->force, error);
+                return sbx_bus_read_bool(m, key, &o->force, error);
         if (!streq(key, "timeout"))
-                return no_entry(m, userdata, key, error);
-        if ((r = read_int(m, key, 0, SBX_STOP_TIMEOUT_MAX, &t, error)) < 0)
+                return sbx_bus_unknown_option(m, userdata, key, error);
+        if ((r = sbx_bus_read_int(m, key, 0, SBX_STOP_TIMEOUT_MAX, &t, error)) < 0)
                 return r;
         o->timeout = (unsigned) t;
         return 0;
@@ -419,7 +268,7 @@ int sbx_bus_read_stop_options(sd_bus_message *m, SbxStopOptions *ret, SbxError *
         static const char *const keys[] = { "timeout", "force" };
 
         *ret = (SbxStopOptions) { .timeout = SBX_STOP_TIMEOUT_DEFAULT };
-        return read_dict(m, keys, ELEMENTSOF(keys), stop_entry, ret, error);
+        return sbx_bus_read_dict(m, keys, ELEMENTSOF(keys), stop_entry, ret, error);
 }
 
 typedef struct EnsureOptions {
@@ -438,7 +287,7 @@ static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
         int r;
 
         if (streq(key, "stop_timeout")) {
-                if ((r = read_int(m, key, 0, SBX_STOP_TIMEOUT_MAX, &t, error)) < 0)
+                if ((r = sbx_bus_read_int(m, key, 0, SBX_STOP_TIMEOUT_MAX, &t, error)) < 0)
                         return r;
                 o->stop_timeout = (unsigned) t;
                 return 0;
@@ -450,12 +299,12 @@ static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
         if (streq(key, "runtime"))
                 return read_runtime(m, key, o->runtime, error);
         if (streq(key, "force"))
-                return read_bool(m, key, &o->force, error);
+                return sbx_bus_read_bool(m, key, &o->force, error);
         if (streq(key, "pull"))
-                return read_choice(m, key, "never", "missing", &o->pull_missing, error);
+                return sbx_bus_read_choice(m, key, "never", "missing", &o->pull_missing, error);
         if (!streq(key, "on_mismatch"))
                 return sbx_bus_read_lifetime_entry(m, key, &o->lifetime, error);
-        return read_choice(m, key, "fail", "recreate", &o->recreate, error);
+        return sbx_bus_read_choice(m, key, "fail", "recreate", &o->recreate, error);
 }
 
 int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned *ret_stop_timeout,
@@ -466,9 +315,10 @@ int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned 
                                             "expire_after", "on_idle", "pull", "idle_counts_processes",
                                             "egress", "runtime" };
         EnsureOptions o = { .stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT, .runtime = ret_runtime };
+        int r;
 
         ret_runtime[0] = '\0';
-        int r = read_dict(m, keys, ELEMENTSOF(keys), ensure_entry, &o, error);
+        r = sbx_bus_read_dict(m, keys, ELEMENTSOF(keys), ensure_entry, &o, error);
 
         if (r < 0) {
                 json_object_put(o.labels);
@@ -632,10 +482,10 @@ static int read_stdin(sd_bus_message *m, SbxExecOptions *o, SbxError *error) {
         size_t n;
         int r;
 
-        if ((r = enter_variant(m, "stdin", "ay", error)) < 0)
+        if ((r = sbx_bus_enter_variant(m, "stdin", "ay", error)) < 0)
                 return r;
         if ((r = sd_bus_message_read_array(m, 'y', &p, &n)) < 0)
-                return bad(error, "stdin", r);
+                return sbx_bus_malformed(error, "stdin", r);
         if (n > SBX_EXEC_STDIN_MAX)
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "stdin: more than %zu bytes", SBX_EXEC_STDIN_MAX);
         free(o->stdin_data);
@@ -647,7 +497,7 @@ static int read_stdin(sd_bus_message *m, SbxExecOptions *o, SbxError *error) {
                 memcpy(o->stdin_data, p, n);
         }
         o->stdin_size = n;
-        return exit_variant(m, "stdin", error);
+        return sbx_bus_exit_variant(m, "stdin", error);
 }
 
 typedef struct ExecParse {
@@ -664,9 +514,9 @@ static int exec_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
         if (streq(key, "env"))
                 return read_exec_env(m, o, error);
         if (streq(key, "resume"))
-                return read_bool(m, key, &o->resume, error);
+                return sbx_bus_read_bool(m, key, &o->resume, error);
         if (streq(key, "working_dir")) {
-                if ((r = read_string(m, key, &o->working_dir, error)) < 0)
+                if ((r = sbx_bus_read_string(m, key, &o->working_dir, error)) < 0)
                         return r;
                 if (o->working_dir[0] != '/' || strlen(o->working_dir) > SBX_MAX_PATH_LEN)
                         return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
@@ -674,7 +524,7 @@ static int exec_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
                 return 0;
         }
         if (streq(key, "timeout")) {
-                if ((r = read_int(m, key, p->streaming ? 0 : 1, SBX_EXEC_TIMEOUT_MAX_S, &v, error)) < 0)
+                if ((r = sbx_bus_read_int(m, key, p->streaming ? 0 : 1, SBX_EXEC_TIMEOUT_MAX_S, &v, error)) < 0)
                         return r;
                 o->timeout_s = (unsigned) v;
                 return 0;
@@ -682,7 +532,7 @@ static int exec_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
         if (!p->streaming && streq(key, "stdin"))
                 return read_stdin(m, o, error);
         if (!p->streaming && streq(key, "output_limit")) {
-                if ((r = read_int(m, key, 0, (int64_t) SBX_EXEC_OUTPUT_LIMIT_MAX, &v, error)) < 0)
+                if ((r = sbx_bus_read_int(m, key, 0, (int64_t) SBX_EXEC_OUTPUT_LIMIT_MAX, &v, error)) < 0)
                         return r;
                 o->output_limit = (uint64_t) v;
                 return 0;
@@ -690,7 +540,7 @@ static int exec_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
         if (!p->streaming && streq(key, "on_timeout")) {
                 _cleanup_free_ char *mode = NULL;
 
-                if ((r = read_string(m, key, &mode, error)) < 0)
+                if ((r = sbx_bus_read_string(m, key, &mode, error)) < 0)
                         return r;
                 if (!streq(mode, "error") && !streq(mode, "result"))
                         return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
@@ -699,22 +549,22 @@ static int exec_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
                 return 0;
         }
         if (p->streaming && streq(key, "tty"))
-                return read_bool(m, key, &o->tty, error);
+                return sbx_bus_read_bool(m, key, &o->tty, error);
         if (p->streaming && streq(key, "detach"))
-                return read_bool(m, key, &o->detach, error);
+                return sbx_bus_read_bool(m, key, &o->detach, error);
         if (streq(key, "wait")) {
-                if ((r = read_int(m, key, 0, SBX_EXEC_WAIT_MAX_S, &v, error)) < 0)
+                if ((r = sbx_bus_read_int(m, key, 0, SBX_EXEC_WAIT_MAX_S, &v, error)) < 0)
                         return r;
                 o->wait_s = (unsigned) v;
                 return 0;
         }
         if (p->streaming && (streq(key, "rows") || streq(key, "cols"))) {
-                if ((r = read_int(m, key, 1, UINT16_MAX, &v, error)) < 0)
+                if ((r = sbx_bus_read_int(m, key, 1, UINT16_MAX, &v, error)) < 0)
                         return r;
                 *(streq(key, "rows") ? &o->rows : &o->cols) = (unsigned) v;
                 return 0;
         }
-        return no_entry(m, NULL, key, error);
+        return sbx_bus_unknown_option(m, NULL, key, error);
 }
 
 int sbx_bus_read_exec_options(sd_bus_message *m, bool streaming, SbxExecOptions *ret, SbxError *error) {
@@ -727,7 +577,7 @@ int sbx_bus_read_exec_options(sd_bus_message *m, bool streaming, SbxExecOptions 
                 .timeout_s = streaming ? 0 : SBX_EXEC_TIMEOUT_DEFAULT_S,
                 .output_limit = SBX_EXEC_OUTPUT_LIMIT_DEFAULT,
         };
-        r = read_dict(m, keys, ELEMENTSOF(keys), exec_entry, &p, error);
+        r = sbx_bus_read_dict(m, keys, ELEMENTSOF(keys), exec_entry, &p, error);
         if (r >= 0 && ret->detach && (ret->tty || ret->timeout_s > 0))
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: not with detach (a detached process has "
                                      "no terminal and no timeout; Kill ends it)", ret->tty ? "tty" : "timeout");
@@ -741,7 +591,7 @@ int sbx_bus_read_argv(sd_bus_message *m, char ***ret, SbxError *error) {
 
         r = sd_bus_message_read_strv(m, &v);
         if (r < 0)
-                return bad(error, "argv", r);
+                return sbx_bus_malformed(error, "argv", r);
         while (v && v[n])
                 n++;
         if (n == 0 || n > SBX_EXEC_ARGV_MAX || isempty(v[0])) {
@@ -762,22 +612,6 @@ typedef struct FileParse {
         SbxFileOptions *o;
 } FileParse;
 
-/* A 't' of any size (offset, length): read_int's range is int64's. */
-static int read_u64(sd_bus_message *m, const char *key, uint64_t *ret, SbxError *error) {
-        int64_t v;
-        char type;
-        int r;
-
-        if ((r = enter_int(m, key, &type, error)) < 0)
-                return r;
-        if ((r = sbx_bus_read_integer(m, type, &v)) < 0)
-                return bad(error, key, r);
-        if (r == 0 && v < 0)
-                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "%s: %" PRIi64 " is negative", key, v);
-        *ret = (uint64_t) v;
-        return exit_variant(m, key, error);
-}
-
 static int file_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
         FileParse *p = userdata;
         SbxFileOptions *o = p->o;
@@ -785,33 +619,34 @@ static int file_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
         int r;
 
         if (streq(key, "resume"))
-                return read_bool(m, key, &o->resume, error);
+                return sbx_bus_read_bool(m, key, &o->resume, error);
         switch (p->verb) {
         case SBX_FILE_READ:
                 if (streq(key, "offset"))
-                        return read_u64(m, key, &o->offset, error);
+                        return sbx_bus_read_u64(m, key, &o->offset, error);
                 if (streq(key, "length")) {
                         o->has_length = true;
-                        return read_u64(m, key, &o->length, error);
+                        return sbx_bus_read_u64(m, key, &o->length, error);
                 }
                 break;
         case SBX_FILE_WRITE:
                 if (streq(key, "mode")) {
-                        if ((r = read_int(m, key, 0, 07777, &v, error)) < 0)
+                        if ((r = sbx_bus_read_int(m, key, 0, 07777, &v, error)) < 0)
                                 return r;
                         o->mode = (unsigned) v;
                         return 0;
                 }
                 if (streq(key, "append"))
-                        return read_bool(m, key, &o->append, error);
+                        return sbx_bus_read_bool(m, key, &o->append, error);
                 if (streq(key, "make_parents"))
-                        return read_bool(m, key, &o->make_parents, error);
+                        return sbx_bus_read_bool(m, key, &o->make_parents, error);
                 break;
         case SBX_FILE_LIST:
                 if (streq(key, "depth") || streq(key, "limit")) {
                         bool depth = streq(key, "depth");
+                        int64_t max = depth ? SBX_PROTO_MAX_DEPTH : SBX_PROTO_MAX_LIMIT;
 
-                        if ((r = read_int(m, key, 1, depth ? SBX_PROTO_MAX_DEPTH : SBX_PROTO_MAX_LIMIT, &v, error)) < 0)
+                        if ((r = sbx_bus_read_int(m, key, 1, max, &v, error)) < 0)
                                 return r;
                         *(depth ? &o->depth : &o->limit) = (unsigned) v;
                         return 0;
@@ -819,10 +654,10 @@ static int file_entry(sd_bus_message *m, void *userdata, const char *key, SbxErr
                 break;
         case SBX_FILE_REMOVE:
                 if (streq(key, "recursive"))
-                        return read_bool(m, key, &o->recursive, error);
+                        return sbx_bus_read_bool(m, key, &o->recursive, error);
                 break;
         }
-        return no_entry(m, NULL, key, error);
+        return sbx_bus_unknown_option(m, NULL, key, error);
 }
 
 int sbx_bus_read_file_options(sd_bus_message *m, SbxFileVerb verb, SbxFileOptions *ret, SbxError *error) {
@@ -833,7 +668,7 @@ int sbx_bus_read_file_options(sd_bus_message *m, SbxFileVerb verb, SbxFileOption
         *ret = (SbxFileOptions) {
                 .mode = SBX_PROTO_DEFAULT_MODE, .depth = SBX_PROTO_DEFAULT_DEPTH, .limit = SBX_PROTO_DEFAULT_LIMIT,
         };
-        return read_dict(m, keys, ELEMENTSOF(keys), file_entry, &p, error);
+        return sbx_bus_read_dict(m, keys, ELEMENTSOF(keys), file_entry, &p, error);
 }
 
 int sbx_bus_read_file_path(sd_bus_message *m, const char **ret, SbxError *error) {
@@ -841,7 +676,7 @@ int sbx_bus_read_file_path(sd_bus_message *m, const char **ret, SbxError *error)
         int r = sd_bus_message_read_basic(m, 's', &path);
 
         if (r < 0)
-                return bad(error, "path", r);
+                return sbx_bus_malformed(error, "path", r);
         if (path[0] != '/')
                 return sbx_error_set(error, SBX_ERROR_INVALID_ARGS, "path: '%.64s' is not absolute", path);
         if (strlen(path) > SBX_FILE_PATH_MAX)

@@ -17,7 +17,7 @@
 #include "runtime.h"
 #include "spec.h"
 
-/* sbx_bus_read_integer(), sbx_bus_type_is_integer(): bus-lifetime.h */
+/* sbx_bus_read_integer(), sbx_bus_type_is_integer(): bus-read.h */
 
 /* Reads an a{sv} spec into a raw spec (see spec-json.h for what "raw" means). */
 int sbx_bus_read_spec(sd_bus_message *m, SbxSpec **ret, SbxError *error);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* A sandbox's egress (schema 8: a column of its row, egress.h's stored form), changed by
+/* A sandbox's egress (schema 9: a column of its row, egress.h's stored form), changed by
  * SetSandboxEgress. Prepared per call, as the lifetimes. */
 
 #include "store-internal.h"
