@@ -107,10 +107,13 @@ def _volume(v):
     return (str(host), str(guest), str(mode))
 
 
-def _make_options(labels=None, idle_timeout=None, expire_after=None, on_idle=None, idle_counts_processes=None):
-    """Create/Ensure/SetSandboxLifetimes options a{sv}: labels, and the lifetimes only
-    when given (the service bounds them by its policy)."""
+def _make_options(labels=None, idle_timeout=None, expire_after=None, on_idle=None, idle_counts_processes=None,
+                  runtime=None):
+    """Create/Ensure/SetSandboxLifetimes options a{sv}: labels, the runtime, and the
+    lifetimes only when given (the service bounds them by its policy)."""
     o = {}
+    if runtime is not None:
+        o["runtime"] = _v("s", str(runtime))
     if labels is not None:
         o["labels"] = _v("a{ss}", {str(k): str(v) for k, v in labels.items()})
     if idle_counts_processes is not None:
@@ -368,19 +371,21 @@ class Sandbox:
     def ensure(cls, name, image=None, snapshot=None, working_dir=None, cpus=None, memory=None, env=None,
                volumes=None, network_isolated=None, ports=None, on_mismatch="fail", stop_timeout=None,
                labels=None, idle_timeout=None, expire_after=None, on_idle=None, idle_counts_processes=None,
-               interactive=False, on_exit="keep"):
+               interactive=False, on_exit="keep", runtime=None):
         """Gets the sandbox `name` if it matches this spec (starting it if stopped),
         else creates it; with on_mismatch="recreate" a different one is replaced.
         sb.outcome says which: created, started, reused, recreated. labels (a dict of
         strings) are set when it is made; idle_timeout, expire_after (seconds),
         on_idle ("stop" or "pause") and idle_counts_processes (whether a running
         process nobody reads holds it from its idle stop) are its lifetimes, each sent
-        only when given: one found gets them as set_lifetimes() gives them."""
+        only when given: one found gets them as set_lifetimes() gives them. runtime
+        ("runc", the default, or one of the host policy's, e.g. "gvisor") is the one a
+        sandbox it makes runs under; one found keeps its own."""
         sb = cls(name, interactive, on_exit)
         options = {"on_mismatch": _v("s", on_mismatch)}
         if stop_timeout is not None:
             options["stop_timeout"] = _v("u", int(stop_timeout))
-        options.update(_make_options(labels, idle_timeout, expire_after, on_idle, idle_counts_processes))
+        options.update(_make_options(labels, idle_timeout, expire_after, on_idle, idle_counts_processes, runtime))
         try:
             _, sb.fingerprint, sb.outcome = sb._bus.manager(
                 "EnsureSandbox", "sa{sv}a{sv}",
@@ -393,14 +398,15 @@ class Sandbox:
 
     @classmethod
     def create(cls, name, interactive=False, on_exit="keep", labels=None, idle_timeout=None, expire_after=None,
-               on_idle=None, idle_counts_processes=None, **spec):
-        """Creates the sandbox `name` (SandboxExists if the name is taken); labels and
-        lifetimes as for ensure()."""
+               on_idle=None, idle_counts_processes=None, runtime=None, **spec):
+        """Creates the sandbox `name` (SandboxExists if the name is taken); labels,
+        lifetimes and runtime as for ensure()."""
         sb = cls(name, interactive, on_exit)
         try:
             _, sb.fingerprint = sb._bus.manager(
                 "CreateSandbox", "sa{sv}a{sv}",
-                [name, _spec(**spec), _make_options(labels, idle_timeout, expire_after, on_idle, idle_counts_processes)],
+                [name, _spec(**spec),
+                 _make_options(labels, idle_timeout, expire_after, on_idle, idle_counts_processes, runtime)],
                 timeout_s=120)
             sb.outcome = "created"
         except BaseException:

@@ -229,7 +229,8 @@ const Tool mcp_agent_tools[] = {
              "creates it (on_mismatch recreate replaces a different one). Lifetimes given are applied to one found "
              "too. Then use run, file_*, process_*.",
              OBJ(P_SANDBOX "," P_SPEC ",\"labels\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
-                 P_LIFETIMES ",\"on_mismatch\":{\"enum\":[\"fail\",\"recreate\"]},\"stop_timeout\":" INT("Seconds."),
+                 P_LIFETIMES ",\"on_mismatch\":{\"enum\":[\"fail\",\"recreate\"]},\"stop_timeout\":" INT("Seconds.")
+                 ",\"runtime\":" STR("runc (default) or a host policy runtime, e.g. gvisor (isolated, no volumes)."),
                  "\"sandbox\""), false, true, true),
         TOOL("sandbox", "Change a sandbox",
              "Acts on a sandbox: start, stop (force revokes others' leases), pause, resume, delete, snapshot "
