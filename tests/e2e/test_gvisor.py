@@ -255,3 +255,51 @@ def test_runsc_mapped_to_runc_behind_the_back_is_not_hardened(stack, docker):
         docker.write_runtimes()
         docker.restart()
     assert docker.containers() == []
+
+
+def test_python_module_and_mcp_ask_for_it(stack, docker):
+    """The Python module's create(runtime=) and the MCP server's runtime argument reach
+    the service: one sandbox made under gVisor through the module, a refusal through MCP."""
+    bus = h.Sandboxd(stack)
+    name = h.unique("gvpy")
+    lib = os.path.join(stack.tmp, "gvisor-pylib")
+    shutil.rmtree(lib, ignore_errors=True)
+    shutil.copytree(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                 "python", "xagent_sandbox"), os.path.join(lib, "xagent_sandbox"))
+    for dirpath, _, _ in os.walk(lib):
+        os.chmod(dirpath, 0o755)
+    program = os.path.join(stack.tmp, f"{name}.py")
+    with open(program, "w") as f:
+        f.write(f"""import json
+from xagent_sandbox import Sandbox, SandboxError
+sb = Sandbox.create({name!r}, image={h.TEST_IMAGE!r}, network_isolated=True, runtime="gvisor")
+seen = {{"runtime": sb.inspect()["runtime"], "out": sb.run("echo hi").stdout}}
+try:
+    Sandbox.create({name + "x"!r}, image={h.TEST_IMAGE!r}, network_isolated=True, runtime="runsc")
+except SandboxError as e:
+    seen["refused"] = [type(e).__name__, e.message]
+sb.delete()
+print(json.dumps(seen))
+""")
+    os.chmod(program, 0o644)
+    try:
+        r = stack.run_as(MEMBER, ["/usr/bin/env", f"PYTHONPATH={lib}", "/usr/bin/python3", program], timeout=180)
+        assert r.returncode == 0, r.stderr
+        seen = json.loads(r.stdout.strip().splitlines()[-1])
+        assert seen["runtime"] == "gvisor" and seen["out"] in ("hi\n", b"hi\n", "hi"), seen
+        assert seen["refused"][0] == "PolicyViolation" and "'runsc' is not offered" in seen["refused"][1], seen
+    finally:
+        bus.delete(MEMBER, name)
+
+    server = os.path.join(stack.build_root, "src", "mcp", "xagent-sandbox-mcp")
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "sandbox_ensure", "_meta": meta,
+                       "arguments": {"sandbox": h.unique("gvmcp"), "image": h.TEST_IMAGE, "network_isolated": True,
+                                     "runtime": "runsc"}}}
+    r = subprocess.run(stack._as_user(MEMBER, [server]), input=(json.dumps(call) + "\n").encode(),
+                       capture_output=True, timeout=120, cwd=stack.tmp, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+    answer = json.loads(r.stdout.decode().splitlines()[0])
+    assert answer["result"]["isError"] is True, answer
+    assert "'runsc' is not offered" in json.dumps(answer["result"]), answer
+    assert docker.containers() == []
