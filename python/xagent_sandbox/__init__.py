@@ -380,7 +380,7 @@ class Sandbox:
         process nobody reads holds it from its idle stop) are its lifetimes, each sent
         only when given: one found gets them as set_lifetimes() gives them. runtime
         ("runc", the default, or one of the host policy's, e.g. "gvisor") is the one a
-        sandbox it makes runs under; one found keeps its own."""
+        sandbox it makes runs under; one found under another is a mismatch."""
         sb = cls(name, interactive, on_exit)
         options = {"on_mismatch": _v("s", on_mismatch)}
         if stop_timeout is not None:

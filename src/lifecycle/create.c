@@ -531,7 +531,7 @@ static int check_labels_kept(const char *shown, const SbxSandboxRow *row, json_o
 }
 
 static int ensure_existing(SbxLifecycle *l, const char *name, const SbxSpec *desired, const SbxOwner *owner,
-                           json_object *labels, bool *ret_reusable, SbxEnsureOutcome *ret_outcome,
+                           json_object *labels, const char *runtime, bool *ret_reusable, SbxEnsureOutcome *ret_outcome,
                            SbxError *error) {
         _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *found = NULL, *row = NULL;
@@ -575,7 +575,8 @@ static int ensure_existing(SbxLifecycle *l, const char *name, const SbxSpec *des
                                      "Sandbox '%s' exists with a different spec (%s); mismatched fields: %s",
                                      shown, sbx_verdict_to_string(verdict), isempty(list) ? "unknown" : list);
         }
-        if ((r = check_labels_kept(shown, row, labels, error)) < 0)
+        if ((r = check_labels_kept(shown, row, labels, error)) < 0 ||
+            (r = lc_check_runtime_kept(shown, sb->observed, runtime, error)) < 0)
                 return r;
         if (verdict == SBX_VERDICT_MATCH && !row && (r = record_found(l, name, desired, owner, sb->observed, error)) < 0)
                 return r;
@@ -635,7 +636,7 @@ int sbx_lifecycle_ensure(SbxLifecycle *l, const char *name, const SbxSpec *spec,
 
         if ((r = check_namespace(name, owner, error)) < 0 || (r = lc_lock_key(l, "sandbox", name, &lock)) < 0)
                 return r;
-        r = ensure_existing(l, name, spec, owner, options->labels, &reusable, &outcome, &mismatch);
+        r = ensure_existing(l, name, spec, owner, options->labels, options->runtime, &reusable, &outcome, &mismatch);
         if (r < 0 && !(sbx_error_is(&mismatch, SBX_ERROR_RUNTIME_CONFLICT) && options->recreate)) {
                 sbx_error_move(error, &mismatch);
                 return r;

@@ -59,6 +59,10 @@ bool lc_runtime_as_asked(SbxLifecycle *l, const SbxObserved *o);
 /* After a start: a container that does not run under the runtime it asked for is
  * stopped again, RuntimeConflict naming posture.runtime. */
 int lc_check_runtime_or_stop(SbxLifecycle *l, const char *name, const char *id, SbxError *error);
+/* An ensure that finds the sandbox: it asked for the runtime asked for now (the
+ * default's NULL, "" and "runc" alike), else RuntimeConflict naming runtime (a
+ * recreate replaces it). */
+int lc_check_runtime_kept(const char *shown, const SbxObserved *o, const char *runtime, SbxError *error);
 /* A create's asked runtime: NULL for the default (NULL, "" or "runc": no label). */
 const char *lc_runtime_asked(const char *runtime);
 /* A local engine's runsc processes of the container (its id on their command line),

@@ -181,7 +181,8 @@ typedef struct SbxEnsureOptions {
                                          * SandboxBusy */
         SbxNewLifetime lifetime;        /* a new one's (or a replacement's); one there is keeps its own */
         const SbxEgress *egress;        /* a new one's (or a replacement's); one there keeps its own */
-        const char *runtime;            /* likewise (as create's) */
+        const char *runtime;            /* as create's; one there must have asked for the same (else
+                                         * a mismatch: RuntimeConflict naming runtime, or recreated) */
 } SbxEnsureOptions;
 
 const char *sbx_ensure_outcome_to_string(SbxEnsureOutcome o) _pure_;

@@ -137,3 +137,13 @@ void lc_reap_runtime_strays(SbxLifecycle *l, const char *container_id) {
         }
         closedir(d);
 }
+
+int lc_check_runtime_kept(const char *shown, const SbxObserved *o, const char *runtime, SbxError *error) {
+        const char *has = sbx_observed_get_label(o, SBX_LABEL_RUNTIME);
+
+        if (streq_ptr(lc_runtime_asked(has), lc_runtime_asked(runtime)))
+                return 0;
+        return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT,
+                             "Sandbox '%s' exists under another runtime (%s, asked for %s); mismatched fields: runtime",
+                             shown, has ?: SBX_RUNTIME_DEFAULT, lc_runtime_asked(runtime) ?: SBX_RUNTIME_DEFAULT);
+}

@@ -128,6 +128,10 @@ def test_every_operation_under_gvisor(stack, docker):
         assert (inspection["runtime"], inspection["hardened"]) == ("gvisor", True), inspection
         assert json.loads(ctl(stack, "--json", "inspect", name).stdout)["runtime"] == "gvisor"
         assert bus.verify(MEMBER, name, ISOLATED).result == ["match", []]
+        ensure = bus.call(MEMBER, "EnsureSandbox", "sa{sv}a{sv}", [name, ISOLATED, {"runtime": ["s", "gvisor"]}])
+        assert ensure.result[2] == "reused"
+        msg = bus.call(MEMBER, "EnsureSandbox", "sa{sv}a{sv}", [name, ISOLATED, {}]).error(h.RUNTIME_CONFLICT)
+        assert "mismatched fields: runtime" in msg, msg
 
         # exec, files, copies
         r = bus.call(MEMBER, "ExecSandbox", "sasa{sv}", [name, ["sh", "-c", "cat; id -u"],
