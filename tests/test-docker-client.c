@@ -379,6 +379,31 @@ START_TEST(test_unreachable) {
 }
 END_TEST
 
+/* The OOM kills counted in a container's memory cgroup: 0, without error, when that
+ * cannot be told — an inspect answer whose Pid is no live process of that container
+ * (another's, garbage, out of range), or no engine that is local. */
+START_TEST(test_oom_kills_not_told) {
+        _cleanup_(sbx_docker_freep) SbxDocker *local = client();
+        const char *id = "0123456789abcdef";    /* in no path of this test's cgroups */
+        int pid = (int) getpid();
+        json_object *answers[] = {
+                parse("{\"Id\":\"%s\",\"State\":{\"Pid\":%d}}", id, pid),
+                parse("{\"Id\":\"%s\",\"State\":{\"Pid\":\"%d\"}}", id, pid),
+                parse("{\"Id\":\"%s\",\"State\":{\"Pid\":-%d}}", id, pid),
+                parse("{\"Id\":\"%s\",\"State\":{\"Pid\":%d000000000000}}", id, pid),
+                parse("{\"Id\":\"%s\",\"State\":{\"Pid\":0}}", id),
+                parse("{\"Id\":\"%s\",\"State\":[%d]}", id, pid),
+                parse("{\"Id\":\"\",\"State\":{\"Pid\":%d}}", pid),
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(answers); i++) {
+                ck_assert_int_eq(sbx_docker_container_oom_kills(NULL, answers[i]), 0);
+                ck_assert_int_eq(sbx_docker_container_oom_kills(local, answers[i]), 0);
+                json_object_put(answers[i]);
+        }
+}
+END_TEST
+
 static void assert_create_refused(SbxDocker *d, const char *n, const char *body_text, int r, const char *needle) {
         _cleanup_(json_object_putp) json_object *body = json_tokener_parse(body_text);
         _cleanup_free_ char *id = NULL;
@@ -503,6 +528,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_not_found);
         tcase_add_test(tc, test_conflict);
         tcase_add_test(tc, test_unreachable);
+        tcase_add_test(tc, test_oom_kills_not_told);
         tcase_add_test(tc, test_bad_request);
         tcase_add_test(tc, test_binds_create_source);
         suite_add_tcase(s, tc);

@@ -183,6 +183,9 @@ static void poll_done(DetachJob *j) {
                 return;                 /* again at the next poll */
         e->unpolled = false;
         if (j->state.exited) {
+                if (j->state.oom_killed && e->running)
+                        log_warning("exec %s in sandbox '%s': killed, the sandbox ran out of memory (the kernel's "
+                                    "OOM killer killed its supervisor)", e->id, e->sandbox);
                 end(e, j->state.exit_status);
                 if (j->state.gone)
                         discard(e);
@@ -191,11 +194,33 @@ static void poll_done(DetachJob *j) {
         }
 }
 
+/* The last stderr of a process whose supervisor died with no end written (137):
+ * what it left, then what happened to it (docs/api.md, "Detached processes"). */
+static int append_stderr(sd_bus_message *reply, const SbxDetachOutput *o, bool last) {
+        const char *note = !last || !o->lost ? NULL :
+                o->oom_killed ? "\nxagent-sandboxd: killed (exit status 137): the sandbox ran out of memory (the "
+                                "kernel's OOM killer killed the process's supervisor)\n"
+                              : "\nxagent-sandboxd: killed (exit status 137): the process's supervisor was killed\n";
+        _cleanup_free_ uint8_t *buf = NULL;
+        size_t n;
+
+        if (!note)
+                return sd_bus_message_append_array(reply, 'y', o->err, o->err_size);
+        n = strlen(note);
+        if (!(buf = malloc(o->err_size + n)))
+                return -ENOMEM;
+        if (o->err_size > 0)
+                memcpy(buf, o->err, o->err_size);
+        memcpy(buf + o->err_size, note, n);
+        return sd_bus_message_append_array(reply, 'y', buf, o->err_size + n);
+}
+
 static void read_done(DetachJob *j) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         const SbxDetachOutput *o = &j->output;
         ExecObject *e = j->e;
+        bool last = j->r >= 0 && !(o->running && e->running) && !o->more;
         int r;
 
         if (j->r < 0) {
@@ -203,7 +228,7 @@ static void read_done(DetachJob *j) {
                 r = sd_bus_reply_method_error(j->call, &error);
         } else if ((r = sd_bus_message_new_method_return(j->call, &reply)) >= 0 &&
                    (r = sd_bus_message_append_array(reply, 'y', o->out, o->out_size)) >= 0 &&
-                   (r = sd_bus_message_append_array(reply, 'y', o->err, o->err_size)) >= 0 &&
+                   (r = append_stderr(reply, o, last)) >= 0 &&
                    (r = sd_bus_message_append(reply, "tb", o->next_offset, o->more || (o->running && e->running))) >= 0)
                 r = sd_bus_send(NULL, reply, NULL);
         if (r < 0)
@@ -211,7 +236,7 @@ static void read_done(DetachJob *j) {
         if (sandbox_gone(j)) {
                 end(e, 128 + 9);
                 discard(e);
-        } else if (j->r >= 0 && !(o->running && e->running) && !o->more) {
+        } else if (last) {
                 /* It ended, and what it left was read to its end: the object goes. Also
                  * one whose supervisor died with it (a docker restart, the OOM killer),
                  * which wrote no end into its ring: the poll ended it (killed). */

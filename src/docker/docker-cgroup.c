@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,24 +147,74 @@ static void read_caps(pid_t pid, SbxKernelLimits *k) {
         k->has_caps = found == 3;
 }
 
-int sbx_cgroup_limits(pid_t pid, const char *container_id, SbxKernelLimits *ret) {
-        _cleanup_free_ char *path = NULL, *table = NULL, *unified = NULL;
+/* The count on the line "KEY N" of a flat-keyed file (v1 memory.oom_control, v2
+ * memory.events); -1 when there is none or it is not a plain decimal number. */
+static int64_t read_count(const char *dir, const char *file, const char *key) {
+        _cleanup_free_ char *path = NULL, *line = NULL;
+        size_t size = 0;
+        int64_t n = -1;
+        FILE *f;
+
+        if (!dir || asprintf(&path, "%s/%s", dir, file) < 0 || !(f = fopen(path, "re")))
+                return -1;
+        while (n < 0 && getline(&line, &size, f) > 0) {
+                const char *v = startswith(line, key);
+                char *end;
+
+                if (!v || *v++ != ' ' || !(*v >= '0' && *v <= '9'))
+                        continue;
+                errno = 0;
+                n = strtoll(v, &end, 10);
+                if (errno != 0 || (*end && *end != '\n'))
+                        n = -1;
+        }
+        fclose(f);
+        return n;
+}
+
+static char *proc_cgroup_table(pid_t pid) {
+        _cleanup_free_ char *path = NULL;
+        char *table = NULL;
         size_t size = 0;
         FILE *f;
 
-        *ret = (SbxKernelLimits) {};
-        if (pid <= 0 || isempty(container_id) || asprintf(&path, "/proc/%d/cgroup", (int) pid) < 0)
-                return 0;
-        f = fopen(path, "re");
-        if (!f)
-                return 0;
-        if (getdelim(&table, &size, '\0', f) < 0) {
-                fclose(f);
-                return 0;
-        }
+        if (pid <= 0 || asprintf(&path, "/proc/%d/cgroup", (int) pid) < 0 || !(f = fopen(path, "re")))
+                return NULL;
+        if (getdelim(&table, &size, '\0', f) < 0)
+                table = mfree(table);
         fclose(f);
-        unified = cgroup_dir(table, NULL, container_id);
-        if (unified && access(CGROUP_ROOT "/cgroup.controllers", F_OK) == 0)
+        return table;
+}
+
+/* The container's unified cgroup directory when the host runs cgroup v2 alone (its
+ * controllers there); NULL on v1 and hybrid hosts (the controllers' own hierarchies). */
+static char *unified_dir(const char *table, const char *container_id) {
+        char *dir = cgroup_dir(table, NULL, container_id);
+
+        return dir && access(CGROUP_ROOT "/cgroup.controllers", F_OK) == 0 ? dir : mfree(dir);
+}
+
+int sbx_cgroup_oom_kills(pid_t pid, const char *container_id) {
+        _cleanup_free_ char *table = NULL, *dir = NULL;
+        int64_t n;
+
+        if (isempty(container_id) || !(table = proc_cgroup_table(pid)))
+                return 0;
+        if ((dir = unified_dir(table, container_id)))
+                n = read_count(dir, "memory.events", "oom_kill");
+        else
+                n = read_count(dir = cgroup_dir(table, "memory", container_id), "memory.oom_control", "oom_kill");
+        return n > 0 ? (int) MIN(n, (int64_t) INT_MAX) : 0;
+}
+
+int sbx_cgroup_limits(pid_t pid, const char *container_id, SbxKernelLimits *ret) {
+        _cleanup_free_ char *table = NULL, *unified = NULL;
+
+        *ret = (SbxKernelLimits) {};
+        if (isempty(container_id) || !(table = proc_cgroup_table(pid)))
+                return 0;
+        unified = unified_dir(table, container_id);
+        if (unified)
                 read_v2(unified, ret);
         else
                 read_v1(table, container_id, ret);

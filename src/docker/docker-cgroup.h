@@ -15,3 +15,9 @@
 /* 1 and *ret when pid's cgroups were found and are the container's (the path of
  * each names container_id); 0 when not (gone, another process's, unreadable). */
 int sbx_cgroup_limits(pid_t pid, const char *container_id, SbxKernelLimits *ret);
+
+/* How many processes the kernel's OOM killer killed in the container's memory cgroup
+ * (v1 memory.oom_control, v2 memory.events "oom_kill"), pid its first process; 0 also
+ * when that cannot be told. Docker's State.OOMKilled says so only once the container
+ * ended (20.10), not when another of its processes was killed. */
+int sbx_cgroup_oom_kills(pid_t pid, const char *container_id);

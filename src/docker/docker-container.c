@@ -105,17 +105,36 @@ int sbx_docker_container_rename(SbxDocker *d, const char *container, const char 
         return r < 0 ? r : 0;
 }
 
+/* The first process of a running container of a local engine (its cgroups are this
+ * host's) and the container's id, from its inspect answer; 0 when not so. */
+static pid_t local_pid(SbxDocker *d, json_object *inspect, const char **ret_id) {
+        json_object *state = json_object_object_get(inspect, "State"), *pid = json_object_object_get(state, "Pid");
+        int64_t n;
+
+        *ret_id = json_object_get_string(json_object_object_get(inspect, "Id"));
+        if (!sbx_docker_socket_path(d) || !pid || !json_object_is_type(pid, json_type_int))
+                return 0;
+        n = json_object_get_int64(pid);
+        return n > 0 && n <= INT32_MAX ? (pid_t) n : 0;
+}
+
 /* A running local container's limits as the kernel enforces them: Podman 4.3.1
  * answers those it was created with after `podman update` changed them. */
 static int apply_kernel_limits(SbxDocker *d, json_object *inspect) {
-        json_object *state = json_object_object_get(inspect, "State"), *pid = json_object_object_get(state, "Pid");
-        const char *id = json_object_get_string(json_object_object_get(inspect, "Id"));
+        const char *id;
+        pid_t pid = local_pid(d, inspect, &id);
         SbxKernelLimits k;
 
-        if (!sbx_docker_socket_path(d) || !pid || !json_object_is_type(pid, json_type_int) ||
-            sbx_cgroup_limits((pid_t) json_object_get_int64(pid), id, &k) <= 0)
+        if (pid == 0 || sbx_cgroup_limits(pid, id, &k) <= 0)
                 return 0;
         return sbx_dialect_apply_kernel_limits(inspect, &k);
+}
+
+int sbx_docker_container_oom_kills(SbxDocker *d, json_object *inspect) {
+        const char *id;
+        pid_t pid = local_pid(d, inspect, &id);
+
+        return pid == 0 ? 0 : sbx_cgroup_oom_kills(pid, id);
 }
 
 /* Podman's answer in Docker's words (dialect.h); its log bound is in the libpod

@@ -41,6 +41,11 @@ int sbx_docker_container_rename(SbxDocker *d, const char *container, const char 
 
 /* GET /containers/{id}/json. */
 int sbx_docker_container_inspect(SbxDocker *d, const char *container, json_object **ret, SbxError *error);
+/* How many of the container's processes the kernel's OOM killer killed, from its
+ * memory cgroup (docker-cgroup.h), inspect its answer: Docker's State.OOMKilled says
+ * so only once the container ended (20.10). 0 also when that cannot be told: the
+ * engine is not local (TCP, TLS), the container does not run, its cgroup is not found. */
+int sbx_docker_container_oom_kills(SbxDocker *d, json_object *inspect);
 
 /* GET /containers/json?all=1&filters={"label":[…]}: every container, running or
  * not, carrying all of labels ("key" or "key=value"; NULL-terminated, NULL or

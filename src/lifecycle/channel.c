@@ -313,6 +313,14 @@ static int not_running_now(SbxError *error) {
                              "The sandbox was paused or stopped while the call waited for it");
 }
 
+/* The channel's program died, and the sandbox's container ran out of memory
+ * (lc_container_oom_killed): that is what the caller is told. */
+static int out_of_memory(SbxError *error) {
+        return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
+                             "The service's program in the sandbox was killed: the sandbox ran out of memory (the "
+                             "kernel's OOM killer killed in it; its memory limit is too small for what runs in it)");
+}
+
 static int channel_open(SbxLifecycle *l, const char *name, SbxChannel *ch, uint64_t deadline_us,
                         SbxError *error) {
         _cleanup_(sbx_proto_writer_done) SbxProtoWriter w = {};
@@ -341,11 +349,8 @@ static int channel_open(SbxLifecycle *l, const char *name, SbxChannel *ch, uint6
                 channel_close(ch);
                 if (r == -ECANCELED)
                         return not_running_now(error);
-                if ((r = lc_container_oom_killed(l, name)) != 0)
-                        return r < 0 ? r : sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
-                                     "The service's program in the sandbox was killed: the sandbox ran out of "
-                                     "memory (Docker says OOMKilled; its memory limit is too small for what runs "
-                                     "in it)");
+                if (lc_container_oom_killed(l, name) > 0)
+                        return out_of_memory(error);
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
                                      "The service's program in the sandbox did not answer (%s): the sandbox "
                                      "lacks the service's init (" SBX_EXEC_INIT_PATH ") or it is another version",
@@ -435,6 +440,8 @@ int sbx_lifecycle_channel_call_errno(SbxLifecycle *l, const char *name, const Sb
                         continue;
                 if (r == -ETIME)
                         r = timed_out(error);
+                else if (lc_container_oom_killed(l, name) > 0)
+                        r = out_of_memory(error);
                 else
                         r = sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "The channel to the sandbox failed: %s",
                                           strerror(-r));

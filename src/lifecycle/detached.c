@@ -67,7 +67,7 @@ static int setup_failed(SbxLifecycle *l, const char *name, const SbxExecProcess 
         if (err == ENOMEM || err == EAGAIN || (status == 128 + SIGKILL && lc_container_oom_killed(l, name) > 0))
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
                                      "The detached process could not be set up: the sandbox is out of memory%s",
-                                     err ? "" : " (Docker says OOMKilled)");
+                                     err ? "" : " (the kernel's OOM killer killed in it)");
         if (err > 0 && streq(what, "dir-failed"))
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR,
                                      "The detached process could not be set up: %s must be a writable directory "
@@ -223,7 +223,8 @@ int sbx_lifecycle_detach_poll(SbxLifecycle *l, const char *name, const char *id,
         if (o.state == SBX_RING_STATE_EXITED)
                 *ret = (SbxDetachState) { .exited = true, .exit_status = (int) o.status };
         else if (o.state == SBX_RING_STATE_LOST)
-                *ret = (SbxDetachState) { .exited = true, .exit_status = 128 + 9 };
+                *ret = (SbxDetachState) { .exited = true, .exit_status = 128 + 9,
+                                          .oom_killed = lc_container_oom_killed(l, name) > 0 };
         return 0;
 }
 
@@ -284,7 +285,10 @@ int sbx_lifecycle_detach_read(SbxLifecycle *l, const char *name, const char *id,
         ret->next_offset = sbx_ring_cursor(end);
         ret->more = end[0] < o.commit[0] || end[1] < o.commit[1];
         ret->running = o.state == SBX_RING_STATE_RUNNING;
-        ret->exit_status = o.state == SBX_RING_STATE_LOST ? 128 + 9 : (int) o.status;
+        ret->lost = o.state == SBX_RING_STATE_LOST;
+        ret->exit_status = ret->lost ? 128 + 9 : (int) o.status;
+        if (ret->lost && !ret->more)
+                ret->oom_killed = lc_container_oom_killed(l, name) > 0;
         return 0;
 }
 

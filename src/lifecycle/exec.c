@@ -167,9 +167,12 @@ int lc_container_oom_killed(SbxLifecycle *l, const char *name) {
         bool killed = false;
 
         if (sbx_lifecycle_container_id(l, name, &id, &ignored) >= 0 &&
-            sbx_docker_container_inspect(l->docker, id, &j, &ignored) >= 0 &&
-            json_object_object_get_ex(j, "State", &state) && json_object_object_get_ex(state, "OOMKilled", &oom))
-                killed = json_object_get_boolean(oom);
+            sbx_docker_container_inspect(l->docker, id, &j, &ignored) >= 0) {
+                killed = json_object_object_get_ex(j, "State", &state) &&
+                        json_object_object_get_ex(state, "OOMKilled", &oom) && json_object_get_boolean(oom);
+                /* a process of a running container: Docker 20.10 does not say (a local engine's cgroup does) */
+                killed = killed || sbx_docker_container_oom_kills(l->docker, j) > 0;
+        }
         sbx_error_free(&ignored);
         return killed;
 }

@@ -158,12 +158,14 @@ typedef struct SbxDetachState {
         bool exited, gone;              /* gone: its output is not there any more */
         bool paused;                    /* its sandbox is paused: frozen, not gone (error NotRunning) */
         bool old_layout;                /* gone: its ring is of layout 1, not read (its process is to be killed) */
+        bool oom_killed;                /* its supervisor died with no end written, the sandbox out of memory */
         int exit_status;
 } SbxDetachState;
 
 /* The process's state from its ring file's header; a supervisor that is not running
  * any more without having recorded an end (killed, or its sandbox restarted) is
- * exited with status 137. */
+ * exited with status 137, and oom_killed when the sandbox ran out of memory (the
+ * kernel's OOM killer killed it). */
 int sbx_lifecycle_detach_poll(SbxLifecycle *l, const char *name, const char *id, SbxDetachState *ret,
                               SbxError *error);
 
@@ -175,6 +177,8 @@ typedef struct SbxDetachOutput {
         bool running;
         int exit_status;                /* when not running */
         bool paused;                    /* its sandbox is paused: frozen, not gone (error NotRunning) */
+        bool lost;                      /* its supervisor died with no end written: killed, 137 */
+        bool oom_killed;                /* lost, and the sandbox ran out of memory (lc_container_oom_killed) */
 } SbxDetachOutput;
 
 void sbx_detach_output_done(SbxDetachOutput *o);

@@ -41,8 +41,9 @@ int lc_listed_owner(json_object *c, uid_t *ret);
  * this instance's provisional ones of the name removed). 1 and its id, or 0. */
 int lc_find_container(SbxLifecycle *l, const char *name, bool sweep, char **ret_id, SbxError *error);
 int lc_inspect_container(SbxLifecycle *l, const char *id, SbxObserved **ret, SbxError *error);
-/* Whether Docker says the sandbox's container ran out of memory (State.OOMKilled: a
- * process of it was killed for it); 0 also when that cannot be told. */
+/* Whether the sandbox's container ran out of memory: Docker's State.OOMKilled, or on a
+ * local engine its memory cgroup's count of processes the OOM killer killed; 0 also
+ * when that cannot be told. */
 int lc_container_oom_killed(SbxLifecycle *l, const char *name);
 /* The stored row of this container and its spec from the worker's memo; 0: none. */
 int lc_load_row(SbxLifecycle *l, const char *name, const char *container_id, SbxSandboxRow *given,

@@ -74,8 +74,9 @@ def test_pause_behind_the_back_answers_not_running_at_once(f):
 
 
 def test_docker_restart_ends_and_removes_detached_objects(f):
-    """Item 8: `docker restart` behind the back: the detached process ends killed (137)
-    and, its output read to the end, its object goes (was: it stayed, ReadOutput saying
+    """Item 8: `docker restart` behind the back: the detached process ends killed (137),
+    its last ReadOutput's stderr ends saying its supervisor was killed (item 9) and, its
+    output read to the end, its object goes (was: it stayed, ReadOutput saying
     running)."""
     name, cid = sandbox(f)
     path = detach(f, name, ["sh", "-c", TICKER])
@@ -95,16 +96,19 @@ def test_docker_restart_ends_and_removes_detached_objects(f):
         return
 
     def read_to_end():
-        offset = 0
+        offset, errs = 0, b""
         while True:
             r = read_output(f, path, offset)
             if not r.ok:
-                return r
+                return r, errs
             out, err, offset, more = r.result
+            errs += bytes(err)
             if not more:
-                return r
-    r = read_to_end()
+                return r, errs
+    r, err = read_to_end()
     assert r.ok and not r.result[3], dict(r)
+    # what happened, said at the end (item 9): not out of memory here
+    assert err.endswith(b"\nxagent-sandboxd: killed (exit status 137): the process's supervisor was killed\n"), err[-200:]
     F.wait_until(lambda: path not in [e[0] for e in list_execs(f, name).result[0]], 10,
                  what="the object gone")
     r = read_output(f, path)
