@@ -33,7 +33,8 @@ function buildDetails(sb) {
 
     const usage = section(`Usage of ${name}`);
     sb.usageText = element("p");
-    usage.append(sb.usageText, button(`Refresh usage of ${name}`, "pf-m-secondary", () => loadUsage(sb), "Refresh usage"));
+    sb.runtimeText = element("p");
+    usage.append(sb.runtimeText, sb.usageText, button(`Refresh usage of ${name}`, "pf-m-secondary", () => loadUsage(sb), "Refresh usage"));
 
     const egress = section(`Egress of ${name}`);
     sb.egressText = element("p");
@@ -106,6 +107,9 @@ export function updateDetails(sb) {
           (u.net_rx_bytes !== undefined ? `; network in ${bytes(u.net_rx_bytes)}, out ${bytes(u.net_tx_bytes)}` : "")
         : (sb.usageError || "Usage is read when the sandbox runs.");
     sb.egressText.textContent = `Now: ${egressText(sb)}`;
+    /* the runtime it asked for (docs/security.md, "Runtimes"); hardened: it runs under it */
+    const i = sb.inspection;
+    sb.runtimeText.textContent = i ? `Runtime: ${i.runtime || "runc"}${i.hardened ? "" : " (not hardened)"}` : "";
     const p = sb.props;
     sb.lifetimesText.textContent = `Now: ${lifetimesText(sb)}` +
         (p.LastActivity ? `; last used ${new Date(p.LastActivity / 1000).toLocaleString()}` : "") +

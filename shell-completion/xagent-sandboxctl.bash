@@ -15,9 +15,9 @@
 _xagent_sandboxctl_commands=(
         'list             -                 --no-legend --label=word'
         'snapshots        -                 --no-legend'
-        'create           word              @spec --label=word --idle-timeout=word --on-idle=word --idle-counts-processes=word --expire-after=word --pull=word --egress=word --allow=word'
-        'ensure           word              @spec --label=word --idle-timeout=word --on-idle=word --idle-counts-processes=word --expire-after=word --pull=word --egress=word --allow=word --recreate --stop-timeout=word'
-        'claim            -                 @spec --label=word --idle-timeout=word --on-idle=word --idle-counts-processes=word --expire-after=word --pull=word --egress=word --allow=word --name-prefix=word'
+        'create           word              @spec --label=word --idle-timeout=word --on-idle=word --idle-counts-processes=word --expire-after=word --pull=word --runtime=word --egress=word --allow=word'
+        'ensure           word              @spec --label=word --idle-timeout=word --on-idle=word --idle-counts-processes=word --expire-after=word --pull=word --runtime=word --egress=word --allow=word --recreate --stop-timeout=word'
+        'claim            -                 @spec --label=word --idle-timeout=word --on-idle=word --idle-counts-processes=word --expire-after=word --pull=word --runtime=word --egress=word --allow=word --name-prefix=word'
         'inspect          sandbox           --fresh'
         'verify           sandbox           @spec'
         'start            sandbox           '

@@ -213,6 +213,33 @@ START_TEST(test_empty_container) {
 }
 END_TEST
 
+/* The runtime (docs/security.md, "Runtimes"): what the engine reports and what the
+ * first process on the host is, against what was asked. */
+START_TEST(test_runtime) {
+        _cleanup_(sbx_observed_freep) SbxObserved *runc = make("65534:65534", ", \"Runtime\": \"runc\"");
+        _cleanup_(sbx_observed_freep) SbxObserved *runsc = make("65534:65534", ", \"Runtime\": \"runsc\"");
+        SbxPostureExpect gvisor = expect_bridge, plain = expect_bridge;
+
+        gvisor.engine_runtime = "runsc";
+        /* the default: anything but gVisor, by the engine's word and by the process */
+        ck_assert_uint_eq(sbx_posture_check(runc, &plain), 0);
+        plain.host_process = SBX_HOST_PROCESS_OTHER;
+        ck_assert_uint_eq(sbx_posture_check(runc, &plain), 0);
+        assert_items(sbx_posture_check(runsc, &plain), "runtime");
+        plain.host_process = SBX_HOST_PROCESS_GVISOR;
+        assert_items(sbx_posture_check(runc, &plain), "runtime");
+        /* gVisor asked for: runsc reported, and its sandbox on the host where seen */
+        assert_items(sbx_posture_check(runc, &gvisor), "runtime");
+        ck_assert_uint_eq(sbx_posture_check(runsc, &gvisor), 0);
+        gvisor.host_process = SBX_HOST_PROCESS_GVISOR;
+        ck_assert_uint_eq(sbx_posture_check(runsc, &gvisor), 0);
+        gvisor.host_process = SBX_HOST_PROCESS_OTHER;        /* "runsc" mapped to runc's binary */
+        assert_items(sbx_posture_check(runsc, &gvisor), "runtime");
+        gvisor.host_process = SBX_HOST_PROCESS_GONE;
+        assert_items(sbx_posture_check(runsc, &gvisor), "runtime");
+}
+END_TEST
+
 START_TEST(test_combined_and_names) {
         _cleanup_(sbx_observed_freep) SbxObserved *o =
                 make("root", ", \"Privileged\": true, \"PidMode\": \"host\", \"NetworkMode\": \"host\"");
@@ -222,7 +249,7 @@ START_TEST(test_combined_and_names) {
         ck_assert_uint_eq(sbx_posture_items_to_names((1u << SBX_POSTURE_ITEM_COUNT) - 1, names),
                           SBX_POSTURE_ITEM_COUNT);
         ck_assert_str_eq(names[0], "user");
-        ck_assert_str_eq(names[SBX_POSTURE_ITEM_COUNT - 1], "log");
+        ck_assert_str_eq(names[SBX_POSTURE_ITEM_COUNT - 1], "runtime");
         ck_assert_ptr_null(names[SBX_POSTURE_ITEM_COUNT]);
         ck_assert_uint_eq(sbx_posture_items_to_names(0, names), 0);
         ck_assert_ptr_null(names[0]);
@@ -298,6 +325,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_isolated);
         tcase_add_test(tc, test_empty_container);
         tcase_add_test(tc, test_combined_and_names);
+        tcase_add_test(tc, test_runtime);
         tcase_add_test(tc, test_real_docker);
         suite_add_tcase(s, tc);
         return s;

@@ -36,6 +36,8 @@ packages=(
         docker.io busybox-static
         # egress: nft loads a sandbox's rules in its network namespace (docs/security.md)
         nftables iproute2
+        # gVisor as a sandbox runtime, for tests/e2e/test_gvisor.py (docs/security.md, "Runtimes")
+        runsc
         # the registry of tests/e2e/test_pull.py (certificates by gnutls-bin's certtool)
         docker-registry
         # Podman as the engine, for tests/e2e/test_podman.py only (the package does not

@@ -133,10 +133,12 @@ def _egress(egress):
 
 
 def _make_options(labels=None, idle_timeout=None, expire_after=None, on_idle=None, idle_counts_processes=None,
-                  egress=None):
-    """Create/Ensure/SetSandboxLifetimes options a{sv}: labels, egress, and the lifetimes
-    only when given (the service bounds them by its policy)."""
+                  egress=None, runtime=None):
+    """Create/Ensure/SetSandboxLifetimes options a{sv}: labels, egress, the runtime, and
+    the lifetimes only when given (the service bounds them by its policy)."""
     o = {}
+    if runtime is not None:
+        o["runtime"] = _v("s", str(runtime))
     if egress is not None:
         o["egress"] = _v("a{sv}", _egress(egress))
     if labels is not None:
@@ -483,7 +485,7 @@ class Sandbox:
     def ensure(cls, name, image=None, snapshot=None, working_dir=None, cpus=None, memory=None, env=None,
                volumes=None, network_isolated=None, ports=None, on_mismatch="fail", stop_timeout=None,
                labels=None, idle_timeout=None, expire_after=None, on_idle=None, idle_counts_processes=None,
-               interactive=False, on_exit="keep", egress=None):
+               interactive=False, on_exit="keep", egress=None, runtime=None):
         """Gets the sandbox `name` if it matches this spec (starting it if stopped),
         else creates it; with on_mismatch="recreate" a different one is replaced.
         sb.outcome says which: created, started, reused, recreated. labels (a dict of
@@ -492,12 +494,14 @@ class Sandbox:
         process nobody reads holds it from its idle stop) are its lifetimes, each sent
         only when given: one found gets them as set_lifetimes() gives them. egress (a
         mode, a list of allow entries, or {"mode", "allow"}) is what one it makes may
-        reach; one it finds keeps its own (set_egress() changes it)."""
+        reach; one it finds keeps its own (set_egress() changes it). runtime ("runc", the
+        default, or one of the host policy's, e.g. "gvisor") is the one a sandbox it
+        makes runs under; one found under another is a mismatch."""
         sb = cls(name, interactive, on_exit)
         options = {"on_mismatch": _v("s", on_mismatch)}
         if stop_timeout is not None:
             options["stop_timeout"] = _v("u", int(stop_timeout))
-        options.update(_make_options(labels, idle_timeout, expire_after, on_idle, idle_counts_processes, egress))
+        options.update(_make_options(labels, idle_timeout, expire_after, on_idle, idle_counts_processes, egress, runtime))
         try:
             _, sb.fingerprint, sb.outcome = sb._bus.manager(
                 "EnsureSandbox", "sa{sv}a{sv}",
@@ -510,15 +514,15 @@ class Sandbox:
 
     @classmethod
     def create(cls, name, interactive=False, on_exit="keep", labels=None, idle_timeout=None, expire_after=None,
-               on_idle=None, idle_counts_processes=None, egress=None, **spec):
+               on_idle=None, idle_counts_processes=None, egress=None, runtime=None, **spec):
         """Creates the sandbox `name` (SandboxExists if the name is taken); labels,
-        lifetimes and egress as for ensure()."""
+        lifetimes, egress and runtime as for ensure()."""
         sb = cls(name, interactive, on_exit)
         try:
             _, sb.fingerprint = sb._bus.manager(
                 "CreateSandbox", "sa{sv}a{sv}",
                 [name, _spec(**spec),
-                 _make_options(labels, idle_timeout, expire_after, on_idle, idle_counts_processes, egress)],
+                 _make_options(labels, idle_timeout, expire_after, on_idle, idle_counts_processes, egress, runtime)],
                 timeout_s=120)
             sb.outcome = "created"
         except BaseException:

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 
 #include "bus-inspection.h"
+#include "runtime.h"
 #include "busstr.h"
 #include "egress.h"
 #include "json-util.h"
@@ -286,6 +287,16 @@ static int append_egress(sd_bus_message *r, const SbxSandbox *s) {
         return close_entry(r);
 }
 
+/* The runtime it asked for at create (docs/security.md, "Runtimes"): its label, which
+ * only a well-formed name passes ("invalid" otherwise; the posture judges it). */
+static const char *runtime_of(const SbxObserved *o) {
+        const char *label = sbx_observed_get_label(o, SBX_LABEL_RUNTIME);
+
+        if (!label)
+                return SBX_RUNTIME_DEFAULT;
+        return sbx_runtime_name_valid(label) ? label : "invalid";
+}
+
 int bus_append_inspection(sd_bus_message *r, const SbxSandbox *s) {
         return bus_append_inspection_planned(r, s, NULL);
 }
@@ -305,6 +316,7 @@ int bus_append_inspection_planned(sd_bus_message *r, const SbxSandbox *s, unsign
             (k = append_entry(r, "network_isolated", "b", (int) o->network_isolated)) < 0 ||
             (k = append_entry(r, "owner", "u", (uint32_t) s->owner)) < 0 ||
             (k = append_entry(r, "hardened", "b", (int) s->hardened)) < 0 ||
+            (k = append_entry(r, "runtime", "s", runtime_of(o))) < 0 ||
             (k = append_entry(r, "verdict", "s", sbx_verdict_to_string(s->verdict))) < 0 ||
             (k = append_docker_strings(&in, s)) < 0 ||
             (k = append_mismatched_fields(r, s)) < 0 ||

@@ -80,6 +80,14 @@ static int method_list_execs(sd_bus_message *msg, void *userdata, sd_bus_error *
         return bus_exec_list(m, msg, qualified, NULL, error);
 }
 
+/* Option runtime (docs/security.md, "Runtimes"): offered by the policy, and what runs
+ * under it (gVisor: network_isolated, no volumes). "" is the default. */
+static int bus_admit_runtime(Manager *m, const char *runtime, const SbxSpec *spec, SbxError *e) {
+        if (isempty(runtime))
+                return 0;
+        return sbx_runtimes_check_sandbox(&m->policy->runtimes, runtime, spec->network_isolated, spec->n_volumes, e);
+}
+
 static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         _cleanup_(sbx_spec_freep) SbxSpec *spec = NULL;
@@ -87,19 +95,21 @@ static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         _cleanup_(sbx_egress_done) SbxEgress egress = {};
         Manager *m = userdata;
         const char *name = NULL;
+        char runtime[SBX_RUNTIME_NAME_MAX + 1];
         SbxLifetime lifetime;
         bool pull_missing;
         int r;
 
         if ((r = bus_read_name(msg, "name", &name, &e)) < 0 || (r = bus_read_spec_arg(msg, m, true, &spec, &e)) < 0 ||
-            (r = sbx_bus_read_create_options(msg, &labels, &lifetime, &pull_missing, &egress, &e)) < 0 ||
+            (r = sbx_bus_read_create_options(msg, &labels, &lifetime, &pull_missing, &egress, runtime, &e)) < 0 ||
             (r = sbx_lifetime_apply_policy(&lifetime, m->policy, &e)) < 0 ||
-            (r = sbx_egress_admit(m->policy, &egress, spec->network_isolated, &e)) < 0)
+            (r = sbx_egress_admit(m->policy, &egress, spec->network_isolated, &e)) < 0 ||
+            (r = bus_admit_runtime(m, runtime, spec, &e)) < 0)
                 return operation_refuse(m, msg, VERB_CREATE, name, &e, r, error);
         return operation_start(m, msg, VERB_CREATE,
                                &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .labels = TAKE_PTR(labels),
                                                   .lifetime = lifetime, .pull_missing = pull_missing,
-                                                  .egress = sbx_egress_take(&egress) }, error);
+                                                  .egress = sbx_egress_take(&egress), .runtime = runtime }, error);
 }
 
 static int method_claim(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -109,19 +119,22 @@ static int method_claim(sd_bus_message *msg, void *userdata, sd_bus_error *error
         _cleanup_(sbx_egress_done) SbxEgress egress = {};
         _cleanup_free_ char *name_prefix = NULL;
         Manager *m = userdata;
+        char runtime[SBX_RUNTIME_NAME_MAX + 1];
         SbxLifetime lifetime;
         bool pull_missing;
         int r;
 
         if ((r = bus_read_spec_arg(msg, m, true, &spec, &e)) < 0 ||
-            (r = sbx_bus_read_claim_options(msg, &labels, &lifetime, &pull_missing, &egress, &name_prefix, &e)) < 0 ||
+            (r = sbx_bus_read_claim_options(msg, &labels, &lifetime, &pull_missing, &egress, runtime, &name_prefix,
+                                            &e)) < 0 ||
             (r = sbx_lifetime_apply_policy(&lifetime, m->policy, &e)) < 0 ||
-            (r = sbx_egress_admit(m->policy, &egress, spec->network_isolated, &e)) < 0)
+            (r = sbx_egress_admit(m->policy, &egress, spec->network_isolated, &e)) < 0 ||
+            (r = bus_admit_runtime(m, runtime, spec, &e)) < 0)
                 return operation_refuse(m, msg, VERB_CLAIM, NULL, &e, r, error);
         return operation_start(m, msg, VERB_CLAIM,
                                &(OperationArgs) { .spec = TAKE_PTR(spec), .labels = TAKE_PTR(labels),
                                                   .lifetime = lifetime, .pull_missing = pull_missing,
-                                                  .egress = sbx_egress_take(&egress),
+                                                  .egress = sbx_egress_take(&egress), .runtime = runtime,
                                                   .name_prefix = TAKE_PTR(name_prefix) }, error);
 }
 
@@ -137,22 +150,24 @@ static int method_ensure(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         Manager *m = userdata;
         const char *name = NULL;
         unsigned stop_timeout;
+        char runtime[SBX_RUNTIME_NAME_MAX + 1];
         SbxLifetime lifetime;
         bool recreate, force, pull_missing;
         int r;
 
         if ((r = bus_read_name(msg, "name", &name, &e)) < 0 || (r = bus_read_spec_arg(msg, m, true, &spec, &e)) < 0 ||
             (r = sbx_bus_read_ensure_options(msg, &recreate, &stop_timeout, &labels, &force, &lifetime, &pull_missing,
-                                             &egress, &e)) < 0 ||
+                                             &egress, runtime, &e)) < 0 ||
             (r = sbx_lifetime_apply_policy(&lifetime, m->policy, &e)) < 0 ||
             (r = sbx_egress_admit(m->policy, &egress, spec->network_isolated, &e)) < 0 ||
+            (r = bus_admit_runtime(m, runtime, spec, &e)) < 0 ||
             (r = bus_check_stop_timeout(m, "stop_timeout", stop_timeout, &e)) < 0)
                 return operation_refuse(m, msg, VERB_ENSURE, name, &e, r, error);
         return operation_start(m, msg, VERB_ENSURE,
                                &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .recreate = recreate,
                                                   .force = force, .timeout_s = stop_timeout, .labels = TAKE_PTR(labels),
                                                   .lifetime = lifetime, .pull_missing = pull_missing,
-                                                  .egress = sbx_egress_take(&egress) }, error);
+                                                  .egress = sbx_egress_take(&egress), .runtime = runtime }, error);
 }
 
 static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -247,6 +262,27 @@ static int append_registries(sd_bus_message *reply, const SbxPolicy *p) {
         return r < 0 ? r : sd_bus_message_close_container(reply);
 }
 
+/* "runtimes": each name a caller may ask for, and the engine runtime it runs under. */
+static int append_runtimes(sd_bus_message *reply, const SbxPolicy *p) {
+        int r = sd_bus_message_open_container(reply, 'e', "sv");
+
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "s", "runtimes");
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'v', "a{ss}");
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "{ss}");
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "{ss}", SBX_RUNTIME_DEFAULT, SBX_RUNTIME_DEFAULT);
+        for (size_t i = 0; r >= 0 && i < p->runtimes.n; i++)
+                r = sd_bus_message_append(reply, "{ss}", p->runtimes.items[i].name, p->runtimes.items[i].engine_runtime);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
 /* What applies to the caller: the limits, the images, its own volume roots. No
  * polkit: it tells a caller nothing but what it may do itself. */
 static int method_get_policy(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -306,6 +342,7 @@ static int method_get_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
                                        "observation_max_age", "t", (uint64_t) p->observation_max_age)) < 0 ||
             (r = sd_bus_message_append(reply, "{sv}", "max_image_mib", "t", (uint64_t) p->max_image_mib)) < 0 ||
             (r = append_registries(reply, p)) < 0 ||
+            (r = append_runtimes(reply, p)) < 0 ||
             /* Which engine, and who it proved to be (its certificate, a tcp:// one). */
             (r = sd_bus_message_append(reply, "{sv}{sv}", "engine", "s", m->docker_host,
                                        "engine_identity", "s", sbx_docker_tls_engine_identity(identity))) < 0 ||

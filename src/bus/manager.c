@@ -172,10 +172,39 @@ int manager_load_policy(const char *path, SbxPolicy **ret, SbxError *error) {
         return r < 0 ? r : sbx_policy_parse(text, ret, error);
 }
 
-static int load_policy(const char *path, SbxPolicy **ret) {
+/* The policy's runtimes against the engine's registered ones (GET /info): one it has
+ * not registered is a load error naming it. An engine that does not answer (within a
+ * few seconds: activation does not wait on a hung dockerd) leaves them unchecked here;
+ * a create under such a runtime then fails at the engine, and the posture judges what
+ * runs. */
+#define RUNTIMES_CHECK_BUDGET_S 5U
+int manager_check_runtimes(const char *docker_host, const SbxPolicy *p, SbxError *error) {
+        _cleanup_(json_object_putp) json_object *info = NULL;
+        SbxDocker *d = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        int r;
+
+        if (p->runtimes.n == 0)
+                return 0;
+        if ((r = sbx_docker_new(docker_host, &d, &e)) >= 0) {
+                sbx_docker_set_deadline(d, RUNTIMES_CHECK_BUDGET_S);
+                r = sbx_docker_info(d, &info, &e);
+        }
+        sbx_docker_free(d);
+        if (r < 0) {
+                log_warning("runtimes: not checked against the engine (%s)", e.message ?: "out of memory");
+                sbx_error_free(&e);
+                return 0;
+        }
+        return sbx_runtimes_check_engine(&p->runtimes, info, error);
+}
+
+static int load_policy(const char *path, const char *docker_host, SbxPolicy **ret) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         int r = manager_load_policy(path, ret, &e);
 
+        if (r >= 0 && (r = manager_check_runtimes(docker_host, *ret, &e)) < 0)
+                *ret = sbx_policy_unref(*ret);
         if (r < 0)
                 log_error("%s: %s", path, e.message ?: "out of memory");
         return r;
@@ -187,7 +216,7 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
         Manager *m = userdata;
         SbxPolicy *p = NULL, *old;
 
-        if (load_policy(m->config_path, &p) < 0) {
+        if (load_policy(m->config_path, m->docker_host, &p) < 0) {
                 log_warning("%s: not reloaded, the policy in force stays", m->config_path);
                 return 0;
         }
@@ -247,7 +276,7 @@ int manager_new(const ManagerConfig *c, Manager **ret) {
             sbx_resolvers_new(&m->resolvers) < 0)
                 return -ENOMEM;
         if ((r = docker_socket_of(c->docker_host, &m->docker_socket)) < 0 ||
-            (r = load_policy(c->config_path, &m->policy)) < 0)
+            (r = load_policy(c->config_path, c->docker_host, &m->policy)) < 0)
                 return r;
 
         if (mkdir(c->state_dir, 0700) < 0 && errno != EEXIST) {

@@ -31,3 +31,7 @@ int manager_run(Manager *m);
 /* Reads a host policy file: a missing file is the built-in defaults; a malformed
  * one is an error naming the key (also for --check-config). */
 int manager_load_policy(const char *path, SbxPolicy **ret, SbxError *error);
+/* The policy's runtimes are registered with the engine at docker_host (GET /info):
+ * InvalidArgs naming the first that is not; an engine that does not answer: not
+ * checked (a warning). */
+int manager_check_runtimes(const char *docker_host, const SbxPolicy *p, SbxError *error);

@@ -78,7 +78,7 @@ static int run_create(Operation *o, SbxLifecycle *l) {
         if (r >= 0)
                 r = sbx_lifecycle_create_with(l, o->name, o->spec, &info.owner,
                                               &(SbxCreateOptions) { .labels = o->labels, .lifetime = new_lifetime(o),
-                                                                    .egress = &o->egress },
+                                                                    .egress = &o->egress, .runtime = o->runtime },
                                               &o->sandbox, &o->error);
         return r;
 }
@@ -94,7 +94,7 @@ static int run_claim(Operation *o, SbxLifecycle *l) {
         if (r >= 0)
                 r = sbx_lifecycle_claim(l, o->spec, &info.owner,
                                         &(SbxCreateOptions) { .labels = o->labels, .lifetime = new_lifetime(o),
-                                                              .egress = &o->egress },
+                                                              .egress = &o->egress, .runtime = o->runtime },
                                         o->name_prefix, &o->sandbox, &o->warm, &o->error);
         if (r >= 0 && !(o->name = strdup(o->sandbox->name)))
                 r = -ENOMEM;
@@ -116,7 +116,8 @@ static int run_ensure(Operation *o, SbxLifecycle *l) {
         r = sbx_lifecycle_ensure(l, o->name, o->spec, &info.owner,
                                     &(SbxEnsureOptions) { .recreate = o->recreate, .stop_timeout_s = o->timeout_s,
                                                           .labels = o->labels, .busy_leases = o->busy_leases,
-                                                          .lifetime = new_lifetime(o), .egress = &o->egress },
+                                                          .lifetime = new_lifetime(o), .egress = &o->egress,
+                                                          .runtime = o->runtime },
                                     &o->sandbox, &o->outcome, &o->error);
         if (r >= 0 && o->outcome != SBX_ENSURE_CREATED && o->outcome != SBX_ENSURE_RECREATED &&
             sbx_lifetime_given(&o->lifetime))
@@ -482,13 +483,15 @@ static int apply_verify(Operation *o) {
 }
 
 static int reply_verify(Operation *o, sd_bus_message *reply) {
-        const char *names[SBX_SPEC_FIELD_COUNT + 2];
+        const char *names[SBX_SPEC_FIELD_COUNT + 3];
         size_t n;
         int r = sd_bus_message_append(reply, "s", sbx_verdict_to_string(o->verdict));
 
         n = sbx_spec_fields_to_names(o->fields, names);
         if (o->fields & SBX_VERIFY_FIELD_EGRESS)
                 names[n++] = "egress";
+        if (o->fields & SBX_VERIFY_FIELD_RUNTIME)
+                names[n++] = "runtime";
         names[n] = NULL;
         return r < 0 ? r : sd_bus_message_append_strv(reply, (char **) names);
 }

@@ -96,6 +96,7 @@ typedef struct OperationArgs {
         const char *reference;          /* PullImage: the image reference */
         bool pull_missing;              /* create, ensure: option pull "missing" */
         char *name_prefix;              /* claim: the option's, or NULL (taken over) */
+        const char *runtime;            /* create, ensure, claim: option runtime (admitted), "" or NULL: default */
 } OperationArgs;
 
 /* Arguments with no descriptors (the other verbs leave fds alone, zeroed or not). */
@@ -209,6 +210,7 @@ struct Operation {
         /* PullImage (bus-pull.h); create and ensure with option pull "missing" */
         char *reference;
         bool pull_missing;
+        char runtime[SBX_RUNTIME_NAME_MAX + 1]; /* create, ensure, claim: option runtime, "": the default */
         _Atomic uint64_t pull_done, pull_total;     /* the worker's progress */
         uint64_t pull_sent_done, pull_sent_total;   /* … as last signalled */
         sd_event_source *pull_timer;

@@ -617,6 +617,8 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .pull_missing = args->pull_missing,
                 .name_prefix = TAKE_PTR(args->name_prefix),
         };
+        if (args->runtime)
+                snprintf(o->runtime, sizeof o->runtime, "%s", args->runtime);
         if (operation_verbs[verb].fds)
                 for (size_t i = 0; i < 3; i++)
                         o->fds[i] = TAKE_FD(args->fds[i]);

@@ -122,6 +122,29 @@ static int build_log_config(json_object **ret) {
         return 0;
 }
 
+/* HostConfig.Runtime when one is asked for, and under gVisor the guest's own bound on
+ * processes (its RLIMIT_NPROC, which the guest kernel enforces: a fork bomb fails forks
+ * before the pids cgroup, which counts runsc's threads too, is reached). */
+static int put_runtime(json_object *h, const SbxContainerParams *p) {
+        _cleanup_(json_object_putp) json_object *ulimits = NULL, *nproc = NULL;
+        int64_t n = sbx_runtime_guest_nproc(p->engine_runtime, p->pids_limit);
+        int r;
+
+        if (!p->engine_runtime)
+                return 0;
+        if ((r = sbx_json_put(h, "Runtime", json_object_new_string(p->engine_runtime))) < 0 || n == 0)
+                return r;
+        if (!(ulimits = json_object_new_array()) || !(nproc = json_object_new_object()))
+                return -ENOMEM;
+        if ((r = sbx_json_put(nproc, "Name", json_object_new_string("nproc"))) < 0 ||
+            (r = sbx_json_put(nproc, "Soft", json_object_new_int64(n))) < 0 ||
+            (r = sbx_json_put(nproc, "Hard", json_object_new_int64(n))) < 0)
+                return r;
+        if (json_object_array_add(ulimits, TAKE_PTR(nproc)) < 0)
+                return -ENOMEM;
+        return sbx_json_put(h, "Ulimits", TAKE_PTR(ulimits));
+}
+
 static int build_host_config(const SbxContainerParams *p, json_object *bindings, json_object **ret) {
         static const char *const cap_drop[] = { "ALL", NULL };
         static const char *const security_opt[] = { "no-new-privileges:true", NULL };
@@ -141,7 +164,8 @@ static int build_host_config(const SbxContainerParams *p, json_object *bindings,
         if ((r = sbx_json_put(h, "NanoCpus", json_object_new_int64(nano_cpus))) < 0 ||
             (r = sbx_json_put(h, "Memory", json_object_new_int64(memory))) < 0 ||
             (r = sbx_json_put(h, "MemorySwap", json_object_new_int64(memory))) < 0 ||
-            (r = sbx_json_put(h, "PidsLimit", json_object_new_int64(p->pids_limit))) < 0 ||
+            (r = sbx_json_put(h, "PidsLimit",
+                              json_object_new_int64(sbx_runtime_pids_limit(p->engine_runtime, p->pids_limit)))) < 0 ||
             (r = sbx_json_put(h, "Privileged", json_object_new_boolean(false))) < 0 ||
             (r = sbx_json_put(h, "CapDrop", string_array(cap_drop))) < 0 ||
             (r = sbx_json_put(h, "SecurityOpt", string_array(security_opt))) < 0 ||
@@ -149,7 +173,8 @@ static int build_host_config(const SbxContainerParams *p, json_object *bindings,
             (r = sbx_json_put(h, "NetworkMode", json_object_new_string(s->network_isolated ? "none" : "bridge"))) < 0 ||
             (r = sbx_json_put(h, "PortBindings", json_object_get(bindings))) < 0 ||
             (r = sbx_json_put(h, "Mounts", TAKE_PTR(mounts))) < 0 ||
-            (r = sbx_json_put(h, "LogConfig", TAKE_PTR(log))) < 0)
+            (r = sbx_json_put(h, "LogConfig", TAKE_PTR(log))) < 0 ||
+            (r = put_runtime(h, p)) < 0)
                 return r;
         *ret = TAKE_PTR(h);
         return 0;
@@ -193,6 +218,8 @@ int sbx_container_body(const SbxContainerParams *p, json_object **ret) {
             (r = build_host_config(p, bindings, &host)) < 0)
                 return r;
         if (p->service && (r = sbx_json_put(labels, SBX_LABEL_SERVICE, json_object_new_string(p->service))) < 0)
+                return r;
+        if (p->runtime && (r = sbx_json_put(labels, SBX_LABEL_RUNTIME, json_object_new_string(p->runtime))) < 0)
                 return r;
         /* Always written (blank when Config.WorkingDir is the spec's), so that an
          * image's label of that name is never read back as the spec's. */

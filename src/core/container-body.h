@@ -55,6 +55,10 @@ typedef struct SbxContainerParams {
         int64_t pids_limit;             /* from the host policy */
         const char *publish_address;    /* from the host policy */
         const char *service;            /* the label SBX_LABEL_SERVICE; NULL = none */
+        const char *runtime;            /* the asked runtime (runtime.h), recorded on SBX_LABEL_RUNTIME;
+                                         * NULL = the default, no label */
+        const char *engine_runtime;     /* its HostConfig.Runtime (NULL: the engine's default), which
+                                         * also decides the pids limit and the guest's RLIMIT_NPROC */
 } SbxContainerParams;
 
 /* The body for POST /containers/create. */

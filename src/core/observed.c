@@ -76,6 +76,7 @@ SbxObserved *sbx_observed_free(SbxObserved *o) {
         free(o->ipc_mode);
         free(o->pid_mode);
         free(o->uts_mode);
+        free(o->runtime);
         for (size_t i = 0; i < o->n_bindings; i++) {
                 free(o->bindings[i].host_port);
                 free(o->bindings[i].host_ip);
@@ -598,6 +599,7 @@ static int parse_posture(json_object *config, json_object *hc, json_object *stat
             (r = get_string(hc, p, "IpcMode", &o->ipc_mode, error)) < 0 ||
             (r = get_string(hc, p, "PidMode", &o->pid_mode, error)) < 0 ||
             (r = get_string(hc, p, "UTSMode", &o->uts_mode, error)) < 0 ||
+            (r = get_string(hc, p, "Runtime", &o->runtime, error)) < 0 ||
             (r = get_strv(config, "Config", "Entrypoint", &o->entrypoint, &o->n_entrypoint, error)) < 0 ||
             (r = get_int(state, "State", "Pid", &has_pid, &o->pid, error)) < 0 ||
             (r = get_string(state, "State", "StartedAt", &o->started_at, error)) < 0 ||

@@ -105,6 +105,7 @@ typedef struct SbxObserved {
         char *ipc_mode;                 /* HostConfig.IpcMode (nullable) */
         char *pid_mode;                 /* HostConfig.PidMode (nullable) */
         char *uts_mode;                 /* HostConfig.UTSMode (nullable) */
+        char *runtime;                  /* HostConfig.Runtime (nullable) */
         SbxPortBinding *bindings;       /* every PortBindings entry */
         size_t n_bindings;
         SbxBoundPort *bound_ports;      /* NetworkSettings.Ports, TCP, Docker order; none when stopped */

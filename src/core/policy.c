@@ -36,6 +36,7 @@ SbxPolicy *sbx_policy_free(SbxPolicy *p) {
         sbx_policy_egress_done(&p->egress);
         policy_registries_free(p);
         policy_pools_free(p);
+        sbx_runtimes_done(&p->runtimes);
         free(p);
         return NULL;
 }
@@ -325,6 +326,10 @@ static int parse_publish_address(SbxPolicy *p, const char *key, json_object *v, 
 }
 
 /* The numeric keys: whole JSON numbers within [min, max]. */
+static int parse_runtimes(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {
+        return sbx_runtimes_parse(&p->runtimes, key, v, error);
+}
+
 static const struct {
         const char *key;
         size_t offset;
@@ -406,6 +411,7 @@ static const struct {
         { "egress",          parse_egress },
         { "registries",      policy_parse_registries },
         { "warm_pools",      parse_later },
+        { "runtimes",        parse_runtimes },
 };
 
 static int parse_key(SbxPolicy *p, const char *key, json_object *v, SbxError *error) {

@@ -18,6 +18,7 @@
 #include "egress.h"
 #include "fingerprint.h"
 #include "error.h"
+#include "runtime.h"
 #include "spec.h"
 #include "unicode.h"
 
@@ -194,6 +195,7 @@ typedef struct SbxPolicy {
         size_t n_warm_pools;
         int64_t max_pooled;             /* members on the host, at most */
         char digest[SBX_POLICY_DIGEST_LEN + 1];
+        SbxRuntimes runtimes;           /* docs/security.md, "Runtimes" (runtime.h) */
 
         unsigned n_ref;         /* sbx_policy_ref()/unref(): a policy shared across threads */
 } SbxPolicy;

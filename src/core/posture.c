@@ -6,6 +6,7 @@
 #include "bitmask.h"
 #include "container-body.h"
 #include "posture.h"
+#include "runtime.h"
 
 static const char *const item_names[SBX_POSTURE_ITEM_COUNT] = {
         "user",
@@ -25,6 +26,7 @@ static const char *const item_names[SBX_POSTURE_ITEM_COUNT] = {
         "init",
         "mounts",
         "log",
+        "runtime",
 };
 
 SBX_DEFINE_BIT_NAMES(SbxPostureItem, sbx_posture_item_to_string, sbx_posture_items_to_names, item_names,
@@ -88,6 +90,19 @@ static bool publish_address_ok(const SbxObserved *o, const SbxPostureExpect *e) 
         return true;
 }
 
+/* gVisor asked for: the engine reports runsc and, where the host shows it, the first
+ * process is runsc's sandbox. Anything else: not gVisor's by either account (a
+ * changed default runtime or a mapping changed behind the back shows in the process). */
+static bool runtime_ok(const SbxObserved *o, const SbxPostureExpect *e) {
+        if (e->host_process == SBX_HOST_PROCESS_GONE)
+                return false;
+        if (sbx_runtime_engine_is_gvisor(e->engine_runtime))
+                return streq_ptr(o->runtime, e->engine_runtime) && e->host_process != SBX_HOST_PROCESS_OTHER;
+        if (e->engine_runtime && !streq_ptr(o->runtime, e->engine_runtime))
+                return false;
+        return !sbx_runtime_engine_is_gvisor(o->runtime) && e->host_process != SBX_HOST_PROCESS_GVISOR;
+}
+
 unsigned sbx_posture_check(const SbxObserved *o, const SbxPostureExpect *e) {
         unsigned m = 0;
 
@@ -125,5 +140,7 @@ unsigned sbx_posture_check(const SbxObserved *o, const SbxPostureExpect *e) {
                 m |= SBX_POSTURE_MOUNTS;
         if (!log_ok(o))
                 m |= SBX_POSTURE_LOG;
+        if (!runtime_ok(o, e))
+                m |= SBX_POSTURE_RUNTIME;
         return m;
 }

@@ -15,11 +15,23 @@
 
 #include "observed.h"
 
+/* The sandbox's first process (State.Pid) as the host shows it: only a local engine's,
+ * and only while the process is in the container's cgroup. */
+typedef enum SbxHostProcess {
+        SBX_HOST_PROCESS_UNSEEN,        /* a remote engine, not running, or not visible here */
+        SBX_HOST_PROCESS_GVISOR,        /* runsc's sandbox (argv[0] SBX_RUNSC_SANDBOX_ARGV0) */
+        SBX_HOST_PROCESS_OTHER,         /* anything else: runc's init is the service's init */
+        SBX_HOST_PROCESS_GONE,          /* it runs, but its first process is not to be found */
+} SbxHostProcess;
+
 typedef struct SbxPostureExpect {
         int64_t pids_limit;             /* HostConfig.PidsLimit, from policy */
         const char *publish_address;    /* every port binding's HostIp; required */
         bool network_isolated;          /* NetworkMode "none" if true, the default bridge otherwise */
         int64_t memory_bytes;           /* HostConfig.MemorySwap must equal this (no swap) */
+        const char *engine_runtime;     /* HostConfig.Runtime asked for (runtime.h); NULL: the default,
+                                         * any runtime but gVisor's */
+        SbxHostProcess host_process;    /* what its first process on the host is */
 } SbxPostureExpect;
 
 typedef enum SbxPostureItem {
@@ -40,9 +52,11 @@ typedef enum SbxPostureItem {
         SBX_POSTURE_INIT            = 1u << 14, /* Entrypoint != [SBX_INIT_PATH], or its volume missing or rw */
         SBX_POSTURE_MOUNTS          = 1u << 15, /* a mount other than the binds and the init volume */
         SBX_POSTURE_LOG             = 1u << 16, /* the log is not bounded as SBX_LOG_* says */
+        SBX_POSTURE_RUNTIME         = 1u << 17, /* HostConfig.Runtime or the first process on the host
+                                                 * is not the runtime asked for */
 } SbxPostureItem;
 
-#define SBX_POSTURE_ITEM_COUNT 17
+#define SBX_POSTURE_ITEM_COUNT 18
 
 /* Returns the items of the posture the observed container does not carry
  * (0 = hardened). */

@@ -14,7 +14,7 @@
 #include "json-util.h"
 
 enum { ARG_RECREATE = 0x400, ARG_STOP_TIMEOUT, ARG_LABEL, ARG_IDLE_TIMEOUT, ARG_EXPIRE_AFTER, ARG_ON_IDLE,
-       ARG_COUNTS_PROCESSES, ARG_PULL, ARG_EGRESS, ARG_ALLOW, ARG_NAME_PREFIX };
+       ARG_COUNTS_PROCESSES, ARG_PULL, ARG_EGRESS, ARG_ALLOW, ARG_NAME_PREFIX, ARG_RUNTIME };
 
 #define LIFETIME_OPTIONS                                                                       \
         { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },                        \
@@ -32,6 +32,7 @@ static const struct option spec_verb_options[] = {
         { "label",        required_argument, NULL, ARG_LABEL        },
         LIFETIME_OPTIONS,
         { "pull",         required_argument, NULL, ARG_PULL         },
+        { "runtime",      required_argument, NULL, ARG_RUNTIME      },
         { "egress",       required_argument, NULL, ARG_EGRESS       },
         { "allow",        required_argument, NULL, ARG_ALLOW        },
         { "name-prefix",  required_argument, NULL, ARG_NAME_PREFIX  },
@@ -48,6 +49,7 @@ typedef struct SpecVerbArgs {
         const char *on_idle;            /* … --on-idle, or NULL */
         int counts_processes;           /* … --idle-counts-processes yes|no, or -1 */
         const char *pull;               /* create, ensure: --pull never|missing, or NULL */
+        const char *runtime;            /* create, ensure: --runtime NAME, or NULL (the daemon judges it) */
         const char *egress;             /* create, ensure: --egress MODE, or NULL */
         char **allow;                   /* … --allow ENTRY */
         size_t n_allow;
@@ -105,6 +107,10 @@ static int lifetime_option(int c, const char *arg, SpecVerbArgs *a) {
                 a->counts_processes = streq(arg, "yes");
                 return CTL_PROCEED;
         }
+        if (c == ARG_RUNTIME) {
+                a->runtime = arg;
+                return CTL_PROCEED;
+        }
         if (c == ARG_PULL) {
                 if (!streq(arg, "never") && !streq(arg, "missing"))
                         return ctl_usage_error(a->spec.verb, "--pull: '%s' is neither never nor missing", arg);
@@ -138,6 +144,8 @@ static int append_lifetime(sd_bus_message *m, const SpecVerbArgs *a) {
                 r = sd_bus_message_append(m, "{sv}", "idle_counts_processes", "b", a->counts_processes);
         if (r >= 0 && a->pull)
                 r = sd_bus_message_append(m, "{sv}", "pull", "s", a->pull);
+        if (r >= 0 && a->runtime)
+                r = sd_bus_message_append(m, "{sv}", "runtime", "s", a->runtime);
         return r;
 }
 
@@ -146,7 +154,7 @@ static int spec_verb_option(int c, const char *arg, void *userdata) {
         SpecVerbArgs *a = userdata;
 
         if (c == ARG_IDLE_TIMEOUT || c == ARG_EXPIRE_AFTER || c == ARG_ON_IDLE || c == ARG_COUNTS_PROCESSES ||
-            c == ARG_PULL)
+            c == ARG_PULL || c == ARG_RUNTIME)
                 return lifetime_option(c, arg, a);
         if (c == ARG_EGRESS || c == ARG_ALLOW)
                 return egress_option(c, arg, a);

@@ -36,6 +36,8 @@
         "     --expire-after S         Delete it S seconds after its creation\n"      \
         "     --pull never|missing     Pull the image first if the host lacks it\n"   \
         "                              (from a registry the host policy lists)\n"   \
+        "     --runtime NAME           The runtime it runs under: runc (the default) or\n"\
+        "                              one of the host policy's runtimes (gvisor)\n"  \
         "     --egress MODE            What it may reach: default, none or allowlist\n"\
         "     --allow ENTRY            With --egress: CIDR[:PORT[/tcp|udp]] it may\n" \
         "                              reach (repeatable)\n"

@@ -71,6 +71,13 @@ static int do_check_config(const char *path, int n_args) {
                 fprintf(stderr, "%s: %s\n", path, e.message ?: "out of memory");
                 return EXIT_FAILURE;
         }
+        /* The runtimes it offers must be the engine's (GET /info; one that does not answer:
+         * unchecked, a warning). */
+        if (manager_check_runtimes(p->engine.host ?: getenv("DOCKER_HOST") ?: "unix://" SBX_DOCKER_SOCKET_DEFAULT, p,
+                                   &e) < 0) {
+                fprintf(stderr, "%s: %s\n", path, e.message ?: "out of memory");
+                return EXIT_FAILURE;
+        }
         /* A local engine a user administers is refused here too (docs/engines.md). */
         if (p->engine.host && !sbx_policy_engine_remote(p) && sbx_docker_check_engine(p->engine.host, &e) == -EPERM) {
                 fprintf(stderr, "%s: %s\n", path, e.message ?: "out of memory");

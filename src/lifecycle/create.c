@@ -29,9 +29,12 @@
 static void undo_create(SbxLifecycle *l, const char *name, const char *id) {
         SbxError e = SBX_ERROR_NULL;
         const char *shown;
+        int r;
 
         (void) sbx_name_unqualify(name, &shown);
-        if (lc_remove_container(l, id, &e) < 0)
+        r = lc_remove_container(l, id, &e);
+        lc_reap_runtime_strays(l, id);
+        if (r < 0)
                 log_warning("Could not remove container %s after a failed create of '%s', will retry: %s", id,
                             shown, e.message ?: "unknown error");
         else if (sbx_store_delete_intent(l->store, name, &e) < 0)
@@ -160,6 +163,7 @@ typedef struct Creation {
         char *labels_json;              /* … as the intent and the row store them */
         const SbxEgress *egress;        /* the caller's (egress.h), or NULL: the default */
         char *egress_json;              /* … as the row stores it */
+        const char *runtime;            /* the caller's (runtime.h), NULL: the default */
         char *image;                    /* the reference the container is made from */
         char *image_id;                 /* a snapshot's recorded image id, else NULL */
         char *json;                     /* the spec serialized, once: the intent's and the row's */
@@ -339,7 +343,9 @@ static int prepare(SbxLifecycle *l, Creation *c, json_object **ret_body, SbxErro
         _cleanup_free_ char *init_volume = NULL;
         int r;
 
-        if ((r = resolve_image(l, c->spec, c->owner, &c->image, &c->image_id, error)) < 0 ||
+        if ((c->runtime && (r = sbx_runtimes_check_sandbox(&l->policy->runtimes, c->runtime, c->spec->network_isolated,
+                                                           c->spec->n_volumes, error)) < 0) ||
+            (r = resolve_image(l, c->spec, c->owner, &c->image, &c->image_id, error)) < 0 ||
             (r = check_engine_ports(l, c->spec, error)) < 0 ||
             (r = check_admissible(l, c->spec, c->owner, c->member, &c->pins, error)) < 0 ||
             (r = sbx_docker_remote(l->docker)
@@ -350,7 +356,8 @@ static int prepare(SbxLifecycle *l, Creation *c, json_object **ret_body, SbxErro
                     .name = c->name, .spec = c->spec, .image = c->image, .fingerprint = c->fp,
                     .uid = c->owner->uid, .init_volume = init_volume,
                     .pids_limit = l->policy->pids_limit, .publish_address = l->policy->publish_address,
-                    .service = l->service_id,
+                    .service = l->service_id, .runtime = c->runtime,
+                    .engine_runtime = c->runtime ? sbx_runtimes_engine(&l->policy->runtimes, c->runtime) : NULL,
             }, ret_body)) < 0 ||
             (r = sbx_user_labels_to_docker(c->labels, json_object_object_get(*ret_body, "Labels"))) < 0 ||
             (c->member && (r = lc_pool_label(l, json_object_object_get(*ret_body, "Labels"))) < 0) ||
@@ -415,9 +422,10 @@ create:
 /* Create, with the name's lock held. */
 static int create_locked(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
                          json_object *labels, const SbxNewLifetime *lifetime, const SbxEgress *egress,
-                         SbxSandbox **ret, SbxError *error) {
+                         const char *runtime, SbxSandbox **ret, SbxError *error) {
         _cleanup_(creation_done) Creation c = { .name = name, .spec = spec, .owner = owner, .labels = labels,
-                                                .lifetime = *lifetime, .egress = egress };
+                                                .lifetime = *lifetime, .egress = egress,
+                                                .runtime = lc_runtime_asked(runtime) };
         _cleanup_(json_object_putp) json_object *body = NULL;
         _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
         _cleanup_free_ char *existing = NULL, *id = NULL;
@@ -493,7 +501,7 @@ int sbx_lifecycle_create_with(SbxLifecycle *l, const char *name, const SbxSpec *
                 return r;
         return create_locked(l, name, spec, owner, options ? options->labels : NULL,
                              options ? &options->lifetime : &(SbxNewLifetime) {}, options ? options->egress : NULL,
-                             ret, error);
+                             options ? options->runtime : NULL, ret, error);
 }
 
 int sbx_lifecycle_create(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
@@ -563,7 +571,7 @@ static int check_labels_kept(const char *shown, const SbxSandboxRow *row, json_o
 }
 
 static int ensure_existing(SbxLifecycle *l, const char *name, const SbxSpec *desired, const SbxOwner *owner,
-                           json_object *labels, bool *ret_reusable, SbxEnsureOutcome *ret_outcome,
+                           json_object *labels, const char *runtime, bool *ret_reusable, SbxEnsureOutcome *ret_outcome,
                            SbxError *error) {
         _cleanup_(sbx_sandbox_freep) SbxSandbox *sb = NULL;
         _cleanup_(sbx_sandbox_row_freep) SbxSandboxRow *found = NULL, *row = NULL;
@@ -607,7 +615,8 @@ static int ensure_existing(SbxLifecycle *l, const char *name, const SbxSpec *des
                                      "Sandbox '%s' exists with a different spec (%s); mismatched fields: %s",
                                      shown, sbx_verdict_to_string(verdict), isempty(list) ? "unknown" : list);
         }
-        if ((r = check_labels_kept(shown, row, labels, error)) < 0)
+        if ((r = check_labels_kept(shown, row, labels, error)) < 0 ||
+            (r = lc_check_runtime_kept(shown, sb->observed, runtime, error)) < 0)
                 return r;
         if (verdict == SBX_VERDICT_MATCH && !row && (r = record_found(l, name, desired, owner, sb->observed, error)) < 0)
                 return r;
@@ -667,7 +676,7 @@ int sbx_lifecycle_ensure(SbxLifecycle *l, const char *name, const SbxSpec *spec,
 
         if ((r = check_namespace(name, owner, error)) < 0 || (r = lc_lock_key(l, "sandbox", name, &lock)) < 0)
                 return r;
-        r = ensure_existing(l, name, spec, owner, options->labels, &reusable, &outcome, &mismatch);
+        r = ensure_existing(l, name, spec, owner, options->labels, options->runtime, &reusable, &outcome, &mismatch);
         if (r < 0 && !(sbx_error_is(&mismatch, SBX_ERROR_RUNTIME_CONFLICT) && options->recreate)) {
                 sbx_error_move(error, &mismatch);
                 return r;
@@ -690,8 +699,8 @@ int sbx_lifecycle_ensure(SbxLifecycle *l, const char *name, const SbxSpec *spec,
                 *ret_outcome = outcome;
                 return lc_describe_by_name(l, name, ret, error);
         }
-        if ((r = create_locked(l, name, spec, owner, options->labels, &options->lifetime, options->egress, ret,
-                               error)) < 0)
+        if ((r = create_locked(l, name, spec, owner, options->labels, &options->lifetime, options->egress,
+                               options->runtime, ret, error)) < 0)
                 return r;
         *ret_outcome = outcome;
         return 0;

@@ -54,7 +54,26 @@ int lc_container_oom_killed(SbxLifecycle *l, const char *name);
 int lc_load_row(SbxLifecycle *l, const char *name, const char *container_id, SbxSandboxRow *given,
                 SbxSandboxRow **ret_row, const SbxSpec **ret_spec, const SbxFingerprints **ret_fps,
                 SbxError *error);
+/* runtime-check.c: the posture items it does not carry (posture.h), its runtime judged
+ * by its label through the policy, the engine's report and its first process. */
 unsigned lc_posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int64_t memory_bytes);
+/* The engine runtime its label asks for (NULL: the default); *ret_known false when the
+ * policy does not offer the label's runtime. */
+const char *lc_engine_runtime_of(SbxLifecycle *l, const SbxObserved *o, bool *ret_known);
+/* It runs under the runtime it asked for (the posture's item runtime is clear). */
+bool lc_runtime_as_asked(SbxLifecycle *l, const SbxObserved *o);
+/* After a start: a container that does not run under the runtime it asked for is
+ * stopped again, RuntimeConflict naming posture.runtime. */
+int lc_check_runtime_or_stop(SbxLifecycle *l, const char *name, const char *id, SbxError *error);
+/* An ensure that finds the sandbox: it asked for the runtime asked for now (the
+ * default's NULL, "" and "runc" alike), else RuntimeConflict naming runtime (a
+ * recreate replaces it). */
+int lc_check_runtime_kept(const char *shown, const SbxObserved *o, const char *runtime, SbxError *error);
+/* A create's asked runtime: NULL for the default (NULL, "" or "runc": no label). */
+const char *lc_runtime_asked(const char *runtime);
+/* A local engine's runsc processes of the container (its id on their command line),
+ * killed: a failed runsc start can leave them outside the engine's view. */
+void lc_reap_runtime_strays(SbxLifecycle *l, const char *container_id);
 /* Whether a running container's bind mounts show what their sources name now, by the
  * report given (read already) or, when NULL, the one read from its log. */
 bool lc_mounts_truthful(SbxLifecycle *l, const SbxObserved *o, const SbxMountTable *report);

@@ -138,6 +138,8 @@ typedef struct SbxCreateOptions {
         SbxNewLifetime lifetime;
         const SbxEgress *egress;        /* egress.h, checked against the policy; NULL = the default.
                                          * Stored, and in force before the create answers */
+        const char *runtime;            /* runtime.h, offered by the policy; NULL or "" = the default.
+                                         * On the container's label SBX_LABEL_RUNTIME */
 } SbxCreateOptions;
 
 /* sbx_lifecycle_create() with options (NULL: none). */
@@ -171,6 +173,8 @@ int sbx_lifecycle_claim(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *ow
  * ret_described (may be NULL): the sandbox as the same look at it shows it (its stored
  * spec's verdict: the object's), NULL when that could not be worked out. */
 #define SBX_VERIFY_FIELD_EGRESS (1u << SBX_SPEC_FIELD_COUNT)
+/* … and SBX_VERIFY_FIELD_RUNTIME when it runs under another runtime than it asked for. */
+#define SBX_VERIFY_FIELD_RUNTIME (2u << SBX_SPEC_FIELD_COUNT)
 int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desired, SbxVerdict *ret_verdict,
                          unsigned *ret_fields, SbxSandbox **ret_described, SbxError *error);
 
@@ -207,6 +211,8 @@ typedef struct SbxEnsureOptions {
                                          * SandboxBusy */
         SbxNewLifetime lifetime;        /* a new one's (or a replacement's); one there is keeps its own */
         const SbxEgress *egress;        /* a new one's (or a replacement's); one there keeps its own */
+        const char *runtime;            /* as create's; one there must have asked for the same (else
+                                         * a mismatch: RuntimeConflict naming runtime, or recreated) */
 } SbxEnsureOptions;
 
 const char *sbx_ensure_outcome_to_string(SbxEnsureOutcome o) _pure_;

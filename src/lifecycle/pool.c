@@ -537,7 +537,10 @@ int sbx_lifecycle_claim(SbxLifecycle *l, const SbxSpec *spec, const SbxOwner *ow
 
         if (r < 0)
                 return r;
-        pool = spec->template_type == SBX_TEMPLATE_IMAGE ? pool_for(l->policy, owner, fp, prefix) : NULL;
+        /* Members run under the default runtime: a claim asking for another is cold. */
+        pool = spec->template_type == SBX_TEMPLATE_IMAGE && !lc_runtime_asked(options->runtime)
+                       ? pool_for(l->policy, owner, fp, prefix)
+                       : NULL;
         if (pool && (r = claim_warm(l, pool, spec, owner, options, fp, ret, error)) != 0) {
                 *ret_warm = r > 0;
                 return r < 0 ? r : 0;

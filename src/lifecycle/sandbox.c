@@ -235,15 +235,6 @@ int lc_load_row(SbxLifecycle *l, const char *name, const char *container_id, Sbx
         return 1;
 }
 
-unsigned lc_posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int64_t memory_bytes) {
-        return sbx_posture_check(o, &(SbxPostureExpect) {
-                .pids_limit = l->policy->pids_limit,
-                .publish_address = l->policy->publish_address,
-                .network_isolated = isolated,
-                .memory_bytes = memory_bytes,
-        });
-}
-
 /* A running container's bind mounts, judged by what is mounted rather than by what
  * was asked (docs/security.md): each must show the directory its source names now. Only
  * a container whose first process is this service's init reports its mounts; for
@@ -581,6 +572,11 @@ int sbx_lifecycle_verify(SbxLifecycle *l, const char *name, const SbxSpec *desir
         in_force = *ret_verdict == SBX_VERDICT_UNVERIFIED || lc_egress_in_force(l, o, row ?: found);
         *ret_verdict = in_force ? *ret_verdict : SBX_VERDICT_MISMATCH;
         *ret_fields |= in_force ? 0 : SBX_VERIFY_FIELD_EGRESS;
+        /* … and by the runtime it runs under (docs/security.md, "Runtimes"). */
+        if (*ret_verdict != SBX_VERDICT_UNVERIFIED && !lc_runtime_as_asked(l, o)) {
+                *ret_verdict = SBX_VERDICT_MISMATCH;
+                *ret_fields |= SBX_VERIFY_FIELD_RUNTIME;
+        }
         if (ret_described) {
                 SbxError ignored = SBX_ERROR_NULL;
 

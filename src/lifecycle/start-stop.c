@@ -101,6 +101,8 @@ static int start_checked(SbxLifecycle *l, const char *name, const char *id, cons
          * container without it start only for root (xagent's own, say). */
         if (o->init_volume && (r = verify_mounts_or_stop(l, id, since, &view, &pins, error)) < 0)
                 return r;
+        if (started && (r = lc_check_runtime_or_stop(l, name, id, error)) < 0)
+                return r;
         /* A start is a new network namespace: its egress loaded before anyone is told. */
         r = lc_egress_arm(l, id, started ? NULL : o, egress,
                           (started ? LC_EGRESS_NEW : 0) | LC_EGRESS_STOP_ON_FAILURE, error);

@@ -303,7 +303,8 @@ const Tool mcp_agent_tools[] = {
              "too. Without `sandbox`: a new one (warm if pooled) under a generated name (name_prefix), returned as "
              "`sandbox`. Then use run, file_*, process_*.",
              OBJ(P_SANDBOX "," P_SPEC ",\"labels\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
-                 P_LIFETIMES "," P_EGRESS ",\"on_mismatch\":{\"enum\":[\"fail\",\"recreate\"]},\"stop_timeout\":" INT("Seconds.") ","
+                 P_LIFETIMES "," P_EGRESS ",\"on_mismatch\":{\"enum\":[\"fail\",\"recreate\"]},\"stop_timeout\":" INT("Seconds.")
+                 ",\"runtime\":" STR("runc (default) or a host policy runtime, e.g. gvisor (isolated, no volumes).") ","
                  "\"name_prefix\":{\"type\":\"string\"}", ""), false, true, false),
         TOOL("sandbox", "Change a sandbox",
              "Acts on a sandbox: start, stop (force revokes others' leases), pause, resume, delete, snapshot "

@@ -199,6 +199,7 @@ int append_make_options(sd_bus_message *m, json_object *args, bool ensure, char 
         const char *on_mismatch = "fail";
         const char *name_prefix = NULL;
         uint64_t stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT;
+        const char *runtime = NULL;
         json_object *labels = NULL, *egress = NULL;
         int r;
 
@@ -216,6 +217,11 @@ int append_make_options(sd_bus_message *m, json_object *args, bool ensure, char 
                 return r;
         if (json_object_object_get_ex(args, "labels", &labels) && labels &&
             (r = append_labels_entry(m, labels, error)) < 0)
+                return r;
+        /* the runtime it runs under (docs/security.md, "Runtimes"): the service judges it */
+        if (arg_string(args, "runtime", false, &runtime, error) < 0)
+                return -EINVAL;
+        if (runtime && (r = sd_bus_message_append(m, "{sv}", "runtime", "s", runtime)) < 0)
                 return r;
         if ((r = append_lifetimes(m, args, error)) < 0)
                 return r;

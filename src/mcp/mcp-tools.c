@@ -44,6 +44,9 @@
         "\"labels\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},\"description\":\"The caller's " \
                 "own metadata (at most 32 keys of [a-z0-9._/-], 4 KiB in all), never part of the spec; sandbox_list " \
                 "finds sandboxes by them.\"}," \
+        "\"runtime\":{\"type\":\"string\",\"description\":\"The runtime it runs under: runc (the " \
+                "default) or one of the host policy's runtimes (the policy tool), e.g. gvisor: a kernel of its own, " \
+                "for network_isolated sandboxes without volumes.\"}," \
         "\"idle_timeout\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295,\"description\":\"Seconds " \
                 "unused before it is stopped (or paused: on_idle); 0: never. Bounded by the host policy.\"}," \
         "\"expire_after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295,\"description\":\"Seconds " \

@@ -175,6 +175,7 @@ int sbx_bus_read_no_options(sd_bus_message *m, SbxError *error) {
 }
 
 typedef struct CreateOptions {
+        char *runtime;                  /* the caller's buffer */
         json_object *labels;
         SbxLifetime lifetime;
         SbxEgress egress;
@@ -184,10 +185,28 @@ typedef struct CreateOptions {
         char *name_prefix;              /* a claim's */
 } CreateOptions;
 
+/* runtime s: well-formed (runtime.h); whether the policy offers it is the caller's. */
+static int read_runtime(sd_bus_message *m, const char *key, char ret[static SBX_RUNTIME_NAME_MAX + 1],
+                        SbxError *error) {
+        _cleanup_free_ char *s = NULL;
+        int r = sbx_bus_read_string(m, key, &s, error);
+
+        if (r < 0)
+                return r;
+        if (!sbx_runtime_name_valid(s))
+                return sbx_error_set(error, SBX_ERROR_INVALID_ARGS,
+                                     "%s: '%s' is not a runtime name ([a-z0-9][a-z0-9._-]*, at most %d bytes)", key,
+                                     s, SBX_RUNTIME_NAME_MAX);
+        strcpy(ret, s);
+        return 0;
+}
+
 static int create_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
         CreateOptions *o = userdata;
         int r;
 
+        if (streq(key, "runtime"))
+                return read_runtime(m, key, o->runtime, error);
         if (streq(key, "egress"))
                 return sbx_bus_read_egress_entry(m, key, &o->egress, &o->has_egress, error);
         if (o->claim && streq(key, "name_prefix")) {
@@ -205,12 +224,16 @@ static int create_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
 
 /* The create options, and (ret_name_prefix given) a claim's name_prefix. */
 static int read_create_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
-                               bool *ret_pull_missing, SbxEgress *ret_egress, char **ret_name_prefix,
+                               bool *ret_pull_missing, SbxEgress *ret_egress,
+                               char ret_runtime[static SBX_RUNTIME_NAME_MAX + 1], char **ret_name_prefix,
                                SbxError *error) {
         static const char *const keys[] = { "labels", "idle_timeout", "expire_after", "on_idle", "pull",
-                                            "idle_counts_processes", "egress", "name_prefix" };
-        CreateOptions o = { .claim = ret_name_prefix };
-        int r = sbx_bus_read_dict(m, keys, ELEMENTSOF(keys), create_entry, &o, error);
+                                            "idle_counts_processes", "egress", "runtime", "name_prefix" };
+        CreateOptions o = { .runtime = ret_runtime, .claim = ret_name_prefix };
+        int r;
+
+        ret_runtime[0] = '\0';
+        r = sbx_bus_read_dict(m, keys, ELEMENTSOF(keys), create_entry, &o, error);
 
         if (r < 0) {
                 json_object_put(o.labels);
@@ -228,14 +251,18 @@ static int read_create_options(sd_bus_message *m, json_object **ret_labels, SbxL
 }
 
 int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
-                                bool *ret_pull_missing, SbxEgress *ret_egress, SbxError *error) {
-        return read_create_options(m, ret_labels, ret_lifetime, ret_pull_missing, ret_egress, NULL, error);
+                                bool *ret_pull_missing, SbxEgress *ret_egress,
+                                char ret_runtime[static SBX_RUNTIME_NAME_MAX + 1], SbxError *error) {
+        return read_create_options(m, ret_labels, ret_lifetime, ret_pull_missing, ret_egress, ret_runtime, NULL,
+                                   error);
 }
 
 int sbx_bus_read_claim_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
-                               bool *ret_pull_missing, SbxEgress *ret_egress, char **ret_name_prefix,
+                               bool *ret_pull_missing, SbxEgress *ret_egress,
+                               char ret_runtime[static SBX_RUNTIME_NAME_MAX + 1], char **ret_name_prefix,
                                SbxError *error) {
-        return read_create_options(m, ret_labels, ret_lifetime, ret_pull_missing, ret_egress, ret_name_prefix, error);
+        return read_create_options(m, ret_labels, ret_lifetime, ret_pull_missing, ret_egress, ret_runtime,
+                                   ret_name_prefix, error);
 }
 
 static int lifetime_entry(sd_bus_message *m, void *userdata, const char *key, SbxError *error) {
@@ -272,6 +299,7 @@ int sbx_bus_read_stop_options(sd_bus_message *m, SbxStopOptions *ret, SbxError *
 }
 
 typedef struct EnsureOptions {
+        char *runtime;                  /* the caller's buffer */
         bool recreate, force, pull_missing;
         unsigned stop_timeout;
         json_object *labels;
@@ -295,6 +323,8 @@ static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
                 return sbx_bus_read_labels(m, key, &o->labels, error);
         if (streq(key, "egress"))
                 return sbx_bus_read_egress_entry(m, key, &o->egress, &o->has_egress, error);
+        if (streq(key, "runtime"))
+                return read_runtime(m, key, o->runtime, error);
         if (streq(key, "force"))
                 return sbx_bus_read_bool(m, key, &o->force, error);
         if (streq(key, "pull"))
@@ -306,12 +336,16 @@ static int ensure_entry(sd_bus_message *m, void *userdata, const char *key, SbxE
 
 int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned *ret_stop_timeout,
                                 json_object **ret_labels, bool *ret_force, SbxLifetime *ret_lifetime,
-                                bool *ret_pull_missing, SbxEgress *ret_egress, SbxError *error) {
+                                bool *ret_pull_missing, SbxEgress *ret_egress,
+                                char ret_runtime[static SBX_RUNTIME_NAME_MAX + 1], SbxError *error) {
         static const char *const keys[] = { "on_mismatch", "stop_timeout", "labels", "force", "idle_timeout",
                                             "expire_after", "on_idle", "pull", "idle_counts_processes",
-                                            "egress" };
-        EnsureOptions o = { .stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT };
-        int r = sbx_bus_read_dict(m, keys, ELEMENTSOF(keys), ensure_entry, &o, error);
+                                            "egress", "runtime" };
+        EnsureOptions o = { .stop_timeout = SBX_ENSURE_STOP_TIMEOUT_DEFAULT, .runtime = ret_runtime };
+        int r;
+
+        ret_runtime[0] = '\0';
+        r = sbx_bus_read_dict(m, keys, ELEMENTSOF(keys), ensure_entry, &o, error);
 
         if (r < 0) {
                 json_object_put(o.labels);

@@ -14,6 +14,7 @@
 #include <systemd/sd-bus.h>
 
 #include "bus-lifetime.h"
+#include "runtime.h"
 #include "spec.h"
 
 /* sbx_bus_read_integer(), sbx_bus_type_is_integer(): bus-read.h */
@@ -33,14 +34,17 @@ int sbx_bus_read_no_options(sd_bus_message *m, SbxError *error);
 
 /* Create options: "labels" a{ss} (bus-labels.h; *ret_labels NULL when absent), the
  * lifetime's (bus-lifetime.h), "pull" (s: "never", the default, or "missing": an
- * image not on the host is pulled first) and "egress" a{sv} (bus-egress.h; the default
- * when absent). */
+ * image not on the host is pulled first), "egress" a{sv} (bus-egress.h; the default
+ * when absent) and "runtime" s (runtime.h: a well-formed name, "" when absent; whether the
+ * policy offers it is the caller's check). */
 int sbx_bus_read_create_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
-                                bool *ret_pull_missing, SbxEgress *ret_egress, SbxError *error);
+                                bool *ret_pull_missing, SbxEgress *ret_egress,
+                                char ret_runtime[static SBX_RUNTIME_NAME_MAX + 1], SbxError *error);
 /* ClaimSandbox's: the create options and "name_prefix" (s, policy.h's form; NULL when
  * absent). */
 int sbx_bus_read_claim_options(sd_bus_message *m, json_object **ret_labels, SbxLifetime *ret_lifetime,
-                               bool *ret_pull_missing, SbxEgress *ret_egress, char **ret_name_prefix,
+                               bool *ret_pull_missing, SbxEgress *ret_egress,
+                               char ret_runtime[static SBX_RUNTIME_NAME_MAX + 1], char **ret_name_prefix,
                                SbxError *error);
 /* SetSandboxLifetimes' options: the lifetime keys alone, each marked given. */
 int sbx_bus_read_lifetime_options(sd_bus_message *m, SbxLifetime *ret, SbxError *error);
@@ -93,12 +97,13 @@ int sbx_bus_read_argv(sd_bus_message *m, char ***ret, SbxError *error);
 /* Ensure options: "on_mismatch" (s: "fail", the default, or "recreate"),
  * "stop_timeout" (u or any integer type: seconds, 0–3600, default 30), "labels"
  * (as create's; *ret_labels NULL when absent), "force" (b: a replacement revokes
- * other connections' leases), "pull" (as create's) and the lifetime's, for a sandbox
- * it makes. */
+ * other connections' leases), "pull", "egress", "runtime" (as create's) and the
+ * lifetime's, for a sandbox it makes. */
 #define SBX_ENSURE_STOP_TIMEOUT_DEFAULT 30U
 int sbx_bus_read_ensure_options(sd_bus_message *m, bool *ret_recreate, unsigned *ret_stop_timeout,
                                 json_object **ret_labels, bool *ret_force, SbxLifetime *ret_lifetime,
-                                bool *ret_pull_missing, SbxEgress *ret_egress, SbxError *error);
+                                bool *ret_pull_missing, SbxEgress *ret_egress,
+                                char ret_runtime[static SBX_RUNTIME_NAME_MAX + 1], SbxError *error);
 
 /* File call options (ReadFile, WriteFile, ListFiles, RemoveFile; docs/api.md): read
  * offset t, length t (0–UINT64_MAX: the daemon caps it by max_file_bytes); write mode
