@@ -501,7 +501,8 @@ class Sandbox:
         options = {"on_mismatch": _v("s", on_mismatch)}
         if stop_timeout is not None:
             options["stop_timeout"] = _v("u", int(stop_timeout))
-        options.update(_make_options(labels, idle_timeout, expire_after, on_idle, idle_counts_processes, egress, runtime))
+        options.update(_make_options(labels, idle_timeout, expire_after, on_idle, idle_counts_processes, egress,
+                                     runtime))
         try:
             _, sb.fingerprint, sb.outcome = sb._bus.manager(
                 "EnsureSandbox", "sa{sv}a{sv}",
