@@ -24,26 +24,13 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "fsutil.h"
 #include "ring-file.h"
 
 #define CHUNK 65536U
 
 static uint8_t out_buf[CHUNK], in_buf[CHUNK];
 static char events[4096];
-
-static int write_all(int fd, const uint8_t *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        return -1;
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
 
 /* Copies stream s from *pos up to its commit (at most one cap's worth a call) to
  * fd, through the ring's one reader (src/core/ring.c): what a write overwrote
@@ -59,7 +46,7 @@ static int copy_stream(const SbxRingSource *src, SbxRingHeader *h, int s, uint64
                         return 0;               /* overwritten faster than read: again at the next turn */
                 if (r < 0)
                         return 2;
-                if (write_all(fd, out_buf, n) < 0)
+                if (fs_write_all(fd, out_buf, n) < 0)
                         return 1;
                 *pos += n;
                 copied += n;

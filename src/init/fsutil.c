@@ -11,6 +11,20 @@
 
 #define PATH_MAX_LEN 4096U
 
+int fs_write_all(int fd, const uint8_t *p, size_t n) {
+        while (n > 0) {
+                ssize_t k = write(fd, p, n);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return -1;
+                p += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
 int fs_open_dirs(int root, const char *path, bool make) {
         char part[PATH_MAX_LEN + 1];
         size_t n = strlen(path);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* File-system steps the init's modes share (unpack.c, serve.c): making
- * directories, and files that appear under their name only once complete. */
+/* File-system steps the init's modes share (unpack.c, serve.c, stream.c, attach.c):
+ * whole writes, making directories, and files that appear under their name only once
+ * complete. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -14,6 +15,9 @@
 /* Makes every directory of path (relative to root, or absolute) that is missing,
  * mode 0755 as tar does, when make is set; an open descriptor of the last one, or
  * -1 with errno. */
+/* Writes all n bytes of p to fd (again after EINTR): 0, or -1 with errno. */
+int fs_write_all(int fd, const uint8_t *p, size_t n);
+
 int fs_open_dirs(int root, const char *path, bool make);
 
 /* A new file in dir with no name yet (O_TMPFILE), or where the file system has

@@ -166,20 +166,6 @@ static int do_read(const SbxProtoRequest *q) {
 
 /* ---- WRITE ------------------------------------------------------------------------ */
 
-static int write_all(int fd, const uint8_t *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -1;
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
 static void begin_written(uint64_t allocated, uint64_t released) {
         begin_ok();
         sbx_proto_put_u64(&w, SBX_TAG_ALLOCATED, allocated);
@@ -201,7 +187,7 @@ static int append_to(int dir, const char *base, const SbxProtoRequest *q) {
                 r = reply_errno(q->path, "cannot stat");
         else if (!S_ISREG(before.st_mode))
                 r = reply_error(ESPIPE, q->path, "not a regular file");
-        else if (write_all(fd, q->data, q->data_size) < 0 || fstat(fd, &after) < 0)
+        else if (fs_write_all(fd, q->data, q->data_size) < 0 || fstat(fd, &after) < 0)
                 r = reply_errno(q->path, "cannot write");
         else {
                 begin_written(fs_disk_bytes(&after), fs_disk_bytes(&before));
@@ -235,7 +221,7 @@ static int do_write(const SbxProtoRequest *q) {
         fd = fs_create_hidden(dir, tmp, &unnamed);
         if (fd < 0)
                 r = reply_errno(q->path, "cannot create");
-        else if (write_all(fd, q->data, q->data_size) < 0 || fchmod(fd, mode) < 0 || fstat(fd, &st) < 0) {
+        else if (fs_write_all(fd, q->data, q->data_size) < 0 || fchmod(fd, mode) < 0 || fstat(fd, &st) < 0) {
                 fs_discard(dir, fd, unnamed, tmp);
                 r = reply_errno(q->path, "cannot write");
         } else {
@@ -577,7 +563,7 @@ static int write_reply(void) {
                 reply_error(ENOBUFS, NULL, "the reply does not fit in a frame");
                 n = sbx_proto_end(&w);
         }
-        return write_all(STDOUT_FILENO, out, (size_t) n);
+        return fs_write_all(STDOUT_FILENO, out, (size_t) n);
 }
 
 /* The last EXEC's descriptor goes once the next frame comes (the service took it

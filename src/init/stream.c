@@ -63,20 +63,6 @@ static uint64_t usec(const struct timespec *t) {
 
 /* ---- --cat ------------------------------------------------------------------------ */
 
-static int write_all(int fd, const uint8_t *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -1;
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
 /* One piece of the file to standard output: sendfile, or read and write where it
  * cannot. The count, 0 at the file's end, -1 with errno. */
 static ssize_t send_piece(int fd, off_t *offset, size_t n) {
@@ -85,7 +71,7 @@ static ssize_t send_piece(int fd, off_t *offset, size_t n) {
         if (k >= 0 || (errno != EINVAL && errno != ENOSYS))
                 return k;
         k = pread(fd, buf, MIN(n, (size_t) BUF_SIZE), *offset);
-        if (k > 0 && write_all(STDOUT_FILENO, buf, (size_t) k) < 0)
+        if (k > 0 && fs_write_all(STDOUT_FILENO, buf, (size_t) k) < 0)
                 return -1;
         if (k > 0)
                 *offset += k;
@@ -173,7 +159,7 @@ static int copy_in(Put *p, uint64_t max, uint64_t *ret_length) {
                 length += out;
                 if (blocks(length) > max)
                         return EDQUOT;
-                if (write_all(p->fd, buf, out) < 0)
+                if (fs_write_all(p->fd, buf, out) < 0)
                         return errno;
                 memmove(buf, buf + out, SBX_PUT_TRAILER_SIZE);
                 held = SBX_PUT_TRAILER_SIZE;
