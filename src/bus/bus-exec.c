@@ -25,7 +25,7 @@
  * FINISHED_PER_USER_MAX, or all have more than FINISHED_MAX: the oldest go first. A
  * finished object holds no descriptor and no bus match. */
 #define LINGER_USEC (60U * 1000000U)
-#define FINISHED_PER_USER_MAX 16U
+#define FINISHED_PER_USER_MAX 32U      /* twice the default max_execs_per_user */
 #define FINISHED_MAX 256U
 
 static void close_fds(ExecObject *e) {

@@ -253,9 +253,14 @@ static int next_piece(State *s) {
 static int read_sock(State *s) {
         ssize_t k = recv(s->r->sock, s->raw, sizeof s->raw, MSG_DONTWAIT);
 
-        if (k < 0)
-                return errno == EAGAIN || errno == EINTR ? 0 : -errno;
-        if (k == 0) {
+        if (k < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        /* A Unix socket whose peer closed with input of ours unread says ECONNRESET
+         * instead of its end, once what the peer sent was read (a command over the
+         * channel that ended without reading all its stdin): its end all the same. */
+        if (k < 0 && errno != ECONNRESET)
+                return -errno;
+        if (k <= 0) {
                 s->sock_eof = true;
                 return (s->r->tty && !s->r->status_frames) || sbx_demux_at_boundary(&s->demux) ? 0 : -EBADMSG;
         }

@@ -322,8 +322,9 @@ def test_many_short_execs_keep_the_service_on_the_bus(own, mode, n):
         result = json.loads(line)
         assert result == {"done": n, "error": None}, result
         assert bus.pid() == pid, "the daemon left the bus"
-        # 16 finished objects per user at most, and what still runs (4 at most)
-        assert exec_objects(s) <= 16 + 4
+        # 32 finished objects per user at most, and what still runs (max_execs_per_user)
+        limit = bus.call(MEMBER, "GetPolicy").result[0]["max_execs_per_user"]
+        assert exec_objects(s) <= 32 + limit
         # the workers' Docker and SQLite connections come and go; nothing per exec stays
         assert n_fds(pid) < fds_before + 100, (fds_before, n_fds(pid))
     finally:

@@ -61,7 +61,11 @@ def test_waiting_calls_start_once_a_slot_is_free(stack, sandboxd, box, full):
     assert out["ok"], out
     status, stdout = out["result"][0], bytes(out["result"][1])
     assert (status, stdout) == (0, b"queued\n")
-    # StartExec waits the same way (a detached one here).
+    # StartExec waits the same way (a detached one here), once the share is full again:
+    # the slot the queued exec took may be free already, so a filler (with wait) takes it.
+    filler = sandboxd.call(MEMBER, "StartExec", "sasa{sv}hhh",
+                           [box, ["sleep", "1302"], {"detach": ["b", True], "wait": ["u", 40]}] + NULLS).result[0]
+    full.append(filler)
     detached = spawn_call(stack, "StartExec", "sasa{sv}hhh",
                           [box, ["sleep", "1301"], {"detach": ["b", True], "wait": ["u", 40]}] + NULLS)
     time.sleep(1.5)
