@@ -530,26 +530,26 @@ def test_parallel_creates_of_one_name(sandboxd, cleanup):
 
 
 def test_a_full_queue_is_limits_exceeded(stack, sandboxd, cleanup):
-    """16 state-change workers, 128 queued jobs. 160 stops of one sandbox (timeout 8; its
+    """48 state-change workers, 128 queued jobs. 200 stops of one sandbox (timeout 8; its
     first process frozen) from root (whose share is not limited): one in Docker's stop,
-    fifteen more on the name's lock, 128 waiting their turn, the rest told LimitsExceeded
+    47 more on the name's lock, 128 waiting their turn, the rest told LimitsExceeded
     at once. Reads have a pool of their own and are answered meanwhile. The daemon
     answers everything and keeps running."""
     name = cleanup.sandbox(h.unique("busy"))
     sandboxd.create(ROOT, name, h.spec()).result        # root's: no share limits it
     h.make_stop_slow(name)
     pid = sandboxd.pid()
-    stops = [["StopSandbox", "sa{sv}", [name, {"timeout": ["u", 8]}]]] * 160
+    stops = [["StopSandbox", "sa{sv}", [name, {"timeout": ["u", 8]}]]] * 200
     inspects = [["InspectSandbox", "s", [name]]] * 4
     t0 = time.monotonic()
     replies = h.flood(stack, ROOT, [{"delay": 0, "calls": stops},
                                     {"delay": 1, "calls": inspects}], connections=8)
     elapsed = time.monotonic() - t0
-    limited = [r for r in replies[:160] if not r.ok]
+    limited = [r for r in replies[:200] if not r.ok]
     for r in limited:
         assert "Too many operations" in r.error(h.LIMITS_EXCEEDED)
-    assert len(limited) == 160 - 16 - 128, (len(limited), elapsed)
-    for r in replies[160:]:
+    assert len(limited) == 200 - 48 - 128, (len(limited), elapsed)
+    for r in replies[200:]:
         assert r.result[0]["state"] in ("running", "stopped")
     assert elapsed >= 7
     assert sandboxd.pid() == pid
