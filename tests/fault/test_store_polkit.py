@@ -159,17 +159,17 @@ def test_polkit_answering_at_its_own_script_limit(f):
 
 
 def test_sigterm_with_queued_work(f):
-    """16 creates hold all 16 workers (their first Docker request held in the relay),
-    four more wait in the queue; SIGTERM, then the held requests go on: the four are
-    answered BackendUnavailable and never reach Docker, the sixteen finish and are
+    """48 creates hold all 48 state-change workers (their first Docker request held in
+    the relay), four more wait in the queue; SIGTERM, then the held requests go on: the
+    four are answered BackendUnavailable and never reach Docker, the 48 finish and are
     answered."""
-    f.write_config(docker_timeout=20)       # sixteen creates at once on two cores
+    f.write_config(docker_timeout=60, max_sandboxes_per_user=64)    # 48 creates at once on two cores
     f.activate()
-    busy = [F.unique("busy") for _ in range(16)]
+    busy = [F.unique("busy") for _ in range(48)]
     queued = [F.unique("queued") for _ in range(4)]
-    hold = f.relay.hold("GET", r"^/containers/json\?", count=16, subject=rf"^{F.PREFIX}-busy-")
+    hold = f.relay.hold("GET", r"^/containers/json\?", count=48, subject=rf"^{F.PREFIX}-busy-")
     running = [f.create(ROOT, n) for n in busy]
-    hold.wait_held(15)
+    hold.wait_held(60)
     waiting = [f.create(ROOT, n) for n in queued]
     time.sleep(1)
     assert not any(c.done() for c in running + waiting)
