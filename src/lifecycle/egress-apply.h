@@ -12,14 +12,10 @@
 #include "store.h"
 
 /* nftables' command-line tool (Debian's package nftables). */
-#define SBX_NFT_PATH "/usr/sbin/nft"
 
 /* The container's network namespace (its SandboxKey, or its first process's while that
  * is still the container's), opened. */
 int lc_egress_open_netns(const SbxObserved *o, int *ret_fd, SbxError *error);
-/* nft with argv run in the network namespace netns (a short-lived child); input on its
- * stdin (may be NULL); its exit status, stdout and stderr in *ret. */
-int lc_nft_run_in(int netns, char *const argv[], const char *input, char **ret, SbxError *error);
 
 /* The sandbox's egress as its row stores it (no row, or an old one: the default). */
 int lc_egress_of_row(const SbxSandboxRow *row, SbxEgress *ret, SbxError *error);

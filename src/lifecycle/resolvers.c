@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "dns.h"
-#include "egress-apply.h"
+#include "nft-run.h"
 #include "fileio.h"
 #include "log.h"
 #include "resolvers.h"
