@@ -186,7 +186,7 @@ static void end(ExecObject *e, int status) {
         exec_ended(e);
 }
 
-void detached_polled(ExecObject *e, int r, const SbxDetachState *st, const SbxError *error) {
+static void detached_polled(ExecObject *e, int r, const SbxDetachState *st, const SbxError *error) {
         if (gone_with_sandbox(r, st->paused, error)) {
                 end(e, 128 + 9);        /* killed with its sandbox */
                 discard(e);
@@ -539,6 +539,7 @@ static const ExecOps detached_ops = {
         .stream_output = stream_output,
         .attach = attach,
         .discard = discard,
+        .polled = detached_polled,
         .free = detached_free,
 };
 

@@ -26,6 +26,10 @@ typedef struct ExecOps {
         int (*stream_output)(sd_bus_message *msg, ExecObject *e, sd_bus_error *error);
         int (*attach)(sd_bus_message *msg, ExecObject *e, sd_bus_error *error);
         void (*discard)(ExecObject *e);         /* going for good: its row too */
+        /* what its sandbox's poll found about a detached process (detached-poll.c): r < 0
+         * with error when the channel failed; st its state otherwise (st->unknown: not
+         * this time) */
+        void (*polled)(ExecObject *e, int r, const SbxDetachState *st, const SbxError *error);
         void (*free)(ExecObject *e);            /* its own fields */
 } ExecOps;
 struct ExecObject {
@@ -83,9 +87,6 @@ static inline ExecObject *exec_of(ExecLink *l) {
 int detached_poll_join(ExecObject *e);
 void detached_poll_leave(ExecObject *e);
 void detached_poll_soon(ExecObject *e);
-/* What a poll found about e (bus-detached.c): r < 0 with error when its sandbox's
- * channel failed; st its state otherwise (st->unknown: not this time). */
-void detached_polled(ExecObject *e, int r, const SbxDetachState *st, const SbxError *error);
 
 /* Frees e (later, when jobs are in flight). */
 ExecObject *exec_free(ExecObject *e);

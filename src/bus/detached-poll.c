@@ -5,7 +5,7 @@
  * channel request (STATES) for all of them, not one per process. Between ticks no
  * worker is held, so the read workers retire while processes run (the pool hands a
  * job to the worker idle the shortest time, src/shared/worker-pool.c). What a poll
- * found is applied by bus-detached.c (detached_polled()). */
+ * found is applied by the object itself (its ops->polled, bus-detached.c). */
 
 #include <errno.h>
 #include <signal.h>
@@ -83,7 +83,7 @@ static void group_job_finish(GroupJob *j, bool ran) {
                 if (--e->n_jobs == 0 && e->doomed)
                         exec_free(e);
                 else if (ran)
-                        detached_polled(e, j->r, &j->states[i], &j->error);
+                        e->ops->polled(e, j->r, &j->states[i], &j->error);
         }
         g->polling = false;
         group_job_free(j);
