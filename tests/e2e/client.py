@@ -190,11 +190,13 @@ def start_exec(name, argv, options, vanish, kill, resize):
     dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
     bus = dbus.SystemBus()
     loop = GLib.MainLoop()
-    status = []
+    ended = {}                  # path: status, of every exec whose Exited this caller saw
+    mine = []
 
     def on_exited(code, path=None):
-        status.append(int(code))
-        loop.quit()
+        ended[str(path)] = int(code)
+        if mine and mine[0] in ended:
+            loop.quit()
 
     bus.add_signal_receiver(on_exited, signal_name="Exited", dbus_interface="org.xagent.Sandbox1.Exec",
                             path_keyword="path")
@@ -208,6 +210,7 @@ def start_exec(name, argv, options, vanish, kill, resize):
         json.dump({"ok": False, "error": e.get_dbus_name(), "message": e.get_dbus_message()}, sys.stderr)
         return 250
     print(json.dumps({"exec": str(path)}), file=sys.stderr, flush=True)
+    mine.append(str(path))
     if vanish:
         os._exit(0)
     obj = dbus.Interface(bus.get_object("org.xagent.Sandbox1", path), "org.xagent.Sandbox1.Exec")
@@ -219,8 +222,9 @@ def start_exec(name, argv, options, vanish, kill, resize):
     props = dbus.Interface(bus.get_object("org.xagent.Sandbox1", path), "org.freedesktop.DBus.Properties")
     if not props.Get("org.xagent.Sandbox1.Exec", "Running"):
         return int(props.Get("org.xagent.Sandbox1.Exec", "ExitStatus"))
-    loop.run()
-    return status[0]
+    if mine[0] not in ended:
+        loop.run()
+    return ended[mine[0]]
 
 
 def attach(path):
