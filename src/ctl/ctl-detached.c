@@ -4,16 +4,21 @@
  *
  * ps lists a sandbox's exec objects (ListExecs). output prints what a detached
  * process's output keeps (ReadOutput, each stream to this process's own), and with
- * --follow goes on until the process ended; reading it to its end after the end
- * lets its object go, as the service does. attach passes this process's standard
+ * --follow goes on until the process ended: through StreamOutput (descriptors: two
+ * pipes of this process's, the bytes in no bus message) from where the first read
+ * ended, or, where no session can be had (LimitsExceeded), by polling ReadOutput;
+ * reading it to its end after the end lets its object go, as the service does. attach passes this process's standard
  * descriptors to Attach and waits for the process's end: the service replays the
  * kept output, then relays both ways. Leaving (^C, or anything that ends this
  * process) ends the attach, never the process. An EXEC is the id exec --detach
  * printed or the object's whole path. */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +31,10 @@
 
 #define EXEC_ID_LEN 32
 #define FOLLOW_INTERVAL_NSEC (500L * 1000 * 1000)
+/* What one ReadOutput reply holds of a stream at most. */
+#define REPLY_MAX ((size_t) 4 << 20)
+/* A stream's part of the cursor beyond position 2^32 (docs/api.md, ReadOutput). */
+#define PART_MOD UINT64_C(0xffffffff)
 
 /* The object path of EXEC: an id (32 hex digits) or the path itself. */
 static int exec_path(const char *verb, const char *arg, char **ret) {
@@ -102,10 +111,52 @@ static int output_option(int c, const char *arg, void *userdata) {
         return CTL_PROCEED;
 }
 
+/* The last bytes of a stream a StreamOutput passed on (at most REPLY_MAX, a ring):
+ * what the read after it may repeat. */
+typedef struct Tail {
+        uint8_t *buf;
+        size_t pos, len;
+} Tail;
+
+static void tail_add(Tail *t, const uint8_t *p, size_t n) {
+        if (n > REPLY_MAX) {
+                p += n - REPLY_MAX;
+                n = REPLY_MAX;
+        }
+        while (n > 0) {
+                size_t k = MIN(n, REPLY_MAX - t->pos);
+
+                memcpy(t->buf + t->pos, p, k);
+                t->pos = (t->pos + k) % REPLY_MAX;
+                t->len = MIN(t->len + k, REPLY_MAX);
+                p += k;
+                n -= k;
+        }
+}
+
+static bool tail_ends_with(const Tail *t, const uint8_t *p, size_t n) {
+        size_t start = (t->pos + REPLY_MAX - n) % REPLY_MAX, k = MIN(n, REPLY_MAX - start);
+
+        if (n == 0)
+                return true;
+        return n <= t->len && memcmp(t->buf + start, p, k) == 0 && memcmp(t->buf, p + k, n - k) == 0;
+}
+
+/* A stream's part of ReadOutput's cursor n bytes further (docs/api.md): the position
+ * below 2^32 as it is, beyond it 1 + (position - 1) mod (2^32 - 1); only position 0 is 0. */
+static uint64_t advance_part(uint64_t part, uint64_t n) {
+        if (n == 0)
+                return part;
+        return 1 + (part == 0 ? (n - 1) % PART_MOD : (part - 1 + n % PART_MOD) % PART_MOD);
+}
+
 /* One ReadOutput from *offset: both streams written out; *running, *got: whether it
- * runs (or more is kept) and whether this call returned anything. */
-static int read_once(sd_bus *bus, const char *path, const CtlOptions *o, uint64_t *offset, bool *running,
-                     bool *got) {
+ * runs (or more is kept) and whether this call returned anything. With tails (the
+ * read after a StreamOutput that ran to the process's end): what repeats the end of
+ * what the stream passed on is not written again — the stream skips what the process
+ * overwrote while it was read, so the cursor counted from it may be behind. */
+static int read_once(sd_bus *bus, const char *path, const CtlOptions *o, uint64_t *offset, const Tail *tails,
+                     bool *running, bool *got) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
         const void *out, *err;
         size_t n_out, n_err;
@@ -121,12 +172,97 @@ static int read_once(sd_bus *bus, const char *path, const CtlOptions *o, uint64_
             (r = sd_bus_message_read_array(reply, 'y', &err, &n_err)) < 0 ||
             (r = sd_bus_message_read(reply, "tb", offset, &more)) < 0)
                 return ctl_bus_fail("ReadOutput", r);
+        if (tails && !more && tail_ends_with(&tails[0], out, n_out) && tail_ends_with(&tails[1], err, n_err))
+                n_out = n_err = 0;
         if ((n_out > 0 && ctl_write_all(STDOUT_FILENO, out, n_out) < 0) ||
             (n_err > 0 && ctl_write_all(STDERR_FILENO, err, n_err) < 0))
                 return ctl_bus_fail("standard output", -EIO);
         *running = more;
         *got = n_out > 0 || n_err > 0;
         return CTL_PROCEED;
+}
+
+/* Both pipes to this process's stdout and stderr until both ended; the bytes of each. */
+static int copy_streams(int fds[2], Tail tails[2], uint64_t counts[2]) {
+        static uint8_t buf[65536];
+
+        while (fds[0] >= 0 || fds[1] >= 0) {
+                struct pollfd p[2] = { { .fd = fds[0], .events = POLLIN }, { .fd = fds[1], .events = POLLIN } };
+
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                for (int s = 0; s < 2; s++) {
+                        ssize_t k;
+
+                        if (!p[s].revents)
+                                continue;
+                        k = read(fds[s], buf, sizeof buf);
+                        if (k < 0 && (errno == EINTR || errno == EAGAIN))
+                                continue;
+                        if (k <= 0) {
+                                fds[s] = safe_close(fds[s]);
+                                continue;
+                        }
+                        if (ctl_write_all(s == 0 ? STDOUT_FILENO : STDERR_FILENO, buf, (size_t) k) < 0)
+                                return -EIO;
+                        tail_add(&tails[s], buf, (size_t) k);
+                        counts[s] += (uint64_t) k;
+                }
+        }
+        return 0;
+}
+
+/* StreamOutput from *offset until the process ended, into two pipes copied out here;
+ * *offset then counted on. CTL_PROCEED when it ran, 0 when no session can be had now
+ * (its 4 sessions run: LimitsExceeded), else the exit status. */
+static int stream_follow(sd_bus *bus, const char *path, uint64_t *offset, Tail tails[2]) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        int out[2] = { -1, -1 }, err[2] = { -1, -1 }, fds[2], r;
+        uint64_t counts[2] = {};
+
+        if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        if ((r = sd_bus_message_new_method_call(bus, &m, CTL_BUS_SERVICE, path, CTL_EXEC_INTERFACE,
+                                                "StreamOutput")) < 0 ||
+            (r = sd_bus_message_append(m, "hha{sv}", out[1], err[1], 2, "offset", "t", *offset,
+                                       "follow", "b", 1)) < 0)
+                goto fail;
+        r = sd_bus_call(bus, m, CTL_BUS_CALL_TIMEOUT_USEC, &error, &reply);
+        /* The message holds copies of the write ends: the end comes once it and we let go. */
+        m = sd_bus_message_unref(m);
+        out[1] = safe_close(out[1]);
+        err[1] = safe_close(err[1]);
+        if (r < 0 && sd_bus_error_has_name(&error, SD_BUS_ERROR_LIMITS_EXCEEDED)) {
+                r = 0;
+                goto fail;
+        }
+        if (r < 0) {
+                ctl_error(error.name, "%s", error.message ?: strerror(-r));
+                safe_close(out[0]);
+                safe_close(err[0]);
+                return CTL_EXIT_FAILURE;
+        }
+        fds[0] = out[0];
+        fds[1] = err[0];
+        r = copy_streams(fds, tails, counts);
+        safe_close(fds[0]);
+        safe_close(fds[1]);
+        if (r < 0)
+                return ctl_bus_fail("standard output", r);
+        *offset = advance_part(*offset >> 32, counts[1]) << 32 | advance_part(*offset & PART_MOD, counts[0]);
+        return CTL_PROCEED;
+fail:
+        for (int i = 0; i < 2; i++) {
+                safe_close(out[i]);
+                safe_close(err[i]);
+        }
+        return r == 0 ? 0 : ctl_bus_fail("StreamOutput", r);
 }
 
 int verb_output(int argc, char **argv, CtlOptions *o) {
@@ -137,7 +273,8 @@ int verb_output(int argc, char **argv, CtlOptions *o) {
         };
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_free_ char *path = NULL;
-        bool follow = false, running = true, got = true;
+        bool follow = false, running = true, got = true, streamed = false;
+        Tail tails[2] = {};
         uint64_t offset = 0;
         int r;
 
@@ -150,12 +287,27 @@ int verb_output(int argc, char **argv, CtlOptions *o) {
                 return CTL_EXIT_FAILURE;
         /* Without --follow: what is kept now (a reply holds at most 4 MiB a stream). */
         while (running && (got || follow)) {
-                if ((r = read_once(bus, path, o, &offset, &running, &got)) != CTL_PROCEED)
-                        return r;
+                if ((r = read_once(bus, path, o, &offset, streamed ? tails : NULL, &running, &got)) != CTL_PROCEED)
+                        break;
+                if (follow && running && !streamed) {
+                        /* Once: after it, a read says the end (and lets the object go). */
+                        streamed = true;
+                        if (!(tails[0].buf = malloc(REPLY_MAX)) || !(tails[1].buf = malloc(REPLY_MAX))) {
+                                r = ctl_bus_fail("output", -ENOMEM);
+                                break;
+                        }
+                        if ((r = stream_follow(bus, path, &offset, tails)) != CTL_PROCEED && r != 0)
+                                break;
+                        got = true;
+                        continue;
+                }
                 if (follow && running && !got)
                         (void) nanosleep(&(struct timespec) { .tv_nsec = FOLLOW_INTERVAL_NSEC }, NULL);
+                r = 0;
         }
-        return 0;
+        free(tails[0].buf);
+        free(tails[1].buf);
+        return r == CTL_PROCEED ? 0 : r;
 }
 
 /* attach ---------------------------------------------------------------------- */
