@@ -72,11 +72,13 @@ def test_ctl_output_follow_streams_and_ends_with_the_process(stack, sandboxd, bo
     try:
         follow_session_seen(box)
         assert p.poll() is None
-        go(sandboxd, box, go_file)
-        p.wait(timeout=120)
     finally:
-        if p.poll() is None:
-            p.kill()
+        go(sandboxd, box, go_file)      # the process ends in any case
+        try:
+            p.wait(timeout=120)
+        finally:
+            if p.poll() is None:
+                p.kill()
     assert p.returncode == 0, open(err_file).read()
     with open(out_file, "rb") as f:
         data = f.read()
@@ -93,7 +95,7 @@ def test_python_wait_streams_and_output_takes_more_than_a_reply(stack, sandboxd,
 
     def run():
         result["out"] = pyrun(MEMBER, f"""
-            import hashlib
+            import hashlib, time
             sb = Sandbox({box!r})
             p = sb.processes.start({cmd!r})
             r = p.wait(timeout=240)
@@ -103,14 +105,14 @@ def test_python_wait_streams_and_output_takes_more_than_a_reply(stack, sandboxd,
             except NoSuchProcess:
                 gone = True
             # An ended process whose kept output is beyond one reply: all of it at once.
-            import time
             q = sb.processes.start(["sh", "-c", "head -c {SIZE} /dev/urandom | tee /tmp/pyq.bin; exit 5"])
             deadline = time.monotonic() + 120
             while not [x for x in sb.processes.list() if x.id == q.id and not x.running]:
                 assert time.monotonic() < deadline
                 time.sleep(0.2)
             o = q.output()
-            print(json.dumps(dict(code=r.exit_code, n=len(r.stdout_bytes), sha=hashlib.sha256(r.stdout_bytes).hexdigest(),
+            out = r.stdout_bytes
+            print(json.dumps(dict(code=r.exit_code, n=len(out), sha=hashlib.sha256(out).hexdigest(),
                                   err=r.stderr, gone=gone, qn=len(o.stdout),
                                   qsha=hashlib.sha256(o.stdout).hexdigest(), qrunning=o.running,
                                   qcode=o.exit_code)))
@@ -120,9 +122,10 @@ def test_python_wait_streams_and_output_takes_more_than_a_reply(stack, sandboxd,
     t.start()
     try:
         follow_session_seen(box)
-        go(sandboxd, box, go_file)
     finally:
+        go(sandboxd, box, go_file)      # the process ends in any case
         t.join(timeout=420)
+    assert "out" in result, "the program failed (its error above)"
     out = result["out"]
     assert (out["code"], out["n"], out["err"], out["gone"]) == (3, SIZE, "done\n", True), out
     assert out["sha"] == sandbox_sha(sandboxd, box, copy)
