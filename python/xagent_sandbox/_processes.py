@@ -179,8 +179,9 @@ class Process:
 
     def _follow(self, deadline):
         """The output to the process's end through StreamOutput (descriptors, no
-        polling; docs/python.md): (stdout, stderr), or None where no session can be
-        had now (4 run on it: LimitsExceeded). Past deadline: TimedOut."""
+        polling; docs/python.md): (stdout, stderr, the Output of the read after it),
+        or None where no session can be had now (4 run on it: LimitsExceeded). Past
+        deadline: TimedOut."""
         from . import LimitsExceeded, TimedOut
         try:
             out, err, whole = self._stream(self.offset, True, deadline)
