@@ -214,11 +214,11 @@ class Process:
         deadline = None if timeout is None else time.monotonic() + timeout
         out, err = bytearray(), bytearray()
         followed = self._follow(deadline)
+        if followed and not followed[2].running:
+            return RunResult(followed[2].exit_code, followed[0], followed[1])
         if followed:
             out += followed[0]
             err += followed[1]
-            if not followed[2].running:
-                return RunResult(followed[2].exit_code, bytes(out), bytes(err))
         while True:
             o = self.output()
             out += o.stdout
