@@ -49,7 +49,7 @@ def sandbox_sha(sandboxd, box, path):
 
 
 def follow_session_seen(box):
-    h.wait_until(lambda: any(SESSION.search(line) for line in h.command_lines(box)), 60,
+    h.wait_until(lambda: any(SESSION.search(line) for line in h.command_lines(box)), 60, step=0.3,
                  what="the StreamOutput session following the process")
 
 
