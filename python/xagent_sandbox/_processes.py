@@ -21,6 +21,8 @@ PROPERTIES = "org.freedesktop.DBus.Properties"
 EXEC_PREFIX = "/org/xagent/Sandbox1/exec/"
 # The Exited signal the service sends after the reply to the last ReadOutput.
 _EXITED_WAIT_S = 2.0
+# After a StreamOutput that ended: how long its ExitStatus may take to say it ended.
+_ENDED_WAIT_S = 3.0
 
 # One ReadOutput reply holds at most this of each stream; a reply that full of an
 # ended process's output: the rest kept comes through StreamOutput (descriptors).
@@ -191,15 +193,22 @@ class Process:
             raise _gone(self, e) from None
         if not whole:
             raise TimedOut(f"process {self.id} still runs after the wait's timeout", TimedOut.dbus_name)
-        # The session ended with the process: one read from where it ended says so and
-        # lets the object go. What it returns repeats the end when the process wrote
-        # faster than the stream passed it on, past what is kept (the stream skipped
-        # what was overwritten, so its count is behind): it was passed already.
+        # The service learns of an end by a poll about once a second.
+        ended_by = time.monotonic() + _ENDED_WAIT_S
+        self._read_status()
+        while self.exit_code is None and time.monotonic() < ended_by:
+            time.sleep(0.1)
+            self._read_status()
+        if self.exit_code is None:
+            o = self.output()                           # cut short while it runs: go on polling
+            return out + o.stdout, err + o.stderr, o
+        # It ran to the process's end: the reads from where it ended only say so and let
+        # the object go. What they return was passed already: the stream skips what the
+        # process overwrote while it was read (past what is kept), so its count may be
+        # behind.
         o = self.output()
-        if o.running:
-            return out + o.stdout, err + o.stderr, o     # cut short while it runs: go on polling
-        if not (out.endswith(o.stdout) and err.endswith(o.stderr)):
-            out, err = out + o.stdout, err + o.stderr
+        while o.running:
+            o = self.output()
         return out, err, o
 
     def wait(self, timeout=None, poll=0.2):

@@ -18,7 +18,6 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,8 +30,7 @@
 
 #define EXEC_ID_LEN 32
 #define FOLLOW_INTERVAL_NSEC (500L * 1000 * 1000)
-/* What one ReadOutput reply holds of a stream at most. */
-#define REPLY_MAX ((size_t) 4 << 20)
+#define ENDED_WAIT_TRIES 30U
 /* A stream's part of the cursor beyond position 2^32 (docs/api.md, ReadOutput). */
 #define PART_MOD UINT64_C(0xffffffff)
 
@@ -111,37 +109,6 @@ static int output_option(int c, const char *arg, void *userdata) {
         return CTL_PROCEED;
 }
 
-/* The last bytes of a stream a StreamOutput passed on (at most REPLY_MAX, a ring):
- * what the read after it may repeat. */
-typedef struct Tail {
-        uint8_t *buf;
-        size_t pos, len;
-} Tail;
-
-static void tail_add(Tail *t, const uint8_t *p, size_t n) {
-        if (n > REPLY_MAX) {
-                p += n - REPLY_MAX;
-                n = REPLY_MAX;
-        }
-        while (n > 0) {
-                size_t k = MIN(n, REPLY_MAX - t->pos);
-
-                memcpy(t->buf + t->pos, p, k);
-                t->pos = (t->pos + k) % REPLY_MAX;
-                t->len = MIN(t->len + k, REPLY_MAX);
-                p += k;
-                n -= k;
-        }
-}
-
-static bool tail_ends_with(const Tail *t, const uint8_t *p, size_t n) {
-        size_t start = (t->pos + REPLY_MAX - n) % REPLY_MAX, k = MIN(n, REPLY_MAX - start);
-
-        if (n == 0)
-                return true;
-        return n <= t->len && memcmp(t->buf + start, p, k) == 0 && memcmp(t->buf, p + k, n - k) == 0;
-}
-
 /* A stream's part of ReadOutput's cursor n bytes further (docs/api.md): the position
  * below 2^32 as it is, beyond it 1 + (position - 1) mod (2^32 - 1); only position 0 is 0. */
 static uint64_t advance_part(uint64_t part, uint64_t n) {
@@ -150,12 +117,10 @@ static uint64_t advance_part(uint64_t part, uint64_t n) {
         return 1 + (part == 0 ? (n - 1) % PART_MOD : (part - 1 + n % PART_MOD) % PART_MOD);
 }
 
-/* One ReadOutput from *offset: both streams written out; *running, *got: whether it
- * runs (or more is kept) and whether this call returned anything. With tails (the
- * read after a StreamOutput that ran to the process's end): what repeats the end of
- * what the stream passed on is not written again — the stream skips what the process
- * overwrote while it was read, so the cursor counted from it may be behind. */
-static int read_once(sd_bus *bus, const char *path, const CtlOptions *o, uint64_t *offset, const Tail *tails,
+/* One ReadOutput from *offset: both streams written out (unless passed: what a
+ * StreamOutput that ran to the process's end passed on already); *running, *got:
+ * whether it runs (or more is kept) and whether this call returned anything. */
+static int read_once(sd_bus *bus, const char *path, const CtlOptions *o, uint64_t *offset, bool passed,
                      bool *running, bool *got) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
         const void *out, *err;
@@ -172,10 +137,8 @@ static int read_once(sd_bus *bus, const char *path, const CtlOptions *o, uint64_
             (r = sd_bus_message_read_array(reply, 'y', &err, &n_err)) < 0 ||
             (r = sd_bus_message_read(reply, "tb", offset, &more)) < 0)
                 return ctl_bus_fail("ReadOutput", r);
-        if (tails && !more && tail_ends_with(&tails[0], out, n_out) && tail_ends_with(&tails[1], err, n_err))
-                n_out = n_err = 0;
-        if ((n_out > 0 && ctl_write_all(STDOUT_FILENO, out, n_out) < 0) ||
-            (n_err > 0 && ctl_write_all(STDERR_FILENO, err, n_err) < 0))
+        if (!passed && ((n_out > 0 && ctl_write_all(STDOUT_FILENO, out, n_out) < 0) ||
+                        (n_err > 0 && ctl_write_all(STDERR_FILENO, err, n_err) < 0)))
                 return ctl_bus_fail("standard output", -EIO);
         *running = more;
         *got = n_out > 0 || n_err > 0;
@@ -183,7 +146,7 @@ static int read_once(sd_bus *bus, const char *path, const CtlOptions *o, uint64_
 }
 
 /* Both pipes to this process's stdout and stderr until both ended; the bytes of each. */
-static int copy_streams(int fds[2], Tail tails[2], uint64_t counts[2]) {
+static int copy_streams(int fds[2], uint64_t counts[2]) {
         static uint8_t buf[65536];
 
         while (fds[0] >= 0 || fds[1] >= 0) {
@@ -208,17 +171,31 @@ static int copy_streams(int fds[2], Tail tails[2], uint64_t counts[2]) {
                         }
                         if (ctl_write_all(s == 0 ? STDOUT_FILENO : STDERR_FILENO, buf, (size_t) k) < 0)
                                 return -EIO;
-                        tail_add(&tails[s], buf, (size_t) k);
                         counts[s] += (uint64_t) k;
                 }
         }
         return 0;
 }
 
+/* Whether the process ended, by its ExitStatus, asked for up to ENDED_WAIT_TRIES tenths
+ * of a second: the service learns of an end by a poll about once a second. */
+static bool process_ended(sd_bus *bus, const char *path) {
+        for (unsigned i = 0; i < ENDED_WAIT_TRIES; i++) {
+                int32_t status = -1;
+
+                if (sd_bus_get_property_trivial(bus, CTL_BUS_SERVICE, path, CTL_EXEC_INTERFACE, "ExitStatus", NULL,
+                                                'i', &status) >= 0 && status >= 0)
+                        return true;
+                (void) nanosleep(&(struct timespec) { .tv_nsec = 100L * 1000 * 1000 }, NULL);
+        }
+        return false;
+}
+
 /* StreamOutput from *offset until the process ended, into two pipes copied out here;
- * *offset then counted on. CTL_PROCEED when it ran, 0 when no session can be had now
- * (its 4 sessions run: LimitsExceeded), else the exit status. */
-static int stream_follow(sd_bus *bus, const char *path, uint64_t *offset, Tail tails[2]) {
+ * *offset then counted on, *ended whether the process had ended once the session did
+ * (else the session was cut short). CTL_PROCEED when it ran, 0 when no session can be
+ * had now (its 4 sessions run: LimitsExceeded), else the exit status. */
+static int stream_follow(sd_bus *bus, const char *path, uint64_t *offset, bool *ended) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         int out[2] = { -1, -1 }, err[2] = { -1, -1 }, fds[2], r;
@@ -250,12 +227,13 @@ static int stream_follow(sd_bus *bus, const char *path, uint64_t *offset, Tail t
         }
         fds[0] = out[0];
         fds[1] = err[0];
-        r = copy_streams(fds, tails, counts);
+        r = copy_streams(fds, counts);
         safe_close(fds[0]);
         safe_close(fds[1]);
         if (r < 0)
                 return ctl_bus_fail("standard output", r);
         *offset = advance_part(*offset >> 32, counts[1]) << 32 | advance_part(*offset & PART_MOD, counts[0]);
+        *ended = process_ended(bus, path);
         return CTL_PROCEED;
 fail:
         for (int i = 0; i < 2; i++) {
@@ -273,8 +251,7 @@ int verb_output(int argc, char **argv, CtlOptions *o) {
         };
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_free_ char *path = NULL;
-        bool follow = false, running = true, got = true, streamed = false;
-        Tail tails[2] = {};
+        bool follow = false, running = true, got = true, streamed = false, passed = false;
         uint64_t offset = 0;
         int r;
 
@@ -287,16 +264,15 @@ int verb_output(int argc, char **argv, CtlOptions *o) {
                 return CTL_EXIT_FAILURE;
         /* Without --follow: what is kept now (a reply holds at most 4 MiB a stream). */
         while (running && (got || follow)) {
-                if ((r = read_once(bus, path, o, &offset, streamed ? tails : NULL, &running, &got)) != CTL_PROCEED)
+                if ((r = read_once(bus, path, o, &offset, passed, &running, &got)) != CTL_PROCEED)
                         break;
                 if (follow && running && !streamed) {
-                        /* Once: after it, a read says the end (and lets the object go). */
+                        /* Once. When it ran to the process's end, the reads after it only
+                         * say the end (and let the object go): the stream skips what the
+                         * process overwrote while it was read, so the cursor counted from
+                         * it may be behind, and what they return was passed on already. */
                         streamed = true;
-                        if (!(tails[0].buf = malloc(REPLY_MAX)) || !(tails[1].buf = malloc(REPLY_MAX))) {
-                                r = ctl_bus_fail("output", -ENOMEM);
-                                break;
-                        }
-                        if ((r = stream_follow(bus, path, &offset, tails)) != CTL_PROCEED && r != 0)
+                        if ((r = stream_follow(bus, path, &offset, &passed)) != CTL_PROCEED && r != 0)
                                 break;
                         got = true;
                         continue;
@@ -305,8 +281,6 @@ int verb_output(int argc, char **argv, CtlOptions *o) {
                         (void) nanosleep(&(struct timespec) { .tv_nsec = FOLLOW_INTERVAL_NSEC }, NULL);
                 r = 0;
         }
-        free(tails[0].buf);
-        free(tails[1].buf);
         return r == CTL_PROCEED ? 0 : r;
 }
 

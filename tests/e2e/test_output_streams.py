@@ -6,7 +6,8 @@ process through StreamOutput — its session (the service's program with --attac
 following) is seen in the sandbox while they wait, no bytes have come yet — and end
 with the process, with more bytes than one ReadOutput reply holds of a stream, equal
 by sha256; Process.output() of an ended process whose kept output is beyond one
-reply's 4 MiB returns it all in one call."""
+reply's 4 MiB returns it all in one call; a follow outrun by its process (four times
+what is kept, written at once) hands out its end once."""
 
 import hashlib
 import json
@@ -131,3 +132,52 @@ def test_python_wait_streams_and_output_takes_more_than_a_reply(stack, sandboxd,
     assert out["sha"] == sandbox_sha(sandboxd, box, copy)
     assert (out["qn"], out["qrunning"], out["qcode"]) == (SIZE, False, 5), out
     assert out["qsha"] == sandbox_sha(sandboxd, box, "/tmp/pyq.bin")
+
+
+# Written far faster than a stream passes it on, four times what is kept: the stream
+# skips what was overwritten, so the cursor counted from it is behind, and the reads
+# after it must not hand the end out twice.
+FLOOD = f"head -c {4 * KEPT} /dev/zero; echo END"
+
+
+def flood_result(data):
+    """Whether data is a flood's output with bytes dropped but none twice: zeros, then END once."""
+    return data.endswith(b"END\n") and data.count(b"END") == 1 and not data[:-4].strip(b"\0") and \
+        len(data) <= 4 * KEPT + 4
+
+
+def test_a_follow_outrun_by_its_process_hands_out_the_end_once(stack, sandboxd, box, pyrun):  # noqa: F811
+    cmd, go_file, _ = gated("flood")
+    cmd = cmd.split("head -c")[0] + FLOOD
+    binary = os.path.join(stack.build_root, "src", "ctl", "xagent-sandboxctl")
+    r = stack.run_as(MEMBER, [binary, "exec", "--detach", box, "--", "sh", "-c", cmd], timeout=60)
+    assert r.returncode == 0, r.stderr
+    exec_id = r.stdout.strip()
+    out_dir = os.path.join(stack.tmp, h.unique("flood"))
+    os.mkdir(out_dir)
+    os.chown(out_dir, h.uid_of(MEMBER), h.gid_of(MEMBER))
+    out_file = os.path.join(out_dir, "out")
+    p = stack.spawn_as(MEMBER, ["sh", "-c", f'exec "$0" output --follow {exec_id} >{out_file}', binary])
+    try:
+        follow_session_seen(box)
+    finally:
+        go(sandboxd, box, go_file)
+        try:
+            p.wait(timeout=300)
+        finally:
+            if p.poll() is None:
+                p.kill()
+    assert p.returncode == 0, p.stderr.read()
+    with open(out_file, "rb") as f:
+        data = f.read()
+    assert flood_result(data), (len(data), data[-16:], data.count(b"END"))
+
+    out = pyrun(MEMBER, f"""
+        sb = Sandbox({box!r})
+        r = sb.processes.start({FLOOD!r}).wait(timeout=240)
+        data = r.stdout_bytes
+        print(json.dumps(dict(code=r.exit_code, n=len(data), tail=data[-16:].hex(), ends=data.count(b"END"),
+                              zeros=not data[:-4].strip(b"\\0"))))
+    """, timeout=300)
+    assert (out["code"], out["ends"], out["zeros"]) == (0, 1, True), out
+    assert bytes.fromhex(out["tail"]).endswith(b"END\n") and out["n"] <= 4 * KEPT + 4, out
