@@ -7,9 +7,9 @@
  * --follow goes on until the process ended: through StreamOutput (descriptors: two
  * pipes of this process's, the bytes in no bus message) from where the first read
  * ended, or, where no session can be had (LimitsExceeded), by polling ReadOutput;
- * reading it to its end after the end lets its object go, as the service does. attach passes this process's standard
- * descriptors to Attach and waits for the process's end: the service replays the
- * kept output, then relays both ways. Leaving (^C, or anything that ends this
+ * reading it to its end after the end lets its object go, as the service does.
+ * attach passes this process's standard descriptors to Attach and waits for the
+ * process's end: the service replays the kept output, then relays both ways. Leaving (^C, or anything that ends this
  * process) ends the attach, never the process. An EXEC is the id exec --detach
  * printed or the object's whole path. */
 
