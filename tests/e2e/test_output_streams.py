@@ -19,7 +19,7 @@ import pytest
 
 import sandbox_helpers as h
 from sandbox_helpers import MEMBER
-from test_python_client import MODULE, pyrun  # noqa: F401  (the fixture)
+from test_python_client import pyrun  # noqa: F401  (the fixture)
 
 # More than one ReadOutput reply holds of a stream (4 MiB); kept whole (max_process_output).
 SIZE = 6 << 20
