@@ -912,9 +912,12 @@ static void *writer(void *arg) {
                 SbxSandboxRow row = sandbox(name, (uid_t) id, SBX_SANDBOX_RUNNING);
 
                 snprintf(name, sizeof name, "w%d-%02d", (int) id, i);
-                if (sbx_store_put_sandbox(s, &row, NULL) < 0 ||
-                    sbx_store_update_sandbox_state(s, name, SBX_SANDBOX_STOPPED, NULL) != 1)
+                if (sbx_store_put_sandbox(s, &row, &e) < 0 ||
+                    sbx_store_update_sandbox_state(s, name, SBX_SANDBOX_STOPPED, &e) != 1) {
+                        fprintf(stderr, "writer %d, row %d: %s\n", (int) id, i, e.message ?: "not updated");
+                        sbx_error_free(&e);
                         failures++;
+                }
         }
         sbx_store_close(s);
         return (void *) failures;

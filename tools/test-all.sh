@@ -30,6 +30,8 @@ meson test -C build --suite unit --print-errorlogs --logbase unit
 
 step "unit tests under ASan+UBSan"
 build build-sanitize -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+# check(1)'s per-test timeouts (4 s by default) are for a native build on a quiet machine.
+export CK_TIMEOUT_MULTIPLIER=10
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         meson test -C build-sanitize --suite unit --print-errorlogs --logbase unit-sanitize
 
