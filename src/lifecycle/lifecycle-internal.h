@@ -39,7 +39,6 @@ typedef struct Pins {
 int lc_lock_key(SbxLifecycle *l, const char *prefix, const char *key, SbxKeyedLockHandle **ret);
 /* The error replaced by one of kind (a Docker-level kind renamed for the caller). */
 _printf_(3, 4) int lc_remap(SbxError *error, SbxErrorKind kind, const char *fmt, ...);
-bool lc_has_suffix(const char *s, const char *suffix);
 /* Whose a container of a list answer is (sbx_label_parse_owner_of()). */
 int lc_listed_owner(json_object *c, uid_t *ret);
 /* The managed container of the Docker-level name, by one label-filtered list (sweep:
@@ -58,9 +57,6 @@ unsigned lc_posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int
 const char *lc_engine_runtime_of(SbxLifecycle *l, const SbxObserved *o, bool *ret_known);
 /* It runs under the runtime it asked for (the posture's item runtime is clear). */
 bool lc_runtime_as_asked(SbxLifecycle *l, const SbxObserved *o);
-/* After a start: a container that does not run under the runtime it asked for is
- * stopped again, RuntimeConflict naming posture.runtime. */
-int lc_check_runtime_or_stop(SbxLifecycle *l, const char *name, const char *id, SbxError *error);
 /* An ensure that finds the sandbox: it asked for the runtime asked for now (the
  * default's NULL, "" and "runc" alike), else RuntimeConflict naming runtime (a
  * recreate replaces it). */
@@ -128,7 +124,8 @@ void lc_take_lifetime(const char *name, int64_t created_us, const SbxNewLifetime
 int lc_create_member(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
                      const SbxEgress *egress, SbxObserved **ret, SbxError *error);
 
-/* pool.c: warm pools */
+/* container-marks.c: what marks a container that is no sandbox (yet) */
+bool lc_has_suffix(const char *s, const char *suffix);
 /* Whether a container name (Docker's leading "/" or not) is a member's: the one test. */
 bool lc_is_pool_name(const char *container_name) _pure_;
 /* … of a container of a list answer (its "Names"). */
