@@ -23,11 +23,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "docker-container.h"
 #include "egress-apply.h"
 #include "fileio.h"
 #include "lifecycle-internal.h"
-#include "log.h"
 #include "nft-run.h"
 #include "resolvers.h"
 

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "docker-container.h"
 #include "fileio.h"
 #include "lifecycle-internal.h"
 #include "log.h"
