@@ -7,6 +7,7 @@
  * create.c writes on one. */
 
 #include <errno.h>
+#include <string.h>
 
 #include "labels.h"
 #include "lifecycle-internal.h"

@@ -5,8 +5,8 @@
  * process runs only in a container this service started and verified —, then
  * Docker's exec created and started, and for StartExec its start checked. The
  * channel's own program is started so (channel.c); every other process is started
- * by sbx_lifecycle_exec_start() (exec.c), over the channel when it can carry
- * commands and so when it cannot. */
+ * by sbx_lifecycle_exec_start() (exec.c): over the channel when it can carry
+ * commands, else here. */
 
 #include <errno.h>
 #include <stdio.h>
