@@ -5,7 +5,16 @@
  * pseudo-terminal, since cockpit.dbus cannot pass the descriptors StartExec takes. */
 
 import { SANDBOX, EXEC, model, $, plain, utf8, bytes, errorText, element, button, labelled, input, select, call, manager, callName, run, splitList } from "./common.js";
-import { inspect, lifetimesText, egressText, update, render } from "./xagent-sandbox.js";
+import { lifetimesText, egressText } from "./texts.js";
+
+/* What the page does for the details, which are drawn inside its table
+ * (xagent-sandbox.js hands them over at start): a sandbox's row shown anew, the
+ * whole list shown anew, a sandbox's inspection read anew. */
+const page = { update: null, render: null, inspect: null };
+
+export function setDetailsPage(ops) {
+    Object.assign(page, ops);
+}
 
 /* ---- details: usage, egress, lifetimes, snapshot, processes ---------------------- */
 
@@ -15,7 +24,7 @@ export function toggleDetails(sb) {
         buildDetails(sb);
         loadUsage(sb);
     }
-    render();
+    page.render();
 }
 
 function section(title) {
@@ -49,7 +58,7 @@ function buildDetails(sb) {
                           if (list.length)
                               egressArg.allow = cockpit.variant("as", list);
                           return call(sb.path, SANDBOX, "SetEgress", "a{sv}", [egressArg])
-                                  .then(() => inspect(sb));
+                                  .then(() => page.inspect(sb));
                       }), "Set egress"));
     egress.append(sb.egressText, egressForm);
 
@@ -144,7 +153,7 @@ function loadUsage(sb) {
     if (sb.props.State !== "running") {
         sb.usage = null;
         sb.usageError = "Usage is read when the sandbox runs.";
-        update(sb);
+        page.update(sb);
         return;
     }
     call(sb.path, SANDBOX, "GetUsage", "", [])
@@ -156,7 +165,7 @@ function loadUsage(sb) {
                 sb.usage = null;
                 sb.usageError = `Usage: ${errorText(ex)}`;
             })
-            .finally(() => update(sb));
+            .finally(() => page.update(sb));
 }
 
 function readOutput(sb, path) {
@@ -170,7 +179,7 @@ function readOutput(sb, path) {
                         out.text += `\n[stderr]\n${err}`;
                     out.offset = next;
                     sb.output.set(path, out);
-                    update(sb);
+                    page.update(sb);
                 }));
 }
 

@@ -15,9 +15,10 @@
  * terminal is `xagent-sandboxctl shell` run with cockpit.spawn on a pseudo-terminal.
  */
 
-import { ROOT_PATH, SANDBOX, EXEC, PROPERTIES, OBJECT_MANAGER, client, model, $, plain, duration, errorText, setStatus, element, button, call, manager, run } from "./common.js";
+import { ROOT_PATH, SANDBOX, EXEC, PROPERTIES, OBJECT_MANAGER, client, model, $, plain, errorText, setStatus, element, button, call, manager, run } from "./common.js";
 import { fillPolicy, create } from "./create.js";
-import { toggleDetails, updateDetails, closeTerminal, openTerminal, terminalSend } from "./details.js";
+import { setDetailsPage, toggleDetails, updateDetails, closeTerminal, openTerminal, terminalSend } from "./details.js";
+import { ownerName, verdictText, lifetimesText, egressText, labelsText, processesText } from "./texts.js";
 
 class Sandbox {
     constructor(path) {
@@ -117,7 +118,7 @@ function removed(path, interfaces) {
 }
 
 /* The inspection tells what the properties do not: the mismatched fields, egress. */
-export function inspect(sb) {
+function inspect(sb) {
     if (sb.inspecting)
         return sb.inspecting;
     sb.inspecting = call(sb.path, SANDBOX, "Inspect", "", [])
@@ -176,61 +177,6 @@ function onSignal(path, iface, member, args) {
 
 /* ---- the table ----------------------------------------------------------------- */
 
-function ownerName(uid) {
-    if (uid === undefined)
-        return "—";
-    return uid === 0 ? "root (0)" : `uid ${uid}`;
-}
-
-function verdictText(sb) {
-    const verdict = sb.props.Verdict || "unverified";
-    if (verdict !== "mismatch")
-        return verdict;
-    const fields = sb.inspection && sb.inspection.mismatched_fields;
-    if (fields && fields.length)
-        return `mismatch: ${fields.join(", ")}`;
-    return "mismatch";
-}
-
-export function lifetimesText(sb) {
-    const p = sb.props;
-    const parts = [];
-    if (p.IdleTimeout) {
-        let text = `${p.OnIdle === "pause" ? "pauses" : "stops"} after ${duration(p.IdleTimeout)} idle`;
-        if (p.State === "running" && p.LastActivity)
-            text += ` (in ${duration(p.LastActivity / 1e6 + p.IdleTimeout - Date.now() / 1000)})`;
-        parts.push(text);
-    }
-    if (p.ExpiresAt)
-        parts.push(`deleted in ${duration(p.ExpiresAt / 1e6 - Date.now() / 1000)}`);
-    return parts.length ? parts.join("; ") : "none";
-}
-
-export function egressText(sb) {
-    const egress = sb.inspection && sb.inspection.egress;
-    if (!egress)
-        return sb.inspection && sb.inspection.network_isolated ? "none (no network)" : "—";
-    let text = egress.mode || "default";
-    if (egress.effective && egress.effective !== text)
-        text += ` (${egress.effective})`;
-    if (egress.allow && egress.allow.length)
-        text += `: ${egress.allow.join(", ")}`;
-    if (egress.enforced === false)
-        text += " (not enforced)";
-    return text;
-}
-
-function labelsText(labels) {
-    const keys = Object.keys(labels || {}).sort();
-    return keys.length ? keys.map(k => `${k}=${labels[k]}`).join(", ") : "—";
-}
-
-function processesText(sb) {
-    const execs = [...sb.execs.values()];
-    const running = execs.filter(e => e.running).length;
-    return execs.length ? `${running} running, ${execs.length - running} ended` : "—";
-}
-
 function rowActions(sb) {
     const name = sb.props.Name;
     const state = sb.props.State;
@@ -274,7 +220,7 @@ function rowCells(sb) {
 
 /* The row's cells change their text; its buttons are made anew only when what they
  * offer changes (so a control is not replaced under a pointer). */
-export function update(sb) {
+function update(sb) {
     if (!model.sandboxes.has(sb.path))
         return;
     const p = sb.props;
@@ -309,7 +255,7 @@ export function update(sb) {
         updateDetails(sb);
 }
 
-export function render() {
+function render() {
     const tbody = $("sandbox-rows");
     const sorted = [...model.sandboxes.values()].sort((a, b) =>
         (a.props.Owner - b.props.Owner) || String(a.props.Name).localeCompare(String(b.props.Name)));
@@ -356,6 +302,7 @@ function whoAmI() {
 }
 
 function init() {
+    setDetailsPage({ update, render, inspect });
     $("create-form").addEventListener("submit", create);
     $("terminal-form").addEventListener("submit", ev => {
         ev.preventDefault();

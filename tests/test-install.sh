@@ -47,12 +47,12 @@ expect -f "$prefix/lib/python3/dist-packages/xagent_sandbox/_processes.py"
 expect -f "$prefix/lib/python3/dist-packages/xagent_sandbox/_errors.py"
 expect -f "$prefix/lib/python3/dist-packages/xagent_sandbox/_lease.py"
 # The Cockpit page (docs/cockpit.md), its manifest's condition the activation file.
-for f in manifest.json index.html xagent-sandbox.js common.js details.js create.js xagent-sandbox.css; do
+for f in manifest.json index.html xagent-sandbox.js common.js details.js create.js texts.js xagent-sandbox.css; do
         expect -f "$datadir/cockpit/xagent-sandbox/$f"
 done
 grep -q "\"path-exists\": \"$datadir/dbus-1/system-services/org.xagent.Sandbox1.service\"" \
         "$dest$datadir/cockpit/xagent-sandbox/manifest.json" || { echo "FAIL the manifest's condition"; fail=1; }
-expected=27
+expected=28
 if [ "$completiondir" != no ]; then
         expect -f "$completiondir/xagent-sandboxctl"
         expected=$((expected + 1))

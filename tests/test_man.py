@@ -150,8 +150,8 @@ def test_policy_page_example_is_a_valid_policy(tmp_path):
 
 
 def test_policy_page_escapes_are_the_parsers():
-    """%h %u %U %%: the escapes policy.c knows."""
-    source = open(os.path.join(SOURCE_ROOT, "src/core/policy.c")).read()
+    """%h %u %U %%: the escapes policy-parse.c knows."""
+    source = open(os.path.join(SOURCE_ROOT, "src/core/policy-parse.c")).read()
     known = re.search(r'strchr\("([^"]+)", \*c\)', source).group(1)
     page = section(render("sandboxd.json.5"), "KEYS")
     documented = set(re.findall(r"• +%(.):", page))

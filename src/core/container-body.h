@@ -8,18 +8,8 @@
 #include <json-c/json.h>
 #include <sys/types.h>
 
+#include "sandbox-init.h"
 #include "spec.h"
-
-/* The first process (src/init/xagent-sandbox-init.c): mounted read-only from the
- * host through a Docker volume whose name starts with SBX_INIT_VOLUME_PREFIX, run
- * as SBX_INIT_USER (not the owner), so nothing of the owner's runs and nothing can
- * be reached in the container before the service has checked its mounts
- * (docs/security.md). The guest directory is reserved: no volume and no working
- * directory may lie in it. */
-#define SBX_INIT_GUEST_DIR "/.xagent-sandbox"
-#define SBX_INIT_PATH SBX_INIT_GUEST_DIR "/xagent-sandbox-init"
-#define SBX_INIT_VOLUME_PREFIX "xagent-sandbox-init"
-#define SBX_INIT_USER "65534:65534"
 
 /* The container's log is bounded: nothing should write to it, and whatever does
  * gets at most this much. */

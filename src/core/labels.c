@@ -5,8 +5,8 @@
 
 #include "json-util.h"
 #include "config.h"
-#include "container-body.h"
 #include "labels.h"
+#include "sandbox-init.h"
 
 
 static int add_string(json_object *o, const char *key, const char *value) {

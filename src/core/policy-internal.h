@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* What policy.c (defaults, parsing) and policy-check.c (decisions) share (private:
+/* What policy-parse.c (defaults, parsing) and policy-check.c (decisions) share (private:
  * nothing outside them includes it). */
 
 #include <json-c/json.h>

@@ -9,7 +9,8 @@
  * CapDrop. An engine a user administers is refused there, for every call, with
  * BackendUnavailable naming why: a unix socket not owned by root (for a service
  * running as root), or a rootless Podman. The two calls that ping (engine kind, the
- * check) are docker.c's, which asks docker-dialect.c, never the other way round. */
+ * check) are docker-client.c's, which asks docker-dialect.c, never the other way
+ * round. */
 
 #include "dialect.h"
 #include "docker.h"

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /* The HTTP exchange with the engine (docker-internal.h): below the requests of
- * docker.c and the engine recognition of docker-dialect.c, it negotiates nothing. */
+ * docker-client.c and the engine recognition of docker-dialect.c, it negotiates
+ * nothing. */
 
 #include <curl/curl.h>
 #include <errno.h>

@@ -3,9 +3,10 @@
 
 /* What the client's own files share, private, nothing outside src/docker includes
  * it: the client's state, and the HTTP exchange (docker-http.c) below the requests
- * (docker.c), the engine recognition (docker-dialect.c) and the streamed answers
- * (docker-get-stream.c). docker.c negotiates the API version and then recognises
- * the engine, which asks with the exchange directly: nothing here calls up. */
+ * (docker-client.c), the engine recognition (docker-dialect.c) and the streamed
+ * answers (docker-get-stream.c). docker-client.c negotiates the API version and
+ * then recognises the engine, which asks with the exchange directly: nothing here
+ * calls up. */
 
 #include <curl/curl.h>
 

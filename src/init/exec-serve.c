@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "exec-serve.h"
+#include "kill.h"
 #include "macro.h"
 
 #define CHUNK 65536U

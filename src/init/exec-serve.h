@@ -9,7 +9,3 @@
  * the descriptor the service takes, which the caller keeps in *ret_handoff (closing
  * the previous one first) until the next frame; or an ERROR. */
 int sbx_serve_exec(const SbxProtoFrame *f, SbxProtoWriter *w, int *ret_handoff);
-
-/* Signals every process carrying XAGENT_SANDBOX_EXEC=token (xagent-sandbox-init.c);
- * how many. */
-int sbx_init_kill_token(int sig, const char *token);

@@ -333,9 +333,8 @@ static int channel_open(SbxLifecycle *l, const char *name, SbxChannel *ch, uint6
         bool sent = false, got = false;
         int n, r;
 
-        r = sbx_lifecycle_exec_start(l, name, &(SbxExecRequest) {
-                .argv = (char *[]) { (char *) SBX_EXEC_INIT_PATH, (char *) "--serve", NULL }, .docker_exec = true },
-                &ch->process, error);
+        r = lc_exec_docker(l, name, &(SbxExecRequest) {
+                .argv = (char *[]) { (char *) SBX_EXEC_INIT_PATH, (char *) "--serve", NULL } }, &ch->process, error);
         if (r < 0)
                 return r;
         ch->fd = ch->process->relay.sock;

@@ -16,6 +16,7 @@
 #include "lifecycle-internal.h"
 #include "log.h"
 #include "egress-apply.h"
+#include "egress-arm.h"
 #include "mount-check.h"
 #include "posture.h"
 #include "publish.h"

@@ -27,15 +27,11 @@ int lc_egress_check(SbxLifecycle *l, const SbxObserved *o, const SbxEgress *e, c
 /* Loads e's rules (an atomic reload) and reads them back. */
 int lc_egress_apply(SbxLifecycle *l, const SbxObserved *o, const SbxEgress *e, SbxError *error);
 
-enum {
-        LC_EGRESS_NEW = 1 << 0,                 /* the namespace was just made: load without reading first */
-        LC_EGRESS_STOP_ON_FAILURE = 1 << 1,     /* fail closed: the container is stopped */
-};
-/* Whatever e needs in force in container id (o: its inspect after the last start, or
- * NULL to inspect it now); failing, RuntimeConflict naming egress (PolicyViolation
- * when it cannot be enforced at all). */
-int lc_egress_arm(SbxLifecycle *l, const char *id, const SbxObserved *o, const SbxEgress *e, unsigned flags,
-                  SbxError *error);
+/* The sandbox's names served by the resolver in its namespace (resolvers.h);
+ * only_missing: unless it is served there already (the rules were in force: a daemon
+ * restarted). */
+int lc_egress_serve_names(SbxLifecycle *l, const SbxObserved *o, const SbxEgress *e, bool only_missing,
+                          SbxError *error);
 
 /* What is in force for a sandbox whose row stores json (egress.h's names). */
 const char *lc_egress_effective(SbxLifecycle *l, const char *json, bool network_isolated);

@@ -43,7 +43,6 @@ typedef struct SbxExecRequest {
         unsigned rows, cols;            /* 0: Docker's default */
         bool check_start;               /* sbx_lifecycle_exec_start() returns once the process runs */
         const char *token;              /* NULL: a new one (detached processes bring theirs) */
-        bool docker_exec;               /* through Docker's exec, never the channel (the channel's own) */
 } SbxExecRequest;
 
 void sbx_exec_request_done(SbxExecRequest *r);

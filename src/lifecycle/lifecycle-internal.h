@@ -39,17 +39,12 @@ typedef struct Pins {
 int lc_lock_key(SbxLifecycle *l, const char *prefix, const char *key, SbxKeyedLockHandle **ret);
 /* The error replaced by one of kind (a Docker-level kind renamed for the caller). */
 _printf_(3, 4) int lc_remap(SbxError *error, SbxErrorKind kind, const char *fmt, ...);
-bool lc_has_suffix(const char *s, const char *suffix);
 /* Whose a container of a list answer is (sbx_label_parse_owner_of()). */
 int lc_listed_owner(json_object *c, uid_t *ret);
 /* The managed container of the Docker-level name, by one label-filtered list (sweep:
  * this instance's provisional ones of the name removed). 1 and its id, or 0. */
 int lc_find_container(SbxLifecycle *l, const char *name, bool sweep, char **ret_id, SbxError *error);
 int lc_inspect_container(SbxLifecycle *l, const char *id, SbxObserved **ret, SbxError *error);
-/* Whether the sandbox's container ran out of memory: Docker's State.OOMKilled, or on a
- * local engine its memory cgroup's count of processes the OOM killer killed; 0 also
- * when that cannot be told. */
-int lc_container_oom_killed(SbxLifecycle *l, const char *name);
 /* The stored row of this container and its spec from the worker's memo; 0: none. */
 int lc_load_row(SbxLifecycle *l, const char *name, const char *container_id, SbxSandboxRow *given,
                 SbxSandboxRow **ret_row, const SbxSpec **ret_spec, const SbxFingerprints **ret_fps,
@@ -62,9 +57,6 @@ unsigned lc_posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int
 const char *lc_engine_runtime_of(SbxLifecycle *l, const SbxObserved *o, bool *ret_known);
 /* It runs under the runtime it asked for (the posture's item runtime is clear). */
 bool lc_runtime_as_asked(SbxLifecycle *l, const SbxObserved *o);
-/* After a start: a container that does not run under the runtime it asked for is
- * stopped again, RuntimeConflict naming posture.runtime. */
-int lc_check_runtime_or_stop(SbxLifecycle *l, const char *name, const char *id, SbxError *error);
 /* An ensure that finds the sandbox: it asked for the runtime asked for now (the
  * default's NULL, "" and "runc" alike), else RuntimeConflict naming runtime (a
  * recreate replaces it). */
@@ -132,7 +124,8 @@ void lc_take_lifetime(const char *name, int64_t created_us, const SbxNewLifetime
 int lc_create_member(SbxLifecycle *l, const char *name, const SbxSpec *spec, const SbxOwner *owner,
                      const SbxEgress *egress, SbxObserved **ret, SbxError *error);
 
-/* pool.c: warm pools */
+/* container-marks.c: what marks a container that is no sandbox (yet) */
+bool lc_has_suffix(const char *s, const char *suffix);
 /* Whether a container name (Docker's leading "/" or not) is a member's: the one test. */
 bool lc_is_pool_name(const char *container_name) _pure_;
 /* … of a container of a list answer (its "Names"). */
@@ -144,24 +137,53 @@ int lc_pool_label(SbxLifecycle *l, json_object *labels);
 /* Every interrupted snapshot settled, each under its id's lock (reconciliation). */
 int lc_settle_snapshot_intents(SbxLifecycle *l, SbxReconcileStats *st, SbxError *error);
 
-/* exec.c: the relay of an exec run to its end (timeout_s 0: no deadline); past the
- * deadline, when the service shuts down, or when the stream fails, the exec is killed */
-struct SbxExecProcess;
-int lc_exec_relay_or_kill(SbxLifecycle *l, struct SbxExecProcess *p, unsigned timeout_s, const char *what,
-                          SbxError *error);
-
-/* channel-exec.c: commands over the channel (docs/architecture.md, "Commands over the channel") */
 typedef struct SbxExecProcess SbxExecProcess;
 typedef struct SbxExecRequest SbxExecRequest;
+
+/* After a kill, how long an exec's stream may take to end. */
+#define KILL_DRAIN_US (5U * 1000000U)
+
+/* exec.c: the relay of an exec run to its end (timeout_s 0: no deadline); past the
+ * deadline, when the service shuts down, or when the stream fails, the exec is killed */
+int lc_exec_relay_or_kill(SbxLifecycle *l, SbxExecProcess *p, unsigned timeout_s, const char *what,
+                          SbxError *error);
+
+/* exec-docker.c: a process as the owner through Docker's exec */
+/* A new process of the request: its token the request's, else a new one. */
+int lc_exec_new(const SbxExecRequest *req, SbxExecProcess **ret);
+/* Under the sandbox's lock (*ret_lock): p's container, and its user and working
+ * directory (NULL: Docker's) anew; NotRunning for a non-root owner's sandbox this
+ * service did not start and verify. */
+int lc_exec_locate(SbxLifecycle *l, const char *name, SbxExecProcess *p, SbxKeyedLockHandle **ret_lock,
+                   char **ret_working_dir, SbxError *error);
+/* Located p started through Docker's exec (with req->check_start: checked to run). */
+int lc_exec_start_docker(SbxLifecycle *l, SbxExecProcess *p, const SbxExecRequest *req, const char *working_dir,
+                         SbxError *error);
+/* All three: a process through Docker's exec, never the channel (the channel's own). */
+int lc_exec_docker(SbxLifecycle *l, const char *name, const SbxExecRequest *req, SbxExecProcess **ret,
+                   SbxError *error);
+/* Why a command could not be started, as InvalidArgs. */
+int lc_exec_start_refused(const SbxExecRequest *req, bool working_dir, const char *why, SbxError *error);
+/* Whether Docker says the process never started (no such command, a working
+ * directory that is not there); then why, from the runtime's text in its output. */
+typedef struct SbxExecState SbxExecState;
+bool lc_exec_never_started(const SbxExecState *s);
+int lc_exec_start_failed(const SbxExecProcess *p, const SbxExecRequest *req, SbxError *error);
+/* Whether the sandbox's container ran out of memory: Docker's State.OOMKilled, or on a
+ * local engine its memory cgroup's count of processes the OOM killer killed; 0 also
+ * when that cannot be told. */
+int lc_container_oom_killed(SbxLifecycle *l, const char *name);
+
+/* channel-fd.c: the channel's program on this host and the descriptors taken from it */
 /* The channel's program on this host (Docker's pid of its exec, checked against what
  * it says of itself): a pidfd, or -1 when it cannot be reached so (fall back). */
 int lc_channel_pidfd(SbxDocker *d, const SbxExecProcess *channel, const SbxProtoFrame *hello, uid_t *ret_uid);
 /* EXEC's OK: its FD taken from the program and checked. */
 int lc_channel_take_fd(int pidfd, uid_t uid, const SbxProtoFrame *ok, int *ret_fd, SbxError *error);
+
+/* channel-exec.c: commands over the channel (docs/architecture.md, "Commands over the channel") */
 /* Starts p over the channel: 1 started (its stream in p->relay), 0 when the sandbox's
  * channel cannot carry commands (the caller falls back to a Docker exec), or an error
  * (a command that could not be started: InvalidArgs naming argv[0] or working_dir). */
 int lc_exec_start_channel(SbxLifecycle *l, const char *name, SbxExecProcess *p, const SbxExecRequest *req,
                           const char *working_dir, SbxError *error);
-/* Why a command could not be started, as InvalidArgs (exec.c). */
-int lc_exec_start_refused(const SbxExecRequest *req, bool working_dir, const char *why, SbxError *error);

@@ -18,32 +18,13 @@
 #include "docker-container.h"
 #include "docker-image.h"
 #include "egress-apply.h"
+#include "egress-arm.h"
 #include "labels.h"
 #include "lifecycle-internal.h"
 #include "log.h"
 #include "owner-info.h"
 #include "spec-json.h"
 #include "user-labels.h"
-
-bool lc_is_pool_name(const char *container_name) {
-        return container_name && lc_has_suffix(container_name, POOL_SUFFIX);
-}
-
-bool lc_listed_pool_member(json_object *c) {
-        json_object *names = json_object_object_get(c, "Names");
-
-        if (!json_object_is_type(names, json_type_array))
-                return false;
-        for (size_t i = 0; i < json_object_array_length(names); i++)
-                if (lc_is_pool_name(json_object_get_string(json_object_array_get_idx(names, i))))
-                        return true;
-        return false;
-}
-
-int lc_pool_label(SbxLifecycle *l, json_object *labels) {
-        return json_object_object_add(labels, SBX_LABEL_POOL, json_object_new_string(l->policy->digest)) < 0 ? -ENOMEM
-                                                                                                         : 0;
-}
 
 /* The pool's owner, by name or uid, as the user database has it now. */
 static int pool_owner(const SbxPolicyPool *pool, SbxOwnerInfo *ret, SbxError *error) {

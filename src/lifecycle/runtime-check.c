@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "docker-container.h"
 #include "fileio.h"
 #include "lifecycle-internal.h"
 #include "log.h"
@@ -82,24 +81,6 @@ unsigned lc_posture_of(SbxLifecycle *l, const SbxObserved *o, bool isolated, int
 bool lc_runtime_as_asked(SbxLifecycle *l, const SbxObserved *o) {
         return !(lc_posture_of(l, o, o->network_isolated, o->has_raw_memory_bytes ? o->raw_memory_bytes : 0) &
                  SBX_POSTURE_RUNTIME);
-}
-
-int lc_check_runtime_or_stop(SbxLifecycle *l, const char *name, const char *id, SbxError *error) {
-        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
-        SbxError e = SBX_ERROR_NULL;
-        const char *shown;
-        int r;
-
-        if ((r = lc_inspect_container(l, id, &o, error)) < 0 || lc_runtime_as_asked(l, o))
-                return r;
-        (void) sbx_name_unqualify(name, &shown);
-        if (sbx_docker_container_stop(l->docker, id, 0, &e) < 0)
-                log_error("Could not stop container %s after a runtime check: %s", id, e.message ?: "unknown error");
-        lc_changed(l, id);
-        sbx_error_free(&e);
-        return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT,
-                             "Sandbox '%s' does not run under the runtime it asked for (%s): posture.runtime; it "
-                             "was stopped", shown, sbx_observed_get_label(o, SBX_LABEL_RUNTIME) ?: SBX_RUNTIME_DEFAULT);
 }
 
 const char *lc_runtime_asked(const char *runtime) {

@@ -87,12 +87,6 @@ int lc_remap(SbxError *error, SbxErrorKind kind, const char *fmt, ...) {
         return r;
 }
 
-bool lc_has_suffix(const char *s, const char *suffix) {
-        size_t n = strlen(s), m = strlen(suffix);
-
-        return n >= m && streq(s + n - m, suffix);
-}
-
 static const char *listed_label(json_object *c, const char *key) {
         json_object *labels = json_object_object_get(c, "Labels"), *v;
 

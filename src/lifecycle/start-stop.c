@@ -6,11 +6,13 @@
 #include "channel.h"
 #include "docker-container.h"
 #include "egress-apply.h"
+#include "egress-arm.h"
 #include "lifecycle-internal.h"
 #include "log.h"
 #include "mount-check.h"
 #include "owner-info.h"
 #include "posture.h"
+#include "runtime.h"
 #include "timestamp.h"
 
 /* A start is safe only for a container whose first process is this service's init
@@ -57,6 +59,26 @@ static int verify_mounts_or_stop(SbxLifecycle *l, const char *id, uint64_t since
         return r;
 }
 
+/* After a start: a container that does not run under the runtime it asked for is
+ * stopped again, RuntimeConflict naming posture.runtime. */
+static int check_runtime_or_stop(SbxLifecycle *l, const char *name, const char *id, SbxError *error) {
+        _cleanup_(sbx_observed_freep) SbxObserved *o = NULL;
+        SbxError e = SBX_ERROR_NULL;
+        const char *shown;
+        int r;
+
+        if ((r = lc_inspect_container(l, id, &o, error)) < 0 || lc_runtime_as_asked(l, o))
+                return r;
+        (void) sbx_name_unqualify(name, &shown);
+        if (sbx_docker_container_stop(l->docker, id, 0, &e) < 0)
+                log_error("Could not stop container %s after a runtime check: %s", id, e.message ?: "unknown error");
+        lc_changed(l, id);
+        sbx_error_free(&e);
+        return sbx_error_set(error, SBX_ERROR_RUNTIME_CONFLICT,
+                             "Sandbox '%s' does not run under the runtime it asked for (%s): posture.runtime; it "
+                             "was stopped", shown, sbx_observed_get_label(o, SBX_LABEL_RUNTIME) ?: SBX_RUNTIME_DEFAULT);
+}
+
 /* Checks the volumes Docker will mount (the container's own Mounts and working
  * directory) for the owner as at create, starts the container if it is not
  * running, and verifies its mounts. */
@@ -101,7 +123,7 @@ static int start_checked(SbxLifecycle *l, const char *name, const char *id, cons
          * container without it start only for root (xagent's own, say). */
         if (o->init_volume && (r = verify_mounts_or_stop(l, id, since, &view, &pins, error)) < 0)
                 return r;
-        if (started && (r = lc_check_runtime_or_stop(l, name, id, error)) < 0)
+        if (started && (r = check_runtime_or_stop(l, name, id, error)) < 0)
                 return r;
         /* A start is a new network namespace: its egress loaded before anyone is told. */
         r = lc_egress_arm(l, id, started ? NULL : o, egress,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* What store.c (opening, schema, migrations) and store-rows.c (the rows) share. */
+/* What store-open.c (opening, schema, migrations) and store-rows.c (the rows) share. */
 
 #include <sqlite3.h>
 

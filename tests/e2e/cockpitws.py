@@ -31,7 +31,7 @@ from privengine import stop_process
 COCKPIT_WS = "/usr/lib/cockpit/cockpit-ws"
 CHROMIUM = "/usr/bin/chromium"
 PACKAGE = "xagent-sandbox"
-PACKAGE_FILES = ("index.html", "xagent-sandbox.js", "common.js", "details.js", "create.js",
+PACKAGE_FILES = ("index.html", "xagent-sandbox.js", "common.js", "details.js", "create.js", "texts.js",
                  "xagent-sandbox.css")
 OVERLAID_SHARE = "/usr/local/share"
 OVERLAID_BIN = "/usr/local/bin"

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+/* The store opened and closed (store.h): its file made, checked and in WAL mode,
+ * its schema migrated forward; closed with the statements the rows prepared
+ * (store-rows.c, store-internal.h). */
+
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>

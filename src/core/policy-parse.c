@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+/* The host policy's defaults, its lifetime (reference counted) and its parsing from
+ * the text of /etc/xagent/sandboxd.json (policy.h): one parser per key, the keys of
+ * the engine, the registries and the warm pools in their own files (policy-engine.c,
+ * policy-registry.c, policy-pool.c, declared in policy-internal.h). The decisions
+ * made with a policy are in policy-check.c. */
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>

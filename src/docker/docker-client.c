@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+/* The Docker client (docker.h): the connection to the engine, the API version
+ * negotiated and the engine recognised (docker-dialect.c), and the calls made
+ * through the HTTP exchange (docker-http.c, declared in docker-internal.h). */
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
