@@ -9,12 +9,10 @@ One sandbox is made through the service (running, with a detached process); the 
 499 are its clones made through the raw API in parallel — created, not started (the
 figures here need no running ones) — with their store rows copied from its row."""
 
-import concurrent.futures
-import sqlite3
 import time
-import urllib.parse
 
 import fault as F
+from clones import make_clones, remove_clones
 from fault import MEMBER, ROOT
 
 N = 500
@@ -25,54 +23,6 @@ NULLS = ["</dev/null", ">/dev/null", ">/dev/null"]
 # docker_timeout here before). Generous for a loaded machine; the bench has the figure.
 FIRST_LIST_MAX_RATIO = 4.0
 FIRST_LIST_SLACK_S = 0.5
-
-
-def clone_body(info, new_qualified, old_qualified, old_name, new_name):
-    config = dict(info["Config"])
-    labels = dict(config.get("Labels") or {})
-    for k, v in labels.items():
-        if v == old_qualified:
-            labels[k] = new_qualified
-    config["Labels"] = labels
-    if config.get("Hostname") == old_name:
-        config["Hostname"] = new_name
-    body = dict(config)
-    body["HostConfig"] = info["HostConfig"]
-    return body
-
-
-def make_clones(f, orig, user, n):
-    cid = f.containers_of(orig, user)
-    (orig_id,) = cid
-    info = f.docker.ok("GET", f"/containers/{orig_id}/json")
-    old_q = F.qualified(orig, user)
-    names = [f"{orig}-{i}" for i in range(n)]
-
-    def one(name):
-        body = clone_body(info, F.qualified(name, user), old_q, orig, name)
-        path = "/containers/create?name=" + urllib.parse.quote(F.container_name(name, user))
-        return name, f.docker.ok("POST", path, body)["Id"]
-
-    with concurrent.futures.ThreadPoolExecutor(16) as ex:
-        made = list(ex.map(one, names))
-    conn = sqlite3.connect(f.db_path, timeout=10)
-    try:
-        cur = conn.execute("SELECT * FROM sandboxes WHERE name = ?", (old_q,))
-        cols = [d[0] for d in cur.description]
-        row = dict(zip(cols, cur.fetchone()))
-        for name, new_id in made:
-            r = dict(row, name=F.qualified(name, user), container_id=new_id, state="stopped")
-            conn.execute(f"INSERT INTO sandboxes ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})",
-                         [r[c] for c in cols])
-        conn.commit()
-    finally:
-        conn.close()
-    return made
-
-
-def remove_clones(f, made):
-    with concurrent.futures.ThreadPoolExecutor(16) as ex:
-        list(ex.map(lambda m: f.docker.api("DELETE", f"/containers/{m[1]}?force=1"), made))
 
 
 def test_cold_start_at_500(f):
