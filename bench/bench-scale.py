@@ -61,6 +61,10 @@ class Bench:
         self.made = []
         self.fillers = []
         self.cid = None
+        self.turn = 0
+        self.builds = {"this": F.BUILD_ROOT}
+        if a.baseline_build:
+            self.builds["baseline"] = os.path.abspath(a.baseline_build)
 
     # ---- sides ------------------------------------------------------------------------
 
@@ -76,26 +80,11 @@ class Bench:
             raise RuntimeError(f"bench-read {args[0]} as {user}: {r.stderr.strip()}")
         return json.loads(r.stdout)
 
-    def interleaved(self, sides):
-        """sides: {label: (user, mode, args…)} → {label: p50 ms over the timed rounds}."""
-        out = {k: [] for k in sides}
-        keys = list(sides)
-        for i in range(self.a.rounds + 1):
-            for k in keys[i % len(keys):] + keys[:i % len(keys)]:
-                res = self.side(*sides[k])
-                if i > 0:
-                    out[k] += res["ms"]
-        return {k: statistics.median(v) for k, v in out.items()}
-
     def cold_list(self, user):
-        """[ms] of --cold activations, each answering a ListSandboxes first; entries."""
-        ms, entries = [], None
-        for _ in range(self.a.cold):
-            self.f.stop_daemon()
-            res = self.side(user, "cold-list")
-            ms.append(res["ms"][0])
-            entries = res["entries"]
-        return ms, entries
+        """ms from activation to the first ListSandboxes answer; its entries."""
+        self.f.stop_daemon()
+        res = self.side(user, "cold-list")
+        return res["ms"][0], res["entries"]
 
     def judged(self, timeout):
         """Waits until the member's list judges every sandbox of theirs (the first
@@ -119,10 +108,15 @@ class Bench:
 
     # ---- hosts ------------------------------------------------------------------------
 
-    def daemon_direct(self):
-        """The daemon on the private dockerd's own socket: no relay in its way."""
+    def use(self, build):
+        """The daemon of build (a build directory) on the private dockerd's own socket:
+        no relay in its way; an idle exit long enough for the run (so the per-call
+        check for pending deadlines is there, as in a real daemon)."""
         argv = self.f.daemon_argv()
         argv[argv.index("--docker-host") + 1] = self.f.docker.host
+        argv[argv.index("--idle-timeout") + 1] = "3600"
+        argv[argv.index(self.f.stack.daemon_binary)] = os.path.join(build, "src", "daemon", "xagent-sandboxd")
+        self.f.stop_daemon()
         self.f.stack.set_daemon_command(argv)
 
     def add_fillers(self, n):
@@ -143,25 +137,53 @@ class Bench:
         have = 1 + len(self.made)
         self.made += make_clones(self.f, self.orig, MEMBER, total - have, first=len(self.made))
 
-    def measure(self, label, n_own, root_cold=False):
+    def one_round(self, build, root_cold):
+        """One daemon's figures: cold starts, then warm lists and inspects (sides
+        interleaved, the order rotating with the call count)."""
         a, uid = self.a, F.uid_of(MEMBER)
-        res = {"host": label, "own": n_own, "others": len(self.fillers)}
-        with open("/proc/loadavg") as la:
-            res["load_before"] = la.read().split()[0]
-        res["cold_own_ms"], res["cold_own_entries"] = self.cold_list(MEMBER)
-        time.sleep(a.idle_wait)
-        res["idle_anon_mib"] = self.memory()
+        self.use(self.builds[build])
+        out = {}
+        out["cold_own_ms"], out["cold_own_entries"] = self.cold_list(MEMBER)
         if root_cold:
-            res["cold_root_ms"], res["cold_root_entries"] = self.cold_list(ROOT)
+            out["cold_root_ms"], out["cold_root_entries"] = self.cold_list(ROOT)
         # Lists and reads once the first reconciliation has judged every container.
-        self.judged(timeout=300)
+        self.judged(timeout=600)
         sides = {"raw_list_own": (ROOT, "direct-list-owner", uid, a.calls),
                  "list": (MEMBER, "bus-list", a.calls),
                  "raw_inspect": (ROOT, "direct-inspect", self.cid, a.calls),
                  "inspect": (MEMBER, "bus-inspect", self.orig, a.calls)}
         if root_cold:
             sides["raw_list_all"] = (ROOT, "direct-list", a.calls)
-        res.update(self.interleaved(sides))
+        keys = list(sides)
+        for k in keys[self.turn % len(keys):] + keys[:self.turn % len(keys)]:
+            out[k] = self.side(*sides[k])["ms"]
+        self.turn += 1
+        return out
+
+    def idle_memory(self, build):
+        """RssAnon --idle-wait s after a cold start's first list as the member."""
+        self.use(self.builds[build])
+        self.cold_list(MEMBER)
+        time.sleep(self.a.idle_wait)
+        return self.memory()
+
+    def measure(self, label, n_own, root_cold=False):
+        res = {"host": label, "own": n_own, "others": len(self.fillers), "builds": {}}
+        with open("/proc/loadavg") as la:
+            res["load_before"] = la.read().split()[0]
+        rounds = {b: [] for b in self.builds}
+        names = list(self.builds)
+        for i in range(self.a.rounds + 1):      # round 0 warms up
+            for b in names[i % len(names):] + names[:i % len(names)]:
+                r = self.one_round(b, root_cold)
+                if i > 0:
+                    rounds[b].append(r)
+        for b, rs in rounds.items():
+            fig = {"idle_anon_mib": self.idle_memory(b)}
+            for k in rs[0]:
+                vals = [x for r in rs for x in (r[k] if isinstance(r[k], list) else [r[k]])]
+                fig[k] = vals if k.startswith("cold_") and k.endswith("_ms") else statistics.median(vals)
+            res["builds"][b] = fig
         with open("/proc/loadavg") as la:
             res["load_after"] = la.read().split()[0]
         print(json.dumps(res), file=sys.stderr, flush=True)
@@ -170,7 +192,7 @@ class Bench:
     def run(self):
         self.f = F.Fault().start()
         try:
-            self.daemon_direct()
+            self.use(self.builds["this"])
             self.f.activate()
             assert self.f.create(MEMBER, self.orig).result().ok
             (self.cid,) = self.f.containers_of(self.orig, MEMBER)
@@ -194,32 +216,34 @@ class Bench:
 
 
 def report(results, a):
-    print(f"\nbench-scale: {a.rounds} interleaved rounds after a warm-up, {a.calls} calls per round and side; "
-          f"cold starts: median of {a.cold}; p50 ms; ratio = bus / raw (target)")
+    print(f"\nbench-scale: {a.rounds} rounds after a warm-up round, builds alternating; per round and build "
+          f"one cold start per caller and {a.calls} calls per side; p50 ms; ratio = bus / raw (target)")
     for r in results:
-        lo = statistics.median(r["cold_own_ms"])
         print(f"\n{r['host']}: {r['own']} of the member's own sandboxes, {r['others']} of another uid's "
               f"(load average {r['load_before']} → {r['load_after']})")
-        print(f"  ListSandboxes (member)  {r['list']:8.2f} vs raw filtered list {r['raw_list_own']:8.2f}: "
-              f"{r['list'] / r['raw_list_own']:.2f}x (≤ {TARGETS['list_own']})")
-        print(f"  InspectSandbox          {r['inspect']:8.2f} vs raw inspect        {r['raw_inspect']:8.2f}: "
-              f"{r['inspect'] / r['raw_inspect']:.2f}x (≤ {TARGETS['inspect_500']})")
-        print(f"  first ListSandboxes after activation (member, {r['cold_own_entries']} entries): {lo:.1f} ms "
-              f"(all: {', '.join(f'{x:.0f}' for x in r['cold_own_ms'])}; ≤ {TARGETS['cold_own_ms']:.0f} ms "
-              f"at 50 own) = {lo / r['raw_list_own']:.2f}x the raw filtered list")
-        print(f"  idle RssAnon after a cold start: {r['idle_anon_mib']:.2f} MiB (≤ {TARGETS['idle_anon_mib']:.0f})")
-        if "cold_root_ms" in r:
-            c = statistics.median(r["cold_root_ms"])
-            print(f"  first ListSandboxes after activation (root, {r['cold_root_entries']} entries): {c:.1f} ms "
-                  f"(all: {', '.join(f'{x:.0f}' for x in r['cold_root_ms'])}; ≤ {TARGETS['cold_500_ms']:.0f} ms) "
-                  f"= {c / r['raw_list_all']:.2f}x Docker's own list of the 500 ({r['raw_list_all']:.1f} ms)")
+        for b, x in r["builds"].items():
+            lo = statistics.median(x["cold_own_ms"])
+            print(f"  [{b}]")
+            print(f"    ListSandboxes (member)  {x['list']:8.2f} vs raw filtered list {x['raw_list_own']:8.2f}: "
+                  f"{x['list'] / x['raw_list_own']:.2f}x (≤ {TARGETS['list_own']})")
+            print(f"    InspectSandbox          {x['inspect']:8.2f} vs raw inspect        {x['raw_inspect']:8.2f}: "
+                  f"{x['inspect'] / x['raw_inspect']:.2f}x (≤ {TARGETS['inspect_500']})")
+            print(f"    first ListSandboxes after activation (member, {x['cold_own_entries']} entries): {lo:.1f} ms "
+                  f"(all: {', '.join(f'{v:.0f}' for v in x['cold_own_ms'])}; ≤ {TARGETS['cold_own_ms']:.0f} ms "
+                  f"at 50 own) = {lo / x['raw_list_own']:.2f}x the raw filtered list")
+            print(f"    idle RssAnon after a cold start: {x['idle_anon_mib']:.2f} MiB (≤ {TARGETS['idle_anon_mib']:.0f})")
+            if "cold_root_ms" in x:
+                c = statistics.median(x["cold_root_ms"])
+                print(f"    first ListSandboxes after activation (root, {x['cold_root_entries']} entries): {c:.1f} ms "
+                      f"(all: {', '.join(f'{v:.0f}' for v in x['cold_root_ms'])}; ≤ {TARGETS['cold_500_ms']:.0f} ms) "
+                      f"= {c / x['raw_list_all']:.2f}x Docker's own list of the 500 ({x['raw_list_all']:.1f} ms)")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--calls", type=int, default=20, help="calls per round and side")
-    ap.add_argument("--cold", type=int, default=5, help="cold starts per host and caller")
+    ap.add_argument("--baseline-build", help="another build (e.g. main's) whose daemon alternates with this one's")
     ap.add_argument("--idle-wait", type=float, default=10, help="s idle before RssAnon is read")
     ap.add_argument("--json", help="also write the figures to this file")
     a = ap.parse_args()
