@@ -161,9 +161,11 @@ class Bench:
         return out
 
     def idle_memory(self, build):
-        """RssAnon --idle-wait s after a cold start's first list as the member."""
+        """RssAnon --idle-wait s after the first reconciliation that followed a cold
+        start's first list as the member (the workers retire after 10 s idle)."""
         self.use(self.builds[build])
         self.cold_list(MEMBER)
+        self.judged(timeout=600)
         time.sleep(self.a.idle_wait)
         return self.memory()
 
@@ -244,7 +246,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--calls", type=int, default=20, help="calls per round and side")
     ap.add_argument("--baseline-build", help="another build (e.g. main's) whose daemon alternates with this one's")
-    ap.add_argument("--idle-wait", type=float, default=10, help="s idle before RssAnon is read")
+    ap.add_argument("--idle-wait", type=float, default=15, help="s idle before RssAnon is read")
     ap.add_argument("--json", help="also write the figures to this file")
     a = ap.parse_args()
     F.e2e.ensure_users()
