@@ -54,7 +54,7 @@ static void apply_later(Manager *m, SbxSandbox ***list, size_t *n) {
                 return;
         }
         *l = (Listed) { .registry = &m->registry, .list = TAKE_PTR(*list), .n = *n };
-        *n = 0;
+        *n = 0;                                 /* s is its own: on_listed() ends it */
 }
 
 int listing_reply(Manager *m, SbxSandbox ***list, size_t *n, const uid_t *uid, sd_bus_message *reply) {
