@@ -35,6 +35,7 @@ About 5 minutes on 2 quiet cores.
 import argparse
 import json
 import os
+import pathlib
 import statistics
 import subprocess
 import sys
@@ -251,10 +252,9 @@ def main():
     a = ap.parse_args()
     F.e2e.ensure_users()
     results = Bench(a).run()
-    report(results, a)
     if a.json:
-        with open(a.json, "w") as out:
-            json.dump(results, out, indent=1)
+        pathlib.Path(a.json).write_text(json.dumps(results, indent=1))
+    report(results, a)
 
 
 if __name__ == "__main__":
