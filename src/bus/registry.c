@@ -372,7 +372,6 @@ int registry_put(Registry *reg, const SbxSandbox *s) {
 
 void registry_set_state(Registry *reg, const char *name, SbxState state, const char *status) {
         SandboxEntry *e = registry_get(reg, name);
-
         bool had;
 
         if (!e || (e->state == state && streq_ptr(e->status, status)))
