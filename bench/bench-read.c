@@ -11,6 +11,8 @@
  *   bench-read bus-ping COUNT                org.freedesktop.DBus.Peer.Ping to the service:
  *                                            the bus's own round trip, no work (the floor)
  *   bench-read direct-list COUNT             GET /containers/json?all=1&filters={"label":["xagent.managed=true"]}
+ *   bench-read direct-list-owner UID COUNT   … and "xagent.sandbox.owner=UID": the raw list of one
+ *                                            owner's sandboxes (what a member's ListSandboxes asks)
  *   bench-read bus-list COUNT                ListSandboxes()
  *   bench-read direct-readers ID THREADS MS  THREADS clients, each its own connection,
  *   bench-read bus-readers NAME THREADS MS   inspecting for MS milliseconds
@@ -27,6 +29,7 @@
  *   bench-read cold NAME                     one InspectSandbox(NAME) on a connection made
  *                                            before it: with the service not running, the
  *                                            time from its activation to its first reply
+ *   bench-read cold-list                     the same with one ListSandboxes() (prints "entries")
  *
  * Every side makes one untimed call first (the connection, the service's remembered
  * polkit answer). Prints one JSON object: {"ms": [per call or per cycle]}, with
@@ -101,13 +104,18 @@ static void direct_inspect(SbxDocker *d, const char *id) {
                 die("inspect", r, &e);
 }
 
-static size_t direct_list(SbxDocker *d) {
-        static const char *const managed[] = { SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE, NULL };
+/* owner NULL: every managed container; else only that uid's. */
+static size_t direct_list(SbxDocker *d, const char *owner) {
+        _cleanup_free_ char *owner_label = NULL;
+        const char *labels[3] = { SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE };
         _cleanup_(json_object_putp) json_object *list = NULL;
         SbxError e = SBX_ERROR_NULL;
         int r;
 
-        if ((r = sbx_docker_container_list(d, managed, &list, &e)) < 0)
+        if (owner && asprintf(&owner_label, "%s=%s", SBX_LABEL_OWNER, owner) < 0)
+                die("asprintf", -ENOMEM, NULL);
+        labels[1] = owner_label;
+        if ((r = sbx_docker_container_list(d, labels, &list, &e)) < 0)
                 die("list", r, &e);
         return json_object_array_length(list);
 }
@@ -390,25 +398,33 @@ int main(int argc, char **argv) {
                 printf("{\"rss_kb\": %ld, \"anon_kb\": %ld}\n", strtol(rss + 7, NULL, 10), strtol(anon + 9, NULL, 10));
                 return 0;
         }
-        if (streq(mode, "cold")) {
+        if (streq(mode, "cold") || streq(mode, "cold-list")) {
                 _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+                bool list = streq(mode, "cold-list");
                 double t0, t;
 
-                if (argc != 3)
+                if (argc != (list ? 2 : 3))
                         return usage();
                 bus = bus_open();
                 /* The connection is made lazily: say Hello before the clock starts. */
                 if (sd_bus_get_unique_name(bus, &(const char *) { NULL }) < 0)
                         die("bus", -EIO, NULL);
                 t0 = now_ms();
-                bus_inspect(bus, argv[2]);
+                if (list)
+                        entries = (long) bus_list(bus);
+                else
+                        bus_inspect(bus, argv[2]);
                 t = now_ms() - t0;
-                print_ms(&t, 1, -1);
+                print_ms(&t, 1, entries);
                 return 0;
         }
 
-        if (streq(mode, "direct-inspect") || streq(mode, "bus-inspect") || streq(mode, "direct-list") ||
-            streq(mode, "bus-list") || streq(mode, "bus-ping")) {
+        if (streq(mode, "direct-list-owner")) {
+                if (argc != 4)
+                        return usage();
+                count = parse_unsigned(argv[3]);
+        } else if (streq(mode, "direct-inspect") || streq(mode, "bus-inspect") || streq(mode, "direct-list") ||
+                   streq(mode, "bus-list") || streq(mode, "bus-ping")) {
                 bool list = streq(mode, "direct-list") || streq(mode, "bus-list") || streq(mode, "bus-ping");
                 if (argc != (list ? 3 : 4))
                         return usage();
@@ -425,13 +441,14 @@ int main(int argc, char **argv) {
                 die("calloc", -ENOMEM, NULL);
         if (startswith(mode, "direct-")) {
                 _cleanup_(sbx_docker_freep) SbxDocker *d = docker_open();
-                bool list = streq(mode, "direct-list");
+                bool list = startswith(mode, "direct-list");
+                const char *owner = streq(mode, "direct-list-owner") ? argv[2] : NULL;
 
                 for (unsigned i = 0; i < count + 1; i++) {
                         double t0 = now_ms();
 
                         if (list)
-                                entries = (long) direct_list(d);
+                                entries = (long) direct_list(d, owner);
                         else
                                 direct_inspect(d, argv[2]);
                         if (i > 0)

@@ -232,6 +232,44 @@ START_TEST(test_verified_fingerprints) {
 }
 END_TEST
 
+/* Whether a deadline is still to come is counted as entries change, not found by a
+ * walk over every entry at the end of each call: an expiry, or an idle stop of a
+ * running sandbox, through every change of state, lifetime and membership. */
+START_TEST(test_deadlines_pending) {
+        SbxSandbox *a = sandbox("~1001:a", 1001, SBX_STATE_STOPPED, "exited"),
+                   *b = sandbox("~1001:b", 1001, SBX_STATE_RUNNING, "running");
+        Registry m = {};
+
+        ck_assert_int_eq(registry_put(&m, a), 0);
+        ck_assert_int_eq(registry_put(&m, b), 0);
+        ck_assert(!registry_deadlines_pending(&m));
+        /* an idle timeout counts only while it runs */
+        registry_set_lifetime(&m, &(SbxLifetimeRow) { .name = (char *) "~1001:a", .idle_timeout_s = 60 });
+        ck_assert(!registry_deadlines_pending(&m));
+        registry_started(&m, "~1001:a");
+        ck_assert(registry_deadlines_pending(&m));
+        registry_stopped(&m, "~1001:a");
+        ck_assert(!registry_deadlines_pending(&m));
+        a->state = SBX_STATE_RUNNING;                   /* a look that finds it running */
+        ck_assert_int_eq(registry_put(&m, a), 0);
+        ck_assert(registry_deadlines_pending(&m));
+        registry_set_lifetime(&m, &(SbxLifetimeRow) { .name = (char *) "~1001:a" });
+        ck_assert(!registry_deadlines_pending(&m));
+        /* an expiry counts whatever the state; two of them, one dropped */
+        registry_set_lifetime(&m, &(SbxLifetimeRow) { .name = (char *) "~1001:a", .expire_at_us = 1 });
+        registry_set_lifetime(&m, &(SbxLifetimeRow) { .name = (char *) "~1001:b", .expire_at_us = 2 });
+        registry_rebase(&m, -10);                       /* a step back keeps them due */
+        registry_drop(&m, "~1001:a");
+        ck_assert(registry_deadlines_pending(&m));
+        registry_drop(&m, "~1001:b");
+        ck_assert(!registry_deadlines_pending(&m));
+        ck_assert_uint_eq(m.n_deadlines, 0);
+        sbx_sandbox_free(a);
+        sbx_sandbox_free(b);
+        registry_clear(&m);
+}
+END_TEST
+
 static Suite *make_suite(void) {
         Suite *s = suite_create("registry");
         TCase *tc = tcase_create("bus");
@@ -239,6 +277,7 @@ static Suite *make_suite(void) {
         tcase_add_test(tc, test_registry);
         tcase_add_test(tc, test_described);
         tcase_add_test(tc, test_verified_fingerprints);
+        tcase_add_test(tc, test_deadlines_pending);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -126,7 +126,7 @@ static void *worker_init(void *userdata) {
         l->resolvers = m->resolvers;
         l->specs = sbx_spec_memo_new();
         if (!l->specs || sbx_docker_new(m->docker_host, &l->docker, &e) < 0 ||
-            sbx_store_open(m->state_dir, &l->store, &e) < 0) {
+            sbx_store_reopen(m->state_dir, &l->store, &e) < 0) {
                 log_error("Worker: %s", e.message ?: "out of memory");
                 sbx_error_free(&e);
                 sbx_docker_free(l->docker);

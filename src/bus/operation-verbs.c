@@ -8,6 +8,7 @@
 #include "bus-polkit.h"
 #include "bus-pool.h"
 #include "config.h"
+#include "listing.h"
 #include "naming.h"
 #include "operation-verbs.h"
 #include "owner-info.h"
@@ -613,7 +614,12 @@ static int apply_list(Operation *o) {
         return r;
 }
 
-/* ListSandboxes, and FindSandboxes with its filter. */
+/* ListSandboxes: from the list itself, the objects updated after the reply. */
+static int reply_listing(Operation *o, sd_bus_message *reply) {
+        return listing_reply(o->m, &o->list, &o->n_list, o->all ? NULL : &o->uid, reply);
+}
+
+/* FindSandboxes with its filter. */
 static int reply_list(Operation *o, sd_bus_message *reply) {
         int r = sd_bus_message_open_container(reply, 'a', "(ssuso)");
 
@@ -732,7 +738,7 @@ const VerbInfo operation_verbs[_VERB_MAX] = {
         [VERB_DELETE_SNAPSHOT] = { .name = "delete-snapshot", .own_action = A_MANAGE, .changes = true,
                 .run = run_delete_snapshot, .reply = reply_none },
         [VERB_LIST] = { .name = "list", .own_action = A_INSPECT, .lists = true, .run = run_list,
-                .apply = apply_list, .reply = reply_list },
+                .reply = reply_listing },
         [VERB_LIST_SNAPSHOTS] = { .name = "list-snapshots", .own_action = A_INSPECT, .lists = true,
                 .run = run_list_snapshots, .reply = reply_list_snapshots },
         [VERB_EXEC] = { .name = "exec", .own_action = A_EXEC, .changes = true, .run = run_exec, .reply = reply_exec,

@@ -290,11 +290,21 @@ static int set_labels(SandboxEntry *e, const char *labels_json) {
         return 1;
 }
 
+/* Whether e has a deadline still to come: an expiry, or an idle stop while it runs. */
+static bool has_deadline(const SandboxEntry *e) {
+        return e->expire_at_us > 0 || (e->idle_timeout_s > 0 && e->state == SBX_STATE_RUNNING);
+}
+
+/* Keeps reg->n_deadlines after a change of e's state or lifetime (had: before it). */
+static void count_deadline(Registry *reg, const SandboxEntry *e, bool had) {
+        reg->n_deadlines = reg->n_deadlines + has_deadline(e) - had;
+}
+
 int registry_put(Registry *reg, const SbxSandbox *s) {
         SandboxEntry *e = registry_get(reg, s->name);
         const char *changed[9 + 1];     /* the nine tracked properties and a NULL */
         size_t n = 0;
-        bool is_new = !e;
+        bool is_new = !e, had = e && has_deadline(e);
         int r;
 
         if (is_new) {
@@ -334,6 +344,7 @@ int registry_put(Registry *reg, const SbxSandbox *s) {
         }
         if (e->state != s->state) {
                 e->state = s->state;
+                count_deadline(reg, e, had);
                 changed[n++] = "State";
         }
         if (e->verdict != s->verdict) {
@@ -361,11 +372,14 @@ int registry_put(Registry *reg, const SbxSandbox *s) {
 
 void registry_set_state(Registry *reg, const char *name, SbxState state, const char *status) {
         SandboxEntry *e = registry_get(reg, name);
+        bool had;
 
         if (!e || (e->state == state && streq_ptr(e->status, status)))
                 return;
         forget_described(e);
+        had = has_deadline(e);
         e->state = state;
+        count_deadline(reg, e, had);
         if (set_string(&e->status, status) < 0)
                 return;
         announce_changed(reg, e, (const char *const[]) { "State", "Status", NULL });
@@ -430,11 +444,14 @@ void registry_rebase(Registry *reg, int64_t step_us) {
 
 void registry_set_lifetime(Registry *reg, const SbxLifetimeRow *row) {
         SandboxEntry *e = registry_get(reg, row->name);
+        bool had;
 
         if (!e)
                 return;
+        had = has_deadline(e);
         e->idle_timeout_s = row->idle_timeout_s;
         e->expire_at_us = row->expire_at_us;
+        count_deadline(reg, e, had);
         e->on_idle_pause = row->on_idle_pause;
         e->idle_counts_processes = row->counts_processes;
         e->has_lifetime = row->idle_timeout_s > 0 || row->expire_at_us > 0;
@@ -443,19 +460,8 @@ void registry_set_lifetime(Registry *reg, const SbxLifetimeRow *row) {
         announce_changed(reg, e, (const char *const[]) { "IdleTimeout", "OnIdle", "ExpiresAt", "LastActivity", NULL });
 }
 
-static void pending_one(const void *node, VISIT which, void *closure) {
-        const SandboxEntry *e = *(const SandboxEntry *const *) node;
-
-        if ((which == postorder || which == leaf) &&
-            (e->expire_at_us > 0 || (e->idle_timeout_s > 0 && e->state == SBX_STATE_RUNNING)))
-                *(bool *) closure = true;
-}
-
 bool registry_deadlines_pending(Registry *reg) {
-        bool pending = false;
-
-        twalk_r(reg->tree, pending_one, &pending);
-        return pending;
+        return reg->n_deadlines > 0;
 }
 
 void registry_set_leases(Registry *reg, const char *name, unsigned n) {
@@ -477,6 +483,7 @@ void registry_drop(Registry *reg, const char *name) {
                 return;
         key = strdup(name);             /* name may be the entry's own */
         announce_removed(reg, e);
+        reg->n_deadlines -= has_deadline(e);
         tdelete(e, &reg->tree, entry_cmp);
         entry_free(e);
         reg->seq++;
@@ -581,4 +588,5 @@ void registry_foreach(Registry *reg, void (*f)(SandboxEntry *e, void *userdata),
 void registry_clear(Registry *reg) {
         tdestroy(reg->tree, entry_free);
         reg->tree = NULL;
+        reg->n_deadlines = 0;
 }

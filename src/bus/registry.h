@@ -31,6 +31,7 @@ UseWatch *use_watch_unref(UseWatch *w);
 typedef struct Registry {
         void *tree;                     /* tsearch() tree of SandboxEntry, by name */
         uint64_t seq;                   /* counts entries added and dropped */
+        size_t n_deadlines;             /* entries with a deadline still to come (no walk per call) */
         sd_bus *bus;                    /* where changes are announced; NULL: nowhere */
         CallerCache *callers;           /* … to these connections */
         void (*dropped)(void *userdata, const char *name); /* after an entry went (its leases end) */

@@ -101,11 +101,12 @@ static int member_of(json_object *c, Member *ret) {
 }
 
 /* This instance's members (of owner and fingerprint, unless SBX_STORE_ANY_OWNER and
- * NULL): one list. */
+ * NULL): one list, of the containers with a pool label only (a member's, or a claimed
+ * one's), not every sandbox's (the refill at start-up competes with the first answers). */
 static int list_members(SbxLifecycle *l, uid_t owner, const char *fp, json_object **ret, SbxError *error) {
         _cleanup_free_ char *service = NULL, *by_owner = NULL, *by_fp = NULL;
-        const char *filters[5] = { SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE };
-        size_t n = 1;
+        const char *filters[6] = { SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE, SBX_LABEL_POOL };
+        size_t n = 2;
 
         if (!l->service_id)
                 return sbx_error_set(error, SBX_ERROR_BACKEND_ERROR, "warm pools need the service's own label");

@@ -329,7 +329,7 @@ static int store_connect(SbxStore *s, SbxError *error) {
         return 0;
 }
 
-int sbx_store_open(const char *state_dir, SbxStore **ret, SbxError *error) {
+static int open_store(const char *state_dir, bool check, SbxStore **ret, SbxError *error) {
         _cleanup_(sbx_store_closep) SbxStore *s = NULL;
         int r;
 
@@ -351,7 +351,7 @@ int sbx_store_open(const char *state_dir, SbxStore **ret, SbxError *error) {
         if (r < 0)
                 return r;
         /* Before anything writes: a damaged file is reported, never papered over. */
-        r = check_integrity(s, error);
+        r = check ? check_integrity(s, error) : 0;
         if (r < 0)
                 return r;
         r = enable_wal(s, error);
@@ -366,6 +366,14 @@ int sbx_store_open(const char *state_dir, SbxStore **ret, SbxError *error) {
 
         *ret = TAKE_PTR(s);
         return 0;
+}
+
+int sbx_store_open(const char *state_dir, SbxStore **ret, SbxError *error) {
+        return open_store(state_dir, true, ret, error);
+}
+
+int sbx_store_reopen(const char *state_dir, SbxStore **ret, SbxError *error) {
+        return open_store(state_dir, false, ret, error);
 }
 
 SbxStore *sbx_store_close(SbxStore *s) {

@@ -111,6 +111,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(SbxSnapshotRow **, sbx_snapshot_row_list_free);
  * SBX_STORE_SCHEMA_VERSION; a corrupt, unreadable or too-new database fails with
  * SBX_ERROR_IO naming the file and the reason. */
 int sbx_store_open(const char *state_dir, SbxStore **ret, SbxError *error);
+/* Another connection to a store this process has opened with sbx_store_open(): the
+ * same, without the integrity check (which reads the whole file: a worker's
+ * connection, made while the first answers wait, need not read it again). */
+int sbx_store_reopen(const char *state_dir, SbxStore **ret, SbxError *error);
 SbxStore *sbx_store_close(SbxStore *store);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SbxStore *, sbx_store_close);
 
