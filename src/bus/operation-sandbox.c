@@ -372,78 +372,78 @@ static int reply_usage(Operation *o, sd_bus_message *reply) {
 #define A_MANAGE  SBX_POLKIT_ACTION_MANAGE
 
 const VerbInfo verb_get = {
-        .name = "get", .family = &verb_family_inspect, .own_action = A_INSPECT, .run = run_inspect,
+        .name = "get", .work = &verb_work_read, .family = &verb_family_inspect, .own_action = A_INSPECT, .run = run_inspect,
         .apply = apply_put, .reply = reply_get,
 };
 
 const VerbInfo verb_inspect = {
-        .name = "inspect", .family = &verb_family_inspect, .own_action = A_INSPECT, .run = run_inspect,
+        .name = "inspect", .work = &verb_work_read, .family = &verb_family_inspect, .own_action = A_INSPECT, .run = run_inspect,
         .apply = apply_inspect, .reply = reply_inspect, .answer = answer_inspect,
 };
 
 /* InspectSandbox with Docker asked now (docs/api.md#reads-from-observations) */
 const VerbInfo verb_refresh = {
-        .name = "refresh", .family = &verb_family_inspect, .own_action = A_INSPECT, .run = run_refresh,
+        .name = "refresh", .work = &verb_work_read, .family = &verb_family_inspect, .own_action = A_INSPECT, .run = run_refresh,
         .apply = apply_inspect, .reply = reply_inspect,
 };
 
 const VerbInfo verb_verify = {
-        .name = "verify", .family = &verb_family_verify, .own_action = A_INSPECT, .run = run_verify,
+        .name = "verify", .work = &verb_work_read, .family = &verb_family_verify, .own_action = A_INSPECT, .run = run_verify,
         .apply = apply_verify, .reply = reply_verify, .answer = answer_verify,
 };
 
 const VerbInfo verb_start = {
-        .name = "start", .own_action = A_MANAGE, .changes = true, .run = run_start, .apply = apply_start,
+        .name = "start", .work = &verb_work_change, .own_action = A_MANAGE, .run = run_start, .apply = apply_start,
         .reply = verb_reply_none, .activity = true,
 };
 
 const VerbInfo verb_stop = {
-        .name = "stop", .family = &verb_family_stop, .own_action = A_MANAGE, .changes = true, .run = run_stop,
+        .name = "stop", .work = &verb_work_change, .family = &verb_family_stop, .own_action = A_MANAGE, .run = run_stop,
         .apply = apply_stop, .reply = verb_reply_none, .admit = admit_stop, .budget = budget_stop,
 };
 
 const VerbInfo verb_delete = {
-        .name = "delete", .own_action = A_MANAGE, .changes = true, .run = run_delete, .apply = apply_delete,
+        .name = "delete", .work = &verb_work_change, .own_action = A_MANAGE, .run = run_delete, .apply = apply_delete,
         .reply = verb_reply_none, .admit = admit_delete,
 };
 
 /* Docker's freezer */
 const VerbInfo verb_pause = {
-        .name = "pause", .own_action = A_MANAGE, .changes = true, .run = run_pause, .apply = apply_pause,
+        .name = "pause", .work = &verb_work_change, .own_action = A_MANAGE, .run = run_pause, .apply = apply_pause,
         .reply = verb_reply_none, .admit = admit_pause,
 };
 
 const VerbInfo verb_resume = {
-        .name = "resume", .own_action = A_MANAGE, .changes = true, .run = run_resume, .apply = apply_resume,
+        .name = "resume", .work = &verb_work_change, .own_action = A_MANAGE, .run = run_resume, .apply = apply_resume,
         .reply = verb_reply_none, .activity = true,
 };
 
 /* a use of the sandbox, as an exec is (docs/security.md) */
 const VerbInfo verb_acquire = {
-        .name = "acquire", .family = &verb_family_inspect, .own_action = SBX_POLKIT_ACTION_EXEC, .changes = true,
+        .name = "acquire", .work = &verb_work_change, .family = &verb_family_inspect, .own_action = SBX_POLKIT_ACTION_EXEC,
         .run = run_inspect, .apply = apply_acquire, .reply = reply_acquire,
         .others_action = SBX_POLKIT_ACTION_EXEC_OTHERS, .admit = admit_acquire, .activity = true,
 };
 
 const VerbInfo verb_snapshot = {
-        .name = "snapshot", .family = &verb_family_snapshot, .own_action = A_MANAGE, .changes = true,
+        .name = "snapshot", .work = &verb_work_change, .family = &verb_family_snapshot, .own_action = A_MANAGE,
         .run = run_snapshot, .reply = reply_snapshot, .budget = budget_snapshot,
 };
 
 const VerbInfo verb_delete_snapshot = {
-        .name = "delete-snapshot", .own_action = A_MANAGE, .changes = true, .run = run_delete_snapshot,
+        .name = "delete-snapshot", .work = &verb_work_change, .own_action = A_MANAGE, .run = run_delete_snapshot,
         .reply = verb_reply_none,
 };
 
 const VerbInfo verb_usage = {
-        .name = "usage", .family = &verb_family_usage, .own_action = SBX_POLKIT_ACTION_EXEC, .run = run_usage,
+        .name = "usage", .work = &verb_work_read, .family = &verb_family_usage, .own_action = SBX_POLKIT_ACTION_EXEC, .run = run_usage,
         .reply = reply_usage, .others_action = SBX_POLKIT_ACTION_EXEC_OTHERS,
 };
 
 /* an image for the host, through the policy's registries (bus-pull.h); as long as
  * the image is big: the engine's own time limits apply */
 const VerbInfo verb_pull = {
-        .name = "pull", .family = &verb_family_pull, .own_action = SBX_POLKIT_ACTION_PULL, .changes = true,
+        .name = "pull", .work = &verb_work_change, .family = &verb_family_pull, .own_action = SBX_POLKIT_ACTION_PULL,
         .run = run_pull, .apply = apply_pull, .reply = reply_pull, .budget = verb_budget_none,
         .template = pull_template, .submitted = bus_pull_watch,
 };

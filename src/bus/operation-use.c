@@ -244,25 +244,25 @@ static int reply_list_files(Operation *o, sd_bus_message *reply) {
 #define A_EXEC_OTHERS SBX_POLKIT_ACTION_EXEC_OTHERS
 
 const VerbInfo verb_exec = {
-        .name = "exec", .family = &verb_family_exec, .own_action = A_EXEC, .changes = true, .run = run_exec,
+        .name = "exec", .work = &verb_work_change, .family = &verb_family_exec, .own_action = A_EXEC, .run = run_exec,
         .reply = reply_exec, .others_action = A_EXEC_OTHERS, .exec = true, .activity = true,
         .budget = verb_budget_none,
 };
 
 const VerbInfo verb_start_exec = {
-        .name = "start-exec", .family = &verb_family_exec, .own_action = A_EXEC, .changes = true,
+        .name = "start-exec", .work = &verb_work_change, .family = &verb_family_exec, .own_action = A_EXEC,
         .run = run_start_exec, .reply = reply_start_exec, .others_action = A_EXEC_OTHERS, .exec = true,
         .activity = true, .budget = verb_budget_none,
 };
 
 const VerbInfo verb_copy_to = {
-        .name = "copy-to", .family = &verb_family_copy, .own_action = A_EXEC, .changes = true, .run = run_copy_to,
+        .name = "copy-to", .work = &verb_work_change, .family = &verb_family_copy, .own_action = A_EXEC, .run = run_copy_to,
         .reply = verb_reply_none, .others_action = A_EXEC_OTHERS, .exec = true, .activity = true,
         .budget = verb_budget_none,
 };
 
 const VerbInfo verb_copy_from = {
-        .name = "copy-from", .family = &verb_family_copy, .own_action = A_EXEC, .changes = true,
+        .name = "copy-from", .work = &verb_work_change, .family = &verb_family_copy, .own_action = A_EXEC,
         .run = run_copy_from, .reply = verb_reply_none, .others_action = A_EXEC_OTHERS, .exec = true,
         .activity = true, .budget = verb_budget_none,
 };
@@ -271,21 +271,21 @@ const VerbInfo verb_copy_from = {
  * and the listing are reads (the read share, the read workers), audited all the
  * same, like the copies; the write and the removal are state changes. */
 const VerbInfo verb_read_file = {
-        .name = "read-file", .family = &verb_family_file, .own_action = A_EXEC, .run = run_read_file,
+        .name = "read-file", .work = &verb_work_read, .family = &verb_family_file, .own_action = A_EXEC, .run = run_read_file,
         .reply = reply_read_file, .others_action = A_EXEC_OTHERS, .audited = true, .activity = true,
 };
 
 const VerbInfo verb_write_file = {
-        .name = "write-file", .family = &verb_family_file, .own_action = A_EXEC, .changes = true,
+        .name = "write-file", .work = &verb_work_change, .family = &verb_family_file, .own_action = A_EXEC,
         .run = run_write_file, .reply = verb_reply_none, .others_action = A_EXEC_OTHERS, .activity = true,
 };
 
 const VerbInfo verb_list_files = {
-        .name = "list-files", .family = &verb_family_file, .own_action = A_EXEC, .run = run_list_files,
+        .name = "list-files", .work = &verb_work_read, .family = &verb_family_file, .own_action = A_EXEC, .run = run_list_files,
         .reply = reply_list_files, .others_action = A_EXEC_OTHERS, .audited = true, .activity = true,
 };
 
 const VerbInfo verb_remove_file = {
-        .name = "remove-file", .family = &verb_family_file, .own_action = A_EXEC, .changes = true,
+        .name = "remove-file", .work = &verb_work_change, .family = &verb_family_file, .own_action = A_EXEC,
         .run = run_remove_file, .reply = verb_reply_none, .others_action = A_EXEC_OTHERS, .activity = true,
 };

@@ -16,6 +16,7 @@
 #include "channel.h"
 #include "operation-args.h"
 #include "operation-state.h"
+#include "work.h"
 
 typedef struct Operation Operation;
 
@@ -185,7 +186,10 @@ typedef struct VerbInfo {
         const char *name;               /* in audit records and polkit's details */
         const VerbFamily *family;       /* its arguments and results; NULL: none */
         const char *own_action;         /* on the caller's own objects; others' need manage-others */
-        bool changes;                   /* a state change: audited */
+        /* Its row of work (work.h): verb_work_change for a state change (audited, the
+         * change pool, the caller's max_operations_per_user share) or verb_work_read (a
+         * read: the read pool, max_reads_per_user); both authorized by polkit. */
+        const WorkKind *work;
         bool lists;                     /* everyone's objects for holders of manage-others */
         int (*run)(Operation *o, SbxLifecycle *l);
         /* Main thread, once the work succeeded: its effect on the registry (the objects,
@@ -238,15 +242,23 @@ extern const VerbInfo verb_exec, verb_start_exec, verb_copy_to, verb_copy_from, 
 extern const VerbFamily verb_family_list, verb_family_pool;
 extern const VerbInfo verb_list, verb_find, verb_list_snapshots, verb_pool_status;
 
+/* operation.c: the two rows of work of the bus methods' operations */
+extern const WorkKind verb_work_change, verb_work_read;
+
 extern const VerbInfo *const operation_verbs[_VERB_MAX];
 
 static inline const VerbInfo *verb_info(Verb verb) {
         return operation_verbs[verb];
 }
 
+/* Whether verb is a state change (else a read). */
+static inline bool verb_changes(Verb verb) {
+        return verb_info(verb)->work->pool == WORK_POOL_CHANGE;
+}
+
 /* Whether an outcome of verb goes into the audit log. */
 static inline bool verb_audited(Verb verb) {
-        return verb_info(verb)->changes || verb_info(verb)->audited;
+        return verb_changes(verb) || verb_info(verb)->audited;
 }
 
 /* The target of o as its owner calls it, for logs and audit records ("-": none). */

@@ -144,7 +144,7 @@ static void job_reply(Operation *o) {
                 if (o->name && o->error.kind == SBX_ERROR_NO_SUCH_SANDBOX)
                         registry_drop(&o->m->registry, o->name);
                 /* Docker failed midway: what the operation left is settled once it answers. */
-                if (verb_info(o->verb)->changes && o->error.kind == SBX_ERROR_BACKEND_UNAVAILABLE)
+                if (verb_changes(o->verb) && o->error.kind == SBX_ERROR_BACKEND_UNAVAILABLE)
                         manager_reconcile_later(o->m);
                 fail(o, OPERATION_ERRED, o->r, &o->error);
                 return;
@@ -190,12 +190,12 @@ static void job_cancel(Operation *o) {
 /* Reads and state changes have pools of their own (work.h): a read never waits
  * behind another caller's slow state change, nor behind more than its share of
  * another caller's slow reads. */
-static const WorkKind operation_change_work = {
+const WorkKind verb_work_change = {
         .name = "operation", .auth = WORK_AUTH_POLKIT, .pool = WORK_POOL_CHANGE, .share = WORK_SHARE_NONE,
         .cancellable = true, .budget = job_budget, .run = job_run, .done = job_done, .refused = job_refused,
 };
 
-static const WorkKind operation_read_work = {
+const WorkKind verb_work_read = {
         .name = "read", .auth = WORK_AUTH_POLKIT, .pool = WORK_POOL_READ, .share = WORK_SHARE_NONE,
         .cancellable = true, .budget = job_budget, .run = job_run, .done = job_done, .refused = job_refused,
 };
@@ -282,7 +282,7 @@ static void submit_acquired(Operation *o) {
         }
         advance(o, OPERATION_SUBMITTED);
         /* Once handed over, o lives until its reply (a refusal has freed it). */
-        if (work_submit(o->m, o->read ? &operation_read_work : &operation_change_work, o->uid, o) >= 0 &&
+        if (work_submit(o->m, verb_info(o->verb)->work, o->uid, o) >= 0 &&
             verb_info(o->verb)->submitted)
                 verb_info(o->verb)->submitted(o);
 }
@@ -541,7 +541,7 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .m = m,
                 .call = sd_bus_message_ref(call),
                 .verb = verb,
-                .read = !verb_info(verb)->changes,
+                .read = !verb_changes(verb),
                 .state = OPERATION_AUTHORIZING,
                 .uid = uid,
                 .owner = uid,
@@ -571,7 +571,7 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
 
 int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *args, sd_bus_error *ret_error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        bool read = !verb_info(verb)->changes, pending;
+        bool read = !verb_changes(verb), pending;
         Operation *o;
         uid_t uid;
         int r;
