@@ -73,7 +73,8 @@ int bus_sandbox_method_verify(sd_bus_message *msg, Manager *m, const char *name,
         if ((r = bus_read_spec_arg(msg, m, false, &spec, &e)) < 0)
                 return operation_refuse(m, msg, VERB_VERIFY, target_of(name, object), &e, r, error);
         return operation_start(m, msg, VERB_VERIFY,
-                               &(OperationArgs) { .name = name, .object = object, .verify = { .spec = TAKE_PTR(spec) } }, error);
+                               &(OperationArgs) { .name = name, .object = object,
+                                                  .verify = { .spec = TAKE_PTR(spec) } }, error);
 }
 
 int bus_sandbox_method_stop(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
@@ -130,7 +131,8 @@ int bus_sandbox_method_set_lifetimes(sd_bus_message *msg, Manager *m, const char
             (r = sbx_lifetime_check_policy(&lifetime, m->policy, &e)) < 0)
                 return operation_refuse(m, msg, VERB_SET_LIFETIMES, target_of(name, object), &e, r, error);
         return operation_start(m, msg, VERB_SET_LIFETIMES,
-                               &(OperationArgs) { .name = name, .object = object, .lifetimes = { .lifetime = lifetime } }, error);
+                               &(OperationArgs) { .name = name, .object = object,
+                                                  .lifetimes = { .lifetime = lifetime } }, error);
 }
 
 int bus_sandbox_method_snapshot(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,

@@ -294,34 +294,36 @@ static int apply_set_lifetimes(Operation *o) {
 /* The rows ------------------------------------------------------------------ */
 
 const VerbInfo verb_create = {
-        .name = "create", .work = &verb_work_change, .family = &verb_family_create, .own_action = SBX_POLKIT_ACTION_CREATE,
-        .run = run_create, .apply = apply_create, .reply = reply_create, .budget = budget_create,
-        .more_actions = create_more_actions, .template = create_template,
+        .name = "create", .work = &verb_work_change, .family = &verb_family_create,
+        .own_action = SBX_POLKIT_ACTION_CREATE, .run = run_create, .apply = apply_create, .reply = reply_create,
+        .budget = budget_create, .more_actions = create_more_actions, .template = create_template,
 };
 
 /* creates or starts the caller's own; replacing it (recreate) also needs manage */
 const VerbInfo verb_ensure = {
-        .name = "ensure", .work = &verb_work_change, .family = &verb_family_create, .own_action = SBX_POLKIT_ACTION_CREATE,
-        .run = run_ensure, .apply = apply_ensure, .reply = reply_ensure, .admit = admit_ensure, .activity = true,
-        .budget = budget_ensure, .more_actions = ensure_more_actions, .template = create_template,
+        .name = "ensure", .work = &verb_work_change, .family = &verb_family_create,
+        .own_action = SBX_POLKIT_ACTION_CREATE, .run = run_ensure, .apply = apply_ensure, .reply = reply_ensure,
+        .admit = admit_ensure, .activity = true, .budget = budget_ensure, .more_actions = ensure_more_actions,
+        .template = create_template,
 };
 
 /* a warm pool's member, or a create under a generated name (docs/lifecycle.md) */
 const VerbInfo verb_claim = {
-        .name = "claim", .work = &verb_work_change, .family = &verb_family_create, .own_action = SBX_POLKIT_ACTION_CREATE,
-        .run = run_claim, .apply = apply_claim, .reply = reply_claim, .budget = budget_create,
-        .more_actions = create_more_actions, .template = create_template, .ok_reason = claim_ok_reason,
+        .name = "claim", .work = &verb_work_change, .family = &verb_family_create,
+        .own_action = SBX_POLKIT_ACTION_CREATE, .run = run_claim, .apply = apply_claim, .reply = reply_claim,
+        .budget = budget_create, .more_actions = create_more_actions, .template = create_template,
+        .ok_reason = claim_ok_reason,
 };
 
 /* E2B's setTimeout: the idle timeout, the expiry from now, what idling does */
 const VerbInfo verb_set_lifetimes = {
-        .name = "set-lifetimes", .work = &verb_work_change, .family = &verb_family_lifetimes, .own_action = SBX_POLKIT_ACTION_MANAGE,
-        .run = run_set_lifetimes, .apply = apply_set_lifetimes, .reply = verb_reply_none,
-        .activity = true,
+        .name = "set-lifetimes", .work = &verb_work_change, .family = &verb_family_lifetimes,
+        .own_action = SBX_POLKIT_ACTION_MANAGE, .run = run_set_lifetimes, .apply = apply_set_lifetimes,
+        .reply = verb_reply_none, .activity = true,
 };
 
 /* SetSandboxEgress: the network it may reach (docs/security.md) */
 const VerbInfo verb_set_egress = {
-        .name = "set-egress", .work = &verb_work_change, .family = &verb_family_egress, .own_action = SBX_POLKIT_ACTION_MANAGE,
-        .run = run_set_egress, .reply = verb_reply_none,
+        .name = "set-egress", .work = &verb_work_change, .family = &verb_family_egress,
+        .own_action = SBX_POLKIT_ACTION_MANAGE, .run = run_set_egress, .reply = verb_reply_none,
 };

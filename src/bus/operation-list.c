@@ -123,23 +123,24 @@ static int reply_pool_status(Operation *o, sd_bus_message *reply) {
 /* The rows ------------------------------------------------------------------ */
 
 const VerbInfo verb_list = {
-        .name = "list", .work = &verb_work_read, .family = &verb_family_list, .own_action = SBX_POLKIT_ACTION_INSPECT, .lists = true,
-        .run = run_list, .apply = apply_list, .reply = reply_list,
+        .name = "list", .work = &verb_work_read, .family = &verb_family_list, .own_action = SBX_POLKIT_ACTION_INSPECT,
+        .lists = true, .run = run_list, .apply = apply_list, .reply = reply_list,
 };
 
 /* ListSandboxes filtered (by labels, state) */
 const VerbInfo verb_find = {
-        .name = "find", .work = &verb_work_read, .family = &verb_family_list, .own_action = SBX_POLKIT_ACTION_INSPECT, .lists = true,
-        .run = run_list, .apply = apply_list, .reply = reply_list,
+        .name = "find", .work = &verb_work_read, .family = &verb_family_list, .own_action = SBX_POLKIT_ACTION_INSPECT,
+        .lists = true, .run = run_list, .apply = apply_list, .reply = reply_list,
 };
 
 const VerbInfo verb_list_snapshots = {
-        .name = "list-snapshots", .work = &verb_work_read, .family = &verb_family_list, .own_action = SBX_POLKIT_ACTION_INSPECT,
-        .lists = true, .run = run_list_snapshots, .reply = reply_list_snapshots,
+        .name = "list-snapshots", .work = &verb_work_read, .family = &verb_family_list,
+        .own_action = SBX_POLKIT_ACTION_INSPECT, .lists = true, .run = run_list_snapshots,
+        .reply = reply_list_snapshots,
 };
 
 /* what the warm pools hold (bus-pool.h) */
 const VerbInfo verb_pool_status = {
-        .name = "pool-status", .work = &verb_work_read, .family = &verb_family_pool, .own_action = SBX_POLKIT_ACTION_INSPECT,
-        .lists = true, .run = run_pool_status, .reply = reply_pool_status,
+        .name = "pool-status", .work = &verb_work_read, .family = &verb_family_pool,
+        .own_action = SBX_POLKIT_ACTION_INSPECT, .lists = true, .run = run_pool_status, .reply = reply_pool_status,
 };

@@ -158,8 +158,8 @@ static int admit_acquire(Operation *o) {
 
         if (n < (unsigned) o->m->policy->max_leases_per_user)
                 return 0;
-        return sbx_error_set(&o->error, SBX_ERROR_LIMITS_EXCEEDED, "max_leases_per_user: uid %u holds %u leases already",
-                             (unsigned) o->uid, n);
+        return sbx_error_set(&o->error, SBX_ERROR_LIMITS_EXCEEDED,
+                             "max_leases_per_user: uid %u holds %u leases already", (unsigned) o->uid, n);
 }
 
 /* Main thread: budgets ------------------------------------------------------ */
@@ -372,24 +372,24 @@ static int reply_usage(Operation *o, sd_bus_message *reply) {
 #define A_MANAGE  SBX_POLKIT_ACTION_MANAGE
 
 const VerbInfo verb_get = {
-        .name = "get", .work = &verb_work_read, .family = &verb_family_inspect, .own_action = A_INSPECT, .run = run_inspect,
-        .apply = apply_put, .reply = reply_get,
+        .name = "get", .work = &verb_work_read, .family = &verb_family_inspect, .own_action = A_INSPECT,
+        .run = run_inspect, .apply = apply_put, .reply = reply_get,
 };
 
 const VerbInfo verb_inspect = {
-        .name = "inspect", .work = &verb_work_read, .family = &verb_family_inspect, .own_action = A_INSPECT, .run = run_inspect,
-        .apply = apply_inspect, .reply = reply_inspect, .answer = answer_inspect,
+        .name = "inspect", .work = &verb_work_read, .family = &verb_family_inspect, .own_action = A_INSPECT,
+        .run = run_inspect, .apply = apply_inspect, .reply = reply_inspect, .answer = answer_inspect,
 };
 
 /* InspectSandbox with Docker asked now (docs/api.md#reads-from-observations) */
 const VerbInfo verb_refresh = {
-        .name = "refresh", .work = &verb_work_read, .family = &verb_family_inspect, .own_action = A_INSPECT, .run = run_refresh,
-        .apply = apply_inspect, .reply = reply_inspect,
+        .name = "refresh", .work = &verb_work_read, .family = &verb_family_inspect, .own_action = A_INSPECT,
+        .run = run_refresh, .apply = apply_inspect, .reply = reply_inspect,
 };
 
 const VerbInfo verb_verify = {
-        .name = "verify", .work = &verb_work_read, .family = &verb_family_verify, .own_action = A_INSPECT, .run = run_verify,
-        .apply = apply_verify, .reply = reply_verify, .answer = answer_verify,
+        .name = "verify", .work = &verb_work_read, .family = &verb_family_verify, .own_action = A_INSPECT,
+        .run = run_verify, .apply = apply_verify, .reply = reply_verify, .answer = answer_verify,
 };
 
 const VerbInfo verb_start = {
@@ -420,8 +420,8 @@ const VerbInfo verb_resume = {
 
 /* a use of the sandbox, as an exec is (docs/security.md) */
 const VerbInfo verb_acquire = {
-        .name = "acquire", .work = &verb_work_change, .family = &verb_family_inspect, .own_action = SBX_POLKIT_ACTION_EXEC,
-        .run = run_inspect, .apply = apply_acquire, .reply = reply_acquire,
+        .name = "acquire", .work = &verb_work_change, .family = &verb_family_inspect,
+        .own_action = SBX_POLKIT_ACTION_EXEC, .run = run_inspect, .apply = apply_acquire, .reply = reply_acquire,
         .others_action = SBX_POLKIT_ACTION_EXEC_OTHERS, .admit = admit_acquire, .activity = true,
 };
 
@@ -436,8 +436,8 @@ const VerbInfo verb_delete_snapshot = {
 };
 
 const VerbInfo verb_usage = {
-        .name = "usage", .work = &verb_work_read, .family = &verb_family_usage, .own_action = SBX_POLKIT_ACTION_EXEC, .run = run_usage,
-        .reply = reply_usage, .others_action = SBX_POLKIT_ACTION_EXEC_OTHERS,
+        .name = "usage", .work = &verb_work_read, .family = &verb_family_usage, .own_action = SBX_POLKIT_ACTION_EXEC,
+        .run = run_usage, .reply = reply_usage, .others_action = SBX_POLKIT_ACTION_EXEC_OTHERS,
 };
 
 /* an image for the host, through the policy's registries (bus-pull.h); as long as

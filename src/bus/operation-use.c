@@ -245,8 +245,7 @@ static int reply_list_files(Operation *o, sd_bus_message *reply) {
 
 const VerbInfo verb_exec = {
         .name = "exec", .work = &verb_work_change, .family = &verb_family_exec, .own_action = A_EXEC, .run = run_exec,
-        .reply = reply_exec, .others_action = A_EXEC_OTHERS, .exec = true, .activity = true,
-        .budget = verb_budget_none,
+        .reply = reply_exec, .others_action = A_EXEC_OTHERS, .exec = true, .activity = true, .budget = verb_budget_none,
 };
 
 const VerbInfo verb_start_exec = {
@@ -256,23 +255,24 @@ const VerbInfo verb_start_exec = {
 };
 
 const VerbInfo verb_copy_to = {
-        .name = "copy-to", .work = &verb_work_change, .family = &verb_family_copy, .own_action = A_EXEC, .run = run_copy_to,
-        .reply = verb_reply_none, .others_action = A_EXEC_OTHERS, .exec = true, .activity = true,
+        .name = "copy-to", .work = &verb_work_change, .family = &verb_family_copy, .own_action = A_EXEC,
+        .run = run_copy_to, .reply = verb_reply_none, .others_action = A_EXEC_OTHERS, .exec = true, .activity = true,
         .budget = verb_budget_none,
 };
 
 const VerbInfo verb_copy_from = {
         .name = "copy-from", .work = &verb_work_change, .family = &verb_family_copy, .own_action = A_EXEC,
-        .run = run_copy_from, .reply = verb_reply_none, .others_action = A_EXEC_OTHERS, .exec = true,
-        .activity = true, .budget = verb_budget_none,
+        .run = run_copy_from, .reply = verb_reply_none, .others_action = A_EXEC_OTHERS, .exec = true, .activity = true,
+        .budget = verb_budget_none,
 };
 
 /* The file calls start no process (the kept channel's exec holds no slot). The read
  * and the listing are reads (the read share, the read workers), audited all the
  * same, like the copies; the write and the removal are state changes. */
 const VerbInfo verb_read_file = {
-        .name = "read-file", .work = &verb_work_read, .family = &verb_family_file, .own_action = A_EXEC, .run = run_read_file,
-        .reply = reply_read_file, .others_action = A_EXEC_OTHERS, .audited = true, .activity = true,
+        .name = "read-file", .work = &verb_work_read, .family = &verb_family_file, .own_action = A_EXEC,
+        .run = run_read_file, .reply = reply_read_file, .others_action = A_EXEC_OTHERS, .audited = true,
+        .activity = true,
 };
 
 const VerbInfo verb_write_file = {
@@ -281,8 +281,9 @@ const VerbInfo verb_write_file = {
 };
 
 const VerbInfo verb_list_files = {
-        .name = "list-files", .work = &verb_work_read, .family = &verb_family_file, .own_action = A_EXEC, .run = run_list_files,
-        .reply = reply_list_files, .others_action = A_EXEC_OTHERS, .audited = true, .activity = true,
+        .name = "list-files", .work = &verb_work_read, .family = &verb_family_file, .own_action = A_EXEC,
+        .run = run_list_files, .reply = reply_list_files, .others_action = A_EXEC_OTHERS, .audited = true,
+        .activity = true,
 };
 
 const VerbInfo verb_remove_file = {
