@@ -223,6 +223,21 @@ static int method_list_snapshots(sd_bus_message *msg, void *userdata, sd_bus_err
         return operation_start(userdata, msg, VERB_LIST_SNAPSHOTS, &(OperationArgs) {}, error);
 }
 
+/* An entry KEY of an a{sv} whose value has signature SIG: opened, then closed. */
+static int open_entry(sd_bus_message *reply, const char *key, const char *sig) {
+        int r = sd_bus_message_open_container(reply, 'e', "sv");
+
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "s", key);
+        return r < 0 ? r : sd_bus_message_open_container(reply, 'v', sig);
+}
+
+static int close_entry(sd_bus_message *reply) {
+        int r = sd_bus_message_close_container(reply);
+
+        return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
 static int append_roots(sd_bus_message *reply, const SbxPolicy *p, const SbxOwner *owner) {
         int r = sd_bus_message_open_container(reply, 'a', "(sas)");
 
@@ -250,31 +265,21 @@ static int append_roots(sd_bus_message *reply, const SbxPolicy *p, const SbxOwne
 /* The registries images may be pulled from, by host (their CA files are the
  * administrator's business). */
 static int append_registries(sd_bus_message *reply, const SbxPolicy *p) {
-        int r = sd_bus_message_open_container(reply, 'e', "sv");
+        int r = open_entry(reply, "registries", "as");
 
-        if (r >= 0)
-                r = sd_bus_message_append(reply, "s", "registries");
-        if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'v', "as");
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "s");
         for (size_t i = 0; r >= 0 && i < p->n_registries; i++)
                 r = sd_bus_message_append(reply, "s", p->registries[i].host);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
-        return r < 0 ? r : sd_bus_message_close_container(reply);
+        return r < 0 ? r : close_entry(reply);
 }
 
 /* "runtimes": each name a caller may ask for, and the engine runtime it runs under. */
 static int append_runtimes(sd_bus_message *reply, const SbxPolicy *p) {
-        int r = sd_bus_message_open_container(reply, 'e', "sv");
+        int r = open_entry(reply, "runtimes", "a{ss}");
 
-        if (r >= 0)
-                r = sd_bus_message_append(reply, "s", "runtimes");
-        if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'v', "a{ss}");
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "{ss}");
         if (r >= 0)
@@ -283,9 +288,7 @@ static int append_runtimes(sd_bus_message *reply, const SbxPolicy *p) {
                 r = sd_bus_message_append(reply, "{ss}", p->runtimes.items[i].name, p->runtimes.items[i].engine_runtime);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
-        return r < 0 ? r : sd_bus_message_close_container(reply);
+        return r < 0 ? r : close_entry(reply);
 }
 
 /* What applies to the caller: the limits, the images, its own volume roots. No
@@ -307,18 +310,12 @@ static int method_get_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
         if ((r = sd_bus_message_new_method_return(msg, &reply)) < 0 ||
             (r = sd_bus_message_open_container(reply, 'a', "{sv}")) < 0 ||
             (r = sd_bus_message_append(reply, "{sv}", "default_image", "s", p->default_image)) < 0 ||
-            (r = sd_bus_message_open_container(reply, 'e', "sv")) < 0 ||
-            (r = sd_bus_message_append(reply, "s", "allowed_images")) < 0 ||
-            (r = sd_bus_message_open_container(reply, 'v', "as")) < 0 ||
+            (r = open_entry(reply, "allowed_images", "as")) < 0 ||
             (r = sd_bus_message_append_strv(reply, p->allowed_images)) < 0 ||
-            (r = sd_bus_message_close_container(reply)) < 0 ||
-            (r = sd_bus_message_close_container(reply)) < 0 ||
-            (r = sd_bus_message_open_container(reply, 'e', "sv")) < 0 ||
-            (r = sd_bus_message_append(reply, "s", "volume_roots")) < 0 ||
-            (r = sd_bus_message_open_container(reply, 'v', "a(sas)")) < 0 ||
+            (r = close_entry(reply)) < 0 ||
+            (r = open_entry(reply, "volume_roots", "a(sas)")) < 0 ||
             (r = append_roots(reply, p, &info.owner)) < 0 ||
-            (r = sd_bus_message_close_container(reply)) < 0 ||
-            (r = sd_bus_message_close_container(reply)) < 0 ||
+            (r = close_entry(reply)) < 0 ||
             (r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}",
                                        "max_cpus", "t", (uint64_t) p->max_cpus,
                                        "max_memory_mib", "t", (uint64_t) p->max_memory_mib,

@@ -491,8 +491,13 @@ void sbx_exec_cancel_all(void) {
 }
 
 /* Past the deadline: everything of this exec is killed, and the stream drained. */
-static int time_out(SbxLifecycle *l, SbxExecProcess *p, unsigned timeout_s, SbxError *error) {
-        int r = sbx_exec_kill(l->docker, p, SIGKILL, error);
+static int time_out(SbxLifecycle *l, SbxExecProcess *p, unsigned timeout_s, const char *what, SbxError *error) {
+        int r;
+
+        /* What timed out, and by which path, for whoever reads the log after it. */
+        log_info("the %s stream in container %.12s (%s) did not end within %u s: killing it", what,
+                 p->container_id ?: "?", p->channel ? "over the channel" : "a Docker exec", timeout_s);
+        r = sbx_exec_kill(l->docker, p, SIGKILL, error);
 
         if (r < 0)
                 return r;
@@ -513,7 +518,7 @@ int lc_exec_relay_or_kill(SbxLifecycle *l, SbxExecProcess *p, unsigned timeout_s
         r = sbx_relay_run(&p->relay);
         p->relay.wake_fd = -1;
         if (r == -ETIME)
-                return time_out(l, p, timeout_s, error);
+                return time_out(l, p, timeout_s, what, error);
         if (r == -ECANCELED) {
                 (void) sbx_exec_kill(l->docker, p, SIGKILL, NULL);
                 p->relay.deadline_us = sbx_now_monotonic_us() + KILL_DRAIN_US;

@@ -96,6 +96,17 @@ SbxSandboxState sbx_sandbox_state_from_string(const char *s) {
         return _SBX_SANDBOX_STATE_INVALID;
 }
 
+/* A NULL-terminated array of rows and every row in it. */
+#define DEFINE_ROW_LIST_FREE(type, prefix)                       \
+        type **prefix##_list_free(type **rows) {                 \
+                if (!rows)                                       \
+                        return NULL;                             \
+                for (type **r = rows; *r; r++)                   \
+                        prefix##_free(*r);                       \
+                free(rows);                                      \
+                return NULL;                                     \
+        }
+
 SbxSandboxRow *sbx_sandbox_row_free(SbxSandboxRow *row) {
         if (!row)
                 return NULL;
@@ -109,14 +120,7 @@ SbxSandboxRow *sbx_sandbox_row_free(SbxSandboxRow *row) {
         return NULL;
 }
 
-SbxSandboxRow **sbx_sandbox_row_list_free(SbxSandboxRow **rows) {
-        if (!rows)
-                return NULL;
-        for (SbxSandboxRow **r = rows; *r; r++)
-                sbx_sandbox_row_free(*r);
-        free(rows);
-        return NULL;
-}
+DEFINE_ROW_LIST_FREE(SbxSandboxRow, sbx_sandbox_row);
 
 SbxSnapshotRow *sbx_snapshot_row_free(SbxSnapshotRow *row) {
         if (!row)
@@ -129,14 +133,7 @@ SbxSnapshotRow *sbx_snapshot_row_free(SbxSnapshotRow *row) {
         return NULL;
 }
 
-SbxSnapshotRow **sbx_snapshot_row_list_free(SbxSnapshotRow **rows) {
-        if (!rows)
-                return NULL;
-        for (SbxSnapshotRow **r = rows; *r; r++)
-                sbx_snapshot_row_free(*r);
-        free(rows);
-        return NULL;
-}
+DEFINE_ROW_LIST_FREE(SbxSnapshotRow, sbx_snapshot_row);
 
 /* ---- row types -------------------------------------------------------------------- */
 
@@ -640,14 +637,7 @@ SbxIntentRow *sbx_intent_row_free(SbxIntentRow *row) {
         return NULL;
 }
 
-SbxIntentRow **sbx_intent_row_list_free(SbxIntentRow **rows) {
-        if (!rows)
-                return NULL;
-        for (SbxIntentRow **r = rows; *r; r++)
-                sbx_intent_row_free(*r);
-        free(rows);
-        return NULL;
-}
+DEFINE_ROW_LIST_FREE(SbxIntentRow, sbx_intent_row);
 
 /* The owner's sandboxes and unfinished creates, but for the name. */
 static int count_owned(SbxStore *s, uid_t owner, const char *name, SbxError *error) {
@@ -736,14 +726,7 @@ SbxSnapshotIntentRow *sbx_snapshot_intent_row_free(SbxSnapshotIntentRow *row) {
         return NULL;
 }
 
-SbxSnapshotIntentRow **sbx_snapshot_intent_row_list_free(SbxSnapshotIntentRow **rows) {
-        if (!rows)
-                return NULL;
-        for (SbxSnapshotIntentRow **r = rows; *r; r++)
-                sbx_snapshot_intent_row_free(*r);
-        free(rows);
-        return NULL;
-}
+DEFINE_ROW_LIST_FREE(SbxSnapshotIntentRow, sbx_snapshot_intent_row);
 
 int sbx_store_put_snapshot_intent(SbxStore *s, const SbxSnapshotIntentRow *row, SbxError *error) {
         _cleanup_(statement_resetp) sqlite3_stmt *st = NULL;

@@ -73,3 +73,16 @@ def cleanup(sandboxd):
     c = h.Cleanup(sandboxd)
     yield c
     c.run()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test's report carries the end of the service's own log (its stderr goes
+    to the private bus's log): what the daemon said is what explains a failure seen
+    only in CI."""
+    outcome = yield
+    report = outcome.get_result()
+    s = item.funcargs.get("stack") if hasattr(item, "funcargs") else None
+    if report.failed and s is not None:
+        lines = s.log("dbus-daemon", tail=None).splitlines()
+        report.sections.append(("the service's log (its last 80 lines)", "\n".join(lines[-80:])))
