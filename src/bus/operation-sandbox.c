@@ -289,6 +289,7 @@ static int apply_verify(Operation *o) {
         return 0;
 }
 
+/* The verdict and the fields that differ (as, not cast from const). */
 static int reply_verify(Operation *o, sd_bus_message *reply) {
         const char *names[SBX_SPEC_FIELD_COUNT + 3];
         unsigned fields = o->verify.fields;
@@ -300,8 +301,11 @@ static int reply_verify(Operation *o, sd_bus_message *reply) {
                 names[n++] = "egress";
         if (fields & SBX_VERIFY_FIELD_RUNTIME)
                 names[n++] = "runtime";
-        names[n] = NULL;
-        return r < 0 ? r : sd_bus_message_append_strv(reply, (char **) names);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "s");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = sd_bus_message_append(reply, "s", names[i]);
+        return r < 0 ? r : sd_bus_message_close_container(reply);
 }
 
 static int apply_start(Operation *o) {
