@@ -282,8 +282,7 @@ static void submit_acquired(Operation *o) {
         }
         advance(o, OPERATION_SUBMITTED);
         /* Once handed over, o lives until its reply (a refusal has freed it). */
-        if (work_submit(o->m, verb_info(o->verb)->work, o->uid, o) >= 0 &&
-            verb_info(o->verb)->submitted)
+        if (work_submit(o->m, verb_info(o->verb)->work, o->uid, o) >= 0 && verb_info(o->verb)->submitted)
                 verb_info(o->verb)->submitted(o);
 }
 
@@ -511,16 +510,18 @@ static void ask(Operation *o) {
 }
 
 static void authorize(Operation *o) {
+        const VerbInfo *v = verb_info(o->verb);
+
         if (o->uid == 0) {
                 o->widened = o->all = true;
                 allowed(o);
                 return;
         }
-        o->action = o->owner_valid && o->owner == o->uid ? verb_info(o->verb)->own_action
-                                                          : verb_info(o->verb)->others_action ?: SBX_POLKIT_ACTION_MANAGE_OTHERS;
+        o->action = o->owner_valid && o->owner == o->uid ? v->own_action
+                                                          : v->others_action ?: SBX_POLKIT_ACTION_MANAGE_OTHERS;
         /* What else the verb's arguments ask for (a replacement, a pull first). */
-        if (verb_info(o->verb)->more_actions)
-                verb_info(o->verb)->more_actions(o, &o->then_action, &o->last_action);
+        if (v->more_actions)
+                v->more_actions(o, &o->then_action, &o->last_action);
         /* Resuming first is a resume: what manage (others': manage-others) allows. */
         if (o->resume)
                 o->then_action = o->owner_valid && o->owner == o->uid ? SBX_POLKIT_ACTION_MANAGE
