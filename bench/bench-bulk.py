@@ -10,8 +10,12 @@ stream (the path the service's rides on: an exec of `cat FILE` read to its end, 
 `sh -c 'cat > FILE'` fed the file on its stdin, created and started hijacked as root). Rounds interleave the
 two sides (order alternating) after a warm-up round; prints MB/s medians, the ratios
 (target >= 0.9x Docker's rate) and the daemon's CPU per byte during the service's side
-(utime+stime of /proc/<daemon>/stat around each call; target <= 2 ns/byte). Asserts
-nothing (a benchmark, not a test).
+(utime+stime of /proc/<daemon>/stat around each call; target <= 2 ns/byte). Then
+(unless --no-output) a detached process's 48 MiB of output read to its end by the
+Python module's Process.wait() (StreamOutput, descriptors) against ReadOutput replies
+(what the module did before) and against Docker's exec stream of a `cat` of the same
+bytes, on a daemon whose max_process_output keeps them all. Asserts nothing (a
+benchmark, not a test).
 
 Needs root, a Docker daemon and the test image (tests/setup-docker.sh); starts the
 private bus + polkitd stack of tests/e2e/stack.py."""
@@ -34,6 +38,11 @@ import sandbox_helpers as h  # noqa: E402
 
 SIZE = 64 << 20
 GUEST = "/tmp/bench/64m.bin"
+# A detached process's output read to its end (the module's Process.wait()): 48 MiB,
+# all kept (max_process_output at its limit, 64 MiB).
+OUT_SIZE = 48 << 20
+OUT_GUEST = "/tmp/bench/out.bin"
+OUT_KEPT = 64 << 20
 
 # One round of the service's side, as the member: each call's seconds and the daemon's
 # CPU seconds meanwhile.
@@ -98,6 +107,81 @@ DRIVER = textwrap.dedent("""
 """)
 
 
+# One round of the output side, as the member with the Python module: a detached
+# process that wrote OUT_SIZE bytes (and ended) read to its end by Process.wait()
+# (StreamOutput) and another by ReadOutput replies, as the module did before (at most
+# 4 MiB of a stream each); the seconds of each, the daemon's CPU seconds of the first.
+OUTPUT_DRIVER = textwrap.dedent("""
+    import json, os, sys, time
+    from xagent_sandbox import Sandbox
+
+    name, size, pid, guest = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    sb = Sandbox(name)
+    TICK = os.sysconf("SC_CLK_TCK")
+
+    def cpu():
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICK
+
+    def ended_process():
+        p = sb.processes.start(["sh", "-c", f"head -c {size} /dev/urandom | tee {guest}"])
+        deadline = time.monotonic() + 300
+        while not [x for x in sb.processes.list() if x.id == p.id and not x.running]:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        return p
+
+    def stream(p):
+        assert len(p.wait().stdout_bytes) == size
+
+    def replies(p):
+        offset, n, running = 0, 0, True
+        while running:
+            out, _, offset, running = p._bus().call(p.path, "org.xagent.Sandbox1.Exec", "ReadOutput", "t",
+                                                    [offset], timeout_s=60)
+            n += len(out)
+        assert n == size, n
+
+    out = {}
+    for k, fn in (("stream", stream), ("replies", replies)):
+        p = ended_process()
+        c0, t0 = cpu(), time.perf_counter()
+        fn(p)
+        out[k] = [time.perf_counter() - t0, cpu() - c0]
+    print(json.dumps(out))
+""")
+
+
+def measure_output(stack, name, cid, rounds):
+    """Process.wait() through StreamOutput vs ReadOutput replies vs Docker's exec
+    stream of a cat of the same bytes, interleaved per round after a warm-up round:
+    {side: [seconds]} and the daemon's CPU seconds during the StreamOutput reads."""
+    bus = h.Sandboxd(stack)
+    # The bulk part's files go first: they count in the sandbox's memory (512 MiB), whose
+    # reclaim would slow the reads of the output's ring file.
+    r = bus.call(MEMBER, "ExecSandbox", "sasa{sv}", [name, ["sh", "-c", "rm -f /tmp/bench/*"], {}])
+    assert r.result[0] == 0, r.result
+    lib = os.path.join(ROOT, "python", "xagent_sandbox")
+    times = {"stream": [], "replies": [], "cat": []}
+    cpu = 0.0
+    with h.daemon_config(stack, {"max_process_output": OUT_KEPT}):
+        bus.call(MEMBER, "GetPolicy").result          # activates the daemon on the config
+        pid = stack.daemon_pid()
+        for rnd in range(rounds + 1):
+            for side in (["service", "docker"] if rnd % 2 == 0 else ["docker", "service"]):
+                if side == "service":
+                    got = run_as_member(stack, MEMBER, OUTPUT_DRIVER, [name, str(OUT_SIZE), str(pid), OUT_GUEST],
+                                        copies=[lib])
+                    if rnd:
+                        times["stream"].append(got["stream"][0])
+                        times["replies"].append(got["replies"][0])
+                        cpu += got["stream"][1]
+                elif rnd:
+                    times["cat"].append(docker_exec_stream(cid, ["cat", OUT_GUEST], least=OUT_SIZE))
+    return times, cpu
+
+
 def read_to_end(s):
     """Reads the socket to its end, discarding; closes it; the bytes read."""
     n = 0
@@ -129,7 +213,7 @@ def docker_stream(method, path, body_path=None):
     return dt
 
 
-def docker_exec_stream(cid, argv, body_path=None):
+def docker_exec_stream(cid, argv, body_path=None, least=SIZE):
     """Docker's own exec stream (what the service's path rides on): an exec of argv,
     started hijacked; body_path's bytes to its stdin (then its end), its output read
     and discarded. Returns the seconds from the exec's creation to the stream's end."""
@@ -149,13 +233,14 @@ def docker_exec_stream(cid, argv, body_path=None):
         s.shutdown(socket.SHUT_WR)
     n = read_to_end(s)
     dt = time.perf_counter() - t0
-    assert n > (SIZE if body_path is None else 0), n
+    assert n > (least if body_path is None else 0), n
     return dt
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (after one warm-up)")
+    ap.add_argument("--no-output", action="store_true", help="without the detached output's part")
     a = ap.parse_args()
 
     with member_sandbox(ROOT, "bulk") as (stack, build, name):
@@ -212,6 +297,19 @@ def main():
             print(f"{label:38} {mbs(ours[k]):8.1f} {mbs(base[k]):8.1f}  {ratio:.2f}x "
                   f"({'met' if ratio >= 0.9 else 'not met'} >= 0.9x)  {ns:.2f} ns/byte "
                   f"({'met' if ns <= 2 else 'not met'} <= 2)")
+
+        if a.no_output:
+            return
+        times, out_cpu = measure_output(stack, name, cid, a.rounds)
+        out_mbs = lambda secs: OUT_SIZE / statistics.median(secs) / 1e6  # noqa: E731
+        print(f"\n{'48 MiB of output, MB/s (median of ' + str(a.rounds) + ')':38} {'module':>8} {'base':>8}  ratio")
+        for label, base in (("wait() (StreamOutput) vs exec cat stream", "cat"),
+                            ("wait() (StreamOutput) vs ReadOutput", "replies")):
+            print(f"{label:42} {out_mbs(times['stream']):8.1f} {out_mbs(times[base]):8.1f}  "
+                  f"{out_mbs(times['stream']) / out_mbs(times[base]):.2f}x")
+        print(f"{'ReadOutput replies vs exec cat stream':42} {out_mbs(times['replies']):8.1f} "
+              f"{out_mbs(times['cat']):8.1f}  {out_mbs(times['replies']) / out_mbs(times['cat']):.2f}x")
+        print(f"daemon CPU during wait(): {out_cpu * 1e9 / (OUT_SIZE * a.rounds):.2f} ns/byte")
 
 
 if __name__ == "__main__":

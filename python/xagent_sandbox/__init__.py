@@ -381,6 +381,18 @@ class _Drain:
         if self._peer.fileno() >= 0:
             self._peer.close()
 
+    def ended(self, timeout=None):
+        """Waits up to timeout seconds (None: for ever) for the end; whether it came.
+        If not, this side stops reading: the writer finds its reader gone."""
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            try:
+                self._ours.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return False
+        return True
+
     def __enter__(self):
         self._thread.start()
         return self

@@ -21,6 +21,14 @@ PROPERTIES = "org.freedesktop.DBus.Properties"
 EXEC_PREFIX = "/org/xagent/Sandbox1/exec/"
 # The Exited signal the service sends after the reply to the last ReadOutput.
 _EXITED_WAIT_S = 2.0
+# After a StreamOutput that ended: how long its ExitStatus may take to say it ended.
+_ENDED_WAIT_S = 3.0
+
+# One ReadOutput reply holds at most this of each stream; a reply that full of an
+# ended process's output: the rest kept comes through StreamOutput (descriptors).
+_REPLY_MAX = 4 << 20
+# A stream's part of the cursor beyond position 2^32 (docs/api.md, ReadOutput).
+_PART_MOD = (1 << 32) - 1
 
 # Each process's read position, by id: [offset, finished, exit_code].
 _CURSORS = {}
@@ -34,6 +42,20 @@ def _gone(process, err):
     why = (f"it ended (exit code {cursor[2]}) and its output was read to its end" if cursor and cursor[1]
            else "it ended and its output was read, its sandbox stopped, or it was trimmed")
     return NoSuchProcess(f"process {process.id}: no such process ({why})", err.name)
+
+
+def _advance_part(part, n):
+    """A stream's part of the cursor n bytes further: the position below 2^32 as it
+    is, beyond it 1 + (position - 1) mod (2^32 - 1); only position 0 is part 0."""
+    if n == 0:
+        return part
+    before = part - 1 if part else -1           # (position - 1) modulo 2^32 - 1
+    return 1 + (before + n) % _PART_MOD
+
+
+def _advance(cursor, n_out, n_err):
+    """ReadOutput's cursor after n_out more bytes of stdout and n_err of stderr."""
+    return _advance_part(cursor >> 32, n_err) << 32 | _advance_part(cursor & 0xFFFFFFFF, n_out)
 
 
 class Output:
@@ -106,15 +128,23 @@ class Process:
 
     def output(self, offset=None):
         """Reads the output from offset (None: where the last read ended; 0: the oldest
-        byte kept) to what was written until now, at most 4 MiB of each stream: an
-        Output. Once it ended, the read that returns running False has the rest, and
-        the service then forgets the process."""
+        byte kept) to what was written until now, at most 4 MiB of each stream while it
+        runs: an Output. Once it ended, the read that returns running False has the
+        rest (beyond 4 MiB a stream through descriptors, StreamOutput), and the service
+        then forgets the process."""
         offset = self.offset if offset is None else int(offset)
         exited = self._subscribe_exited()
         try:
             self._read_status()
-            out, err, next_offset, running = self._bus().call(self.path, EXEC, "ReadOutput", "t", [offset],
-                                                              timeout_s=60)
+            ended = self.exit_code is not None
+            out, err, next_offset, running = self._read_output(offset)
+            if running and ended and max(len(out), len(err)) >= _REPLY_MAX:
+                # It ended: what is kept no longer moves, so the cursor after the
+                # stream is exact, and the read after it has the end.
+                more_out, more_err, _ = self._stream(next_offset, False, None)
+                tail_out, tail_err, next_offset, running = self._read_output(
+                    _advance(next_offset, len(more_out), len(more_err)))
+                out, err = out + more_out + tail_out, err + more_err + tail_err
             if not running and self.exit_code is None:
                 exited.wait(self)
         except UnknownObject as e:
@@ -127,15 +157,77 @@ class Process:
             self._close_stdin()
         return Output(out, err, next_offset, running, None if running else self.exit_code)
 
+    def _read_output(self, offset):
+        out, err, next_offset, running = self._bus().call(self.path, EXEC, "ReadOutput", "t", [offset],
+                                                          timeout_s=60)
+        return bytes(out), bytes(err), next_offset, running
+
+    def _stream(self, offset, follow, deadline):
+        """StreamOutput from offset into two sockets that threads read to their end:
+        (stdout, stderr, whether the end came before deadline). Past it this side
+        stops reading, which ends the session (the process runs on). Where it ended
+        becomes the read position."""
+        from . import _Drain
+        with _Drain() as out, _Drain() as err:
+            self._bus().call(self.path, EXEC, "StreamOutput", "hha{sv}",
+                             [0, 1, {"offset": GLib.Variant("t", offset), "follow": GLib.Variant("b", follow)}],
+                             fds=[out.fd, err.fd], timeout_s=60)
+            out.close_ours()
+            err.close_ours()
+            whole = all(d.ended(None if deadline is None else max(0.0, deadline - time.monotonic()))
+                        for d in (out, err))
+        _CURSORS[self.id] = [_advance(offset, len(out.out), len(err.out)), False, None]
+        return bytes(out.out), bytes(err.out), whole
+
+    def _follow(self, deadline):
+        """The output to the process's end through StreamOutput (descriptors, no
+        polling; docs/python.md): (stdout, stderr, the Output of the read after it),
+        or None where no session can be had now (4 run on it: LimitsExceeded). Past
+        deadline: TimedOut."""
+        from . import LimitsExceeded, TimedOut
+        try:
+            out, err, whole = self._stream(self.offset, True, deadline)
+        except LimitsExceeded:
+            return None
+        except UnknownObject as e:
+            raise _gone(self, e) from None
+        if not whole:
+            raise TimedOut(f"process {self.id} still runs after the wait's timeout", TimedOut.dbus_name)
+        # The service learns of an end by a poll about once a second.
+        ended_by = time.monotonic() + _ENDED_WAIT_S
+        self._read_status()
+        while self.exit_code is None and time.monotonic() < ended_by:
+            time.sleep(0.1)
+            self._read_status()
+        if self.exit_code is None:
+            o = self.output()                           # cut short while it runs: go on polling
+            return out + o.stdout, err + o.stderr, o
+        # It ran to the process's end: the reads from where it ended only say so and let
+        # the object go. What they return was passed already: the stream skips what the
+        # process overwrote while it was read (past what is kept), so its count may be
+        # behind.
+        o = self.output()
+        while o.running:
+            o = self.output()
+        return out, err, o
+
     def wait(self, timeout=None, poll=0.2):
-        """Reads the output to the end (polling every poll seconds): a RunResult with
-        all that was left to read (nothing if output() already read the end). Past
-        timeout seconds: TimedOut (the process runs on)."""
+        """Reads the output to the end: a RunResult with all that was left to read
+        (nothing if output() already read the end). Through StreamOutput (descriptors:
+        the bytes in no bus message) while a session can be had, else polling
+        ReadOutput every poll seconds. Past timeout seconds: TimedOut (the process
+        runs on)."""
         from . import RunResult, TimedOut
         if self.finished:
             return RunResult(self.exit_code, b"", b"")
         deadline = None if timeout is None else time.monotonic() + timeout
         out, err = bytearray(), bytearray()
+        followed = self._follow(deadline)
+        if followed and not followed[2].running:
+            return RunResult(followed[2].exit_code, followed[0], followed[1])
+        if followed:
+            out += followed[0]
+            err += followed[1]
         while True:
             o = self.output()
             out += o.stdout

@@ -137,6 +137,12 @@ def test_every_operation_under_gvisor(stack, docker):
         r = bus.call(MEMBER, "ExecSandbox", "sasa{sv}", [name, ["sh", "-c", "cat; id -u"],
                                                          {"stdin": ["ay", list(b"in\n")]}]).result
         assert (r[0], bytes(r[1]).decode()) == (0, f"in\n{h.uid_of(MEMBER)}\n")
+        # No channel carries commands under gVisor (the channel's program is not found under
+        # Docker's pid; docs/lifecycle.md, "Commands"): the fallback, a Docker exec, so the
+        # command's parent is not a supervisor forked by the channel's program (--serve).
+        r = bus.call(MEMBER, "ExecSandbox", "sasa{sv}", [name, ["sh", "-c", 'echo "$PPID"; tr "\\0" " " '
+                                                         '</proc/$PPID/cmdline 2>/dev/null; true'], {}]).result
+        assert r[0] == 0 and "--serve" not in bytes(r[1]).decode(), bytes(r[1])
         assert bus.call(MEMBER, "WriteFile", "ssaya{sv}", [name, "/tmp/f", list(b"under gvisor"), {}]).ok
         assert bytes(bus.call(MEMBER, "ReadFile", "ssa{sv}", [name, "/tmp/f", {}]).result[0]) == b"under gvisor"
         src, out = owned_file(docker, "in.tar"), owned_file(docker, "out.tar")

@@ -202,6 +202,12 @@ def test_lifecycle_exec_copies_and_events_over_tls(stack, world):
             r = bus.call(MEMBER, "ExecSandbox", "sasa{sv}",
                          [name, ["sh", "-c", "cat; id -u; echo err >&2"], {"stdin": ["ay", list(b"in\n")]}]).result
             assert (r[0], bytes(r[1]).decode(), bytes(r[2]).decode()) == (0, f"in\n{h.uid_of(MEMBER)}\n", "err\n")
+            # No channel carries commands on a remote engine (its pids are not this host's;
+            # docs/lifecycle.md, "Commands"): the fallback, a Docker exec, whose first process
+            # has its parent outside the sandbox (PPid 0; over a channel: its supervisor), and
+            # a detached process's too.
+            r = bus.call(MEMBER, "ExecSandbox", "sasa{sv}", [name, ["sh", "-c", "echo $PPID"], {}]).result
+            assert (r[0], bytes(r[1])) == (0, b"0\n"), r
 
             assert bus.call(MEMBER, "WriteFile", "ssaya{sv}", [name, "/tmp/f", list(b"over tls"), {}]).ok
             assert bytes(bus.call(MEMBER, "ReadFile", "ssa{sv}", [name, "/tmp/f", {}]).result[0]) == b"over tls"
