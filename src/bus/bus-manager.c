@@ -107,9 +107,11 @@ static int method_create(sd_bus_message *msg, void *userdata, sd_bus_error *erro
             (r = bus_admit_runtime(m, runtime, spec, &e)) < 0)
                 return operation_refuse(m, msg, VERB_CREATE, name, &e, r, error);
         return operation_start(m, msg, VERB_CREATE,
-                               &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .labels = TAKE_PTR(labels),
-                                                  .lifetime = lifetime, .pull_missing = pull_missing,
-                                                  .egress = sbx_egress_take(&egress), .runtime = runtime }, error);
+                               &(OperationArgs) { .name = name,
+                                                  .create = { .spec = TAKE_PTR(spec), .labels = TAKE_PTR(labels),
+                                                              .lifetime = lifetime, .pull_missing = pull_missing,
+                                                              .egress = sbx_egress_take(&egress),
+                                                              .runtime = runtime } }, error);
 }
 
 static int method_claim(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -132,10 +134,10 @@ static int method_claim(sd_bus_message *msg, void *userdata, sd_bus_error *error
             (r = bus_admit_runtime(m, runtime, spec, &e)) < 0)
                 return operation_refuse(m, msg, VERB_CLAIM, NULL, &e, r, error);
         return operation_start(m, msg, VERB_CLAIM,
-                               &(OperationArgs) { .spec = TAKE_PTR(spec), .labels = TAKE_PTR(labels),
-                                                  .lifetime = lifetime, .pull_missing = pull_missing,
-                                                  .egress = sbx_egress_take(&egress), .runtime = runtime,
-                                                  .name_prefix = TAKE_PTR(name_prefix) }, error);
+                               &(OperationArgs) { .create = { .spec = TAKE_PTR(spec), .labels = TAKE_PTR(labels),
+                                                              .lifetime = lifetime, .pull_missing = pull_missing,
+                                                              .egress = sbx_egress_take(&egress), .runtime = runtime,
+                                                              .name_prefix = TAKE_PTR(name_prefix) } }, error);
 }
 
 static int method_pool_status(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -164,10 +166,13 @@ static int method_ensure(sd_bus_message *msg, void *userdata, sd_bus_error *erro
             (r = bus_check_stop_timeout(m, "stop_timeout", stop_timeout, &e)) < 0)
                 return operation_refuse(m, msg, VERB_ENSURE, name, &e, r, error);
         return operation_start(m, msg, VERB_ENSURE,
-                               &(OperationArgs) { .name = name, .spec = TAKE_PTR(spec), .recreate = recreate,
-                                                  .force = force, .timeout_s = stop_timeout, .labels = TAKE_PTR(labels),
-                                                  .lifetime = lifetime, .pull_missing = pull_missing,
-                                                  .egress = sbx_egress_take(&egress), .runtime = runtime }, error);
+                               &(OperationArgs) { .name = name,
+                                                  .create = { .spec = TAKE_PTR(spec), .recreate = recreate,
+                                                              .force = force, .stop_timeout_s = stop_timeout,
+                                                              .labels = TAKE_PTR(labels), .lifetime = lifetime,
+                                                              .pull_missing = pull_missing,
+                                                              .egress = sbx_egress_take(&egress),
+                                                              .runtime = runtime } }, error);
 }
 
 static int method_delete_snapshot(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -197,7 +202,7 @@ static int method_pull(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                 r = sbx_bus_read_no_options(msg, &e);
         if (r < 0)
                 return operation_refuse(userdata, msg, VERB_PULL, reference, &e, r, error);
-        return operation_start(userdata, msg, VERB_PULL, &(OperationArgs) { .reference = reference }, error);
+        return operation_start(userdata, msg, VERB_PULL, &(OperationArgs) { .pull = { .reference = reference } }, error);
 }
 
 static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -207,7 +212,7 @@ static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 static int method_find(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         OperationArgs args = {};
-        int r = sbx_bus_read_find_filter(msg, &args.labels, &args.state, &e);
+        int r = sbx_bus_read_find_filter(msg, &args.find.labels, &args.find.state, &e);
 
         if (r < 0)
                 return operation_refuse(userdata, msg, VERB_FIND, NULL, &e, r, error);

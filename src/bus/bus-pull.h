@@ -9,7 +9,7 @@
 
 #include "operation-verbs.h"
 
-/* Once on a worker: the worker's progress (o->pull_done, pull_total) is signalled
+/* Once on a worker: the worker's progress (o->pull.done, total) is signalled
  * from the main thread every 200 ms while it changes (the timer goes with the
  * operation). */
 void bus_pull_watch(Operation *o);

@@ -73,7 +73,8 @@ int bus_sandbox_method_verify(sd_bus_message *msg, Manager *m, const char *name,
         if ((r = bus_read_spec_arg(msg, m, false, &spec, &e)) < 0)
                 return operation_refuse(m, msg, VERB_VERIFY, target_of(name, object), &e, r, error);
         return operation_start(m, msg, VERB_VERIFY,
-                               &(OperationArgs) { .name = name, .object = object, .spec = TAKE_PTR(spec) }, error);
+                               &(OperationArgs) { .name = name, .object = object,
+                                                  .verify = { .spec = TAKE_PTR(spec) } }, error);
 }
 
 int bus_sandbox_method_stop(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
@@ -87,8 +88,9 @@ int bus_sandbox_method_stop(sd_bus_message *msg, Manager *m, const char *name, c
         if ((r = bus_check_stop_timeout(m, "timeout", options.timeout, &e)) < 0)
                 return operation_refuse(m, msg, VERB_STOP, target_of(name, object), &e, r, error);
         return operation_start(m, msg, VERB_STOP,
-                               &(OperationArgs) { .name = name, .object = object, .timeout_s = options.timeout,
-                                                  .force = options.force }, error);
+                               &(OperationArgs) { .name = name, .object = object,
+                                                  .stop = { .timeout_s = options.timeout, .force = options.force } },
+                               error);
 }
 
 /* (a{sv} egress): checked against the policy here, before polkit is asked; whether the
@@ -103,8 +105,8 @@ int bus_sandbox_method_set_egress(sd_bus_message *msg, Manager *m, const char *n
             (r = sbx_egress_admit(m->policy, &egress, false, &e)) < 0)
                 return operation_refuse(m, msg, VERB_SET_EGRESS, target_of(name, object), &e, r, error);
         return operation_start(m, msg, VERB_SET_EGRESS,
-                               &(OperationArgs) { .name = name, .object = object, .egress = sbx_egress_take(&egress) },
-                               error);
+                               &(OperationArgs) { .name = name, .object = object,
+                                                  .egress = { .egress = sbx_egress_take(&egress) } }, error);
 }
 
 /* (a{sv} options): none yet. The lease's descriptor is the reply's. */
@@ -129,7 +131,8 @@ int bus_sandbox_method_set_lifetimes(sd_bus_message *msg, Manager *m, const char
             (r = sbx_lifetime_check_policy(&lifetime, m->policy, &e)) < 0)
                 return operation_refuse(m, msg, VERB_SET_LIFETIMES, target_of(name, object), &e, r, error);
         return operation_start(m, msg, VERB_SET_LIFETIMES,
-                               &(OperationArgs) { .name = name, .object = object, .lifetime = lifetime }, error);
+                               &(OperationArgs) { .name = name, .object = object,
+                                                  .lifetimes = { .lifetime = lifetime } }, error);
 }
 
 int bus_sandbox_method_snapshot(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
@@ -147,21 +150,18 @@ int bus_sandbox_method_snapshot(sd_bus_message *msg, Manager *m, const char *nam
 int bus_sandbox_method_exec(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object,
                             bool streaming, sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        SbxExecOptions options = {};
-        OperationArgs args = OPERATION_ARGS_INIT(.name = name, .object = object, .exec = &options,
-                                                 .publish_exec = streaming ? bus_exec_publish : NULL);
+        OperationArgs args = { .name = name, .object = object,
+                               .exec = { .fds = { -1, -1, -1 }, .publish = streaming ? bus_exec_publish : NULL } };
         Verb verb = streaming ? VERB_START_EXEC : VERB_EXEC;
         int r;
 
-        if ((r = sbx_bus_read_argv(msg, &args.argv, &e)) < 0 ||
-            (r = sbx_bus_read_exec_options(msg, streaming, &options, &e)) < 0 ||
-            (streaming && (r = bus_read_fds(msg, args.fds, &e)) < 0)) {
+        if ((r = sbx_bus_read_argv(msg, &args.exec.argv, &e)) < 0 ||
+            (r = sbx_bus_read_exec_options(msg, streaming, &args.exec.options, &e)) < 0 ||
+            (streaming && (r = bus_read_fds(msg, args.exec.fds, &e)) < 0)) {
                 operation_args_done(&args, verb);
                 return operation_refuse(m, msg, verb, name ?: object->display, &e, r, error);
         }
-        r = operation_start(m, msg, verb, &args, error);
-        sbx_exec_options_done(&options);
-        return r;
+        return operation_start(m, msg, verb, &args, error);
 }
 
 /* (s guest path, h tar, a{sv} options): options: resume b. */
@@ -169,7 +169,7 @@ int bus_sandbox_method_copy(sd_bus_message *msg, Manager *m, const char *name, c
                             sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
         const char *field = to ? "guest_dir" : "guest_path", *path = NULL;
-        OperationArgs args = OPERATION_ARGS_INIT(.name = name, .object = object);
+        OperationArgs args = { .name = name, .object = object, .copy = { .fd = -1 } };
         Verb verb = to ? VERB_COPY_TO : VERB_COPY_FROM;
         int fd, r;
 
@@ -178,13 +178,13 @@ int bus_sandbox_method_copy(sd_bus_message *msg, Manager *m, const char *name, c
                 r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "%s, tar: malformed", field);
         else if (path[0] != '/' || strlen(path) > SBX_MAX_PATH_LEN)
                 r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "%s: '%.64s' is not an absolute path", field, path);
-        else if ((r = bus_take_caller_fd(fd, "tar", &args.fds[0], &e)) >= 0)
-                r = sbx_bus_read_copy_options(msg, &args.resume, &e);
+        else if ((r = bus_take_caller_fd(fd, "tar", &args.copy.fd, &e)) >= 0)
+                r = sbx_bus_read_copy_options(msg, &args.copy.resume, &e);
         if (r < 0) {
                 operation_args_done(&args, verb);
                 return operation_refuse(m, msg, verb, name ?: object->display, &e, r, error);
         }
-        args.guest_path = path;
+        args.copy.guest_path = path;
         return operation_start(m, msg, verb, &args, error);
 }
 
@@ -206,27 +206,27 @@ static SbxFileVerb file_verb_of(Verb verb) {
 int bus_sandbox_method_file(sd_bus_message *msg, Manager *m, const char *name, const SandboxEntry *object, Verb verb,
                             sd_bus_error *error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        SbxFileOptions options;
-        OperationArgs args = OPERATION_ARGS_INIT(.name = name, .object = object, .file = &options);
-        int r = sbx_bus_read_file_path(msg, &args.guest_path, &e);
+        OperationArgs args = { .name = name, .object = object, .file = { .fd = -1 } };
+        FileArgs *a = &args.file;
+        int r = sbx_bus_read_file_path(msg, &a->guest_path, &e);
 
         if (r >= 0 && verb == VERB_WRITE_FILE) {
-                r = sd_bus_message_read_array(msg, 'y', &args.data, &args.data_size);
+                r = sd_bus_message_read_array(msg, 'y', &a->data, &a->data_size);
                 if (r < 0)
                         r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "data: malformed (%s)", strerror(-r));
-                else if ((uint64_t) args.data_size > (uint64_t) m->policy->max_file_bytes)
+                else if ((uint64_t) a->data_size > (uint64_t) m->policy->max_file_bytes)
                         r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "data: %zu bytes, more than the host policy's "
-                                          "max_file_bytes (%" PRIi64 ")", args.data_size, m->policy->max_file_bytes);
+                                          "max_file_bytes (%" PRIi64 ")", a->data_size, m->policy->max_file_bytes);
         }
         if (r >= 0)
-                r = sbx_bus_read_file_options(msg, file_verb_of(verb), &options, &e);
+                r = sbx_bus_read_file_options(msg, file_verb_of(verb), &a->options, &e);
         /* Option fd: the data goes through the descriptor, bounded by the disk budget
          * alone; the message's data must then be empty. */
-        if (r >= 0 && options.fd >= 0 && args.data_size > 0)
+        if (r >= 0 && a->options.fd >= 0 && a->data_size > 0)
                 r = sbx_error_set(&e, SBX_ERROR_INVALID_ARGS, "data: %zu bytes with option fd; the data comes "
-                                  "from fd alone (pass empty data)", args.data_size);
-        if (r >= 0 && options.fd >= 0)
-                r = bus_take_caller_fd(options.fd, "fd", &args.fds[0], &e);
+                                  "from fd alone (pass empty data)", a->data_size);
+        if (r >= 0 && a->options.fd >= 0)
+                r = bus_take_caller_fd(a->options.fd, "fd", &a->fd, &e);
         if (r < 0) {
                 operation_args_done(&args, verb);
                 return operation_refuse(m, msg, verb, target_of(name, object), &e, r, error);

@@ -11,8 +11,8 @@
 #include "log.h"
 #include "naming.h"
 #include "operation-state.h"
+#include "operation-verbs.h"
 #include "operation.h"
-#include "bus-pull.h"
 #include "reconcile.h"
 #include "time-util.h"
 #include "work.h"
@@ -39,32 +39,10 @@ static void operation_free_unstarted(Operation *o) {
         sd_bus_message_unref(o->call);
         sd_bus_slot_unref(o->polkit_slot);
         free(o->name);
-        free(o->name_prefix);
-        free(o->pool_ready);
-        sbx_policy_unref(o->pool_policy);
         free(o->snapshot_id);
-        free(o->reference);
-        sd_event_source_disable_unref(o->pull_timer);
         free(o->cache_key);
-        sbx_spec_free(o->spec);
-        json_object_put(o->labels);
-        sbx_egress_done(&o->egress);
-        free(o->find_state);
         sbx_error_free(&o->error);
-        sbx_sandbox_free(o->sandbox);
-        sbx_sandbox_list_free(o->list, o->n_list);
-        sbx_snapshot_row_list_free(o->snapshots);
-        free(o->image_id);
-        strv_free(o->argv);
-        free(o->guest_path);
-        sbx_exec_options_done(&o->exec);
-        for (size_t i = 0; i < 3; i++)
-                safe_close(o->fds[i]);
-        safe_close(o->lease_fd);
-        sbx_exec_result_done(&o->exec_result);
-        sbx_exec_process_free(o->exec_process);
-        sbx_file_data_done(&o->file_data);
-        sbx_file_entries_free(o->entries, o->n_entries);
+        operation_job_done(o);
         if (o->exec_slot)
                 exec_slots_release(&o->m->execs, o->uid, o->exec_capture);
         free(o);
@@ -73,10 +51,10 @@ static void operation_free_unstarted(Operation *o) {
 /* The state machine ------------------------------------------------------- */
 
 static void advance(Operation *o, OperationEvent event) {
-        OperationState next = operation_next_state(o->state, event, operation_verbs[o->verb].lists, o->widened);
+        OperationState next = operation_next_state(o->state, event, verb_info(o->verb)->lists, o->widened);
 
         assert(next != _OPERATION_STATE_MAX);
-        log_debug("%s %s by uid %u: %s → %s", operation_verbs[o->verb].name, operation_target(o), (unsigned) o->uid,
+        log_debug("%s %s by uid %u: %s → %s", verb_info(o->verb)->name, operation_target(o), (unsigned) o->uid,
                   operation_state_to_string(o->state), operation_state_to_string(next));
         o->state = next;
 }
@@ -88,7 +66,7 @@ static void audit(const Operation *o, const char *outcome, const char *reason) {
                 snprintf(owner, sizeof owner, "%u", (unsigned) o->owner);
         audit_record(&(AuditRecord) {
                 .uid = o->uid,
-                .verb = operation_verbs[o->verb].name,
+                .verb = verb_info(o->verb)->name,
                 .target = operation_target(o),
                 .owner = o->owner_valid ? owner : NULL,
                 .outcome = outcome,
@@ -99,7 +77,7 @@ static void audit(const Operation *o, const char *outcome, const char *reason) {
 /* A reply that could not be sent (the caller's connection gone, the bus's queue
  * full): logged, and said in the audit record's reason. */
 static void reply_failed(const Operation *o, int r, const char *reason, char **ret_reason) {
-        log_warning_errno(r, "%s %s by uid %u: the reply could not be sent: %m", operation_verbs[o->verb].name, operation_target(o),
+        log_warning_errno(r, "%s %s by uid %u: the reply could not be sent: %m", verb_info(o->verb)->name, operation_target(o),
                           (unsigned) o->uid);
         if (asprintf(ret_reason, "%s%sthe reply could not be sent: %s", reason ?: "", reason ? "; " : "",
                      strerror(-r)) < 0)
@@ -128,7 +106,7 @@ int operation_refuse(Manager *m, sd_bus_message *msg, Verb verb, const char *tar
         if (verb_audited(verb) && caller_cache_uid(&m->callers, msg, &uid) >= 0)
                 audit_record(&(AuditRecord) {
                         .uid = uid,
-                        .verb = operation_verbs[verb].name,
+                        .verb = verb_info(verb)->name,
                         .target = target ?: "-",
                         .outcome = ret_error->name,
                         .reason = ret_error->message,
@@ -137,28 +115,17 @@ int operation_refuse(Manager *m, sd_bus_message *msg, Verb verb, const char *tar
 }
 
 /* The seconds an operation's Docker calls may take in all (docs/lifecycle.md): the
- * policy's docker_timeout; a stop its timeout and a margin (at least docker_timeout),
- * a replacing ensure that stop before its create; a process in the sandbox and a copy
- * run under limits of their own. */
+ * policy's docker_timeout, or what the verb's row makes of it. */
 static unsigned docker_budget(const Operation *o, const SbxPolicy *p) {
-        unsigned budget = (unsigned) p->docker_timeout;
+        const VerbInfo *v = verb_info(o->verb);
 
-        /* A pull is as long as the image is big: the engine's own time limits apply. */
-        if (operation_verbs[o->verb].exec || o->verb == VERB_PULL || o->pull_missing)
-                return 0;
-        if (o->verb == VERB_STOP)
-                return sbx_docker_stop_budget(budget, o->timeout_s);
-        if (o->verb == VERB_ENSURE && o->recreate)
-                budget += o->timeout_s + SBX_DOCKER_STOP_MARGIN_S;
-        if (o->verb == VERB_SNAPSHOT)
-                budget += SBX_DOCKER_COMMIT_TIMEOUT_S;
-        return budget;
+        return v->budget ? v->budget(o, (unsigned) p->docker_timeout) : (unsigned) p->docker_timeout;
 }
 
 static void job_run(void *job, SbxLifecycle *l) {
         Operation *o = job;
 
-        o->r = operation_verbs[o->verb].run(o, l);
+        o->r = verb_info(o->verb)->run(o, l);
 }
 
 static unsigned job_budget(const void *job, const SbxPolicy *p) {
@@ -177,22 +144,20 @@ static void job_reply(Operation *o) {
                 if (o->name && o->error.kind == SBX_ERROR_NO_SUCH_SANDBOX)
                         registry_drop(&o->m->registry, o->name);
                 /* Docker failed midway: what the operation left is settled once it answers. */
-                if (operation_verbs[o->verb].changes && o->error.kind == SBX_ERROR_BACKEND_UNAVAILABLE)
+                if (verb_changes(o->verb) && o->error.kind == SBX_ERROR_BACKEND_UNAVAILABLE)
                         manager_reconcile_later(o->m);
                 fail(o, OPERATION_ERRED, o->r, &o->error);
                 return;
         }
-        if (o->verb == VERB_PULL)
-                bus_pull_flush(o);         /* the last progress before the reply */
         /* The effect on the registry first (it may refuse: a lease over a cap), then the
          * reply built from it. */
-        if ((operation_verbs[o->verb].apply && (r = operation_verbs[o->verb].apply(o)) < 0) ||
+        if ((verb_info(o->verb)->apply && (r = verb_info(o->verb)->apply(o)) < 0) ||
             (r = sd_bus_message_new_method_return(o->call, &reply)) < 0 ||
-            (r = operation_verbs[o->verb].reply(o, reply)) < 0) {
+            (r = verb_info(o->verb)->reply(o, reply)) < 0) {
                 fail(o, OPERATION_ERRED, r, &o->error);
                 return;
         }
-        if (operation_verbs[o->verb].activity)
+        if (verb_info(o->verb)->activity)
                 registry_touch(&o->m->registry, o->name, manager_now_us(o->m));
         /* The work is done either way: the outcome is "ok", and the reason says
          * whether its caller was told. */
@@ -201,7 +166,7 @@ static void job_reply(Operation *o) {
         if (r < 0)
                 reply_failed(o, r, NULL, &reason);
         if (verb_audited(o->verb))
-                audit(o, "ok", reason ?: o->verb == VERB_CLAIM ? (o->warm ? "warm" : "cold") : NULL);
+                audit(o, "ok", reason ?: verb_info(o->verb)->ok_reason ? verb_info(o->verb)->ok_reason(o) : NULL);
         operation_free(o);
 }
 
@@ -225,12 +190,12 @@ static void job_cancel(Operation *o) {
 /* Reads and state changes have pools of their own (work.h): a read never waits
  * behind another caller's slow state change, nor behind more than its share of
  * another caller's slow reads. */
-static const WorkKind operation_change_work = {
+const WorkKind verb_work_change = {
         .name = "operation", .auth = WORK_AUTH_POLKIT, .pool = WORK_POOL_CHANGE, .share = WORK_SHARE_NONE,
         .cancellable = true, .budget = job_budget, .run = job_run, .done = job_done, .refused = job_refused,
 };
 
-static const WorkKind operation_read_work = {
+const WorkKind verb_work_read = {
         .name = "read", .auth = WORK_AUTH_POLKIT, .pool = WORK_POOL_READ, .share = WORK_SHARE_NONE,
         .cancellable = true, .budget = job_budget, .run = job_run, .done = job_done, .refused = job_refused,
 };
@@ -238,14 +203,6 @@ static const WorkKind operation_read_work = {
 void operation_cancel_queued(Manager *m) {
         work_cancel_queued(m);
         cancel_waiters(m);
-}
-
-/* What an ExecSandbox may make the daemon hold: its stdin, and its output (both
- * streams, bounded by the reply's size). */
-static uint64_t capture_of(const Operation *o) {
-        if (o->verb != VERB_EXEC)
-                return 0;
-        return MIN(2 * o->exec.output_limit, SBX_EXEC_CAPTURE_MAX) + o->exec.stdin_size;
 }
 
 static void submit_acquired(Operation *o);
@@ -264,7 +221,7 @@ static int take_slots(Operation *o, SbxError *e) {
                 o->share_pending = false;
                 took_share = true;
         }
-        r = exec_slots_acquire(&o->m->execs, o->m->policy, o->uid, capture_of(o), e);
+        r = exec_slots_acquire(&o->m->execs, o->m->policy, o->uid, operation_exec_capture_of(o), e);
         if (r < 0) {
                 if (took_share) {
                         o->share_pending = true;
@@ -273,7 +230,7 @@ static int take_slots(Operation *o, SbxError *e) {
                 return r;
         }
         o->exec_slot = true;
-        o->exec_capture = capture_of(o);
+        o->exec_capture = operation_exec_capture_of(o);
         return 0;
 }
 
@@ -286,12 +243,12 @@ static void submit(Operation *o) {
                 return;
         }
         /* What the leases forbid (SandboxBusy), known only once authorized. */
-        if (operation_verbs[o->verb].admit && (r = operation_verbs[o->verb].admit(o)) < 0) {
+        if (verb_info(o->verb)->admit && (r = verb_info(o->verb)->admit(o)) < 0) {
                 fail(o, OPERATION_REFUSED, r, &o->error);
                 return;
         }
         /* Using the sandbox holds off its idle stop until the reply (deadlines.h). */
-        if (operation_verbs[o->verb].activity && o->name) {
+        if (verb_info(o->verb)->activity && o->name) {
                 SandboxEntry *entry = registry_get(&o->m->registry, o->name);
 
                 if (entry) {
@@ -302,9 +259,9 @@ static void submit(Operation *o) {
         }
         /* A process in the sandbox holds an exec slot until it ends; with option
          * wait, a full share — any of them — is waited for. */
-        if (operation_verbs[o->verb].exec) {
+        if (verb_info(o->verb)->exec) {
                 r = take_slots(o, &e);
-                if (r < 0 && o->exec.wait_s > 0 && sbx_error_is(&e, SBX_ERROR_LIMITS_EXCEEDED) &&
+                if (r < 0 && operation_wait_s(o) > 0 && sbx_error_is(&e, SBX_ERROR_LIMITS_EXCEEDED) &&
                     wait_for_slot(o) >= 0) {
                         sbx_error_free(&e);
                         return;
@@ -319,15 +276,14 @@ static void submit(Operation *o) {
 }
 
 static void submit_acquired(Operation *o) {
-        if (o->read && operation_verbs[o->verb].answer && operation_verbs[o->verb].answer(o) > 0) {
+        if (o->read && verb_info(o->verb)->answer && verb_info(o->verb)->answer(o) > 0) {
                 job_reply(o);
                 return;
         }
         advance(o, OPERATION_SUBMITTED);
         /* Once handed over, o lives until its reply (a refusal has freed it). */
-        if (work_submit(o->m, o->read ? &operation_read_work : &operation_change_work, o->uid, o) >= 0 &&
-            o->verb == VERB_PULL)
-                bus_pull_watch(o);
+        if (work_submit(o->m, verb_info(o->verb)->work, o->uid, o) >= 0 && verb_info(o->verb)->submitted)
+                verb_info(o->verb)->submitted(o);
 }
 
 /* Option wait ------------------------------------------------------------ */
@@ -358,7 +314,7 @@ static int on_wait_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         {
                 SbxError w = SBX_ERROR_NULL;
 
-                r = sbx_error_set(&w, SBX_ERROR_LIMITS_EXCEEDED, "wait: no slot within %u s: %s", o->exec.wait_s,
+                r = sbx_error_set(&w, SBX_ERROR_LIMITS_EXCEEDED, "wait: no slot within %u s: %s", operation_wait_s(o),
                                   e.message ?: "");
                 fail(o, OPERATION_REFUSED, r, &w);
                 sbx_error_free(&w);
@@ -400,7 +356,7 @@ static int wait_for_slot(Operation *o) {
         if (m->n_execs_waiting >= SBX_MAX_QUEUED)
                 return -EBUSY;
         r = sd_event_add_time_relative(m->event, &o->wait_timer, CLOCK_MONOTONIC,
-                                       (uint64_t) o->exec.wait_s * 1000000U, 0, on_wait_timeout, o);
+                                       (uint64_t) operation_wait_s(o) * 1000000U, 0, on_wait_timeout, o);
         if (r < 0)
                 return r;
         m->execs.released = on_released;
@@ -480,14 +436,14 @@ static void widen(Operation *o) {
         int r;
 
         o->cache_key = mfree(o->cache_key);
-        if (asprintf(&o->cache_key, "%s\n%s", SBX_POLKIT_ACTION_MANAGE_OTHERS, operation_verbs[o->verb].name) < 0)
+        if (asprintf(&o->cache_key, "%s\n%s", SBX_POLKIT_ACTION_MANAGE_OTHERS, verb_info(o->verb)->name) < 0)
                 o->cache_key = NULL;
         else if ((r = auth_cache_answer(o->m->auth_cache, sender, o->cache_key, now_monotonic(o->m))) >= 0) {
                 widened(o, r > 0);
                 return;
         }
         r = sbx_polkit_check_async(o->m->bus, sender, SBX_POLKIT_ACTION_MANAGE_OTHERS,
-                                   (const char *const[]) { "verb", operation_verbs[o->verb].name, NULL }, false, 0,
+                                   (const char *const[]) { "verb", verb_info(o->verb)->name, NULL }, false, 0,
                                    on_widened, o, &o->polkit_slot);
         if (r < 0)
                 on_widened(r, NULL, o);
@@ -518,25 +474,14 @@ static void on_polkit(int r, SbxError *error, void *userdata) {
 /* Asks polkit about o->action, with the operation's details; on_polkit() goes on. */
 static void ask(Operation *o) {
         char owner[32];
-        const char *template = NULL, *source = NULL;
+        const char *source = NULL;
+        const char *template = verb_info(o->verb)->template ? verb_info(o->verb)->template(o, &source) : NULL;
         int r;
 
         if (o->owner_valid)
                 snprintf(owner, sizeof owner, "%u", (unsigned) o->owner);
-        /* A create names its template under a key of its own: an image reference is
-         * "image", a snapshot id "snapshot" — a rule keyed on an image prefix never
-         * matches a snapshot that happens to be named like one. */
-        if (o->verb == VERB_CREATE || o->verb == VERB_ENSURE || o->verb == VERB_CLAIM) {
-                bool image = o->spec->template_type == SBX_TEMPLATE_IMAGE;
-
-                template = image ? "image" : "snapshot";
-                source = image ? o->spec->image : o->spec->snapshot_id;
-        } else if (o->verb == VERB_PULL) {
-                template = "image";
-                source = o->reference;
-        }
         const char *details[] = {
-                "verb", operation_verbs[o->verb].name,
+                "verb", verb_info(o->verb)->name,
                 "sandbox", o->display ?: o->snapshot_display ?: "",
                 "owner", o->owner_valid ? owner : "",
                 template ? "template" : NULL, template,
@@ -565,20 +510,18 @@ static void ask(Operation *o) {
 }
 
 static void authorize(Operation *o) {
+        const VerbInfo *v = verb_info(o->verb);
+
         if (o->uid == 0) {
                 o->widened = o->all = true;
                 allowed(o);
                 return;
         }
-        o->action = o->owner_valid && o->owner == o->uid ? operation_verbs[o->verb].own_action
-                                                          : operation_verbs[o->verb].others_action ?: SBX_POLKIT_ACTION_MANAGE_OTHERS;
-        /* Replacing a sandbox deletes one, and changing the lifetimes of one found is a
-         * SetSandboxLifetimes: what manage allows. */
-        if (o->verb == VERB_ENSURE && (o->recreate || sbx_lifetime_given(&o->lifetime)))
-                o->then_action = SBX_POLKIT_ACTION_MANAGE;
-        /* Pulling an image first is a pull. */
-        if (o->pull_missing)
-                *(o->then_action ? &o->last_action : &o->then_action) = SBX_POLKIT_ACTION_PULL;
+        o->action = o->owner_valid && o->owner == o->uid ? v->own_action
+                                                          : v->others_action ?: SBX_POLKIT_ACTION_MANAGE_OTHERS;
+        /* What else the verb's arguments ask for (a replacement, a pull first). */
+        if (v->more_actions)
+                v->more_actions(o, &o->then_action, &o->last_action);
         /* Resuming first is a resume: what manage (others': manage-others) allows. */
         if (o->resume)
                 o->then_action = o->owner_valid && o->owner == o->uid ? SBX_POLKIT_ACTION_MANAGE
@@ -586,10 +529,12 @@ static void authorize(Operation *o) {
         ask(o);
 }
 
+/* The common part, and the verb's own arguments taken over (first: whatever fails
+ * after, operation_free_unstarted() frees them). */
 static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid, OperationArgs *args,
                          Operation **ret) {
         _cleanup_free_ Operation *o = calloc(1, sizeof(Operation));
-        int r = 0;
+        int r;
 
         if (!o)
                 return -ENOMEM;
@@ -597,55 +542,22 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
                 .m = m,
                 .call = sd_bus_message_ref(call),
                 .verb = verb,
-                .read = !operation_verbs[verb].changes,
+                .read = !verb_changes(verb),
                 .state = OPERATION_AUTHORIZING,
                 .uid = uid,
                 .owner = uid,
                 .owner_valid = true,
-                .spec = TAKE_PTR(args->spec),
-                .timeout_s = args->timeout_s,
-                .argv = TAKE_PTR(args->argv),
-                .fds = { -1, -1, -1 },
-                .lease_fd = -1,
-                .recreate = args->recreate,
-                .force = args->force,
-                .lifetime = args->lifetime,
-                .egress = args->egress,
-                .labels = TAKE_PTR(args->labels),
-                .find_state = TAKE_PTR(args->state),
-                .publish_exec = args->publish_exec,
-                .pull_missing = args->pull_missing,
-                .name_prefix = TAKE_PTR(args->name_prefix),
         };
-        if (args->runtime)
-                snprintf(o->runtime, sizeof o->runtime, "%s", args->runtime);
-        if (operation_verbs[verb].fds)
-                for (size_t i = 0; i < 3; i++)
-                        o->fds[i] = TAKE_FD(args->fds[i]);
-        if (args->file)
-                o->file = *args->file;
-        o->data = args->data;
-        o->data_size = args->data_size;
-        if (args->exec) {
-                o->exec = *args->exec;
-                *args->exec = (SbxExecOptions) {};
-        }
-        o->resume = args->resume || o->exec.resume || o->file.resume;
-        if (args->guest_path && !(o->guest_path = strdup(args->guest_path)))
-                r = -ENOMEM;
-        else if (args->reference && !(o->reference = strdup(args->reference)))
-                r = -ENOMEM;
-        else if (args->object) {
+        r = operation_job_take(o, args);
+        if (r >= 0 && args->object) {
                 o->owner = args->object->owner;
                 o->owner_valid = args->object->owner_valid;
                 o->name = strdup(args->object->name);
                 r = o->name ? 0 : -ENOMEM;
-        } else if (args->name)
+        } else if (r >= 0 && args->name)
                 r = sbx_name_qualify(uid, args->name, &o->name);
         if (r >= 0 && args->snapshot_id)
                 r = sbx_name_qualify(uid, args->snapshot_id, &o->snapshot_id);
-        if (r >= 0 && verb == VERB_START_EXEC && !o->publish_exec)
-                r = -EINVAL;            /* the interface makes the exec object */
         if (r < 0) {
                 operation_free_unstarted(TAKE_PTR(o));
                 return r;
@@ -658,22 +570,9 @@ static int operation_new(Manager *m, sd_bus_message *call, Verb verb, uid_t uid,
         return 0;
 }
 
-void operation_args_done(OperationArgs *args, Verb verb) {
-        args->spec = sbx_spec_free(args->spec);
-        json_object_put(TAKE_PTR(args->labels));
-        args->state = mfree(args->state);
-        args->name_prefix = mfree(args->name_prefix);
-        strv_free(TAKE_PTR(args->argv));
-        if (args->exec)
-                sbx_exec_options_done(args->exec);
-        if (operation_verbs[verb].fds)
-                for (size_t i = 0; i < 3; i++)
-                        args->fds[i] = safe_close(args->fds[i]);
-}
-
 int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *args, sd_bus_error *ret_error) {
         _cleanup_(sbx_error_free) SbxError e = SBX_ERROR_NULL;
-        bool read = !operation_verbs[verb].changes, pending;
+        bool read = !verb_changes(verb), pending;
         Operation *o;
         uid_t uid;
         int r;
@@ -689,7 +588,7 @@ int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *
          * caller's calls of that kind only. */
         r = work_share_take(m, uid, read, &e);
         /* With option wait, a process in the sandbox waits for it (take_slots()). */
-        pending = r < 0 && operation_verbs[verb].exec && args->exec && args->exec->wait_s > 0 &&
+        pending = r < 0 && verb_info(verb)->exec && operation_args_wait_s(verb, args) > 0 &&
                   sbx_error_is(&e, SBX_ERROR_LIMITS_EXCEEDED);
         if (r < 0 && !pending) {
                 operation_args_done(args, verb);

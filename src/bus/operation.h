@@ -6,18 +6,16 @@
  * the reply, signals and audit record back on the main thread. The Manager's
  * by-name methods (the caller's own namespace) and the per-sandbox objects'
  * methods (the object's owner) both come here; each verb is one row of a table
- * (operation-verbs.h), and the states follow operation-state.h. */
+ * (operation-verbs.h) with its arguments one small type of its family
+ * (operation-args.h), and the states follow operation-state.h. */
 
 #include <systemd/sd-bus.h>
 
-#include "operation-verbs.h"
+#include "operation-args.h"
 
 /* Starts the operation; the reply is sent later. Returns 1 (reply pending) or a
  * negative errno with ret_error set, for the method handler to return. */
 int operation_start(Manager *m, sd_bus_message *call, Verb verb, OperationArgs *args, sd_bus_error *ret_error);
-
-/* Frees what operation_start() would have taken over (for refusals before it). */
-void operation_args_done(OperationArgs *args, Verb verb);
 
 /* Refuses a call before it becomes an operation (bad arguments): fills ret_error
  * from e (or r), writes the audit record for a state change, returns the errno. */
