@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "docker-exec.h"
@@ -57,26 +58,46 @@ static int read_status(int64_t pid, char *buf, size_t size) {
         return 0;
 }
 
+/* Docker says an exec runs before it records its pid (dockerd sets Running, starts the
+ * process, then stores the pid containerd gave back): a program that answered already
+ * may be pid 0 in Docker's eyes for a moment, longer on a loaded host. Asked again
+ * every PID_RETRY_NSEC, PID_TRIES times at most. */
+#define PID_RETRY_NSEC (10L * 1000 * 1000)
+#define PID_TRIES 200U
+
+static int64_t program_pid(SbxDocker *d, const char *exec_id) {
+        for (unsigned i = 0; i < PID_TRIES; i++) {
+                SbxExecState st;
+
+                if (sbx_docker_exec_inspect(d, exec_id, &st, NULL) < 0 || !st.running)
+                        return -1;
+                if (st.pid > 0)
+                        return st.pid;
+                (void) nanosleep(&(struct timespec) { .tv_nsec = PID_RETRY_NSEC }, NULL);
+        }
+        return -1;
+}
+
 int lc_channel_pidfd(SbxDocker *d, const SbxExecProcess *channel, const SbxProtoFrame *hello, uid_t *ret_uid) {
         char status[8192];
-        SbxExecState st;
         SbxProtoField f;
         uint64_t inner;
         long long ns[8], uid[4];
+        int64_t pid;
         unsigned u;
         size_t k;
         int pidfd, probe;
 
         if (sbx_proto_find(hello->payload, hello->size, SBX_TAG_PID, &f) <= 0 || sbx_proto_u64(&f, &inner) < 0 ||
             sscanf(channel->user, "%u:", &u) != 1 || !channel->exec_id ||
-            sbx_docker_exec_inspect(d, channel->exec_id, &st, NULL) < 0 || !st.running || st.pid <= 0)
+            (pid = program_pid(d, channel->exec_id)) <= 0)
                 return -1;
-        pidfd = (int) syscall(SYS_pidfd_open, (pid_t) st.pid, 0);
+        pidfd = (int) syscall(SYS_pidfd_open, (pid_t) pid, 0);
         if (pidfd < 0)
                 return -1;
         /* The process under that pid now is the program: the innermost of its pids is
          * the one it gave, its uid the owner's, and it still runs after the look. */
-        if (read_status(st.pid, status, sizeof status) < 0 ||
+        if (read_status(pid, status, sizeof status) < 0 ||
             (k = status_numbers(status, "\nNSpid:", ns, ELEMENTSOF(ns))) < 2 || (uint64_t) ns[k - 1] != inner ||
             status_numbers(status, "\nUid:", uid, ELEMENTSOF(uid)) < 2 || uid[0] != u || uid[1] != u ||
             syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
