@@ -55,7 +55,10 @@ def parents(sandboxd, box):
     status, out, _ = run(sandboxd, MEMBER, box, ["sh", "-c", PARENTS])
     assert status == 0, out
     ids, cmdline = out.splitlines()
-    ppid, grand = (int(x) for x in ids.split())
+    # A Docker exec's first process has its parent outside the sandbox: PPid 0, no
+    # /proc/0 to read a grandparent from.
+    ppid, grand = (int(x) for x in (ids.split() + ["0"])[:2])
+    assert ppid != 0, "the command ran as a Docker exec, not over the channel"
     return ppid, grand, cmdline
 
 
