@@ -103,6 +103,24 @@ START_TEST(test_header) {
 }
 END_TEST
 
+/* Counting a cursor on by bytes passed gives the cursor of the advanced positions,
+ * across 2^32 and its multiples as below them. */
+START_TEST(test_cursor_advance) {
+        static const uint64_t starts[] = { 0, 1, 5, UINT64_C(0xFFFFFFFE), UINT64_C(0xFFFFFFFF),
+                                           UINT64_C(0x100000000), UINT64_C(0x2FFFFFFFD) };
+        static const uint64_t steps[] = { 0, 1, 3, UINT64_C(0xFFFFFFFF), UINT64_C(0x100000001) };
+
+        for (size_t a = 0; a < ELEMENTSOF(starts); a++)
+                for (size_t b = 0; b < ELEMENTSOF(steps); b++) {
+                        uint64_t pos[2] = { starts[a], starts[ELEMENTSOF(starts) - 1 - a] };
+                        uint64_t n[2] = { steps[b], steps[ELEMENTSOF(steps) - 1 - b] };
+                        uint64_t to[2] = { pos[0] + n[0], pos[1] + n[1] };
+
+                        ck_assert_uint_eq(sbx_ring_cursor_advance(sbx_ring_cursor(pos), n), sbx_ring_cursor(to));
+                }
+}
+END_TEST
+
 START_TEST(test_cursor) {
         uint64_t commit[2] = { 5000000, 12 }, pos[2];
 
@@ -299,6 +317,7 @@ static Suite *ring_suite(void) {
 
         tcase_add_test(tc, test_header);
         tcase_add_test(tc, test_cursor);
+        tcase_add_test(tc, test_cursor_advance);
         tcase_add_test(tc, test_read_plain_and_wrapped);
         tcase_add_test(tc, test_read_under_a_writer);
         tcase_add_test(tc, test_forged);

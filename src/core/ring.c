@@ -56,6 +56,15 @@ uint64_t sbx_ring_cursor(const uint64_t pos[2]) {
         return part(pos[0]) | (part(pos[1]) << 32);
 }
 
+/* A part k (of some position p) n bytes on: part(p + n), whichever p had it. */
+static uint64_t part_advance(uint64_t k, uint64_t n) {
+        return n == 0 ? k : k == 0 ? part(n) : 1 + (k - 1 + n % PART_CYCLE) % PART_CYCLE;
+}
+
+uint64_t sbx_ring_cursor_advance(uint64_t cursor, const uint64_t n[2]) {
+        return part_advance(cursor & UINT32_MAX, n[0]) | (part_advance(cursor >> 32, n[1]) << 32);
+}
+
 /* The newest position <= commit whose part is k. */
 static int position(uint64_t k, uint64_t commit, uint64_t *ret) {
         uint64_t r, back;

@@ -39,6 +39,9 @@ int sbx_ring_read_header(const SbxRingSource *src, SbxRingHeader *ret);
  * never gets it back, whatever the stream's length (a part 0 for a stream at 2^32
  * would name its end and its start at once). */
 uint64_t sbx_ring_cursor(const uint64_t pos[2]);
+/* The cursor n[0] bytes of stdout and n[1] of stderr further than cursor (what a
+ * reader that passed them on without positions, StreamOutput's, counts on with). */
+uint64_t sbx_ring_cursor_advance(uint64_t cursor, const uint64_t n[2]);
 /* The positions a cursor names, given each stream's commit: for each stream the
  * newest position <= its commit whose part is the cursor's (0 for part 0); -ERANGE
  * when there is none (the cursor is past a stream's end). */

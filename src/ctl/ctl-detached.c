@@ -27,12 +27,11 @@
 #include "ctl-table.h"
 #include "ctl-verbs.h"
 #include "json-util.h"
+#include "ring.h"
 
 #define EXEC_ID_LEN 32
 #define FOLLOW_INTERVAL_NSEC (500L * 1000 * 1000)
 #define ENDED_WAIT_TRIES 30U
-/* A stream's part of the cursor beyond position 2^32 (docs/api.md, ReadOutput). */
-#define PART_MOD UINT64_C(0xffffffff)
 
 /* The object path of EXEC: an id (32 hex digits) or the path itself. */
 static int exec_path(const char *verb, const char *arg, char **ret) {
@@ -107,14 +106,6 @@ enum { ARG_FOLLOW = 0x200 };
 static int output_option(int c, const char *arg, void *userdata) {
         *(bool *) userdata = true;
         return CTL_PROCEED;
-}
-
-/* A stream's part of ReadOutput's cursor n bytes further (docs/api.md): the position
- * below 2^32 as it is, beyond it 1 + (position - 1) mod (2^32 - 1); only position 0 is 0. */
-static uint64_t advance_part(uint64_t part, uint64_t n) {
-        if (n == 0)
-                return part;
-        return 1 + (part == 0 ? (n - 1) % PART_MOD : (part - 1 + n % PART_MOD) % PART_MOD);
 }
 
 /* One ReadOutput from *offset: both streams written out (unless passed: what a
@@ -232,7 +223,7 @@ static int stream_follow(sd_bus *bus, const char *path, uint64_t *offset, bool *
         safe_close(fds[1]);
         if (r < 0)
                 return ctl_bus_fail("standard output", r);
-        *offset = advance_part(*offset >> 32, counts[1]) << 32 | advance_part(*offset & PART_MOD, counts[0]);
+        *offset = sbx_ring_cursor_advance(*offset, counts);
         *ended = process_ended(bus, path);
         return CTL_PROCEED;
 fail:
