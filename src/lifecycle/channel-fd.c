@@ -61,24 +61,25 @@ static int read_status(int64_t pid, char *buf, size_t size) {
 /* Docker says an exec runs before it records its pid (dockerd sets Running, starts the
  * process, then stores the pid containerd gave back): a program that answered already
  * may be pid 0 in Docker's eyes for a moment, longer on a loaded host. Asked again
- * every PID_RETRY_NSEC, PID_TRIES times at most. */
+ * every PID_RETRY_NSEC until the request's deadline. */
 #define PID_RETRY_NSEC (10L * 1000 * 1000)
-#define PID_TRIES 200U
 
-static int64_t program_pid(SbxDocker *d, const char *exec_id) {
-        for (unsigned i = 0; i < PID_TRIES; i++) {
+static int64_t program_pid(SbxDocker *d, const char *exec_id, uint64_t deadline_us) {
+        for (;;) {
                 SbxExecState st;
 
                 if (sbx_docker_exec_inspect(d, exec_id, &st, NULL) < 0 || !st.running)
                         return -1;
                 if (st.pid > 0)
                         return st.pid;
+                if (sbx_now_monotonic_us() >= deadline_us)
+                        return -1;
                 (void) nanosleep(&(struct timespec) { .tv_nsec = PID_RETRY_NSEC }, NULL);
         }
-        return -1;
 }
 
-int lc_channel_pidfd(SbxDocker *d, const SbxExecProcess *channel, const SbxProtoFrame *hello, uid_t *ret_uid) {
+int lc_channel_pidfd(SbxDocker *d, const SbxExecProcess *channel, const SbxProtoFrame *hello,
+                     uint64_t deadline_us, uid_t *ret_uid) {
         char status[8192];
         SbxProtoField f;
         uint64_t inner;
@@ -90,7 +91,7 @@ int lc_channel_pidfd(SbxDocker *d, const SbxExecProcess *channel, const SbxProto
 
         if (sbx_proto_find(hello->payload, hello->size, SBX_TAG_PID, &f) <= 0 || sbx_proto_u64(&f, &inner) < 0 ||
             sscanf(channel->user, "%u:", &u) != 1 || !channel->exec_id ||
-            (pid = program_pid(d, channel->exec_id)) <= 0)
+            (pid = program_pid(d, channel->exec_id, deadline_us)) <= 0)
                 return -1;
         pidfd = (int) syscall(SYS_pidfd_open, (pid_t) pid, 0);
         if (pidfd < 0)

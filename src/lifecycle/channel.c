@@ -359,7 +359,7 @@ static int channel_open(SbxLifecycle *l, const char *name, SbxChannel *ch, uint6
                                      strerror(-r));
         }
         if (!sbx_docker_remote(l->docker))
-                ch->pidfd = lc_channel_pidfd(l->docker, ch->process, &hello.frame, &ch->uid);
+                ch->pidfd = lc_channel_pidfd(l->docker, ch->process, &hello.frame, deadline_us, &ch->uid);
         return 0;
 }
 

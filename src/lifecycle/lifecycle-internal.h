@@ -177,7 +177,8 @@ int lc_container_oom_killed(SbxLifecycle *l, const char *name);
 /* channel-fd.c: the channel's program on this host and the descriptors taken from it */
 /* The channel's program on this host (Docker's pid of its exec, checked against what
  * it says of itself): a pidfd, or -1 when it cannot be reached so (fall back). */
-int lc_channel_pidfd(SbxDocker *d, const SbxExecProcess *channel, const SbxProtoFrame *hello, uid_t *ret_uid);
+int lc_channel_pidfd(SbxDocker *d, const SbxExecProcess *channel, const SbxProtoFrame *hello,
+                     uint64_t deadline_us, uid_t *ret_uid);
 /* EXEC's OK: its FD taken from the program and checked. */
 int lc_channel_take_fd(int pidfd, uid_t uid, const SbxProtoFrame *ok, int *ret_fd, SbxError *error);
 
